@@ -1,0 +1,74 @@
+//! Configuration errors: every one carries the file, the position and the key path.
+
+use std::fmt;
+
+use crate::yaml::Origin;
+
+/// One configuration problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: String,
+    /// 1-based line; 0 when the value came from the environment or the problem concerns the
+    /// whole file.
+    pub line: usize,
+    pub col: usize,
+    /// Set when the value came from an environment variable override.
+    pub env: Option<String>,
+    /// Key path such as `apps[0].upstream`; empty for the document root.
+    pub path: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(file: &str, origin: &Origin, path: &str, message: impl Into<String>) -> Self {
+        let (line, col, env) = match origin {
+            Origin::File { line, col } => (*line, *col, None),
+            Origin::Env(var) => (0, 0, Some(var.clone())),
+        };
+        ConfigError { file: file.to_string(), line, col, env, path: path.to_string(), message: message.into() }
+    }
+
+    /// A problem with the file as a whole (unreadable, not YAML).
+    pub fn file(file: &str, message: impl Into<String>) -> Self {
+        ConfigError { file: file.to_string(), line: 0, col: 0, env: None, path: String::new(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}:{}", self.line, self.col)?;
+        }
+        if let Some(var) = &self.env {
+            write!(f, " (from environment variable {var})")?;
+        }
+        f.write_str(": ")?;
+        if !self.path.is_empty() {
+            write!(f, "{}: ", self.path)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Every problem found in a configuration, in file order.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigErrors(pub Vec<ConfigError>);
+
+impl fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl ConfigErrors {
+    pub fn single(e: ConfigError) -> Self {
+        ConfigErrors(vec![e])
+    }
+}

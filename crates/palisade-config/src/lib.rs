@@ -1,0 +1,745 @@
+//! Palisade's configuration: one YAML file, decoded into typed settings.
+//!
+//! Loading never stops at the first problem: [`load_file`] and [`parse_str`] return every
+//! error with its file, line, column and key path (`apps[0].upstream.targets[1]`), so that
+//! `palisade check` can list them all. Unknown keys are errors (with a "did you mean" hint),
+//! `${VAR}` references in values are expanded from the environment, and `PALISADE_*`
+//! variables override scalar settings (see [`env`]).
+//!
+//! This crate only decodes and validates shapes and values. Building runtime structures
+//! (loading certificates, resolving upstreams, compiling specs) happens in the proxy, which
+//! reports its own errors with the locations kept here in [`Loc`].
+#![forbid(unsafe_code)]
+
+pub mod decode;
+pub mod env;
+pub mod error;
+pub mod yaml;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use decode::{Ctx, MapReader};
+pub use error::{ConfigError, ConfigErrors};
+pub use ipnet::IpNet;
+use yaml::{Node, Origin, Value};
+
+/// Where a setting was written, for errors found after decoding (e.g. an unreadable
+/// certificate file).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Loc {
+    pub line: usize,
+    pub col: usize,
+    pub path: String,
+}
+
+impl Loc {
+    fn of(node: &Node, path: &str) -> Self {
+        match node.origin {
+            Origin::File { line, col } => Loc { line, col, path: path.to_string() },
+            Origin::Env(_) => Loc { line: 0, col: 0, path: path.to_string() },
+        }
+    }
+
+    /// Turn into an error for the given file.
+    pub fn error(&self, file: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: file.to_string(),
+            line: self.line,
+            col: self.col,
+            env: None,
+            path: self.path.clone(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A value with the place it was configured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located<T> {
+    pub value: T,
+    pub loc: Loc,
+}
+
+/// The whole configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The file it was loaded from (for error messages) and the directory that relative paths
+    /// in it are resolved against.
+    pub source: String,
+    pub base_dir: PathBuf,
+    /// Worker threads; `None` = one per available core (`auto`).
+    pub workers: Option<usize>,
+    pub log: LogConfig,
+    pub listen: Vec<Listener>,
+    pub admin: Option<AdminConfig>,
+    pub server: ServerConfig,
+    pub upstreams: Vec<UpstreamConfig>,
+    pub apps: Vec<AppConfig>,
+    pub events: Option<Located<String>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct LogConfig {
+    /// `text` or `json`; the CLI flag wins when given.
+    pub format: Option<LogFormat>,
+    pub level: Option<String>,
+    /// One line per request (request id, method, path, client IP, status, duration).
+    pub access_log: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Debug)]
+pub struct Listener {
+    pub addr: SocketAddr,
+    pub tls: Option<TlsConfig>,
+    /// Accept HTTP/2: over TLS through ALPN, in plaintext as h2c with prior knowledge.
+    pub http2: bool,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Debug)]
+pub struct TlsConfig {
+    /// The first certificate is the default when the client sends no SNI or an unknown name.
+    pub certificates: Vec<CertConfig>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CertConfig {
+    pub cert: Located<PathBuf>,
+    pub key: Located<PathBuf>,
+    /// SNI names this certificate answers for (`*.example.com` allowed). Empty: the names in
+    /// the certificate itself.
+    pub server_names: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct AdminConfig {
+    pub addr: SocketAddr,
+    pub token: Option<String>,
+}
+
+/// Connection-level limits and timeouts, shared by every app.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub max_connections: usize,
+    /// Largest request head (request line + headers); beyond it: 431.
+    pub max_header_size: usize,
+    pub max_headers: usize,
+    /// Time allowed to receive a complete request head once its first byte arrived: 408.
+    pub header_read_timeout: Duration,
+    /// Time allowed between two chunks of a request body, and for the whole buffered part: 408.
+    pub body_read_timeout: Duration,
+    /// How long an idle keep-alive client connection is kept.
+    pub keepalive_timeout: Duration,
+    /// How long SIGTERM waits for in-flight requests before closing connections.
+    pub shutdown_timeout: Duration,
+    /// Peers whose `X-Forwarded-For` / `Forwarded` headers are believed.
+    pub trusted_proxies: Vec<IpNet>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            max_connections: 10_000,
+            max_header_size: 16 * 1024,
+            max_headers: 100,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(75),
+            shutdown_timeout: Duration::from_secs(30),
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `http://host:port`; `host` may be a name resolved at startup and reload.
+    Tcp { host: String, port: u16 },
+    /// `unix:/path/to.sock`.
+    Unix(PathBuf),
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Tcp { host, port } => write!(f, "http://{host}:{port}"),
+            Target::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Balance {
+    RoundRobin,
+    LeastConnections,
+}
+
+#[derive(Clone, Debug)]
+pub struct UpstreamConfig {
+    pub name: String,
+    pub targets: Vec<Located<Target>>,
+    pub balance: Balance,
+    pub connect_timeout: Duration,
+    /// Time to the response head, and between two chunks of the response body.
+    pub read_timeout: Duration,
+    /// Idle keep-alive connections kept per target and worker.
+    pub max_idle: usize,
+    pub idle_timeout: Duration,
+    /// Consecutive failures (connect errors, resets, timeouts) that eject a target.
+    pub max_fails: u32,
+    pub eject_for: Duration,
+    pub health_check: Option<HealthCheck>,
+    pub loc: Loc,
+}
+
+impl UpstreamConfig {
+    fn with_targets(name: String, targets: Vec<Located<Target>>, loc: Loc) -> Self {
+        UpstreamConfig {
+            name,
+            targets,
+            balance: Balance::RoundRobin,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(60),
+            max_idle: 64,
+            idle_timeout: Duration::from_secs(60),
+            max_fails: 3,
+            eject_for: Duration::from_secs(10),
+            health_check: None,
+            loc,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct HealthCheck {
+    pub path: String,
+    pub interval: Duration,
+    pub timeout: Duration,
+    /// Consecutive successes that bring an unhealthy target back.
+    pub rise: u32,
+    /// Consecutive failures that mark a target unhealthy.
+    pub fall: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostHeader {
+    /// Forward the client's Host (default).
+    Preserve,
+    /// Use the target's `host:port`.
+    Upstream,
+    /// Use this value.
+    Fixed(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Oversize {
+    /// Bodies larger than the inspection limit are rejected with 413.
+    Reject,
+    /// Inspect the first `inspect_body` bytes, stream the rest uninspected and record that.
+    Stream,
+}
+
+#[derive(Clone, Debug)]
+pub struct AppConfig {
+    pub name: String,
+    /// Host patterns (exact or `*.example.com`); empty = any host.
+    pub hosts: Vec<String>,
+    pub path_prefix: String,
+    /// Index into [`Config::upstreams`] (short forms are turned into named upstreams
+    /// `app:NAME`).
+    pub upstream: usize,
+    pub host_header: HostHeader,
+    /// Status of blocked requests (default 403).
+    pub block_status: u16,
+    /// Absolute request body limit: 413 beyond it.
+    pub max_body_size: u64,
+    /// How much of the body is buffered for inspection before the upstream is contacted.
+    pub inspect_body: u64,
+    pub oversize: Oversize,
+    /// Stage sections that later stages decode; kept raw until their engines exist.
+    pub stages: Vec<(String, Node, Loc)>,
+    pub loc: Loc,
+}
+
+/// Names of stage sections an app may carry. Each is decoded by its own engine.
+pub const STAGE_KEYS: &[&str] = &["access", "openapi", "detection", "rules"];
+
+/// Load and decode a file. Relative paths inside are resolved against its directory.
+pub fn load_file(path: &Path) -> Result<Config, ConfigErrors> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigErrors::single(ConfigError::file(&file, format!("cannot read: {e}"))))?;
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let vars: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("PALISADE_")).collect();
+    parse_with_env(&text, &file, &base, &vars, &|name| std::env::var(name).ok())
+}
+
+/// Decode a configuration from text, without environment overrides.
+pub fn parse_str(text: &str, file: &str, base_dir: &Path) -> Result<Config, ConfigErrors> {
+    parse_with_env(text, file, base_dir, &[], &|_| None)
+}
+
+/// Decode with explicit environment (for tests and for `load_file`).
+pub fn parse_with_env(
+    text: &str,
+    file: &str,
+    base_dir: &Path,
+    overrides: &[(String, String)],
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, ConfigErrors> {
+    let mut root = yaml::parse(text).map_err(|e| {
+        ConfigErrors::single(ConfigError {
+            file: file.to_string(),
+            line: e.line,
+            col: e.col,
+            env: None,
+            path: String::new(),
+            message: format!("invalid YAML: {}", e.message),
+        })
+    })?;
+    let mut cx = Ctx::new(file);
+    env::apply_overrides(&mut root, overrides);
+    env::interpolate(&mut cx, &mut root, "", lookup);
+    let config = decode_root(&mut cx, &root, file, base_dir);
+    match config {
+        Some(c) if cx.errors.is_empty() => Ok(c),
+        _ => {
+            if cx.errors.is_empty() {
+                cx.error(&root.origin, "", "invalid configuration");
+            }
+            Err(ConfigErrors(cx.errors))
+        }
+    }
+}
+
+const ROOT_KEYS: &[&str] = &["workers", "log", "listen", "admin", "server", "upstreams", "apps", "events"];
+
+fn decode_root(cx: &mut Ctx, root: &Node, file: &str, base_dir: &Path) -> Option<Config> {
+    let mut m = MapReader::new(cx, root, "")?;
+    let workers = m
+        .opt(cx, "workers", |cx, n, p| match &n.value {
+            Value::Str(s) if s == "auto" => Some(None),
+            _ => decode::uint(cx, n, p, 1, 1024).map(|v| Some(v as usize)),
+        })
+        .flatten();
+    let log = m.opt(cx, "log", decode_log).unwrap_or_default();
+    let listen = m.req(cx, "listen", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_listener(cx, n, p, base_dir)));
+    let admin = m.opt(cx, "admin", decode_admin);
+    let server = m.opt(cx, "server", decode_server).unwrap_or_default();
+    let mut upstreams = m.opt(cx, "upstreams", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_upstream_long(cx, n, p, None, base_dir))).unwrap_or_default();
+    let apps_node = m.node("apps");
+    let events = m.opt(cx, "events", |cx, n, p| {
+        let mut em = MapReader::new(cx, n, p)?;
+        let sink = em.req(cx, "sink", |cx, n, p| decode::non_empty_string(cx, n, p).map(|v| Located { value: v, loc: Loc::of(n, p) }));
+        em.finish_with(cx, &["sink"]);
+        sink
+    });
+    m.finish_with(cx, ROOT_KEYS);
+
+    let mut seen = std::collections::HashSet::new();
+    for u in &upstreams {
+        if !seen.insert(u.name.clone()) {
+            cx.errors.push(u.loc.error(file, format!("duplicate upstream name `{}`", u.name)));
+        }
+    }
+
+    let mut apps = Vec::new();
+    match apps_node {
+        None => cx.error(root_origin(root), "", "missing required key `apps`"),
+        Some(n) => {
+            apps = decode::seq_partial(cx, n, "apps", |cx, n, p| decode_app(cx, n, p, &mut upstreams, base_dir));
+            let listed = match &n.value {
+                Value::Seq(items) => items.len(),
+                _ => 0,
+            };
+            if listed == 0 && matches!(n.value, Value::Seq(_) | Value::Null) {
+                cx.error(&n.origin, "apps", "at least one app is required");
+            }
+        }
+    }
+    let mut names = std::collections::HashSet::new();
+    for a in &apps {
+        if !names.insert(a.name.clone()) {
+            cx.errors.push(a.loc.error(file, format!("duplicate app name `{}`", a.name)));
+        }
+    }
+    // Two apps with the same host pattern and path prefix: the second could never match.
+    for (i, a) in apps.iter().enumerate() {
+        for b in &apps[..i] {
+            let hosts_a: Vec<_> = if a.hosts.is_empty() { vec!["*any*".to_string()] } else { a.hosts.clone() };
+            let hosts_b: Vec<_> = if b.hosts.is_empty() { vec!["*any*".to_string()] } else { b.hosts.clone() };
+            if a.path_prefix == b.path_prefix && hosts_a.iter().any(|h| hosts_b.contains(h)) {
+                cx.errors.push(a.loc.error(file, format!("app `{}` has the same host and path prefix as app `{}` and can never be chosen", a.name, b.name)));
+            }
+        }
+    }
+
+    let listen = listen?;
+    if listen.is_empty() {
+        cx.error(root_origin(root), "listen", "at least one listener is required");
+    }
+    let mut addrs = std::collections::HashSet::new();
+    for l in &listen {
+        if !addrs.insert(l.addr) {
+            cx.errors.push(l.loc.error(file, format!("address {} is listed twice", l.addr)));
+        }
+    }
+    if let Some(a) = &admin {
+        if addrs.contains(&a.addr) {
+            cx.error(root_origin(root), "admin.addr", format!("admin address {} is also a proxy listener", a.addr));
+        }
+    }
+    Some(Config {
+        source: file.to_string(),
+        base_dir: base_dir.to_path_buf(),
+        workers,
+        log,
+        listen,
+        admin,
+        server,
+        upstreams,
+        apps,
+        events,
+    })
+}
+
+fn root_origin(root: &Node) -> &Origin {
+    &root.origin
+}
+
+fn decode_log(cx: &mut Ctx, n: &Node, p: &str) -> Option<LogConfig> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let format = m.opt(cx, "format", |cx, n, p| decode::one_of(cx, n, p, &["text", "json"])).map(|f| if f == "json" { LogFormat::Json } else { LogFormat::Text });
+    let level = m.opt(cx, "level", |cx, n, p| {
+        let s = decode::string(cx, n, p)?;
+        if tracing_level_ok(&s) {
+            Some(s)
+        } else {
+            cx.error(&n.origin, p, format!("`{s}` is not a log level (error, warn, info, debug, trace) or filter such as palisade=debug"));
+            None
+        }
+    });
+    let access_log = m.opt(cx, "access_log", decode::boolean).unwrap_or(false);
+    m.finish_with(cx, &["format", "level", "access_log"]);
+    Some(LogConfig { format, level, access_log })
+}
+
+fn tracing_level_ok(s: &str) -> bool {
+    s.split(',').all(|part| {
+        let level = part.rsplit('=').next().unwrap_or("");
+        matches!(level.trim().to_ascii_lowercase().as_str(), "error" | "warn" | "info" | "debug" | "trace" | "off")
+    })
+}
+
+fn decode_listener(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Listener> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let addr = m.req(cx, "addr", decode::socket_addr);
+    let tls = m.opt(cx, "tls", |cx, n, p| decode_tls(cx, n, p, base));
+    let http2 = m.opt(cx, "http2", decode::boolean).unwrap_or(true);
+    m.finish_with(cx, &["addr", "tls", "http2"]);
+    Some(Listener { addr: addr?, tls, http2, loc: Loc::of(n, p) })
+}
+
+fn decode_tls(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<TlsConfig> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let mut certificates = Vec::new();
+    if m.has("cert") || m.has("key") {
+        let cert = m.req(cx, "cert", |cx, n, p| path_value(cx, n, p, base));
+        let key = m.req(cx, "key", |cx, n, p| path_value(cx, n, p, base));
+        if let (Some(cert), Some(key)) = (cert, key) {
+            certificates.push(CertConfig { cert, key, server_names: Vec::new() });
+        }
+    }
+    if let Some(list) = m.opt(cx, "certificates", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_cert(cx, n, p, base))) {
+        certificates.extend(list);
+    }
+    let origin = m.origin().clone();
+    m.finish_with(cx, &["cert", "key", "certificates"]);
+    if certificates.is_empty() {
+        cx.error(&origin, p, "tls needs `cert` and `key`, or a `certificates` list");
+        return None;
+    }
+    Some(TlsConfig { certificates })
+}
+
+fn decode_cert(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<CertConfig> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let cert = m.req(cx, "cert", |cx, n, p| path_value(cx, n, p, base));
+    let key = m.req(cx, "key", |cx, n, p| path_value(cx, n, p, base));
+    let server_names = m.opt(cx, "server_names", |cx, n, p| decode::one_or_seq(cx, n, p, decode::non_empty_string)).unwrap_or_default();
+    m.finish_with(cx, &["cert", "key", "server_names"]);
+    Some(CertConfig { cert: cert?, key: key?, server_names: server_names.into_iter().map(|s| s.to_ascii_lowercase()).collect() })
+}
+
+fn path_value(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Located<PathBuf>> {
+    let s = decode::non_empty_string(cx, n, p)?;
+    Some(Located { value: base.join(s), loc: Loc::of(n, p) })
+}
+
+fn decode_admin(cx: &mut Ctx, n: &Node, p: &str) -> Option<AdminConfig> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let addr = m.req(cx, "addr", decode::socket_addr);
+    let token = m.opt(cx, "token", decode::non_empty_string);
+    let origin = m.origin().clone();
+    m.finish_with(cx, &["addr", "token"]);
+    let addr = addr?;
+    if !addr.ip().is_loopback() && token.is_none() {
+        cx.error(&origin, p, format!("admin listener {addr} is reachable beyond loopback: set admin.token"));
+    }
+    Some(AdminConfig { addr, token })
+}
+
+fn decode_server(cx: &mut Ctx, n: &Node, p: &str) -> Option<ServerConfig> {
+    let d = ServerConfig::default();
+    let mut m = MapReader::new(cx, n, p)?;
+    let s = ServerConfig {
+        max_connections: m.opt(cx, "max_connections", |cx, n, p| decode::uint(cx, n, p, 1, 10_000_000)).map_or(d.max_connections, |v| v as usize),
+        max_header_size: m
+            .opt(cx, "max_header_size", |cx, n, p| {
+                let v = decode::size(cx, n, p)?;
+                if !(1024..=1024 * 1024).contains(&v) {
+                    cx.error(&n.origin, p, "must be between 1KiB and 1MiB");
+                    return None;
+                }
+                Some(v as usize)
+            })
+            .unwrap_or(d.max_header_size),
+        max_headers: m.opt(cx, "max_headers", |cx, n, p| decode::uint(cx, n, p, 1, 1000)).map_or(d.max_headers, |v| v as usize),
+        header_read_timeout: m.opt(cx, "header_read_timeout", positive_duration).unwrap_or(d.header_read_timeout),
+        body_read_timeout: m.opt(cx, "body_read_timeout", positive_duration).unwrap_or(d.body_read_timeout),
+        keepalive_timeout: m.opt(cx, "keepalive_timeout", positive_duration).unwrap_or(d.keepalive_timeout),
+        shutdown_timeout: m.opt(cx, "shutdown_timeout", decode::duration).unwrap_or(d.shutdown_timeout),
+        trusted_proxies: m.opt(cx, "trusted_proxies", |cx, n, p| decode::one_or_seq(cx, n, p, decode::cidr)).unwrap_or_default(),
+    };
+    m.finish_with(
+        cx,
+        &["max_connections", "max_header_size", "max_headers", "header_read_timeout", "body_read_timeout", "keepalive_timeout", "shutdown_timeout", "trusted_proxies"],
+    );
+    Some(s)
+}
+
+fn positive_duration(cx: &mut Ctx, n: &Node, p: &str) -> Option<Duration> {
+    let d = decode::duration(cx, n, p)?;
+    if d.is_zero() {
+        cx.error(&n.origin, p, "must be greater than zero");
+        return None;
+    }
+    Some(d)
+}
+
+/// Parse a target URL: `http://host:port` (port defaults to 80) or `unix:/path`.
+pub fn parse_target(s: &str, base: &Path) -> Result<Target, String> {
+    let s = s.trim();
+    if let Some(path) = s.strip_prefix("unix:") {
+        let path = path.strip_prefix("//").unwrap_or(path);
+        if path.is_empty() {
+            return Err("unix target needs a socket path, e.g. unix:/run/api.sock".into());
+        }
+        return Ok(Target::Unix(base.join(path)));
+    }
+    if s.starts_with("https://") {
+        return Err("https upstreams are not supported yet; use http:// or unix:".into());
+    }
+    let rest = s.strip_prefix("http://").ok_or_else(|| format!("`{s}` is not a target: use http://host:port or unix:/path.sock"))?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    if rest.contains('/') || rest.contains('?') {
+        return Err(format!("`{s}`: a target is scheme, host and port only (no path)"));
+    }
+    let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+        let (h, after) = v6.split_once(']').ok_or_else(|| format!("`{s}`: unterminated IPv6 address"))?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse::<u16>().map_err(|_| format!("`{s}`: invalid port"))?,
+            None if after.is_empty() => 80,
+            None => return Err(format!("`{s}`: invalid address")),
+        };
+        (h.to_string(), port)
+    } else {
+        match rest.rsplit_once(':') {
+            Some((h, p)) => (h.to_string(), p.parse::<u16>().map_err(|_| format!("`{s}`: invalid port `{p}`"))?),
+            None => (rest.to_string(), 80),
+        }
+    };
+    if host.is_empty() {
+        return Err(format!("`{s}`: missing host"));
+    }
+    Ok(Target::Tcp { host, port })
+}
+
+fn decode_target(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Located<Target>> {
+    let s = decode::non_empty_string(cx, n, p)?;
+    match parse_target(&s, base) {
+        Ok(t) => Some(Located { value: t, loc: Loc::of(n, p) }),
+        Err(e) => {
+            cx.error(&n.origin, p, e);
+            None
+        }
+    }
+}
+
+const UPSTREAM_KEYS: &[&str] = &["name", "targets", "balance", "connect_timeout", "read_timeout", "max_idle", "idle_timeout", "max_fails", "eject_for", "health_check"];
+
+fn decode_upstream_long(cx: &mut Ctx, n: &Node, p: &str, name: Option<String>, base: &Path) -> Option<UpstreamConfig> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let own_name = if name.is_none() { m.req(cx, "name", decode::non_empty_string) } else { None };
+    let targets = m.req(cx, "targets", |cx, n, p| decode::one_or_seq(cx, n, p, |cx, n, p| decode_target(cx, n, p, base)));
+    let mut u = UpstreamConfig::with_targets(name.or(own_name).unwrap_or_default(), targets.clone().unwrap_or_default(), Loc::of(n, p));
+    if let Some(b) = m.opt(cx, "balance", |cx, n, p| decode::one_of(cx, n, p, &["round_robin", "least_connections"])) {
+        u.balance = if b == "round_robin" { Balance::RoundRobin } else { Balance::LeastConnections };
+    }
+    u.connect_timeout = m.opt(cx, "connect_timeout", positive_duration).unwrap_or(u.connect_timeout);
+    u.read_timeout = m.opt(cx, "read_timeout", positive_duration).unwrap_or(u.read_timeout);
+    u.max_idle = m.opt(cx, "max_idle", |cx, n, p| decode::uint(cx, n, p, 0, 100_000)).map_or(u.max_idle, |v| v as usize);
+    u.idle_timeout = m.opt(cx, "idle_timeout", positive_duration).unwrap_or(u.idle_timeout);
+    u.max_fails = m.opt(cx, "max_fails", |cx, n, p| decode::uint(cx, n, p, 0, 1000)).map_or(u.max_fails, |v| v as u32);
+    u.eject_for = m.opt(cx, "eject_for", positive_duration).unwrap_or(u.eject_for);
+    u.health_check = m.opt(cx, "health_check", decode_health);
+    let origin = m.origin().clone();
+    m.finish_with(cx, if p.starts_with("upstreams") { UPSTREAM_KEYS } else { &UPSTREAM_KEYS[1..] });
+    let targets = targets?;
+    if targets.is_empty() {
+        cx.error(&origin, &decode::join(p, "targets"), "at least one target is required");
+        return None;
+    }
+    Some(u)
+}
+
+fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let path = m.opt(cx, "path", decode::non_empty_string).unwrap_or_else(|| "/".into());
+    let interval = m.opt(cx, "interval", positive_duration).unwrap_or(Duration::from_secs(5));
+    let timeout = m.opt(cx, "timeout", positive_duration).unwrap_or(Duration::from_secs(2));
+    let rise = m.opt(cx, "rise", |cx, n, p| decode::uint(cx, n, p, 1, 100)).unwrap_or(2) as u32;
+    let fall = m.opt(cx, "fall", |cx, n, p| decode::uint(cx, n, p, 1, 100)).unwrap_or(3) as u32;
+    m.finish_with(cx, &["path", "interval", "timeout", "rise", "fall"]);
+    if !path.starts_with('/') {
+        cx.error(&n.origin, &decode::join(p, "path"), "must start with /");
+        return None;
+    }
+    Some(HealthCheck { path, interval, timeout, rise, fall })
+}
+
+const APP_KEYS: &[&str] = &["name", "hosts", "path_prefix", "upstream", "host_header", "block_status", "limits", "access", "openapi", "detection", "rules"];
+
+fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfig>, base: &Path) -> Option<AppConfig> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let name = m.req(cx, "name", decode::non_empty_string);
+    let hosts = m
+        .opt(cx, "hosts", |cx, n, p| {
+            decode::one_or_seq(cx, n, p, |cx, n, p| {
+                let h = decode::non_empty_string(cx, n, p)?.to_ascii_lowercase();
+                let bare = h.strip_prefix("*.").unwrap_or(&h);
+                if bare.contains('*') || bare.contains('/') || bare.contains(' ') {
+                    cx.error(&n.origin, p, format!("`{h}` is not a host name or a `*.domain` wildcard"));
+                    return None;
+                }
+                Some(h)
+            })
+        })
+        .unwrap_or_default();
+    let path_prefix = m
+        .opt(cx, "path_prefix", |cx, n, p| {
+            let s = decode::non_empty_string(cx, n, p)?;
+            if !s.starts_with('/') {
+                cx.error(&n.origin, p, "must start with /");
+                return None;
+            }
+            Some(s)
+        })
+        .unwrap_or_else(|| "/".into());
+    let app_name = name.clone().unwrap_or_default();
+    let upstream = m.req(cx, "upstream", |cx, n, p| match &n.value {
+        Value::Str(s) if !s.contains(':') => match upstreams.iter().position(|u| &u.name == s) {
+            Some(i) => Some(i),
+            None => {
+                cx.error(&n.origin, p, format!("no upstream named `{s}` in `upstreams` (or write a target such as http://127.0.0.1:9090)"));
+                None
+            }
+        },
+        Value::Str(_) => {
+            let t = decode_target(cx, n, p, base)?;
+            upstreams.push(UpstreamConfig::with_targets(format!("app:{app_name}"), vec![t], Loc::of(n, p)));
+            Some(upstreams.len() - 1)
+        }
+        Value::Map(_) => {
+            let u = decode_upstream_long(cx, n, p, Some(format!("app:{app_name}")), base)?;
+            upstreams.push(u);
+            Some(upstreams.len() - 1)
+        }
+        _ => {
+            cx.error(&n.origin, p, format!("expected a target URL, an upstream name or a mapping, found {}", n.kind()));
+            None
+        }
+    });
+    let host_header = m
+        .opt(cx, "host_header", |cx, n, p| {
+            let s = decode::non_empty_string(cx, n, p)?;
+            Some(match s.as_str() {
+                "preserve" => HostHeader::Preserve,
+                "upstream" => HostHeader::Upstream,
+                other => {
+                    if http_header_value_ok(other) {
+                        HostHeader::Fixed(other.to_string())
+                    } else {
+                        cx.error(&n.origin, p, "not a valid Host header value");
+                        return None;
+                    }
+                }
+            })
+        })
+        .unwrap_or(HostHeader::Preserve);
+    let block_status = m.opt(cx, "block_status", |cx, n, p| decode::uint(cx, n, p, 400, 599)).map_or(403, |v| v as u16);
+    let (max_body_size, inspect_body, oversize) = m.opt(cx, "limits", decode_limits).unwrap_or((10 * 1024 * 1024, 1024 * 1024, Oversize::Reject));
+    let mut stages = Vec::new();
+    for key in STAGE_KEYS {
+        if let Some(node) = m.node(key) {
+            let path = decode::join(p, key);
+            stages.push((key.to_string(), node.clone(), Loc::of(node, &path)));
+        }
+    }
+    m.finish_with(cx, APP_KEYS);
+    Some(AppConfig {
+        name: name?,
+        hosts,
+        path_prefix,
+        upstream: upstream?,
+        host_header,
+        block_status,
+        max_body_size,
+        inspect_body,
+        oversize,
+        stages,
+        loc: Loc::of(n, p),
+    })
+}
+
+fn http_header_value_ok(s: &str) -> bool {
+    s.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
+}
+
+fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize)> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let max_body = m.opt(cx, "max_body_size", decode::size).unwrap_or(10 * 1024 * 1024);
+    let inspect = m.opt(cx, "inspect_body", decode::size).unwrap_or(max_body.min(1024 * 1024));
+    let oversize = m
+        .opt(cx, "oversize", |cx, n, p| decode::one_of(cx, n, p, &["reject", "stream"]))
+        .map_or(Oversize::Reject, |v| if v == "stream" { Oversize::Stream } else { Oversize::Reject });
+    let origin = m.origin().clone();
+    m.finish_with(cx, &["max_body_size", "inspect_body", "oversize"]);
+    if inspect > max_body {
+        cx.error(&origin, &decode::join(p, "inspect_body"), format!("inspect_body ({inspect}) is larger than max_body_size ({max_body})"));
+    }
+    if inspect > 64 * 1024 * 1024 {
+        cx.error(&origin, &decode::join(p, "inspect_body"), "inspect_body above 64MiB is not supported (bodies are buffered in memory)");
+    }
+    Some((max_body, inspect, oversize))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,251 @@
+use super::*;
+
+fn parse(text: &str) -> Result<Config, ConfigErrors> {
+    parse_str(text, "test.yaml", Path::new("/etc/palisade"))
+}
+
+fn errors(text: &str) -> Vec<ConfigError> {
+    parse(text).expect_err("expected errors").0
+}
+
+const MINIMAL: &str = "\
+listen:
+  - addr: 127.0.0.1:8080
+admin:
+  addr: 127.0.0.1:9901
+apps:
+  - name: api
+    upstream: http://127.0.0.1:9090
+    openapi:
+      spec: api.yaml
+      request: block
+      response: off
+    detection:
+      mode: block
+      level: balanced
+    access:
+      ip_deny: [203.0.113.0/24]
+events:
+  sink: sqlite:palisade-events.db
+";
+
+#[test]
+fn minimal_design_shape_decodes() {
+    let c = parse(MINIMAL).unwrap();
+    assert_eq!(c.listen[0].addr, "127.0.0.1:8080".parse().unwrap());
+    assert_eq!(c.admin.as_ref().unwrap().addr.port(), 9901);
+    assert_eq!(c.apps[0].name, "api");
+    let up = &c.upstreams[c.apps[0].upstream];
+    assert_eq!(up.targets[0].value, Target::Tcp { host: "127.0.0.1".into(), port: 9090 });
+    assert_eq!(up.name, "app:api");
+    let stage_names: Vec<_> = c.apps[0].stages.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(stage_names, ["access", "openapi", "detection"]);
+    assert_eq!(c.events.unwrap().value, "sqlite:palisade-events.db");
+    assert_eq!(c.apps[0].block_status, 403);
+}
+
+#[test]
+fn every_error_is_reported_with_line_and_path() {
+    let errs = errors(
+        "\
+listen:
+  - addr: not-an-addr
+    tls_cert: x
+server:
+  header_read_timeout: soon
+apps:
+  - name: api
+    upstream: ftp://x
+    limitz: {}
+",
+    );
+    let render: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+    assert!(render.contains(&"test.yaml:2:11: listen[0].addr: `not-an-addr` is not an address such as 127.0.0.1:8080 or [::1]:8080".to_string()), "{render:#?}");
+    assert!(render.iter().any(|e| e.starts_with("test.yaml:3:5: listen[0].tls_cert: unknown key `tls_cert`")), "{render:#?}");
+    assert!(render.iter().any(|e| e.starts_with("test.yaml:5:24: server.header_read_timeout: expected a duration")), "{render:#?}");
+    assert!(render.iter().any(|e| e.starts_with("test.yaml:8:15: apps[0].upstream: `ftp://x` is not a target")), "{render:#?}");
+    assert!(render.iter().any(|e| e.contains("apps[0].limitz: unknown key `limitz` (did you mean `limits`?)")), "{render:#?}");
+    assert_eq!(errs.len(), 5, "{render:#?}");
+}
+
+#[test]
+fn yaml_syntax_error_has_a_position() {
+    let errs = errors("listen:\n  - addr: [unclosed\napps: []\n");
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].line > 0, "{:?}", errs[0]);
+    assert!(errs[0].message.starts_with("invalid YAML"), "{:?}", errs[0]);
+}
+
+#[test]
+fn missing_sections_are_reported() {
+    let msgs: Vec<String> = errors("workers: 2\n").iter().map(|e| e.to_string()).collect();
+    assert!(msgs.iter().any(|m| m.contains("missing required key `listen`")), "{msgs:?}");
+    assert!(msgs.iter().any(|m| m.contains("missing required key `apps`")), "{msgs:?}");
+}
+
+#[test]
+fn long_form_upstreams_and_named_references() {
+    let c = parse(
+        "\
+listen: [{addr: '127.0.0.1:8080'}]
+upstreams:
+  - name: pool
+    targets: [http://10.0.0.1:80, 'unix:/run/api.sock', http://backend]
+    balance: least_connections
+    connect_timeout: 500ms
+    health_check: {path: /healthz, interval: 2s}
+apps:
+  - name: a
+    hosts: [api.example.com, '*.example.org']
+    path_prefix: /v1
+    upstream: pool
+  - name: b
+    upstream:
+      targets: http://[::1]:9000
+      read_timeout: 1m
+    limits: {max_body_size: 2MiB, inspect_body: 64KiB, oversize: stream}
+    host_header: upstream
+",
+    )
+    .unwrap();
+    let pool = &c.upstreams[c.apps[0].upstream];
+    assert_eq!(pool.name, "pool");
+    assert_eq!(pool.balance, Balance::LeastConnections);
+    assert_eq!(pool.connect_timeout, Duration::from_millis(500));
+    assert_eq!(pool.targets[1].value, Target::Unix("/run/api.sock".into()));
+    assert_eq!(pool.targets[2].value, Target::Tcp { host: "backend".into(), port: 80 });
+    assert_eq!(pool.health_check.as_ref().unwrap().interval, Duration::from_secs(2));
+    let b = &c.apps[1];
+    assert_eq!(c.upstreams[b.upstream].targets[0].value, Target::Tcp { host: "::1".into(), port: 9000 });
+    assert_eq!(c.upstreams[b.upstream].read_timeout, Duration::from_secs(60));
+    assert_eq!((b.max_body_size, b.inspect_body, b.oversize), (2 * 1024 * 1024, 64 * 1024, Oversize::Stream));
+    assert_eq!(b.host_header, HostHeader::Upstream);
+    assert_eq!(c.apps[0].hosts, ["api.example.com", "*.example.org"]);
+}
+
+#[test]
+fn semantic_conflicts_are_errors() {
+    let msgs: Vec<String> = errors(
+        "\
+listen: [{addr: '127.0.0.1:8080'}, {addr: '127.0.0.1:8080'}]
+admin: {addr: '0.0.0.0:9901'}
+apps:
+  - {name: a, upstream: nope}
+  - {name: a, upstream: 'http://x:1', limits: {max_body_size: 1KiB, inspect_body: 2KiB}}
+  - {name: a, upstream: 'http://x:1', path_prefix: /other}
+",
+    )
+    .iter()
+    .map(|e| e.to_string())
+    .collect();
+    for needle in ["listed twice", "set admin.token", "no upstream named `nope`", "duplicate app name `a`", "larger than max_body_size"] {
+        assert!(msgs.iter().any(|m| m.contains(needle)), "missing {needle:?} in {msgs:#?}");
+    }
+}
+
+#[test]
+fn environment_interpolation_and_overrides() {
+    let vars = vec![
+        ("PALISADE_LISTEN_0_ADDR".to_string(), "127.0.0.1:7000".to_string()),
+        ("PALISADE_WORKERS".to_string(), "3".to_string()),
+        ("PALISADE_SERVER_MAX_HEADER_SIZE".to_string(), "32KiB".to_string()),
+        ("PALISADE_LOG_ACCESS_LOG".to_string(), "true".to_string()),
+        ("PALISADE_SOMETHING_ELSE".to_string(), "ignored".to_string()),
+    ];
+    let lookup = |name: &str| (name == "UP").then(|| "http://127.0.0.1:9999".to_string());
+    let c = parse_with_env(
+        "listen: [{addr: '127.0.0.1:8080'}]\nserver: {max_header_size: 8KiB}\napps: [{name: a, upstream: '${UP}', host_header: '${HOSTNAME_X:-fixed.example}'}]\n",
+        "t.yaml",
+        Path::new("."),
+        &vars,
+        &lookup,
+    )
+    .unwrap();
+    assert_eq!(c.listen[0].addr.port(), 7000);
+    assert_eq!(c.workers, Some(3));
+    assert_eq!(c.server.max_header_size, 32 * 1024);
+    assert!(c.log.access_log);
+    assert_eq!(c.upstreams[0].targets[0].value, Target::Tcp { host: "127.0.0.1".into(), port: 9999 });
+    assert_eq!(c.apps[0].host_header, HostHeader::Fixed("fixed.example".into()));
+}
+
+#[test]
+fn bad_override_names_the_variable() {
+    let vars = vec![("PALISADE_WORKERS".to_string(), "many".to_string())];
+    let errs = parse_with_env("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1'}]\n", "t.yaml", Path::new("."), &vars, &|_| None)
+        .unwrap_err()
+        .0;
+    assert_eq!(errs.len(), 1);
+    assert_eq!(errs[0].env.as_deref(), Some("PALISADE_WORKERS"));
+    assert!(errs[0].to_string().contains("(from environment variable PALISADE_WORKERS)"), "{}", errs[0]);
+}
+
+#[test]
+fn unset_variable_is_an_error() {
+    let errs = errors("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: '${NOPE_NOT_SET}'}]\n");
+    assert!(errs[0].to_string().contains("environment variable NOPE_NOT_SET is not set"), "{}", errs[0]);
+    assert_eq!(errs[0].path, "apps[0].upstream");
+}
+
+#[test]
+fn sizes_and_durations() {
+    assert_eq!(decode::parse_size("16KiB"), Some(16384));
+    assert_eq!(decode::parse_size("1MB"), Some(1_000_000));
+    assert_eq!(decode::parse_size("12"), Some(12));
+    assert_eq!(decode::parse_size("1TB"), None);
+    assert_eq!(decode::parse_size("99999999999999999999GiB"), None);
+    assert_eq!(decode::parse_duration("250ms"), Some(Duration::from_millis(250)));
+    assert_eq!(decode::parse_duration("1.5s"), Some(Duration::from_millis(1500)));
+    assert_eq!(decode::parse_duration("2m"), Some(Duration::from_secs(120)));
+    assert_eq!(decode::parse_duration("10"), None);
+    assert_eq!(decode::parse_duration("-1s"), None);
+}
+
+#[test]
+fn targets() {
+    let base = Path::new("/srv");
+    assert_eq!(parse_target("unix:api.sock", base), Ok(Target::Unix("/srv/api.sock".into())));
+    assert_eq!(parse_target("http://h:8/", base), Ok(Target::Tcp { host: "h".into(), port: 8 }));
+    assert!(parse_target("http://h:8/path", base).is_err());
+    assert!(parse_target("http://h:99999", base).is_err());
+    assert!(parse_target("https://h", base).unwrap_err().contains("not supported"));
+}
+
+#[test]
+fn workers_auto_and_number() {
+    let base = "listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1'}]\n";
+    assert_eq!(parse(&format!("workers: auto\n{base}")).unwrap().workers, None);
+    assert_eq!(parse(&format!("workers: 4\n{base}")).unwrap().workers, Some(4));
+    assert!(parse(&format!("workers: 0\n{base}")).is_err());
+}
+
+#[test]
+fn tls_forms() {
+    let c = parse(
+        "\
+listen:
+  - addr: 127.0.0.1:8443
+    tls: {cert: a.pem, key: a.key}
+  - addr: 127.0.0.1:8444
+    tls:
+      certificates:
+        - {cert: /x/b.pem, key: /x/b.key, server_names: [B.example.com]}
+apps: [{name: a, upstream: 'http://x:1'}]
+",
+    )
+    .unwrap();
+    let t0 = c.listen[0].tls.as_ref().unwrap();
+    assert_eq!(t0.certificates[0].cert.value, PathBuf::from("/etc/palisade/a.pem"));
+    assert_eq!(t0.certificates[0].cert.loc.line, 3);
+    let t1 = c.listen[1].tls.as_ref().unwrap();
+    assert_eq!(t1.certificates[0].server_names, ["b.example.com"]);
+    let errs = errors("listen: [{addr: '127.0.0.1:1', tls: {}}]\napps: [{name: a, upstream: 'http://x:1'}]\n");
+    assert!(errs[0].message.contains("tls needs"), "{errs:?}");
+}
+
+#[test]
+fn non_mapping_root_and_empty_file() {
+    assert!(errors("- a\n- b\n")[0].message.contains("expected a mapping"));
+    let msgs = errors("");
+    assert!(msgs.iter().any(|e| e.message.contains("`listen`")));
+}

@@ -1,0 +1,223 @@
+//! Shared vocabulary of Palisade's decision engines.
+//!
+//! Every stage of the request pipeline (access control, OpenAPI validation, attack detection,
+//! user rules) is a pure function of a borrowed [`RequestView`] that returns a [`Verdict`]. This
+//! crate holds those types and the [`Stage`] contract, and nothing that does I/O, so that the
+//! engines can be unit tested, fuzzed and benchmarked without a proxy around them.
+//!
+//! A stage is asked twice per request:
+//! 1. [`Stage::check_head`] as soon as the request head is parsed, before the body is read
+//!    (IP lists, rate limits, tokens, path and method checks): a stage that can decide early
+//!    saves the cost of buffering a body it would reject anyway;
+//! 2. [`Stage::check_body`] once the body has been buffered up to the app's inspection limit.
+//!
+//! The proxy runs the stages in order and stops at the first [`Verdict::Block`]. A
+//! [`Verdict::Monitor`] records what would have been blocked and lets the request go on.
+#![forbid(unsafe_code)]
+
+use std::borrow::Cow;
+use std::fmt;
+use std::net::IpAddr;
+
+pub use http;
+
+/// A borrowed view of one request, as the decision engines see it.
+///
+/// Everything is borrowed from buffers the proxy already owns: building a view allocates nothing.
+#[derive(Clone, Copy)]
+pub struct RequestView<'a> {
+    /// The request id that is sent upstream and returned in `X-Request-Id`.
+    pub request_id: &'a str,
+    /// Name of the application the request was routed to.
+    pub app: &'a str,
+    /// Client address after trusted-proxy resolution (`X-Forwarded-For` from trusted peers only).
+    pub client_ip: IpAddr,
+    pub method: &'a http::Method,
+    /// Raw path as sent by the client (still percent-encoded), without the query.
+    pub path: &'a str,
+    /// Raw query string without the leading `?`, if any.
+    pub query: Option<&'a str>,
+    pub headers: &'a http::HeaderMap,
+    /// The buffered body: empty before the body phase, and a prefix of the body when the
+    /// body was larger than the app's inspection limit (see [`RequestView::body_truncated`]).
+    pub body: &'a [u8],
+    /// True when `body` holds only the first part of a larger body that streams uninspected.
+    pub body_truncated: bool,
+    /// True when the client connected over TLS.
+    pub tls: bool,
+}
+
+impl fmt::Debug for RequestView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestView")
+            .field("request_id", &self.request_id)
+            .field("app", &self.app)
+            .field("client_ip", &self.client_ip)
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("query", &self.query)
+            .field("body_len", &self.body.len())
+            .field("body_truncated", &self.body_truncated)
+            .finish()
+    }
+}
+
+/// Why a stage objected to a request: enough to explain the decision to a user and to an
+/// operator, and never the raw attack payload beyond a short truncated fragment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reason {
+    /// Stable, dotted reason code, e.g. `openapi.body_invalid` or `detect.sqli`.
+    pub code: Cow<'static, str>,
+    /// Where in the request the problem is, e.g. `query.limit` or `body/users/3/id`.
+    pub location: Option<String>,
+    /// Human-readable explanation (which constraint, which detector).
+    pub detail: Option<String>,
+}
+
+impl Reason {
+    pub fn new(code: impl Into<Cow<'static, str>>) -> Self {
+        Reason { code: code.into(), location: None, detail: None }
+    }
+
+    pub fn at(mut self, location: impl Into<String>) -> Self {
+        self.location = Some(location.into());
+        self
+    }
+
+    pub fn detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.code)?;
+        if let Some(loc) = &self.location {
+            write!(f, " at {loc}")?;
+        }
+        if let Some(detail) = &self.detail {
+            write!(f, ": {detail}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A stage's decision about one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing to object to.
+    Allow,
+    /// Stop the request. `status` overrides the app's block status when set (e.g. 401, 429).
+    Block { status: Option<u16>, reasons: Vec<Reason> },
+    /// Would have blocked, but the stage runs in monitor mode: record and let it through.
+    Monitor { reasons: Vec<Reason> },
+}
+
+impl Verdict {
+    /// Block with the app's configured block status.
+    pub fn block(reason: Reason) -> Self {
+        Verdict::Block { status: None, reasons: vec![reason] }
+    }
+
+    /// Block with a specific status (e.g. 401 for a missing token, 429 for a rate limit).
+    pub fn block_with_status(status: u16, reason: Reason) -> Self {
+        Verdict::Block { status: Some(status), reasons: vec![reason] }
+    }
+
+    pub fn monitor(reason: Reason) -> Self {
+        Verdict::Monitor { reasons: vec![reason] }
+    }
+
+    pub fn is_allow(&self) -> bool {
+        matches!(self, Verdict::Allow)
+    }
+}
+
+/// How a stage acts on what it finds; shared by every engine's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Block,
+    Monitor,
+    Off,
+}
+
+impl Mode {
+    /// Turn a finding into a verdict according to the mode.
+    pub fn verdict(self, reasons: Vec<Reason>) -> Verdict {
+        if reasons.is_empty() {
+            return Verdict::Allow;
+        }
+        match self {
+            Mode::Block => Verdict::Block { status: None, reasons },
+            Mode::Monitor => Verdict::Monitor { reasons },
+            Mode::Off => Verdict::Allow,
+        }
+    }
+}
+
+/// One step of the request pipeline. Implementations are pure: no I/O, no clocks they do not
+/// receive, no global state. They are built once per configuration snapshot and shared by all
+/// workers, hence `Send + Sync`.
+pub trait Stage: Send + Sync {
+    /// Short stable name, used in metrics, logs and reason reporting (`access`, `openapi`...).
+    fn name(&self) -> &'static str;
+
+    /// Called once the request head is parsed, before any body byte is read.
+    fn check_head(&self, _req: &RequestView<'_>) -> Verdict {
+        Verdict::Allow
+    }
+
+    /// Whether this stage needs the request body. When no stage of an app does, the proxy
+    /// streams bodies straight through without buffering them.
+    fn wants_body(&self) -> bool {
+        false
+    }
+
+    /// Called after the body has been buffered (up to the app's inspection limit).
+    fn check_body(&self, _req: &RequestView<'_>) -> Verdict {
+        Verdict::Allow
+    }
+}
+
+/// The outcome of running a list of stages over a request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Set when a stage blocked: the stage's name, the status override and the reasons.
+    pub blocked: Option<(&'static str, Option<u16>, Vec<Reason>)>,
+    /// Everything that monitor-mode stages would have blocked, with the stage name.
+    pub monitored: Vec<(&'static str, Reason)>,
+}
+
+/// Which phase of the request the stages are asked about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Head,
+    Body,
+}
+
+/// Run `stages` in order over `req` for one phase, accumulating into `outcome`; stops at the
+/// first block. Returns true when the request was blocked.
+pub fn run_stages(stages: &[Box<dyn Stage>], phase: Phase, req: &RequestView<'_>, outcome: &mut Outcome) -> bool {
+    for stage in stages {
+        let verdict = match phase {
+            Phase::Head => stage.check_head(req),
+            Phase::Body => stage.check_body(req),
+        };
+        match verdict {
+            Verdict::Allow => {}
+            Verdict::Monitor { reasons } => {
+                outcome.monitored.extend(reasons.into_iter().map(|r| (stage.name(), r)));
+            }
+            Verdict::Block { status, reasons } => {
+                outcome.blocked = Some((stage.name(), status, reasons));
+                return true;
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests;
