@@ -1,1 +1,26 @@
-//! placeholder
+//! Palisade's reverse proxy: the thin shell that drives the decision engines.
+//!
+//! - [`server`]: worker threads, listeners, TLS and HTTP/2 dispatch, graceful shutdown, reload;
+//! - [`h1`]: the strict HTTP/1.1 server codec;
+//! - [`proxy`]: the request lifecycle and pipeline driver;
+//! - [`upstream`]: targets, balancing, health, keep-alive pools;
+//! - [`headers`], [`problem`]: the single places for header rules and generated responses.
+#![forbid(unsafe_code)]
+
+pub mod admin;
+pub mod body;
+pub mod date;
+pub mod h1;
+pub mod headers;
+pub mod io;
+pub mod problem;
+pub mod proxy;
+pub mod request_id;
+pub mod router;
+pub mod server;
+pub mod snapshot;
+pub mod tls;
+pub mod upstream;
+
+pub use server::{auto_workers, start, Running, StartError};
+pub use snapshot::{no_stages, Snapshot, StageFactory};

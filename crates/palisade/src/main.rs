@@ -1,1 +1,195 @@
-fn main() {}
+//! The `palisade` binary: command line, logging, signals, and the demo.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand, ValueEnum};
+
+mod demo;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[derive(Parser)]
+#[command(name = "palisade", version, about = "An API firewall and WAF that runs as a reverse proxy")]
+struct Cli {
+    /// Log format (overrides `log.format` in the configuration).
+    #[arg(long, global = true, value_enum)]
+    log_format: Option<LogFormat>,
+    /// Log level or filter, e.g. `info` or `palisade=debug` (overrides `log.level`).
+    #[arg(long, global = true)]
+    log_level: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the proxy with a configuration file.
+    Run {
+        #[arg(short, long, env = "PALISADE_CONFIG")]
+        config: PathBuf,
+    },
+    /// Validate a configuration (and everything it refers to) and exit: 0 if valid, 1 if not.
+    Check {
+        #[arg(short, long)]
+        config: PathBuf,
+    },
+    /// Run the bundled example in front of an embedded demo API.
+    Demo {
+        /// Address for the proxy.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: std::net::SocketAddr,
+        /// Address for the admin listener.
+        #[arg(long, default_value = "127.0.0.1:9901")]
+        admin: std::net::SocketAddr,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("palisade: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn init_logging(format: Option<LogFormat>, level: Option<&str>, config: Option<&palisade_config::LogConfig>) {
+    use tracing_subscriber::EnvFilter;
+    let level = level.map(str::to_string).or_else(|| config.and_then(|c| c.level.clone())).unwrap_or_else(|| "info".into());
+    let format = format.or_else(|| {
+        config.and_then(|c| c.format).map(|f| match f {
+            palisade_config::LogFormat::Json => LogFormat::Json,
+            palisade_config::LogFormat::Text => LogFormat::Text,
+        })
+    });
+    let filter = EnvFilter::try_new(&level).unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = match format.unwrap_or(LogFormat::Text) {
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).try_init(),
+        LogFormat::Text => builder.with_ansi(false).try_init(),
+    };
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Check { config } => Ok(check(&config)),
+        Command::Run { config } => {
+            let cfg = match palisade_config::load_file(&config) {
+                Ok(c) => c,
+                Err(errors) => {
+                    eprintln!("{errors}");
+                    eprintln!("palisade: {} problem(s) in {}", errors.0.len(), config.display());
+                    return Ok(ExitCode::from(1));
+                }
+            };
+            init_logging(cli.log_format, cli.log_level.as_deref(), Some(&cfg.log));
+            serve(cfg, Some(config))
+        }
+        Command::Demo { listen, admin } => {
+            let upstream = demo::start_upstream().context("starting the demo API")?;
+            let text = include_str!("../../../examples/demo.yaml");
+            let vars = vec![
+                ("PALISADE_LISTEN_0_ADDR".to_string(), listen.to_string()),
+                ("PALISADE_ADMIN_ADDR".to_string(), admin.to_string()),
+            ];
+            let up = format!("http://{upstream}");
+            let cfg = palisade_config::parse_with_env(text, "examples/demo.yaml", std::path::Path::new("."), &vars, &|name| {
+                if name == "DEMO_UPSTREAM" {
+                    Some(up.clone())
+                } else {
+                    std::env::var(name).ok()
+                }
+            })
+            .map_err(|e| anyhow::anyhow!("the bundled demo configuration is invalid:\n{e}"))?;
+            init_logging(cli.log_format, cli.log_level.as_deref(), Some(&cfg.log));
+            demo::print_intro(listen, admin);
+            serve(cfg, None)
+        }
+    }
+}
+
+fn check(path: &std::path::Path) -> ExitCode {
+    let result = palisade_config::load_file(path).and_then(|cfg| {
+        let apps = cfg.apps.len();
+        let listeners = cfg.listen.len();
+        palisade_proxy::Snapshot::build(cfg, 0, &palisade_proxy::no_stages()).map(|_| (apps, listeners))
+    });
+    match result {
+        Ok((apps, listeners)) => {
+            println!("{}: OK ({apps} app(s), {listeners} listener(s))", path.display());
+            ExitCode::SUCCESS
+        }
+        Err(errors) => {
+            for e in &errors.0 {
+                println!("{e}");
+            }
+            println!("{}: {} problem(s)", path.display(), errors.0.len());
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let running = match palisade_proxy::start(cfg, palisade_proxy::no_stages()) {
+        Ok(r) => r,
+        Err(palisade_proxy::StartError::Config(errors)) => {
+            eprintln!("{errors}");
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hup = signal(SignalKind::hangup())?;
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        loop {
+            tokio::select! {
+                _ = hup.recv() => {
+                    let Some(path) = &path else {
+                        tracing::warn!("SIGHUP ignored: the demo has no configuration file to reload");
+                        continue;
+                    };
+                    match palisade_config::load_file(path) {
+                        Ok(cfg) => match running.reload(cfg) {
+                            Ok(_) => {}
+                            Err(e) => tracing::error!(errors = %e, "reload rejected; the previous configuration keeps serving"),
+                        },
+                        Err(e) => tracing::error!(errors = %e, "reload rejected; the previous configuration keeps serving"),
+                    }
+                }
+                _ = term.recv() => break,
+                _ = int.recv() => break,
+            }
+        }
+        anyhow::Ok(())
+    })?;
+    tracing::info!("shutting down: draining in-flight requests");
+    // A second signal during the drain exits at once.
+    std::thread::spawn(|| {
+        if let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            rt.block_on(async {
+                use tokio::signal::unix::{signal, SignalKind};
+                if let (Ok(mut t), Ok(mut i)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+                    tokio::select! { _ = t.recv() => {}, _ = i.recv() => {} }
+                    eprintln!("palisade: second signal, exiting now");
+                    std::process::exit(1);
+                }
+            });
+        }
+    });
+    running.shutdown();
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,773 @@
+//! HTTP/1.1 server side, written for a firewall: strict request framing and full control over
+//! every error response.
+//!
+//! hyper's server is not used for HTTP/1 because it accepts `Content-Length` together with
+//! `Transfer-Encoding` (dropping the length), answers parse errors with empty bodies and closes
+//! on header timeouts without a 408. Here:
+//! - the head is parsed with `httparse` once `CRLFCRLF` has arrived (no quadratic re-parsing on
+//!   slow clients), bounded by `max_header_size` (431) and `header_read_timeout` (408);
+//! - bare LF line endings, obsolete line folding, `Transfer-Encoding` with `Content-Length`,
+//!   differing `Content-Length`s, transfer codings other than `chunked`, and `Transfer-Encoding`
+//!   in HTTP/1.0 are rejected with 400 (501 for unknown codings) and the connection is closed;
+//! - chunked bodies are decoded strictly (CRLF only, bounded size lines and trailers);
+//! - `Expect: 100-continue` is answered only when the body is first read, so a request rejected
+//!   on its head never makes the client send its body;
+//! - idle keep-alive connections close silently after `keepalive_timeout`.
+//!
+//! The connection state is shared between this loop and the request body handed to the proxy
+//! through an `Rc<RefCell<_>>`: each worker runs on a single-threaded runtime, and no borrow is
+//! held across an `.await`.
+
+use std::cell::RefCell;
+use std::future::{poll_fn, Future};
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri, Version};
+use http_body::{Body, Frame, SizeHint};
+use tokio::io::AsyncWrite;
+use tokio::sync::watch;
+use tokio::time::{Instant, Sleep};
+
+use crate::body::{BodyError, ClientBody, RespBody};
+use crate::io::Stream;
+use crate::problem::{self, code};
+
+/// Limits of one listener's HTTP/1 connections.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub max_header_size: usize,
+    pub max_headers: usize,
+    pub header_timeout: Duration,
+    pub body_timeout: Duration,
+    pub keepalive_timeout: Duration,
+}
+
+/// What the proxy knows about the connection a request came on.
+#[derive(Clone, Debug)]
+pub struct ConnInfo {
+    pub peer: SocketAddr,
+    pub local: SocketAddr,
+    pub tls: bool,
+}
+
+/// The request handler a connection drives.
+pub trait Handler {
+    fn call<'a>(&'a self, req: Request<ClientBody>, conn: &'a ConnInfo) -> impl Future<Output = Response<RespBody>> + 'a;
+}
+
+/// How a connection ended.
+pub enum Served {
+    /// Closed (by either side, after an error, or on shutdown).
+    Closed,
+    /// The client opened with the HTTP/2 preface: hand the stream (with the bytes read so far
+    /// replayed) to the HTTP/2 server.
+    H2(Stream),
+}
+
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+const READ_CHUNK: usize = 16 * 1024;
+const MAX_CHUNK_LINE: usize = 1024;
+const MAX_TRAILERS: usize = 8 * 1024;
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+struct Shared {
+    io: Stream,
+    rbuf: BytesMut,
+    /// Sequence number of the request whose body may be read; older bodies read nothing.
+    seq: u64,
+    body: BodyState,
+    /// Bytes of the `100 Continue` line still to write (`None`: not needed or done).
+    continue_at: Option<usize>,
+    body_timeout: Duration,
+    deadline: Pin<Box<Sleep>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BodyState {
+    Length(u64),
+    Chunked(Chunk),
+    Done,
+    Failed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chunk {
+    Size,
+    Data(u64),
+    DataEnd,
+    Trailers(usize),
+}
+
+impl Shared {
+    /// Read more bytes into `rbuf`. `Ok(0)` is end of stream.
+    fn poll_read_more(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        if self.rbuf.capacity() - self.rbuf.len() < 4096 {
+            self.rbuf.reserve(READ_CHUNK);
+        }
+        tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.rbuf)
+    }
+
+    fn poll_write_continue(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some(off) = self.continue_at {
+            let n = ready!(Pin::new(&mut self.io).poll_write(cx, &CONTINUE[off..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.continue_at = if off + n >= CONTINUE.len() { None } else { Some(off + n) };
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Decode the next piece of body from `rbuf`. `Ok(None)` means more input is needed.
+    fn decode(&mut self) -> Result<Option<Option<Bytes>>, BodyError> {
+        loop {
+            match self.body {
+                BodyState::Done => return Ok(Some(None)),
+                BodyState::Failed => return Err(BodyError::Incomplete),
+                BodyState::Length(0) => {
+                    self.body = BodyState::Done;
+                    return Ok(Some(None));
+                }
+                BodyState::Length(n) => {
+                    if self.rbuf.is_empty() {
+                        return Ok(None);
+                    }
+                    let take = (n.min(self.rbuf.len() as u64)) as usize;
+                    self.body = BodyState::Length(n - take as u64);
+                    if n == take as u64 {
+                        self.body = BodyState::Done;
+                    }
+                    return Ok(Some(Some(self.rbuf.split_to(take).freeze())));
+                }
+                BodyState::Chunked(Chunk::Size) => {
+                    let Some(nl) = memchr::memchr(b'\n', &self.rbuf) else {
+                        if self.rbuf.len() > MAX_CHUNK_LINE {
+                            return Err(BodyError::Chunked("chunk size line too long"));
+                        }
+                        return Ok(None);
+                    };
+                    if nl > MAX_CHUNK_LINE {
+                        return Err(BodyError::Chunked("chunk size line too long"));
+                    }
+                    let size = parse_chunk_size(&self.rbuf[..=nl])?;
+                    let _ = self.rbuf.split_to(nl + 1);
+                    self.body = BodyState::Chunked(if size == 0 { Chunk::Trailers(0) } else { Chunk::Data(size) });
+                }
+                BodyState::Chunked(Chunk::Data(n)) => {
+                    if self.rbuf.is_empty() {
+                        return Ok(None);
+                    }
+                    let take = (n.min(self.rbuf.len() as u64)) as usize;
+                    let rest = n - take as u64;
+                    self.body = BodyState::Chunked(if rest == 0 { Chunk::DataEnd } else { Chunk::Data(rest) });
+                    return Ok(Some(Some(self.rbuf.split_to(take).freeze())));
+                }
+                BodyState::Chunked(Chunk::DataEnd) => {
+                    if self.rbuf.len() < 2 {
+                        return Ok(None);
+                    }
+                    if &self.rbuf[..2] != b"\r\n" {
+                        return Err(BodyError::Chunked("chunk data not followed by CRLF"));
+                    }
+                    let _ = self.rbuf.split_to(2);
+                    self.body = BodyState::Chunked(Chunk::Size);
+                }
+                BodyState::Chunked(Chunk::Trailers(seen)) => {
+                    let Some(nl) = memchr::memchr(b'\n', &self.rbuf) else {
+                        if seen + self.rbuf.len() > MAX_TRAILERS {
+                            return Err(BodyError::Chunked("trailers too large"));
+                        }
+                        return Ok(None);
+                    };
+                    if nl == 0 || self.rbuf[nl - 1] != b'\r' {
+                        return Err(BodyError::Chunked("bare LF in trailers"));
+                    }
+                    if seen + nl + 1 > MAX_TRAILERS {
+                        return Err(BodyError::Chunked("trailers too large"));
+                    }
+                    let line_len = nl + 1;
+                    let _ = self.rbuf.split_to(line_len);
+                    // Trailer fields are read and dropped; an empty line ends the body.
+                    self.body = if line_len == 2 { BodyState::Done } else { BodyState::Chunked(Chunk::Trailers(seen + line_len)) };
+                }
+            }
+        }
+    }
+}
+
+fn parse_chunk_size(line: &[u8]) -> Result<u64, BodyError> {
+    // line ends with '\n'; require CRLF.
+    if line.len() < 2 || line[line.len() - 2] != b'\r' {
+        return Err(BodyError::Chunked("bare LF after chunk size"));
+    }
+    let line = &line[..line.len() - 2];
+    let digits_end = line.iter().position(|b| !b.is_ascii_hexdigit()).unwrap_or(line.len());
+    if digits_end == 0 {
+        return Err(BodyError::Chunked("missing chunk size"));
+    }
+    if digits_end > 16 {
+        return Err(BodyError::Chunked("chunk size too large"));
+    }
+    let mut size: u64 = 0;
+    for &b in &line[..digits_end] {
+        let d = (b as char).to_digit(16).unwrap_or(0) as u64;
+        size = size.checked_mul(16).and_then(|s| s.checked_add(d)).ok_or(BodyError::Chunked("chunk size too large"))?;
+    }
+    let ext = &line[digits_end..];
+    if !ext.is_empty() {
+        let trimmed = ext.iter().position(|b| *b != b' ' && *b != b'\t').map_or(&ext[..0], |i| &ext[i..]);
+        if trimmed.first() != Some(&b';') || trimmed.iter().any(|b| *b < 0x20 && *b != b'\t' || *b == 0x7f) {
+            return Err(BodyError::Chunked("invalid chunk extension"));
+        }
+    }
+    Ok(size)
+}
+
+/// The body of a request on an HTTP/1 connection.
+pub struct RequestBody {
+    shared: Rc<RefCell<Shared>>,
+    seq: u64,
+    hint: SizeHint,
+}
+
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let this = self.get_mut();
+        let mut s = this.shared.borrow_mut();
+        if s.seq != this.seq {
+            return Poll::Ready(Some(Err(BodyError::Incomplete)));
+        }
+        if s.continue_at.is_some() {
+            if let Err(e) = ready!(s.poll_write_continue(cx)) {
+                s.body = BodyState::Failed;
+                return Poll::Ready(Some(Err(BodyError::Io(e.to_string()))));
+            }
+            let timeout = s.body_timeout;
+            s.deadline.as_mut().reset(Instant::now() + timeout);
+        }
+        loop {
+            match s.decode() {
+                Ok(Some(Some(data))) => return Poll::Ready(Some(Ok(Frame::data(data)))),
+                Ok(Some(None)) => return Poll::Ready(None),
+                Ok(None) => {}
+                Err(e) => {
+                    s.body = BodyState::Failed;
+                    return Poll::Ready(Some(Err(e)));
+                }
+            }
+            match s.poll_read_more(cx) {
+                Poll::Ready(Ok(0)) => {
+                    s.body = BodyState::Failed;
+                    return Poll::Ready(Some(Err(BodyError::Incomplete)));
+                }
+                Poll::Ready(Ok(_)) => {
+                    let timeout = s.body_timeout;
+                    s.deadline.as_mut().reset(Instant::now() + timeout);
+                }
+                Poll::Ready(Err(e)) => {
+                    s.body = BodyState::Failed;
+                    return Poll::Ready(Some(Err(BodyError::Io(e.to_string()))));
+                }
+                Poll::Pending => {
+                    if s.deadline.as_mut().poll(cx).is_ready() {
+                        s.body = BodyState::Failed;
+                        return Poll::Ready(Some(Err(BodyError::Timeout)));
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        let s = self.shared.borrow();
+        s.seq == self.seq && s.body == BodyState::Done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.hint.clone()
+    }
+}
+
+/// A parsed request head, or why there is none.
+enum Head {
+    Request(Box<Request<ClientBody>>, Framing),
+    /// The connection is idle and closed, timed out while idle, or shutdown was requested.
+    Idle,
+    H2,
+    Reject(StatusCode, &'static str, &'static str),
+}
+
+struct Framing {
+    keep_alive: bool,
+    version: Version,
+    is_head: bool,
+}
+
+/// Serve one HTTP/1 connection until it closes.
+pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: &Limits, mut shutdown: watch::Receiver<bool>, h2c: bool) -> Served {
+    let shared = Rc::new(RefCell::new(Shared {
+        io,
+        rbuf: BytesMut::with_capacity(READ_CHUNK),
+        seq: 0,
+        body: BodyState::Done,
+        continue_at: None,
+        body_timeout: limits.body_timeout,
+        deadline: Box::pin(tokio::time::sleep(limits.body_timeout)),
+    }));
+    let mut wbuf: Vec<u8> = Vec::with_capacity(1024);
+    let mut first = true;
+    loop {
+        let head = read_head(&shared, limits, &mut shutdown, first && h2c, first).await;
+        first = false;
+        let (req, framing) = match head {
+            Head::Request(req, framing) => (req, framing),
+            Head::Idle => return Served::Closed,
+            Head::H2 => {
+                let Ok(cell) = Rc::try_unwrap(shared) else { return Served::Closed };
+                let s = cell.into_inner();
+                let prefix = s.rbuf.freeze();
+                return Served::H2(Stream::Rewind(Box::new(crate::io::Rewind { prefix, inner: s.io })));
+            }
+            Head::Reject(status, code, title) => {
+                let id = crate::request_id::next();
+                tracing::debug!(peer = %info.peer, %status, code, "rejected malformed request");
+                let resp = problem::response(status, code, title, id.as_str(), &[]);
+                let _ = write_response(&shared, &mut wbuf, resp, false, false, Version::HTTP_11, limits).await;
+                return Served::Closed;
+            }
+        };
+        let resp = handler.call(*req, &info).await;
+        let body_done = shared.borrow().body == BodyState::Done;
+        let keep_alive = framing.keep_alive && body_done && !*shutdown.borrow();
+        match write_response(&shared, &mut wbuf, resp, framing.is_head, keep_alive, framing.version, limits).await {
+            Ok(true) => {}
+            Ok(false) | Err(_) => {
+                let _ = poll_fn(|cx| Pin::new(&mut shared.borrow_mut().io).poll_shutdown(cx)).await;
+                return Served::Closed;
+            }
+        }
+    }
+}
+
+async fn read_head(
+    shared: &Rc<RefCell<Shared>>,
+    limits: &Limits,
+    shutdown: &mut watch::Receiver<bool>,
+    sniff_h2: bool,
+    first: bool,
+) -> Head {
+    // Wait for the first byte of the next request (idle keep-alive time).
+    if shared.borrow().rbuf.is_empty() {
+        if *shutdown.borrow() {
+            return Head::Idle;
+        }
+        let idle = if first { limits.header_timeout } else { limits.keepalive_timeout };
+        let read = poll_fn(|cx| shared.borrow_mut().poll_read_more(cx));
+        tokio::select! {
+            biased;
+            r = tokio::time::timeout(idle, read) => match r {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => return Head::Idle,
+            },
+            _ = shutdown.changed() => return Head::Idle,
+        }
+    }
+    let deadline = Instant::now() + limits.header_timeout;
+    let mut scanned = 0usize;
+    loop {
+        {
+            let mut s = shared.borrow_mut();
+            // RFC 9112 §2.2: ignore empty lines before the request line.
+            while s.rbuf.starts_with(b"\r\n") {
+                let _ = s.rbuf.split_to(2);
+                scanned = 0;
+            }
+            if sniff_h2 && s.rbuf.len() >= H2_PREFACE.len().min(s.rbuf.len()) && !s.rbuf.is_empty() {
+                let n = s.rbuf.len().min(H2_PREFACE.len());
+                if s.rbuf[..n] == H2_PREFACE[..n] {
+                    if n == H2_PREFACE.len() {
+                        return Head::H2;
+                    }
+                    // Could still become the preface: read more.
+                } else if let Some(end) = find_head_end(&s.rbuf, &mut scanned) {
+                    return parse_head(&mut s, end, limits.max_headers, shared);
+                }
+            } else if let Some(end) = find_head_end(&s.rbuf, &mut scanned) {
+                return parse_head(&mut s, end, limits.max_headers, shared);
+            }
+            if s.rbuf.len() > limits.max_header_size {
+                return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
+            }
+        }
+        let read = poll_fn(|cx| shared.borrow_mut().poll_read_more(cx));
+        match tokio::time::timeout_at(deadline, read).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return Head::Idle,
+            Ok(Ok(_)) => {}
+            Err(_) => return Head::Reject(StatusCode::REQUEST_TIMEOUT, code::HEADER_TIMEOUT, "Request header timeout"),
+        }
+    }
+}
+
+/// Find the end of the head (`\r\n\r\n`, or a bare-LF variant that parsing then rejects),
+/// resuming from `scanned` so that a slow client costs linear time.
+fn find_head_end(buf: &[u8], scanned: &mut usize) -> Option<usize> {
+    let start = scanned.saturating_sub(3);
+    let mut from = start;
+    while let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
+        let nl = from + i;
+        // "\n\n" or "\n\r\n"
+        if buf.get(nl + 1) == Some(&b'\n') {
+            return Some(nl + 2);
+        }
+        if buf.get(nl + 1) == Some(&b'\r') && buf.get(nl + 2) == Some(&b'\n') {
+            return Some(nl + 3);
+        }
+        from = nl + 1;
+    }
+    *scanned = buf.len();
+    None
+}
+
+fn parse_head(s: &mut Shared, end: usize, max_headers: usize, shared: &Rc<RefCell<Shared>>) -> Head {
+    let bad = |msg| Head::Reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, msg);
+    // Bare LF line endings are a request smuggling vector: require CRLF everywhere.
+    let head_bytes = &s.rbuf[..end];
+    if memchr::memchr_iter(b'\n', head_bytes).any(|i| i == 0 || head_bytes[i - 1] != b'\r') {
+        return bad("Malformed request: bare LF line ending");
+    }
+    // Up to 128 header slots live on the stack; larger limits use the heap.
+    let mut stack = [httparse::EMPTY_HEADER; 128];
+    let mut heap = Vec::new();
+    let slots: &mut [httparse::Header<'_>] = if max_headers <= stack.len() {
+        &mut stack[..max_headers]
+    } else {
+        heap.resize(max_headers, httparse::EMPTY_HEADER);
+        &mut heap
+    };
+    let mut req = httparse::Request::new(slots);
+    let status = match req.parse(head_bytes) {
+        Ok(httparse::Status::Complete(n)) if n == end => n,
+        Ok(_) => return bad("Malformed request head"),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Too many request header fields")
+        }
+        Err(_) => return bad("Malformed request head"),
+    };
+    let _ = status;
+    let version = match req.version {
+        Some(1) => Version::HTTP_11,
+        Some(0) => Version::HTTP_10,
+        _ => return Head::Reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, code::BAD_REQUEST, "HTTP version not supported"),
+    };
+    let Some(method) = req.method.and_then(|m| Method::from_bytes(m.as_bytes()).ok()) else {
+        return bad("Invalid method");
+    };
+    let path = req.path.unwrap_or("");
+    // Offsets into the head, so that values can be shared zero-copy once the head is frozen.
+    let base = head_bytes.as_ptr() as usize;
+    let path_range = (path.as_ptr() as usize - base, path.len());
+    let mut ranges: Vec<(HeaderName, usize, usize)> = Vec::with_capacity(req.headers.len());
+    for h in req.headers.iter() {
+        let Ok(name) = HeaderName::from_bytes(h.name.as_bytes()) else { return bad("Invalid header name") };
+        ranges.push((name, h.value.as_ptr() as usize - base, h.value.len()));
+    }
+    drop(req);
+    let head = s.rbuf.split_to(end).freeze();
+    let Ok(uri) = Uri::from_maybe_shared(head.slice(path_range.0..path_range.0 + path_range.1)) else {
+        return bad("Invalid request target");
+    };
+    if method == Method::CONNECT {
+        return Head::Reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported");
+    }
+    if uri.scheme().is_none() && uri.path() != "*" && !uri.path().starts_with('/') {
+        return bad("Invalid request target");
+    }
+    let mut headers = HeaderMap::with_capacity(ranges.len());
+    for (name, off, len) in ranges {
+        let Ok(value) = HeaderValue::from_maybe_shared(head.slice(off..off + len)) else { return bad("Invalid header value") };
+        headers.append(name, value);
+    }
+
+    // Framing (RFC 9112 §6): refuse everything ambiguous.
+    let te_present = headers.contains_key(header::TRANSFER_ENCODING);
+    let cl_present = headers.contains_key(header::CONTENT_LENGTH);
+    if te_present && cl_present {
+        return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Both Content-Length and Transfer-Encoding");
+    }
+    let mut body = BodyState::Length(0);
+    let mut hint = SizeHint::with_exact(0);
+    if te_present {
+        if version == Version::HTTP_10 {
+            return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Transfer-Encoding in HTTP/1.0");
+        }
+        let mut codings = Vec::new();
+        for v in headers.get_all(header::TRANSFER_ENCODING) {
+            let Ok(v) = v.to_str() else { return bad("Invalid Transfer-Encoding") };
+            codings.extend(v.split(',').map(|c| c.trim().to_ascii_lowercase()).filter(|c| !c.is_empty()));
+        }
+        if codings.last().map(String::as_str) != Some("chunked") {
+            return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Transfer-Encoding must end with chunked");
+        }
+        if codings.len() != 1 {
+            return Head::Reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "Unsupported transfer coding");
+        }
+        body = BodyState::Chunked(Chunk::Size);
+        hint = SizeHint::new();
+    } else if cl_present {
+        let mut len: Option<u64> = None;
+        for v in headers.get_all(header::CONTENT_LENGTH) {
+            for part in v.as_bytes().split(|b| *b == b',') {
+                let part = part.trim_ascii();
+                if part.is_empty() || part.len() > 19 || !part.iter().all(u8::is_ascii_digit) {
+                    return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Invalid Content-Length");
+                }
+                let n: u64 = std::str::from_utf8(part).ok().and_then(|p| p.parse().ok()).unwrap_or(u64::MAX);
+                if len.is_some_and(|l| l != n) {
+                    return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Conflicting Content-Length values");
+                }
+                len = Some(n);
+            }
+        }
+        let n = len.unwrap_or(0);
+        if headers.get_all(header::CONTENT_LENGTH).iter().count() > 1 {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+        }
+        body = BodyState::Length(n);
+        hint = SizeHint::with_exact(n);
+    }
+    let hosts = headers.get_all(header::HOST).iter().count();
+    if hosts > 1 || (version == Version::HTTP_11 && hosts == 0 && uri.authority().is_none()) {
+        return bad("Exactly one Host header is required");
+    }
+    let mut expect_continue = false;
+    if let Some(expect) = headers.get(header::EXPECT) {
+        if expect.as_bytes().eq_ignore_ascii_case(b"100-continue") {
+            expect_continue = version == Version::HTTP_11 && body != BodyState::Length(0);
+        } else {
+            return Head::Reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
+        }
+    }
+    let keep_alive = connection_keep_alive(&headers, version);
+    let is_head = method == Method::HEAD;
+    s.seq += 1;
+    s.body = if body == BodyState::Length(0) { BodyState::Done } else { body };
+    s.continue_at = expect_continue.then_some(0);
+    let deadline = Instant::now() + s.body_timeout;
+    s.deadline.as_mut().reset(deadline);
+    let client_body = if s.body == BodyState::Done {
+        ClientBody::Empty
+    } else {
+        ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint })
+    };
+    let mut req = Request::new(client_body);
+    *req.method_mut() = method;
+    *req.uri_mut() = uri;
+    *req.version_mut() = version;
+    *req.headers_mut() = headers;
+    Head::Request(Box::new(req), Framing { keep_alive, version, is_head })
+}
+
+fn connection_keep_alive(headers: &HeaderMap, version: Version) -> bool {
+    let mut close = false;
+    let mut keep = false;
+    for v in headers.get_all(header::CONNECTION) {
+        for token in v.as_bytes().split(|b| *b == b',') {
+            let t = token.trim_ascii();
+            if t.eq_ignore_ascii_case(b"close") {
+                close = true;
+            } else if t.eq_ignore_ascii_case(b"keep-alive") {
+                keep = true;
+            }
+        }
+    }
+    if close {
+        return false;
+    }
+    version == Version::HTTP_11 || keep
+}
+
+/// Write a response. Returns whether the connection may be reused.
+#[allow(clippy::too_many_arguments)]
+async fn write_response(shared: &Rc<RefCell<Shared>>, wbuf: &mut Vec<u8>, resp: Response<RespBody>, is_head: bool, keep_alive: bool, version: Version, limits: &Limits) -> io::Result<bool> {
+    let (parts, mut body) = resp.into_parts();
+    let status = parts.status;
+    let no_body = is_head || status.is_informational() || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED;
+    let exact = body.size_hint().exact();
+    let mut keep_alive = keep_alive;
+    // HTTP/1.0 clients do not understand chunked: a body of unknown length ends at close.
+    let chunked = !no_body && exact.is_none() && version == Version::HTTP_11;
+    if !no_body && exact.is_none() && version == Version::HTTP_10 {
+        keep_alive = false;
+    }
+    wbuf.clear();
+    wbuf.extend_from_slice(b"HTTP/1.1 ");
+    wbuf.extend_from_slice(status.as_str().as_bytes());
+    wbuf.push(b' ');
+    wbuf.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
+    wbuf.extend_from_slice(b"\r\n");
+    let mut has_date = false;
+    for (name, value) in parts.headers.iter() {
+        if name == header::CONNECTION || name == header::TRANSFER_ENCODING {
+            continue;
+        }
+        if name == header::CONTENT_LENGTH && !(is_head || status == StatusCode::NOT_MODIFIED) {
+            continue;
+        }
+        if name == header::DATE {
+            has_date = true;
+        }
+        wbuf.extend_from_slice(name.as_str().as_bytes());
+        wbuf.extend_from_slice(b": ");
+        wbuf.extend_from_slice(value.as_bytes());
+        wbuf.extend_from_slice(b"\r\n");
+    }
+    if !has_date {
+        wbuf.extend_from_slice(b"date: ");
+        crate::date::with(|d| wbuf.extend_from_slice(d));
+        wbuf.extend_from_slice(b"\r\n");
+    }
+    if !no_body {
+        if let Some(n) = exact {
+            wbuf.extend_from_slice(b"content-length: ");
+            wbuf.extend_from_slice(itoa_u64(n).as_bytes());
+            wbuf.extend_from_slice(b"\r\n");
+        } else if chunked {
+            wbuf.extend_from_slice(b"transfer-encoding: chunked\r\n");
+        }
+    } else if status == StatusCode::NO_CONTENT || status.is_informational() {
+        // no length at all
+    } else if is_head && !parts.headers.contains_key(header::CONTENT_LENGTH) {
+        if let Some(n) = exact {
+            if n > 0 {
+                wbuf.extend_from_slice(b"content-length: ");
+                wbuf.extend_from_slice(itoa_u64(n).as_bytes());
+                wbuf.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+    if !keep_alive {
+        wbuf.extend_from_slice(b"connection: close\r\n");
+    } else if version == Version::HTTP_10 {
+        wbuf.extend_from_slice(b"connection: keep-alive\r\n");
+    }
+    wbuf.extend_from_slice(b"\r\n");
+
+    let send_timeout = limits.body_timeout;
+    if no_body {
+        drop(body);
+        timed(send_timeout, write_all(shared, wbuf)).await?;
+        return Ok(keep_alive);
+    }
+    // Small fixed bodies go out in the same write as the head.
+    if let RespBody::Full(data) = &mut body {
+        if let Some(d) = data.take() {
+            if d.len() <= 64 * 1024 {
+                wbuf.extend_from_slice(&d);
+                timed(send_timeout, write_all(shared, wbuf)).await?;
+            } else {
+                timed(send_timeout, write_all(shared, wbuf)).await?;
+                timed(send_timeout, write_all(shared, &d)).await?;
+            }
+        } else {
+            timed(send_timeout, write_all(shared, wbuf)).await?;
+        }
+        return Ok(keep_alive);
+    }
+    // Streamed: the head goes out with the first frame (or with the terminator).
+    let mut head_sent = false;
+    let mut sent: u64 = 0;
+    loop {
+        let frame = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+        match frame {
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else { continue };
+                if data.is_empty() {
+                    continue;
+                }
+                sent += data.len() as u64;
+                if head_sent {
+                    wbuf.clear();
+                }
+                head_sent = true;
+                if chunked {
+                    wbuf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                }
+                if data.len() <= 16 * 1024 {
+                    wbuf.extend_from_slice(&data);
+                    if chunked {
+                        wbuf.extend_from_slice(b"\r\n");
+                    }
+                    timed(send_timeout, write_all(shared, wbuf)).await?;
+                } else {
+                    timed(send_timeout, write_all(shared, wbuf)).await?;
+                    timed(send_timeout, write_all(shared, &data)).await?;
+                    if chunked {
+                        timed(send_timeout, write_all(shared, b"\r\n")).await?;
+                    }
+                }
+            }
+            Some(Err(e)) => {
+                // The upstream failed mid-response: the only honest signal left is to cut the
+                // connection without a terminating chunk, so the client sees a truncated body.
+                tracing::warn!(error = %e, sent, "response body failed mid-stream; closing client connection");
+                if !head_sent {
+                    return Err(io::Error::other("upstream body failed before any data"));
+                }
+                return Ok(false);
+            }
+            None => break,
+        }
+    }
+    if head_sent {
+        wbuf.clear();
+    }
+    if chunked {
+        wbuf.extend_from_slice(b"0\r\n\r\n");
+    }
+    if !wbuf.is_empty() {
+        timed(send_timeout, write_all(shared, wbuf)).await?;
+    }
+    if exact.is_some_and(|n| n != sent) {
+        keep_alive = false;
+    }
+    Ok(keep_alive)
+}
+
+async fn timed<T>(d: Duration, f: impl Future<Output = io::Result<T>>) -> io::Result<T> {
+    match tokio::time::timeout(d, f).await {
+        Ok(r) => r,
+        Err(_) => Err(io::ErrorKind::TimedOut.into()),
+    }
+}
+
+async fn write_all(shared: &Rc<RefCell<Shared>>, mut buf: &[u8]) -> io::Result<()> {
+    poll_fn(|cx| {
+        let mut s = shared.borrow_mut();
+        while !buf.is_empty() {
+            let n = ready!(Pin::new(&mut s.io).poll_write(cx, buf))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            buf = &buf[n..];
+        }
+        Poll::Ready(Ok(()))
+    })
+    .await
+}
+
+fn itoa_u64(n: u64) -> String {
+    n.to_string()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,239 @@
+//! Header handling in one place: hop-by-hop removal, forwarding headers, and client IP
+//! resolution through trusted proxies. Both directions (to the upstream and back to the client)
+//! go through here.
+
+use std::net::IpAddr;
+
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use ipnet::IpNet;
+
+pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+pub const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+pub const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+pub const X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
+const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
+const PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
+
+/// The hop-by-hop headers of RFC 9110 §7.6.1, plus the non-standard ones proxies also drop.
+const HOP_BY_HOP: [HeaderName; 8] = [
+    header::CONNECTION,
+    KEEP_ALIVE,
+    PROXY_CONNECTION,
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+];
+
+/// Remove hop-by-hop headers, including every header named in `Connection`. `Upgrade` goes too
+/// (upgrades are not proxied). Content-Length is left for the caller to reset.
+pub fn strip_hop_by_hop(h: &mut HeaderMap) {
+    if let Some(_conn) = h.get(header::CONNECTION) {
+        let named: Vec<HeaderName> = h
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
+            .collect();
+        for n in named {
+            // Never let a client strip the forwarding headers we set or the framing we rely on.
+            if n != header::HOST && n != header::CONTENT_LENGTH {
+                h.remove(n);
+            }
+        }
+    }
+    for n in &HOP_BY_HOP {
+        h.remove(n);
+    }
+    h.remove(header::UPGRADE);
+}
+
+/// The client's address: the peer, or, when the peer is a trusted proxy, the right-most address
+/// in `X-Forwarded-For` (or `Forwarded: for=`) that is not itself a trusted proxy.
+pub fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &[IpNet]) -> IpAddr {
+    let peer = canonical(peer);
+    if trusted.is_empty() || !is_trusted(peer, trusted) {
+        return peer;
+    }
+    let mut chain: Vec<IpAddr> = Vec::new();
+    for v in headers.get_all(X_FORWARDED_FOR) {
+        let Ok(s) = v.to_str() else { return peer };
+        for part in s.split(',') {
+            match parse_ip(part.trim()) {
+                Some(ip) => chain.push(ip),
+                None => return peer,
+            }
+        }
+    }
+    if chain.is_empty() {
+        for v in headers.get_all(header::FORWARDED) {
+            let Ok(s) = v.to_str() else { return peer };
+            for element in s.split(',') {
+                for pair in element.split(';') {
+                    let Some((k, val)) = pair.trim().split_once('=') else { continue };
+                    if k.trim().eq_ignore_ascii_case("for") {
+                        match parse_ip(val.trim().trim_matches('"')) {
+                            Some(ip) => chain.push(ip),
+                            None => return peer,
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for ip in chain.iter().rev() {
+        let ip = canonical(*ip);
+        if !is_trusted(ip, trusted) {
+            return ip;
+        }
+    }
+    chain.first().copied().map(canonical).unwrap_or(peer)
+}
+
+fn is_trusted(ip: IpAddr, trusted: &[IpNet]) -> bool {
+    trusted.iter().any(|n| n.contains(&ip))
+}
+
+/// `::ffff:1.2.3.4` is reported as `1.2.3.4`.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+        v4 => v4,
+    }
+}
+
+/// An address as it appears in forwarding headers: bare, `[v6]`, `[v6]:port` or `v4:port`.
+fn parse_ip(s: &str) -> Option<IpAddr> {
+    if let Ok(ip) = s.parse() {
+        return Some(ip);
+    }
+    if let Some(rest) = s.strip_prefix('[') {
+        return rest.split(']').next()?.parse().ok();
+    }
+    let (host, port) = s.rsplit_once(':')?;
+    port.parse::<u16>().ok()?;
+    host.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4)
+}
+
+/// Set the forwarding headers on a request going upstream.
+///
+/// `X-Forwarded-For` is extended when the peer is a trusted proxy and replaced otherwise, so a
+/// client cannot plant addresses that the upstream would believe.
+pub fn set_forwarding(h: &mut HeaderMap, peer: IpAddr, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) {
+    let peer = canonical(peer);
+    let xff = if peer_trusted {
+        let prior: Vec<&str> = h.get_all(X_FORWARDED_FOR).iter().filter_map(|v| v.to_str().ok()).collect();
+        if prior.is_empty() {
+            peer.to_string()
+        } else {
+            format!("{}, {peer}", prior.join(", "))
+        }
+    } else {
+        peer.to_string()
+    };
+    if let Ok(v) = HeaderValue::from_str(&xff) {
+        h.insert(X_FORWARDED_FOR, v);
+    }
+    h.insert(X_FORWARDED_PROTO, HeaderValue::from_static(if tls { "https" } else { "http" }));
+    match orig_host {
+        Some(host) if !peer_trusted || !h.contains_key(X_FORWARDED_HOST) => {
+            h.insert(X_FORWARDED_HOST, host.clone());
+        }
+        Some(_) => {}
+        None => {
+            if !peer_trusted {
+                h.remove(X_FORWARDED_HOST);
+            }
+        }
+    }
+    if let Ok(v) = HeaderValue::from_str(&client.to_string()) {
+        h.insert(X_REAL_IP, v);
+    }
+}
+
+/// Whether `peer` is in the trusted list.
+pub fn peer_trusted(peer: IpAddr, trusted: &[IpNet]) -> bool {
+    !trusted.is_empty() && is_trusted(canonical(peer), trusted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(HeaderName::from_bytes(k.as_bytes()).unwrap(), HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    fn nets(s: &[&str]) -> Vec<IpNet> {
+        s.iter().map(|n| n.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn hop_by_hop_and_connection_named_headers_are_removed() {
+        let mut h = map(&[
+            ("connection", "keep-alive, X-Secret, host"),
+            ("keep-alive", "timeout=5"),
+            ("x-secret", "1"),
+            ("te", "trailers"),
+            ("transfer-encoding", "chunked"),
+            ("upgrade", "websocket"),
+            ("proxy-authorization", "Basic x"),
+            ("host", "a.example"),
+            ("accept", "*/*"),
+        ]);
+        strip_hop_by_hop(&mut h);
+        let names: Vec<_> = h.keys().map(|k| k.as_str()).collect();
+        assert_eq!(names, ["host", "accept"]);
+    }
+
+    #[test]
+    fn client_ip_only_from_trusted_peers() {
+        let peer: IpAddr = "10.0.0.5".parse().unwrap();
+        let h = map(&[("x-forwarded-for", "1.2.3.4, 10.0.0.9")]);
+        assert_eq!(client_ip(peer, &h, &[]), peer);
+        assert_eq!(client_ip(peer, &h, &nets(&["192.168.0.0/16"])), peer);
+        assert_eq!(client_ip(peer, &h, &nets(&["10.0.0.0/8"])), "1.2.3.4".parse::<IpAddr>().unwrap());
+        // Spoofed left-most entries are ignored: the right-most untrusted address wins.
+        let h = map(&[("x-forwarded-for", "6.6.6.6, 1.2.3.4")]);
+        assert_eq!(client_ip(peer, &h, &nets(&["10.0.0.0/8"])), "1.2.3.4".parse::<IpAddr>().unwrap());
+        // Garbage falls back to the peer.
+        let h = map(&[("x-forwarded-for", "1.2.3.4, nonsense")]);
+        assert_eq!(client_ip(peer, &h, &nets(&["10.0.0.0/8"])), peer);
+    }
+
+    #[test]
+    fn forwarded_header_and_ports() {
+        let peer: IpAddr = "127.0.0.1".parse().unwrap();
+        let h = map(&[("forwarded", "for=\"[2001:db8::1]:4711\";proto=https, for=192.0.2.60:80")]);
+        assert_eq!(client_ip(peer, &h, &nets(&["127.0.0.0/8"])), "192.0.2.60".parse::<IpAddr>().unwrap());
+        let h = map(&[("forwarded", "for=\"[2001:db8::1]:4711\"")]);
+        assert_eq!(client_ip(peer, &h, &nets(&["127.0.0.0/8"])), "2001:db8::1".parse::<IpAddr>().unwrap());
+        let mapped: IpAddr = "::ffff:127.0.0.1".parse().unwrap();
+        assert_eq!(client_ip(mapped, &HeaderMap::new(), &[]), peer);
+    }
+
+    #[test]
+    fn forwarding_headers_replace_untrusted_and_extend_trusted() {
+        let peer: IpAddr = "10.1.1.1".parse().unwrap();
+        let mut h = map(&[("x-forwarded-for", "9.9.9.9"), ("x-forwarded-host", "evil")]);
+        let host = HeaderValue::from_static("api.example");
+        set_forwarding(&mut h, peer, peer, false, true, Some(&host));
+        assert_eq!(h[X_FORWARDED_FOR], "10.1.1.1");
+        assert_eq!(h[X_FORWARDED_PROTO], "https");
+        assert_eq!(h[X_FORWARDED_HOST], "api.example");
+        assert_eq!(h[X_REAL_IP], "10.1.1.1");
+        let mut h = map(&[("x-forwarded-for", "9.9.9.9")]);
+        let client: IpAddr = "9.9.9.9".parse().unwrap();
+        set_forwarding(&mut h, peer, client, true, false, Some(&host));
+        assert_eq!(h[X_FORWARDED_FOR], "9.9.9.9, 10.1.1.1");
+        assert_eq!(h[X_REAL_IP], "9.9.9.9");
+        assert_eq!(h[X_FORWARDED_PROTO], "http");
+    }
+}

@@ -1,0 +1,283 @@
+//! The request lifecycle (see docs/ARCHITECTURE.md):
+//!
+//! 1. route: Host and path choose an app ([`crate::router`]); none: 404;
+//! 2. client IP through trusted proxies ([`crate::headers::client_ip`]);
+//! 3. declared body size against `max_body_size`: 413 before reading anything;
+//! 4. head stages (access control, path and method checks) on the head alone;
+//! 5. body buffered up to the app's `inspect_body` limit (beyond: 413, or stream the rest
+//!    uninspected), then body stages;
+//! 6. the request goes upstream with hop-by-hop headers removed and forwarding headers set;
+//! 7. the response streams back with `X-Request-Id`.
+//!
+//! Every response generated here comes from [`crate::problem`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arc_swap::ArcSwap;
+use bytes::{Bytes, BytesMut};
+use http::{header, HeaderValue, Request, Response, StatusCode, Uri, Version};
+use http_body::Body;
+use palisade_config::{HostHeader, Oversize};
+use palisade_core::{run_stages, Outcome, Phase, RequestView};
+
+use crate::body::{BodyError, ClientBody, RespBody, UpBody};
+use crate::h1::{ConnInfo, Handler};
+use crate::headers;
+use crate::problem::{self, code};
+use crate::request_id::RequestId;
+use crate::snapshot::{App, Snapshot};
+use crate::upstream::{self, UpstreamError};
+
+/// What every worker shares: the current snapshot.
+pub struct Proxy {
+    pub snapshot: Arc<ArcSwap<Snapshot>>,
+}
+
+impl Handler for Proxy {
+    fn call<'a>(&'a self, req: Request<ClientBody>, conn: &'a ConnInfo) -> impl std::future::Future<Output = Response<RespBody>> + 'a {
+        self.handle(req, conn)
+    }
+}
+
+impl Proxy {
+    pub async fn handle(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody> {
+        let started = Instant::now();
+        let snap = self.snapshot.load_full();
+        let id = crate::request_id::next();
+        let method = req.method().clone();
+        let access_log = snap.config.log.access_log;
+        let path_for_log = access_log.then(|| req.uri().path().to_string());
+        let (mut resp, client_ip, app) = handle_inner(&snap, req, conn, id).await;
+        if let Ok(v) = HeaderValue::from_str(id.as_str()) {
+            resp.headers_mut().insert(headers::X_REQUEST_ID, v);
+        }
+        if let Some(path) = path_for_log {
+            tracing::info!(
+                target: "palisade::access",
+                request_id = id.as_str(),
+                app = app.unwrap_or("-"),
+                method = %method,
+                path = %path,
+                client_ip = %client_ip,
+                status = resp.status().as_u16(),
+                duration_us = started.elapsed().as_micros() as u64,
+                "request"
+            );
+        }
+        resp
+    }
+}
+
+fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Response<RespBody> {
+    problem::response(status, code, title, id.as_str(), &[])
+}
+
+async fn handle_inner<'s>(snap: &'s Snapshot, req: Request<ClientBody>, conn: &ConnInfo, id: RequestId) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
+    let server = &snap.config.server;
+    let client_ip = headers::client_ip(conn.peer.ip(), req.headers(), &server.trusted_proxies);
+    // 1. Route.
+    let host_value = req.uri().authority().map(|a| a.as_str().to_string()).or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string));
+    let host = host_value.as_deref().map(crate::router::host_only).unwrap_or("");
+    let Some(app_idx) = snap.router.route(host, req.uri().path()) else {
+        return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
+    };
+    let app = &snap.apps[app_idx];
+    let app_name = Some(app.cfg.name.as_str());
+    let (mut parts, body) = req.into_parts();
+
+    // 2. Declared size.
+    let declared = body.size_hint().exact();
+    let hard_limit = if app.cfg.oversize == Oversize::Reject { app.cfg.inspect_body } else { app.cfg.max_body_size };
+    if declared.is_some_and(|n| n > hard_limit) {
+        return (reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id), client_ip, app_name);
+    }
+
+    // 3. Head stages.
+    let mut outcome = Outcome::default();
+    let tls = conn.tls;
+    if !app.stages.is_empty() {
+        let view = view(&parts, &id, app, client_ip, b"", false, tls);
+        if run_stages(&app.stages, Phase::Head, &view, &mut outcome) {
+            return (blocked(app, outcome, id), client_ip, app_name);
+        }
+    }
+
+    // 4. Body.
+    let up_body = match buffer_body(body, app, server.body_read_timeout).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge) => return (reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id), client_ip, app_name),
+        Err(BodyError::Timeout) => return (reject(StatusCode::REQUEST_TIMEOUT, code::BODY_TIMEOUT, "Request body timeout", id), client_ip, app_name),
+        Err(e) => {
+            tracing::debug!(request_id = id.as_str(), error = %e, "client body failed");
+            return (reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id), client_ip, app_name);
+        }
+    };
+    if app.wants_body {
+        let (bytes, truncated): (&[u8], bool) = match &up_body {
+            UpBody::Full(b) => (b.as_deref().unwrap_or(b""), false),
+            UpBody::Chained { head, .. } => (head.as_deref().unwrap_or(b""), true),
+        };
+        if truncated {
+            tracing::info!(request_id = id.as_str(), app = %app.cfg.name, inspected = bytes.len(), "body larger than inspect_body: the rest streams uninspected");
+        }
+        let view = view(&parts, &id, app, client_ip, bytes, truncated, tls);
+        if run_stages(&app.stages, Phase::Body, &view, &mut outcome) {
+            return (blocked(app, outcome, id), client_ip, app_name);
+        }
+    }
+    for (stage, reason) in &outcome.monitored {
+        tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
+    }
+
+    // 5. Upstream request.
+    let orig_host = parts.headers.get(header::HOST).cloned().or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
+    let peer_trusted = headers::peer_trusted(conn.peer.ip(), &server.trusted_proxies);
+    headers::strip_hop_by_hop(&mut parts.headers);
+    parts.headers.remove(header::EXPECT);
+    headers::set_forwarding(&mut parts.headers, conn.peer.ip(), client_ip, peer_trusted, tls, orig_host.as_ref());
+    if let Ok(v) = HeaderValue::from_str(id.as_str()) {
+        parts.headers.insert(headers::X_REQUEST_ID, v);
+    }
+    match &up_body {
+        UpBody::Full(b) => {
+            let len = b.as_ref().map_or(0, |b| b.len());
+            let method = &parts.method;
+            if len > 0 || *method == http::Method::POST || *method == http::Method::PUT || *method == http::Method::PATCH {
+                parts.headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+            } else {
+                parts.headers.remove(header::CONTENT_LENGTH);
+            }
+        }
+        UpBody::Chained { .. } => {
+            if declared.is_none() {
+                parts.headers.remove(header::CONTENT_LENGTH);
+            }
+        }
+    }
+    let pq = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let pq = if pq.is_empty() { "/" } else { pq };
+    parts.uri = Uri::try_from(pq).unwrap_or_else(|_| Uri::from_static("/"));
+    parts.version = Version::HTTP_11;
+    let host_header = app.cfg.host_header.clone();
+    let orig_host_for_set = orig_host.clone();
+    let set_host = move |h: &mut http::HeaderMap, authority: &HeaderValue| match &host_header {
+        HostHeader::Preserve => {
+            if let Some(v) = &orig_host_for_set {
+                h.insert(header::HOST, v.clone());
+            } else {
+                h.insert(header::HOST, authority.clone());
+            }
+        }
+        HostHeader::Upstream => {
+            h.insert(header::HOST, authority.clone());
+        }
+        HostHeader::Fixed(v) => {
+            if let Ok(v) = HeaderValue::from_str(v) {
+                h.insert(header::HOST, v);
+            }
+        }
+    };
+    let up_req = Request::from_parts(parts, up_body);
+    match upstream::send(&app.upstream, up_req, &set_host).await {
+        Ok(resp) => {
+            let (mut parts, body) = resp.into_parts();
+            headers::strip_hop_by_hop(&mut parts.headers);
+            (Response::from_parts(parts, RespBody::Upstream(body)), client_ip, app_name)
+        }
+        Err(UpstreamError::Timeout) => {
+            tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, "upstream timed out");
+            (reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id), client_ip, app_name)
+        }
+        Err(UpstreamError::Connect(e)) => {
+            tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream unavailable");
+            (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id), client_ip, app_name)
+        }
+        Err(UpstreamError::Protocol(e)) => {
+            tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream failed");
+            (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name)
+        }
+    }
+}
+
+fn view<'a>(parts: &'a http::request::Parts, id: &'a RequestId, app: &'a App, client_ip: std::net::IpAddr, body: &'a [u8], truncated: bool, tls: bool) -> RequestView<'a> {
+    RequestView {
+        request_id: id.as_str(),
+        app: &app.cfg.name,
+        client_ip,
+        method: &parts.method,
+        path: parts.uri.path(),
+        query: parts.uri.query(),
+        headers: &parts.headers,
+        body,
+        body_truncated: truncated,
+        tls,
+    }
+}
+
+fn blocked(app: &App, outcome: Outcome, id: RequestId) -> Response<RespBody> {
+    let Some((stage, status, reasons)) = outcome.blocked else {
+        return reject(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error", id);
+    };
+    let status = StatusCode::from_u16(status.unwrap_or(app.cfg.block_status)).unwrap_or(StatusCode::FORBIDDEN);
+    let code = reasons.first().map(|r| r.code.to_string()).unwrap_or_else(|| format!("{stage}.blocked"));
+    tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reasons.first().map(|r| r.to_string()).unwrap_or_default(), "blocked");
+    problem::response(status, &code, "Request blocked", id.as_str(), &reasons)
+}
+
+/// Read the body up to the app's inspection limit.
+async fn buffer_body(mut body: ClientBody, app: &App, timeout: std::time::Duration) -> Result<UpBody, BodyError> {
+    if body.is_end_stream() {
+        return Ok(UpBody::Full(None));
+    }
+    let limit = app.cfg.inspect_body;
+    let max = app.cfg.max_body_size;
+    let declared = body.size_hint().exact();
+    let read = async {
+        let mut first: Option<Bytes> = None;
+        let mut buf: Option<BytesMut> = None;
+        let mut total: u64 = 0;
+        loop {
+            let frame = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await;
+            let Some(frame) = frame else { break };
+            let Ok(data) = frame?.into_data() else { continue };
+            total += data.len() as u64;
+            if total > limit {
+                if app.cfg.oversize == Oversize::Reject || total > max {
+                    return Err(BodyError::TooLarge);
+                }
+                // Keep what fits as the inspected prefix; the rest streams.
+                let mut all = match (first.take(), buf.take()) {
+                    (_, Some(b)) => b,
+                    (Some(f), None) => BytesMut::from(&f[..]),
+                    (None, None) => BytesMut::new(),
+                };
+                all.extend_from_slice(&data);
+                let spill = all.split_off(limit as usize).freeze();
+                let chained = UpBody::Chained { head: Some(all.freeze()), spill: Some(spill), rest: body, remaining: max - total };
+                return Ok::<(UpBody, bool), BodyError>((chained, true));
+            }
+            match (&mut first, &mut buf) {
+                (None, None) => first = Some(data),
+                (Some(f), None) => {
+                    let mut b = BytesMut::with_capacity(declared.unwrap_or(total * 2).min(limit) as usize);
+                    b.extend_from_slice(f);
+                    b.extend_from_slice(&data);
+                    first = None;
+                    buf = Some(b);
+                }
+                (_, Some(b)) => b.extend_from_slice(&data),
+            }
+        }
+        let full = match (first, buf) {
+            (_, Some(b)) => Some(b.freeze()),
+            (f, None) => f,
+        };
+        Ok((UpBody::Full(full), false))
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(Ok((b, _))) => Ok(b),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(BodyError::Timeout),
+    }
+}

@@ -1,0 +1,64 @@
+//! Request ids: 16 lowercase hex digits, unique per process run without coordination between
+//! workers (a per-worker random seed pushed through a bijective mixer with a counter).
+
+use std::cell::Cell;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+thread_local! {
+    static STATE: Cell<(u64, u64)> = Cell::new((seed(), 0));
+}
+
+fn seed() -> u64 {
+    let t = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let addr = &t as *const u64 as u64;
+    mix(t ^ addr.rotate_left(32) ^ u64::from(std::process::id()))
+}
+
+/// splitmix64's finaliser: a bijection on u64.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
+    z ^ (z >> 31)
+}
+
+/// A new request id.
+pub fn next() -> RequestId {
+    let v = STATE.with(|s| {
+        let (seed, n) = s.get();
+        s.set((seed, n.wrapping_add(1)));
+        mix(seed.wrapping_add(n.wrapping_mul(0x9e3779b97f4a7c15)))
+    });
+    let mut buf = [0u8; 16];
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = HEX[((v >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    RequestId(buf)
+}
+
+/// A request id held inline (no allocation).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RequestId([u8; 16]);
+
+impl RequestId {
+    pub fn as_str(&self) -> &str {
+        // Only hex digits are ever stored.
+        std::str::from_utf8(&self.0).unwrap_or("0000000000000000")
+    }
+}
+
+impl std::fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_are_hex_and_distinct() {
+        let ids: std::collections::HashSet<String> = (0..10_000).map(|_| super::next().as_str().to_string()).collect();
+        assert_eq!(ids.len(), 10_000);
+        assert!(ids.iter().all(|i| i.len() == 16 && i.bytes().all(|b| b.is_ascii_hexdigit())));
+    }
+}

@@ -1,0 +1,129 @@
+//! Application routing: the Host (exact, then the longest matching `*.domain` wildcard, then
+//! apps without hosts) and the longest matching path prefix choose an app.
+
+use std::collections::HashMap;
+
+/// Compiled routing table of a snapshot.
+#[derive(Debug, Default)]
+pub struct Router {
+    exact: HashMap<String, Vec<(String, usize)>>,
+    /// Wildcard suffixes (`.example.com`), longest first.
+    wildcard: Vec<(String, Vec<(String, usize)>)>,
+    any: Vec<(String, usize)>,
+}
+
+impl Router {
+    /// `apps` yields (host patterns, path prefix) in configuration order.
+    pub fn new<'a>(apps: impl Iterator<Item = (&'a [String], &'a str)>) -> Router {
+        let mut r = Router::default();
+        for (i, (hosts, prefix)) in apps.enumerate() {
+            let entry = (prefix.to_string(), i);
+            if hosts.is_empty() {
+                r.any.push(entry);
+                continue;
+            }
+            for h in hosts {
+                if let Some(suffix) = h.strip_prefix('*') {
+                    match r.wildcard.iter_mut().find(|(s, _)| s == suffix) {
+                        Some((_, list)) => list.push(entry.clone()),
+                        None => r.wildcard.push((suffix.to_string(), vec![entry.clone()])),
+                    }
+                } else {
+                    r.exact.entry(h.clone()).or_default().push(entry.clone());
+                }
+            }
+        }
+        let by_prefix_len = |l: &mut Vec<(String, usize)>| l.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        r.exact.values_mut().for_each(by_prefix_len);
+        r.wildcard.iter_mut().for_each(|(_, l)| by_prefix_len(l));
+        r.wildcard.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        by_prefix_len(&mut r.any);
+        r
+    }
+
+    /// The app for `host` (without port, any case) and `path`.
+    pub fn route(&self, host: &str, path: &str) -> Option<usize> {
+        let lower;
+        let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower = host.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            host
+        };
+        let host = host.strip_suffix('.').unwrap_or(host);
+        if let Some(list) = self.exact.get(host) {
+            if let Some(i) = first_prefix(list, path) {
+                return Some(i);
+            }
+        }
+        for (suffix, list) in &self.wildcard {
+            if host.len() > suffix.len() && host.ends_with(suffix.as_str()) {
+                if let Some(i) = first_prefix(list, path) {
+                    return Some(i);
+                }
+            }
+        }
+        first_prefix(&self.any, path)
+    }
+}
+
+/// A prefix matches at a segment boundary: `/api` matches `/api`, `/api/x`, not `/apix`.
+fn first_prefix(list: &[(String, usize)], path: &str) -> Option<usize> {
+    list.iter().find(|(p, _)| prefix_matches(p, path)).map(|(_, i)| *i)
+}
+
+fn prefix_matches(prefix: &str, path: &str) -> bool {
+    if prefix == "/" {
+        return true;
+    }
+    let p = prefix.strip_suffix('/').unwrap_or(prefix);
+    path.starts_with(p) && matches!(path.as_bytes().get(p.len()), None | Some(b'/'))
+}
+
+/// The host part of a Host header or URI authority (port and IPv6 brackets removed).
+pub fn host_only(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match authority.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => authority,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn router(apps: &[(&[&str], &str)]) -> Router {
+        let owned: Vec<(Vec<String>, String)> = apps.iter().map(|(h, p)| (h.iter().map(|s| s.to_string()).collect(), p.to_string())).collect();
+        Router::new(owned.iter().map(|(h, p)| (h.as_slice(), p.as_str())))
+    }
+
+    #[test]
+    fn exact_beats_wildcard_beats_any_and_longest_prefix_wins() {
+        let r = router(&[(&[], "/"), (&["api.example.com"], "/"), (&["*.example.com"], "/"), (&["api.example.com"], "/v2"), (&["*.a.example.com"], "/")]);
+        assert_eq!(r.route("api.example.com", "/x"), Some(1));
+        assert_eq!(r.route("API.Example.com.", "/v2/users"), Some(3));
+        assert_eq!(r.route("api.example.com", "/v2x"), Some(1));
+        assert_eq!(r.route("www.example.com", "/"), Some(2));
+        assert_eq!(r.route("x.a.example.com", "/"), Some(4));
+        assert_eq!(r.route("example.com", "/"), Some(0));
+        assert_eq!(r.route("other.org", "/"), Some(0));
+    }
+
+    #[test]
+    fn no_match_without_catch_all() {
+        let r = router(&[(&["a.example"], "/api")]);
+        assert_eq!(r.route("a.example", "/api/x"), Some(0));
+        assert_eq!(r.route("a.example", "/"), None);
+        assert_eq!(r.route("b.example", "/api"), None);
+    }
+
+    #[test]
+    fn host_parsing() {
+        assert_eq!(host_only("a.example:8080"), "a.example");
+        assert_eq!(host_only("[::1]:80"), "::1");
+        assert_eq!(host_only("a.example"), "a.example");
+    }
+}

@@ -1,0 +1,87 @@
+//! A configuration snapshot: everything compiled from one [`Config`] (routes, upstreams, TLS,
+//! pipeline stages). Requests load the current snapshot once and finish on it even if a reload
+//! swaps in a new one meanwhile.
+
+use std::sync::Arc;
+
+use palisade_config::{AppConfig, Config, ConfigError, ConfigErrors};
+use palisade_core::Stage;
+
+use crate::router::Router;
+use crate::upstream::Upstream;
+
+/// Builds the pipeline stages of an app from its configuration. Supplied by the binary, so that
+/// the proxy does not depend on every engine.
+pub type StageFactory = Arc<dyn Fn(&Config, &AppConfig) -> Result<Vec<Box<dyn Stage>>, Vec<ConfigError>> + Send + Sync>;
+
+/// A factory for configurations without stage sections; stage sections are reported as errors.
+pub fn no_stages() -> StageFactory {
+    Arc::new(|config: &Config, app: &AppConfig| {
+        let errs: Vec<ConfigError> = app.stages.iter().map(|(key, _, loc)| loc.error(&config.source, format!("`{key}` is not available in this build"))).collect();
+        if errs.is_empty() {
+            Ok(Vec::new())
+        } else {
+            Err(errs)
+        }
+    })
+}
+
+pub struct App {
+    pub cfg: AppConfig,
+    pub upstream: Arc<Upstream>,
+    pub stages: Vec<Box<dyn Stage>>,
+    /// Whether any stage reads the body.
+    pub wants_body: bool,
+}
+
+pub struct Snapshot {
+    pub generation: u64,
+    pub config: Arc<Config>,
+    pub router: Router,
+    pub apps: Vec<App>,
+    pub upstreams: Vec<Arc<Upstream>>,
+    /// Per listener (same order as `config.listen`).
+    pub tls: Vec<Option<Arc<rustls::ServerConfig>>>,
+}
+
+impl Snapshot {
+    /// Compile a configuration. Every problem is reported, with its location.
+    pub fn build(config: Config, generation: u64, factory: &StageFactory) -> Result<Snapshot, ConfigErrors> {
+        let file = config.source.clone();
+        let mut errors = Vec::new();
+        let mut upstreams = Vec::with_capacity(config.upstreams.len());
+        for (i, u) in config.upstreams.iter().enumerate() {
+            match Upstream::build(u, generation, i) {
+                Ok(up) => upstreams.push(Arc::new(up)),
+                Err((t, msg)) => errors.push(u.targets[t].loc.error(&file, msg)),
+            }
+        }
+        let mut tls = Vec::with_capacity(config.listen.len());
+        for l in &config.listen {
+            match &l.tls {
+                None => tls.push(None),
+                Some(t) => match crate::tls::server_config(t, l.http2, &file) {
+                    Ok(c) => tls.push(Some(c)),
+                    Err(e) => errors.extend(e),
+                },
+            }
+        }
+        let mut apps = Vec::with_capacity(config.apps.len());
+        if errors.is_empty() {
+            for a in &config.apps {
+                match factory(&config, a) {
+                    Ok(stages) => {
+                        let wants_body = stages.iter().any(|s| s.wants_body());
+                        apps.push(App { cfg: a.clone(), upstream: upstreams[a.upstream].clone(), stages, wants_body });
+                    }
+                    Err(e) => errors.extend(e),
+                }
+            }
+        }
+        if !errors.is_empty() {
+            return Err(ConfigErrors(errors));
+        }
+        let router = Router::new(config.apps.iter().map(|a| (a.hosts.as_slice(), a.path_prefix.as_str())));
+        Ok(Snapshot { generation, config: Arc::new(config), router, apps, upstreams, tls })
+    }
+}
