@@ -118,12 +118,7 @@ impl<'n> MapReader<'n> {
 }
 
 fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
-    known
-        .iter()
-        .map(|k| (levenshtein(word, k), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
+    known.iter().map(|k| (levenshtein(word, k), *k)).filter(|(d, k)| *d <= 2.max(k.len() / 4)).min_by_key(|(d, _)| *d).map(|(_, k)| k)
 }
 
 fn levenshtein(a: &str, b: &str) -> usize {

@@ -44,14 +44,7 @@ impl Loc {
 
     /// Turn into an error for the given file.
     pub fn error(&self, file: &str, message: impl Into<String>) -> ConfigError {
-        ConfigError {
-            file: file.to_string(),
-            line: self.line,
-            col: self.col,
-            env: None,
-            path: self.path.clone(),
-            message: message.into(),
-        }
+        ConfigError { file: file.to_string(), line: self.line, col: self.col, env: None, path: self.path.clone(), message: message.into() }
     }
 }
 
@@ -396,18 +389,7 @@ fn decode_root(cx: &mut Ctx, root: &Node, file: &str, base_dir: &Path) -> Option
             cx.error(root_origin(root), "admin.addr", format!("admin address {} is also a proxy listener", a.addr));
         }
     }
-    Some(Config {
-        source: file.to_string(),
-        base_dir: base_dir.to_path_buf(),
-        workers,
-        log,
-        listen,
-        admin,
-        server,
-        upstreams,
-        apps,
-        events,
-    })
+    Some(Config { source: file.to_string(), base_dir: base_dir.to_path_buf(), workers, log, listen, admin, server, upstreams, apps, events })
 }
 
 fn root_origin(root: &Node) -> &Origin {
@@ -416,7 +398,8 @@ fn root_origin(root: &Node) -> &Origin {
 
 fn decode_log(cx: &mut Ctx, n: &Node, p: &str) -> Option<LogConfig> {
     let mut m = MapReader::new(cx, n, p)?;
-    let format = m.opt(cx, "format", |cx, n, p| decode::one_of(cx, n, p, &["text", "json"])).map(|f| if f == "json" { LogFormat::Json } else { LogFormat::Text });
+    let format =
+        m.opt(cx, "format", |cx, n, p| decode::one_of(cx, n, p, &["text", "json"])).map(|f| if f == "json" { LogFormat::Json } else { LogFormat::Text });
     let level = m.opt(cx, "level", |cx, n, p| {
         let s = decode::string(cx, n, p)?;
         if tracing_level_ok(&s) {
@@ -520,7 +503,16 @@ fn decode_server(cx: &mut Ctx, n: &Node, p: &str) -> Option<ServerConfig> {
     };
     m.finish_with(
         cx,
-        &["max_connections", "max_header_size", "max_headers", "header_read_timeout", "body_read_timeout", "keepalive_timeout", "shutdown_timeout", "trusted_proxies"],
+        &[
+            "max_connections",
+            "max_header_size",
+            "max_headers",
+            "header_read_timeout",
+            "body_read_timeout",
+            "keepalive_timeout",
+            "shutdown_timeout",
+            "trusted_proxies",
+        ],
     );
     Some(s)
 }
@@ -583,7 +575,8 @@ fn decode_target(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Located
     }
 }
 
-const UPSTREAM_KEYS: &[&str] = &["name", "targets", "balance", "connect_timeout", "read_timeout", "max_idle", "idle_timeout", "max_fails", "eject_for", "health_check"];
+const UPSTREAM_KEYS: &[&str] =
+    &["name", "targets", "balance", "connect_timeout", "read_timeout", "max_idle", "idle_timeout", "max_fails", "eject_for", "health_check"];
 
 fn decode_upstream_long(cx: &mut Ctx, n: &Node, p: &str, name: Option<String>, base: &Path) -> Option<UpstreamConfig> {
     let mut m = MapReader::new(cx, n, p)?;
@@ -727,9 +720,13 @@ fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize)
     let mut m = MapReader::new(cx, n, p)?;
     let max_body = m.opt(cx, "max_body_size", decode::size).unwrap_or(10 * 1024 * 1024);
     let inspect = m.opt(cx, "inspect_body", decode::size).unwrap_or(max_body.min(1024 * 1024));
-    let oversize = m
-        .opt(cx, "oversize", |cx, n, p| decode::one_of(cx, n, p, &["reject", "stream"]))
-        .map_or(Oversize::Reject, |v| if v == "stream" { Oversize::Stream } else { Oversize::Reject });
+    let oversize = m.opt(cx, "oversize", |cx, n, p| decode::one_of(cx, n, p, &["reject", "stream"])).map_or(Oversize::Reject, |v| {
+        if v == "stream" {
+            Oversize::Stream
+        } else {
+            Oversize::Reject
+        }
+    });
     let origin = m.origin().clone();
     m.finish_with(cx, &["max_body_size", "inspect_body", "oversize"]);
     if inspect > max_body {

@@ -60,7 +60,10 @@ apps:
 ",
     );
     let render: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
-    assert!(render.contains(&"test.yaml:2:11: listen[0].addr: `not-an-addr` is not an address such as 127.0.0.1:8080 or [::1]:8080".to_string()), "{render:#?}");
+    assert!(
+        render.contains(&"test.yaml:2:11: listen[0].addr: `not-an-addr` is not an address such as 127.0.0.1:8080 or [::1]:8080".to_string()),
+        "{render:#?}"
+    );
     assert!(render.iter().any(|e| e.starts_with("test.yaml:3:5: listen[0].tls_cert: unknown key `tls_cert`")), "{render:#?}");
     assert!(render.iter().any(|e| e.starts_with("test.yaml:5:24: server.header_read_timeout: expected a duration")), "{render:#?}");
     assert!(render.iter().any(|e| e.starts_with("test.yaml:8:15: apps[0].upstream: `ftp://x` is not a target")), "{render:#?}");

@@ -90,21 +90,14 @@ impl Node {
 /// Parse one YAML document. An empty document is an empty mapping.
 pub fn parse(text: &str) -> Result<Node, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| SyntaxError {
-        line: e.marker().line(),
-        col: e.marker().col() + 1,
-        message: e.info().to_string(),
-    })?;
+    let docs =
+        MarkedYamlOwned::load_from_str(text).map_err(|e| SyntaxError { line: e.marker().line(), col: e.marker().col() + 1, message: e.info().to_string() })?;
     let mut docs = docs.into_iter();
     let Some(doc) = docs.next() else {
         return Ok(Node { origin: Origin::File { line: 1, col: 1 }, value: Value::Map(Vec::new()) });
     };
     if let Some(extra) = docs.next() {
-        return Err(SyntaxError {
-            line: extra.span.start.line(),
-            col: extra.span.start.col() + 1,
-            message: "only one YAML document is allowed".into(),
-        });
+        return Err(SyntaxError { line: extra.span.start.line(), col: extra.span.start.col() + 1, message: "only one YAML document is allowed".into() });
     }
     convert(doc, 0)
 }
@@ -129,9 +122,7 @@ fn convert(node: MarkedYamlOwned, depth: usize) -> Result<Node, SyntaxError> {
             ScalarOwned::String(s) => Value::Str(s),
         },
         YamlDataOwned::Representation(s, _, _) => Value::Str(s),
-        YamlDataOwned::Sequence(items) => {
-            Value::Seq(items.into_iter().map(|n| convert(n, depth + 1)).collect::<Result<_, _>>()?)
-        }
+        YamlDataOwned::Sequence(items) => Value::Seq(items.into_iter().map(|n| convert(n, depth + 1)).collect::<Result<_, _>>()?),
         YamlDataOwned::Mapping(map) => {
             let mut entries = Vec::with_capacity(map.len());
             for (k, v) in map {

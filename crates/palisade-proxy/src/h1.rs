@@ -359,13 +359,7 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
     }
 }
 
-async fn read_head(
-    shared: &Rc<RefCell<Shared>>,
-    limits: &Limits,
-    shutdown: &mut watch::Receiver<bool>,
-    sniff_h2: bool,
-    first: bool,
-) -> Head {
+async fn read_head(shared: &Rc<RefCell<Shared>>, limits: &Limits, shutdown: &mut watch::Receiver<bool>, sniff_h2: bool, first: bool) -> Head {
     // Wait for the first byte of the next request (idle keep-alive time).
     if shared.borrow().rbuf.is_empty() {
         if *shutdown.borrow() {
@@ -400,10 +394,10 @@ async fn read_head(
                     }
                     // Could still become the preface: read more.
                 } else if let Some(end) = find_head_end(&s.rbuf, &mut scanned) {
-                    return parse_head(&mut s, end, limits.max_headers, shared);
+                    return parse_head(&mut s, end, limits.max_headers, limits.max_header_size, shared);
                 }
             } else if let Some(end) = find_head_end(&s.rbuf, &mut scanned) {
-                return parse_head(&mut s, end, limits.max_headers, shared);
+                return parse_head(&mut s, end, limits.max_headers, limits.max_header_size, shared);
             }
             if s.rbuf.len() > limits.max_header_size {
                 return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
@@ -438,8 +432,11 @@ fn find_head_end(buf: &[u8], scanned: &mut usize) -> Option<usize> {
     None
 }
 
-fn parse_head(s: &mut Shared, end: usize, max_headers: usize, shared: &Rc<RefCell<Shared>>) -> Head {
+fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: usize, shared: &Rc<RefCell<Shared>>) -> Head {
     let bad = |msg| Head::Reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, msg);
+    if end > max_header_size {
+        return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
+    }
     // Bare LF line endings are a request smuggling vector: require CRLF everywhere.
     let head_bytes = &s.rbuf[..end];
     if memchr::memchr_iter(b'\n', head_bytes).any(|i| i == 0 || head_bytes[i - 1] != b'\r') {
@@ -458,6 +455,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, shared: &Rc<RefCel
     let status = match req.parse(head_bytes) {
         Ok(httparse::Status::Complete(n)) if n == end => n,
         Ok(_) => return bad("Malformed request head"),
+        Err(httparse::Error::Version) => return Head::Reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, code::BAD_REQUEST, "HTTP version not supported"),
         Err(httparse::Error::TooManyHeaders) => {
             return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Too many request header fields")
         }
@@ -564,11 +562,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, shared: &Rc<RefCel
     s.continue_at = expect_continue.then_some(0);
     let deadline = Instant::now() + s.body_timeout;
     s.deadline.as_mut().reset(deadline);
-    let client_body = if s.body == BodyState::Done {
-        ClientBody::Empty
-    } else {
-        ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint })
-    };
+    let client_body = if s.body == BodyState::Done { ClientBody::Empty } else { ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint }) };
     let mut req = Request::new(client_body);
     *req.method_mut() = method;
     *req.uri_mut() = uri;
@@ -598,7 +592,15 @@ fn connection_keep_alive(headers: &HeaderMap, version: Version) -> bool {
 
 /// Write a response. Returns whether the connection may be reused.
 #[allow(clippy::too_many_arguments)]
-async fn write_response(shared: &Rc<RefCell<Shared>>, wbuf: &mut Vec<u8>, resp: Response<RespBody>, is_head: bool, keep_alive: bool, version: Version, limits: &Limits) -> io::Result<bool> {
+async fn write_response(
+    shared: &Rc<RefCell<Shared>>,
+    wbuf: &mut Vec<u8>,
+    resp: Response<RespBody>,
+    is_head: bool,
+    keep_alive: bool,
+    version: Version,
+    limits: &Limits,
+) -> io::Result<bool> {
     let (parts, mut body) = resp.into_parts();
     let status = parts.status;
     let no_body = is_head || status.is_informational() || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED;

@@ -73,11 +73,17 @@ fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Respons
     problem::response(status, code, title, id.as_str(), &[])
 }
 
-async fn handle_inner<'s>(snap: &'s Snapshot, req: Request<ClientBody>, conn: &ConnInfo, id: RequestId) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
+async fn handle_inner<'s>(
+    snap: &'s Snapshot,
+    req: Request<ClientBody>,
+    conn: &ConnInfo,
+    id: RequestId,
+) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
     let server = &snap.config.server;
     let client_ip = headers::client_ip(conn.peer.ip(), req.headers(), &server.trusted_proxies);
     // 1. Route.
-    let host_value = req.uri().authority().map(|a| a.as_str().to_string()).or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string));
+    let host_value =
+        req.uri().authority().map(|a| a.as_str().to_string()).or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string));
     let host = host_value.as_deref().map(crate::router::host_only).unwrap_or("");
     let Some(app_idx) = snap.router.route(host, req.uri().path()) else {
         return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
@@ -200,7 +206,15 @@ async fn handle_inner<'s>(snap: &'s Snapshot, req: Request<ClientBody>, conn: &C
     }
 }
 
-fn view<'a>(parts: &'a http::request::Parts, id: &'a RequestId, app: &'a App, client_ip: std::net::IpAddr, body: &'a [u8], truncated: bool, tls: bool) -> RequestView<'a> {
+fn view<'a>(
+    parts: &'a http::request::Parts,
+    id: &'a RequestId,
+    app: &'a App,
+    client_ip: std::net::IpAddr,
+    body: &'a [u8],
+    truncated: bool,
+    tls: bool,
+) -> RequestView<'a> {
     RequestView {
         request_id: id.as_str(),
         app: &app.cfg.name,

@@ -120,19 +120,13 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
     let _ = ctl_tx.send(Control::Snapshot(snapshot));
     let control = {
         let shared = shared.clone();
-        std::thread::Builder::new()
-            .name("palisade-control".into())
-            .spawn(move || control_thread(shared, ctl_rx, admin_listener))
-            .map_err(StartError::Thread)?
+        std::thread::Builder::new().name("palisade-control".into()).spawn(move || control_thread(shared, ctl_rx, admin_listener)).map_err(StartError::Thread)?
     };
 
     let mut handles = Vec::new();
     for (i, listeners) in per_worker.into_iter().enumerate() {
         let shared = shared.clone();
-        let h = std::thread::Builder::new()
-            .name(format!("palisade-worker-{i}"))
-            .spawn(move || worker_thread(shared, listeners))
-            .map_err(StartError::Thread)?;
+        let h = std::thread::Builder::new().name(format!("palisade-worker-{i}")).spawn(move || worker_thread(shared, listeners)).map_err(StartError::Thread)?;
         handles.push(h);
     }
     shared.ready.store(true, Ordering::SeqCst);
@@ -206,7 +200,8 @@ impl Shared {
         let old_addrs: Vec<_> = old.listen.iter().map(|l| (l.addr, l.tls.is_some(), l.http2)).collect();
         let new_addrs: Vec<_> = config.listen.iter().map(|l| (l.addr, l.tls.is_some(), l.http2)).collect();
         if old_addrs != new_addrs {
-            errors.push(palisade_config::ConfigError::file(&config.source, "listener addresses, TLS on/off and http2 cannot change on reload: restart Palisade"));
+            errors
+                .push(palisade_config::ConfigError::file(&config.source, "listener addresses, TLS on/off and http2 cannot change on reload: restart Palisade"));
         }
         if old.workers != config.workers {
             errors.push(palisade_config::ConfigError::file(&config.source, "`workers` cannot change on reload: restart Palisade"));

@@ -17,7 +17,8 @@ pub type StageFactory = Arc<dyn Fn(&Config, &AppConfig) -> Result<Vec<Box<dyn St
 /// A factory for configurations without stage sections; stage sections are reported as errors.
 pub fn no_stages() -> StageFactory {
     Arc::new(|config: &Config, app: &AppConfig| {
-        let errs: Vec<ConfigError> = app.stages.iter().map(|(key, _, loc)| loc.error(&config.source, format!("`{key}` is not available in this build"))).collect();
+        let errs: Vec<ConfigError> =
+            app.stages.iter().map(|(key, _, loc)| loc.error(&config.source, format!("`{key}` is not available in this build"))).collect();
         if errs.is_empty() {
             Ok(Vec::new())
         } else {

@@ -80,7 +80,8 @@ fn load_cert(c: &CertConfig, file: &str) -> Result<Arc<CertifiedKey>, ConfigErro
     if certs.is_empty() {
         return Err(c.cert.loc.error(file, format!("no certificate found in {}", c.cert.value.display())));
     }
-    let key = PrivateKeyDer::from_pem_file(&c.key.value).map_err(|e| c.key.loc.error(file, format!("cannot read private key {}: {e}", c.key.value.display())))?;
+    let key =
+        PrivateKeyDer::from_pem_file(&c.key.value).map_err(|e| c.key.loc.error(file, format!("cannot read private key {}: {e}", c.key.value.display())))?;
     let signing = any_supported_type(&key).map_err(|e| c.key.loc.error(file, format!("unsupported private key in {}: {e}", c.key.value.display())))?;
     let ck = CertifiedKey::new(certs, signing);
     if let Err(e) = ck.keys_match() {

@@ -9,9 +9,9 @@
 //! connection the upstream had already closed) is retried on another connection or target.
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -291,10 +291,7 @@ async fn connect(up: &Upstream, t: usize) -> Result<http1::SendRequest<UpBody>, 
             Stream::Unix(s)
         }
     };
-    let (sender, conn) = http1::Builder::new()
-        .handshake::<_, UpBody>(TokioIo::new(stream))
-        .await
-        .map_err(|e| format!("handshake with {}: {e}", ts.target))?;
+    let (sender, conn) = http1::Builder::new().handshake::<_, UpBody>(TokioIo::new(stream)).await.map_err(|e| format!("handshake with {}: {e}", ts.target))?;
     tokio::task::spawn_local(async move {
         if let Err(e) = conn.await {
             tracing::debug!(error = %e, "upstream connection ended with an error");
@@ -305,7 +302,11 @@ async fn connect(up: &Upstream, t: usize) -> Result<http1::SendRequest<UpBody>, 
 
 /// Send `req` to the upstream. The request's URI must be in origin form and its headers final.
 /// `set_host` is called with the chosen target's authority to set the `Host` header if needed.
-pub async fn send(up: &Arc<Upstream>, mut req: Request<UpBody>, set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue)) -> Result<Response<UpstreamBody>, UpstreamError> {
+pub async fn send(
+    up: &Arc<Upstream>,
+    mut req: Request<UpBody>,
+    set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue),
+) -> Result<Response<UpstreamBody>, UpstreamError> {
     let mut tried: u64 = 0;
     let mut last_err = String::from("no target available");
     let max_attempts = up.targets.len() + 1;
@@ -497,7 +498,11 @@ pub async fn health_loop(up: Arc<Upstream>, alive: impl Fn() -> bool) {
 
 async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
     let Ok(mut sender) = connect(up, t).await else { return false };
-    let Ok(req) = Request::get(path).header(http::header::HOST, up.targets[t].authority.clone()).header(http::header::USER_AGENT, "palisade-health-check").body(UpBody::Full(None)) else {
+    let Ok(req) = Request::get(path)
+        .header(http::header::HOST, up.targets[t].authority.clone())
+        .header(http::header::USER_AGENT, "palisade-health-check")
+        .body(UpBody::Full(None))
+    else {
         return false;
     };
     match sender.send_request(req).await {

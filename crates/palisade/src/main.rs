@@ -99,10 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Demo { listen, admin } => {
             let upstream = demo::start_upstream().context("starting the demo API")?;
             let text = include_str!("../../../examples/demo.yaml");
-            let vars = vec![
-                ("PALISADE_LISTEN_0_ADDR".to_string(), listen.to_string()),
-                ("PALISADE_ADMIN_ADDR".to_string(), admin.to_string()),
-            ];
+            let vars = vec![("PALISADE_LISTEN_0_ADDR".to_string(), listen.to_string()), ("PALISADE_ADMIN_ADDR".to_string(), admin.to_string())];
             let up = format!("http://{upstream}");
             let cfg = palisade_config::parse_with_env(text, "examples/demo.yaml", std::path::Path::new("."), &vars, &|name| {
                 if name == "DEMO_UPSTREAM" {
