@@ -92,57 +92,61 @@ fn load_cert(c: &CertConfig, file: &str) -> Result<Arc<CertifiedKey>, ConfigErro
     Ok(Arc::new(ck))
 }
 
-/// DNS names from the certificate's subjectAltName extension (minimal DER walk: good enough to
-/// index SNI; rustls still validates nothing here because we are the server).
+/// DNS names from the certificate's subjectAltName extension, to index SNI.
 fn cert_names(cert: &CertificateDer<'_>) -> Vec<String> {
-    // OID 2.5.29.17 (subjectAltName) = 06 03 55 1d 11
-    let der = cert.as_ref();
-    let oid = [0x06, 0x03, 0x55, 0x1d, 0x11];
-    let Some(pos) = der.windows(oid.len()).position(|w| w == oid) else { return Vec::new() };
-    let mut i = pos + oid.len();
-    // Optional critical BOOLEAN
-    if der.get(i) == Some(&0x01) {
-        i += 3;
+    match webpki::EndEntityCert::try_from(cert) {
+        Ok(ee) => ee.valid_dns_names().map(|n| n.to_ascii_lowercase()).collect(),
+        Err(_) => Vec::new(),
     }
-    // OCTET STRING wrapping the GeneralNames SEQUENCE
-    if der.get(i) != Some(&0x04) {
-        return Vec::new();
-    }
-    let Some((_, after_len)) = der_len(der, i + 1) else { return Vec::new() };
-    i = after_len;
-    if der.get(i) != Some(&0x30) {
-        return Vec::new();
-    }
-    let Some((seq_len, mut j)) = der_len(der, i + 1) else { return Vec::new() };
-    let end = (j + seq_len).min(der.len());
-    let mut names = Vec::new();
-    while j < end {
-        let tag = der[j];
-        let Some((len, start)) = der_len(der, j + 1) else { break };
-        if tag == 0x82 {
-            if let Some(bytes) = der.get(start..start + len) {
-                if let Ok(s) = std::str::from_utf8(bytes) {
-                    names.push(s.to_ascii_lowercase());
-                }
-            }
-        }
-        j = start + len;
-    }
-    names
 }
 
-fn der_len(der: &[u8], at: usize) -> Option<(usize, usize)> {
-    let first = *der.get(at)?;
-    if first < 0x80 {
-        return Some((first as usize, at + 1));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use palisade_config::{Loc, Located};
+    use std::path::PathBuf;
+
+    fn write_cert(dir: &std::path::Path, name: &str, sans: &[&str]) -> (PathBuf, PathBuf) {
+        let ck = rcgen::generate_simple_self_signed(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+        let cert = dir.join(format!("{name}.pem"));
+        let key = dir.join(format!("{name}.key"));
+        std::fs::write(&cert, ck.cert.pem()).unwrap();
+        std::fs::write(&key, ck.signing_key.serialize_pem()).unwrap();
+        (cert, key)
     }
-    let n = (first & 0x7f) as usize;
-    if n == 0 || n > 4 {
-        return None;
+
+    fn cfg(cert: PathBuf, key: PathBuf) -> CertConfig {
+        let loc = |line| Loc { line, col: 5, path: "listen[0].tls.cert".into() };
+        CertConfig { cert: Located { value: cert, loc: loc(3) }, key: Located { value: key, loc: loc(4) }, server_names: vec![] }
     }
-    let mut len = 0usize;
-    for k in 0..n {
-        len = (len << 8) | *der.get(at + 1 + k)? as usize;
+
+    fn tempdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("palisade-tls-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
     }
-    Some((len, at + 1 + n))
+
+    #[test]
+    fn san_names_are_indexed() {
+        let dir = tempdir("san");
+        let (c, _) = write_cert(&dir, "a", &["a.example", "*.b.example"]);
+        let der = CertificateDer::from_pem_file(&c).unwrap();
+        assert_eq!(cert_names(&der), ["a.example", "*.b.example"]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn builds_with_alpn_and_reports_bad_files_with_location() {
+        let dir = tempdir("bad");
+        let (c, k) = write_cert(&dir, "a", &["a.example"]);
+        let (_, k2) = write_cert(&dir, "b", &["b.example"]);
+        let ok = server_config(&TlsConfig { certificates: vec![cfg(c.clone(), k.clone())] }, true, "x.yaml").unwrap();
+        assert_eq!(ok.alpn_protocols, vec![b"h2".to_vec(), b"http/1.1".to_vec()]);
+        let missing = server_config(&TlsConfig { certificates: vec![cfg(dir.join("nope.pem"), k.clone())] }, false, "x.yaml").unwrap_err();
+        assert_eq!(missing[0].line, 3);
+        assert!(missing[0].message.contains("cannot read certificate"), "{}", missing[0]);
+        let mismatch = server_config(&TlsConfig { certificates: vec![cfg(c, k2)] }, false, "x.yaml").unwrap_err();
+        assert!(mismatch[0].message.contains("does not match"), "{}", mismatch[0]);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
