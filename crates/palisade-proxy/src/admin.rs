@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 use crate::body::{ClientBody, RespBody};
 use crate::h1::{self, ConnInfo, Handler};
 use crate::io::Stream;
-use crate::problem::{self, code};
+use crate::problem;
 use crate::server::Shared;
 
 struct Admin {
@@ -19,7 +19,7 @@ struct Admin {
 }
 
 impl Handler for Admin {
-    fn call<'a>(&'a self, req: Request<ClientBody>, _conn: &'a ConnInfo) -> impl std::future::Future<Output = Response<RespBody>> + 'a {
+    async fn call(&self, req: Request<ClientBody>, _conn: &ConnInfo) -> Response<RespBody> {
         let id = crate::request_id::next();
         let resp = match (req.method().as_str(), req.uri().path()) {
             ("GET" | "HEAD", "/healthz") => json(StatusCode::OK, "{\"status\":\"ok\"}\n"),
@@ -33,7 +33,7 @@ impl Handler for Admin {
             }
             _ => problem::response(StatusCode::NOT_FOUND, "admin.not_found", "Not found", id.as_str(), &[]),
         };
-        std::future::ready(resp)
+        resp
     }
 }
 
@@ -54,7 +54,6 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         body_timeout: std::time::Duration::from_secs(10),
         keepalive_timeout: std::time::Duration::from_secs(30),
     };
-    let _ = code::NO_APP;
     loop {
         let Ok((tcp, peer)) = listener.accept().await else { continue };
         let admin = admin.clone();

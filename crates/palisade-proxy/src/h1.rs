@@ -57,8 +57,10 @@ pub struct ConnInfo {
 }
 
 /// The request handler a connection drives.
+/// Workers run single-threaded runtimes, so the futures need not be `Send`.
+#[allow(async_fn_in_trait)]
 pub trait Handler {
-    fn call<'a>(&'a self, req: Request<ClientBody>, conn: &'a ConnInfo) -> impl Future<Output = Response<RespBody>> + 'a;
+    async fn call(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody>;
 }
 
 /// How a connection ended.
@@ -294,7 +296,7 @@ impl Body for RequestBody {
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.hint.clone()
+        self.hint
     }
 }
 
@@ -479,7 +481,6 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
         let Ok(name) = HeaderName::from_bytes(h.name.as_bytes()) else { return bad("Invalid header name") };
         ranges.push((name, h.value.as_ptr() as usize - base, h.value.len()));
     }
-    drop(req);
     let head = s.rbuf.split_to(end).freeze();
     let Ok(uri) = Uri::from_maybe_shared(head.slice(path_range.0..path_range.0 + path_range.1)) else {
         return bad("Invalid request target");

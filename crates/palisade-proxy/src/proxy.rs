@@ -35,8 +35,8 @@ pub struct Proxy {
 }
 
 impl Handler for Proxy {
-    fn call<'a>(&'a self, req: Request<ClientBody>, conn: &'a ConnInfo) -> impl std::future::Future<Output = Response<RespBody>> + 'a {
-        self.handle(req, conn)
+    async fn call(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody> {
+        self.handle(req, conn).await
     }
 }
 

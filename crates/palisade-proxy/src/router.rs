@@ -33,10 +33,10 @@ impl Router {
                 }
             }
         }
-        let by_prefix_len = |l: &mut Vec<(String, usize)>| l.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        let by_prefix_len = |l: &mut Vec<(String, usize)>| l.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
         r.exact.values_mut().for_each(by_prefix_len);
         r.wildcard.iter_mut().for_each(|(_, l)| by_prefix_len(l));
-        r.wildcard.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        r.wildcard.sort_by_key(|e| std::cmp::Reverse(e.0.len()));
         by_prefix_len(&mut r.any);
         r
     }

@@ -16,8 +16,8 @@ struct DemoApi;
 const PRODUCTS: &str = r#"[{"id":1,"name":"Lamp","price":19.9},{"id":2,"name":"Desk","price":149.0},{"id":3,"name":"Chair","price":89.5}]"#;
 
 impl Handler for DemoApi {
-    fn call<'a>(&'a self, req: Request<ClientBody>, _conn: &'a ConnInfo) -> impl std::future::Future<Output = Response<RespBody>> + 'a {
-        async move {
+    async fn call(&self, req: Request<ClientBody>, _conn: &ConnInfo) -> Response<RespBody> {
+        {
             let (parts, body) = req.into_parts();
             let path = parts.uri.path().to_string();
             match (&parts.method, path.as_str()) {

@@ -48,12 +48,10 @@ async fn roundtrip(input: &[u8]) -> Vec<u8> {
     let (server, peer) = listener.accept().await.unwrap();
     struct Echo;
     impl Handler for Echo {
-        fn call<'a>(&'a self, req: Request<ClientBody>, _c: &'a ConnInfo) -> impl Future<Output = Response<RespBody>> + 'a {
-            async move {
-                use http_body_util::BodyExt;
-                let body = req.into_body().collect().await.map(|c| c.to_bytes()).unwrap_or_default();
-                Response::new(RespBody::full(format!("got {} bytes: {}", body.len(), String::from_utf8_lossy(&body))))
-            }
+        async fn call(&self, req: Request<ClientBody>, _c: &ConnInfo) -> Response<RespBody> {
+            use http_body_util::BodyExt;
+            let body = req.into_body().collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+            Response::new(RespBody::full(format!("got {} bytes: {}", body.len(), String::from_utf8_lossy(&body))))
         }
     }
     let limits = Limits {
