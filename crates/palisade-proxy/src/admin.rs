@@ -61,7 +61,7 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         let shutdown = shared.shared_shutdown();
         let local = tcp.local_addr().unwrap_or(peer);
         tokio::task::spawn_local(async move {
-            let _ = h1::serve(Stream::Tcp(tcp), ConnInfo { peer, local, tls: false }, &*admin, &limits, shutdown, false).await;
+            let _ = h1::serve(Stream::Tcp(tcp), ConnInfo::new(peer, local, false), &*admin, &limits, shutdown, false).await;
         });
     }
 }

@@ -54,6 +54,19 @@ pub struct ConnInfo {
     pub peer: SocketAddr,
     pub local: SocketAddr,
     pub tls: bool,
+    /// The peer's IP as a header value, built once per connection (forwarding headers).
+    pub peer_ip_header: HeaderValue,
+}
+
+impl ConnInfo {
+    pub fn new(peer: SocketAddr, local: SocketAddr, tls: bool) -> Self {
+        let ip = match peer.ip() {
+            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map(std::net::IpAddr::V4).unwrap_or(peer.ip()),
+            v4 => v4,
+        };
+        let peer_ip_header = HeaderValue::from_str(&ip.to_string()).unwrap_or(HeaderValue::from_static("unknown"));
+        ConnInfo { peer, local, tls, peer_ip_header }
+    }
 }
 
 /// The request handler a connection drives.

@@ -122,20 +122,19 @@ fn parse_ip(s: &str) -> Option<IpAddr> {
 ///
 /// `X-Forwarded-For` is extended when the peer is a trusted proxy and replaced otherwise, so a
 /// client cannot plant addresses that the upstream would believe.
-pub fn set_forwarding(h: &mut HeaderMap, peer: IpAddr, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) {
-    let peer = canonical(peer);
-    let xff = if peer_trusted {
-        let prior: Vec<&str> = h.get_all(X_FORWARDED_FOR).iter().filter_map(|v| v.to_str().ok()).collect();
-        if prior.is_empty() {
-            peer.to_string()
-        } else {
-            format!("{}, {peer}", prior.join(", "))
-        }
+///
+/// `peer_value` is the peer's IP as a header value (cached per connection).
+pub fn set_forwarding(h: &mut HeaderMap, peer_value: &HeaderValue, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) {
+    let prior: Vec<&[u8]> = if peer_trusted { h.get_all(X_FORWARDED_FOR).iter().map(|v| v.as_bytes()).collect() } else { Vec::new() };
+    if prior.is_empty() {
+        h.insert(X_FORWARDED_FOR, peer_value.clone());
     } else {
-        peer.to_string()
-    };
-    if let Ok(v) = HeaderValue::from_str(&xff) {
-        h.insert(X_FORWARDED_FOR, v);
+        let mut xff = prior.join(&b", "[..]);
+        xff.extend_from_slice(b", ");
+        xff.extend_from_slice(peer_value.as_bytes());
+        if let Ok(v) = HeaderValue::from_bytes(&xff) {
+            h.insert(X_FORWARDED_FOR, v);
+        }
     }
     h.insert(X_FORWARDED_PROTO, HeaderValue::from_static(if tls { "https" } else { "http" }));
     match orig_host {
@@ -149,7 +148,10 @@ pub fn set_forwarding(h: &mut HeaderMap, peer: IpAddr, client: IpAddr, peer_trus
             }
         }
     }
-    if let Ok(v) = HeaderValue::from_str(&client.to_string()) {
+    // An untrusted peer is the client (see `client_ip`): reuse the cached value.
+    if !peer_trusted {
+        h.insert(X_REAL_IP, peer_value.clone());
+    } else if let Ok(v) = HeaderValue::from_str(&client.to_string()) {
         h.insert(X_REAL_IP, v);
     }
 }
@@ -222,16 +224,17 @@ mod tests {
     #[test]
     fn forwarding_headers_replace_untrusted_and_extend_trusted() {
         let peer: IpAddr = "10.1.1.1".parse().unwrap();
+        let pv = HeaderValue::from_static("10.1.1.1");
         let mut h = map(&[("x-forwarded-for", "9.9.9.9"), ("x-forwarded-host", "evil")]);
         let host = HeaderValue::from_static("api.example");
-        set_forwarding(&mut h, peer, peer, false, true, Some(&host));
+        set_forwarding(&mut h, &pv, peer, false, true, Some(&host));
         assert_eq!(h[X_FORWARDED_FOR], "10.1.1.1");
         assert_eq!(h[X_FORWARDED_PROTO], "https");
         assert_eq!(h[X_FORWARDED_HOST], "api.example");
         assert_eq!(h[X_REAL_IP], "10.1.1.1");
         let mut h = map(&[("x-forwarded-for", "9.9.9.9")]);
         let client: IpAddr = "9.9.9.9".parse().unwrap();
-        set_forwarding(&mut h, peer, client, true, false, Some(&host));
+        set_forwarding(&mut h, &pv, client, true, false, Some(&host));
         assert_eq!(h[X_FORWARDED_FOR], "9.9.9.9, 10.1.1.1");
         assert_eq!(h[X_REAL_IP], "9.9.9.9");
         assert_eq!(h[X_FORWARDED_PROTO], "http");

@@ -48,10 +48,9 @@ impl Proxy {
         let method = req.method().clone();
         let access_log = snap.config.log.access_log;
         let path_for_log = access_log.then(|| req.uri().path().to_string());
-        let (mut resp, client_ip, app) = handle_inner(&snap, req, conn, id).await;
-        if let Ok(v) = HeaderValue::from_str(id.as_str()) {
-            resp.headers_mut().insert(headers::X_REQUEST_ID, v);
-        }
+        let id_value = id.header_value();
+        let (mut resp, client_ip, app) = handle_inner(&snap, req, conn, id, &id_value).await;
+        resp.headers_mut().insert(headers::X_REQUEST_ID, id_value);
         if let Some(path) = path_for_log {
             tracing::info!(
                 target: "palisade::access",
@@ -78,14 +77,16 @@ async fn handle_inner<'s>(
     req: Request<ClientBody>,
     conn: &ConnInfo,
     id: RequestId,
+    id_value: &HeaderValue,
 ) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
     let server = &snap.config.server;
     let client_ip = headers::client_ip(conn.peer.ip(), req.headers(), &server.trusted_proxies);
-    // 1. Route.
-    let host_value =
-        req.uri().authority().map(|a| a.as_str().to_string()).or_else(|| req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string));
-    let host = host_value.as_deref().map(crate::router::host_only).unwrap_or("");
-    let Some(app_idx) = snap.router.route(host, req.uri().path()) else {
+    // 1. Route (absolute-form and HTTP/2 requests carry the host in the URI).
+    let host = match req.uri().authority() {
+        Some(a) => a.as_str(),
+        None => req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or(""),
+    };
+    let Some(app_idx) = snap.router.route(crate::router::host_only(host), req.uri().path()) else {
         return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
     };
     let app = &snap.apps[app_idx];
@@ -141,10 +142,8 @@ async fn handle_inner<'s>(
     let peer_trusted = headers::peer_trusted(conn.peer.ip(), &server.trusted_proxies);
     headers::strip_hop_by_hop(&mut parts.headers);
     parts.headers.remove(header::EXPECT);
-    headers::set_forwarding(&mut parts.headers, conn.peer.ip(), client_ip, peer_trusted, tls, orig_host.as_ref());
-    if let Ok(v) = HeaderValue::from_str(id.as_str()) {
-        parts.headers.insert(headers::X_REQUEST_ID, v);
-    }
+    headers::set_forwarding(&mut parts.headers, &conn.peer_ip_header, client_ip, peer_trusted, tls, orig_host.as_ref());
+    parts.headers.insert(headers::X_REQUEST_ID, id_value.clone());
     match &up_body {
         UpBody::Full(b) => {
             let len = b.as_ref().map_or(0, |b| b.len());
@@ -161,9 +160,16 @@ async fn handle_inner<'s>(
             }
         }
     }
-    let pq = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-    let pq = if pq.is_empty() { "/" } else { pq };
-    parts.uri = Uri::try_from(pq).unwrap_or_else(|_| Uri::from_static("/"));
+    // Origin form upstream: drop scheme and authority of absolute-form / HTTP/2 requests.
+    if parts.uri.scheme().is_some() || parts.uri.authority().is_some() {
+        let mut uri_parts = std::mem::take(&mut parts.uri).into_parts();
+        uri_parts.scheme = None;
+        uri_parts.authority = None;
+        if uri_parts.path_and_query.is_none() {
+            uri_parts.path_and_query = Some(http::uri::PathAndQuery::from_static("/"));
+        }
+        parts.uri = Uri::from_parts(uri_parts).unwrap_or_else(|_| Uri::from_static("/"));
+    }
     parts.version = Version::HTTP_11;
     let host_header = app.cfg.host_header.clone();
     let orig_host_for_set = orig_host.clone();

@@ -41,6 +41,11 @@ pub fn next() -> RequestId {
 pub struct RequestId([u8; 16]);
 
 impl RequestId {
+    /// As a header value (build once per request; clones are a reference count).
+    pub fn header_value(&self) -> http::HeaderValue {
+        http::HeaderValue::from_bytes(&self.0).unwrap_or(http::HeaderValue::from_static("0"))
+    }
+
     pub fn as_str(&self) -> &str {
         // Only hex digits are ever stored.
         std::str::from_utf8(&self.0).unwrap_or("0000000000000000")

@@ -338,9 +338,9 @@ async fn serve_conn(shared: &Shared, snap: Arc<Snapshot>, idx: usize, tcp: tokio
                 }
             };
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-            (Stream::Tls(Box::new(tls)), ConnInfo { peer, local, tls: true }, h2)
+            (Stream::Tls(Box::new(tls)), ConnInfo::new(peer, local, true), h2)
         }
-        None => (Stream::Tcp(tcp), ConnInfo { peer, local, tls: false }, false),
+        None => (Stream::Tcp(tcp), ConnInfo::new(peer, local, false), false),
     };
     if alpn_h2 {
         serve_h2(stream, info, proxy, &limits, shutdown).await;

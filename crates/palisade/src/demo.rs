@@ -76,7 +76,7 @@ pub fn start_upstream() -> anyhow::Result<SocketAddr> {
                 let rx = rx.clone();
                 tokio::task::spawn_local(async move {
                     let local = tcp.local_addr().unwrap_or(peer);
-                    let _ = h1::serve(palisade_proxy::io::Stream::Tcp(tcp), ConnInfo { peer, local, tls: false }, &*api, &limits, rx, false).await;
+                    let _ = h1::serve(palisade_proxy::io::Stream::Tcp(tcp), ConnInfo::new(peer, local, false), &*api, &limits, rx, false).await;
                 });
             }
         });

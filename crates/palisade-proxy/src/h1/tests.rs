@@ -62,7 +62,7 @@ async fn roundtrip(input: &[u8]) -> Vec<u8> {
         keepalive_timeout: Duration::from_millis(300),
     };
     let (_tx, rx) = watch::channel(false);
-    let info = ConnInfo { peer, local: addr, tls: false };
+    let info = ConnInfo::new(peer, addr, false);
     let serve = async move {
         let _ = serve(Stream::Tcp(server), info, &Echo, &limits, rx, false).await;
     };

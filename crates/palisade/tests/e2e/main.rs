@@ -1,0 +1,21 @@
+//! End-to-end tests: the real server, started in-process on ephemeral loopback ports, in front
+//! of real (and misbehaving) upstreams written with tokio; the `palisade` binary for signals and
+//! the CLI. Every wait is bounded (see `common::LIMIT`).
+
+#[macro_use]
+mod common;
+
+mod balancing;
+mod bodies;
+mod cli;
+mod forwarding;
+mod h2_tls;
+mod limits;
+mod pooling;
+mod problems;
+mod reload;
+mod responses;
+mod routing;
+mod shutdown;
+mod smuggling;
+mod upstream_failures;

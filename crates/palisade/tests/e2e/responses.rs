@@ -1,0 +1,143 @@
+//! Responses coming back: streamed, sized, and the bodiless kinds.
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use crate::common::*;
+
+#[tokio::test]
+async fn chunked_response_is_streamed_piece_by_piece() {
+    // The upstream sends a piece, then waits until the test has seen that piece arrive at the
+    // client before sending the next: the proxy must forward each piece without buffering.
+    let (g1, g2) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (h1, h2) = (g1.clone(), g2.clone());
+    let mut up = Upstream::tcp(handler(move |_| {
+        vec![
+            Step::Write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n7\r\npiece-1\r\n".to_vec()),
+            Step::Wait(h1.clone()),
+            Step::Sleep(std::time::Duration::from_millis(20)),
+            Step::Write(b"8\r\n-piece-2\r\n".to_vec()),
+            Step::Wait(h2.clone()),
+            Step::Write(b"8\r\n-piece-3\r\n0\r\n\r\n".to_vec()),
+        ]
+    }))
+    .await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let mut c = Conn::connect(proxy.addr).await;
+    c.send("GET /stream HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    let mut r = c.head().await.expect("response head");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert!(c.read_until(b"piece-1").await, "first piece never arrived");
+    assert!(find(c.pending(), b"piece-2").is_none());
+    g1.notify_one();
+    assert!(c.read_until(b"-piece-2").await, "second piece never arrived");
+    assert!(find(c.pending(), b"piece-3").is_none());
+    g2.notify_one();
+    c.body(&mut r, false).await;
+    assert!(r.complete);
+    assert_eq!(r.text(), "piece-1-piece-2-piece-3");
+    assert_eq!(up.next_req().await.path(), "/stream");
+
+    // The connection is still usable afterwards.
+    let r = c.roundtrip("GET /stream HTTP/1.1\r\nHost: api.test\r\n\r\n");
+    // (the upstream waits on the gates again: release them up front)
+    g1.notify_one();
+    g2.notify_one();
+    let r = r.await;
+    assert_eq!(r.text(), "piece-1-piece-2-piece-3");
+}
+
+#[tokio::test]
+async fn content_length_and_large_chunked_responses_arrive_intact() {
+    let big = payload(300 * 1024);
+    let big2 = big.clone();
+    let up = Upstream::tcp(handler(move |req| match req.path() {
+        "/cl" => vec![Step::Write(response(200, &[("Content-Type", "application/octet-stream")], &big2))],
+        _ => {
+            // The same bytes in uneven chunks, some written in several pieces.
+            let mut v = vec![Step::Write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec())];
+            for (i, part) in big2.chunks(7919).enumerate() {
+                let mut c = format!("{:x}\r\n", part.len()).into_bytes();
+                c.extend_from_slice(part);
+                c.extend_from_slice(b"\r\n");
+                if i % 10 == 0 {
+                    let (a, b) = c.split_at(c.len() / 2);
+                    v.push(Step::Write(a.to_vec()));
+                    v.push(Step::Sleep(std::time::Duration::from_millis(1)));
+                    v.push(Step::Write(b.to_vec()));
+                } else {
+                    v.push(Step::Write(c));
+                }
+            }
+            v.push(Step::Write(b"0\r\n\r\n".to_vec()));
+            v
+        }
+    }))
+    .await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let mut c = Conn::connect(proxy.addr).await;
+    let r = c.roundtrip("GET /cl HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-length"), Some(big.len().to_string().as_str()));
+    assert!(r.header("transfer-encoding").is_none());
+    assert_eq!(r.header("content-type"), Some("application/octet-stream"));
+    assert!(r.body == big, "content-length body differs");
+
+    let r = c.roundtrip("GET /chunked HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    assert!(r.body == big, "chunked body differs");
+    assert_eq!(up.accepts(), 1);
+}
+
+#[tokio::test]
+async fn head_response_has_length_but_no_body() {
+    let mut up = Upstream::tcp(handler(|req| {
+        if req.method == "HEAD" {
+            vec![Step::Write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1234\r\nETag: \"v1\"\r\n\r\n".to_vec())]
+        } else {
+            vec![Step::Write(ok("after"))]
+        }
+    }))
+    .await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let mut c = Conn::connect(proxy.addr).await;
+    let r = c.roundtrip("HEAD /doc HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(r.header("content-length"), Some("1234"));
+    assert_eq!(r.header("etag"), Some("\"v1\""));
+    assert!(r.header("transfer-encoding").is_none());
+    assert_eq!(up.next_req().await.method, "HEAD");
+    // No stray body bytes: the next response on the connection parses cleanly.
+    let r = c.roundtrip("GET /doc HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(r.text(), "after");
+}
+
+#[tokio::test]
+async fn no_content_and_not_modified_have_no_body() {
+    let up = Upstream::tcp(handler(|req| match req.path() {
+        "/204" => vec![Step::Write(b"HTTP/1.1 204 No Content\r\nX-Kind: none\r\n\r\n".to_vec())],
+        "/304" => vec![Step::Write(b"HTTP/1.1 304 Not Modified\r\nETag: \"abc\"\r\nCache-Control: max-age=60\r\n\r\n".to_vec())],
+        _ => vec![Step::Write(ok("plain"))],
+    }))
+    .await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let mut c = Conn::connect(proxy.addr).await;
+    let r = c.roundtrip("DELETE /204 HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(r.status, 204, "{}", r.dump());
+    assert_eq!(r.header("x-kind"), Some("none"));
+    assert!(r.header("content-length").is_none(), "{}", r.raw_head);
+    assert!(r.header("transfer-encoding").is_none(), "{}", r.raw_head);
+    let r = c.roundtrip("GET /304 HTTP/1.1\r\nHost: api.test\r\nIf-None-Match: \"abc\"\r\n\r\n").await;
+    assert_eq!(r.status, 304, "{}", r.dump());
+    assert_eq!(r.header("etag"), Some("\"abc\""));
+    assert!(r.header("transfer-encoding").is_none(), "{}", r.raw_head);
+    // Nothing stray was written after the bodiless responses.
+    let r = c.roundtrip("GET /x HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.text(), "plain");
+    assert_eq!(up.accepts(), 1);
+}
