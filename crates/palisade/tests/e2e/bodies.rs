@@ -8,7 +8,8 @@ async fn content_length_body_arrives_intact() {
     let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
     let body = payload(200 * 1024);
     let mut c = Conn::connect(proxy.addr).await;
-    let mut req = format!("PUT /upload HTTP/1.1\r\nHost: api.test\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    let mut req =
+        format!("PUT /upload HTTP/1.1\r\nHost: api.test\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
     req.extend_from_slice(&body);
     // Written in uneven pieces.
     for part in req.chunks(7777) {
@@ -86,7 +87,8 @@ async fn expect_100_continue_is_answered_before_the_body_is_sent() {
 #[tokio::test]
 async fn expect_with_oversized_length_gets_413_without_100_continue() {
     let mut up = Upstream::tcp(reply("ok")).await;
-    let rest = format!("apps:\n  - name: app\n    hosts: api.test\n    upstream: {}\n    limits:\n      max_body_size: 1KiB\n      inspect_body: 1KiB\n", up.url());
+    let rest =
+        format!("apps:\n  - name: app\n    hosts: api.test\n    upstream: {}\n    limits:\n      max_body_size: 1KiB\n      inspect_body: 1KiB\n", up.url());
     let proxy = Proxy::start(&cfg(&[], &rest));
 
     let mut c = Conn::connect(proxy.addr).await;

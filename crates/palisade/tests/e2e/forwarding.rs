@@ -55,7 +55,9 @@ async fn hop_by_hop_headers_are_removed_both_ways() {
     let r = c.roundtrip(&req).await;
     assert_eq!(r.status, 200, "{}", r.dump());
     let got = up.next_req().await;
-    for h in ["connection", "keep-alive", "te", "upgrade", "proxy-authorization", "proxy-connection", "trailer", "x-drop-me", "x-also-drop", "transfer-encoding"] {
+    for h in
+        ["connection", "keep-alive", "te", "upgrade", "proxy-authorization", "proxy-connection", "trailer", "x-drop-me", "x-also-drop", "transfer-encoding"]
+    {
         assert!(got.header(h).is_none(), "{h} reached the upstream:\n{}", got.raw_head);
     }
     assert_eq!(got.header("x-keep"), Some("yes"));
@@ -150,5 +152,40 @@ async fn host_header_preserve_upstream_and_fixed() {
         assert_eq!(got.path(), path);
         assert_eq!(got.header_all("host"), [want.as_str()], "{path}");
         assert_eq!(got.header_all("x-forwarded-host"), ["client.example:8443"], "{path}");
+    }
+}
+
+#[tokio::test]
+async fn options_asterisk_and_upstream_request_id_header() {
+    // The upstream sends its own X-Request-Id: the client sees exactly one, Palisade's.
+    let mut up = Upstream::tcp(handler(|_| vec![Step::Write(response(200, &[("X-Request-Id", "upstream-made")], b"x"))])).await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let r = raw(proxy.addr, "OPTIONS * HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    let got = up.next_req().await;
+    assert_eq!(got.method, "OPTIONS");
+    assert_eq!(got.target, "*");
+    let ids = r.header_all("x-request-id");
+    assert_eq!(ids.len(), 1, "{}", r.raw_head);
+    assert_eq!(Some(ids[0]), got.header("x-request-id"));
+}
+
+#[tokio::test]
+#[ignore = "BUG: an absolute-form request is routed by its URI authority but the client's differing Host header is forwarded upstream (host confusion)"]
+async fn absolute_form_authority_wins_over_a_conflicting_host_header() {
+    // RFC 9112 §3.2.2: a proxy forwarding an absolute-form request must generate Host from the
+    // request target. Palisade chose the app from `public.example`, so the upstream must not be
+    // told `admin.example` (a virtual-host upstream would serve the admin site under the public
+    // app's rules). Rejecting the mismatch with 400 would be acceptable too.
+    let mut up = Upstream::tcp(reply("public")).await;
+    let rest = format!("apps:\n  - name: public\n    hosts: public.example\n    upstream: {}\n", up.url());
+    let proxy = Proxy::start(&cfg(&[], &rest));
+    let r = raw(proxy.addr, "GET http://public.example/x HTTP/1.1\r\nHost: admin.example\r\n\r\n").await;
+    if r.status == 200 {
+        let got = up.next_req().await;
+        assert_eq!(got.header("host"), Some("public.example"), "{}", got.raw_head);
+        assert_eq!(got.header("x-forwarded-host"), Some("public.example"), "{}", got.raw_head);
+    } else {
+        assert_problem(&r, 400, "http.bad_request");
     }
 }

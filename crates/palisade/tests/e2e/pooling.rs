@@ -37,7 +37,10 @@ async fn client_keep_alive_and_pipelining() {
     assert_eq!(proxy.running().connections(), 1);
 
     // Three pipelined requests in one write: three responses, in order.
-    c.send("GET /p1 HTTP/1.1\r\nHost: api.test\r\n\r\nGET /p2 HTTP/1.1\r\nHost: api.test\r\n\r\nGET /p3 HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n").await;
+    c.send(
+        "GET /p1 HTTP/1.1\r\nHost: api.test\r\n\r\nGET /p2 HTTP/1.1\r\nHost: api.test\r\n\r\nGET /p3 HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n",
+    )
+    .await;
     for p in ["/p1", "/p2", "/p3"] {
         let r = c.response().await;
         assert_eq!(r.text(), p);
@@ -84,7 +87,10 @@ async fn upstream_connection_close_is_honoured() {
 async fn unix_socket_upstream() {
     let dir = TempDir::new();
     let mut up = Upstream::unix(dir.join("up.sock"), handler(|req| vec![Step::Write(ok(&format!("unix {} {}", req.method, req.path())))])).await;
-    let rest = format!("apps:\n  - name: plain\n    path_prefix: /\n    upstream: {u}\n  - name: up\n    path_prefix: /uh\n    upstream: {u}\n    host_header: upstream\n", u = up.url());
+    let rest = format!(
+        "apps:\n  - name: plain\n    path_prefix: /\n    upstream: {u}\n  - name: up\n    path_prefix: /uh\n    upstream: {u}\n    host_header: upstream\n",
+        u = up.url()
+    );
     let proxy = Proxy::start(&cfg(&[], &rest));
     let mut c = Conn::connect(proxy.addr).await;
     let r = c.roundtrip("POST /u HTTP/1.1\r\nHost: api.test\r\nContent-Length: 4\r\n\r\ndata").await;

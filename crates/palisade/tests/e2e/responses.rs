@@ -141,3 +141,17 @@ async fn no_content_and_not_modified_have_no_body() {
     assert_eq!(r.text(), "plain");
     assert_eq!(up.accepts(), 1);
 }
+
+#[tokio::test]
+async fn http10_client_gets_a_close_delimited_body_from_a_chunked_upstream() {
+    let up = Upstream::tcp(handler(|_| vec![Step::Write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4\r\ndefg\r\n0\r\n\r\n".to_vec())]))
+        .await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let mut c = Conn::connect(proxy.addr).await;
+    c.send("GET / HTTP/1.0\r\nHost: api.test\r\nConnection: keep-alive\r\n\r\n").await;
+    let r = c.response().await;
+    assert_eq!(r.status, 200);
+    assert!(r.header("transfer-encoding").is_none(), "HTTP/1.0 does not know chunked: {}", r.raw_head);
+    assert_eq!(r.header("connection"), Some("close"));
+    assert_eq!(r.text(), "abcdefg");
+}

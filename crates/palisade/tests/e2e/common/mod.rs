@@ -98,7 +98,10 @@ impl Drop for TempDir {
 /// ephemeral port, a short shutdown timeout, the given extra `server:` settings, then `rest`
 /// (the `upstreams:` and `apps:` sections).
 pub fn cfg(server: &[&str], rest: &str) -> String {
-    let mut s = String::from("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  shutdown_timeout: 500ms\n");
+    let mut s = String::from("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n");
+    if !server.iter().any(|l| l.starts_with("shutdown_timeout")) {
+        s.push_str("  shutdown_timeout: 500ms\n");
+    }
     for l in server {
         s.push_str("  ");
         s.push_str(l);
@@ -395,7 +398,8 @@ async fn read_request<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>, conn: 
     let method = first.next()?.to_string();
     let target = first.next()?.to_string();
     let version = first.next()?.to_string();
-    let headers = lines.filter(|l| !l.is_empty()).filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
+    let headers =
+        lines.filter(|l| !l.is_empty()).filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
     let mut req = Req { conn, method, target, version, headers, body: Vec::new(), raw_head: raw_head.clone() };
     let chunked = req.header("transfer-encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
     if chunked {
@@ -568,7 +572,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
         let status_line = lines.next().unwrap_or("");
         assert!(status_line.starts_with("HTTP/1.1 "), "bad status line: {raw_head:?}");
         let status = status_line[9..12].parse().unwrap_or_else(|_| panic!("bad status line: {raw_head:?}"));
-        let headers = lines.filter(|l| !l.is_empty()).filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
+        let headers =
+            lines.filter(|l| !l.is_empty()).filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
         Some(Resp { status, raw_head, headers, body: Vec::new(), complete: false })
     }
 

@@ -1,0 +1,243 @@
+//! The real `palisade` binary: `run` with signals, `check`, `--version`.
+
+use std::io::BufRead;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, TryRecvError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+
+use crate::common::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_palisade");
+
+fn command() -> Command {
+    let mut cmd = Command::new(BIN);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PALISADE_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// A `palisade run` process, killed on drop.
+struct Bin {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Bin {
+    fn run(config: &Path) -> Bin {
+        let mut child = command()
+            .args(["--log-level", "info", "--log-format", "text", "run", "-c"])
+            .arg(config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn palisade");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(l) = line else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Bin { child, lines, seen: Vec::new() }
+    }
+
+    /// Wait for a log line matching `pred`.
+    async fn line(&mut self, what: &str) -> String {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            match self.lines.try_recv() {
+                Ok(l) => {
+                    self.seen.push(l.clone());
+                    if l.contains(what) {
+                        return l;
+                    }
+                }
+                Err(TryRecvError::Empty) => {
+                    assert!(Instant::now() < deadline, "no log line with {what:?}; log so far:\n{}", self.seen.join("\n"));
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(TryRecvError::Disconnected) => panic!("palisade exited before logging {what:?}; log:\n{}", self.seen.join("\n")),
+            }
+        }
+    }
+
+    /// The proxy address from the startup line, once the signal handlers are installed.
+    async fn started(&mut self) -> SocketAddr {
+        let l = self.line("palisade started").await;
+        let start = l.find("listeners=[").expect("listeners in the startup line") + "listeners=[".len();
+        let end = l[start..].find(']').unwrap() + start;
+        let addr = l[start..end].split(',').next().unwrap().trim().parse().expect("listen address");
+        // Signals sent before the handlers exist would kill the process: wait until the kernel
+        // reports SIGHUP and SIGTERM as caught.
+        let pid = self.child.id();
+        let caught = move || {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:")).map(|m| u64::from_str_radix(m.trim(), 16).unwrap_or(0)).unwrap_or(0);
+            let bit = |sig: i32| 1u64 << (sig - 1);
+            mask & bit(libc::SIGHUP) != 0 && mask & bit(libc::SIGTERM) != 0
+        };
+        eventually("signal handlers installed", caught).await;
+        addr
+    }
+
+    #[allow(unsafe_code)]
+    fn signal(&self, sig: i32) {
+        // SAFETY: kill(2) on our own child's pid.
+        let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
+        assert_eq!(rc, 0, "kill failed");
+    }
+
+    async fn exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + LIMIT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "palisade did not exit; log:\n{}", self.seen.join("\n"));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for Bin {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run_config(target: &str, shutdown_timeout: &str) -> String {
+    format!("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  shutdown_timeout: {shutdown_timeout}\n{}", one_app(target))
+}
+
+#[tokio::test]
+async fn version() {
+    let out = command().arg("--version").output().expect("run palisade");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("palisade {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[tokio::test]
+async fn check_reports_every_problem_with_its_location() {
+    let dir = TempDir::new();
+    let good = dir.write("good.yaml", run_config("http://127.0.0.1:9", "1s"));
+    let out = command().args(["check", "-c"]).arg(&good).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("OK (1 app(s), 1 listener(s))"), "{stdout}");
+
+    let broken = dir.write(
+        "broken.yaml",
+        "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  header_read_timeout: soon\napps:\n  - name: a\n    upstream: ftp://x\n    bogus: 1\n",
+    );
+    let lines = check_errors(&broken, 3);
+    let paths: Vec<&str> = lines.iter().map(|(_, _, p, _)| p.as_str()).collect();
+    assert!(paths.contains(&"server.header_read_timeout"), "{lines:?}");
+    assert!(paths.contains(&"apps[0].upstream"), "{lines:?}");
+    assert!(paths.contains(&"apps[0].bogus"), "{lines:?}");
+    let timeout = lines.iter().find(|l| l.2 == "server.header_read_timeout").unwrap();
+    assert_eq!(timeout.0, 5, "line of header_read_timeout");
+
+    // Problems found while building (an unreadable certificate) have locations too.
+    let tls = dir.write(
+        "tls.yaml",
+        "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n    tls:\n      cert: nope.pem\n      key: nope.key\napps:\n  - name: a\n    upstream: http://127.0.0.1:9\n",
+    );
+    let lines = check_errors(&tls, 1);
+    assert_eq!(lines[0].2, "listen[0].tls.cert", "{lines:?}");
+    assert_eq!(lines[0].0, 5);
+    assert!(lines[0].3.contains("nope.pem"), "{lines:?}");
+}
+
+/// Run `check` on a broken file: exit 1, `count` error lines `file:line:col: path: message`,
+/// then a summary line. Returns (line, col, path, message) of each.
+fn check_errors(file: &Path, count: usize) -> Vec<(usize, usize, String, String)> {
+    let out = command().args(["check", "-c"]).arg(file).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let name = file.display().to_string();
+    let all: Vec<&str> = stdout.lines().collect();
+    assert_eq!(all.last().copied(), Some(format!("{name}: {count} problem(s)").as_str()), "{stdout}");
+    let errors = &all[..all.len() - 1];
+    assert_eq!(errors.len(), count, "{stdout}");
+    errors
+        .iter()
+        .map(|l| {
+            let rest = l.strip_prefix(&format!("{name}:")).unwrap_or_else(|| panic!("line does not start with the file: {l}"));
+            let mut parts = rest.splitn(4, ':');
+            let line: usize = parts.next().unwrap().parse().unwrap_or_else(|_| panic!("no line number: {l}"));
+            let col: usize = parts.next().unwrap().parse().unwrap_or_else(|_| panic!("no column: {l}"));
+            assert!(line > 0 && col > 0, "{l}");
+            let path = parts.next().unwrap_or_else(|| panic!("no key path: {l}")).trim().to_string();
+            let message = parts.next().unwrap_or_else(|| panic!("no message: {l}")).trim().to_string();
+            assert!(!path.is_empty() && !message.is_empty(), "{l}");
+            (line, col, path, message)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn sighup_reloads_and_a_broken_file_keeps_the_old_configuration() {
+    let a = Upstream::tcp(reply("A")).await;
+    let b = Upstream::tcp(reply("B")).await;
+    let dir = TempDir::new();
+    let config = dir.write("palisade.yaml", run_config(&a.url(), "2s"));
+    let mut bin = Bin::run(&config);
+    let addr = bin.started().await;
+    assert_eq!(get(addr, "api.test", "/").await.text(), "A");
+
+    dir.write("palisade.yaml", run_config(&b.url(), "2s"));
+    bin.signal(libc::SIGHUP);
+    bin.line("configuration reloaded").await;
+    assert_eq!(get(addr, "api.test", "/").await.text(), "B");
+
+    // Not YAML at all, then valid YAML with an invalid value.
+    for broken in ["apps: [\n  - name: {\n", &run_config("ftp://nowhere", "2s")] {
+        dir.write("palisade.yaml", broken);
+        bin.signal(libc::SIGHUP);
+        bin.line("reload rejected").await;
+        assert_eq!(get(addr, "api.test", "/").await.text(), "B", "the previous configuration keeps serving");
+    }
+
+    bin.signal(libc::SIGTERM);
+    let status = bin.exit().await;
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
+async fn sigterm_drains_in_flight_requests_and_exits_0() {
+    let gate = Arc::new(Notify::new());
+    let g = gate.clone();
+    let mut up = Upstream::tcp(handler(move |_| vec![Step::Wait(g.clone()), Step::Write(ok("drained"))])).await;
+    let dir = TempDir::new();
+    let config = dir.write("palisade.yaml", run_config(&up.url(), "5s"));
+    let mut bin = Bin::run(&config);
+    let addr = bin.started().await;
+
+    let mut held = Conn::connect(addr).await;
+    held.send("GET /slow HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(up.next_req().await.path(), "/slow");
+    bin.signal(libc::SIGTERM);
+    bin.line("shutting down").await;
+    assert!(bin.child.try_wait().unwrap().is_none(), "exits only after draining");
+    gate.notify_one();
+    let r = held.response().await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.text(), "drained");
+    let status = bin.exit().await;
+    assert_eq!(status.code(), Some(0));
+    assert!(w!(tokio::net::TcpStream::connect(addr)).is_err(), "no longer listening");
+}

@@ -1,0 +1,139 @@
+//! Upstreams that fail: refused, slow, stalling, closing, resetting, answering garbage.
+
+use std::time::Duration;
+
+use crate::common::*;
+
+fn app_with(target: &str, upstream_extra: &str) -> String {
+    format!("apps:\n  - name: app\n    upstream:\n      targets: {target}\n      {upstream_extra}\n")
+}
+
+#[tokio::test]
+async fn connection_refused_gives_502_unavailable() {
+    let proxy = Proxy::start(&cfg(&[], &one_app(&format!("http://127.0.0.1:{}", closed_port()))));
+    let mut c = Conn::connect(proxy.addr).await;
+    for _ in 0..3 {
+        let r = c.roundtrip("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+        assert_problem(&r, 502, "upstream.unavailable");
+    }
+}
+
+#[tokio::test]
+async fn slow_response_head_gives_504() {
+    let mut up = Upstream::tcp(handler(|req| if req.path() == "/slow" { vec![Step::Hang] } else { vec![Step::Write(ok("fast"))] })).await;
+    let proxy = Proxy::start(&cfg(&[], &app_with(&up.url(), "read_timeout: 300ms")));
+    let mut c = Conn::connect(proxy.addr).await;
+    let r = c.roundtrip("GET /slow HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_problem(&r, 504, "upstream.timeout");
+    assert_eq!(up.next_req().await.path(), "/slow");
+    // The stuck upstream connection is not reused; the client connection is.
+    let r = c.roundtrip("GET /fast HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(r.text(), "fast");
+    assert_eq!(up.accepts(), 2);
+}
+
+#[tokio::test]
+async fn upstream_stalling_mid_body_truncates_the_response() {
+    let up = Upstream::tcp(handler(|req| {
+        let head: &[u8] = if req.path() == "/cl" {
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+        } else {
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n"
+        };
+        let mut first = head.to_vec();
+        first.extend_from_slice(&[b'z'; 100]);
+        if req.path() != "/cl" {
+            first.extend_from_slice(b"\r\n");
+        }
+        vec![Step::Write(first), Step::Hang]
+    }))
+    .await;
+    let proxy = Proxy::start(&cfg(&[], &app_with(&up.url(), "read_timeout: 300ms")));
+    for path in ["/cl", "/chunked"] {
+        let mut c = Conn::connect(proxy.addr).await;
+        c.send(format!("GET {path} HTTP/1.1\r\nHost: api.test\r\n\r\n")).await;
+        let mut r = c.head().await.expect("the head was already forwarded");
+        assert_eq!(r.status, 200);
+        c.body(&mut r, false).await;
+        assert!(!r.complete, "{path}: a stalled body must not look complete");
+        assert_eq!(r.body.len(), 100, "{path}");
+        assert!(c.closed().await, "{path}: the client connection is cut");
+    }
+}
+
+#[tokio::test]
+async fn upstream_closing_mid_response_truncates_the_response() {
+    let up = Upstream::tcp(handler(|req| {
+        let mut v = match req.path() {
+            "/cl" => b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".to_vec(),
+            _ => b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n64\r\n".to_vec(),
+        };
+        v.extend_from_slice(&[b'z'; 100]);
+        if req.path() != "/cl" {
+            v.extend_from_slice(b"\r\n");
+        }
+        vec![Step::Write(v), Step::Close]
+    }))
+    .await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    for path in ["/cl", "/chunked"] {
+        let mut c = Conn::connect(proxy.addr).await;
+        c.send(format!("GET {path} HTTP/1.1\r\nHost: api.test\r\n\r\n")).await;
+        let mut r = c.head().await.expect("the head was already forwarded");
+        assert_eq!(r.status, 200);
+        c.body(&mut r, false).await;
+        assert!(!r.complete, "{path}: a truncated body must not look complete");
+        assert_eq!(r.body.len(), 100, "{path}");
+        assert!(c.closed().await);
+    }
+    // Still serving.
+    let mut c = Conn::connect(proxy.addr).await;
+    c.send("GET /cl HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    assert_eq!(c.head().await.map(|r| r.status), Some(200));
+}
+
+#[tokio::test]
+async fn upstream_closing_right_after_the_head_closes_the_client_connection() {
+    // The head promises a body, then the upstream closes before sending any of it.
+    let up = Upstream::tcp(handler(|_| vec![Step::Write(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n".to_vec()), Step::Close])).await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let mut c = Conn::connect(proxy.addr).await;
+    c.send("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n").await;
+    let got = c.rest().await;
+    // Either a 502 or a bare close is acceptable; a hang or a complete-looking 200 is not.
+    let text = String::from_utf8_lossy(&got);
+    assert!(got.is_empty() || text.starts_with("HTTP/1.1 502 ") || (text.starts_with("HTTP/1.1 200 ") && text.contains("content-length: 50")), "{text}");
+}
+
+#[tokio::test]
+async fn upstream_reset_gives_502_and_is_not_replayed() {
+    let mut up = Upstream::tcp(handler(|_| vec![Step::Reset])).await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let r = raw(proxy.addr, "POST /pay HTTP/1.1\r\nHost: api.test\r\nContent-Length: 5\r\n\r\nmoney").await;
+    assert_eq!(r.status, 502, "{}", r.dump());
+    let code = r.json()["code"].as_str().unwrap().to_string();
+    assert!(code == "upstream.bad_response" || code == "upstream.unavailable", "{code}");
+    assert_problem(&r, 502, &code);
+    // Give a possible (wrong) replay a moment to show up, then count.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let reqs = up.drain();
+    assert_eq!(reqs.len(), 1, "a POST the upstream received must not be sent again");
+}
+
+#[tokio::test]
+async fn upstream_garbage_gives_502() {
+    let up = Upstream::tcp(handler(|req| match req.path() {
+        "/words" => vec![Step::Write(b"this is not http at all\r\n\r\n".to_vec())],
+        "/status" => vec![Step::Write(b"HTTP/1.1 2000 Huge\r\nContent-Length: 0\r\n\r\n".to_vec())],
+        "/header" => vec![Step::Write(b"HTTP/1.1 200 OK\r\nBad Header\r\nContent-Length: 0\r\n\r\n".to_vec())],
+        "/length" => vec![Step::Write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!".to_vec())],
+        _ => vec![Step::Write(ok("fine"))],
+    }))
+    .await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    for path in ["/words", "/status", "/header", "/length"] {
+        let r = get(proxy.addr, "api.test", path).await;
+        assert_problem(&r, 502, "upstream.bad_response");
+    }
+    assert_eq!(get(proxy.addr, "api.test", "/").await.text(), "fine");
+}
