@@ -380,12 +380,13 @@ fn decode_root(cx: &mut Ctx, root: &Node, file: &str, base_dir: &Path) -> Option
     }
     let mut addrs = std::collections::HashSet::new();
     for l in &listen {
-        if !addrs.insert(l.addr) {
+        // Port 0 asks the system for a free port: several such listeners never collide.
+        if l.addr.port() != 0 && !addrs.insert(l.addr) {
             cx.errors.push(l.loc.error(file, format!("address {} is listed twice", l.addr)));
         }
     }
     if let Some(a) = &admin {
-        if addrs.contains(&a.addr) {
+        if a.addr.port() != 0 && addrs.contains(&a.addr) {
             cx.error(root_origin(root), "admin.addr", format!("admin address {} is also a proxy listener", a.addr));
         }
     }

@@ -252,3 +252,9 @@ fn non_mapping_root_and_empty_file() {
     let msgs = errors("");
     assert!(msgs.iter().any(|e| e.message.contains("`listen`")));
 }
+
+#[test]
+fn several_port_zero_listeners_do_not_collide() {
+    let c = parse("listen: [{addr: '127.0.0.1:0'}, {addr: '127.0.0.1:0'}]\nadmin: {addr: '127.0.0.1:0'}\napps: [{name: a, upstream: 'http://x:1'}]\n").unwrap();
+    assert_eq!(c.listen.len(), 2);
+}

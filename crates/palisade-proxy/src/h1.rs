@@ -470,7 +470,9 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     let status = match req.parse(head_bytes) {
         Ok(httparse::Status::Complete(n)) if n == end => n,
         Ok(_) => return bad("Malformed request head"),
-        Err(httparse::Error::Version) => return Head::Reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, code::BAD_REQUEST, "HTTP version not supported"),
+        Err(httparse::Error::Version) if other_http_version(head_bytes) => {
+            return Head::Reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, code::BAD_REQUEST, "HTTP version not supported")
+        }
         Err(httparse::Error::TooManyHeaders) => {
             return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Too many request header fields")
         }
@@ -583,6 +585,15 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     *req.version_mut() = version;
     *req.headers_mut() = headers;
     Head::Request(Box::new(req), Framing { keep_alive, version, is_head })
+}
+
+/// Whether the request line is `METHOD SP TARGET SP HTTP/d.d` (a version we do not speak, as
+/// opposed to a malformed line, which gets 400).
+fn other_http_version(head: &[u8]) -> bool {
+    let line = head.split(|b| *b == b'\r').next().unwrap_or(b"");
+    let parts: Vec<&[u8]> = line.split(|b| *b == b' ').collect();
+    matches!(parts.as_slice(), [m, t, v] if !m.is_empty() && !t.is_empty()
+        && v.len() == 8 && v.starts_with(b"HTTP/") && v[5].is_ascii_digit() && v[6] == b'.' && v[7].is_ascii_digit())
 }
 
 fn connection_keep_alive(headers: &HeaderMap, version: Version) -> bool {
@@ -737,7 +748,10 @@ async fn write_response(
                 // connection without a terminating chunk, so the client sees a truncated body.
                 tracing::warn!(error = %e, sent, "response body failed mid-stream; closing client connection");
                 if !head_sent {
-                    return Err(io::Error::other("upstream body failed before any data"));
+                    // Nothing reached the client yet: an honest 502 is still possible.
+                    let rid = parts.headers.get(crate::headers::X_REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-").to_string();
+                    let resp = problem::response(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", &rid, &[]);
+                    return Box::pin(write_response(shared, wbuf, resp, is_head, false, version, limits)).await.map(|_| false);
                 }
                 return Ok(false);
             }

@@ -136,7 +136,10 @@ pub fn set_forwarding(h: &mut HeaderMap, peer_value: &HeaderValue, client: IpAdd
             h.insert(X_FORWARDED_FOR, v);
         }
     }
-    h.insert(X_FORWARDED_PROTO, HeaderValue::from_static(if tls { "https" } else { "http" }));
+    // A trusted proxy in front (e.g. a TLS-terminating load balancer) knows the original scheme.
+    if !(peer_trusted && h.contains_key(X_FORWARDED_PROTO)) {
+        h.insert(X_FORWARDED_PROTO, HeaderValue::from_static(if tls { "https" } else { "http" }));
+    }
     match orig_host {
         Some(host) if !peer_trusted || !h.contains_key(X_FORWARDED_HOST) => {
             h.insert(X_FORWARDED_HOST, host.clone());
@@ -238,5 +241,11 @@ mod tests {
         assert_eq!(h[X_FORWARDED_FOR], "9.9.9.9, 10.1.1.1");
         assert_eq!(h[X_REAL_IP], "9.9.9.9");
         assert_eq!(h[X_FORWARDED_PROTO], "http");
+        let mut h = map(&[("x-forwarded-proto", "https")]);
+        set_forwarding(&mut h, &pv, peer, true, false, None);
+        assert_eq!(h[X_FORWARDED_PROTO], "https", "kept from a trusted proxy");
+        let mut h = map(&[("x-forwarded-proto", "https")]);
+        set_forwarding(&mut h, &pv, peer, false, false, None);
+        assert_eq!(h[X_FORWARDED_PROTO], "http", "replaced from an untrusted peer");
     }
 }

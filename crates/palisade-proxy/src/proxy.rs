@@ -81,6 +81,9 @@ async fn handle_inner<'s>(
 ) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
     let server = &snap.config.server;
     let client_ip = headers::client_ip(conn.peer.ip(), req.headers(), &server.trusted_proxies);
+    if req.version() == Version::HTTP_2 && h2_head_too_large(&req, server.max_header_size, server.max_headers) {
+        return (reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large", id), client_ip, None);
+    }
     // 1. Route (absolute-form and HTTP/2 requests carry the host in the URI).
     let host = match req.uri().authority() {
         Some(a) => a.as_str(),
@@ -138,7 +141,13 @@ async fn handle_inner<'s>(
     }
 
     // 5. Upstream request.
-    let orig_host = parts.headers.get(header::HOST).cloned().or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
+    // The host the request was routed by is the host that goes upstream: the URI authority
+    // (absolute form, HTTP/2 `:authority`) wins over a Host header (RFC 9112 §3.2.2), so a
+    // request checked under one app's rules cannot reach another virtual host.
+    let orig_host = match parts.uri.authority() {
+        Some(a) => HeaderValue::from_str(a.as_str()).ok(),
+        None => parts.headers.get(header::HOST).cloned(),
+    };
     let peer_trusted = headers::peer_trusted(conn.peer.ip(), &server.trusted_proxies);
     headers::strip_hop_by_hop(&mut parts.headers);
     parts.headers.remove(header::EXPECT);
@@ -205,11 +214,33 @@ async fn handle_inner<'s>(
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream unavailable");
             (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id), client_ip, app_name)
         }
+        Err(UpstreamError::ClientBody(e)) => {
+            tracing::info!(request_id = id.as_str(), error = %e, "client body failed while streaming upstream");
+            let resp = match e {
+                BodyError::TooLarge => reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id),
+                BodyError::Timeout => reject(StatusCode::REQUEST_TIMEOUT, code::BODY_TIMEOUT, "Request body timeout", id),
+                _ => reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id),
+            };
+            (resp, client_ip, app_name)
+        }
         Err(UpstreamError::Protocol(e)) => {
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream failed");
             (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name)
         }
     }
+}
+
+/// HTTP/2 heads are limited like HTTP/1 ones: the header list size as HPACK counts it
+/// (name + value + 32 per field, RFC 7541 §4.1), pseudo-headers included, and the field count.
+fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: usize) -> bool {
+    if req.headers().len() > max_headers {
+        return true;
+    }
+    let u = req.uri();
+    let uri_len = u.scheme_str().map_or(0, str::len) + u.authority().map_or(0, |a| a.as_str().len()) + u.path_and_query().map_or(1, |p| p.as_str().len());
+    let pseudo = req.method().as_str().len() + uri_len + 4 * 32;
+    let fields: usize = req.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 32).sum();
+    pseudo + fields > max_size
 }
 
 fn view<'a>(

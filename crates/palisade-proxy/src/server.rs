@@ -376,7 +376,9 @@ async fn serve_h2(stream: Stream, info: ConnInfo, proxy: Rc<Proxy>, limits: &h1:
     builder
         .timer(TokioTimer::new())
         .max_concurrent_streams(256)
-        .max_header_list_size(limits.max_header_size as u32)
+        // A backstop only: the configured limit is enforced by the proxy, so that the client gets
+        // the same problem response as over HTTP/1 (`proxy.rs`, `h2_head_too_large`).
+        .max_header_list_size((limits.max_header_size as u32).saturating_mul(4).max(64 * 1024))
         .keep_alive_interval(Some(Duration::from_secs(30)))
         .keep_alive_timeout(limits.keepalive_timeout.min(Duration::from_secs(60)));
     let conn = builder.serve_connection(TokioIo::new(stream), service);

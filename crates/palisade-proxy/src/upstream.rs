@@ -199,6 +199,20 @@ pub enum UpstreamError {
     Timeout,
     /// The upstream closed or sent garbage (502).
     Protocol(String),
+    /// Reading the client's body failed while it streamed upstream (too large, timeout, broken).
+    ClientBody(BodyError),
+}
+
+/// Our own body error inside a hyper error (hyper wraps errors of the body it sends).
+fn client_body_error(err: &hyper::Error) -> Option<BodyError> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(err);
+    while let Some(e) = source {
+        if let Some(b) = e.downcast_ref::<BodyError>() {
+            return Some(b.clone());
+        }
+        source = e.source();
+    }
+    None
 }
 
 struct Idle {
@@ -379,8 +393,13 @@ pub async fn send(
                         continue;
                     }
                     None => {
+                        let err = e.into_error();
+                        if let Some(body_err) = client_body_error(&err) {
+                            // The client's fault, not the target's: no passive-health penalty.
+                            return Err(UpstreamError::ClientBody(body_err));
+                        }
                         up.record_failure(t);
-                        return Err(UpstreamError::Protocol(e.into_error().to_string()));
+                        return Err(UpstreamError::Protocol(err.to_string()));
                     }
                 }
             }

@@ -138,6 +138,14 @@ fn check(path: &std::path::Path) -> ExitCode {
 }
 
 fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    use tokio::signal::unix::{signal, SignalKind};
+    // Signal handlers go in before anything listens, so that a supervisor's SIGHUP or SIGTERM
+    // right after start is never fatal.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (mut hup, mut term, mut int) = {
+        let _enter = rt.enter();
+        (signal(SignalKind::hangup())?, signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?)
+    };
     let running = match palisade_proxy::start(cfg, palisade_proxy::no_stages()) {
         Ok(r) => r,
         Err(palisade_proxy::StartError::Config(errors)) => {
@@ -146,12 +154,7 @@ fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<
         }
         Err(e) => return Err(e.into()),
     };
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     rt.block_on(async {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut hup = signal(SignalKind::hangup())?;
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
         loop {
             tokio::select! {
                 _ = hup.recv() => {

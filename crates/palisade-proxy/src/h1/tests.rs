@@ -127,6 +127,8 @@ fn framing_violations_are_rejected() {
         (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "400"),
         (b"GET nopath HTTP/1.1\r\nHost: a\r\n\r\n", "400"),
         (b"GET / HTTP/3.0\r\nHost: a\r\n\r\n", "505"),
+        (b"NOT A REQUEST\r\nHost: a\r\n\r\n", "400"),
+        (b"GET /a b HTTP/1.1\r\nHost: a\r\n\r\n", "400"),
         (b"G\x01T / HTTP/1.1\r\nHost: a\r\n\r\n", "400"),
         (b"GET / HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\n\r\n", "417"),
         (b"CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", "501"),

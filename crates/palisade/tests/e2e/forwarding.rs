@@ -100,6 +100,12 @@ async fn forwarding_headers_from_a_trusted_peer_are_extended() {
     assert_eq!(got.header_all("x-forwarded-for"), ["203.0.113.7, 127.0.0.1"], "{}", got.raw_head);
     assert_eq!(got.header_all("x-real-ip"), ["203.0.113.7"]);
     assert_eq!(got.header_all("x-forwarded-host"), ["orig.example"], "a trusted proxy's X-Forwarded-Host is kept");
+    assert_eq!(got.header_all("x-forwarded-proto"), ["http"], "set when the trusted proxy did not say");
+
+    // A TLS-terminating load balancer in front says https: that is kept.
+    let r = raw(proxy.addr, "GET / HTTP/1.1\r\nHost: api.test\r\nX-Forwarded-Proto: https\r\n\r\n").await;
+    assert_eq!(r.status, 200);
+    assert_eq!(up.next_req().await.header_all("x-forwarded-proto"), ["https"], "a trusted proxy's X-Forwarded-Proto is kept");
 
     // The client IP is the right-most address that is not a trusted proxy.
     let r = raw(proxy.addr, "GET / HTTP/1.1\r\nHost: api.test\r\nX-Forwarded-For: 6.6.6.6, 198.51.100.1, 127.0.0.5\r\n\r\n").await;
@@ -171,7 +177,6 @@ async fn options_asterisk_and_upstream_request_id_header() {
 }
 
 #[tokio::test]
-#[ignore = "BUG: an absolute-form request is routed by its URI authority but the client's differing Host header is forwarded upstream (host confusion)"]
 async fn absolute_form_authority_wins_over_a_conflicting_host_header() {
     // RFC 9112 §3.2.2: a proxy forwarding an absolute-form request must generate Host from the
     // request target. Palisade chose the app from `public.example`, so the upstream must not be
