@@ -173,6 +173,12 @@ impl Drop for Proxy {
 // Scriptable upstreams
 // ---------------------------------------------------------------------------------------------
 
+/// Values of every header called `name` (any case), in order; names are stored lower-cased.
+fn header_all<'a>(headers: &'a [(String, String)], name: &str) -> Vec<&'a str> {
+    let name = name.to_ascii_lowercase();
+    headers.iter().filter(|(k, _)| *k == name).map(|(_, v)| v.as_str()).collect()
+}
+
 /// A request as the upstream received it.
 #[derive(Clone, Debug)]
 pub struct Req {
@@ -189,13 +195,11 @@ pub struct Req {
 
 impl Req {
     pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
+        header_all(&self.headers, name).into_iter().next()
     }
 
     pub fn header_all(&self, name: &str) -> Vec<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers.iter().filter(|(k, _)| *k == name).map(|(_, v)| v.as_str()).collect()
+        header_all(&self.headers, name)
     }
 
     pub fn path(&self) -> &str {
@@ -476,13 +480,11 @@ pub struct Resp {
 
 impl Resp {
     pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
+        header_all(&self.headers, name).into_iter().next()
     }
 
     pub fn header_all(&self, name: &str) -> Vec<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers.iter().filter(|(k, _)| *k == name).map(|(_, v)| v.as_str()).collect()
+        header_all(&self.headers, name)
     }
 
     pub fn text(&self) -> String {
