@@ -35,6 +35,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
 use crate::body::{BodyError, ClientBody, RespBody};
+use crate::codec::{self, find_head_end, BodyState, Chunk};
 use crate::io::Stream;
 use crate::problem::{self, code};
 
@@ -86,9 +87,6 @@ pub enum Served {
 }
 
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
-const READ_CHUNK: usize = 16 * 1024;
-const MAX_CHUNK_LINE: usize = 1024;
-const MAX_TRAILERS: usize = 8 * 1024;
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 struct Shared {
@@ -103,29 +101,10 @@ struct Shared {
     deadline: Pin<Box<Sleep>>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum BodyState {
-    Length(u64),
-    Chunked(Chunk),
-    Done,
-    Failed,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Chunk {
-    Size,
-    Data(u64),
-    DataEnd,
-    Trailers(usize),
-}
-
 impl Shared {
     /// Read more bytes into `rbuf`. `Ok(0)` is end of stream.
     fn poll_read_more(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        if self.rbuf.capacity() - self.rbuf.len() < 4096 {
-            self.rbuf.reserve(READ_CHUNK);
-        }
-        tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.rbuf)
+        codec::poll_read_more(&mut self.io, &mut self.rbuf, cx)
     }
 
     fn poll_write_continue(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -139,109 +118,9 @@ impl Shared {
         Poll::Ready(Ok(()))
     }
 
-    /// Decode the next piece of body from `rbuf`. `Ok(None)` means more input is needed.
     fn decode(&mut self) -> Result<Option<Option<Bytes>>, BodyError> {
-        loop {
-            match self.body {
-                BodyState::Done => return Ok(Some(None)),
-                BodyState::Failed => return Err(BodyError::Incomplete),
-                BodyState::Length(0) => {
-                    self.body = BodyState::Done;
-                    return Ok(Some(None));
-                }
-                BodyState::Length(n) => {
-                    if self.rbuf.is_empty() {
-                        return Ok(None);
-                    }
-                    let take = (n.min(self.rbuf.len() as u64)) as usize;
-                    self.body = BodyState::Length(n - take as u64);
-                    if n == take as u64 {
-                        self.body = BodyState::Done;
-                    }
-                    return Ok(Some(Some(self.rbuf.split_to(take).freeze())));
-                }
-                BodyState::Chunked(Chunk::Size) => {
-                    let Some(nl) = memchr::memchr(b'\n', &self.rbuf) else {
-                        if self.rbuf.len() > MAX_CHUNK_LINE {
-                            return Err(BodyError::Chunked("chunk size line too long"));
-                        }
-                        return Ok(None);
-                    };
-                    if nl > MAX_CHUNK_LINE {
-                        return Err(BodyError::Chunked("chunk size line too long"));
-                    }
-                    let size = parse_chunk_size(&self.rbuf[..=nl])?;
-                    let _ = self.rbuf.split_to(nl + 1);
-                    self.body = BodyState::Chunked(if size == 0 { Chunk::Trailers(0) } else { Chunk::Data(size) });
-                }
-                BodyState::Chunked(Chunk::Data(n)) => {
-                    if self.rbuf.is_empty() {
-                        return Ok(None);
-                    }
-                    let take = (n.min(self.rbuf.len() as u64)) as usize;
-                    let rest = n - take as u64;
-                    self.body = BodyState::Chunked(if rest == 0 { Chunk::DataEnd } else { Chunk::Data(rest) });
-                    return Ok(Some(Some(self.rbuf.split_to(take).freeze())));
-                }
-                BodyState::Chunked(Chunk::DataEnd) => {
-                    if self.rbuf.len() < 2 {
-                        return Ok(None);
-                    }
-                    if &self.rbuf[..2] != b"\r\n" {
-                        return Err(BodyError::Chunked("chunk data not followed by CRLF"));
-                    }
-                    let _ = self.rbuf.split_to(2);
-                    self.body = BodyState::Chunked(Chunk::Size);
-                }
-                BodyState::Chunked(Chunk::Trailers(seen)) => {
-                    let Some(nl) = memchr::memchr(b'\n', &self.rbuf) else {
-                        if seen + self.rbuf.len() > MAX_TRAILERS {
-                            return Err(BodyError::Chunked("trailers too large"));
-                        }
-                        return Ok(None);
-                    };
-                    if nl == 0 || self.rbuf[nl - 1] != b'\r' {
-                        return Err(BodyError::Chunked("bare LF in trailers"));
-                    }
-                    if seen + nl + 1 > MAX_TRAILERS {
-                        return Err(BodyError::Chunked("trailers too large"));
-                    }
-                    let line_len = nl + 1;
-                    let _ = self.rbuf.split_to(line_len);
-                    // Trailer fields are read and dropped; an empty line ends the body.
-                    self.body = if line_len == 2 { BodyState::Done } else { BodyState::Chunked(Chunk::Trailers(seen + line_len)) };
-                }
-            }
-        }
+        codec::decode(&mut self.body, &mut self.rbuf)
     }
-}
-
-fn parse_chunk_size(line: &[u8]) -> Result<u64, BodyError> {
-    // line ends with '\n'; require CRLF.
-    if line.len() < 2 || line[line.len() - 2] != b'\r' {
-        return Err(BodyError::Chunked("bare LF after chunk size"));
-    }
-    let line = &line[..line.len() - 2];
-    let digits_end = line.iter().position(|b| !b.is_ascii_hexdigit()).unwrap_or(line.len());
-    if digits_end == 0 {
-        return Err(BodyError::Chunked("missing chunk size"));
-    }
-    if digits_end > 16 {
-        return Err(BodyError::Chunked("chunk size too large"));
-    }
-    let mut size: u64 = 0;
-    for &b in &line[..digits_end] {
-        let d = (b as char).to_digit(16).unwrap_or(0) as u64;
-        size = size.checked_mul(16).and_then(|s| s.checked_add(d)).ok_or(BodyError::Chunked("chunk size too large"))?;
-    }
-    let ext = &line[digits_end..];
-    if !ext.is_empty() {
-        let trimmed = ext.iter().position(|b| *b != b' ' && *b != b'\t').map_or(&ext[..0], |i| &ext[i..]);
-        if trimmed.first() != Some(&b';') || trimmed.iter().any(|b| *b < 0x20 && *b != b'\t' || *b == 0x7f) {
-            return Err(BodyError::Chunked("invalid chunk extension"));
-        }
-    }
-    Ok(size)
 }
 
 /// The body of a request on an HTTP/1 connection.
@@ -332,7 +211,7 @@ struct Framing {
 pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: &Limits, mut shutdown: watch::Receiver<bool>, h2c: bool) -> Served {
     let shared = Rc::new(RefCell::new(Shared {
         io,
-        rbuf: BytesMut::with_capacity(READ_CHUNK),
+        rbuf: BytesMut::with_capacity(4096),
         seq: 0,
         body: BodyState::Done,
         continue_at: None,
@@ -427,26 +306,6 @@ async fn read_head(shared: &Rc<RefCell<Shared>>, limits: &Limits, shutdown: &mut
     }
 }
 
-/// Find the end of the head (`\r\n\r\n`, or a bare-LF variant that parsing then rejects),
-/// resuming from `scanned` so that a slow client costs linear time.
-fn find_head_end(buf: &[u8], scanned: &mut usize) -> Option<usize> {
-    let start = scanned.saturating_sub(3);
-    let mut from = start;
-    while let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
-        let nl = from + i;
-        // "\n\n" or "\n\r\n"
-        if buf.get(nl + 1) == Some(&b'\n') {
-            return Some(nl + 2);
-        }
-        if buf.get(nl + 1) == Some(&b'\r') && buf.get(nl + 2) == Some(&b'\n') {
-            return Some(nl + 3);
-        }
-        from = nl + 1;
-    }
-    *scanned = buf.len();
-    None
-}
-
 fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: usize, shared: &Rc<RefCell<Shared>>) -> Head {
     let bad = |msg| Head::Reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, msg);
     if end > max_header_size {
@@ -454,7 +313,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     }
     // Bare LF line endings are a request smuggling vector: require CRLF everywhere.
     let head_bytes = &s.rbuf[..end];
-    if memchr::memchr_iter(b'\n', head_bytes).any(|i| i == 0 || head_bytes[i - 1] != b'\r') {
+    if !codec::crlf_only(head_bytes) {
         return bad("Malformed request: bare LF line ending");
     }
     // Up to 128 header slots live on the stack; larger limits use the heap.

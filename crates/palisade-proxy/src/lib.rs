@@ -9,6 +9,7 @@
 
 pub mod admin;
 pub mod body;
+pub mod codec;
 pub mod date;
 pub mod h1;
 pub mod headers;

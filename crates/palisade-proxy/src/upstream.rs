@@ -5,8 +5,13 @@
 //! a per-worker pool (a thread-local, no locks): each worker runs a single-threaded runtime, and
 //! a hyper HTTP/1 connection is driven by a task on the worker that opened it.
 //!
-//! A request that fails before any byte of it reached the upstream (connect error, or a pooled
-//! connection the upstream had already closed) is retried on another connection or target.
+//! The HTTP/1.1 client is inline: the request's own task writes the request on the pooled socket
+//! and reads the response from it (no connection task, no channels), with the same strict
+//! framing code as the server side (`codec.rs`). Idle pooled connections are checked for a close
+//! by the upstream before reuse without a syscall (tokio's cached readiness). A request that
+//! fails before reaching the upstream (connect error, dead pooled connection) is retried on
+//! another connection or target; an idempotent request with a replayable body is also retried
+//! once when a reused connection closes before any byte of the response.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -18,17 +23,16 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http::{HeaderValue, Request, Response};
+use bytes::{Bytes, BytesMut};
+use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Version};
 use http_body::{Body, Frame, SizeHint};
-use hyper::body::Incoming;
-use hyper::client::conn::http1;
-use hyper_util::rt::TokioIo;
 use palisade_config::{Balance, Target, UpstreamConfig};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::time::Sleep;
 
 use crate::body::{BodyError, UpBody};
+use crate::codec::{self, BodyState, Chunk};
 use crate::io::Stream;
 
 /// Where a target is reached, resolved at snapshot build time.
@@ -203,20 +207,29 @@ pub enum UpstreamError {
     ClientBody(BodyError),
 }
 
-/// Our own body error inside a hyper error (hyper wraps errors of the body it sends).
-fn client_body_error(err: &hyper::Error) -> Option<BodyError> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(err);
-    while let Some(e) = source {
-        if let Some(b) = e.downcast_ref::<BodyError>() {
-            return Some(b.clone());
+/// An upstream connection: the socket and what has been read from it but not consumed.
+pub struct UpConn {
+    io: Stream,
+    rbuf: BytesMut,
+}
+
+impl UpConn {
+    /// Whether an idle connection is still usable. If the socket became readable while idle,
+    /// the upstream closed it (or sent something unasked): either way it cannot carry a request.
+    /// Costs no syscall when nothing happened (tokio keeps the readiness the poller reported).
+    fn idle_ok(&mut self) -> bool {
+        if !self.rbuf.is_empty() {
+            return false;
         }
-        source = e.source();
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut probe = [0u8; 1];
+        let mut buf = ReadBuf::new(&mut probe);
+        matches!(Pin::new(&mut self.io).poll_read(&mut cx, &mut buf), Poll::Pending)
     }
-    None
 }
 
 struct Idle {
-    sender: http1::SendRequest<UpBody>,
+    conn: UpConn,
     since: Instant,
 }
 
@@ -231,47 +244,48 @@ thread_local! {
     static POOLS: RefCell<LocalPools> = RefCell::new(LocalPools::default());
 }
 
-fn pool_take(up: &Upstream, t: usize) -> Option<http1::SendRequest<UpBody>> {
+fn pool_take(up: &Upstream, t: usize) -> Option<UpConn> {
     POOLS.with(|p| {
         let mut p = p.borrow_mut();
         if p.generation != up.generation {
             return None;
         }
         let list = p.idle.get_mut(up.index)?.get_mut(t)?;
-        while let Some(idle) = list.pop() {
-            if idle.since.elapsed() < up.cfg.idle_timeout && !idle.sender.is_closed() {
-                return Some(idle.sender);
+        while let Some(mut idle) = list.pop() {
+            if idle.since.elapsed() < up.cfg.idle_timeout && idle.conn.idle_ok() {
+                return Some(idle.conn);
             }
         }
         None
     })
 }
 
-fn pool_put(generation: u64, index: usize, t: usize, ntargets: usize, max_idle: usize, sender: http1::SendRequest<UpBody>) {
-    if max_idle == 0 || sender.is_closed() {
+fn pool_put(up: &Upstream, t: usize, conn: UpConn) {
+    let max_idle = up.cfg.max_idle;
+    if max_idle == 0 {
         return;
     }
     POOLS.with(|p| {
         let mut p = p.borrow_mut();
-        if p.generation != generation {
-            if p.generation > generation {
+        if p.generation != up.generation {
+            if p.generation > up.generation {
                 return; // a connection of an older snapshot: let it close
             }
-            p.generation = generation;
+            p.generation = up.generation;
             p.idle.clear();
         }
-        if p.idle.len() <= index {
-            p.idle.resize_with(index + 1, Vec::new);
+        if p.idle.len() <= up.index {
+            p.idle.resize_with(up.index + 1, Vec::new);
         }
-        let ups = &mut p.idle[index];
-        if ups.len() < ntargets {
-            ups.resize_with(ntargets, Vec::new);
+        let ups = &mut p.idle[up.index];
+        if ups.len() < up.targets.len() {
+            ups.resize_with(up.targets.len(), Vec::new);
         }
         let list = &mut ups[t];
         if list.len() >= max_idle {
             list.remove(0);
         }
-        list.push(Idle { sender, since: Instant::now() });
+        list.push(Idle { conn, since: Instant::now() });
     })
 }
 
@@ -286,9 +300,9 @@ pub fn idle_count(up: &Upstream, t: usize) -> usize {
     })
 }
 
-async fn connect(up: &Upstream, t: usize) -> Result<http1::SendRequest<UpBody>, String> {
+async fn connect(up: &Upstream, t: usize) -> Result<UpConn, String> {
     let ts = &up.targets[t];
-    let stream = match &ts.addr {
+    let io = match &ts.addr {
         Addr::Tcp(addr) => {
             let s = tokio::time::timeout(up.cfg.connect_timeout, TcpStream::connect(addr))
                 .await
@@ -305,35 +319,248 @@ async fn connect(up: &Upstream, t: usize) -> Result<http1::SendRequest<UpBody>, 
             Stream::Unix(s)
         }
     };
-    let (sender, conn) = http1::Builder::new().handshake::<_, UpBody>(TokioIo::new(stream)).await.map_err(|e| format!("handshake with {}: {e}", ts.target))?;
-    tokio::task::spawn_local(async move {
-        if let Err(e) = conn.await {
-            tracing::debug!(error = %e, "upstream connection ended with an error");
-        }
-    });
-    Ok(sender)
+    Ok(UpConn { io, rbuf: BytesMut::with_capacity(4096) })
 }
 
-/// Send `req` to the upstream. The request's URI must be in origin form and its headers final.
-/// `set_host` is called with the chosen target's authority to set the `Host` header if needed.
+/// Serialise a request head in origin form.
+fn encode_head(parts: &http::request::Parts, chunked: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(parts.method.as_str().as_bytes());
+    out.push(b' ');
+    let pq = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    out.extend_from_slice(if pq.is_empty() { b"/" } else { pq.as_bytes() });
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    for (name, value) in &parts.headers {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if chunked {
+        out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+async fn write_all(io: &mut Stream, mut buf: &[u8]) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, buf)).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        buf = &buf[n..];
+    }
+    Ok(())
+}
+
+/// Write `a` then `b`, with vectored writes.
+async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8]) -> std::io::Result<()> {
+    while !a.is_empty() {
+        let bufs = [std::io::IoSlice::new(a), std::io::IoSlice::new(b)];
+        let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write_vectored(cx, &bufs)).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        if n >= a.len() {
+            b = &b[n - a.len()..];
+            a = &[];
+        } else {
+            a = &a[n..];
+        }
+    }
+    write_all(io, b).await
+}
+
+enum SendError {
+    /// The connection failed before the request was fully written.
+    Write(std::io::Error),
+    /// The client's body failed while it streamed upstream.
+    ClientBody(BodyError),
+}
+
+/// Write the request. Streams the client's body for `UpBody::Chained`.
+async fn write_request(conn: &mut UpConn, head: &[u8], body: &mut UpBody, chunked: bool) -> Result<(), SendError> {
+    match body {
+        UpBody::Full(None) => write_all(&mut conn.io, head).await.map_err(SendError::Write),
+        UpBody::Full(Some(b)) if b.len() <= 16 * 1024 => {
+            let mut buf = Vec::with_capacity(head.len() + b.len());
+            buf.extend_from_slice(head);
+            buf.extend_from_slice(b);
+            write_all(&mut conn.io, &buf).await.map_err(SendError::Write)
+        }
+        UpBody::Full(Some(b)) => write_two(&mut conn.io, head, b).await.map_err(SendError::Write),
+        UpBody::Chained { .. } => {
+            write_all(&mut conn.io, head).await.map_err(SendError::Write)?;
+            loop {
+                let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
+                match frame {
+                    None => break,
+                    Some(Err(e)) => return Err(SendError::ClientBody(e)),
+                    Some(Ok(f)) => {
+                        let Ok(data) = f.into_data() else { continue };
+                        if data.is_empty() {
+                            continue;
+                        }
+                        if chunked {
+                            let size = format!("{:x}\r\n", data.len());
+                            write_two(&mut conn.io, size.as_bytes(), &data).await.map_err(SendError::Write)?;
+                            write_all(&mut conn.io, b"\r\n").await.map_err(SendError::Write)?;
+                        } else {
+                            write_all(&mut conn.io, &data).await.map_err(SendError::Write)?;
+                        }
+                    }
+                }
+            }
+            if chunked {
+                write_all(&mut conn.io, b"0\r\n\r\n").await.map_err(SendError::Write)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// What reading a response head produced.
+enum HeadError {
+    /// The upstream closed before sending a byte of the response.
+    ClosedEarly,
+    Io(std::io::Error),
+    Invalid(&'static str),
+}
+
+const MAX_RESPONSE_HEAD: usize = 64 * 1024;
+const MAX_RESPONSE_HEADERS: usize = 128;
+
+/// Read a response head (skipping 1xx interim responses). Returns the response parts, the body
+/// framing, and whether the connection may be reused afterwards.
+async fn read_response_head(conn: &mut UpConn, method: &Method) -> Result<(http::response::Parts, BodyState, bool), HeadError> {
+    let mut scanned = 0;
+    let mut received_any = false;
+    loop {
+        if let Some(end) = codec::find_head_end(&conn.rbuf, &mut scanned) {
+            scanned = 0;
+            match parse_response_head(&mut conn.rbuf, end, method)? {
+                Some(parsed) => return Ok(parsed),
+                None => continue, // a 1xx: read the next head
+            }
+        }
+        if conn.rbuf.len() > MAX_RESPONSE_HEAD {
+            return Err(HeadError::Invalid("response head too large"));
+        }
+        let n = std::future::poll_fn(|cx| codec::poll_read_more(&mut conn.io, &mut conn.rbuf, cx)).await.map_err(|e| {
+            if !received_any && matches!(e.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe) {
+                HeadError::ClosedEarly
+            } else {
+                HeadError::Io(e)
+            }
+        })?;
+        if n == 0 {
+            return Err(if received_any { HeadError::Invalid("upstream closed in the middle of the response head") } else { HeadError::ClosedEarly });
+        }
+        received_any = true;
+    }
+}
+
+fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method) -> Result<Option<(http::response::Parts, BodyState, bool)>, HeadError> {
+    let head_bytes = &rbuf[..end];
+    if !codec::crlf_only(head_bytes) {
+        return Err(HeadError::Invalid("bare LF in response head"));
+    }
+    let mut slots = [httparse::EMPTY_HEADER; MAX_RESPONSE_HEADERS];
+    let mut resp = httparse::Response::new(&mut slots);
+    match resp.parse(head_bytes) {
+        Ok(httparse::Status::Complete(n)) if n == end => {}
+        _ => return Err(HeadError::Invalid("malformed response head")),
+    }
+    let status = resp.code.and_then(|c| StatusCode::from_u16(c).ok()).ok_or(HeadError::Invalid("invalid status"))?;
+    let version = if resp.version == Some(1) { Version::HTTP_11 } else { Version::HTTP_10 };
+    if status.is_informational() {
+        if status == StatusCode::SWITCHING_PROTOCOLS {
+            return Err(HeadError::Invalid("protocol upgrades are not supported"));
+        }
+        let _ = rbuf.split_to(end);
+        return Ok(None);
+    }
+    let base = head_bytes.as_ptr() as usize;
+    let mut ranges: Vec<(HeaderName, usize, usize)> = Vec::with_capacity(resp.headers.len());
+    for h in resp.headers.iter() {
+        let name = HeaderName::from_bytes(h.name.as_bytes()).map_err(|_| HeadError::Invalid("invalid header name"))?;
+        ranges.push((name, h.value.as_ptr() as usize - base, h.value.len()));
+    }
+    let head = rbuf.split_to(end).freeze();
+    let mut headers = HeaderMap::with_capacity(ranges.len());
+    for (name, off, len) in ranges {
+        let value = HeaderValue::from_maybe_shared(head.slice(off..off + len)).map_err(|_| HeadError::Invalid("invalid header value"))?;
+        headers.append(name, value);
+    }
+    let mut keep_alive = version == Version::HTTP_11;
+    for v in headers.get_all(header::CONNECTION) {
+        for token in v.as_bytes().split(|b| *b == b',') {
+            let t = token.trim_ascii();
+            if t.eq_ignore_ascii_case(b"close") {
+                keep_alive = false;
+            } else if t.eq_ignore_ascii_case(b"keep-alive") && version == Version::HTTP_10 {
+                keep_alive = true;
+            }
+        }
+    }
+    let body = if *method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
+        BodyState::Done
+    } else if let Some(te) = headers.get(header::TRANSFER_ENCODING) {
+        let last = te.to_str().ok().and_then(|v| v.rsplit(',').next()).map(|c| c.trim().eq_ignore_ascii_case("chunked"));
+        if last == Some(true) {
+            BodyState::Chunked(Chunk::Size)
+        } else {
+            keep_alive = false;
+            BodyState::UntilClose
+        }
+    } else if headers.contains_key(header::CONTENT_LENGTH) {
+        let mut len: Option<u64> = None;
+        for v in headers.get_all(header::CONTENT_LENGTH) {
+            for part in v.as_bytes().split(|b| *b == b',') {
+                let part = part.trim_ascii();
+                let n = std::str::from_utf8(part).ok().filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).and_then(|p| p.parse::<u64>().ok());
+                match (n, len) {
+                    (None, _) => return Err(HeadError::Invalid("invalid Content-Length")),
+                    (Some(n), Some(l)) if n != l => return Err(HeadError::Invalid("conflicting Content-Length")),
+                    (Some(n), _) => len = Some(n),
+                }
+            }
+        }
+        match len {
+            Some(0) | None => BodyState::Done,
+            Some(n) => BodyState::Length(n),
+        }
+    } else {
+        keep_alive = false;
+        BodyState::UntilClose
+    };
+    let mut response = Response::new(());
+    *response.status_mut() = status;
+    *response.version_mut() = version;
+    *response.headers_mut() = headers;
+    Ok(Some((response.into_parts().0, body, keep_alive)))
+}
+
+/// Send `req` to the upstream. The request's URI must be in origin form and its headers final;
+/// `set_host` sets the `Host` header for the chosen target.
 pub async fn send(
     up: &Arc<Upstream>,
-    mut req: Request<UpBody>,
+    req: Request<UpBody>,
     set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue),
 ) -> Result<Response<UpstreamBody>, UpstreamError> {
+    let (mut parts, mut body) = req.into_parts();
+    let idempotent = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE);
+    let chunked = matches!(body, UpBody::Chained { .. }) && !parts.headers.contains_key(header::CONTENT_LENGTH);
     let mut tried: u64 = 0;
     let mut last_err = String::from("no target available");
-    let max_attempts = up.targets.len() + 1;
-    let mut stale_retry_used = false;
-    let mut attempt = 0;
-    while attempt < max_attempts {
-        attempt += 1;
+    let mut fresh_retry_used = false;
+    let mut head = Vec::with_capacity(512);
+    for _ in 0..up.targets.len() + 2 {
         let Some(t) = up.pick(tried) else { break };
-        set_host(req.headers_mut(), &up.targets[t].authority);
-        let (mut sender, pooled) = match pool_take(up, t) {
-            Some(s) => (s, true),
+        set_host(&mut parts.headers, &up.targets[t].authority);
+        let (mut conn, reused) = match pool_take(up, t) {
+            Some(c) => (c, true),
             None => match connect(up, t).await {
-                Ok(s) => (s, false),
+                Ok(c) => (c, false),
                 Err(e) => {
                     tracing::warn!(upstream = %up.cfg.name, error = %e, "upstream connect failed");
                     up.record_failure(t);
@@ -345,63 +572,55 @@ pub async fn send(
                 }
             },
         };
-        if sender.ready().await.is_err() {
-            // A pooled connection closed under us: nothing was sent, try a fresh one.
-            attempt -= usize::from(pooled && !stale_retry_used);
-            stale_retry_used |= pooled;
-            continue;
-        }
-        let ts = &up.targets[t];
-        ts.active.fetch_add(1, Ordering::Relaxed);
-        let guard = ActiveGuard { up: up.clone(), t };
-        let fut = sender.try_send_request(req);
-        match tokio::time::timeout(up.cfg.read_timeout, fut).await {
+        let guard = ActiveGuard::new(up.clone(), t);
+        head.clear();
+        encode_head(&parts, chunked, &mut head);
+        let replayable = matches!(body, UpBody::Full(_));
+        let exchange = async {
+            match write_request(&mut conn, &head, &mut body, chunked).await {
+                Ok(()) => {}
+                Err(SendError::ClientBody(e)) => return Err(e),
+                Err(SendError::Write(e)) => return Ok(Err(HeadError::Io(e))),
+            }
+            Ok(read_response_head(&mut conn, &parts.method).await)
+        };
+        let result = match tokio::time::timeout(up.cfg.read_timeout, exchange).await {
             Err(_) => {
                 up.record_failure(t);
                 return Err(UpstreamError::Timeout);
             }
-            Ok(Ok(resp)) => {
+            Ok(Err(body_err)) => return Err(UpstreamError::ClientBody(body_err)),
+            Ok(Ok(r)) => r,
+        };
+        match result {
+            Ok((resp_parts, state, keep_alive)) => {
                 up.record_success(t);
-                let (parts, body) = resp.into_parts();
-                let ub = UpstreamBody {
-                    inner: body,
-                    sender: Some(sender),
-                    generation: up.generation,
-                    index: up.index,
-                    target: t,
-                    ntargets: up.targets.len(),
-                    max_idle: up.cfg.max_idle,
-                    read_timeout: up.cfg.read_timeout,
-                    sleep: None,
-                    done: false,
-                    _guard: guard,
-                };
-                return Ok(Response::from_parts(parts, ub));
+                let ub = UpstreamBody { conn: Some(conn), state, reusable: keep_alive, read_timeout: up.cfg.read_timeout, sleep: None, guard };
+                return Ok(Response::from_parts(resp_parts, ub));
             }
-            Ok(Err(mut e)) => {
-                drop(guard);
-                match e.take_message() {
-                    Some(back) => {
-                        // Not sent: safe to retry elsewhere.
-                        req = back;
-                        if !pooled {
-                            up.record_failure(t);
+            Err(e) => {
+                let closed_early = matches!(e, HeadError::ClosedEarly)
+                    || matches!(&e, HeadError::Io(io) if matches!(io.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset));
+                // A reused connection the upstream closed as we used it: the request most likely
+                // never reached it. Retry once on a fresh connection when that is safe.
+                if reused && closed_early && replayable && idempotent && !fresh_retry_used {
+                    fresh_retry_used = true;
+                    drop(guard);
+                    POOLS.with(|p| {
+                        let mut p = p.borrow_mut();
+                        if let Some(list) = p.idle.get_mut(up.index).and_then(|u| u.get_mut(t)) {
+                            list.clear(); // its siblings are likely just as dead
                         }
-                        last_err = e.into_error().to_string();
-                        attempt -= usize::from(pooled && !stale_retry_used);
-                        stale_retry_used |= pooled;
-                        continue;
-                    }
-                    None => {
-                        let err = e.into_error();
-                        if let Some(body_err) = client_body_error(&err) {
-                            // The client's fault, not the target's: no passive-health penalty.
-                            return Err(UpstreamError::ClientBody(body_err));
-                        }
-                        up.record_failure(t);
-                        return Err(UpstreamError::Protocol(err.to_string()));
-                    }
+                    });
+                    continue;
                 }
+                up.record_failure(t);
+                let msg = match e {
+                    HeadError::ClosedEarly => "upstream closed the connection without a response".to_string(),
+                    HeadError::Io(e) => format!("upstream i/o error: {e}"),
+                    HeadError::Invalid(m) => m.to_string(),
+                };
+                return Err(UpstreamError::Protocol(msg));
             }
         }
     }
@@ -413,34 +632,45 @@ struct ActiveGuard {
     t: usize,
 }
 
+impl ActiveGuard {
+    fn new(up: Arc<Upstream>, t: usize) -> Self {
+        up.targets[t].active.fetch_add(1, Ordering::Relaxed);
+        ActiveGuard { up, t }
+    }
+}
+
 impl Drop for ActiveGuard {
     fn drop(&mut self) {
         self.up.targets[self.t].active.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-/// A response body from an upstream. When it has been read to the end, its connection goes
-/// back to the worker's pool; if it is dropped earlier, the connection is closed. Each frame must
-/// arrive within the upstream's `read_timeout`.
+/// A response body read straight from the upstream connection. When it has been read to the
+/// end, the connection goes back to the worker's pool (if the upstream allows reuse); dropped
+/// earlier, the connection is closed. Each read must complete within the upstream's
+/// `read_timeout`.
 pub struct UpstreamBody {
-    inner: Incoming,
-    sender: Option<http1::SendRequest<UpBody>>,
-    generation: u64,
-    index: usize,
-    target: usize,
-    ntargets: usize,
-    max_idle: usize,
+    conn: Option<UpConn>,
+    state: BodyState,
+    reusable: bool,
     read_timeout: Duration,
     sleep: Option<Pin<Box<Sleep>>>,
-    done: bool,
-    _guard: ActiveGuard,
+    guard: ActiveGuard,
 }
 
 impl UpstreamBody {
     fn release(&mut self) {
-        if let Some(sender) = self.sender.take() {
-            pool_put(self.generation, self.index, self.target, self.ntargets, self.max_idle, sender);
+        if let Some(conn) = self.conn.take() {
+            if self.reusable && conn.rbuf.is_empty() {
+                pool_put(&self.guard.up, self.guard.t, conn);
+            }
         }
+    }
+
+    fn fail(&mut self, msg: String) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        self.conn = None;
+        self.state = BodyState::Failed;
+        Poll::Ready(Some(Err(BodyError::Upstream(msg))))
     }
 }
 
@@ -450,49 +680,64 @@ impl Body for UpstreamBody {
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = &mut *self;
-        if this.done {
-            return Poll::Ready(None);
-        }
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(Some(Ok(f))) => {
-                this.sleep = None;
-                Poll::Ready(Some(Ok(f)))
-            }
-            Poll::Ready(Some(Err(e))) => {
-                this.done = true;
-                this.sender = None;
-                Poll::Ready(Some(Err(BodyError::Upstream(e.to_string()))))
-            }
-            Poll::Ready(None) => {
-                this.done = true;
+        loop {
+            if this.state == BodyState::Done {
                 this.release();
-                Poll::Ready(None)
+                return Poll::Ready(None);
             }
-            Poll::Pending => {
-                let timeout = this.read_timeout;
-                let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
-                if sleep.as_mut().poll(cx).is_ready() {
-                    this.done = true;
-                    this.sender = None;
-                    return Poll::Ready(Some(Err(BodyError::Upstream("upstream read timeout".into()))));
+            let Some(conn) = this.conn.as_mut() else {
+                return Poll::Ready(Some(Err(BodyError::Upstream("upstream connection lost".into()))));
+            };
+            match codec::decode(&mut this.state, &mut conn.rbuf) {
+                Ok(Some(Some(data))) => {
+                    this.sleep = None;
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
                 }
-                Poll::Pending
+                Ok(Some(None)) => continue,
+                Ok(None) => {}
+                Err(e) => return this.fail(e.to_string()),
+            }
+            match codec::poll_read_more(&mut conn.io, &mut conn.rbuf, cx) {
+                Poll::Ready(Ok(0)) => {
+                    if this.state == BodyState::UntilClose {
+                        this.state = BodyState::Done;
+                        this.conn = None;
+                        return Poll::Ready(None);
+                    }
+                    return this.fail("upstream closed the connection mid-body".into());
+                }
+                Poll::Ready(Ok(_)) => {
+                    this.sleep = None;
+                }
+                Poll::Ready(Err(e)) => return this.fail(format!("upstream i/o error: {e}")),
+                Poll::Pending => {
+                    let timeout = this.read_timeout;
+                    let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                    if sleep.as_mut().poll(cx).is_ready() {
+                        return this.fail("upstream read timeout".into());
+                    }
+                    return Poll::Pending;
+                }
             }
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.done || self.inner.is_end_stream()
+        self.state == BodyState::Done
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        match self.state {
+            BodyState::Done => SizeHint::with_exact(0),
+            BodyState::Length(n) => SizeHint::with_exact(n),
+            _ => SizeHint::new(),
+        }
     }
 }
 
 impl Drop for UpstreamBody {
     fn drop(&mut self) {
-        if !self.done && self.inner.is_end_stream() {
+        if self.state == BodyState::Done {
             self.release();
         }
     }
@@ -516,16 +761,14 @@ pub async fn health_loop(up: Arc<Upstream>, alive: impl Fn() -> bool) {
 }
 
 async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
-    let Ok(mut sender) = connect(up, t).await else { return false };
-    let Ok(req) = Request::get(path)
-        .header(http::header::HOST, up.targets[t].authority.clone())
-        .header(http::header::USER_AGENT, "palisade-health-check")
-        .body(UpBody::Full(None))
-    else {
+    let Ok(mut conn) = connect(up, t).await else { return false };
+    let authority = up.targets[t].authority.to_str().unwrap_or("localhost");
+    let req = format!("GET {path} HTTP/1.1\r\nhost: {authority}\r\nuser-agent: palisade-health-check\r\nconnection: close\r\n\r\n");
+    if write_all(&mut conn.io, req.as_bytes()).await.is_err() {
         return false;
-    };
-    match sender.send_request(req).await {
-        Ok(resp) => resp.status().is_success() || resp.status().is_redirection(),
+    }
+    match read_response_head(&mut conn, &Method::GET).await {
+        Ok((parts, _, _)) => parts.status.is_success() || parts.status.is_redirection(),
         Err(_) => false,
     }
 }

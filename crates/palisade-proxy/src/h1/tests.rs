@@ -1,4 +1,5 @@
 use super::*;
+use crate::codec::parse_chunk_size;
 
 #[test]
 fn chunk_sizes() {

@@ -1,0 +1,176 @@
+//! HTTP/1 framing shared by the server side (`h1.rs`) and the upstream client (`client.rs`):
+//! finding the end of a head, and decoding message bodies (length-delimited, chunked, or up to
+//! the close of the connection) strictly: CRLF only, bounded chunk-size lines and trailers.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+
+use crate::body::BodyError;
+use crate::io::Stream;
+
+/// Bytes read from a socket at a time.
+pub const READ_CHUNK: usize = 16 * 1024;
+const MAX_CHUNK_LINE: usize = 1024;
+const MAX_TRAILERS: usize = 8 * 1024;
+
+/// Where a message body decoder stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyState {
+    /// This many bytes are left.
+    Length(u64),
+    Chunked(Chunk),
+    /// The body runs until the peer closes (responses without a length only).
+    UntilClose,
+    Done,
+    Failed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chunk {
+    Size,
+    Data(u64),
+    DataEnd,
+    Trailers(usize),
+}
+
+/// Read more bytes into `rbuf`. `Ok(0)` is end of stream.
+pub fn poll_read_more(io: &mut Stream, rbuf: &mut BytesMut, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+    if rbuf.capacity() - rbuf.len() < 4096 {
+        rbuf.reserve(READ_CHUNK);
+    }
+    tokio_util::io::poll_read_buf(Pin::new(io), cx, rbuf)
+}
+
+/// Decode the next piece of body from `rbuf`: `Ok(Some(Some(data)))` is data,
+/// `Ok(Some(None))` the end of the body, `Ok(None)` means more input is needed.
+pub fn decode(state: &mut BodyState, rbuf: &mut BytesMut) -> Result<Option<Option<Bytes>>, BodyError> {
+    loop {
+        match *state {
+            BodyState::Done => return Ok(Some(None)),
+            BodyState::Failed => return Err(BodyError::Incomplete),
+            BodyState::UntilClose => {
+                if rbuf.is_empty() {
+                    return Ok(None);
+                }
+                return Ok(Some(Some(rbuf.split().freeze())));
+            }
+            BodyState::Length(0) => {
+                *state = BodyState::Done;
+                return Ok(Some(None));
+            }
+            BodyState::Length(n) => {
+                if rbuf.is_empty() {
+                    return Ok(None);
+                }
+                let take = (n.min(rbuf.len() as u64)) as usize;
+                *state = if n == take as u64 { BodyState::Done } else { BodyState::Length(n - take as u64) };
+                return Ok(Some(Some(rbuf.split_to(take).freeze())));
+            }
+            BodyState::Chunked(Chunk::Size) => {
+                let Some(nl) = memchr::memchr(b'\n', rbuf) else {
+                    if rbuf.len() > MAX_CHUNK_LINE {
+                        return Err(BodyError::Chunked("chunk size line too long"));
+                    }
+                    return Ok(None);
+                };
+                if nl > MAX_CHUNK_LINE {
+                    return Err(BodyError::Chunked("chunk size line too long"));
+                }
+                let size = parse_chunk_size(&rbuf[..=nl])?;
+                let _ = rbuf.split_to(nl + 1);
+                *state = BodyState::Chunked(if size == 0 { Chunk::Trailers(0) } else { Chunk::Data(size) });
+            }
+            BodyState::Chunked(Chunk::Data(n)) => {
+                if rbuf.is_empty() {
+                    return Ok(None);
+                }
+                let take = (n.min(rbuf.len() as u64)) as usize;
+                let rest = n - take as u64;
+                *state = BodyState::Chunked(if rest == 0 { Chunk::DataEnd } else { Chunk::Data(rest) });
+                return Ok(Some(Some(rbuf.split_to(take).freeze())));
+            }
+            BodyState::Chunked(Chunk::DataEnd) => {
+                if rbuf.len() < 2 {
+                    return Ok(None);
+                }
+                if &rbuf[..2] != b"\r\n" {
+                    return Err(BodyError::Chunked("chunk data not followed by CRLF"));
+                }
+                let _ = rbuf.split_to(2);
+                *state = BodyState::Chunked(Chunk::Size);
+            }
+            BodyState::Chunked(Chunk::Trailers(seen)) => {
+                let Some(nl) = memchr::memchr(b'\n', rbuf) else {
+                    if seen + rbuf.len() > MAX_TRAILERS {
+                        return Err(BodyError::Chunked("trailers too large"));
+                    }
+                    return Ok(None);
+                };
+                if nl == 0 || rbuf[nl - 1] != b'\r' {
+                    return Err(BodyError::Chunked("bare LF in trailers"));
+                }
+                if seen + nl + 1 > MAX_TRAILERS {
+                    return Err(BodyError::Chunked("trailers too large"));
+                }
+                let line_len = nl + 1;
+                let _ = rbuf.split_to(line_len);
+                // Trailer fields are read and dropped; an empty line ends the body.
+                *state = if line_len == 2 { BodyState::Done } else { BodyState::Chunked(Chunk::Trailers(seen + line_len)) };
+            }
+        }
+    }
+}
+
+/// Parse a chunk-size line (ending in `\n`): hex digits, optional extensions, CRLF.
+pub fn parse_chunk_size(line: &[u8]) -> Result<u64, BodyError> {
+    if line.len() < 2 || line[line.len() - 2] != b'\r' {
+        return Err(BodyError::Chunked("bare LF after chunk size"));
+    }
+    let line = &line[..line.len() - 2];
+    let digits_end = line.iter().position(|b| !b.is_ascii_hexdigit()).unwrap_or(line.len());
+    if digits_end == 0 {
+        return Err(BodyError::Chunked("missing chunk size"));
+    }
+    if digits_end > 16 {
+        return Err(BodyError::Chunked("chunk size too large"));
+    }
+    let mut size: u64 = 0;
+    for &b in &line[..digits_end] {
+        let d = (b as char).to_digit(16).unwrap_or(0) as u64;
+        size = size.checked_mul(16).and_then(|s| s.checked_add(d)).ok_or(BodyError::Chunked("chunk size too large"))?;
+    }
+    let ext = &line[digits_end..];
+    if !ext.is_empty() {
+        let trimmed = ext.iter().position(|b| *b != b' ' && *b != b'\t').map_or(&ext[..0], |i| &ext[i..]);
+        if trimmed.first() != Some(&b';') || trimmed.iter().any(|b| *b < 0x20 && *b != b'\t' || *b == 0x7f) {
+            return Err(BodyError::Chunked("invalid chunk extension"));
+        }
+    }
+    Ok(size)
+}
+
+/// Find the end of a head (`\r\n\r\n`, or a bare-LF variant that parsing then rejects),
+/// resuming from `scanned` so that a slow peer costs linear time.
+pub fn find_head_end(buf: &[u8], scanned: &mut usize) -> Option<usize> {
+    let mut from = scanned.saturating_sub(3);
+    while let Some(i) = memchr::memchr(b'\n', &buf[from..]) {
+        let nl = from + i;
+        if buf.get(nl + 1) == Some(&b'\n') {
+            return Some(nl + 2);
+        }
+        if buf.get(nl + 1) == Some(&b'\r') && buf.get(nl + 2) == Some(&b'\n') {
+            return Some(nl + 3);
+        }
+        from = nl + 1;
+    }
+    *scanned = buf.len();
+    None
+}
+
+/// Whether a head uses CRLF everywhere (a bare LF is a request smuggling vector).
+pub fn crlf_only(head: &[u8]) -> bool {
+    memchr::memchr_iter(b'\n', head).all(|i| i > 0 && head[i - 1] == b'\r')
+}
