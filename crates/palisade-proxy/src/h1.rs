@@ -98,7 +98,9 @@ struct Shared {
     /// Bytes of the `100 Continue` line still to write (`None`: not needed or done).
     continue_at: Option<usize>,
     body_timeout: Duration,
+    /// Body read deadline, armed when a body read first has to wait (and re-armed after data).
     deadline: Pin<Box<Sleep>>,
+    deadline_armed: bool,
 }
 
 impl Shared {
@@ -145,8 +147,7 @@ impl Body for RequestBody {
                 s.body = BodyState::Failed;
                 return Poll::Ready(Some(Err(BodyError::Io(e.to_string()))));
             }
-            let timeout = s.body_timeout;
-            s.deadline.as_mut().reset(Instant::now() + timeout);
+            s.deadline_armed = false;
         }
         loop {
             match s.decode() {
@@ -164,14 +165,18 @@ impl Body for RequestBody {
                     return Poll::Ready(Some(Err(BodyError::Incomplete)));
                 }
                 Poll::Ready(Ok(_)) => {
-                    let timeout = s.body_timeout;
-                    s.deadline.as_mut().reset(Instant::now() + timeout);
+                    s.deadline_armed = false;
                 }
                 Poll::Ready(Err(e)) => {
                     s.body = BodyState::Failed;
                     return Poll::Ready(Some(Err(BodyError::Io(e.to_string()))));
                 }
                 Poll::Pending => {
+                    if !s.deadline_armed {
+                        s.deadline_armed = true;
+                        let deadline = Instant::now() + s.body_timeout;
+                        s.deadline.as_mut().reset(deadline);
+                    }
                     if s.deadline.as_mut().poll(cx).is_ready() {
                         s.body = BodyState::Failed;
                         return Poll::Ready(Some(Err(BodyError::Timeout)));
@@ -217,11 +222,13 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
         continue_at: None,
         body_timeout: limits.body_timeout,
         deadline: Box::pin(tokio::time::sleep(limits.body_timeout)),
+        deadline_armed: false,
     }));
     let mut wbuf: Vec<u8> = Vec::with_capacity(1024);
+    let mut idle_timer = Box::pin(tokio::time::sleep(limits.header_timeout));
     let mut first = true;
     loop {
-        let head = read_head(&shared, limits, &mut shutdown, first && h2c, first).await;
+        let head = read_head(&shared, limits, &mut shutdown, &mut idle_timer, first && h2c, first).await;
         first = false;
         let (req, framing) = match head {
             Head::Request(req, framing) => (req, framing),
@@ -253,20 +260,35 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
     }
 }
 
-async fn read_head(shared: &Rc<RefCell<Shared>>, limits: &Limits, shutdown: &mut watch::Receiver<bool>, sniff_h2: bool, first: bool) -> Head {
+async fn read_head(
+    shared: &Rc<RefCell<Shared>>,
+    limits: &Limits,
+    shutdown: &mut watch::Receiver<bool>,
+    idle_timer: &mut Pin<Box<Sleep>>,
+    sniff_h2: bool,
+    first: bool,
+) -> Head {
     // Wait for the first byte of the next request (idle keep-alive time).
     if shared.borrow().rbuf.is_empty() {
         if *shutdown.borrow() {
             return Head::Idle;
         }
         let idle = if first { limits.header_timeout } else { limits.keepalive_timeout };
+        // One timer per connection, moved only when it would fire too early by more than
+        // `slack`: re-registering a timer on every request costs more than the request's parsing.
+        let want = Instant::now() + idle;
+        let slack = (idle / 8).min(Duration::from_secs(1));
+        if idle_timer.deadline() + slack < want || idle_timer.deadline() > want {
+            idle_timer.as_mut().reset(want);
+        }
         let read = poll_fn(|cx| shared.borrow_mut().poll_read_more(cx));
         tokio::select! {
             biased;
-            r = tokio::time::timeout(idle, read) => match r {
-                Ok(Ok(n)) if n > 0 => {}
+            r = read => match r {
+                Ok(n) if n > 0 => {}
                 _ => return Head::Idle,
             },
+            _ = idle_timer.as_mut() => return Head::Idle,
             _ = shutdown.changed() => return Head::Idle,
         }
     }
@@ -435,8 +457,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     s.seq += 1;
     s.body = if body == BodyState::Length(0) { BodyState::Done } else { body };
     s.continue_at = expect_continue.then_some(0);
-    let deadline = Instant::now() + s.body_timeout;
-    s.deadline.as_mut().reset(deadline);
+    s.deadline_armed = false;
     let client_body = if s.body == BodyState::Done { ClientBody::Empty } else { ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint }) };
     let mut req = Request::new(client_body);
     *req.method_mut() = method;
@@ -632,11 +653,22 @@ async fn write_response(
     Ok(keep_alive)
 }
 
-async fn timed<T>(d: Duration, f: impl Future<Output = io::Result<T>>) -> io::Result<T> {
-    match tokio::time::timeout(d, f).await {
-        Ok(r) => r,
-        Err(_) => Err(io::ErrorKind::TimedOut.into()),
-    }
+/// A timeout that costs nothing when `f` completes at once: the timer is created the first time
+/// `f` has to wait (most writes complete immediately).
+pub(crate) async fn timed<T>(d: Duration, f: impl Future<Output = io::Result<T>>) -> io::Result<T> {
+    let mut f = std::pin::pin!(f);
+    let mut sleep: Option<Pin<Box<Sleep>>> = None;
+    poll_fn(|cx| {
+        if let Poll::Ready(v) = f.as_mut().poll(cx) {
+            return Poll::Ready(v);
+        }
+        let s = sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep(d)));
+        match s.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::ErrorKind::TimedOut.into())),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
 }
 
 async fn write_all(shared: &Rc<RefCell<Shared>>, mut buf: &[u8]) -> io::Result<()> {

@@ -30,6 +30,11 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 /// Remove hop-by-hop headers, including every header named in `Connection`. `Upgrade` goes too
 /// (upgrades are not proxied). Content-Length is left for the caller to reset.
 pub fn strip_hop_by_hop(h: &mut HeaderMap) {
+    // One pass over the names (cheap comparisons of standard names) before any hashed removal:
+    // most messages carry no hop-by-hop header at all.
+    if !h.keys().any(|k| HOP_BY_HOP.contains(k) || k == header::UPGRADE) {
+        return;
+    }
     if let Some(_conn) = h.get(header::CONNECTION) {
         let named: Vec<HeaderName> = h
             .get_all(header::CONNECTION)

@@ -42,8 +42,8 @@ impl Handler for Proxy {
 
 impl Proxy {
     pub async fn handle(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody> {
-        let started = Instant::now();
         let snap = self.snapshot.load_full();
+        let started = snap.config.log.access_log.then(Instant::now);
         let id = crate::request_id::next();
         let method = req.method().clone();
         let access_log = snap.config.log.access_log;
@@ -60,7 +60,7 @@ impl Proxy {
                 path = %path,
                 client_ip = %client_ip,
                 status = resp.status().as_u16(),
-                duration_us = started.elapsed().as_micros() as u64,
+                duration_us = started.map_or(0, |s| s.elapsed().as_micros() as u64),
                 "request"
             );
         }

@@ -211,9 +211,24 @@ pub enum UpstreamError {
 pub struct UpConn {
     io: Stream,
     rbuf: BytesMut,
+    /// The connection's response timer, moved only when it would fire too early by more than a
+    /// slack (see [`UpConn::arm`]): re-registering a timer per request costs more than parsing.
+    timer: Option<Pin<Box<Sleep>>>,
 }
 
 impl UpConn {
+    /// Arm the timer for a deadline `d` from now, accepting up to min(d/8, 1s) of earliness.
+    fn arm(&mut self, d: Duration) -> Pin<Box<Sleep>> {
+        let want = tokio::time::Instant::now() + d;
+        let Some(mut timer) = self.timer.take() else { return Box::pin(tokio::time::sleep_until(want)) };
+        let slack = (d / 8).min(Duration::from_secs(1));
+        let current = timer.deadline();
+        if current + slack < want || current > want {
+            timer.as_mut().reset(want);
+        }
+        timer
+    }
+
     /// Whether an idle connection is still usable. If the socket became readable while idle,
     /// the upstream closed it (or sent something unasked): either way it cannot carry a request.
     /// Costs no syscall when nothing happened (tokio keeps the readiness the poller reported).
@@ -319,7 +334,7 @@ async fn connect(up: &Upstream, t: usize) -> Result<UpConn, String> {
             Stream::Unix(s)
         }
     };
-    Ok(UpConn { io, rbuf: BytesMut::with_capacity(4096) })
+    Ok(UpConn { io, rbuf: BytesMut::with_capacity(4096), timer: None })
 }
 
 /// Serialise a request head in origin form.
@@ -576,6 +591,7 @@ pub async fn send(
         head.clear();
         encode_head(&parts, chunked, &mut head);
         let replayable = matches!(body, UpBody::Full(_));
+        let mut timer = conn.arm(up.cfg.read_timeout);
         let exchange = async {
             match write_request(&mut conn, &head, &mut body, chunked).await {
                 Ok(()) => {}
@@ -584,13 +600,19 @@ pub async fn send(
             }
             Ok(read_response_head(&mut conn, &parts.method).await)
         };
-        let result = match tokio::time::timeout(up.cfg.read_timeout, exchange).await {
-            Err(_) => {
+        let outcome = tokio::select! {
+            biased;
+            r = exchange => Some(r),
+            _ = timer.as_mut() => None,
+        };
+        conn.timer = Some(timer);
+        let result = match outcome {
+            None => {
                 up.record_failure(t);
                 return Err(UpstreamError::Timeout);
             }
-            Ok(Err(body_err)) => return Err(UpstreamError::ClientBody(body_err)),
-            Ok(Ok(r)) => r,
+            Some(Err(body_err)) => return Err(UpstreamError::ClientBody(body_err)),
+            Some(Ok(r)) => r,
         };
         match result {
             Ok((resp_parts, state, keep_alive)) => {
