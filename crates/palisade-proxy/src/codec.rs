@@ -38,8 +38,11 @@ pub enum Chunk {
 
 /// Read more bytes into `rbuf`. `Ok(0)` is end of stream.
 pub fn poll_read_more(io: &mut Stream, rbuf: &mut BytesMut, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-    if rbuf.capacity() - rbuf.len() < 4096 {
-        rbuf.reserve(READ_CHUNK);
+    // Keep buffers small for heads (4 KiB reclaims in place once earlier frames are gone); grow
+    // to READ_CHUNK only while a large message is being read.
+    let spare = rbuf.capacity() - rbuf.len();
+    if spare < 1024 {
+        rbuf.reserve(if rbuf.len() >= 2048 { READ_CHUNK } else { 4096 });
     }
     tokio_util::io::poll_read_buf(Pin::new(io), cx, rbuf)
 }

@@ -87,6 +87,8 @@ pub enum Served {
 }
 
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+/// Bodies with a Content-Length up to this are delivered as a single frame.
+const WHOLE_BODY_MAX: u64 = 256 * 1024;
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 struct Shared {
@@ -101,6 +103,37 @@ struct Shared {
     /// Body read deadline, armed when a body read first has to wait (and re-armed after data).
     deadline: Pin<Box<Sleep>>,
     deadline_armed: bool,
+    /// The body being gathered whole (see `poll_whole_body`), with its share of the budget.
+    body_buf: Option<(BytesMut, Reservation)>,
+}
+
+/// Memory allocated for bodies ahead of their bytes, per worker. Past the budget, bodies take
+/// the frame-by-frame path, so heads announcing large bodies cannot make a worker allocate
+/// without bound.
+const AHEAD_BUDGET: usize = 32 * 1024 * 1024;
+
+thread_local! {
+    static RESERVED_AHEAD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+struct Reservation(usize);
+
+impl Reservation {
+    fn take(n: usize) -> Option<Reservation> {
+        RESERVED_AHEAD.with(|r| {
+            let now = r.get();
+            (now + n <= AHEAD_BUDGET).then(|| {
+                r.set(now + n);
+                Reservation(n)
+            })
+        })
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        RESERVED_AHEAD.with(|r| r.set(r.get().saturating_sub(self.0)));
+    }
 }
 
 impl Shared {
@@ -118,6 +151,37 @@ impl Shared {
             self.continue_at = if off + n >= CONTINUE.len() { None } else { Some(off + n) };
         }
         Poll::Ready(Ok(()))
+    }
+
+    /// Gather a body of `n` bytes into its own buffer; ready once it is complete.
+    fn poll_whole_body(&mut self, cx: &mut Context<'_>, n: u64) -> Poll<Result<Bytes, BodyError>> {
+        use bytes::BufMut;
+        let Some((buf, _)) = self.body_buf.as_mut() else { return Poll::Ready(Err(BodyError::Incomplete)) };
+        loop {
+            let missing = n as usize - buf.len();
+            if missing == 0 {
+                self.body = BodyState::Done;
+                let whole = self.body_buf.take().map(|(b, _)| b).unwrap_or_default();
+                return Poll::Ready(Ok(whole.freeze()));
+            }
+            // Never read past the body: what follows belongs to the next request.
+            match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut (&mut *buf).limit(missing)) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(BodyError::Incomplete)),
+                Poll::Ready(Ok(_)) => self.deadline_armed = false,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(BodyError::Io(e.to_string()))),
+                Poll::Pending => {
+                    if !self.deadline_armed {
+                        self.deadline_armed = true;
+                        let deadline = Instant::now() + self.body_timeout;
+                        self.deadline.as_mut().reset(deadline);
+                    }
+                    if self.deadline.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Err(BodyError::Timeout));
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
     }
 
     fn decode(&mut self) -> Result<Option<Option<Bytes>>, BodyError> {
@@ -150,6 +214,35 @@ impl Body for RequestBody {
             s.deadline_armed = false;
         }
         loop {
+            // A body of known, moderate length is read into a buffer of its own, exactly its
+            // size, and handed over as one frame: no reassembly copy, and the connection's read
+            // buffer stays small. Only what the client has sent is ever copied.
+            if let BodyState::Length(n) = s.body {
+                let whole = s.body_buf.is_some()
+                    || (n <= WHOLE_BODY_MAX && (s.rbuf.len() as u64) < n && {
+                        match Reservation::take(n as usize) {
+                            Some(r) => {
+                                let mut b = BytesMut::with_capacity(n as usize);
+                                let take = s.rbuf.len().min(n as usize);
+                                b.extend_from_slice(&s.rbuf.split_to(take));
+                                s.body_buf = Some((b, r));
+                                true
+                            }
+                            None => false,
+                        }
+                    });
+                if whole {
+                    match s.poll_whole_body(cx, n) {
+                        Poll::Ready(Ok(data)) => return Poll::Ready(Some(Ok(Frame::data(data)))),
+                        Poll::Ready(Err(e)) => {
+                            s.body = BodyState::Failed;
+                            s.body_buf = None;
+                            return Poll::Ready(Some(Err(e)));
+                        }
+                        Poll::Pending => return Poll::Pending,
+                    }
+                }
+            }
             match s.decode() {
                 Ok(Some(Some(data))) => return Poll::Ready(Some(Ok(Frame::data(data)))),
                 Ok(Some(None)) => return Poll::Ready(None),
@@ -223,6 +316,7 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
         body_timeout: limits.body_timeout,
         deadline: Box::pin(tokio::time::sleep(limits.body_timeout)),
         deadline_armed: false,
+        body_buf: None,
     }));
     let mut wbuf: Vec<u8> = Vec::with_capacity(1024);
     let mut idle_timer = Box::pin(tokio::time::sleep(limits.header_timeout));
@@ -455,6 +549,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     let keep_alive = connection_keep_alive(&headers, version);
     let is_head = method == Method::HEAD;
     s.seq += 1;
+    s.body_buf = None;
     s.body = if body == BodyState::Length(0) { BodyState::Done } else { body };
     s.continue_at = expect_continue.then_some(0);
     s.deadline_armed = false;

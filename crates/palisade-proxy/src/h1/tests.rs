@@ -191,3 +191,16 @@ fn http10_keep_alive_and_leading_empty_lines() {
     assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
     assert!(text.contains("connection: keep-alive"), "{text}");
 }
+
+#[test]
+fn whole_body_read_stops_at_the_body_and_keeps_the_pipelined_request() {
+    let body = "x".repeat(100_000);
+    let input = format!(
+        "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\n{body}POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nConnection: close\r\n\r\nend"
+    );
+    let out = rt().block_on(roundtrip(input.as_bytes()));
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("got 100000 bytes: xxx"), "{}", &text[..text.len().min(300)]);
+    assert!(text.ends_with("got 3 bytes: end"), "{}", &text[text.len().saturating_sub(300)..]);
+    assert_eq!(RESERVED_AHEAD.with(|r| r.get()), 0, "reservations are returned");
+}
