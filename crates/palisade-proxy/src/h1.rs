@@ -153,6 +153,17 @@ impl Shared {
         Poll::Ready(Ok(()))
     }
 
+    /// Called when a body read has to wait: arms the deadline on the first wait since data last
+    /// arrived, and says whether it has passed.
+    fn body_deadline_passed(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.deadline_armed {
+            self.deadline_armed = true;
+            let deadline = Instant::now() + self.body_timeout;
+            self.deadline.as_mut().reset(deadline);
+        }
+        self.deadline.as_mut().poll(cx).is_ready()
+    }
+
     /// Gather a body of `n` bytes into its own buffer; ready once it is complete.
     fn poll_whole_body(&mut self, cx: &mut Context<'_>, n: u64) -> Poll<Result<Bytes, BodyError>> {
         use bytes::BufMut;
@@ -170,12 +181,7 @@ impl Shared {
                 Poll::Ready(Ok(_)) => self.deadline_armed = false,
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(BodyError::Io(e.to_string()))),
                 Poll::Pending => {
-                    if !self.deadline_armed {
-                        self.deadline_armed = true;
-                        let deadline = Instant::now() + self.body_timeout;
-                        self.deadline.as_mut().reset(deadline);
-                    }
-                    if self.deadline.as_mut().poll(cx).is_ready() {
+                    if self.body_deadline_passed(cx) {
                         return Poll::Ready(Err(BodyError::Timeout));
                     }
                     return Poll::Pending;
@@ -265,12 +271,7 @@ impl Body for RequestBody {
                     return Poll::Ready(Some(Err(BodyError::Io(e.to_string()))));
                 }
                 Poll::Pending => {
-                    if !s.deadline_armed {
-                        s.deadline_armed = true;
-                        let deadline = Instant::now() + s.body_timeout;
-                        s.deadline.as_mut().reset(deadline);
-                    }
-                    if s.deadline.as_mut().poll(cx).is_ready() {
+                    if s.body_deadline_passed(cx) {
                         s.body = BodyState::Failed;
                         return Poll::Ready(Some(Err(BodyError::Timeout)));
                     }
