@@ -20,7 +20,7 @@
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
-use std::io;
+use std::io::{self, Write as _};
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -639,24 +639,17 @@ async fn write_response(
         crate::date::with(|d| wbuf.extend_from_slice(d));
         wbuf.extend_from_slice(b"\r\n");
     }
-    if !no_body {
-        if let Some(n) = exact {
-            wbuf.extend_from_slice(b"content-length: ");
-            wbuf.extend_from_slice(itoa_u64(n).as_bytes());
-            wbuf.extend_from_slice(b"\r\n");
-        } else if chunked {
-            wbuf.extend_from_slice(b"transfer-encoding: chunked\r\n");
-        }
-    } else if status == StatusCode::NO_CONTENT || status.is_informational() {
-        // no length at all
-    } else if is_head && !parts.headers.contains_key(header::CONTENT_LENGTH) {
-        if let Some(n) = exact {
-            if n > 0 {
-                wbuf.extend_from_slice(b"content-length: ");
-                wbuf.extend_from_slice(itoa_u64(n).as_bytes());
-                wbuf.extend_from_slice(b"\r\n");
-            }
-        }
+    // The length: of the body we send, or, for a HEAD answered by Palisade itself, of the body
+    // a GET would get (an upstream's own Content-Length was kept above).
+    let length = match exact {
+        Some(n) if !no_body => Some(n),
+        Some(n) if is_head && n > 0 && !parts.headers.contains_key(header::CONTENT_LENGTH) => Some(n),
+        _ => None,
+    };
+    if let Some(n) = length {
+        let _ = write!(wbuf, "content-length: {n}\r\n");
+    } else if chunked {
+        wbuf.extend_from_slice(b"transfer-encoding: chunked\r\n");
     }
     if !keep_alive {
         wbuf.extend_from_slice(b"connection: close\r\n");
@@ -703,7 +696,7 @@ async fn write_response(
                 }
                 head_sent = true;
                 if chunked {
-                    wbuf.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+                    let _ = write!(wbuf, "{:x}\r\n", data.len());
                 }
                 if data.len() <= 16 * 1024 {
                     wbuf.extend_from_slice(&data);
@@ -780,10 +773,6 @@ async fn write_all(shared: &Rc<RefCell<Shared>>, mut buf: &[u8]) -> io::Result<(
         Poll::Ready(Ok(()))
     })
     .await
-}
-
-fn itoa_u64(n: u64) -> String {
-    n.to_string()
 }
 
 #[cfg(test)]
