@@ -131,8 +131,12 @@ impl Upstream {
             let choice = match self.cfg.balance {
                 Balance::RoundRobin => {
                     let start = self.rr.fetch_add(1, Ordering::Relaxed);
-                    let list: Vec<usize> = candidates(strict).collect();
-                    (!list.is_empty()).then(|| list[start % list.len()])
+                    let count = candidates(strict).count();
+                    if count == 0 {
+                        None
+                    } else {
+                        candidates(strict).nth(start % count)
+                    }
                 }
                 Balance::LeastConnections => {
                     let start = self.rr.fetch_add(1, Ordering::Relaxed);
