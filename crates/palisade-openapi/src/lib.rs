@@ -2,3 +2,6 @@
 //! compiled into a router and validators, and used to judge requests and responses. Pure: no
 //! I/O at decision time; loading reads documents through a caller-supplied fetcher.
 #![forbid(unsafe_code)]
+
+pub mod model;
+pub mod router;
