@@ -257,6 +257,9 @@ pub struct AppConfig {
     /// How much of the body is buffered for inspection before the upstream is contacted.
     pub inspect_body: u64,
     pub oversize: Oversize,
+    /// How much of an upstream response is buffered for stages that judge responses (OpenAPI
+    /// response validation); larger responses stream unjudged, and that is logged.
+    pub inspect_response: u64,
     /// Stage sections that later stages decode; kept raw until their engines exist.
     pub stages: Vec<(String, Node, Loc)>,
     pub loc: Loc,
@@ -689,7 +692,8 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
         })
         .unwrap_or(HostHeader::Preserve);
     let block_status = m.opt(cx, "block_status", |cx, n, p| decode::uint(cx, n, p, 400, 599)).map_or(403, |v| v as u16);
-    let (max_body_size, inspect_body, oversize) = m.opt(cx, "limits", decode_limits).unwrap_or((10 * 1024 * 1024, 1024 * 1024, Oversize::Reject));
+    let (max_body_size, inspect_body, oversize, inspect_response) =
+        m.opt(cx, "limits", decode_limits).unwrap_or((10 * 1024 * 1024, 1024 * 1024, Oversize::Reject, 1024 * 1024));
     let mut stages = Vec::new();
     for key in STAGE_KEYS {
         if let Some(node) = m.node(key) {
@@ -708,6 +712,7 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
         max_body_size,
         inspect_body,
         oversize,
+        inspect_response,
         stages,
         loc: Loc::of(n, p),
     })
@@ -717,7 +722,7 @@ fn http_header_value_ok(s: &str) -> bool {
     s.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
 }
 
-fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize)> {
+fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize, u64)> {
     let mut m = MapReader::new(cx, n, p)?;
     let max_body = m.opt(cx, "max_body_size", decode::size).unwrap_or(10 * 1024 * 1024);
     let inspect = m.opt(cx, "inspect_body", decode::size).unwrap_or(max_body.min(1024 * 1024));
@@ -728,15 +733,19 @@ fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize)
             Oversize::Reject
         }
     });
+    let inspect_response = m.opt(cx, "inspect_response", decode::size).unwrap_or(1024 * 1024);
     let origin = m.origin().clone();
-    m.finish_with(cx, &["max_body_size", "inspect_body", "oversize"]);
+    m.finish_with(cx, &["max_body_size", "inspect_body", "oversize", "inspect_response"]);
+    if inspect_response > 64 * 1024 * 1024 {
+        cx.error(&origin, &decode::join(p, "inspect_response"), "inspect_response above 64MiB is not supported (responses are buffered in memory)");
+    }
     if inspect > max_body {
         cx.error(&origin, &decode::join(p, "inspect_body"), format!("inspect_body ({inspect}) is larger than max_body_size ({max_body})"));
     }
     if inspect > 64 * 1024 * 1024 {
         cx.error(&origin, &decode::join(p, "inspect_body"), "inspect_body above 64MiB is not supported (bodies are buffered in memory)");
     }
-    Some((max_body, inspect, oversize))
+    Some((max_body, inspect, oversize, inspect_response))
 }
 
 #[cfg(test)]

@@ -62,6 +62,30 @@ impl fmt::Debug for RequestView<'_> {
     }
 }
 
+/// A borrowed view of the upstream's response, for stages that judge responses (OpenAPI
+/// response validation). The body is decoded (`Content-Encoding` removed) when the proxy could
+/// decode it; `body_truncated` is set when only a prefix was buffered, `body_undecodable` when
+/// the encoding is not one the proxy decodes (the body is then not judged).
+#[derive(Clone, Copy)]
+pub struct ResponseView<'a> {
+    pub status: u16,
+    pub headers: &'a http::HeaderMap,
+    pub body: &'a [u8],
+    pub body_truncated: bool,
+    pub body_undecodable: bool,
+}
+
+impl fmt::Debug for ResponseView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseView")
+            .field("status", &self.status)
+            .field("body_len", &self.body.len())
+            .field("body_truncated", &self.body_truncated)
+            .field("body_undecodable", &self.body_undecodable)
+            .finish()
+    }
+}
+
 /// Why a stage objected to a request: enough to explain the decision to a user and to an
 /// operator, and never the raw attack payload beyond a short truncated fragment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,6 +203,18 @@ pub trait Stage: Send + Sync {
     fn check_body(&self, _req: &RequestView<'_>) -> Verdict {
         Verdict::Allow
     }
+
+    /// Whether this stage judges upstream responses. When one does, the proxy buffers the
+    /// response (up to the app's response inspection limit) before sending it on.
+    fn wants_response(&self) -> bool {
+        false
+    }
+
+    /// Called with the upstream's response; `req` is the request as it was judged (its body
+    /// is empty in this phase). A [`Verdict::Block`] replaces the response with an error.
+    fn check_response(&self, _req: &RequestView<'_>, _resp: &ResponseView<'_>) -> Verdict {
+        Verdict::Allow
+    }
 }
 
 /// The outcome of running a list of stages over a request.
@@ -195,6 +231,22 @@ pub struct Outcome {
 pub enum Phase {
     Head,
     Body,
+}
+
+/// Run the stages that judge responses over one upstream response; stops at the first block.
+/// Returns true when the response was blocked.
+pub fn run_response_stages(stages: &[Box<dyn Stage>], req: &RequestView<'_>, resp: &ResponseView<'_>, outcome: &mut Outcome) -> bool {
+    for stage in stages.iter().filter(|s| s.wants_response()) {
+        match stage.check_response(req, resp) {
+            Verdict::Allow => {}
+            Verdict::Monitor { reasons } => outcome.monitored.extend(reasons.into_iter().map(|r| (stage.name(), r))),
+            Verdict::Block { status, reasons } => {
+                outcome.blocked = Some((stage.name(), status, reasons));
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Run `stages` in order over `req` for one phase, accumulating into `outcome`; stops at the

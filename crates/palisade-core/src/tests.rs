@@ -81,3 +81,40 @@ fn reason_display_includes_location_and_detail() {
     let r = Reason::new("openapi.parameter_invalid").at("query.limit").detail("must be <= 100");
     assert_eq!(r.to_string(), "openapi.parameter_invalid at query.limit: must be <= 100");
 }
+
+struct RespJudge(&'static str, bool);
+
+impl Stage for RespJudge {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+    fn wants_response(&self) -> bool {
+        self.1
+    }
+    fn check_response(&self, _req: &RequestView<'_>, resp: &ResponseView<'_>) -> Verdict {
+        if resp.status >= 500 {
+            Verdict::block(Reason::new("test.bad_status"))
+        } else if resp.body.is_empty() {
+            Verdict::monitor(Reason::new("test.empty_body"))
+        } else {
+            Verdict::Allow
+        }
+    }
+}
+
+#[test]
+fn response_stages_only_ask_stages_that_want_responses() {
+    let headers = http::HeaderMap::new();
+    let stages: Vec<Box<dyn Stage>> = vec![Box::new(RespJudge("off", false)), Box::new(RespJudge("on", true))];
+    with_view(|req| {
+        let resp = ResponseView { status: 200, headers: &headers, body: b"", body_truncated: false, body_undecodable: false };
+        let mut out = Outcome::default();
+        assert!(!run_response_stages(&stages, req, &resp, &mut out));
+        assert_eq!(out.monitored, vec![("on", Reason::new("test.empty_body"))]);
+
+        let resp = ResponseView { status: 502, ..resp };
+        let mut out = Outcome::default();
+        assert!(run_response_stages(&stages, req, &resp, &mut out));
+        assert_eq!(out.blocked.map(|b| b.0), Some("on"));
+    });
+}

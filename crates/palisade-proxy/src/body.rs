@@ -131,6 +131,8 @@ impl Body for UpBody {
 pub enum RespBody {
     Full(Option<Bytes>),
     Upstream(UpstreamBody),
+    /// A judged prefix that was buffered, then the rest of the upstream's body.
+    Chained { head: Option<Bytes>, rest: UpstreamBody },
 }
 
 impl RespBody {
@@ -152,6 +154,10 @@ impl Body for RespBody {
         match self.get_mut() {
             RespBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             RespBody::Upstream(u) => Pin::new(u).poll_frame(cx),
+            RespBody::Chained { head, rest } => match head.take() {
+                Some(h) => Poll::Ready(Some(Ok(Frame::data(h)))),
+                None => Pin::new(rest).poll_frame(cx),
+            },
         }
     }
 
@@ -159,6 +165,7 @@ impl Body for RespBody {
         match self {
             RespBody::Full(b) => b.is_none(),
             RespBody::Upstream(u) => u.is_end_stream(),
+            RespBody::Chained { head, rest } => head.is_none() && rest.is_end_stream(),
         }
     }
 
@@ -166,6 +173,18 @@ impl Body for RespBody {
         match self {
             RespBody::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             RespBody::Upstream(u) => u.size_hint(),
+            RespBody::Chained { head, rest } => {
+                let h = head.as_ref().map_or(0, |b| b.len() as u64);
+                let r = rest.size_hint();
+                match r.exact() {
+                    Some(n) => SizeHint::with_exact(n + h),
+                    None => {
+                        let mut hint = SizeHint::new();
+                        hint.set_lower(r.lower() + h);
+                        hint
+                    }
+                }
+            }
         }
     }
 }

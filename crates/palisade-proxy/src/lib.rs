@@ -17,6 +17,7 @@ pub mod io;
 pub mod problem;
 pub mod proxy;
 pub mod request_id;
+pub mod response;
 pub mod router;
 pub mod server;
 pub mod snapshot;

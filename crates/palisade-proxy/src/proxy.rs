@@ -19,7 +19,7 @@ use bytes::{Bytes, BytesMut};
 use http::{header, HeaderValue, Request, Response, StatusCode, Uri, Version};
 use http_body::Body;
 use palisade_config::{HostHeader, Oversize};
-use palisade_core::{run_stages, Outcome, Phase, RequestView};
+use palisade_core::{run_response_stages, run_stages, Outcome, Phase, RequestView, ResponseView};
 
 use crate::body::{BodyError, ClientBody, RespBody, UpBody};
 use crate::h1::{ConnInfo, Handler};
@@ -136,9 +136,9 @@ async fn handle_inner<'s>(
             return (blocked(app, outcome, id), client_ip, app_name);
         }
     }
-    for (stage, reason) in &outcome.monitored {
-        tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
-    }
+    log_monitored(app, &mut outcome, id);
+    // What the response stages will need to know about the request, before it is rewritten.
+    let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone()));
 
     // 5. Upstream request.
     // The host the request was routed by is the host that goes upstream: the URI authority
@@ -202,9 +202,49 @@ async fn handle_inner<'s>(
     let up_req = Request::from_parts(parts, up_body);
     match upstream::send(&app.upstream, up_req, &set_host).await {
         Ok(resp) => {
-            let (mut parts, body) = resp.into_parts();
-            headers::strip_hop_by_hop(&mut parts.headers);
-            (Response::from_parts(parts, RespBody::Upstream(body)), client_ip, app_name)
+            let (mut resp_parts, body) = resp.into_parts();
+            headers::strip_hop_by_hop(&mut resp_parts.headers);
+            let Some((method, uri, req_headers)) = judged_req else {
+                return (Response::from_parts(resp_parts, RespBody::Upstream(body)), client_ip, app_name);
+            };
+            let buffered = match crate::response::buffer(body, &resp_parts.headers, app.cfg.inspect_response).await {
+                Ok(b) => b,
+                Err(e) => {
+                    tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream response failed");
+                    return (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name);
+                }
+            };
+            if buffered.truncated {
+                tracing::info!(request_id = id.as_str(), app = %app.cfg.name, limit = app.cfg.inspect_response, "response larger than inspect_response: only its start is judged");
+            }
+            let req_view = RequestView {
+                request_id: id.as_str(),
+                app: &app.cfg.name,
+                client_ip,
+                method: &method,
+                path: uri.path(),
+                query: uri.query(),
+                headers: &req_headers,
+                body: b"",
+                body_truncated: false,
+                tls,
+            };
+            let resp_view = ResponseView {
+                status: resp_parts.status.as_u16(),
+                headers: &resp_parts.headers,
+                body: &buffered.judged,
+                body_truncated: buffered.truncated,
+                body_undecodable: buffered.undecodable,
+            };
+            let mut outcome = Outcome::default();
+            if run_response_stages(&app.stages, &req_view, &resp_view, &mut outcome) {
+                if let Some(b) = outcome.blocked.as_mut() {
+                    b.1 = b.1.or(Some(StatusCode::BAD_GATEWAY.as_u16()));
+                }
+                return (blocked(app, outcome, id), client_ip, app_name);
+            }
+            log_monitored(app, &mut outcome, id);
+            (Response::from_parts(resp_parts, buffered.body), client_ip, app_name)
         }
         Err(UpstreamError::Timeout) => {
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, "upstream timed out");
@@ -263,6 +303,12 @@ fn view<'a>(
         body,
         body_truncated: truncated,
         tls,
+    }
+}
+
+fn log_monitored(app: &App, outcome: &mut Outcome, id: RequestId) {
+    for (stage, reason) in outcome.monitored.drain(..) {
+        tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
     }
 }
 

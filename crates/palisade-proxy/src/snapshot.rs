@@ -33,6 +33,8 @@ pub struct App {
     pub stages: Vec<Box<dyn Stage>>,
     /// Whether any stage reads the body.
     pub wants_body: bool,
+    /// Whether any stage judges upstream responses (they are then buffered).
+    pub wants_response: bool,
 }
 
 pub struct Snapshot {
@@ -73,7 +75,8 @@ impl Snapshot {
                 match factory(&config, a) {
                     Ok(stages) => {
                         let wants_body = stages.iter().any(|s| s.wants_body());
-                        apps.push(App { cfg: a.clone(), upstream: upstreams[a.upstream].clone(), stages, wants_body });
+                        let wants_response = stages.iter().any(|s| s.wants_response());
+                        apps.push(App { cfg: a.clone(), upstream: upstreams[a.upstream].clone(), stages, wants_body, wants_response });
                     }
                     Err(e) => errors.extend(e),
                 }
