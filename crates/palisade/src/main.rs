@@ -7,6 +7,8 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod demo;
+#[allow(dead_code)] // wired to URL specs in the openapi stage factory
+mod fetch;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
