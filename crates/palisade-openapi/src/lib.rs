@@ -4,5 +4,6 @@
 #![forbid(unsafe_code)]
 
 pub mod model;
+pub mod rawhttp;
 pub mod router;
 pub mod settings;
