@@ -490,10 +490,8 @@ impl Router {
         }
         for (parts, c) in &n.complex {
             let mark = out.len();
-            if match_mixed(parts, seg, 0, start as u32, out, &mut st.steps) {
-                if self.walk(*c, path, next, out, st) {
-                    return true;
-                }
+            if match_mixed(parts, seg, 0, start as u32, out, &mut st.steps) && self.walk(*c, path, next, out, st) {
+                return true;
             }
             out.truncate(mark);
         }
