@@ -98,7 +98,7 @@ fn identical_templates() {
 #[test]
 fn warnings_for_ignored_things() {
     let spec = "openapi: 3.1.0\ninfo: {title: t, version: '1'}\nwebhooks: {}\npaths:\n  /a:\n    query: {}\n    get:\n      parameters:\n        - {name: Accept, in: header, schema: {type: string}}\n        - {name: free, in: query}\n      callbacks: {}\n      responses:\n        '200': {description: ok, links: {}}\n    post: {}\n";
-    let w = warnings(&spec);
+    let w = warnings(spec);
     for needle in [
         "#/webhooks: webhooks are ignored",
         "#/paths/~1a/query: unknown path item key \"query\" is ignored",
