@@ -470,14 +470,24 @@ impl Router {
         let Some(start) = start else {
             return self.at_leaf(n, st);
         };
-        let end = path[start..].iter().position(|&b| b == b'/').map_or(path.len(), |i| start + i);
+        // one pass: where the segment ends, and whether it is already in canonical form
+        let mut end = start;
+        let mut plain = true;
+        while end < path.len() {
+            let b = path[end];
+            if b == b'/' {
+                break;
+            }
+            plain &= CANONICAL[b as usize];
+            end += 1;
+        }
         let next = if end < path.len() { Some(end + 1) } else { None };
         let seg = &path[start..end];
-        if is_dot_segment(seg) {
+        if seg.len() <= 6 && matches!(seg.first(), Some(b'.' | b'%')) && is_dot_segment(seg) {
             return false;
         }
         if !n.statics.is_empty() {
-            let child = if seg.iter().all(|&b| is_canonical_byte(b)) {
+            let child = if plain {
                 n.statics.binary_search_by(|(k, _)| k[..].cmp(seg)).ok().map(|i| n.statics[i].1)
             } else {
                 n.statics.iter().find(|(k, _)| canonical_eq(seg, k)).map(|(_, c)| *c)
@@ -549,8 +559,22 @@ fn match_mixed(parts: &[Part], seg: &[u8], i: usize, base: u32, out: &mut Vec<Sp
                 out.push(Span { start: base + i as u32, end: base + seg.len() as u32 });
                 return true;
             }
+            // the next literal's first unit, when it is a plain byte: split points where the
+            // raw byte is neither it nor '%' cannot match, so they are skipped without a try
+            let first = match rest.first() {
+                Some(Part::Lit(l)) if l.first().is_some_and(|&u| u < 0x100) => Some(l[0] as u8),
+                _ => None,
+            };
             let mut j = unit_end(seg, i);
             loop {
+                if let Some(c) = first {
+                    while j < seg.len() && seg[j] != c && seg[j] != b'%' {
+                        j += 1;
+                    }
+                    if j >= seg.len() {
+                        return false;
+                    }
+                }
                 *steps += 1;
                 if *steps > STEP_BUDGET {
                     return false;
@@ -588,6 +612,19 @@ fn is_unreserved(b: u8) -> bool {
 fn is_canonical_byte(b: u8) -> bool {
     is_unreserved(b) || matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b':' | b'@')
 }
+
+/// [`is_canonical_byte`] as a table, for the lookup's segment scan.
+const CANONICAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b':' | b'@');
+        i += 1;
+    }
+    t
+};
 
 #[inline]
 fn hex(b: u8) -> Option<u8> {

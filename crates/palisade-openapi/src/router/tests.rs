@@ -217,3 +217,10 @@ fn many_static_children_use_sorted_lookup() {
         assert_eq!(find(&r, "GET", &format!("/%72{i:03}/x")).map(|f| f.0), Some(i));
     }
 }
+
+#[test]
+fn canonical_table_matches_the_rule() {
+    for b in 0..=255u8 {
+        assert_eq!(CANONICAL[b as usize], is_canonical_byte(b), "byte {b}");
+    }
+}
