@@ -293,10 +293,36 @@ impl<'r> Compiler<'r> {
             self.fill(id, doc, &pointer, node, depth);
             return id;
         }
+        if let Some((origin, reference)) = self.pure_ref(node) {
+            // A schema that is only a `$ref` is its target: no node of its own, no extra hop.
+            let kp = format!("{pointer}/$ref");
+            let id = match self.reference(doc, &kp, origin, reference) {
+                Some(target) => target,
+                None => {
+                    let id = self.alloc();
+                    self.filled[id.0 as usize] = true;
+                    id
+                }
+            };
+            self.by_pointer.insert((doc, pointer), id);
+            return id;
+        }
         let id = self.alloc();
         self.by_pointer.insert((doc, pointer.clone()), id);
         self.fill(id, doc, &pointer, node, depth);
         id
+    }
+
+    /// `{$ref: ...}` alone (3.0: whatever its siblings; 3.1: with annotations only).
+    fn pure_ref<'n>(&self, node: &'n Node) -> Option<(&'n Origin, &'n str)> {
+        let Value::Map(entries) = &node.value else { return None };
+        let (key, target) = entries.iter().find(|(k, _)| k.name == "$ref")?;
+        let Value::Str(reference) = &target.value else { return None };
+        let annotation_only = entries.iter().all(|(k, _)| {
+            matches!(k.name.as_str(), "$ref" | "description" | "summary" | "title" | "example" | "examples" | "$comment" | "deprecated")
+                || k.name.starts_with("x-")
+        });
+        (self.dialect == Dialect::Oas30 || annotation_only).then_some((&key.origin, reference.as_str()))
     }
 
     fn error(&mut self, doc: DocId, pointer: &str, origin: &Origin, message: impl Into<String>) {
