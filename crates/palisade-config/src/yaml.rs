@@ -87,8 +87,15 @@ impl Node {
     }
 }
 
-/// Parse one YAML document. An empty document is an empty mapping.
+/// Parse one YAML document. An empty document is an empty mapping. Nesting is limited to
+/// [`MAX_DEPTH`] levels (enough for configuration files).
 pub fn parse(text: &str) -> Result<Node, SyntaxError> {
+    parse_with_max_depth(text, MAX_DEPTH)
+}
+
+/// Like [`parse`] with another nesting limit: API specs (OpenAPI documents, whose schemas nest
+/// deeply) use a higher one. JSON is read too, as the YAML 1.2 subset it is.
+pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let docs =
         MarkedYamlOwned::load_from_str(text).map_err(|e| SyntaxError { line: e.marker().line(), col: e.marker().col() + 1, message: e.info().to_string() })?;
@@ -99,19 +106,20 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
     if let Some(extra) = docs.next() {
         return Err(SyntaxError { line: extra.span.start.line(), col: extra.span.start.col() + 1, message: "only one YAML document is allowed".into() });
     }
-    convert(doc, 0)
+    convert(doc, 0, max_depth)
 }
 
-const MAX_DEPTH: usize = 64;
+/// Nesting limit of [`parse`].
+pub const MAX_DEPTH: usize = 64;
 
-fn convert(node: MarkedYamlOwned, depth: usize) -> Result<Node, SyntaxError> {
+fn convert(node: MarkedYamlOwned, depth: usize, max_depth: usize) -> Result<Node, SyntaxError> {
     let origin = Origin::File { line: node.span.start.line(), col: node.span.start.col() + 1 };
     let err = |message: String| {
         let Origin::File { line, col } = origin else { unreachable!() };
         SyntaxError { line, col, message }
     };
-    if depth > MAX_DEPTH {
-        return Err(err(format!("nesting deeper than {MAX_DEPTH} levels")));
+    if depth > max_depth {
+        return Err(err(format!("nesting deeper than {max_depth} levels")));
     }
     let value = match node.data {
         YamlDataOwned::Value(s) => match s {
@@ -122,7 +130,7 @@ fn convert(node: MarkedYamlOwned, depth: usize) -> Result<Node, SyntaxError> {
             ScalarOwned::String(s) => Value::Str(s),
         },
         YamlDataOwned::Representation(s, _, _) => Value::Str(s),
-        YamlDataOwned::Sequence(items) => Value::Seq(items.into_iter().map(|n| convert(n, depth + 1)).collect::<Result<_, _>>()?),
+        YamlDataOwned::Sequence(items) => Value::Seq(items.into_iter().map(|n| convert(n, depth + 1, max_depth)).collect::<Result<_, _>>()?),
         YamlDataOwned::Mapping(map) => {
             let mut entries = Vec::with_capacity(map.len());
             for (k, v) in map {
@@ -136,11 +144,11 @@ fn convert(node: MarkedYamlOwned, depth: usize) -> Result<Node, SyntaxError> {
                         return Err(SyntaxError { line, col, message: "mapping keys must be plain strings".into() });
                     }
                 };
-                entries.push((Key { name, origin: key_origin }, convert(v, depth + 1)?));
+                entries.push((Key { name, origin: key_origin }, convert(v, depth + 1, max_depth)?));
             }
             Value::Map(entries)
         }
-        YamlDataOwned::Tagged(_, inner) => return convert(*inner, depth),
+        YamlDataOwned::Tagged(_, inner) => return convert(*inner, depth, max_depth),
         YamlDataOwned::Alias(_) => return Err(err("YAML aliases are not supported".into())),
         YamlDataOwned::BadValue => return Err(err("invalid YAML value".into())),
     };

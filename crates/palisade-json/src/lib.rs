@@ -8,7 +8,21 @@
 //! - [`Tape::root`] gives a [`ValueRef`] to walk the document: `kind()`, `as_str()` (unescaped,
 //!   `Cow`), `raw()` (the span of the input), `number_text()`, `as_i64()`, `as_f64()`,
 //!   `members()` (object: key/value pairs in document order), `items()` (array), `len()`.
+//!
+//! Implementation notes:
+//! - The tape does not own the input: [`Tape::root`] takes the same bytes that were parsed
+//!   (it panics if their length differs, which catches most misuse). Spans are `u32`, so an
+//!   input is at most 4 GiB - 1.
+//! - Tokens are laid out in document order. An object is followed by its members as
+//!   `key, value, key, value...`; an array by its items. Every container token records the
+//!   index of the token after its subtree (skip in O(1)) and its child count.
+//! - Strings are scanned eight bytes at a time (SWAR) for `"`, `\`, control characters and
+//!   non-ASCII bytes; non-ASCII sequences are validated as UTF-8 in place; escapes are
+//!   validated at parse time (including surrogate pairs) and decoded only by
+//!   [`ValueRef::as_str`].
 #![forbid(unsafe_code)]
+
+use std::borrow::Cow;
 
 /// Bounds on what one parse may consume.
 #[derive(Clone, Copy, Debug)]
@@ -36,9 +50,41 @@ pub enum Kind {
     Object,
 }
 
+/// Token flags.
+const F_TRUE: u8 = 1; // Bool: the value is `true`
+const F_ESCAPED: u8 = 2; // String: contains at least one backslash escape
+const F_FRAC: u8 = 4; // Number: has a fraction part
+const F_EXP: u8 = 8; // Number: has an exponent part
+const F_NEG: u8 = 16; // Number: starts with '-'
+
+/// One token of the tape. Strings span their contents (without quotes); numbers and literals
+/// their text; containers from the opening to one past the closing bracket.
+#[derive(Clone, Copy, Debug)]
+struct Token {
+    start: u32,
+    end: u32,
+    /// Containers: index of the first token after the subtree.
+    next: u32,
+    /// Containers: number of members (objects) or items (arrays).
+    count: u32,
+    kind: Kind,
+    flags: u8,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    token: u32,
+    count: u32,
+    object: bool,
+}
+
 /// A parsed document: tokens over the input bytes. Keep one per worker and reuse it.
 #[derive(Debug, Default)]
-pub struct Tape {}
+pub struct Tape {
+    tokens: Vec<Token>,
+    stack: Vec<Frame>,
+    input_len: usize,
+}
 
 /// Why a document is not acceptable JSON, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,8 +102,607 @@ impl std::fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+#[inline]
+fn err<T>(offset: usize, message: &'static str) -> Result<T, JsonError> {
+    Err(JsonError { offset, message })
+}
+
 /// Parse `input` (one JSON text; surrounding whitespace allowed, a UTF-8 BOM is an error,
 /// trailing garbage is an error) into `tape`, replacing what it held.
-pub fn parse_into(_input: &[u8], _tape: &mut Tape, _limits: &Limits) -> Result<(), JsonError> {
-    unimplemented!("palisade-json: being written")
+pub fn parse_into(input: &[u8], tape: &mut Tape, limits: &Limits) -> Result<(), JsonError> {
+    tape.tokens.clear();
+    tape.stack.clear();
+    tape.input_len = input.len();
+    let r = Parser { input, tape, limits }.run();
+    if r.is_err() {
+        tape.tokens.clear();
+        tape.stack.clear();
+    }
+    r
 }
+
+struct Parser<'a, 't> {
+    input: &'a [u8],
+    tape: &'t mut Tape,
+    limits: &'t Limits,
+}
+
+#[inline(always)]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in the bytes of `w` that end a plain run of string contents: `"`, `\`, a
+/// control character, or a non-ASCII byte. Exact for the lowest such byte (borrows can only
+/// add false positives above a true one), which is all the scanner looks at.
+#[inline(always)]
+fn special_bytes(w: u64) -> u64 {
+    let q = w ^ (LO * b'"' as u64);
+    let b = w ^ (LO * b'\\' as u64);
+    let quote = q.wrapping_sub(LO) & !q;
+    let bslash = b.wrapping_sub(LO) & !b;
+    let ctrl_or_high = w.wrapping_sub(LO * 0x20) | w;
+    (quote | bslash | ctrl_or_high) & HI
+}
+
+impl Parser<'_, '_> {
+    #[inline(always)]
+    fn skip_ws(&self, mut p: usize) -> usize {
+        let inp = self.input;
+        while p < inp.len() && is_ws(inp[p]) {
+            p += 1;
+        }
+        p
+    }
+
+    #[inline(always)]
+    fn push(&mut self, tok: Token, at: usize) -> Result<u32, JsonError> {
+        let idx = self.tape.tokens.len();
+        if idx >= self.limits.max_tokens {
+            return err(at, "too many tokens");
+        }
+        self.tape.tokens.push(tok);
+        Ok(idx as u32)
+    }
+
+    fn run(mut self) -> Result<(), JsonError> {
+        let inp = self.input;
+        if inp.len() > u32::MAX as usize - 1 {
+            return err(0, "document too large");
+        }
+        if inp.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            return err(0, "byte order mark is not allowed");
+        }
+        let mut p = self.skip_ws(0);
+        'value: loop {
+            // Parse one value at `p`.
+            if p >= inp.len() {
+                return err(p, "unexpected end of input, expected a value");
+            }
+            match inp[p] {
+                b'"' => {
+                    p = self.string(p)?;
+                }
+                b'{' | b'[' => {
+                    let object = inp[p] == b'{';
+                    if self.tape.stack.len() as u32 >= self.limits.max_depth {
+                        return err(p, "nesting too deep");
+                    }
+                    let kind = if object { Kind::Object } else { Kind::Array };
+                    let token = self.push(Token { start: p as u32, end: 0, next: 0, count: 0, kind, flags: 0 }, p)?;
+                    self.tape.stack.push(Frame { token, count: 0, object });
+                    p = self.skip_ws(p + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if p < inp.len() && inp[p] == close {
+                        // Empty container: fall through to the closing logic below.
+                    } else if object {
+                        p = self.key(p)?;
+                        continue 'value;
+                    } else {
+                        continue 'value;
+                    }
+                    // Empty: close it right away (handled as "after value" with the closer).
+                    let f = self.tape.stack.pop().unwrap();
+                    p += 1;
+                    let n = self.tape.tokens.len() as u32;
+                    let t = &mut self.tape.tokens[f.token as usize];
+                    t.end = p as u32;
+                    t.next = n;
+                    t.count = 0;
+                }
+                b'-' | b'0'..=b'9' => {
+                    p = self.number(p)?;
+                }
+                b't' => p = self.literal(p, b"true", Kind::Bool, F_TRUE)?,
+                b'f' => p = self.literal(p, b"false", Kind::Bool, 0)?,
+                b'n' => p = self.literal(p, b"null", Kind::Null, 0)?,
+                _ => return err(p, "expected a value"),
+            }
+            // After a value: a separator, a closer, or the end.
+            loop {
+                p = self.skip_ws(p);
+                let Some(top) = self.tape.stack.last_mut() else {
+                    if p != inp.len() {
+                        return err(p, "trailing characters after the document");
+                    }
+                    return Ok(());
+                };
+                if p >= inp.len() {
+                    return err(p, if top.object { "unexpected end of input in an object" } else { "unexpected end of input in an array" });
+                }
+                top.count += 1;
+                let b = inp[p];
+                if b == b',' {
+                    let object = top.object;
+                    p = self.skip_ws(p + 1);
+                    if object {
+                        p = self.key(p)?;
+                    }
+                    continue 'value;
+                }
+                let close = if top.object { b'}' } else { b']' };
+                if b != close {
+                    return err(p, if top.object { "expected ',' or '}'" } else { "expected ',' or ']'" });
+                }
+                let f = *top;
+                self.tape.stack.pop();
+                p += 1;
+                let n = self.tape.tokens.len() as u32;
+                let t = &mut self.tape.tokens[f.token as usize];
+                t.end = p as u32;
+                t.next = n;
+                t.count = f.count;
+            }
+        }
+    }
+
+    /// An object key at `p` (after whitespace), then `:` and whitespace; returns the offset of the value.
+    #[inline(always)]
+    fn key(&mut self, p: usize) -> Result<usize, JsonError> {
+        let inp = self.input;
+        if p >= inp.len() || inp[p] != b'"' {
+            return err(p, "expected a string key");
+        }
+        let after = self.string(p)?;
+        let mut p = self.skip_ws(after);
+        if p >= inp.len() || inp[p] != b':' {
+            return err(p, "expected ':'");
+        }
+        p = self.skip_ws(p + 1);
+        Ok(p)
+    }
+
+    fn literal(&mut self, p: usize, word: &[u8], kind: Kind, flags: u8) -> Result<usize, JsonError> {
+        if !self.input[p..].starts_with(word) {
+            return err(p, "invalid literal");
+        }
+        let end = p + word.len();
+        self.push(Token { start: p as u32, end: end as u32, next: 0, count: 0, kind, flags }, p)?;
+        Ok(end)
+    }
+
+    fn number(&mut self, start: usize) -> Result<usize, JsonError> {
+        let inp = self.input;
+        let mut p = start;
+        let mut flags = 0;
+        if inp[p] == b'-' {
+            flags |= F_NEG;
+            p += 1;
+        }
+        match inp.get(p) {
+            Some(b'0') => {
+                p += 1;
+                if matches!(inp.get(p), Some(b'0'..=b'9')) {
+                    return err(p, "leading zeros are not allowed");
+                }
+            }
+            Some(b'1'..=b'9') => {
+                p += 1;
+                while matches!(inp.get(p), Some(b'0'..=b'9')) {
+                    p += 1;
+                }
+            }
+            _ => return err(p, "expected a digit"),
+        }
+        if inp.get(p) == Some(&b'.') {
+            flags |= F_FRAC;
+            p += 1;
+            if !matches!(inp.get(p), Some(b'0'..=b'9')) {
+                return err(p, "expected a digit after the decimal point");
+            }
+            while matches!(inp.get(p), Some(b'0'..=b'9')) {
+                p += 1;
+            }
+        }
+        if matches!(inp.get(p), Some(b'e' | b'E')) {
+            flags |= F_EXP;
+            p += 1;
+            if matches!(inp.get(p), Some(b'+' | b'-')) {
+                p += 1;
+            }
+            if !matches!(inp.get(p), Some(b'0'..=b'9')) {
+                return err(p, "expected a digit in the exponent");
+            }
+            while matches!(inp.get(p), Some(b'0'..=b'9')) {
+                p += 1;
+            }
+        }
+        self.push(Token { start: start as u32, end: p as u32, next: 0, count: 0, kind: Kind::Number, flags }, start)?;
+        Ok(p)
+    }
+
+    /// A string whose opening quote is at `q`; returns the offset after the closing quote.
+    fn string(&mut self, q: usize) -> Result<usize, JsonError> {
+        let inp = self.input;
+        let start = q + 1;
+        let mut p = start;
+        let mut flags = 0;
+        loop {
+            // Fast scan, eight bytes at a time.
+            while p + 8 <= inp.len() {
+                let w = u64::from_le_bytes(inp[p..p + 8].try_into().unwrap());
+                let m = special_bytes(w);
+                if m != 0 {
+                    p += (m.trailing_zeros() / 8) as usize;
+                    break;
+                }
+                p += 8;
+            }
+            let Some(&b) = inp.get(p) else {
+                return err(inp.len(), "unterminated string");
+            };
+            match b {
+                b'"' => {
+                    self.push(Token { start: start as u32, end: p as u32, next: 0, count: 0, kind: Kind::String, flags }, q)?;
+                    return Ok(p + 1);
+                }
+                b'\\' => {
+                    flags |= F_ESCAPED;
+                    p = self.escape(p)?;
+                }
+                0..=0x1F => return err(p, "control character in string"),
+                0x20..=0x7F => p += 1,
+                _ => p = utf8_char(inp, p)?,
+            }
+        }
+    }
+
+    /// An escape at `p` (the backslash); returns the offset after it.
+    fn escape(&self, p: usize) -> Result<usize, JsonError> {
+        let inp = self.input;
+        match inp.get(p + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(p + 2),
+            Some(b'u') => {
+                let hi = hex4(inp, p + 2).ok_or(JsonError { offset: p, message: "invalid \\u escape" })?;
+                if (0xDC00..0xE000).contains(&hi) {
+                    return err(p, "lone low surrogate in \\u escape");
+                }
+                if (0xD800..0xDC00).contains(&hi) {
+                    if inp.get(p + 6) != Some(&b'\\') || inp.get(p + 7) != Some(&b'u') {
+                        return err(p, "lone high surrogate in \\u escape");
+                    }
+                    let lo = hex4(inp, p + 8).ok_or(JsonError { offset: p + 6, message: "invalid \\u escape" })?;
+                    if !(0xDC00..0xE000).contains(&lo) {
+                        return err(p, "lone high surrogate in \\u escape");
+                    }
+                    return Ok(p + 12);
+                }
+                Ok(p + 6)
+            }
+            None => err(p, "unterminated string"),
+            _ => err(p, "invalid escape"),
+        }
+    }
+}
+
+fn hex4(inp: &[u8], p: usize) -> Option<u32> {
+    let s = inp.get(p..p + 4)?;
+    let mut v = 0u32;
+    for &b in s {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        v = v << 4 | d as u32;
+    }
+    Some(v)
+}
+
+/// Validate one UTF-8 encoded character (not ASCII) at `p`; returns the offset after it.
+fn utf8_char(inp: &[u8], p: usize) -> Result<usize, JsonError> {
+    let b0 = inp[p];
+    let (len, min) = match b0 {
+        0xC2..=0xDF => (2, 0x80),
+        0xE0..=0xEF => (3, 0x800),
+        0xF0..=0xF4 => (4, 0x10000),
+        _ => return err(p, "invalid UTF-8 in string"),
+    };
+    let Some(s) = inp.get(p..p + len) else {
+        return err(p, "invalid UTF-8 in string");
+    };
+    let mut c = (b0 as u32) & (0x7F >> len);
+    for &b in &s[1..] {
+        if b & 0xC0 != 0x80 {
+            return err(p, "invalid UTF-8 in string");
+        }
+        c = c << 6 | (b & 0x3F) as u32;
+    }
+    if c < min || c > 0x10FFFF || (0xD800..0xE000).contains(&c) {
+        return err(p, "invalid UTF-8 in string");
+    }
+    Ok(p + len)
+}
+
+impl Tape {
+    /// The document's root value. `input` must be the bytes that were parsed into this tape.
+    ///
+    /// # Panics
+    /// If the tape is empty (the last parse failed or there was none) or `input` has another
+    /// length than the parsed input.
+    pub fn root<'t>(&'t self, input: &'t [u8]) -> ValueRef<'t> {
+        assert!(!self.tokens.is_empty(), "palisade-json: no document on the tape");
+        assert_eq!(input.len(), self.input_len, "palisade-json: Tape::root called with other bytes than were parsed");
+        ValueRef { tape: self, input, idx: 0 }
+    }
+
+    /// Number of tokens (values and keys) of the parsed document.
+    pub fn token_count(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// The value at token index `idx` (as given by [`ValueRef::index`]).
+    pub fn get<'t>(&'t self, input: &'t [u8], idx: u32) -> ValueRef<'t> {
+        assert!((idx as usize) < self.tokens.len());
+        assert_eq!(input.len(), self.input_len);
+        ValueRef { tape: self, input, idx }
+    }
+}
+
+/// A value (or object key) on a tape.
+#[derive(Clone, Copy)]
+pub struct ValueRef<'t> {
+    tape: &'t Tape,
+    input: &'t [u8],
+    idx: u32,
+}
+
+impl std::fmt::Debug for ValueRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let raw = self.raw();
+        let shown = &raw[..raw.len().min(64)];
+        write!(f, "ValueRef({:?} #{} {:?})", self.kind(), self.idx, String::from_utf8_lossy(shown))
+    }
+}
+
+impl<'t> ValueRef<'t> {
+    #[inline(always)]
+    fn tok(&self) -> &'t Token {
+        &self.tape.tokens[self.idx as usize]
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.tok().kind
+    }
+
+    /// Index of this token on the tape (stable for the life of the parse).
+    pub fn index(&self) -> u32 {
+        self.idx
+    }
+
+    /// Index of the first token after this value's subtree.
+    #[inline]
+    pub fn next_index(&self) -> u32 {
+        let t = self.tok();
+        match t.kind {
+            Kind::Array | Kind::Object => t.next,
+            _ => self.idx + 1,
+        }
+    }
+
+    /// The span of the input: string contents without the quotes (still escaped), number and
+    /// literal text, containers from bracket to bracket.
+    pub fn raw(&self) -> &'t [u8] {
+        let t = self.tok();
+        &self.input[t.start as usize..t.end as usize]
+    }
+
+    /// Byte offset of the value in the input (for strings, of the first content byte).
+    pub fn offset(&self) -> usize {
+        self.tok().start as usize
+    }
+
+    /// Whether this string contains backslash escapes (when not, `raw()` is its UTF-8 text).
+    pub fn has_escapes(&self) -> bool {
+        self.tok().flags & F_ESCAPED != 0
+    }
+
+    /// The string's value, unescaped (borrowed when there is no escape). `None` if not a string.
+    pub fn as_str(&self) -> Option<Cow<'t, str>> {
+        let t = self.tok();
+        if t.kind != Kind::String {
+            return None;
+        }
+        let raw = self.raw();
+        if t.flags & F_ESCAPED == 0 {
+            // Validated at parse time; this cannot fail.
+            return std::str::from_utf8(raw).ok().map(Cow::Borrowed);
+        }
+        Some(Cow::Owned(unescape(raw)))
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        let t = self.tok();
+        (t.kind == Kind::Bool).then_some(t.flags & F_TRUE != 0)
+    }
+
+    pub fn is_null(&self) -> bool {
+        self.tok().kind == Kind::Null
+    }
+
+    /// The number's text as written (`-1.5e3`). `None` if not a number.
+    pub fn number_text(&self) -> Option<&'t str> {
+        if self.tok().kind != Kind::Number {
+            return None;
+        }
+        std::str::from_utf8(self.raw()).ok()
+    }
+
+    /// Whether the number is written without fraction and exponent.
+    pub fn is_integer_text(&self) -> bool {
+        let t = self.tok();
+        t.kind == Kind::Number && t.flags & (F_FRAC | F_EXP) == 0
+    }
+
+    /// The number as an `i64`, when written as an integer (no fraction, no exponent) that fits.
+    pub fn as_i64(&self) -> Option<i64> {
+        if !self.is_integer_text() {
+            return None;
+        }
+        self.number_text()?.parse().ok()
+    }
+
+    /// The number as the nearest `f64` (infinite when beyond its range).
+    pub fn as_f64(&self) -> Option<f64> {
+        self.number_text()?.parse().ok()
+    }
+
+    /// Members (objects) or items (arrays); 0 for scalars.
+    pub fn len(&self) -> usize {
+        let t = self.tok();
+        match t.kind {
+            Kind::Array | Kind::Object => t.count as usize,
+            _ => 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Object members as `(key, value)` in document order; keys are string values. Empty for
+    /// non-objects.
+    pub fn members(&self) -> Members<'t> {
+        let t = self.tok();
+        let (cur, end) = if t.kind == Kind::Object { (self.idx + 1, t.next) } else { (0, 0) };
+        Members { tape: self.tape, input: self.input, cur, end }
+    }
+
+    /// Array items in order. Empty for non-arrays.
+    pub fn items(&self) -> Items<'t> {
+        let t = self.tok();
+        let (cur, end) = if t.kind == Kind::Array { (self.idx + 1, t.next) } else { (0, 0) };
+        Items { tape: self.tape, input: self.input, cur, end }
+    }
+
+    /// Member `name` of an object (the first one with that unescaped key).
+    pub fn get(&self, name: &str) -> Option<ValueRef<'t>> {
+        self.members().find(|(k, _)| k.str_eq(name)).map(|(_, v)| v)
+    }
+
+    /// Whether this string's value equals `s` (without allocating when there is no escape).
+    pub fn str_eq(&self, s: &str) -> bool {
+        let t = self.tok();
+        if t.kind != Kind::String {
+            return false;
+        }
+        if t.flags & F_ESCAPED == 0 {
+            self.raw() == s.as_bytes()
+        } else {
+            self.as_str().is_some_and(|v| v == s)
+        }
+    }
+}
+
+/// Iterator over an object's members.
+#[derive(Clone, Debug)]
+pub struct Members<'t> {
+    tape: &'t Tape,
+    input: &'t [u8],
+    cur: u32,
+    end: u32,
+}
+
+impl<'t> Iterator for Members<'t> {
+    type Item = (ValueRef<'t>, ValueRef<'t>);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.cur >= self.end {
+            return None;
+        }
+        let key = ValueRef { tape: self.tape, input: self.input, idx: self.cur };
+        let value = ValueRef { tape: self.tape, input: self.input, idx: self.cur + 1 };
+        self.cur = value.next_index();
+        Some((key, value))
+    }
+}
+
+/// Iterator over an array's items.
+#[derive(Clone, Debug)]
+pub struct Items<'t> {
+    tape: &'t Tape,
+    input: &'t [u8],
+    cur: u32,
+    end: u32,
+}
+
+impl<'t> Iterator for Items<'t> {
+    type Item = ValueRef<'t>;
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.cur >= self.end {
+            return None;
+        }
+        let v = ValueRef { tape: self.tape, input: self.input, idx: self.cur };
+        self.cur = v.next_index();
+        Some(v)
+    }
+}
+
+/// Decode the escapes of validated string contents.
+fn unescape(raw: &[u8]) -> String {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let e = raw[i + 1];
+        i += 2;
+        let c = match e {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            _ => {
+                let hi = hex4(raw, i).unwrap_or(0xFFFD);
+                i += 4;
+                let cp = if (0xD800..0xDC00).contains(&hi) {
+                    let lo = hex4(raw, i + 2).unwrap_or(0xDC00);
+                    i += 6;
+                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                } else {
+                    hi
+                };
+                char::from_u32(cp).unwrap_or('\u{FFFD}')
+            }
+        };
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+#[cfg(test)]
+mod tests;

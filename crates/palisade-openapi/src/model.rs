@@ -16,6 +16,7 @@ pub enum Version {
 }
 
 /// A compiled spec.
+#[derive(Debug)]
 pub struct Api {
     pub version: Version,
     pub title: String,
@@ -36,6 +37,9 @@ pub struct Operation {
     /// The path template as written under `paths` (without any server base path), e.g.
     /// `/files/{name}.{ext}`.
     pub template: String,
+    /// Server base paths the template is accepted under (`""` = none; `/v1`): the operation's
+    /// `servers`, else the path item's, else the document's.
+    pub base_paths: Vec<String>,
     /// Path-level and operation-level parameters merged (operation wins on name + location).
     pub params: Vec<Param>,
     pub body: Option<RequestBody>,
@@ -79,7 +83,7 @@ pub enum Style {
     DeepObject,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Param {
     /// As written; header names are matched case-insensitively.
     pub name: String,
@@ -157,7 +161,10 @@ pub struct SecurityRequirement {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SecurityScheme {
-    ApiKey { name: String, location: ParamIn },
+    ApiKey {
+        name: String,
+        location: ParamIn,
+    },
     /// `http` with scheme `bearer`.
     Bearer,
     /// `http` with scheme `basic`.

@@ -5,9 +5,44 @@
 //! API contract (the implementation may add to it, not change it): [`Dialect`], [`DocId`],
 //! [`Resolver`], [`Compiler`], [`Schemas`], [`SchemaId`], [`Options`], [`Direction`],
 //! [`Violation`], [`ViolationKind`], [`Hints`], [`TypeSet`].
+//!
+//! Additions to the contract: [`Schemas::validate`] (takes the input bytes with the tape, as
+//! `palisade_json` values are spans of them), [`Schemas::validate_value`] (a subtree),
+//! [`Schemas::validate_with`] (reusing a [`Scratch`]), [`Schemas::warnings`], [`Schemas::len`].
+//!
+//! Semantics worth knowing:
+//! - Numbers: `integer` is any number with a zero fractional part (`1.0`, `1e2`). Bounds and
+//!   `multipleOf` are exact for any size of number (see the `num` module): `i64` when both
+//!   sides are plain integers, else `f64`, else an exact decimal comparison of the texts when
+//!   the two `f64` are equal.
+//! - `nullable: true` (3.0) makes `null` valid for that schema whatever its other keywords
+//!   (`enum`, `allOf`...), which is what spec authors mean by it.
+//! - `readOnly` (`writeOnly`) schemas reject any value in requests (responses), and required
+//!   properties whose schema is read-only (write-only) are not required there.
+//! - `discriminator` (with `oneOf`/`anyOf`) selects the one subschema named by the property's
+//!   value (`mapping`, then the names of the `$ref`s of the alternatives); an unknown or
+//!   missing value is a violation. Without `oneOf`/`anyOf` it is ignored (a warning).
+//! - Shadow fields ([`Options::shadow_unknown`]): a property is described when a
+//!   `properties`/`patternProperties` of the schema or of its in-place composition (`$ref`,
+//!   `allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `dependentSchemas`) names it. Schemas that
+//!   name no property at all (free-form objects) and schemas whose `additionalProperties` or
+//!   `unevaluatedProperties` is a constraining schema or `false` report nothing.
+//! - Patterns are ECMA-262 translated to the `regex` crate; what it cannot express
+//!   (lookaround, backreferences) is a warning and not enforced.
 #![forbid(unsafe_code)]
 
+mod compile;
+mod formats;
+mod num;
+mod pattern;
+mod validate;
+
+pub use compile::Compiler;
+pub use validate::{Scratch, MAX_EVAL_DEPTH};
+
+use compile::SNode;
 use palisade_config::yaml::{Node, Origin};
+pub(crate) use validate::truncate;
 
 /// Which schema language a spec's schemas are written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,34 +86,143 @@ pub struct SchemaError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SchemaId(pub u32);
 
-/// Compiles schemas of one spec into one arena. Schemas reached through the same `$ref`
-/// target are compiled once (cycles are fine).
-pub struct Compiler<'r> {
-    _dialect: Dialect,
-    _resolver: &'r dyn Resolver,
-}
-
-impl<'r> Compiler<'r> {
-    pub fn new(dialect: Dialect, resolver: &'r dyn Resolver) -> Self {
-        Compiler { _dialect: dialect, _resolver: resolver }
-    }
-
-    /// Compile the schema `node`, found at `pointer` in document `doc`. Errors are collected
-    /// and returned by [`Compiler::finish`]; the id is usable either way.
-    pub fn compile(&mut self, _doc: DocId, _pointer: &str, _node: &Node) -> SchemaId {
-        unimplemented!("palisade-schema: being written")
-    }
-
-    /// The arena, or every error found; warnings (unsupported keywords, patterns that cannot be
-    /// compiled exactly) are in [`Schemas::warnings`].
-    pub fn finish(self) -> Result<Schemas, Vec<SchemaError>> {
-        unimplemented!("palisade-schema: being written")
-    }
-}
-
 /// The arena of compiled schemas of one spec.
 #[derive(Debug, Default)]
-pub struct Schemas {}
+pub struct Schemas {
+    pub(crate) nodes: Vec<SNode>,
+    pub(crate) regexes: Vec<regex::bytes::Regex>,
+    pub(crate) warnings: Vec<SchemaError>,
+}
+
+impl Schemas {
+    /// Validate the document on `tape` (parsed from `input`) against schema `id`. Violations
+    /// are appended to `out` (at most `opts.max_violations` of them). Returns whether the
+    /// instance is valid; shadow-field findings ([`ViolationKind::UnknownProperty`]) do not
+    /// make it invalid.
+    pub fn validate(&self, id: SchemaId, tape: &palisade_json::Tape, input: &[u8], opts: &Options, out: &mut Vec<Violation>) -> bool {
+        self.validate_with(id, tape, input, tape.root(input).index(), opts, &mut Scratch::default(), out)
+    }
+
+    /// Validate one value of a tape (e.g. a parameter parsed on its own, or a subtree).
+    pub fn validate_value(
+        &self,
+        id: SchemaId,
+        value: palisade_json::ValueRef<'_>,
+        tape: &palisade_json::Tape,
+        input: &[u8],
+        opts: &Options,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        self.validate_with(id, tape, input, value.index(), opts, &mut Scratch::default(), out)
+    }
+
+    /// [`Schemas::validate`] for the value at tape index `index`, with reusable scratch memory.
+    #[allow(clippy::too_many_arguments)]
+    pub fn validate_with(
+        &self,
+        id: SchemaId,
+        tape: &palisade_json::Tape,
+        input: &[u8],
+        index: u32,
+        opts: &Options,
+        scratch: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        let value = tape.get(input, index);
+        let mut cx = validate::Cx::new(self, tape, input, opts, scratch, out);
+        let ok = cx.eval_root(id, value);
+        ok && !cx.invalid
+    }
+
+    /// Problems that did not prevent compiling: unknown formats, patterns that cannot be
+    /// enforced, keywords of the other dialect, unsupported keywords.
+    pub fn warnings(&self) -> &[SchemaError] {
+        &self.warnings
+    }
+
+    /// Number of compiled schemas (subschemas included).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    fn node(&self, id: SchemaId) -> Option<&SNode> {
+        self.nodes.get(id.0 as usize)
+    }
+
+    /// In-place subschemas looked through by [`Hints`].
+    fn composed(n: &SNode) -> impl Iterator<Item = SchemaId> + '_ {
+        n.ref_.iter().chain(&n.all_of).chain(&n.any_of).chain(&n.one_of).copied()
+    }
+
+    fn types_at(&self, id: SchemaId, depth: u32) -> u8 {
+        let Some(n) = self.node(id) else { return TypeSet::ANY };
+        if depth > 32 {
+            return TypeSet::ANY;
+        }
+        if n.reject_all {
+            return 0;
+        }
+        let mut t = if n.types != 0 { n.types } else { TypeSet::ANY };
+        if let Some(r) = n.ref_ {
+            t &= self.types_at(r, depth + 1);
+        }
+        for &a in &n.all_of {
+            t &= self.types_at(a, depth + 1);
+        }
+        for list in [&n.any_of, &n.one_of] {
+            if !list.is_empty() {
+                t &= list.iter().fold(0, |acc, &b| acc | self.types_at(b, depth + 1));
+            }
+        }
+        if n.nullable {
+            t |= TypeSet::NULL;
+        }
+        t
+    }
+
+    fn items_at(&self, id: SchemaId, depth: u32) -> Option<SchemaId> {
+        let n = self.node(id)?;
+        if depth > 32 {
+            return None;
+        }
+        n.items.or_else(|| Self::composed(n).find_map(|c| self.items_at(c, depth + 1)))
+    }
+
+    fn property_at(&self, id: SchemaId, name: &str, depth: u32) -> Option<SchemaId> {
+        let n = self.node(id)?;
+        if depth > 32 {
+            return None;
+        }
+        if let Some(i) = n.props.find(name.as_bytes()) {
+            return Some(n.props.ids[i]);
+        }
+        if let Some(&(_, sid)) = n.pattern_props.iter().find(|(re, _)| self.regexes[*re as usize].is_match(name.as_bytes())) {
+            return Some(sid);
+        }
+        if let Some(sid) = Self::composed(n).find_map(|c| self.property_at(c, name, depth + 1)) {
+            return Some(sid);
+        }
+        n.additional.filter(|a| !self.nodes[a.0 as usize].reject_all)
+    }
+}
+
+impl Hints for Schemas {
+    fn types(&self, id: SchemaId) -> TypeSet {
+        TypeSet(self.types_at(id, 0))
+    }
+
+    fn items(&self, id: SchemaId) -> Option<SchemaId> {
+        self.items_at(id, 0)
+    }
+
+    fn property(&self, id: SchemaId, name: &str) -> Option<SchemaId> {
+        self.property_at(id, name, 0)
+    }
+}
 
 /// Whether an instance is a request or a response (decides `readOnly` / `writeOnly`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,7 +290,7 @@ impl TypeSet {
 /// What parameter and form decoders need to know about a schema to turn strings into typed
 /// values. Implemented by [`Schemas`]; `allOf`/`anyOf`/`oneOf`/`$ref` are looked through.
 pub trait Hints {
-    /// Types the schema admits.
+    /// Types the schema admits (`number` admits `INTEGER` too; `nullable` adds `NULL`).
     fn types(&self, id: SchemaId) -> TypeSet;
     /// Schema of array items (`items`), if any.
     fn items(&self, id: SchemaId) -> Option<SchemaId>;
@@ -154,3 +298,6 @@ pub trait Hints {
     /// `additionalProperties`), if any.
     fn property(&self, id: SchemaId, name: &str) -> Option<SchemaId>;
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,289 @@
+use super::*;
+
+fn parse(s: &[u8]) -> Result<Tape, JsonError> {
+    let mut t = Tape::default();
+    parse_into(s, &mut t, &Limits::default())?;
+    Ok(t)
+}
+
+fn ok(s: &str) {
+    if let Err(e) = parse(s.as_bytes()) {
+        panic!("{s:?} should parse: {e}");
+    }
+    assert!(serde_json::from_str::<serde_json::Value>(s).is_ok(), "serde_json disagrees on {s:?}");
+}
+
+fn bad(s: &[u8]) -> JsonError {
+    match parse(s) {
+        Ok(_) => panic!("{:?} should be rejected", String::from_utf8_lossy(s)),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn scalars() {
+    for s in ["null", "true", "false", "0", "-0", "1", "-1", "1.5", "1e5", "1E+5", "1e-5", "-0.0e0", "\"\"", "\"abc\"", " 1 ", "\t\r\n[]\n"] {
+        ok(s);
+    }
+    let t = parse(b"true").unwrap();
+    assert_eq!(t.root(b"true").as_bool(), Some(true));
+    let t = parse(b"false").unwrap();
+    assert_eq!(t.root(b"false").as_bool(), Some(false));
+    let t = parse(b"null").unwrap();
+    assert!(t.root(b"null").is_null());
+    assert_eq!(t.root(b"null").kind(), Kind::Null);
+}
+
+#[test]
+fn rejects() {
+    let cases: &[(&[u8], &str)] = &[
+        (b"", "unexpected end of input, expected a value"),
+        (b"   ", "unexpected end of input, expected a value"),
+        (b"01", "leading zeros are not allowed"),
+        (b"-01", "leading zeros are not allowed"),
+        (b"1.", "expected a digit after the decimal point"),
+        (b".5", "expected a value"),
+        (b"1e", "expected a digit in the exponent"),
+        (b"1e+", "expected a digit in the exponent"),
+        (b"-", "expected a digit"),
+        (b"+1", "expected a value"),
+        (b"1 2", "trailing characters after the document"),
+        (b"{} x", "trailing characters after the document"),
+        (b"[1,]", "expected a value"),
+        (b"{\"a\":1,}", "expected a string key"),
+        (b"{\"a\" 1}", "expected ':'"),
+        (b"{1:1}", "expected a string key"),
+        (b"[1 2]", "expected ',' or ']'"),
+        (b"{\"a\":1 \"b\":2}", "expected ',' or '}'"),
+        (b"[", "unexpected end of input, expected a value"),
+        (b"[1", "unexpected end of input in an array"),
+        (b"{\"a\":1", "unexpected end of input in an object"),
+        (b"\"abc", "unterminated string"),
+        (b"\"a\x01b\"", "control character in string"),
+        (b"\"a\tb\"", "control character in string"),
+        (b"\"\\x\"", "invalid escape"),
+        (b"\"\\u12\"", "invalid \\u escape"),
+        (b"\"\\uD800\"", "lone high surrogate in \\u escape"),
+        (b"\"\\uDC00\"", "lone low surrogate in \\u escape"),
+        (b"\"\\uD83D\\u0041\"", "lone high surrogate in \\u escape"),
+        (b"\"\xff\"", "invalid UTF-8 in string"),
+        (b"\"\xc0\xaf\"", "invalid UTF-8 in string"),
+        (b"\"\xed\xa0\x80\"", "invalid UTF-8 in string"),
+        (b"\"\xe2\x82\"", "invalid UTF-8 in string"),
+        (b"\xEF\xBB\xBF{}", "byte order mark is not allowed"),
+        (b"tru", "invalid literal"),
+        (b"nul", "invalid literal"),
+        (b"True", "expected a value"),
+        (b"NaN", "expected a value"),
+        (b"[1]]", "trailing characters after the document"),
+        (b"'a'", "expected a value"),
+        (b"\x00", "expected a value"),
+        (b"[\x0c]", "expected a value"),
+    ];
+    for (input, msg) in cases {
+        let e = bad(input);
+        assert_eq!(e.message, *msg, "input {:?}", String::from_utf8_lossy(input));
+        if let Ok(s) = std::str::from_utf8(input) {
+            assert!(serde_json::from_str::<serde_json::Value>(s).is_err(), "serde_json accepts {s:?}");
+        }
+    }
+}
+
+#[test]
+fn error_offsets() {
+    assert_eq!(bad(b"[1, 2, x]").offset, 7);
+    assert_eq!(bad(b"{\"a\": 01}").offset, 7);
+    assert_eq!(bad(b"\"abcdefghijklmnop\x01\"").offset, 17);
+    assert_eq!(bad(b"  1  2").offset, 5);
+    assert_eq!(bad(b"\"\\uD800\"").to_string(), "lone high surrogate in \\u escape at byte 1");
+}
+
+#[test]
+fn unicode_and_escapes() {
+    let src = r#""a\"b\\c\/d\b\f\n\r\t\u00e9\uD83D\uDE00""#;
+    let t = parse(src.as_bytes()).unwrap();
+    let r = t.root(src.as_bytes());
+    assert!(r.has_escapes());
+    assert_eq!(r.as_str().unwrap(), "a\"b\\c/d\u{8}\u{c}\n\r\té😀");
+    assert!(matches!(r.as_str().unwrap(), Cow::Owned(_)));
+
+    let src = "\"héllo wörld — 😀 long enough to use the word scan\"";
+    let t = parse(src.as_bytes()).unwrap();
+    let r = t.root(src.as_bytes());
+    assert!(!r.has_escapes());
+    assert!(matches!(r.as_str().unwrap(), Cow::Borrowed("héllo wörld — 😀 long enough to use the word scan")));
+    ok("\"\\u0000\"");
+    ok("\"\u{10FFFF}\"");
+    ok("\"\\uDBFF\\uDFFF\"");
+}
+
+#[test]
+fn numbers() {
+    let src = b"[9007199254740993, 9223372036854775807, 9223372036854775808, -9223372036854775808, -9223372036854775809, 123456789012345678901234567890, 1.0, 1e2, 1.5e300, 1e400, -0]";
+    let t = parse(src).unwrap();
+    let items: Vec<_> = t.root(src).items().collect();
+    assert_eq!(items.len(), 11);
+    assert!(items.iter().all(|v| v.kind() == Kind::Number));
+    assert_eq!(items[0].as_i64(), Some(9007199254740993));
+    assert_eq!(items[0].number_text(), Some("9007199254740993"));
+    assert_eq!(items[1].as_i64(), Some(i64::MAX));
+    assert_eq!(items[2].as_i64(), None);
+    assert_eq!(items[2].as_f64(), Some(9223372036854775808.0));
+    assert_eq!(items[3].as_i64(), Some(i64::MIN));
+    assert_eq!(items[4].as_i64(), None);
+    assert_eq!(items[5].as_i64(), None);
+    assert_eq!(items[5].number_text(), Some("123456789012345678901234567890"));
+    assert_eq!(items[6].as_i64(), None);
+    assert_eq!(items[6].as_f64(), Some(1.0));
+    assert!(!items[7].is_integer_text());
+    assert_eq!(items[7].as_f64(), Some(100.0));
+    assert_eq!(items[8].as_f64(), Some(1.5e300));
+    assert_eq!(items[9].as_f64(), Some(f64::INFINITY));
+    assert_eq!(items[10].as_i64(), Some(0));
+}
+
+#[test]
+fn navigation() {
+    let src = br#" {"a": [1, {"b": null}, []], "c": {}, "d\u0041": "x", "e": true} "#;
+    let t = parse(src).unwrap();
+    let root = t.root(src);
+    assert_eq!(root.kind(), Kind::Object);
+    assert_eq!(root.len(), 4);
+    assert_eq!(root.raw(), &src[1..src.len() - 1]);
+    let keys: Vec<String> = root.members().map(|(k, _)| k.as_str().unwrap().into_owned()).collect();
+    assert_eq!(keys, ["a", "c", "dA", "e"]);
+    let a = root.get("a").unwrap();
+    assert_eq!(a.kind(), Kind::Array);
+    assert_eq!(a.len(), 3);
+    let items: Vec<_> = a.items().collect();
+    assert_eq!(items[0].as_i64(), Some(1));
+    assert_eq!(items[1].len(), 1);
+    assert!(items[1].get("b").unwrap().is_null());
+    assert_eq!(items[2].len(), 0);
+    assert!(items[2].is_empty());
+    assert_eq!(root.get("c").unwrap().len(), 0);
+    assert_eq!(root.get("dA").unwrap().as_str().unwrap(), "x");
+    assert_eq!(root.get("e").unwrap().as_bool(), Some(true));
+    assert!(root.get("zz").is_none());
+    // Skipping a subtree lands on the next sibling key.
+    let next = a.next_index();
+    assert_eq!(t.get(src, next).as_str().unwrap(), "c");
+    assert_eq!(root.next_index() as usize, t.token_count());
+    // Scalars have no children.
+    assert_eq!(items[0].members().count(), 0);
+    assert_eq!(items[0].items().count(), 0);
+    assert_eq!(root.items().count(), 0);
+}
+
+#[test]
+fn limits() {
+    let deep = "[".repeat(129) + &"]".repeat(129);
+    assert_eq!(bad(deep.as_bytes()).message, "nesting too deep");
+    let ok_deep = "[".repeat(128) + &"]".repeat(128);
+    assert!(parse(ok_deep.as_bytes()).is_ok());
+    // 100,000 deep: rejected by the limit, no stack overflow.
+    let very = "[".repeat(100_000);
+    assert_eq!(bad(very.as_bytes()).offset, 128);
+    // A high limit: still iterative.
+    let mut t = Tape::default();
+    let huge = "[".repeat(100_000) + &"]".repeat(100_000);
+    parse_into(huge.as_bytes(), &mut t, &Limits { max_depth: 200_000, max_tokens: 1 << 20 }).unwrap();
+    assert_eq!(t.token_count(), 100_000);
+
+    let many = format!("[{}0]", "0,".repeat(99));
+    let e = parse_into(many.as_bytes(), &mut t, &Limits { max_depth: 8, max_tokens: 100 }).unwrap_err();
+    assert_eq!(e.message, "too many tokens");
+    parse_into(many.as_bytes(), &mut t, &Limits { max_depth: 8, max_tokens: 101 }).unwrap();
+}
+
+#[test]
+fn tape_reuse_and_failure_clears() {
+    let mut t = Tape::default();
+    parse_into(b"[1,2,3]", &mut t, &Limits::default()).unwrap();
+    assert_eq!(t.token_count(), 4);
+    assert!(parse_into(b"[1,2", &mut t, &Limits::default()).is_err());
+    assert_eq!(t.token_count(), 0);
+    parse_into(b"{\"k\":\"v\"}", &mut t, &Limits::default()).unwrap();
+    assert_eq!(t.token_count(), 3);
+    let cap = t.tokens.capacity();
+    parse_into(b"[true]", &mut t, &Limits::default()).unwrap();
+    assert_eq!(t.tokens.capacity(), cap);
+}
+
+#[test]
+#[should_panic(expected = "other bytes")]
+fn root_with_other_input_panics() {
+    let t = parse(b"[1]").unwrap();
+    let _ = t.root(b"[12]");
+}
+
+#[test]
+fn swar_boundaries() {
+    // Special bytes at every position of an eight-byte word.
+    for n in 0..20 {
+        let s = format!("\"{}\\n{}\"", "a".repeat(n), "é".repeat(n));
+        let t = parse(s.as_bytes()).unwrap();
+        assert_eq!(t.root(s.as_bytes()).as_str().unwrap(), format!("{}\n{}", "a".repeat(n), "é".repeat(n)));
+        let mut bad_s = format!("\"{}", "a".repeat(n)).into_bytes();
+        bad_s.push(0x1f);
+        bad_s.push(b'"');
+        assert_eq!(bad(&bad_s).offset, n + 1);
+        let mut bad_s = format!("\"{}", "b".repeat(n)).into_bytes();
+        bad_s.push(0x80);
+        bad_s.push(b'"');
+        assert_eq!(bad(&bad_s).message, "invalid UTF-8 in string");
+    }
+    // DEL (0x7f) and all printable ASCII are fine.
+    let all: String = (0x20u8..0x80).filter(|&b| b != b'"' && b != b'\\').map(|b| b as char).collect();
+    let s = format!("\"{all}\"");
+    let t = parse(s.as_bytes()).unwrap();
+    assert_eq!(t.root(s.as_bytes()).as_str().unwrap(), all);
+}
+
+#[test]
+fn agrees_with_serde_on_samples() {
+    let samples = [
+        "[]",
+        "{}",
+        "[[[]]]",
+        r#"{"a":{"b":{"c":[1,2,{"d":"e"}]}}}"#,
+        r#"{"a":1,"a":2}"#,
+        "[-1e-1000]",
+        "\"\\ud834\\udd1e\"",
+        "[1,\n2\r\n,3]",
+        "123.456e-789",
+        "[\"\u{7f}\"]",
+        "[0e0, 0E+1, 0.0e-1]",
+    ];
+    for s in samples {
+        ok(s);
+    }
+    // RFC 8259 leaves number range to implementations: we accept, serde_json says "out of range".
+    assert!(parse(b"[1e1000]").is_ok());
+    let e = serde_json::from_str::<serde_json::Value>("[1e1000]").unwrap_err();
+    assert!(e.to_string().contains("number out of range"));
+}
+
+#[test]
+fn bench_file_if_present() {
+    let Ok(data) = std::fs::read("/work/shared/bench/large.json") else {
+        eprintln!("skipping: /work/shared/bench/large.json not found");
+        return;
+    };
+    let t = parse(&data).unwrap();
+    let root = t.root(&data);
+    assert_eq!(root.kind(), Kind::Object);
+    let v: serde_json::Value = serde_json::from_slice(&data).unwrap();
+    assert_eq!(root.get("users").unwrap().len(), v["users"].as_array().unwrap().len());
+    // Throughput sanity (release builds only; debug builds are too slow to judge).
+    if !cfg!(debug_assertions) {
+        let mut tape = Tape::default();
+        let n = 2000;
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            parse_into(&data, &mut tape, &Limits::default()).unwrap();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        eprintln!("large.json: {:.2} GB/s", (data.len() * n) as f64 / secs / 1e9);
+    }
+}

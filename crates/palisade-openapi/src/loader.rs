@@ -1,0 +1,557 @@
+//! Loading a spec: the entry document and every document its `$ref`s reach, parsed into the
+//! located YAML tree (JSON is read as YAML), with references resolved and checked.
+//!
+//! - Documents come from a caller-supplied [`Fetch`] ([`FsFetch`] reads files; the proxy
+//!   supplies http(s)). Locations are absolute file paths or http(s) URLs; a relative `$ref` is
+//!   resolved against the location of the document that contains it (RFC 3986 rules for URLs,
+//!   lexical `.`/`..` removal for files; `file://` URLs are files).
+//! - `$ref` forms: `#/json/pointer` (with `~0`, `~1` and percent-encoding), `other.yaml#/X`,
+//!   `../models/pet.yaml` (the whole document). Plain-name fragments (`#foo`, 3.1 `$anchor`) are
+//!   not supported and reported.
+//! - A chain of references that loops back on itself (`A: {$ref: B}`, `B: {$ref: A}`) is an
+//!   error that prints the chain; a recursive schema (a `$ref` *inside* the schema it names) is
+//!   fine.
+//! - `$ref`s are looked for everywhere except in values that are data, not spec: `example`,
+//!   `enum`, `const`, `default`, list-valued `examples` and `x-*` extensions.
+//! - [`Limits`] bound the number of documents, their total size and nesting, and the length of a
+//!   reference chain.
+//! - Loading collects every error it can ([`SpecError`]s) rather than stopping at the first;
+//!   the structure checks in [`crate::check`] run on a spec whose references all resolve.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use palisade_config::yaml::{self, Node, Origin, Value};
+use palisade_schema::{DocId, Resolved, Resolver};
+
+use crate::error::{push_token, SpecError, Warning};
+use crate::model::Version;
+
+/// Where documents come from. `location` is an absolute file path or an http(s) URL.
+pub trait Fetch {
+    fn fetch(&self, location: &str) -> Result<String, String>;
+}
+
+/// Reads files; refuses URLs (the proxy supplies an http fetcher).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FsFetch;
+
+impl Fetch for FsFetch {
+    fn fetch(&self, location: &str) -> Result<String, String> {
+        if is_url(location) {
+            return Err("fetching over http(s) is not available here".into());
+        }
+        std::fs::read_to_string(location).map_err(|e| e.to_string())
+    }
+}
+
+/// Bounds on what one spec may pull in.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Documents, the entry one included.
+    pub max_documents: usize,
+    /// Bytes of all documents together.
+    pub max_total_bytes: usize,
+    /// Nesting depth of one document.
+    pub max_depth: usize,
+    /// References followed one after another (`A → B → C`) before giving up.
+    pub max_ref_chain: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_documents: 100, max_total_bytes: 32 << 20, max_depth: 512, max_ref_chain: 32 }
+    }
+}
+
+/// One parsed document.
+#[derive(Debug)]
+pub struct Document {
+    /// Normalised absolute path or URL; also the `file` of errors.
+    pub location: String,
+    pub root: Node,
+}
+
+/// A `$ref` found while loading.
+#[derive(Debug, Clone)]
+pub struct RefSite {
+    pub doc: DocId,
+    /// Pointer of the object that holds the `$ref`.
+    pub pointer: String,
+    pub origin: Origin,
+    pub target: String,
+}
+
+/// A loaded spec: the entry document (id 0) and the documents its references reach.
+#[derive(Debug)]
+pub struct SpecSet {
+    pub docs: Vec<Document>,
+    /// The version the entry document declares.
+    pub version: Version,
+    /// The `openapi` field as written (`3.0.3`).
+    pub version_text: String,
+    /// Every `$ref` of every document.
+    pub refs: Vec<RefSite>,
+    /// Warnings found while loading and checking (see [`crate::lint`]).
+    pub warnings: Vec<Warning>,
+    index: HashMap<String, DocId>,
+    max_ref_chain: usize,
+}
+
+/// A node with where it is: document and JSON pointer.
+#[derive(Clone, Copy, Debug)]
+pub struct At<'a> {
+    pub doc: DocId,
+    pub pointer: &'a str,
+    pub node: &'a Node,
+}
+
+pub(crate) fn is_url(s: &str) -> bool {
+    let l = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+    l.starts_with("http://") || l.starts_with("https://")
+}
+
+/// Remove `.` and `..` segments (RFC 3986 section 5.2.4) from a `/`-separated path.
+fn remove_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let absolute = path.starts_with('/');
+    let segs: Vec<&str> = path.split('/').collect();
+    for (i, seg) in segs.iter().enumerate() {
+        let last = i + 1 == segs.len();
+        match *seg {
+            "." => {
+                if last {
+                    out.push("");
+                }
+            }
+            ".." => {
+                if out.len() > usize::from(absolute) {
+                    out.pop();
+                }
+                if last {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    let mut s = out.join("/");
+    if absolute && !s.starts_with('/') {
+        s.insert(0, '/');
+    }
+    s
+}
+
+/// Resolve `reference` (without fragment) against the document location `base`.
+pub fn join_location(base: &str, reference: &str) -> String {
+    if reference.is_empty() {
+        return base.to_string();
+    }
+    if is_url(reference) {
+        return normalise_url(reference);
+    }
+    if let Some(path) = reference.strip_prefix("file://") {
+        return remove_dot_segments(&decode_lossy(path));
+    }
+    if is_url(base) {
+        let scheme_end = base.find("://").map_or(0, |i| i + 3);
+        let authority_end = base[scheme_end..].find('/').map_or(base.len(), |i| scheme_end + i);
+        let base_path = &base[authority_end..];
+        let base_path = base_path.split(['?', '#']).next().unwrap_or("");
+        if let Some(rest) = reference.strip_prefix("//") {
+            return normalise_url(&format!("{}{}", &base[..scheme_end], rest));
+        }
+        let (ref_path, query) = match reference.find('?') {
+            Some(i) => (&reference[..i], &reference[i..]),
+            None => (reference, ""),
+        };
+        let merged = if ref_path.starts_with('/') {
+            ref_path.to_string()
+        } else {
+            let dir = base_path.rfind('/').map_or("/", |i| &base_path[..=i]);
+            format!("{dir}{ref_path}")
+        };
+        return format!("{}{}{}", &base[..authority_end], remove_dot_segments(&merged), query);
+    }
+    let path = decode_lossy(reference);
+    if path.starts_with('/') {
+        return remove_dot_segments(&path);
+    }
+    let dir = base.rfind('/').map_or("", |i| &base[..=i]);
+    remove_dot_segments(&format!("{dir}{path}"))
+}
+
+fn normalise_url(u: &str) -> String {
+    let scheme_end = u.find("://").map_or(0, |i| i + 3);
+    let authority_end = u[scheme_end..].find('/').map_or(u.len(), |i| scheme_end + i);
+    let scheme = u[..scheme_end].to_ascii_lowercase();
+    let authority = u[scheme_end..authority_end].to_ascii_lowercase();
+    let rest = &u[authority_end..];
+    let (path, query) = match rest.find('?') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    format!("{scheme}{authority}{}{query}", remove_dot_segments(path))
+}
+
+fn decode_lossy(s: &str) -> String {
+    match crate::router::percent_decode(s) {
+        Ok(d) => d.into_owned(),
+        Err(_) => s.to_string(),
+    }
+}
+
+/// Keys whose values are data (examples, enum members, defaults), not spec: `$ref` inside them
+/// is not a reference. Not skipped when they are names in a container (a property called
+/// `default`, the `default` response).
+const DATA_KEYS: &[&str] = &["example", "enum", "const", "default"];
+const CONTAINERS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "responses",
+    "schemas",
+    "parameters",
+    "requestBodies",
+    "headers",
+    "securitySchemes",
+    "links",
+    "callbacks",
+    "pathItems",
+    "examples",
+    "content",
+    "encoding",
+    "paths",
+    "webhooks",
+];
+
+fn collect_refs(doc: DocId, node: &Node, pointer: &mut String, parent_key: &str, out: &mut Vec<RefSite>) {
+    match &node.value {
+        Value::Map(entries) => {
+            let container = CONTAINERS.contains(&parent_key);
+            for (k, v) in entries {
+                if k.name == "$ref" && !container {
+                    if let Value::Str(s) = &v.value {
+                        out.push(RefSite { doc, pointer: pointer.clone(), origin: v.origin.clone(), target: s.clone() });
+                    }
+                    continue;
+                }
+                if !container && (DATA_KEYS.contains(&k.name.as_str()) || k.name.starts_with("x-")) {
+                    continue;
+                }
+                if !container && k.name == "examples" && matches!(v.value, Value::Seq(_)) {
+                    continue;
+                }
+                let len = pointer.len();
+                *pointer = push_token(pointer, &k.name);
+                collect_refs(doc, v, pointer, &k.name, out);
+                pointer.truncate(len);
+            }
+        }
+        Value::Seq(items) => {
+            for (i, v) in items.iter().enumerate() {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&i.to_string());
+                collect_refs(doc, v, pointer, "", out);
+                pointer.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Evaluate a (percent-decoded) JSON pointer; the target and its canonical pointer.
+pub fn eval_pointer<'a>(root: &'a Node, pointer: &str) -> Result<(&'a Node, String), String> {
+    if pointer.is_empty() {
+        return Ok((root, String::new()));
+    }
+    let Some(rest) = pointer.strip_prefix('/') else {
+        return Err(format!("fragment {pointer:?} is not a JSON pointer (plain-name fragments / $anchor are not supported)"));
+    };
+    let mut node = root;
+    let mut canon = String::new();
+    for raw in rest.split('/') {
+        if raw.contains('~') {
+            let b = raw.as_bytes();
+            if b.iter().enumerate().any(|(i, &c)| c == b'~' && !matches!(b.get(i + 1), Some(b'0' | b'1'))) {
+                return Err(format!("invalid escape in JSON pointer token {raw:?} (only ~0 and ~1)"));
+            }
+        }
+        let token = raw.replace("~1", "/").replace("~0", "~");
+        node = match &node.value {
+            Value::Map(entries) => match entries.iter().find(|(k, _)| k.name == token) {
+                Some((_, v)) => v,
+                None => return Err(format!("no {token:?} at {}", if canon.is_empty() { "the document root" } else { &canon })),
+            },
+            Value::Seq(items) => {
+                let i = token.parse::<usize>().ok().filter(|_| token == "0" || !token.starts_with('0'));
+                match i.and_then(|i| items.get(i)) {
+                    Some(v) => v,
+                    None => return Err(format!("no item {token:?} in the list at {}", if canon.is_empty() { "/" } else { &canon })),
+                }
+            }
+            _ => return Err(format!("{} is {}, not a mapping or list", if canon.is_empty() { "/" } else { &canon }, node.kind())),
+        };
+        canon = push_token(&canon, &token);
+    }
+    Ok((node, canon))
+}
+
+impl SpecSet {
+    /// The entry document.
+    pub fn entry(&self) -> &Document {
+        &self.docs[0]
+    }
+
+    pub fn doc(&self, id: DocId) -> &Document {
+        &self.docs[id as usize]
+    }
+
+    /// Document id of a loaded location.
+    pub fn doc_id(&self, location: &str) -> Option<DocId> {
+        self.index.get(location).copied()
+    }
+
+    /// Resolve one reference found in document `base` (one step: the target may itself be a
+    /// `$ref`).
+    pub fn resolve_ref(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, String> {
+        let (doc_part, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let doc = if doc_part.is_empty() {
+            base
+        } else {
+            let loc = join_location(&self.doc(base).location, doc_part);
+            self.doc_id(&loc).ok_or_else(|| format!("document {loc} is not loaded"))?
+        };
+        let fragment = crate::router::percent_decode(fragment).map_err(|e| format!("fragment of {reference:?}: {e}"))?;
+        let (node, pointer) = eval_pointer(&self.doc(doc).root, &fragment).map_err(|e| format!("{e} in {}", self.doc(doc).location))?;
+        Ok(Resolved { doc, pointer, node })
+    }
+
+    /// Follow `$ref`s from `node` (at `doc`/`pointer`) until a node that is not a reference.
+    /// Returns the final document, pointer and node (the input when it is not a reference).
+    pub fn deref<'a>(&'a self, doc: DocId, pointer: &str, node: &'a Node) -> Result<(DocId, String, &'a Node), String> {
+        let (mut doc, mut pointer, mut node) = (doc, pointer.to_string(), node);
+        let mut seen: Vec<(DocId, String)> = Vec::new();
+        while let Some(Value::Str(r)) = node.get("$ref").map(|n| &n.value) {
+            if seen.iter().any(|(d, p)| *d == doc && *p == pointer) || seen.len() > self.max_ref_chain {
+                return Err(format!("reference chain too long or cyclic at {r:?}"));
+            }
+            seen.push((doc, pointer.clone()));
+            let t = self.resolve_ref(doc, r)?;
+            (doc, pointer, node) = (t.doc, t.pointer, t.node);
+        }
+        Ok((doc, pointer, node))
+    }
+}
+
+impl Resolver for SpecSet {
+    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, String> {
+        self.resolve_ref(base, reference)
+    }
+}
+
+/// Load the spec at `location` (a file path, made absolute against the current directory, or
+/// an http(s) URL) and every document it references, then check its structure.
+pub fn load(location: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
+    let location = absolute_location(location);
+    let text = fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: 0, col: 0, pointer: String::new(), message: e }])?;
+    load_str(&location, &text, fetch, limits)
+}
+
+/// Like [`load`] with the entry document's text given (its location still resolves relative
+/// references).
+pub fn load_str(location: &str, text: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
+    let location = absolute_location(location);
+    let mut errors = Vec::new();
+    if text.len() > limits.max_total_bytes {
+        return Err(vec![SpecError {
+            file: location,
+            line: 0,
+            col: 0,
+            pointer: String::new(),
+            message: format!("document is {} bytes, more than the limit of {} bytes", text.len(), limits.max_total_bytes),
+        }]);
+    }
+    let root = parse(&location, text, limits).map_err(|e| vec![e])?;
+    let (version, version_text) = match entry_version(&location, &root) {
+        Ok(v) => v,
+        Err(e) => return Err(vec![e]),
+    };
+    let mut set = SpecSet {
+        docs: vec![Document { location: location.clone(), root }],
+        version,
+        version_text,
+        refs: Vec::new(),
+        warnings: Vec::new(),
+        index: HashMap::from([(location, 0)]),
+        max_ref_chain: limits.max_ref_chain,
+    };
+    let mut total = text.len();
+    let mut queue = VecDeque::from([0 as DocId]);
+    let mut failed: HashSet<String> = HashSet::new();
+    while let Some(d) = queue.pop_front() {
+        let mut sites = Vec::new();
+        collect_refs(d, &set.docs[d as usize].root, &mut String::new(), "", &mut sites);
+        for site in &sites {
+            let doc_part = site.target.split_once('#').map_or(site.target.as_str(), |(a, _)| a);
+            if doc_part.is_empty() {
+                continue;
+            }
+            let loc = join_location(&set.docs[d as usize].location, doc_part);
+            if set.index.contains_key(&loc) || failed.contains(&loc) {
+                continue;
+            }
+            let here = &set.docs[d as usize].location;
+            let site_err = |message: String| SpecError::new(here, &site.origin, &push_token(&site.pointer, "$ref"), message);
+            if set.docs.len() >= limits.max_documents {
+                errors.push(site_err(format!("cannot load {loc}: more than {} documents", limits.max_documents)));
+                failed.insert(loc);
+                continue;
+            }
+            let text = match fetch.fetch(&loc) {
+                Ok(t) => t,
+                Err(e) => {
+                    errors.push(site_err(format!("cannot read {loc}: {e}")));
+                    failed.insert(loc);
+                    continue;
+                }
+            };
+            total += text.len();
+            if total > limits.max_total_bytes {
+                errors.push(site_err(format!("cannot load {loc}: the spec's documents exceed {} bytes together", limits.max_total_bytes)));
+                failed.insert(loc);
+                continue;
+            }
+            match parse(&loc, &text, limits) {
+                Ok(root) => {
+                    let id = set.docs.len() as DocId;
+                    set.docs.push(Document { location: loc.clone(), root });
+                    set.index.insert(loc, id);
+                    queue.push_back(id);
+                }
+                Err(e) => {
+                    errors.push(e);
+                    failed.insert(loc);
+                }
+            }
+        }
+        set.refs.extend(sites);
+    }
+    check_refs(&set, &failed, &mut errors);
+    if errors.is_empty() {
+        crate::check::check(&mut set, &mut errors);
+    }
+    if errors.is_empty() {
+        Ok(set)
+    } else {
+        Err(errors)
+    }
+}
+
+fn absolute_location(location: &str) -> String {
+    if is_url(location) {
+        return normalise_url(location);
+    }
+    let path = location.strip_prefix("file://").unwrap_or(location);
+    let abs = std::path::absolute(path).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| path.to_string());
+    remove_dot_segments(&abs)
+}
+
+fn parse(location: &str, text: &str, limits: &Limits) -> Result<Node, SpecError> {
+    yaml::parse_with_max_depth(text, limits.max_depth).map_err(|e| SpecError {
+        file: location.to_string(),
+        line: e.line,
+        col: e.col,
+        pointer: String::new(),
+        message: format!("syntax: {}", e.message),
+    })
+}
+
+fn entry_version(location: &str, root: &Node) -> Result<(Version, String), SpecError> {
+    let at_root = |m: &str| SpecError::new(location, &root.origin, "", m);
+    if !matches!(root.value, Value::Map(_)) {
+        return Err(at_root(&format!("an OpenAPI document is a mapping, not {}", root.kind())));
+    }
+    if let Some(s) = root.get("swagger") {
+        return Err(SpecError::new(
+            location,
+            &s.origin,
+            "/swagger",
+            format!(
+                "Swagger/OpenAPI {} is not supported: Palisade reads OpenAPI 3.0 and 3.1; convert the spec (e.g. with swagger2openapi)",
+                s.scalar_text().unwrap_or_default()
+            ),
+        ));
+    }
+    let Some(v) = root.get("openapi") else {
+        return Err(at_root("missing \"openapi\" field: not an OpenAPI 3.x document"));
+    };
+    let text = match &v.value {
+        Value::Str(s) => s.clone(),
+        // `openapi: 3.0` unquoted is a YAML number
+        Value::Float(f) => format!("{f:?}"),
+        _ => return Err(SpecError::new(location, &v.origin, "/openapi", format!("\"openapi\" must be a version string like \"3.1.0\", not {}", v.kind()))),
+    };
+    let mut parts = text.split('.');
+    let version = match (parts.next(), parts.next()) {
+        (Some("3"), Some("0")) => Version::V30,
+        (Some("3"), Some("1")) => Version::V31,
+        _ => {
+            return Err(SpecError::new(location, &v.origin, "/openapi", format!("unsupported OpenAPI version {text:?}: Palisade reads 3.0.x and 3.1.x")));
+        }
+    };
+    if parts.next().is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')) {
+        return Err(SpecError::new(location, &v.origin, "/openapi", format!("malformed OpenAPI version {text:?}")));
+    }
+    Ok((version, text))
+}
+
+/// Every reference must resolve, and no chain of references may loop.
+fn check_refs(set: &SpecSet, failed: &HashSet<String>, errors: &mut Vec<SpecError>) {
+    let mut cycles_seen: HashSet<Vec<(DocId, String)>> = HashSet::new();
+    for site in &set.refs {
+        let file = &set.doc(site.doc).location;
+        let at = push_token(&site.pointer, "$ref");
+        match set.resolve_ref(site.doc, &site.target) {
+            Ok(t) => {
+                // follow the chain from here
+                let mut chain: Vec<(DocId, String)> = vec![(site.doc, site.pointer.clone())];
+                let mut next = t;
+                loop {
+                    let key = (next.doc, next.pointer.clone());
+                    if let Some(i) = chain.iter().position(|c| *c == key) {
+                        let mut members: Vec<(DocId, String)> = chain[i..].to_vec();
+                        members.sort();
+                        if cycles_seen.insert(members) {
+                            let shown: Vec<String> = chain[i..].iter().chain([&key]).map(|(d, p)| format!("{}#{}", set.doc(*d).location, p)).collect();
+                            errors.push(SpecError::new(file, &site.origin, &at, format!("$ref cycle: {}", shown.join(" -> "))));
+                        }
+                        break;
+                    }
+                    if chain.len() > set.max_ref_chain {
+                        errors.push(SpecError::new(file, &site.origin, &at, format!("$ref chain longer than {} references", set.max_ref_chain)));
+                        break;
+                    }
+                    let Some(Value::Str(r)) = next.node.get("$ref").map(|n| &n.value) else { break };
+                    chain.push(key);
+                    match set.resolve_ref(next.doc, r) {
+                        Ok(t) => next = t,
+                        Err(_) => break, // reported at its own site
+                    }
+                }
+            }
+            Err(e) => {
+                let doc_part = site.target.split_once('#').map_or(site.target.as_str(), |(a, _)| a);
+                if !doc_part.is_empty() && failed.contains(&join_location(file, doc_part)) {
+                    continue; // the read error was reported
+                }
+                errors.push(SpecError::new(file, &site.origin, &at, format!("unresolved $ref {:?}: {e}", site.target)));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

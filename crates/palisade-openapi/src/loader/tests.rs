@@ -1,0 +1,181 @@
+use std::cell::RefCell;
+
+use super::*;
+
+/// Documents from memory; counts fetches.
+pub(crate) struct MemFetch {
+    pub docs: HashMap<String, String>,
+    pub fetched: RefCell<Vec<String>>,
+}
+
+impl MemFetch {
+    pub(crate) fn new(docs: &[(&str, &str)]) -> MemFetch {
+        MemFetch { docs: docs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect(), fetched: RefCell::new(Vec::new()) }
+    }
+}
+
+impl Fetch for MemFetch {
+    fn fetch(&self, location: &str) -> Result<String, String> {
+        self.fetched.borrow_mut().push(location.to_string());
+        self.docs.get(location).cloned().ok_or_else(|| "no such document".to_string())
+    }
+}
+
+fn load_mem(docs: &[(&str, &str)]) -> Result<SpecSet, Vec<SpecError>> {
+    let f = MemFetch::new(docs);
+    load(docs[0].0, &f, &Limits::default())
+}
+
+fn messages(r: Result<SpecSet, Vec<SpecError>>) -> Vec<String> {
+    match r {
+        Ok(_) => panic!("expected errors"),
+        Err(e) => e.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+const HEAD: &str = "openapi: 3.1.0\ninfo: {title: t, version: '1'}\n";
+
+#[test]
+fn join_locations() {
+    assert_eq!(join_location("/a/b/api.yaml", "common.yaml"), "/a/b/common.yaml");
+    assert_eq!(join_location("/a/b/api.yaml", "../models/pet.yaml"), "/a/models/pet.yaml");
+    assert_eq!(join_location("/a/b/api.yaml", "./x/../y.yaml"), "/a/b/y.yaml");
+    assert_eq!(join_location("/a/b/api.yaml", "/etc/spec.yaml"), "/etc/spec.yaml");
+    assert_eq!(join_location("/a/b/api.yaml", "my%20file.yaml"), "/a/b/my file.yaml");
+    assert_eq!(join_location("/a/b/api.yaml", "file:///c/d.yaml"), "/c/d.yaml");
+    assert_eq!(join_location("/a/api.yaml", "../../../x.yaml"), "/x.yaml");
+    assert_eq!(join_location("https://h.example/specs/v1/api.yaml", "common.yaml"), "https://h.example/specs/v1/common.yaml");
+    assert_eq!(join_location("https://h.example/specs/v1/api.yaml?x=1", "../c.yaml"), "https://h.example/specs/c.yaml");
+    assert_eq!(join_location("https://h.example/specs/api.yaml", "/root.yaml"), "https://h.example/root.yaml");
+    assert_eq!(join_location("https://h.example/specs/api.yaml", "//other.example/a.yaml"), "https://other.example/a.yaml");
+    assert_eq!(join_location("/a/api.yaml", "HTTPS://H.example/x/./y.yaml"), "https://h.example/x/y.yaml");
+}
+
+#[test]
+fn pointers_unescape_and_index() {
+    let root = yaml::parse("a/b: {x: 1}\nm~n: 2\nlist: [10, 20]\n'%25': 3\n").unwrap();
+    assert_eq!(eval_pointer(&root, "/a~1b/x").unwrap().1, "/a~1b/x");
+    assert_eq!(eval_pointer(&root, "/m~0n").unwrap().0.value, Value::Int(2));
+    assert_eq!(eval_pointer(&root, "/list/1").unwrap().0.value, Value::Int(20));
+    assert!(eval_pointer(&root, "/list/01").is_err());
+    assert!(eval_pointer(&root, "/list/2").is_err());
+    assert!(eval_pointer(&root, "/m~2n").unwrap_err().contains("escape"));
+    assert!(eval_pointer(&root, "anchor").unwrap_err().contains("anchor"));
+    assert!(eval_pointer(&root, "/nope").unwrap_err().contains("\"nope\""));
+}
+
+#[test]
+fn same_document_refs_with_percent_encoding() {
+    let spec = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    'a b': {{type: string}}\n    'x/y': {{type: integer}}\n    R1: {{$ref: '#/components/schemas/a%20b'}}\n    R2: {{$ref: '#/components/schemas/x~1y'}}\n");
+    let set = load_mem(&[("/s/api.yaml", &spec)]).unwrap();
+    let r = set.resolve_ref(0, "#/components/schemas/a%20b").unwrap();
+    assert_eq!(r.pointer, "/components/schemas/a b");
+    assert_eq!(r.node.get("type").unwrap().value, Value::Str("string".into()));
+    let r = set.resolve_ref(0, "#/components/schemas/x~1y").unwrap();
+    assert_eq!(r.pointer, "/components/schemas/x~1y");
+    assert_eq!(set.refs.len(), 2);
+}
+
+#[test]
+fn documents_loaded_once_relative_to_referrer() {
+    let api =
+        format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: 'm/a.yaml#/A'}}\n    B: {{$ref: './m/b.yaml'}}\n    C: {{$ref: 'm/a.yaml#/C'}}\n");
+    let f = MemFetch::new(&[
+        ("/s/api.yaml", &api),
+        ("/s/m/a.yaml", "A: {$ref: 'b.yaml'}\nC: {type: string}\n"),
+        ("/s/m/b.yaml", "type: object\nproperties: {self: {$ref: '#'}, up: {$ref: '../api.yaml#/components/schemas/C'}}\n"),
+    ]);
+    let set = load("/s/api.yaml", &f, &Limits::default()).unwrap();
+    assert_eq!(set.docs.len(), 3);
+    assert_eq!(*f.fetched.borrow(), ["/s/api.yaml", "/s/m/a.yaml", "/s/m/b.yaml"]);
+    // chain api A -> a.yaml A -> b.yaml (whole document)
+    let a = set.entry().root.get("components").unwrap().get("schemas").unwrap().get("A").unwrap();
+    let (doc, ptr, node) = set.deref(0, "/components/schemas/A", a).unwrap();
+    assert_eq!(set.doc(doc).location, "/s/m/b.yaml");
+    assert_eq!(ptr, "");
+    assert!(node.get("properties").is_some());
+    // and Resolver resolves relative to the referring document
+    use palisade_schema::Resolver as _;
+    let up = set.resolve(doc, "../api.yaml#/components/schemas/C").unwrap();
+    assert_eq!((up.doc, up.pointer.as_str()), (0, "/components/schemas/C"));
+}
+
+#[test]
+fn refs_in_data_are_not_followed() {
+    let api = format!(
+        "{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A:\n      type: object\n      example: {{$ref: 'nope.yaml'}}\n      default: {{$ref: 'nope.yaml'}}\n      enum: [{{$ref: 'nope.yaml'}}]\n      x-thing: {{$ref: 'nope.yaml'}}\n      properties:\n        default: {{$ref: '#/components/schemas/B'}}\n    B: {{type: string}}\n"
+    );
+    let set = load_mem(&[("/s/api.yaml", &api)]).unwrap();
+    assert_eq!(set.refs.len(), 1);
+    assert_eq!(set.refs[0].pointer, "/components/schemas/A/properties/default");
+}
+
+#[test]
+fn errors_are_collected_and_located() {
+    let api = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: '#/components/schemas/Nope'}}\n    B: {{$ref: 'missing.yaml#/B'}}\n    C: {{$ref: 'bad.yaml'}}\n");
+    let errs = messages(load_mem(&[("/s/api.yaml", &api), ("/s/bad.yaml", "a: [1,\n")]));
+    assert_eq!(errs.len(), 3, "{errs:?}");
+    assert!(
+        errs.iter().any(|e| e
+            .starts_with("/s/api.yaml:6:15: #/components/schemas/A/$ref: unresolved $ref \"#/components/schemas/Nope\": no \"Nope\" at /components/schemas")),
+        "{errs:?}"
+    );
+    assert!(errs.iter().any(|e| e.starts_with("/s/api.yaml:7:15: #/components/schemas/B/$ref: cannot read /s/missing.yaml: no such document")), "{errs:?}");
+    assert!(errs.iter().any(|e| e.starts_with("/s/bad.yaml:") && e.contains("syntax")), "{errs:?}");
+}
+
+#[test]
+fn ref_cycles_print_the_chain() {
+    let api = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: '#/components/schemas/B'}}\n    B: {{$ref: '#/components/schemas/A'}}\n    S: {{$ref: '#/components/schemas/S'}}\n    Tree: {{type: object, properties: {{kids: {{type: array, items: {{$ref: '#/components/schemas/Tree'}}}}}}}}\n");
+    let errs = messages(load_mem(&[("/s/api.yaml", &api)]));
+    assert_eq!(errs.len(), 2, "one error per cycle, the recursive schema is fine: {errs:?}");
+    assert!(
+        errs[0].contains("$ref cycle: /s/api.yaml#/components/schemas/A -> /s/api.yaml#/components/schemas/B -> /s/api.yaml#/components/schemas/A"),
+        "{errs:?}"
+    );
+    assert!(errs[1].contains("$ref cycle: /s/api.yaml#/components/schemas/S -> /s/api.yaml#/components/schemas/S"), "{errs:?}");
+}
+
+#[test]
+fn versions() {
+    let errs = messages(load_mem(&[("/s/api.yaml", "swagger: '2.0'\ninfo: {}\n")]));
+    assert!(errs[0].contains("Swagger/OpenAPI 2.0 is not supported"), "{errs:?}");
+    let errs = messages(load_mem(&[("/s/api.yaml", "openapi: 4.0.0\n")]));
+    assert!(errs[0].contains("unsupported OpenAPI version \"4.0.0\""), "{errs:?}");
+    let errs = messages(load_mem(&[("/s/api.yaml", "info: {}\n")]));
+    assert!(errs[0].contains("missing \"openapi\""), "{errs:?}");
+    let errs = messages(load_mem(&[("/s/api.yaml", "- a\n")]));
+    assert!(errs[0].contains("mapping"), "{errs:?}");
+    let set = load_mem(&[("/s/api.yaml", "openapi: 3.0\npaths: {}\n")]).unwrap();
+    assert_eq!(set.version, Version::V30);
+    let set = load_mem(&[("/s/api.yaml", "openapi: 3.1.1\n")]).unwrap();
+    assert_eq!((set.version, set.version_text.as_str()), (Version::V31, "3.1.1"));
+    // JSON is read too
+    let set =
+        load_mem(&[("/s/api.json", "{\"openapi\": \"3.0.2\", \"paths\": {\"/a\": {\"get\": {\"responses\": {\"200\": {\"description\": \"x\"}}}}}}")]).unwrap();
+    assert_eq!(set.version, Version::V30);
+}
+
+#[test]
+fn limits_are_enforced() {
+    let api = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: 'a.yaml'}}\n    B: {{$ref: 'b.yaml'}}\n");
+    let f = MemFetch::new(&[("/s/api.yaml", &api), ("/s/a.yaml", "type: string\n"), ("/s/b.yaml", "type: string\n")]);
+    let errs = load("/s/api.yaml", &f, &Limits { max_documents: 2, ..Limits::default() }).unwrap_err();
+    assert_eq!(errs.len(), 1);
+    assert!(errs[0].message.contains("more than 2 documents"), "{errs:?}");
+    let errs = load("/s/api.yaml", &f, &Limits { max_total_bytes: api.len() + 5, ..Limits::default() }).unwrap_err();
+    assert!(errs[0].message.contains("exceed"), "{errs:?}");
+    let errs = load("/s/api.yaml", &f, &Limits { max_total_bytes: 10, ..Limits::default() }).unwrap_err();
+    assert!(errs[0].message.contains("more than the limit"), "{errs:?}");
+    let deep = format!("{HEAD}x: {}1{}\n", "[".repeat(40), "]".repeat(40));
+    let errs = load_str("/s/api.yaml", &deep, &f, &Limits { max_depth: 20, ..Limits::default() }).unwrap_err();
+    assert!(errs[0].message.contains("nesting deeper than 20"), "{errs:?}");
+    // specs may nest deeper than configuration files
+    assert!(load_str("/s/api.yaml", &deep, &f, &Limits::default()).is_ok());
+}
+
+#[test]
+fn fs_fetch_refuses_urls() {
+    assert!(FsFetch.fetch("https://example.com/x.yaml").unwrap_err().contains("http"));
+    assert!(FsFetch.fetch("/definitely/not/here.yaml").is_err());
+}

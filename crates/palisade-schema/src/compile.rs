@@ -1,0 +1,962 @@
+//! From located YAML schemas to the arena of compiled nodes.
+//!
+//! Subschemas are compiled recursively (the YAML tree is bounded in depth); `$ref` targets are
+//! given an id at once and queued, so reference chains and cycles never recurse. A cycle that
+//! does not consume any part of the instance (`A: {$ref: A}`, `A: {allOf: [{$ref: B}]}, B:
+//! {anyOf: [{$ref: A}]}`) is a compile error, found after everything is compiled.
+
+use std::collections::HashMap;
+
+use palisade_config::yaml::{Node, Origin, Value};
+
+use crate::formats::Format;
+use crate::num::Num;
+use crate::pattern;
+use crate::{Dialect, DocId, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
+
+/// A constant for `enum` and `const`.
+#[derive(Clone, Debug)]
+pub(crate) enum Const {
+    Null,
+    Bool(bool),
+    Num(Num),
+    Str(Box<[u8]>),
+    Arr(Vec<Const>),
+    Obj(Vec<(Box<[u8]>, Const)>),
+}
+
+/// Property names with a small open-addressing hash table over their bytes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PropTable {
+    pub names: Vec<Box<[u8]>>,
+    pub ids: Vec<SchemaId>,
+    slots: Vec<u16>,
+    mask: usize,
+}
+
+const EMPTY: u16 = u16::MAX;
+
+#[inline(always)]
+pub(crate) fn key_hash(k: &[u8]) -> u64 {
+    let n = k.len();
+    let (a, b) = if n >= 8 {
+        (u64::from_le_bytes(k[..8].try_into().unwrap()), u64::from_le_bytes(k[n - 8..].try_into().unwrap()))
+    } else {
+        let mut a = 0u64;
+        for &c in k {
+            a = a << 8 | c as u64;
+        }
+        (a, 0)
+    };
+    (a ^ b.rotate_left(29) ^ (n as u64).wrapping_mul(0x9E37_79B9)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20
+}
+
+impl PropTable {
+    pub fn push(&mut self, name: &[u8], id: SchemaId) {
+        if let Some(i) = self.find(name) {
+            self.ids[i] = id;
+            return;
+        }
+        self.names.push(name.into());
+        self.ids.push(id);
+        self.rebuild();
+    }
+
+    fn rebuild(&mut self) {
+        let size = (self.names.len() * 2).next_power_of_two().max(4);
+        self.mask = size - 1;
+        self.slots = vec![EMPTY; size];
+        for (i, n) in self.names.iter().enumerate() {
+            let mut h = key_hash(n) as usize & self.mask;
+            while self.slots[h] != EMPTY {
+                h = (h + 1) & self.mask;
+            }
+            self.slots[h] = i as u16;
+        }
+    }
+
+    #[inline]
+    pub fn find(&self, key: &[u8]) -> Option<usize> {
+        if self.names.is_empty() {
+            return None;
+        }
+        let mut h = key_hash(key) as usize & self.mask;
+        loop {
+            let s = self.slots[h];
+            if s == EMPTY {
+                return None;
+            }
+            if *self.names[s as usize] == *key {
+                return Some(s as usize);
+            }
+            h = (h + 1) & self.mask;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Required {
+    pub name: Box<[u8]>,
+    /// Index in the node's `properties`, when named there.
+    pub prop: Option<usize>,
+    /// The property's schema is `readOnly` / `writeOnly` (computed at finish).
+    pub read_only: bool,
+    pub write_only: bool,
+}
+
+/// A property name and the names it makes required.
+pub(crate) type DependentRequired = (Box<[u8]>, Vec<Box<[u8]>>);
+
+#[derive(Clone, Debug)]
+pub(crate) struct Discriminator {
+    pub property: Box<[u8]>,
+    /// Explicit `mapping`, then implicit names of the `oneOf`/`anyOf` `$ref`s.
+    pub mapping: Vec<(Box<[u8]>, SchemaId)>,
+}
+
+/// What `shadow_unknown` needs: every property name that the schema describes, looking
+/// through in-place composition.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Known {
+    pub names: PropTable,
+    pub patterns: Vec<u32>,
+    /// Some schema in the composition describes or forbids all other properties
+    /// (`additionalProperties` with constraints or `false`, `unevaluatedProperties` likewise).
+    pub all: bool,
+}
+
+/// A compiled schema. Absent keywords are `None`/empty.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SNode {
+    pub reject_all: bool,
+    /// No keyword at all: every instance is valid.
+    pub accept_all: bool,
+    /// `TypeSet` bits; 0 when there is no `type`.
+    pub types: u8,
+    /// OpenAPI 3.0 `nullable: true`.
+    pub nullable: bool,
+    pub read_only: bool,
+    pub write_only: bool,
+    pub enum_: Option<Vec<Const>>,
+    pub const_: Option<Const>,
+    pub format: Option<Format>,
+    pub minimum: Option<Num>,
+    pub maximum: Option<Num>,
+    pub exclusive_minimum: Option<Num>,
+    pub exclusive_maximum: Option<Num>,
+    pub multiple_of: Option<Num>,
+    pub min_length: Option<u64>,
+    pub max_length: Option<u64>,
+    pub pattern: Option<u32>,
+    pub prefix_items: Vec<SchemaId>,
+    pub items: Option<SchemaId>,
+    pub contains: Option<SchemaId>,
+    pub min_contains: Option<u64>,
+    pub max_contains: Option<u64>,
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
+    pub unique_items: bool,
+    pub props: PropTable,
+    pub pattern_props: Vec<(u32, SchemaId)>,
+    pub additional: Option<SchemaId>,
+    pub property_names: Option<SchemaId>,
+    pub required: Vec<Required>,
+    pub min_props: Option<u64>,
+    pub max_props: Option<u64>,
+    pub dependent_required: Vec<DependentRequired>,
+    pub dependent_schemas: Vec<(Box<[u8]>, SchemaId)>,
+    pub all_of: Vec<SchemaId>,
+    pub any_of: Vec<SchemaId>,
+    pub one_of: Vec<SchemaId>,
+    pub not: Option<SchemaId>,
+    pub if_: Option<SchemaId>,
+    pub then_: Option<SchemaId>,
+    pub else_: Option<SchemaId>,
+    pub ref_: Option<SchemaId>,
+    pub discriminator: Option<Discriminator>,
+    pub unevaluated_props: Option<SchemaId>,
+    pub unevaluated_items: Option<SchemaId>,
+    pub known: Option<Box<Known>>,
+    /// Summary flags for the validator's fast path.
+    pub has_string: bool,
+    pub has_number: bool,
+    pub has_object: bool,
+    pub has_array: bool,
+    pub has_inplace: bool,
+}
+
+impl SNode {
+    /// Subschemas applied to the same instance location.
+    pub fn in_place(&self) -> impl Iterator<Item = SchemaId> + '_ {
+        self.ref_
+            .iter()
+            .chain(&self.all_of)
+            .chain(&self.any_of)
+            .chain(&self.one_of)
+            .chain(&self.not)
+            .chain(&self.if_)
+            .chain(&self.then_)
+            .chain(&self.else_)
+            .chain(self.dependent_schemas.iter().map(|(_, s)| s))
+            .chain(self.discriminator.iter().flat_map(|d| d.mapping.iter().map(|(_, s)| s)))
+            .copied()
+    }
+}
+
+struct Pending<'r> {
+    id: SchemaId,
+    doc: DocId,
+    pointer: String,
+    node: &'r Node,
+}
+
+/// Compiles schemas of one spec into one arena. Schemas reached through the same `$ref`
+/// target are compiled once (cycles are fine).
+pub struct Compiler<'r> {
+    dialect: Dialect,
+    resolver: &'r dyn Resolver,
+    nodes: Vec<SNode>,
+    /// Whether a node's content has been compiled (ids are handed out before).
+    filled: Vec<bool>,
+    by_pointer: HashMap<(DocId, String), SchemaId>,
+    queue: Vec<Pending<'r>>,
+    anchors: HashMap<(DocId, String), SchemaId>,
+    anchor_refs: Vec<(SchemaId, DocId, String, String, Origin, String)>,
+    regexes: Vec<regex::bytes::Regex>,
+    patterns: HashMap<String, Option<u32>>,
+    errors: Vec<SchemaError>,
+    warnings: Vec<SchemaError>,
+}
+
+const MAX_SCHEMA_DEPTH: usize = 200;
+
+fn escape_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+impl std::fmt::Debug for Compiler<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiler").field("dialect", &self.dialect).field("nodes", &self.nodes.len()).finish()
+    }
+}
+
+impl<'r> Compiler<'r> {
+    pub fn new(dialect: Dialect, resolver: &'r dyn Resolver) -> Self {
+        Compiler {
+            dialect,
+            resolver,
+            nodes: Vec::new(),
+            filled: Vec::new(),
+            by_pointer: HashMap::new(),
+            queue: Vec::new(),
+            anchors: HashMap::new(),
+            anchor_refs: Vec::new(),
+            regexes: Vec::new(),
+            patterns: HashMap::new(),
+            errors: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Compile the schema `node`, found at `pointer` in document `doc`. Errors are collected
+    /// and returned by [`Compiler::finish`]; the id is usable either way.
+    pub fn compile(&mut self, doc: DocId, pointer: &str, node: &Node) -> SchemaId {
+        let id = self.subschema(doc, pointer.to_string(), node, 0);
+        self.drain();
+        id
+    }
+
+    fn drain(&mut self) {
+        while let Some(p) = self.queue.pop() {
+            if !self.filled[p.id.0 as usize] {
+                self.fill(p.id, p.doc, &p.pointer, p.node, 0);
+            }
+        }
+    }
+
+    fn alloc(&mut self) -> SchemaId {
+        let id = SchemaId(self.nodes.len() as u32);
+        self.nodes.push(SNode::default());
+        self.filled.push(false);
+        id
+    }
+
+    fn subschema(&mut self, doc: DocId, pointer: String, node: &Node, depth: usize) -> SchemaId {
+        if let Some(&id) = self.by_pointer.get(&(doc, pointer.clone())) {
+            if self.filled[id.0 as usize] {
+                return id;
+            }
+            self.fill(id, doc, &pointer, node, depth);
+            return id;
+        }
+        if let Some((origin, reference)) = self.pure_ref(node) {
+            // A schema that is only a `$ref` is its target: no node of its own, no extra hop.
+            let kp = format!("{pointer}/$ref");
+            let id = match self.reference(doc, &kp, origin, reference) {
+                Some(target) => target,
+                None => {
+                    let id = self.alloc();
+                    self.filled[id.0 as usize] = true;
+                    id
+                }
+            };
+            self.by_pointer.insert((doc, pointer), id);
+            return id;
+        }
+        let id = self.alloc();
+        self.by_pointer.insert((doc, pointer.clone()), id);
+        self.fill(id, doc, &pointer, node, depth);
+        id
+    }
+
+    /// `{$ref: ...}` alone (3.0: whatever its siblings; 3.1: with annotations only).
+    fn pure_ref<'n>(&self, node: &'n Node) -> Option<(&'n Origin, &'n str)> {
+        let Value::Map(entries) = &node.value else { return None };
+        let (key, target) = entries.iter().find(|(k, _)| k.name == "$ref")?;
+        let Value::Str(reference) = &target.value else { return None };
+        let annotation_only = entries.iter().all(|(k, _)| {
+            matches!(k.name.as_str(), "$ref" | "description" | "summary" | "title" | "example" | "examples" | "$comment" | "deprecated")
+                || k.name.starts_with("x-")
+        });
+        (self.dialect == Dialect::Oas30 || annotation_only).then_some((&key.origin, reference.as_str()))
+    }
+
+    fn error(&mut self, doc: DocId, pointer: &str, origin: &Origin, message: impl Into<String>) {
+        self.errors.push(SchemaError { doc, pointer: pointer.to_string(), origin: origin.clone(), message: message.into() });
+    }
+
+    fn warn(&mut self, doc: DocId, pointer: &str, origin: &Origin, message: impl Into<String>) {
+        self.warnings.push(SchemaError { doc, pointer: pointer.to_string(), origin: origin.clone(), message: message.into() });
+    }
+
+    /// Resolve a `$ref` to an id (compiled now or later).
+    fn reference(&mut self, doc: DocId, pointer: &str, origin: &Origin, reference: &str) -> Option<SchemaId> {
+        match self.resolver.resolve(doc, reference) {
+            Ok(r) => {
+                let key = (r.doc, r.pointer.clone());
+                if let Some(&id) = self.by_pointer.get(&key) {
+                    return Some(id);
+                }
+                let id = self.alloc();
+                self.by_pointer.insert(key, id);
+                self.queue.push(Pending { id, doc: r.doc, pointer: r.pointer, node: r.node });
+                Some(id)
+            }
+            Err(e) => {
+                if self.dialect == Dialect::Oas31 {
+                    if let Some(name) = reference.strip_prefix('#') {
+                        if !name.is_empty() && !name.starts_with('/') {
+                            // A `$anchor` reference: look it up once everything is compiled.
+                            let id = self.alloc();
+                            self.filled[id.0 as usize] = true;
+                            self.anchor_refs.push((id, doc, name.to_string(), e, origin.clone(), pointer.to_string()));
+                            return Some(id);
+                        }
+                    }
+                }
+                self.error(doc, pointer, origin, format!("cannot resolve $ref {reference:?}: {e}"));
+                None
+            }
+        }
+    }
+
+    fn fill(&mut self, id: SchemaId, doc: DocId, pointer: &str, node: &Node, depth: usize) {
+        self.filled[id.0 as usize] = true;
+        if depth > MAX_SCHEMA_DEPTH {
+            self.error(doc, pointer, &node.origin, "schema nested too deeply");
+            return;
+        }
+        let entries = match &node.value {
+            Value::Bool(b) => {
+                let n = &mut self.nodes[id.0 as usize];
+                n.reject_all = !*b;
+                n.accept_all = *b;
+                return;
+            }
+            Value::Map(entries) => entries,
+            _ => {
+                self.error(doc, pointer, &node.origin, format!("a schema must be a mapping, not {}", node.kind()));
+                return;
+            }
+        };
+        let mut n = SNode::default();
+        let oas30 = self.dialect == Dialect::Oas30;
+        let has_ref = entries.iter().any(|(k, _)| k.name == "$ref");
+        let mut excl_min_bool = false;
+        let mut excl_max_bool = false;
+        let mut disc_node: Option<&Node> = None;
+        let mut implicit: Vec<(Box<[u8]>, SchemaId)> = Vec::new();
+        let mut required_names: Vec<Box<[u8]>> = Vec::new();
+        for (key, v) in entries {
+            let k = key.name.as_str();
+            if oas30 && has_ref && k != "$ref" {
+                continue; // siblings of $ref are ignored in OpenAPI 3.0
+            }
+            let kp = format!("{pointer}/{}", escape_token(k));
+            let origin = &key.origin;
+            let only31 = matches!(
+                k,
+                "const"
+                    | "prefixItems"
+                    | "contains"
+                    | "minContains"
+                    | "maxContains"
+                    | "patternProperties"
+                    | "propertyNames"
+                    | "dependentRequired"
+                    | "dependentSchemas"
+                    | "if"
+                    | "then"
+                    | "else"
+                    | "$defs"
+                    | "$anchor"
+                    | "unevaluatedProperties"
+                    | "unevaluatedItems"
+            );
+            if oas30 && only31 {
+                self.warn(doc, &kp, origin, format!("{k} is not a keyword of OpenAPI 3.0 schemas; ignored"));
+                continue;
+            }
+            match k {
+                "$ref" => {
+                    let Some(r) = self.string(doc, &kp, v) else { continue };
+                    n.ref_ = self.reference(doc, &kp, origin, &r);
+                }
+                "type" => n.types |= self.types(doc, &kp, v),
+                "nullable" => {
+                    if oas30 {
+                        n.nullable = self.boolean(doc, &kp, v).unwrap_or(false);
+                    } else {
+                        self.warn(doc, &kp, origin, "nullable is not a keyword in OpenAPI 3.1 (use type: [..., \"null\"]); ignored");
+                    }
+                }
+                "readOnly" => n.read_only = self.boolean(doc, &kp, v).unwrap_or(false),
+                "writeOnly" => n.write_only = self.boolean(doc, &kp, v).unwrap_or(false),
+                "enum" => match &v.value {
+                    Value::Seq(items) => n.enum_ = Some(items.iter().map(to_const).collect()),
+                    _ => self.error(doc, &kp, &v.origin, "enum must be a list"),
+                },
+                "const" => n.const_ = Some(to_const(v)),
+                "format" => {
+                    if let Some(f) = self.string(doc, &kp, v) {
+                        match Format::from_name(&f) {
+                            Some(fmt) => n.format = Some(fmt),
+                            None => self.warn(doc, &kp, &v.origin, format!("unknown format {f:?}; not checked")),
+                        }
+                    }
+                }
+                "minimum" => n.minimum = self.number(doc, &kp, v),
+                "maximum" => n.maximum = self.number(doc, &kp, v),
+                "exclusiveMinimum" | "exclusiveMaximum" => {
+                    let min = k == "exclusiveMinimum";
+                    if let Value::Bool(b) = v.value {
+                        if !oas30 {
+                            self.warn(doc, &kp, &v.origin, format!("boolean {k} is OpenAPI 3.0 syntax; read as such"));
+                        }
+                        if min {
+                            excl_min_bool = b;
+                        } else {
+                            excl_max_bool = b;
+                        }
+                    } else if oas30 {
+                        self.error(doc, &kp, &v.origin, format!("{k} must be a boolean in OpenAPI 3.0"));
+                    } else if min {
+                        n.exclusive_minimum = self.number(doc, &kp, v);
+                    } else {
+                        n.exclusive_maximum = self.number(doc, &kp, v);
+                    }
+                }
+                "multipleOf" => {
+                    n.multiple_of = self.number(doc, &kp, v);
+                    if n.multiple_of.as_ref().is_some_and(|m| m.f <= 0.0) {
+                        self.error(doc, &kp, &v.origin, "multipleOf must be greater than 0");
+                        n.multiple_of = None;
+                    }
+                }
+                "minLength" => n.min_length = self.count(doc, &kp, v),
+                "maxLength" => n.max_length = self.count(doc, &kp, v),
+                "minItems" => n.min_items = self.count(doc, &kp, v),
+                "maxItems" => n.max_items = self.count(doc, &kp, v),
+                "minProperties" => n.min_props = self.count(doc, &kp, v),
+                "maxProperties" => n.max_props = self.count(doc, &kp, v),
+                "minContains" => n.min_contains = self.count(doc, &kp, v),
+                "maxContains" => n.max_contains = self.count(doc, &kp, v),
+                "uniqueItems" => n.unique_items = self.boolean(doc, &kp, v).unwrap_or(false),
+                "pattern" => {
+                    if let Some(p) = self.string(doc, &kp, v) {
+                        n.pattern = self.regex(doc, &kp, &v.origin, &p);
+                    }
+                }
+                "items" => match &v.value {
+                    Value::Seq(list) if !oas30 => {
+                        self.warn(doc, &kp, &v.origin, "items as a list is draft 2019 syntax; read as prefixItems");
+                        n.prefix_items = self.schema_list(doc, &kp, list, depth);
+                    }
+                    _ => n.items = Some(self.subschema(doc, kp, v, depth + 1)),
+                },
+                "prefixItems" => match &v.value {
+                    Value::Seq(list) => n.prefix_items = self.schema_list(doc, &kp, list, depth),
+                    _ => self.error(doc, &kp, &v.origin, "prefixItems must be a list of schemas"),
+                },
+                "contains" => n.contains = Some(self.subschema(doc, kp, v, depth + 1)),
+                "properties" => match &v.value {
+                    Value::Map(props) => {
+                        for (pk, pv) in props {
+                            let id = self.subschema(doc, format!("{kp}/{}", escape_token(&pk.name)), pv, depth + 1);
+                            n.props.push(pk.name.as_bytes(), id);
+                        }
+                    }
+                    _ => self.error(doc, &kp, &v.origin, "properties must be a mapping"),
+                },
+                "patternProperties" => match &v.value {
+                    Value::Map(props) => {
+                        for (pk, pv) in props {
+                            let sp = format!("{kp}/{}", escape_token(&pk.name));
+                            let id = self.subschema(doc, sp.clone(), pv, depth + 1);
+                            if let Some(re) = self.regex(doc, &sp, &pk.origin, &pk.name) {
+                                n.pattern_props.push((re, id));
+                            }
+                        }
+                    }
+                    _ => self.error(doc, &kp, &v.origin, "patternProperties must be a mapping"),
+                },
+                "additionalProperties" => n.additional = Some(self.subschema(doc, kp, v, depth + 1)),
+                "unevaluatedProperties" => n.unevaluated_props = Some(self.subschema(doc, kp, v, depth + 1)),
+                "unevaluatedItems" => n.unevaluated_items = Some(self.subschema(doc, kp, v, depth + 1)),
+                "propertyNames" => n.property_names = Some(self.subschema(doc, kp, v, depth + 1)),
+                "required" => match &v.value {
+                    Value::Seq(list) => {
+                        for r in list {
+                            match &r.value {
+                                Value::Str(s) => required_names.push(s.as_bytes().into()),
+                                _ => self.error(doc, &kp, &r.origin, "required must be a list of strings"),
+                            }
+                        }
+                    }
+                    _ => self.error(doc, &kp, &v.origin, "required must be a list of strings"),
+                },
+                "dependentRequired" => match &v.value {
+                    Value::Map(m) => {
+                        for (dk, dv) in m {
+                            let names = match &dv.value {
+                                Value::Seq(l) => l.iter().filter_map(|x| if let Value::Str(s) = &x.value { Some(s.as_bytes().into()) } else { None }).collect(),
+                                _ => {
+                                    self.error(doc, &kp, &dv.origin, "dependentRequired values must be lists of strings");
+                                    Vec::new()
+                                }
+                            };
+                            n.dependent_required.push((dk.name.as_bytes().into(), names));
+                        }
+                    }
+                    _ => self.error(doc, &kp, &v.origin, "dependentRequired must be a mapping"),
+                },
+                "dependentSchemas" => match &v.value {
+                    Value::Map(m) => {
+                        for (dk, dv) in m {
+                            let id = self.subschema(doc, format!("{kp}/{}", escape_token(&dk.name)), dv, depth + 1);
+                            n.dependent_schemas.push((dk.name.as_bytes().into(), id));
+                        }
+                    }
+                    _ => self.error(doc, &kp, &v.origin, "dependentSchemas must be a mapping"),
+                },
+                "allOf" | "anyOf" | "oneOf" => {
+                    let Value::Seq(list) = &v.value else {
+                        self.error(doc, &kp, &v.origin, format!("{k} must be a list of schemas"));
+                        continue;
+                    };
+                    if list.is_empty() {
+                        self.error(doc, &kp, &v.origin, format!("{k} must not be empty"));
+                    }
+                    let ids = self.schema_list(doc, &kp, list, depth);
+                    if k != "allOf" {
+                        for (item, &sid) in list.iter().zip(&ids) {
+                            if let Some(Value::Str(r)) = item.get("$ref").map(|r| &r.value) {
+                                let name = r.rsplit('/').next().unwrap_or(r);
+                                implicit.push((name.as_bytes().into(), sid));
+                            }
+                        }
+                    }
+                    match k {
+                        "allOf" => n.all_of = ids,
+                        "anyOf" => n.any_of = ids,
+                        _ => n.one_of = ids,
+                    }
+                }
+                "not" => n.not = Some(self.subschema(doc, kp, v, depth + 1)),
+                "if" => n.if_ = Some(self.subschema(doc, kp, v, depth + 1)),
+                "then" => n.then_ = Some(self.subschema(doc, kp, v, depth + 1)),
+                "else" => n.else_ = Some(self.subschema(doc, kp, v, depth + 1)),
+                "$defs" | "definitions" => {
+                    // Compiled so that refs and anchors into them are ready.
+                    if let Value::Map(defs) = &v.value {
+                        for (dk, dv) in defs {
+                            self.subschema(doc, format!("{kp}/{}", escape_token(&dk.name)), dv, depth + 1);
+                        }
+                    }
+                }
+                "$anchor" => {
+                    if let Some(a) = self.string(doc, &kp, v) {
+                        self.anchors.insert((doc, a), id);
+                    }
+                }
+                "discriminator" => disc_node = Some(v),
+                "$dynamicRef" | "$dynamicAnchor" | "$recursiveRef" => {
+                    self.warn(doc, &kp, origin, format!("{k} is not supported; ignored"));
+                }
+                "$id" => self.warn(doc, &kp, origin, "$id is not supported: references resolve against the document; ignored"),
+                _ => {} // annotations, extensions and unknown keywords
+            }
+        }
+        if excl_min_bool {
+            match n.minimum.take() {
+                Some(m) => n.exclusive_minimum = Some(m),
+                None => self.warn(doc, pointer, &node.origin, "exclusiveMinimum without minimum; ignored"),
+            }
+        }
+        if excl_max_bool {
+            match n.maximum.take() {
+                Some(m) => n.exclusive_maximum = Some(m),
+                None => self.warn(doc, pointer, &node.origin, "exclusiveMaximum without maximum; ignored"),
+            }
+        }
+        for name in required_names {
+            let prop = n.props.find(&name);
+            n.required.push(Required { name, prop, read_only: false, write_only: false });
+        }
+        if let Some(d) = disc_node {
+            let dp = format!("{pointer}/discriminator");
+            let Some(prop) = d.get("propertyName").and_then(|p| if let Value::Str(s) = &p.value { Some(s.clone()) } else { None }) else {
+                self.error(doc, &dp, &d.origin, "discriminator needs a propertyName");
+                return self.store(id, n);
+            };
+            let mut mapping = Vec::new();
+            if let Some(Value::Map(m)) = d.get("mapping").map(|m| &m.value) {
+                for (mk, mv) in m {
+                    let Value::Str(target) = &mv.value else {
+                        self.error(doc, &dp, &mv.origin, "discriminator mapping values must be strings");
+                        continue;
+                    };
+                    let reference = if target.contains('/') || target.contains('#') || target.contains('.') {
+                        target.clone()
+                    } else {
+                        format!("#/components/schemas/{target}")
+                    };
+                    if let Some(sid) = self.reference(doc, &format!("{dp}/mapping/{}", escape_token(&mk.name)), &mv.origin, &reference) {
+                        mapping.push((mk.name.as_bytes().into(), sid));
+                    }
+                }
+            }
+            if n.one_of.is_empty() && n.any_of.is_empty() {
+                self.warn(doc, &dp, &d.origin, "discriminator without oneOf/anyOf does not select anything; ignored");
+            } else {
+                mapping.extend(implicit);
+                n.discriminator = Some(Discriminator { property: prop.as_bytes().into(), mapping });
+            }
+        }
+        self.store(id, n);
+    }
+
+    fn store(&mut self, id: SchemaId, mut n: SNode) {
+        if n.nullable && n.types != 0 {
+            n.types |= TypeSet::NULL;
+        }
+        n.has_string = n.min_length.is_some() || n.max_length.is_some() || n.pattern.is_some() || n.format.is_some();
+        n.has_number = n.minimum.is_some()
+            || n.maximum.is_some()
+            || n.exclusive_minimum.is_some()
+            || n.exclusive_maximum.is_some()
+            || n.multiple_of.is_some()
+            || n.format.is_some();
+        n.has_object = n.props.len() > 0
+            || !n.pattern_props.is_empty()
+            || n.additional.is_some()
+            || n.property_names.is_some()
+            || !n.required.is_empty()
+            || n.min_props.is_some()
+            || n.max_props.is_some()
+            || !n.dependent_required.is_empty()
+            || !n.dependent_schemas.is_empty();
+        n.has_array = !n.prefix_items.is_empty()
+            || n.items.is_some()
+            || n.contains.is_some()
+            || n.min_items.is_some()
+            || n.max_items.is_some()
+            || n.unique_items
+            || n.unevaluated_items.is_some();
+        n.has_inplace = n.ref_.is_some()
+            || !n.all_of.is_empty()
+            || !n.any_of.is_empty()
+            || !n.one_of.is_empty()
+            || n.not.is_some()
+            || n.if_.is_some()
+            || n.discriminator.is_some();
+        n.accept_all = !n.reject_all
+            && n.types == 0
+            && !n.read_only
+            && !n.write_only
+            && n.enum_.is_none()
+            && n.const_.is_none()
+            && !n.has_string
+            && !n.has_number
+            && !n.has_object
+            && !n.has_array
+            && !n.has_inplace
+            && n.unevaluated_props.is_none();
+        self.nodes[id.0 as usize] = n;
+    }
+
+    fn schema_list(&mut self, doc: DocId, kp: &str, list: &[Node], depth: usize) -> Vec<SchemaId> {
+        list.iter().enumerate().map(|(i, s)| self.subschema(doc, format!("{kp}/{i}"), s, depth + 1)).collect()
+    }
+
+    fn regex(&mut self, doc: DocId, kp: &str, origin: &Origin, src: &str) -> Option<u32> {
+        if let Some(&r) = self.patterns.get(src) {
+            return r;
+        }
+        let r = match pattern::compile(src) {
+            Ok(re) => {
+                self.regexes.push(re);
+                Some(self.regexes.len() as u32 - 1)
+            }
+            Err(e) => {
+                self.warn(doc, kp, origin, format!("pattern {:?} cannot be compiled ({e}); not enforced", crate::truncate(src, 64)));
+                None
+            }
+        };
+        self.patterns.insert(src.to_string(), r);
+        r
+    }
+
+    fn string(&mut self, doc: DocId, kp: &str, v: &Node) -> Option<String> {
+        match &v.value {
+            Value::Str(s) => Some(s.clone()),
+            _ => {
+                self.error(doc, kp, &v.origin, format!("expected a string, found {}", v.kind()));
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, doc: DocId, kp: &str, v: &Node) -> Option<bool> {
+        match v.value {
+            Value::Bool(b) => Some(b),
+            _ => {
+                self.error(doc, kp, &v.origin, format!("expected a boolean, found {}", v.kind()));
+                None
+            }
+        }
+    }
+
+    fn number(&mut self, doc: DocId, kp: &str, v: &Node) -> Option<Num> {
+        let n = match &v.value {
+            Value::Int(i) => Some(Num::from_i64(*i)),
+            Value::Float(f) => Num::from_f64(*f),
+            // Big integers that YAML could not hold come as strings of digits.
+            Value::Str(s) => Num::from_text(s.trim()),
+            _ => None,
+        };
+        if n.is_none() {
+            self.error(doc, kp, &v.origin, format!("expected a number, found {}", v.kind()));
+        }
+        n
+    }
+
+    fn count(&mut self, doc: DocId, kp: &str, v: &Node) -> Option<u64> {
+        match v.value {
+            Value::Int(i) if i >= 0 => Some(i as u64),
+            Value::Float(f) if f >= 0.0 && f.fract() == 0.0 => Some(f as u64),
+            _ => {
+                self.error(doc, kp, &v.origin, format!("expected a non-negative integer, found {}", v.kind()));
+                None
+            }
+        }
+    }
+
+    fn types(&mut self, doc: DocId, kp: &str, v: &Node) -> u8 {
+        let one = |s: &str| -> Option<u8> {
+            Some(match s {
+                "null" => TypeSet::NULL,
+                "boolean" => TypeSet::BOOLEAN,
+                "integer" => TypeSet::INTEGER,
+                "number" => TypeSet::NUMBER | TypeSet::INTEGER,
+                "string" => TypeSet::STRING,
+                "array" => TypeSet::ARRAY,
+                "object" => TypeSet::OBJECT,
+                _ => return None,
+            })
+        };
+        match &v.value {
+            Value::Str(s) => match one(s) {
+                Some(t) => t,
+                None => {
+                    self.error(doc, kp, &v.origin, format!("unknown type {:?}", crate::truncate(s, 32)));
+                    0
+                }
+            },
+            Value::Seq(list) => {
+                if self.dialect == Dialect::Oas30 {
+                    self.warn(doc, kp, &v.origin, "type must be a single string in OpenAPI 3.0; the list is read as a union");
+                }
+                let mut t = 0;
+                for item in list {
+                    match &item.value {
+                        Value::Str(s) if one(s).is_some() => t |= one(s).unwrap(),
+                        _ => self.error(doc, kp, &item.origin, "type must name JSON types"),
+                    }
+                }
+                if t == 0 {
+                    self.error(doc, kp, &v.origin, "type must not be empty");
+                }
+                t
+            }
+            _ => {
+                self.error(doc, kp, &v.origin, format!("type must be a string, found {}", v.kind()));
+                0
+            }
+        }
+    }
+
+    /// The arena, or every error found; warnings (unsupported keywords, patterns that cannot be
+    /// compiled exactly) are in [`Schemas::warnings`].
+    pub fn finish(mut self) -> Result<Schemas, Vec<SchemaError>> {
+        self.drain();
+        for (id, doc, name, resolver_err, origin, pointer) in std::mem::take(&mut self.anchor_refs) {
+            match self.anchors.get(&(doc, name.clone())) {
+                Some(&target) => {
+                    self.nodes[id.0 as usize].ref_ = Some(target);
+                    let n = std::mem::take(&mut self.nodes[id.0 as usize]);
+                    self.store(id, n);
+                }
+                None => self.error(doc, &pointer, &origin, format!("cannot resolve $ref \"#{name}\": {resolver_err}; no $anchor {name:?} either")),
+            }
+        }
+        self.check_cycles();
+        if !self.errors.is_empty() {
+            return Err(self.errors);
+        }
+        self.derive();
+        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings })
+    }
+
+    /// In-place cycles (no part of the instance consumed) would loop forever: reject them.
+    fn check_cycles(&mut self) {
+        let n = self.nodes.len();
+        // 0 = unvisited, 1 = on the stack, 2 = done.
+        let mut state = vec![0u8; n];
+        let mut reported = false;
+        for start in 0..n {
+            if state[start] != 0 {
+                continue;
+            }
+            let mut stack: Vec<(usize, Vec<SchemaId>, usize)> = vec![(start, self.nodes[start].in_place().collect(), 0)];
+            state[start] = 1;
+            while let Some(top) = stack.last_mut() {
+                if top.2 < top.1.len() {
+                    let next = top.1[top.2].0 as usize;
+                    top.2 += 1;
+                    match state[next] {
+                        0 => {
+                            state[next] = 1;
+                            let edges = self.nodes[next].in_place().collect();
+                            stack.push((next, edges, 0));
+                        }
+                        1 if !reported => {
+                            reported = true;
+                            let (doc, ptr) = self.by_pointer.iter().find(|(_, &v)| v.0 as usize == next).map(|(k, _)| k.clone()).unwrap_or((0, String::new()));
+                            self.errors.push(SchemaError {
+                                doc,
+                                pointer: ptr.clone(),
+                                origin: Origin::File { line: 0, col: 0 },
+                                message: format!("schema {ptr:?} refers to itself without consuming any part of the instance ($ref cycle)"),
+                            });
+                        }
+                        _ => {}
+                    }
+                } else {
+                    state[top.0] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+
+    /// Facts that need the whole arena: readOnly/writeOnly of required properties, and the
+    /// known-property sets for shadow-field reporting.
+    fn derive(&mut self) {
+        let flags = |nodes: &[SNode], mut id: SchemaId| -> (bool, bool) {
+            let (mut ro, mut wo) = (false, false);
+            for _ in 0..32 {
+                let n = &nodes[id.0 as usize];
+                ro |= n.read_only;
+                wo |= n.write_only;
+                for a in &n.all_of {
+                    ro |= nodes[a.0 as usize].read_only;
+                    wo |= nodes[a.0 as usize].write_only;
+                }
+                match n.ref_ {
+                    Some(r) => id = r,
+                    None => break,
+                }
+            }
+            (ro, wo)
+        };
+        for i in 0..self.nodes.len() {
+            let mut req = std::mem::take(&mut self.nodes[i].required);
+            for r in &mut req {
+                if let Some(p) = r.prop {
+                    (r.read_only, r.write_only) = flags(&self.nodes, self.nodes[i].props.ids[p]);
+                }
+            }
+            self.nodes[i].required = req;
+        }
+        for i in 0..self.nodes.len() {
+            let mut known = Known::default();
+            let mut any = false;
+            let mut seen = vec![SchemaId(i as u32)];
+            let mut todo = vec![SchemaId(i as u32)];
+            while let Some(id) = todo.pop() {
+                let n = &self.nodes[id.0 as usize];
+                for (name, _) in n.props.names.iter().zip(&n.props.ids) {
+                    if known.names.find(name).is_none() {
+                        known.names.push(name, SchemaId(0));
+                    }
+                    any = true;
+                }
+                for (re, _) in &n.pattern_props {
+                    known.patterns.push(*re);
+                    any = true;
+                }
+                for extra in [n.additional, n.unevaluated_props].into_iter().flatten() {
+                    if !self.nodes[extra.0 as usize].accept_all {
+                        known.all = true;
+                    }
+                }
+                for next in n.in_place() {
+                    if !seen.contains(&next) && seen.len() < 256 {
+                        seen.push(next);
+                        todo.push(next);
+                    }
+                }
+            }
+            if any {
+                self.nodes[i].known = Some(Box::new(known));
+            }
+        }
+    }
+}
+
+pub(crate) fn to_const(v: &Node) -> Const {
+    match &v.value {
+        Value::Null => Const::Null,
+        Value::Bool(b) => Const::Bool(*b),
+        Value::Int(i) => Const::Num(Num::from_i64(*i)),
+        Value::Float(f) => Num::from_f64(*f).map(Const::Num).unwrap_or(Const::Null),
+        Value::Str(s) => Const::Str(s.as_bytes().into()),
+        Value::Seq(items) => Const::Arr(items.iter().map(to_const).collect()),
+        Value::Map(entries) => Const::Obj(entries.iter().map(|(k, v)| (k.name.as_bytes().into(), to_const(v))).collect()),
+    }
+}

@@ -1,0 +1,409 @@
+//! The `format` keyword: hand-written checks over the string's bytes (already valid UTF-8).
+//! String formats apply to strings, numeric formats to numbers; other types pass.
+
+/// A known format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Format {
+    DateTime,
+    Date,
+    Time,
+    Email,
+    Uuid,
+    Uri,
+    UriReference,
+    Ipv4,
+    Ipv6,
+    Hostname,
+    Byte,
+    Int32,
+    Int64,
+    /// `float`, `double`, `password`, `binary`: no check beyond the type.
+    Any,
+}
+
+impl Format {
+    pub fn from_name(name: &str) -> Option<Format> {
+        Some(match name {
+            "date-time" => Format::DateTime,
+            "date" => Format::Date,
+            "time" => Format::Time,
+            "email" => Format::Email,
+            "uuid" => Format::Uuid,
+            "uri" => Format::Uri,
+            "uri-reference" => Format::UriReference,
+            "ipv4" => Format::Ipv4,
+            "ipv6" => Format::Ipv6,
+            "hostname" => Format::Hostname,
+            "byte" => Format::Byte,
+            "int32" => Format::Int32,
+            "int64" => Format::Int64,
+            "float" | "double" | "password" | "binary" => Format::Any,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::DateTime => "date-time",
+            Format::Date => "date",
+            Format::Time => "time",
+            Format::Email => "email",
+            Format::Uuid => "uuid",
+            Format::Uri => "uri",
+            Format::UriReference => "uri-reference",
+            Format::Ipv4 => "ipv4",
+            Format::Ipv6 => "ipv6",
+            Format::Hostname => "hostname",
+            Format::Byte => "byte",
+            Format::Int32 => "int32",
+            Format::Int64 => "int64",
+            Format::Any => "any",
+        }
+    }
+
+    /// Check a string value.
+    pub fn check_str(self, s: &[u8]) -> bool {
+        match self {
+            Format::DateTime => date_time(s),
+            Format::Date => date(s),
+            Format::Time => time(s),
+            Format::Email => email(s),
+            Format::Uuid => uuid(s),
+            Format::Uri => uri(s),
+            Format::UriReference => uri_reference(s),
+            Format::Ipv4 => ipv4(s),
+            Format::Ipv6 => ipv6(s),
+            Format::Hostname => hostname(s),
+            Format::Byte => base64(s),
+            Format::Int32 | Format::Int64 | Format::Any => true,
+        }
+    }
+
+    /// Check a number (its JSON text).
+    pub fn check_number(self, text: &[u8]) -> bool {
+        let (lo, hi): (&[u8], &[u8]) = match self {
+            Format::Int32 => (b"-2147483648", b"2147483647"),
+            Format::Int64 => (b"-9223372036854775808", b"9223372036854775807"),
+            _ => return true,
+        };
+        if !crate::num::is_integral_text(text) {
+            return false;
+        }
+        matches!(crate::num::cmp(text, lo), Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal))
+            && matches!(crate::num::cmp(text, hi), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal))
+    }
+}
+
+fn digits(s: &[u8], at: usize, n: usize) -> Option<u32> {
+    let d = s.get(at..at + n)?;
+    let mut v = 0;
+    for &b in d {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (b - b'0') as u32;
+    }
+    Some(v)
+}
+
+/// RFC 3339 full-date.
+pub(crate) fn date(s: &[u8]) -> bool {
+    s.len() == 10 && full_date(s)
+}
+
+fn full_date(s: &[u8]) -> bool {
+    let (Some(y), Some(m), Some(d)) = (digits(s, 0, 4), digits(s, 5, 2), digits(s, 8, 2)) else { return false };
+    if s[4] != b'-' || s[7] != b'-' || !(1..=12).contains(&m) || d == 0 {
+        return false;
+    }
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let max = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    d <= max
+}
+
+/// RFC 3339 full-time (`hh:mm:ss[.frac](Z|±hh:mm)`); second 60 is allowed (leap second).
+pub(crate) fn time(s: &[u8]) -> bool {
+    let (Some(h), Some(m), Some(sec)) = (digits(s, 0, 2), digits(s, 3, 2), digits(s, 6, 2)) else { return false };
+    if s[2] != b':' || s[5] != b':' || h > 23 || m > 59 || sec > 60 {
+        return false;
+    }
+    let mut p = 8;
+    if s.get(p) == Some(&b'.') {
+        p += 1;
+        let st = p;
+        while p < s.len() && s[p].is_ascii_digit() {
+            p += 1;
+        }
+        if p == st {
+            return false;
+        }
+    }
+    match s.get(p) {
+        Some(b'Z' | b'z') => p + 1 == s.len(),
+        Some(b'+' | b'-') => {
+            let (Some(oh), Some(om)) = (digits(s, p + 1, 2), digits(s, p + 4, 2)) else { return false };
+            s[p + 3] == b':' && oh <= 23 && om <= 59 && p + 6 == s.len()
+        }
+        _ => false,
+    }
+}
+
+/// RFC 3339 date-time: full-date, `T` (or `t`), full-time.
+pub(crate) fn date_time(s: &[u8]) -> bool {
+    s.len() >= 20 && full_date(&s[..10]) && matches!(s[10], b'T' | b't') && time(&s[11..])
+}
+
+/// A pragmatic RFC 5321 mailbox: `local@domain`, local part of atext and dots (no leading,
+/// trailing or double dot) or a quoted string, domain a hostname or an address literal.
+pub(crate) fn email(s: &[u8]) -> bool {
+    let Some(at) = s.iter().rposition(|&b| b == b'@') else { return false };
+    let (local, domain) = (&s[..at], &s[at + 1..]);
+    if local.is_empty() || local.len() > 64 || domain.is_empty() || s.len() > 254 {
+        return false;
+    }
+    let local_ok = if local.len() >= 2 && local[0] == b'"' && local[local.len() - 1] == b'"' {
+        let inner = &local[1..local.len() - 1];
+        let mut i = 0;
+        let mut ok = true;
+        while i < inner.len() {
+            match inner[i] {
+                b'\\' if i + 1 < inner.len() => i += 2,
+                b'"' | b'\\' => {
+                    ok = false;
+                    break;
+                }
+                0x20..=0x7E => i += 1,
+                _ => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        ok
+    } else {
+        const SPECIAL: &[u8] = b"!#$%&'*+-/=?^_`{|}~";
+        local[0] != b'.'
+            && local[local.len() - 1] != b'.'
+            && !local.windows(2).any(|w| w == b"..")
+            && local.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'.' || SPECIAL.contains(&b))
+    };
+    if !local_ok {
+        return false;
+    }
+    if domain[0] == b'[' && domain[domain.len() - 1] == b']' {
+        let lit = &domain[1..domain.len() - 1];
+        return ipv4(lit) || (lit.len() > 5 && lit[..5].eq_ignore_ascii_case(b"IPv6:") && ipv6(&lit[5..]));
+    }
+    hostname(domain)
+}
+
+/// `8-4-4-4-12` hex digits.
+pub(crate) fn uuid(s: &[u8]) -> bool {
+    s.len() == 36 && s.iter().enumerate().all(|(i, &b)| if matches!(i, 8 | 13 | 18 | 23) { b == b'-' } else { b.is_ascii_hexdigit() })
+}
+
+/// Dotted quad, each part 0..=255 without leading zeros.
+pub(crate) fn ipv4(s: &[u8]) -> bool {
+    let mut parts = 0;
+    for part in s.split(|&b| b == b'.') {
+        parts += 1;
+        if part.is_empty() || part.len() > 3 || !part.iter().all(u8::is_ascii_digit) || (part.len() > 1 && part[0] == b'0') {
+            return false;
+        }
+        if part.iter().fold(0u32, |v, &b| v * 10 + (b - b'0') as u32) > 255 {
+            return false;
+        }
+    }
+    parts == 4
+}
+
+/// RFC 4291 text forms: eight groups, `::` compression, embedded IPv4 in the last 32 bits.
+/// Zone ids (`%eth0`) are not part of the format.
+pub(crate) fn ipv6(s: &[u8]) -> bool {
+    if s.len() < 2 || s.len() > 45 {
+        return false;
+    }
+    let (head, tail): (&[u8], Option<&[u8]>) = match s.windows(2).position(|w| w == b"::") {
+        Some(i) => (&s[..i], Some(&s[i + 2..])),
+        None => (s, None),
+    };
+    if let Some(t) = tail {
+        if t.windows(2).any(|w| w == b"::") {
+            return false;
+        }
+    }
+    // Count 16-bit groups on each side; an IPv4 tail counts as two and must be last.
+    fn groups(part: &[u8], may_end_v4: bool) -> Option<usize> {
+        if part.is_empty() {
+            return Some(0);
+        }
+        let pieces: Vec<&[u8]> = part.split(|&b| b == b':').collect();
+        let mut n = 0;
+        for (i, g) in pieces.iter().enumerate() {
+            let last = i + 1 == pieces.len();
+            if last && may_end_v4 && g.contains(&b'.') {
+                if !ipv4(g) {
+                    return None;
+                }
+                n += 2;
+            } else if g.is_empty() || g.len() > 4 || !g.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            } else {
+                n += 1;
+            }
+        }
+        Some(n)
+    }
+    match tail {
+        None => groups(head, true) == Some(8),
+        Some(t) => {
+            let (Some(a), Some(b)) = (groups(head, false), groups(t, true)) else { return false };
+            a + b <= 7
+        }
+    }
+}
+
+/// RFC 1123 host name: dot-separated labels of letters, digits and hyphens (1-63 bytes, no
+/// leading or trailing hyphen), at most 253 bytes; one trailing dot allowed.
+pub(crate) fn hostname(s: &[u8]) -> bool {
+    let s = s.strip_suffix(b".").unwrap_or(s);
+    if s.is_empty() || s.len() > 253 {
+        return false;
+    }
+    s.split(|&b| b == b'.')
+        .all(|l| !l.is_empty() && l.len() <= 63 && l[0] != b'-' && l[l.len() - 1] != b'-' && l.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-'))
+}
+
+/// Standard base64 (RFC 4648 section 4), padded to a multiple of four.
+pub(crate) fn base64(s: &[u8]) -> bool {
+    if s.len() % 4 != 0 {
+        return false;
+    }
+    let pad = s.iter().rev().take_while(|&&b| b == b'=').count();
+    if pad > 2 {
+        return false;
+    }
+    s[..s.len() - pad].iter().all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+fn is_sub_delim(b: u8) -> bool {
+    matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
+}
+
+/// Characters allowed by `allowed`, or percent-encoded octets.
+fn pct_run(s: &[u8], allowed: impl Fn(u8) -> bool) -> bool {
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'%' {
+            if i + 2 >= s.len() || !s[i + 1].is_ascii_hexdigit() || !s[i + 2].is_ascii_hexdigit() {
+                return false;
+            }
+            i += 3;
+        } else if allowed(s[i]) {
+            i += 1;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+fn pchar(b: u8) -> bool {
+    is_unreserved(b) || is_sub_delim(b) || b == b':' || b == b'@'
+}
+
+/// Authority `[userinfo@]host[:port]`.
+fn authority(a: &[u8]) -> bool {
+    let (userinfo, hostport) = match a.iter().rposition(|&b| b == b'@') {
+        Some(i) => (&a[..i], &a[i + 1..]),
+        None => (&a[..0], a),
+    };
+    if !pct_run(userinfo, |b| is_unreserved(b) || is_sub_delim(b) || b == b':') {
+        return false;
+    }
+    let (host, port) = if hostport.first() == Some(&b'[') {
+        let Some(close) = hostport.iter().position(|&b| b == b']') else { return false };
+        let lit = &hostport[1..close];
+        let ok = ipv6(lit) || (lit.first().is_some_and(|&b| b == b'v' || b == b'V') && lit.len() > 3);
+        if !ok {
+            return false;
+        }
+        let rest = &hostport[close + 1..];
+        match rest.first() {
+            None => (&hostport[..0], &rest[..0]),
+            Some(b':') => (&hostport[..0], &rest[1..]),
+            _ => return false,
+        }
+    } else {
+        match hostport.iter().rposition(|&b| b == b':') {
+            Some(i) => (&hostport[..i], &hostport[i + 1..]),
+            None => (hostport, &hostport[..0]),
+        }
+    };
+    pct_run(host, |b| is_unreserved(b) || is_sub_delim(b)) && port.iter().all(u8::is_ascii_digit)
+}
+
+/// `hier-part` or `relative-part` after the scheme: `//authority path-abempty` or a path;
+/// then `?query` and `#fragment`.
+fn rest_of_uri(s: &[u8], relative: bool) -> bool {
+    let (s, fragment) = match s.iter().position(|&b| b == b'#') {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let (s, query) = match s.iter().position(|&b| b == b'?') {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let qf = |b: u8| pchar(b) || b == b'/' || b == b'?';
+    if !query.is_none_or(|q| pct_run(q, qf)) || !fragment.is_none_or(|f| pct_run(f, qf)) {
+        return false;
+    }
+    let path = if let Some(after) = s.strip_prefix(b"//") {
+        let end = after.iter().position(|&b| b == b'/').unwrap_or(after.len());
+        if !authority(&after[..end]) {
+            return false;
+        }
+        &after[end..]
+    } else {
+        if relative {
+            // path-noscheme: the first segment has no colon.
+            let first = s.split(|&b| b == b'/').next().unwrap_or(&[]);
+            if first.contains(&b':') {
+                return false;
+            }
+        }
+        s
+    };
+    pct_run(path, |b| pchar(b) || b == b'/')
+}
+
+fn scheme_end(s: &[u8]) -> Option<usize> {
+    let i = s.iter().position(|&b| b == b':')?;
+    let scheme = &s[..i];
+    (!scheme.is_empty() && scheme[0].is_ascii_alphabetic() && scheme.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))).then_some(i)
+}
+
+/// RFC 3986 URI (with a scheme).
+pub(crate) fn uri(s: &[u8]) -> bool {
+    match scheme_end(s) {
+        Some(i) => rest_of_uri(&s[i + 1..], false),
+        None => false,
+    }
+}
+
+/// RFC 3986 URI-reference: a URI or a relative reference.
+pub(crate) fn uri_reference(s: &[u8]) -> bool {
+    uri(s) || rest_of_uri(s, true)
+}
+
+#[cfg(test)]
+mod tests;
