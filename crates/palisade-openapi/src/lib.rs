@@ -3,5 +3,10 @@
 //! I/O at decision time; loading reads documents through a caller-supplied fetcher.
 #![forbid(unsafe_code)]
 
+pub mod form;
+pub mod media;
 pub mod model;
+pub mod multipart;
+pub mod params;
 pub mod router;
+pub mod xml;

@@ -157,7 +157,10 @@ pub struct SecurityRequirement {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SecurityScheme {
-    ApiKey { name: String, location: ParamIn },
+    ApiKey {
+        name: String,
+        location: ParamIn,
+    },
     /// `http` with scheme `bearer`.
     Bearer,
     /// `http` with scheme `basic`.
