@@ -27,7 +27,7 @@ use palisade_schema::{Hints, SchemaId, TypeSet};
 use crate::model::{Param, ParamIn, Style};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 // ---------------------------------------------------------------------------------------------
 // Percent-decoding
@@ -585,9 +585,25 @@ pub trait PathSource {
     fn path_param(&self, name: &str) -> Option<&[u8]>;
 }
 
-impl<N: AsRef<str>, V: AsRef<[u8]>> PathSource for [(N, V)] {
+fn find_path<'s, N: AsRef<str>, V: AsRef<[u8]>>(pairs: &'s [(N, V)], name: &str) -> Option<&'s [u8]> {
+    pairs.iter().find(|(n, _)| n.as_ref() == name).map(|(_, v)| v.as_ref())
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>> PathSource for &[(N, V)] {
     fn path_param(&self, name: &str) -> Option<&[u8]> {
-        self.iter().find(|(n, _)| n.as_ref() == name).map(|(_, v)| v.as_ref())
+        find_path(self, name)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>> PathSource for Vec<(N, V)> {
+    fn path_param(&self, name: &str) -> Option<&[u8]> {
+        find_path(self, name)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>, const K: usize> PathSource for [(N, V); K] {
+    fn path_param(&self, name: &str) -> Option<&[u8]> {
+        find_path(self, name)
     }
 }
 
@@ -597,13 +613,29 @@ pub trait HeaderSource {
     fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8]));
 }
 
-impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderSource for [(N, V)] {
-    fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8])) {
-        for (n, v) in self {
-            if n.as_ref().eq_ignore_ascii_case(name) {
-                f(v.as_ref())
-            }
+fn visit_pairs<N: AsRef<str>, V: AsRef<[u8]>>(pairs: &[(N, V)], name: &str, f: &mut dyn FnMut(&[u8])) {
+    for (n, v) in pairs {
+        if n.as_ref().eq_ignore_ascii_case(name) {
+            f(v.as_ref())
         }
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderSource for &[(N, V)] {
+    fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8])) {
+        visit_pairs(self, name, f)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderSource for Vec<(N, V)> {
+    fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8])) {
+        visit_pairs(self, name, f)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>, const K: usize> HeaderSource for [(N, V); K] {
+    fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8])) {
+        visit_pairs(self, name, f)
     }
 }
 
