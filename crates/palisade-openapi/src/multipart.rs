@@ -197,7 +197,7 @@ pub fn parse<'a>(body: &'a [u8], boundary: &str, limits: &Limits, parts: &mut Ve
             let window = &body[p..body.len().min(p + limits.max_header_bytes + 4)];
             match memmem::find(window, b"\r\n\r\n") {
                 Some(e) => (&body[p..p + e], p + e + 4),
-                None if memmem::find(window, b"\n\n").is_some() => return Err(MultipartError::BareLf),
+                None if window.iter().enumerate().any(|(i, &b)| b == b'\n' && (i == 0 || window[i - 1] != b'\r')) => return Err(MultipartError::BareLf),
                 None if window.len() == limits.max_header_bytes + 4 => return Err(MultipartError::HeadersTooLarge { part: index }),
                 None => return Err(MultipartError::MissingFinalBoundary),
             }

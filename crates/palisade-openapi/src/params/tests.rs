@@ -4,9 +4,12 @@
 use super::*;
 
 /// A tiny schema arena implementing [`Hints`] for tests.
+/// Types, items, properties, additionalProperties.
+type Node = (u8, Option<SchemaId>, Vec<(String, SchemaId)>, Option<SchemaId>);
+
 #[derive(Default)]
 pub(crate) struct Fake {
-    nodes: Vec<(u8, Option<SchemaId>, Vec<(String, SchemaId)>, Option<SchemaId>)>,
+    nodes: Vec<Node>,
 }
 
 impl Fake {
