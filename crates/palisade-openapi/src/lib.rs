@@ -11,13 +11,18 @@
 mod check;
 pub mod compile;
 pub mod error;
+pub mod form;
 pub mod lint;
 pub mod loader;
+pub mod media;
 pub mod model;
+pub mod multipart;
+pub mod params;
 pub mod rawhttp;
 pub mod router;
-pub mod settings;
 pub mod servers;
+pub mod settings;
+pub mod xml;
 
 pub use compile::{compile, compile_with_warnings, CompileOptions};
 pub use error::{SpecError, Warning};

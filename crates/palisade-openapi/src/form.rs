@@ -1,0 +1,142 @@
+//! `application/x-www-form-urlencoded` request bodies turned into one JSON object, guided by
+//! the body schema's [`Hints`] and the media type's `encoding` map.
+//!
+//! The body is split with the query parser ([`Query`]: `+` is a space, strict `%XX`, names
+//! decoded once). Each distinct field becomes one property of the object (keys sorted):
+//! - a field whose `encoding.contentType` is JSON-like holds JSON text: checked and passed
+//!   through;
+//! - a field with `encoding.style: deepObject` gathers `field[a]=1&field[b][c]=2`;
+//! - otherwise the field is decoded like a query parameter with the encoding's `style`
+//!   (default `form`) and `explode` (default `true` for `form`, else `false`): repeated keys
+//!   make an array when the property admits an array (`tags=a&tags=b`), `tags=a,b` with
+//!   `explode: false`, `spaceDelimited` / `pipeDelimited` likewise; a scalar property given
+//!   several times is [`Invalid::Duplicate`];
+//! - a property whose schema admits only `object` and no explicit `style` is taken as JSON
+//!   text (the OpenAPI default `contentType` for objects is `application/json`).
+//!
+//! Errors name the first offending field; the output is meaningful only on `Ok`.
+
+use palisade_schema::{Hints, SchemaId};
+
+use crate::media;
+use crate::model::{Encoding, Style};
+use crate::params::{self, shape_of, Decoded, Invalid, ParamDecoder, Query, QueryError, Shape, Spec};
+
+#[cfg(test)]
+mod tests;
+
+/// Why a form body is not acceptable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FormError {
+    TooManyFields {
+        limit: usize,
+    },
+    /// A field name that does not decode (bad `%XX` or UTF-8).
+    BadName {
+        index: usize,
+        error: params::DecodeError,
+    },
+    /// Field `field` (the top-level property name) is not acceptable.
+    Field {
+        field: String,
+        reason: Invalid,
+    },
+}
+
+/// Decodes form bodies; holds reusable buffers. Keep one per worker.
+#[derive(Debug, Default)]
+pub struct FormDecoder {
+    pub query: Query,
+    params: ParamDecoder,
+    /// (pair index, length of the top-level key) sorted by key.
+    tops: Vec<(u32, u32)>,
+}
+
+fn encoding_for<'e>(encoding: &'e [(String, Encoding)], name: &str) -> Option<&'e Encoding> {
+    encoding.iter().find(|(n, _)| n == name).map(|(_, e)| e)
+}
+
+impl FormDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decode `body` into a JSON object written to `out` (cleared first).
+    pub fn decode(
+        &mut self,
+        body: &[u8],
+        schema: Option<SchemaId>,
+        encoding: &[(String, Encoding)],
+        hints: &dyn Hints,
+        out: &mut String,
+    ) -> Result<(), FormError> {
+        out.clear();
+        self.query.parse(body).map_err(|QueryError::TooManyPairs { limit }| FormError::TooManyFields { limit })?;
+        let q = &self.query;
+        self.tops.clear();
+        for i in 0..q.len() {
+            let pair = q.get(i);
+            if let Some(error) = pair.name_error {
+                return Err(FormError::BadName { index: i, error });
+            }
+            let top = match pair.name.find('[') {
+                Some(b) if encoding_for(encoding, &pair.name[..b]).is_some_and(|e| e.style == Some(Style::DeepObject)) => b,
+                _ => pair.name.len(),
+            };
+            self.tops.push((i as u32, top as u32));
+        }
+        let key = |&(i, len): &(u32, u32)| &q.get(i as usize).name[..len as usize];
+        self.tops.sort_unstable_by(|a, b| key(a).cmp(key(b)).then(a.0.cmp(&b.0)));
+        self.tops.dedup_by(|a, b| key(a) == key(b));
+
+        out.push('{');
+        for (n, top) in self.tops.iter().enumerate() {
+            let name = key(top);
+            if n > 0 {
+                out.push(',');
+            }
+            params::write_json_str(out, name);
+            out.push(':');
+            let prop = schema.and_then(|s| hints.property(s, name));
+            let enc = encoding_for(encoding, name);
+            let fail = |reason| FormError::Field { field: name.to_owned(), reason };
+            let json_content = enc.and_then(|e| e.content_type.as_deref()).map(|ct| (ct, media::is_json(ct)));
+            let object_default = enc.and_then(|e| e.style).is_none() && matches!(shape_of(hints, prop), Shape::Object(_));
+            if let Some((ct, true)) = json_content {
+                content(q, name, ct, out).map_err(fail)?;
+            } else if json_content.is_none() && object_default {
+                content(q, name, "application/json", out).map_err(fail)?;
+            } else {
+                let style = enc.and_then(|e| e.style).unwrap_or(Style::Form);
+                let spec = Spec {
+                    name,
+                    style,
+                    explode: enc.and_then(|e| e.explode).unwrap_or(style == Style::Form),
+                    allow_empty_value: false,
+                    allow_reserved: enc.is_some_and(|e| e.allow_reserved),
+                    schema: prop,
+                };
+                match self.params.decode_query(&spec, q, &|_| false, hints, out) {
+                    Ok(Decoded::Json) => {}
+                    // A field that is present always decodes to something.
+                    Ok(Decoded::Missing | Decoded::Empty) => out.push_str("null"),
+                    Ok(Decoded::Invalid(reason)) | Err(reason) => return Err(fail(reason)),
+                }
+            }
+        }
+        out.push('}');
+        Ok(())
+    }
+}
+
+/// A field holding JSON text (or text of another media type, as a JSON string).
+fn content(q: &Query, name: &str, content_type: &str, out: &mut String) -> Result<(), Invalid> {
+    let mut it = q.iter().filter(|p| p.name == name);
+    let Some(pair) = it.next() else { return Err(Invalid::Malformed("field vanished")) };
+    if it.next().is_some() {
+        return Err(Invalid::Duplicate);
+    }
+    let mut scratch = Vec::new();
+    let text = params::percent_decode(pair.raw_value, params::DecodeMode::Form, &mut scratch)?;
+    params::write_content(out, text, content_type)
+}

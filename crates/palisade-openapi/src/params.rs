@@ -1,0 +1,1379 @@
+//! Parameter decoding: raw request parts (path parameter spans from the router, the query
+//! string, header lines, cookies) turned into JSON text that the schema engine validates.
+//!
+//! Each [`Param`] is located in its source, split according to its OpenAPI serialization
+//! (`style` / `explode`, every row of the "Style Values" table), percent-decoded piece by piece
+//! (so `%2C` inside an element is data, not a delimiter) and *coerced* into canonical JSON
+//! guided by the schema's [`Hints`]:
+//!
+//! - a piece becomes a JSON number when the schema admits `integer` or `number` and the piece
+//!   is a JSON number (`5`, `-1.5e3`; not `05`, `+5`, `.5`, `NaN`);
+//! - `true` / `false` become booleans when the schema admits `boolean`;
+//! - `null` becomes null when the schema admits `null` but not `string`;
+//! - everything else (including every piece of a schema with no `type` constraint at all) is a
+//!   JSON string, so a value that fits no admitted type reaches the schema engine as a string
+//!   and is reported there with the usual `type` message;
+//! - arrays and objects come from the style rules when the schema admits `array` or `object`
+//!   (both admitted: array). Object keys are written in sorted order (canonical output).
+//!
+//! The decoder owns only reusable scratch buffers ([`ParamDecoder`], [`Query`], [`Cookies`]):
+//! decoding `id=5` allocates nothing once they have grown.
+
+use std::ops::Range;
+
+use memchr::memchr;
+use palisade_schema::{Hints, SchemaId, TypeSet};
+
+use crate::model::{Param, ParamIn, Style};
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+// ---------------------------------------------------------------------------------------------
+// Percent-decoding
+// ---------------------------------------------------------------------------------------------
+
+/// Why a piece could not be decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// `%` not followed by two hex digits.
+    BadPercent,
+    /// The decoded bytes are not UTF-8 (includes overlong forms such as `%C0%AF`).
+    BadUtf8,
+}
+
+impl DecodeError {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecodeError::BadPercent => "invalid percent-encoding",
+            DecodeError::BadUtf8 => "invalid UTF-8 after percent-decoding",
+        }
+    }
+}
+
+/// How the raw bytes of a source are decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeMode {
+    /// `application/x-www-form-urlencoded`: `+` is a space, `%XX` strict.
+    Form,
+    /// Path segments: `%XX` strict, `+` literal.
+    Path,
+    /// Cookies: `%XX` decoded where well-formed, a stray `%` kept literally, `+` literal.
+    Cookie,
+    /// Headers: no decoding, only UTF-8 validation.
+    None,
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Decode `raw` according to `mode`. Returns `raw` itself (validated as UTF-8) when it holds
+/// nothing to decode, else the decoded text in `scratch` (cleared first). Never allocates once
+/// `scratch` has grown to the longest piece.
+pub fn percent_decode<'s>(raw: &'s [u8], mode: DecodeMode, scratch: &'s mut Vec<u8>) -> Result<&'s str, DecodeError> {
+    let needs = match mode {
+        DecodeMode::Form => memchr::memchr2(b'%', b'+', raw).is_some(),
+        DecodeMode::Path | DecodeMode::Cookie => memchr(b'%', raw).is_some(),
+        DecodeMode::None => false,
+    };
+    if !needs {
+        return std::str::from_utf8(raw).map_err(|_| DecodeError::BadUtf8);
+    }
+    scratch.clear();
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if b == b'%' {
+            match (raw.get(i + 1).copied().and_then(hex), raw.get(i + 2).copied().and_then(hex)) {
+                (Some(h), Some(l)) => {
+                    scratch.push(h << 4 | l);
+                    i += 3;
+                    continue;
+                }
+                _ if mode == DecodeMode::Cookie => scratch.push(b'%'),
+                _ => return Err(DecodeError::BadPercent),
+            }
+        } else if b == b'+' && mode == DecodeMode::Form {
+            scratch.push(b' ');
+        } else {
+            scratch.push(b);
+        }
+        i += 1;
+    }
+    std::str::from_utf8(scratch).map_err(|_| DecodeError::BadUtf8)
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON writing and coercion (shared by form and multipart)
+// ---------------------------------------------------------------------------------------------
+
+fn push_escape(out: &mut String, b: u8) -> bool {
+    match b {
+        b'"' => out.push_str("\\\""),
+        b'\\' => out.push_str("\\\\"),
+        b'\n' => out.push_str("\\n"),
+        b'\r' => out.push_str("\\r"),
+        b'\t' => out.push_str("\\t"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        0..=0x1f => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 15) as usize] as char);
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// Append `s` as a JSON string literal (quotes included), escaping `"`, `\` and control
+/// characters (short escapes where JSON has them, else `\u00XX`). Non-ASCII is kept as UTF-8.
+pub fn write_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            out.push_str(&s[start..i]);
+            push_escape(out, b);
+            start = i + 1;
+        }
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// Append arbitrary bytes as a JSON string in which each byte is one code point (U+0000 to
+/// U+00FF, "Latin-1"): lossless, and the string's length in characters equals the byte count,
+/// so `maxLength` / `minLength` measure bytes. Used for binary (file) parts.
+pub fn write_json_bytes_latin1(out: &mut String, bytes: &[u8]) {
+    out.push('"');
+    for &b in bytes {
+        if !push_escape(out, b) {
+            out.push(char::from(b));
+        }
+    }
+    out.push('"');
+}
+
+/// Whether `s` is a number in JSON syntax (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
+pub fn is_json_number(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    if b.first() == Some(&b'-') {
+        i = 1;
+    }
+    let digits = |i: &mut usize| {
+        let s = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() {
+            *i += 1;
+        }
+        *i - s
+    };
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
+/// Append `s` coerced to the most fitting type of `types` (see the module docs).
+pub fn write_scalar(out: &mut String, s: &str, types: TypeSet) {
+    if types.0 != TypeSet::ANY {
+        if (types.has(TypeSet::INTEGER) || types.has(TypeSet::NUMBER)) && is_json_number(s) {
+            out.push_str(s);
+            return;
+        }
+        if types.has(TypeSet::BOOLEAN) && (s == "true" || s == "false") {
+            out.push_str(s);
+            return;
+        }
+        if types.has(TypeSet::NULL) && !types.has(TypeSet::STRING) && s == "null" {
+            out.push_str(s);
+            return;
+        }
+    }
+    write_json_str(out, s);
+}
+
+/// Why a text is not JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonSyntaxError {
+    pub offset: usize,
+    pub message: &'static str,
+}
+
+/// Maximum nesting accepted by [`validate_json`].
+pub const JSON_MAX_DEPTH: u32 = 128;
+
+/// Check that `s` is one JSON text (RFC 8259; surrounding whitespace allowed), without
+/// allocating and without recursion; nesting deeper than [`JSON_MAX_DEPTH`] is an error.
+pub fn validate_json(s: &[u8]) -> Result<(), JsonSyntaxError> {
+    let err = |offset, message| Err(JsonSyntaxError { offset, message });
+    let ws = |i: &mut usize| {
+        while *i < s.len() && matches!(s[*i], b' ' | b'\t' | b'\n' | b'\r') {
+            *i += 1;
+        }
+    };
+    // One bit per open container: 1 = object, 0 = array.
+    let mut stack: u128 = 0;
+    let mut depth: u32 = 0;
+    let mut i = 0;
+    ws(&mut i);
+    'value: loop {
+        // Parse one value at `i`.
+        match s.get(i) {
+            None => return err(i, "unexpected end"),
+            Some(b'{') | Some(b'[') => {
+                let obj = s[i] == b'{';
+                if depth >= JSON_MAX_DEPTH {
+                    return err(i, "nesting too deep");
+                }
+                stack = (stack << 1) | obj as u128;
+                depth += 1;
+                i += 1;
+                ws(&mut i);
+                let close = if obj { b'}' } else { b']' };
+                if s.get(i) == Some(&close) {
+                    i += 1;
+                    stack >>= 1;
+                    depth -= 1;
+                } else if obj {
+                    i = json_key(s, i)?;
+                    continue 'value;
+                } else {
+                    continue 'value;
+                }
+            }
+            Some(b'"') => i = json_string(s, i)?,
+            Some(b't') if s[i..].starts_with(b"true") => i += 4,
+            Some(b'f') if s[i..].starts_with(b"false") => i += 5,
+            Some(b'n') if s[i..].starts_with(b"null") => i += 4,
+            Some(b'-' | b'0'..=b'9') => {
+                let start = i;
+                while i < s.len() && matches!(s[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    i += 1;
+                }
+                let n = std::str::from_utf8(&s[start..i]).unwrap_or("");
+                if !is_json_number(n) {
+                    return err(start, "invalid number");
+                }
+            }
+            Some(_) => return err(i, "unexpected character"),
+        }
+        // After a value: close containers or continue with the next member.
+        loop {
+            ws(&mut i);
+            if depth == 0 {
+                break 'value;
+            }
+            let obj = stack & 1 == 1;
+            match s.get(i) {
+                Some(b',') => {
+                    i += 1;
+                    ws(&mut i);
+                    if obj {
+                        i = json_key(s, i)?;
+                    }
+                    continue 'value;
+                }
+                Some(b'}') if obj => {}
+                Some(b']') if !obj => {}
+                None => return err(i, "unexpected end"),
+                Some(_) => return err(i, "expected ',' or a closing bracket"),
+            }
+            i += 1;
+            stack >>= 1;
+            depth -= 1;
+        }
+    }
+    if i != s.len() {
+        return err(i, "trailing characters");
+    }
+    Ok(())
+}
+
+/// A key and its colon, at `i` (whitespace before already skipped); returns the index of the
+/// value (whitespace skipped).
+fn json_key(s: &[u8], i: usize) -> Result<usize, JsonSyntaxError> {
+    if s.get(i) != Some(&b'"') {
+        return Err(JsonSyntaxError { offset: i, message: "expected a string key" });
+    }
+    let mut i = json_string(s, i)?;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    if s.get(i) != Some(&b':') {
+        return Err(JsonSyntaxError { offset: i, message: "expected ':'" });
+    }
+    i += 1;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r') {
+        i += 1;
+    }
+    Ok(i)
+}
+
+/// A string starting at the quote at `i`; returns the index after the closing quote.
+fn json_string(s: &[u8], i: usize) -> Result<usize, JsonSyntaxError> {
+    let start = i;
+    let mut i = i + 1;
+    loop {
+        match s.get(i) {
+            None => return Err(JsonSyntaxError { offset: start, message: "unterminated string" }),
+            Some(b'"') => break,
+            Some(b'\\') => match s.get(i + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                Some(b'u') if s.len() >= i + 6 && s[i + 2..i + 6].iter().all(|b| b.is_ascii_hexdigit()) => i += 6,
+                _ => return Err(JsonSyntaxError { offset: i, message: "invalid escape" }),
+            },
+            Some(0..=0x1f) => return Err(JsonSyntaxError { offset: i, message: "control character in string" }),
+            Some(_) => i += 1,
+        }
+    }
+    if std::str::from_utf8(&s[start + 1..i]).is_err() {
+        return Err(JsonSyntaxError { offset: start, message: "invalid UTF-8 in string" });
+    }
+    Ok(i + 1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query string
+// ---------------------------------------------------------------------------------------------
+
+/// The query string is not acceptable as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryError {
+    /// More pairs than the limit; the first `limit` were kept.
+    TooManyPairs { limit: usize },
+}
+
+#[derive(Clone, Debug)]
+struct RawPair {
+    /// Decoded name in `Query::names` (or the raw name when it could not be decoded).
+    name: Range<u32>,
+    /// Raw (still encoded) value in `Query::raw`.
+    value: Range<u32>,
+    has_eq: bool,
+    name_error: Option<DecodeError>,
+}
+
+/// One `name=value` pair of a query string (or of a form body).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryPair<'q> {
+    /// Decoded name. When `name_error` is set: the raw name if it is UTF-8, else empty.
+    pub name: &'q str,
+    /// The value as it was sent (not yet decoded: decoding depends on the parameter's style).
+    pub raw_value: &'q [u8],
+    /// `false` for a bare `name` without `=` (as opposed to `name=`).
+    pub has_eq: bool,
+    pub name_error: Option<DecodeError>,
+}
+
+/// A parsed query string (or `application/x-www-form-urlencoded` body): pairs in order,
+/// duplicates kept, names decoded once, values left raw. Keep one per worker and reuse it.
+#[derive(Debug)]
+pub struct Query {
+    raw: Vec<u8>,
+    names: String,
+    pairs: Vec<RawPair>,
+    scratch: Vec<u8>,
+    max_pairs: usize,
+}
+
+impl Default for Query {
+    fn default() -> Self {
+        Query::with_limit(1024)
+    }
+}
+
+impl Query {
+    /// A parser that keeps at most `max_pairs` pairs.
+    pub fn with_limit(max_pairs: usize) -> Self {
+        Query { raw: Vec::new(), names: String::new(), pairs: Vec::new(), scratch: Vec::new(), max_pairs }
+    }
+
+    /// Parse `raw` (without the leading `?`), replacing what was held. Empty segments
+    /// (`a=1&&b=2`) are skipped.
+    pub fn parse(&mut self, raw: &[u8]) -> Result<(), QueryError> {
+        self.raw.clear();
+        self.raw.extend_from_slice(raw);
+        self.names.clear();
+        self.pairs.clear();
+        let mut pos = 0;
+        while pos < raw.len() {
+            let end = memchr(b'&', &raw[pos..]).map_or(raw.len(), |e| pos + e);
+            let seg = &raw[pos..end];
+            if !seg.is_empty() {
+                if self.pairs.len() == self.max_pairs {
+                    return Err(QueryError::TooManyPairs { limit: self.max_pairs });
+                }
+                let (name_raw, value, has_eq) = match memchr(b'=', seg) {
+                    Some(eq) => (&seg[..eq], pos + eq + 1..end, true),
+                    None => (seg, end..end, false),
+                };
+                let start = self.names.len();
+                let name_error = match percent_decode(name_raw, DecodeMode::Form, &mut self.scratch) {
+                    Ok(n) => {
+                        self.names.push_str(n);
+                        None
+                    }
+                    Err(e) => {
+                        if let Ok(n) = std::str::from_utf8(name_raw) {
+                            self.names.push_str(n);
+                        }
+                        Some(e)
+                    }
+                };
+                self.pairs.push(RawPair { name: start as u32..self.names.len() as u32, value: value.start as u32..value.end as u32, has_eq, name_error });
+            }
+            pos = end + 1;
+        }
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Pair `i` in request order.
+    pub fn get(&self, i: usize) -> QueryPair<'_> {
+        let p = &self.pairs[i];
+        QueryPair {
+            name: &self.names[p.name.start as usize..p.name.end as usize],
+            raw_value: &self.raw[p.value.start as usize..p.value.end as usize],
+            has_eq: p.has_eq,
+            name_error: p.name_error,
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = QueryPair<'_>> + '_ {
+        (0..self.pairs.len()).map(|i| self.get(i))
+    }
+
+    fn value_range(&self, i: usize) -> Range<usize> {
+        let v = &self.pairs[i].value;
+        v.start as usize..v.end as usize
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cookies
+// ---------------------------------------------------------------------------------------------
+
+/// Too many cookies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManyCookies {
+    pub limit: usize,
+}
+
+/// Cookies of one request (RFC 6265 `Cookie: a=1; b="2"`, from one or several header lines).
+/// Pairs without `=` and empty names are ignored (RFC 6265 §5.2); surrounding double quotes
+/// of a value are removed; values stay raw (decoded per parameter, leniently). Reusable.
+#[derive(Debug)]
+pub struct Cookies {
+    raw: Vec<u8>,
+    pairs: Vec<(Range<u32>, Range<u32>)>,
+    max: usize,
+}
+
+impl Default for Cookies {
+    fn default() -> Self {
+        Cookies::with_limit(256)
+    }
+}
+
+fn trim_ows(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+impl Cookies {
+    pub fn with_limit(max: usize) -> Self {
+        Cookies { raw: Vec::new(), pairs: Vec::new(), max }
+    }
+
+    /// Forget all cookies (start of a request).
+    pub fn clear(&mut self) {
+        self.raw.clear();
+        self.pairs.clear();
+    }
+
+    /// Add the cookies of one `Cookie` header line.
+    pub fn add_header(&mut self, value: &[u8]) -> Result<(), TooManyCookies> {
+        let base = self.raw.len();
+        self.raw.extend_from_slice(value);
+        for seg in value.split(|&b| b == b';') {
+            let Some(eq) = memchr(b'=', seg) else { continue };
+            let name = trim_ows(&seg[..eq]);
+            if name.is_empty() {
+                continue;
+            }
+            let mut val = trim_ows(&seg[eq + 1..]);
+            if val.len() >= 2 && val[0] == b'"' && val[val.len() - 1] == b'"' {
+                val = &val[1..val.len() - 1];
+            }
+            if self.pairs.len() == self.max {
+                return Err(TooManyCookies { limit: self.max });
+            }
+            let off = |s: &[u8]| {
+                let start = base + (s.as_ptr() as usize - value.as_ptr() as usize);
+                start as u32..(start + s.len()) as u32
+            };
+            self.pairs.push((off(name), off(val)));
+        }
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// Cookie `i`: raw name and raw value (quotes removed).
+    pub fn get(&self, i: usize) -> (&[u8], &[u8]) {
+        let (n, v) = &self.pairs[i];
+        (&self.raw[n.start as usize..n.end as usize], &self.raw[v.start as usize..v.end as usize])
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        (0..self.pairs.len()).map(|i| self.get(i))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sources
+// ---------------------------------------------------------------------------------------------
+
+/// Path parameters found by the router: raw (still percent-encoded) spans by name.
+pub trait PathSource {
+    fn path_param(&self, name: &str) -> Option<&[u8]>;
+}
+
+fn find_path<'s, N: AsRef<str>, V: AsRef<[u8]>>(pairs: &'s [(N, V)], name: &str) -> Option<&'s [u8]> {
+    pairs.iter().find(|(n, _)| n.as_ref() == name).map(|(_, v)| v.as_ref())
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>> PathSource for &[(N, V)] {
+    fn path_param(&self, name: &str) -> Option<&[u8]> {
+        find_path(self, name)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>> PathSource for Vec<(N, V)> {
+    fn path_param(&self, name: &str) -> Option<&[u8]> {
+        find_path(self, name)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>, const K: usize> PathSource for [(N, V); K] {
+    fn path_param(&self, name: &str) -> Option<&[u8]> {
+        find_path(self, name)
+    }
+}
+
+/// Request headers. `visit` calls `f` with each line's value of header `name`, matched
+/// case-insensitively, in order.
+pub trait HeaderSource {
+    fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8]));
+}
+
+fn visit_pairs<N: AsRef<str>, V: AsRef<[u8]>>(pairs: &[(N, V)], name: &str, f: &mut dyn FnMut(&[u8])) {
+    for (n, v) in pairs {
+        if n.as_ref().eq_ignore_ascii_case(name) {
+            f(v.as_ref())
+        }
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderSource for &[(N, V)] {
+    fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8])) {
+        visit_pairs(self, name, f)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderSource for Vec<(N, V)> {
+    fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8])) {
+        visit_pairs(self, name, f)
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<[u8]>, const K: usize> HeaderSource for [(N, V); K] {
+    fn visit(&self, name: &str, f: &mut dyn FnMut(&[u8])) {
+        visit_pairs(self, name, f)
+    }
+}
+
+/// Everything a parameter can come from, for one request.
+pub struct Sources<'a> {
+    pub path: &'a dyn PathSource,
+    pub query: &'a Query,
+    pub headers: &'a dyn HeaderSource,
+    pub cookies: &'a Cookies,
+    /// All parameters of the operation: a form-exploded object parameter takes the query keys
+    /// its schema names, except those that another parameter claims.
+    pub params: &'a [Param],
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding one parameter
+// ---------------------------------------------------------------------------------------------
+
+/// Why a parameter's value is not acceptable before schema validation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invalid {
+    Decode(DecodeError),
+    /// A parameter that is not an array (or a non-exploded one) appears several times.
+    Duplicate,
+    /// The value does not have the shape its style requires.
+    Malformed(&'static str),
+    /// `deepObject` nested more than two levels (`a[b][c][d]`), or brackets not understood.
+    UnsupportedNesting,
+    /// The style cannot be used in this location (`deepObject` outside the query).
+    UnsupportedStyle,
+    /// A `content` parameter declared as JSON whose value is not JSON.
+    NotJson(JsonSyntaxError),
+    /// With [`DecodeOptions::strict_reserved`] and `allowReserved: false`: a reserved
+    /// character (`:/?#[]@!$&'()*+,;=`) sent unencoded inside a query value.
+    UnencodedReserved(u8),
+}
+
+impl From<DecodeError> for Invalid {
+    fn from(e: DecodeError) -> Self {
+        Invalid::Decode(e)
+    }
+}
+
+/// The outcome for one parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// Not present in the request.
+    Missing,
+    /// A query parameter with `allowEmptyValue: true` sent without a value (`?a` or `?a=`):
+    /// nothing to validate.
+    Empty,
+    /// JSON text was written to the output string.
+    Json,
+    Invalid(Invalid),
+}
+
+/// Knobs of the decoder.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DecodeOptions {
+    /// Enforce `allowReserved: false`: an unencoded reserved character (other than the
+    /// style's own delimiters) in a query value is [`Invalid::UnencodedReserved`]. Off by
+    /// default: clients commonly send `/` and `:` unencoded.
+    pub strict_reserved: bool,
+}
+
+/// What the query-like decoder needs to know about a parameter or form field.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spec<'n> {
+    pub name: &'n str,
+    pub style: Style,
+    pub explode: bool,
+    pub allow_empty_value: bool,
+    pub allow_reserved: bool,
+    pub schema: Option<SchemaId>,
+}
+
+impl<'n> Spec<'n> {
+    fn of(p: &'n Param) -> Self {
+        Spec { name: &p.name, style: p.style, explode: p.explode, allow_empty_value: p.allow_empty_value, allow_reserved: p.allow_reserved, schema: p.schema }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Shape {
+    Scalar(TypeSet),
+    Array(Option<SchemaId>),
+    Object(Option<SchemaId>),
+}
+
+pub(crate) fn types_of(hints: &dyn Hints, schema: Option<SchemaId>) -> TypeSet {
+    schema.map_or(TypeSet(TypeSet::ANY), |s| hints.types(s))
+}
+
+pub(crate) fn shape_of(hints: &dyn Hints, schema: Option<SchemaId>) -> Shape {
+    let t = types_of(hints, schema);
+    if t.0 == TypeSet::ANY {
+        return Shape::Scalar(t);
+    }
+    match (t.has(TypeSet::ARRAY), t.has(TypeSet::OBJECT)) {
+        (true, _) => Shape::Array(schema.and_then(|s| hints.items(s))),
+        (false, true) => Shape::Object(schema),
+        _ => Shape::Scalar(t),
+    }
+}
+
+/// One key/value of an object being built: key (and optional second-level key) in
+/// `ParamDecoder::keys`, value as a range of the base bytes.
+#[derive(Clone, Debug)]
+struct Entry {
+    key: Range<u32>,
+    sub: Option<Range<u32>>,
+    value: Range<u32>,
+    order: u32,
+}
+
+/// Decodes parameters; holds reusable scratch buffers. Keep one per worker.
+#[derive(Debug, Default)]
+pub struct ParamDecoder {
+    scratch: Vec<u8>,
+    header: Vec<u8>,
+    keys: String,
+    entries: Vec<Entry>,
+    pub options: DecodeOptions,
+}
+
+const RESERVED: &[u8] = b":/?#[]@!$&'()*+,;=";
+
+/// Where pieces come from and how they are decoded.
+#[derive(Clone, Copy)]
+struct Ctx<'h> {
+    hints: &'h dyn Hints,
+    mode: DecodeMode,
+    /// Trim optional whitespace around pieces (header lists).
+    trim: bool,
+}
+
+impl ParamDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decode parameter `p` from `src`, writing JSON into `out` (cleared first; its content is
+    /// meaningful only when [`Decoded::Json`] is returned).
+    pub fn decode(&mut self, p: &Param, src: &Sources<'_>, hints: &dyn Hints, out: &mut String) -> Decoded {
+        out.clear();
+        match self.decode_inner(p, src, hints, out) {
+            Ok(d) => d,
+            Err(e) => Decoded::Invalid(e),
+        }
+    }
+
+    fn decode_inner(&mut self, p: &Param, src: &Sources<'_>, hints: &dyn Hints, out: &mut String) -> Result<Decoded, Invalid> {
+        if let Some(ct) = &p.content_type {
+            return self.decode_content(p, ct, src, out);
+        }
+        let shape = shape_of(hints, p.schema);
+        match p.location {
+            ParamIn::Path => {
+                let Some(raw) = src.path.path_param(&p.name) else { return Ok(Decoded::Missing) };
+                let cx = Ctx { hints, mode: DecodeMode::Path, trim: false };
+                self.single(cx, p.style, p.explode, &p.name, raw, shape, out)?;
+            }
+            ParamIn::Header => {
+                self.header.clear();
+                let mut n = 0;
+                let buf = &mut self.header;
+                src.headers.visit(&p.name, &mut |v| {
+                    if n > 0 {
+                        buf.push(b',');
+                    }
+                    buf.extend_from_slice(trim_ows(v));
+                    n += 1;
+                });
+                if n == 0 {
+                    return Ok(Decoded::Missing);
+                }
+                let raw = std::mem::take(&mut self.header);
+                let cx = Ctx { hints, mode: DecodeMode::None, trim: true };
+                let r = self.single(cx, p.style, p.explode, &p.name, &raw, shape, out);
+                self.header = raw;
+                r?;
+            }
+            ParamIn::Cookie => {
+                let cookies = src.cookies;
+                let cx = Ctx { hints, mode: DecodeMode::Cookie, trim: false };
+                let name = p.name.as_bytes();
+                let mut matching = (0..cookies.len()).filter(|&i| cookies.get(i).0 == name);
+                let first = matching.next();
+                if p.style == Style::Form && p.explode {
+                    if let Shape::Object(schema) = shape {
+                        let others = |n: &str| src.params.iter().any(|q| q.location == ParamIn::Cookie && q.name == n);
+                        self.entries.clear();
+                        self.keys.clear();
+                        for i in 0..cookies.len() {
+                            let (n, v) = cookies.get(i);
+                            let Ok(n) = std::str::from_utf8(n) else { continue };
+                            if others(n) || schema.and_then(|s| hints.property(s, n)).is_none() && schema.is_some() {
+                                continue;
+                            }
+                            self.push_entry(n, None, range_in(&cookies.raw, v), i);
+                        }
+                        if self.entries.is_empty() {
+                            return Ok(Decoded::Missing);
+                        }
+                        self.emit_object(cx, &cookies.raw, schema, out)?;
+                        return Ok(Decoded::Json);
+                    }
+                }
+                let Some(first) = first else { return Ok(Decoded::Missing) };
+                if let (Shape::Array(items), Style::Form, true) = (shape, p.style, p.explode) {
+                    out.push('[');
+                    for (k, i) in std::iter::once(first).chain(matching).enumerate() {
+                        if k > 0 {
+                            out.push(',');
+                        }
+                        self.piece(cx, cookies.get(i).1, types_of(hints, items), out)?;
+                    }
+                    out.push(']');
+                } else {
+                    if matching.next().is_some() {
+                        return Err(Invalid::Duplicate);
+                    }
+                    self.single(cx, p.style, p.explode, &p.name, cookies.get(first).1, shape, out)?;
+                }
+            }
+            ParamIn::Query => {
+                let spec = Spec::of(p);
+                let claimed = |n: &str| claimed_by_other(src.params, p, n);
+                return self.decode_query(&spec, src.query, &claimed, hints, out);
+            }
+        }
+        Ok(Decoded::Json)
+    }
+
+    fn decode_content(&mut self, p: &Param, ct: &str, src: &Sources<'_>, out: &mut String) -> Result<Decoded, Invalid> {
+        // Locate the single raw value.
+        let (raw, mode): (&[u8], DecodeMode) = match p.location {
+            ParamIn::Path => match src.path.path_param(&p.name) {
+                Some(r) => (r, DecodeMode::Path),
+                None => return Ok(Decoded::Missing),
+            },
+            ParamIn::Query => {
+                let q = src.query;
+                let mut it = (0..q.len()).filter(|&i| q.get(i).name == p.name);
+                let Some(i) = it.next() else { return Ok(Decoded::Missing) };
+                if it.next().is_some() {
+                    return Err(Invalid::Duplicate);
+                }
+                if q.get(i).raw_value.is_empty() && p.allow_empty_value {
+                    return Ok(Decoded::Empty);
+                }
+                (q.get(i).raw_value, DecodeMode::Form)
+            }
+            ParamIn::Cookie => {
+                let c = src.cookies;
+                let mut it = (0..c.len()).filter(|&i| c.get(i).0 == p.name.as_bytes());
+                let Some(i) = it.next() else { return Ok(Decoded::Missing) };
+                if it.next().is_some() {
+                    return Err(Invalid::Duplicate);
+                }
+                (c.get(i).1, DecodeMode::Cookie)
+            }
+            ParamIn::Header => {
+                self.header.clear();
+                let mut n = 0;
+                let buf = &mut self.header;
+                src.headers.visit(&p.name, &mut |v| {
+                    if n > 0 {
+                        buf.push(b',');
+                    }
+                    buf.extend_from_slice(trim_ows(v));
+                    n += 1;
+                });
+                if n == 0 {
+                    return Ok(Decoded::Missing);
+                }
+                let text = std::str::from_utf8(&self.header).map_err(|_| DecodeError::BadUtf8)?;
+                write_content(out, text, ct)?;
+                return Ok(Decoded::Json);
+            }
+        };
+        let text = percent_decode(raw, mode, &mut self.scratch)?;
+        write_content(out, text, ct)?;
+        Ok(Decoded::Json)
+    }
+
+    /// Decode a query-like parameter (query string or form body field) described by `p` from
+    /// `q`, appending to `out`. `claimed(name)`: whether another parameter owns a key (for
+    /// form-exploded objects).
+    pub(crate) fn decode_query(
+        &mut self,
+        p: &Spec<'_>,
+        q: &Query,
+        claimed: &dyn Fn(&str) -> bool,
+        hints: &dyn Hints,
+        out: &mut String,
+    ) -> Result<Decoded, Invalid> {
+        let shape = shape_of(hints, p.schema);
+        let cx = Ctx { hints, mode: DecodeMode::Form, trim: false };
+        let strict = self.options.strict_reserved && !p.allow_reserved;
+        match (p.style, shape) {
+            (Style::DeepObject, _) => {
+                self.entries.clear();
+                self.keys.clear();
+                for i in 0..q.len() {
+                    let name = q.get(i).name;
+                    let Some(rest) = name.strip_prefix(p.name) else { continue };
+                    if !rest.starts_with('[') {
+                        continue;
+                    }
+                    let (k1, k2) = split_brackets(rest)?;
+                    let vr = q.value_range(i);
+                    if strict {
+                        check_reserved(&q.raw[vr.clone()], b"")?;
+                    }
+                    self.push_entry(k1, k2, vr, i);
+                }
+                if self.entries.is_empty() {
+                    return Ok(Decoded::Missing);
+                }
+                let schema = match shape {
+                    Shape::Object(s) => s,
+                    _ => p.schema,
+                };
+                self.emit_object(cx, &q.raw, schema, out)?;
+                return Ok(Decoded::Json);
+            }
+            (Style::Form, Shape::Object(schema)) if p.explode => {
+                self.entries.clear();
+                self.keys.clear();
+                for i in 0..q.len() {
+                    let pair = q.get(i);
+                    if pair.name_error.is_some() || claimed(pair.name) {
+                        continue;
+                    }
+                    if let Some(s) = schema {
+                        if hints.property(s, pair.name).is_none() {
+                            continue;
+                        }
+                    }
+                    let vr = q.value_range(i);
+                    if strict {
+                        check_reserved(&q.raw[vr.clone()], b"")?;
+                    }
+                    self.push_entry(pair.name, None, vr, i);
+                }
+                if self.entries.is_empty() {
+                    return Ok(Decoded::Missing);
+                }
+                self.emit_object(cx, &q.raw, schema, out)?;
+                return Ok(Decoded::Json);
+            }
+            (Style::Form | Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(items)) if p.explode => {
+                let mut n = 0;
+                for i in 0..q.len() {
+                    if q.get(i).name != p.name {
+                        continue;
+                    }
+                    let raw = q.get(i).raw_value;
+                    if strict {
+                        check_reserved(raw, b"")?;
+                    }
+                    out.push(if n == 0 { '[' } else { ',' });
+                    n += 1;
+                    self.piece(cx, raw, types_of(hints, items), out)?;
+                }
+                if n == 0 {
+                    return Ok(Decoded::Missing);
+                }
+                out.push(']');
+                return Ok(Decoded::Json);
+            }
+            _ => {}
+        }
+        let mut it = (0..q.len()).filter(|&i| q.get(i).name == p.name);
+        let Some(i) = it.next() else { return Ok(Decoded::Missing) };
+        if it.next().is_some() {
+            return Err(Invalid::Duplicate);
+        }
+        let raw = q.get(i).raw_value;
+        if raw.is_empty() && p.allow_empty_value {
+            return Ok(Decoded::Empty);
+        }
+        if strict {
+            let delims: &[u8] = match (p.style, shape) {
+                (_, Shape::Scalar(_)) => b"",
+                (Style::Form | Style::Simple, _) => b",",
+                (Style::PipeDelimited, _) => b"|",
+                (Style::Label, _) => b".,=",
+                (Style::Matrix, _) => b";,=",
+                _ => b"",
+            };
+            check_reserved(raw, delims)?;
+        }
+        self.single(cx, p.style, p.explode, p.name, raw, shape, out)?;
+        Ok(Decoded::Json)
+    }
+
+    fn push_entry(&mut self, key: &str, sub: Option<&str>, value: Range<usize>, order: usize) {
+        let k = self.keys.len() as u32;
+        self.keys.push_str(key);
+        let key = k..self.keys.len() as u32;
+        let sub = sub.map(|s| {
+            let k = self.keys.len() as u32;
+            self.keys.push_str(s);
+            k..self.keys.len() as u32
+        });
+        self.entries.push(Entry { key, sub, value: value.start as u32..value.end as u32, order: order as u32 });
+    }
+
+    /// Decode one piece and write it coerced to `types`.
+    fn piece(&mut self, cx: Ctx<'_>, raw: &[u8], types: TypeSet, out: &mut String) -> Result<(), Invalid> {
+        let raw = if cx.trim { trim_ows(raw) } else { raw };
+        let s = percent_decode(raw, cx.mode, &mut self.scratch)?;
+        write_scalar(out, s, types);
+        Ok(())
+    }
+
+    /// Parse a single serialized value `raw` of parameter `name` by `style`.
+    #[allow(clippy::too_many_arguments)]
+    fn single(&mut self, cx: Ctx<'_>, style: Style, explode: bool, name: &str, raw: &[u8], shape: Shape, out: &mut String) -> Result<(), Invalid> {
+        match style {
+            Style::Simple | Style::Form => self.delimited(cx, raw, b',', explode && style == Style::Simple, shape, out),
+            Style::Label => {
+                let Some(rest) = raw.strip_prefix(b".") else { return Err(Invalid::Malformed("a label value starts with '.'")) };
+                if explode {
+                    // `.blue.black` / `.R=100.G=200`
+                    return match shape {
+                        Shape::Scalar(_) => self.delimited(cx, rest, b'.', false, shape, out),
+                        _ => self.delimited(cx, rest, b'.', true, shape, out),
+                    };
+                }
+                // RFC 6570 `{.list}` is `.blue,black`; the OpenAPI 3.0 table shows `.blue.black`:
+                // accept dots when there is no comma.
+                let sep = if memchr(b',', rest).is_none() && !matches!(shape, Shape::Scalar(_)) { b'.' } else { b',' };
+                self.delimited(cx, rest, sep, false, shape, out)
+            }
+            Style::Matrix => self.matrix(cx, explode, name, raw, shape, out),
+            Style::SpaceDelimited | Style::PipeDelimited => {
+                let sep = if style == Style::SpaceDelimited { b' ' } else { b'|' };
+                // The delimiter itself is percent-encoded (`%20`, `%7C`): decode, then split.
+                let decoded = percent_decode(raw, cx.mode, &mut self.scratch)?;
+                let mut tmp = std::mem::take(&mut self.header);
+                tmp.clear();
+                tmp.extend_from_slice(decoded.as_bytes());
+                let cx2 = Ctx { mode: DecodeMode::None, ..cx };
+                let r = self.delimited(cx2, &tmp, sep, false, shape, out);
+                self.header = tmp;
+                r
+            }
+            Style::DeepObject => Err(Invalid::UnsupportedStyle),
+        }
+    }
+
+    /// Values separated by `sep`: a scalar (no splitting), an array of pieces, or an object
+    /// from `k,v,k,v` (`kv_pairs == false`) or `k=v` pieces (`kv_pairs == true`).
+    fn delimited(&mut self, cx: Ctx<'_>, raw: &[u8], sep: u8, kv_pairs: bool, shape: Shape, out: &mut String) -> Result<(), Invalid> {
+        match shape {
+            Shape::Scalar(t) => self.piece(cx, raw, t, out),
+            Shape::Array(items) => {
+                let t = types_of(cx.hints, items);
+                out.push('[');
+                if !raw.is_empty() {
+                    for (k, part) in raw.split(|&b| b == sep).enumerate() {
+                        if k > 0 {
+                            out.push(',');
+                        }
+                        self.piece(cx, part, t, out)?;
+                    }
+                }
+                out.push(']');
+                Ok(())
+            }
+            Shape::Object(schema) => {
+                self.entries.clear();
+                self.keys.clear();
+                if !raw.is_empty() {
+                    let base = raw.as_ptr() as usize;
+                    let mut parts = raw.split(|&b| b == sep);
+                    let mut order = 0;
+                    while let Some(k) = parts.next() {
+                        let (k, v) = if kv_pairs {
+                            match memchr(b'=', k) {
+                                Some(eq) => (&k[..eq], &k[eq + 1..]),
+                                None => return Err(Invalid::Malformed("an exploded object member needs '='")),
+                            }
+                        } else {
+                            match parts.next() {
+                                Some(v) => (k, v),
+                                None => return Err(Invalid::Malformed("an object needs an even number of key and value pieces")),
+                            }
+                        };
+                        let k = if cx.trim { trim_ows(k) } else { k };
+                        let key = percent_decode(k, cx.mode, &mut self.scratch)?;
+                        let start = self.keys.len() as u32;
+                        self.keys.push_str(key);
+                        let vs = v.as_ptr() as usize - base;
+                        self.entries.push(Entry { key: start..self.keys.len() as u32, sub: None, value: vs as u32..(vs + v.len()) as u32, order });
+                        order += 1;
+                    }
+                }
+                self.emit_object(cx, raw, schema, out)
+            }
+        }
+    }
+
+    fn matrix(&mut self, cx: Ctx<'_>, explode: bool, name: &str, raw: &[u8], shape: Shape, out: &mut String) -> Result<(), Invalid> {
+        let Some(rest) = raw.strip_prefix(b";") else { return Err(Invalid::Malformed("a matrix value starts with ';'")) };
+        let name_b = name.as_bytes();
+        let seg_value = |seg| matrix_segment(seg, name_b);
+        match shape {
+            Shape::Object(_) if explode && rest == name_b => {
+                out.push_str("{}"); // `;color`: the empty object
+                Ok(())
+            }
+            Shape::Object(schema) if explode => {
+                // `;R=100;G=200`
+                self.delimited(cx, rest, b';', true, Shape::Object(schema), out)
+            }
+            Shape::Array(items) if explode => {
+                // `;color=blue;color=black`
+                let t = types_of(cx.hints, items);
+                out.push('[');
+                let mut n = 0;
+                for seg in rest.split(|&b| b == b';') {
+                    let Some(v) = seg_value(seg) else { return Err(Invalid::Malformed("matrix segment with another name")) };
+                    if v.is_empty() && seg.len() == name_b.len() {
+                        continue; // `;color`: the empty array
+                    }
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    n += 1;
+                    self.piece(cx, v, t, out)?;
+                }
+                out.push(']');
+                Ok(())
+            }
+            _ => {
+                if memchr(b';', rest).is_some() {
+                    return Err(Invalid::Malformed("several matrix segments for a non-exploded value"));
+                }
+                let Some(v) = seg_value(rest) else { return Err(Invalid::Malformed("matrix segment with another name")) };
+                self.delimited(cx, v, b',', false, shape, out)
+            }
+        }
+    }
+
+    /// Write the object held in `self.entries` (values are ranges of `base`), keys sorted,
+    /// grouping repeated keys into arrays where the property admits an array.
+    fn emit_object(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, out: &mut String) -> Result<(), Invalid> {
+        let keys = std::mem::take(&mut self.keys);
+        let mut entries = std::mem::take(&mut self.entries);
+        let key = |r: &Range<u32>| &keys[r.start as usize..r.end as usize];
+        entries.sort_unstable_by(|a, b| {
+            key(&a.key).cmp(key(&b.key)).then_with(|| a.sub.as_ref().map(key).cmp(&b.sub.as_ref().map(key))).then(a.order.cmp(&b.order))
+        });
+        let r = self.emit_groups(cx, base, schema, &entries, &keys, out);
+        self.keys = keys;
+        self.entries = entries;
+        r
+    }
+
+    fn emit_groups(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, entries: &[Entry], keys: &str, out: &mut String) -> Result<(), Invalid> {
+        let key = |r: &Range<u32>| &keys[r.start as usize..r.end as usize];
+        out.push('{');
+        let mut i = 0;
+        while i < entries.len() {
+            let k = key(&entries[i].key);
+            let mut j = i + 1;
+            while j < entries.len() && key(&entries[j].key) == k {
+                j += 1;
+            }
+            if i > 0 {
+                out.push(',');
+            }
+            write_json_str(out, k);
+            out.push(':');
+            let prop = schema.and_then(|s| cx.hints.property(s, k));
+            let group = &entries[i..j];
+            if group.iter().any(|e| e.sub.is_some()) {
+                if group.iter().any(|e| e.sub.is_none()) {
+                    return Err(Invalid::Malformed("a key is both a value and an object"));
+                }
+                out.push('{');
+                let mut a = 0;
+                while a < group.len() {
+                    let sk = key(group[a].sub.as_ref().unwrap_or(&(0..0)));
+                    let mut b = a + 1;
+                    while b < group.len() && group[b].sub.as_ref().map(key) == Some(sk) {
+                        b += 1;
+                    }
+                    if a > 0 {
+                        out.push(',');
+                    }
+                    write_json_str(out, sk);
+                    out.push(':');
+                    let sprop = prop.and_then(|s| cx.hints.property(s, sk));
+                    self.leaf(cx, base, sprop, &group[a..b], out)?;
+                    a = b;
+                }
+                out.push('}');
+            } else {
+                self.leaf(cx, base, prop, group, out)?;
+            }
+            i = j;
+        }
+        out.push('}');
+        Ok(())
+    }
+
+    fn leaf(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, values: &[Entry], out: &mut String) -> Result<(), Invalid> {
+        let raw = |e: &Entry| &base[e.value.start as usize..e.value.end as usize];
+        match shape_of(cx.hints, schema) {
+            Shape::Array(items) => {
+                let t = types_of(cx.hints, items);
+                out.push('[');
+                for (k, e) in values.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    self.piece(cx, raw(e), t, out)?;
+                }
+                out.push(']');
+                Ok(())
+            }
+            shape => {
+                if values.len() > 1 {
+                    return Err(Invalid::Duplicate);
+                }
+                let t = match shape {
+                    Shape::Scalar(t) => t,
+                    // An object property given a flat value: a string, which the schema rejects.
+                    _ => TypeSet(TypeSet::STRING),
+                };
+                self.piece(cx, raw(&values[0]), t, out)
+            }
+        }
+    }
+}
+
+/// The value of a matrix segment `name=value` (empty for a bare `name`), if it has that name.
+fn matrix_segment<'a>(seg: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let eq = memchr(b'=', seg).unwrap_or(seg.len());
+    if &seg[..eq] != name {
+        return None;
+    }
+    Some(if eq < seg.len() { &seg[eq + 1..] } else { &seg[seg.len()..] })
+}
+
+fn range_in(base: &[u8], part: &[u8]) -> Range<usize> {
+    let s = part.as_ptr() as usize - base.as_ptr() as usize;
+    s..s + part.len()
+}
+
+/// `[a]` or `[a][b]` after a deepObject parameter's name.
+fn split_brackets(rest: &str) -> Result<(&str, Option<&str>), Invalid> {
+    let inner = |s: &str| -> Result<(usize, usize), Invalid> {
+        // s starts with '['; returns (key end, index after ']')
+        let close = s.find(']').ok_or(Invalid::UnsupportedNesting)?;
+        if s[1..close].contains('[') {
+            return Err(Invalid::UnsupportedNesting);
+        }
+        Ok((close, close + 1))
+    };
+    let (c1, n1) = inner(rest)?;
+    let k1 = &rest[1..c1];
+    let after = &rest[n1..];
+    if after.is_empty() {
+        return Ok((k1, None));
+    }
+    if !after.starts_with('[') {
+        return Err(Invalid::UnsupportedNesting);
+    }
+    let (c2, n2) = inner(after)?;
+    if n2 != after.len() {
+        return Err(Invalid::UnsupportedNesting);
+    }
+    Ok((k1, Some(&after[1..c2])))
+}
+
+fn check_reserved(raw: &[u8], allowed: &[u8]) -> Result<(), Invalid> {
+    match raw.iter().find(|b| RESERVED.contains(b) && !allowed.contains(b) && **b != b'+') {
+        Some(&b) => Err(Invalid::UnencodedReserved(b)),
+        None => Ok(()),
+    }
+}
+
+fn claimed_by_other(params: &[Param], me: &Param, name: &str) -> bool {
+    params.iter().any(|q| {
+        q.location == ParamIn::Query
+            && !std::ptr::eq(q, me)
+            && (q.name == name || (q.style == Style::DeepObject && name.strip_prefix(q.name.as_str()).is_some_and(|r| r.starts_with('['))))
+    })
+}
+
+/// A `content` parameter's decoded value: JSON media types must hold JSON text (passed
+/// through, surrounding whitespace trimmed); other media types are carried as a JSON string.
+pub(crate) fn write_content(out: &mut String, text: &str, content_type: &str) -> Result<(), Invalid> {
+    let json = crate::media::parse(content_type).map(|m| m.kind() == crate::media::MediaKind::Json).unwrap_or(false);
+    if json {
+        validate_json(text.as_bytes()).map_err(Invalid::NotJson)?;
+        out.push_str(text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')));
+    } else {
+        write_json_str(out, text);
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unknown query parameters
+// ---------------------------------------------------------------------------------------------
+
+/// Indices (into `query`) of the pairs that no query parameter of `params` claims: not a
+/// parameter's name, not `name[...]` of a deepObject parameter, not a key named by the schema
+/// of a form-exploded object parameter. Appended to `out` in request order.
+pub fn unknown_query_params(params: &[Param], hints: &dyn Hints, query: &Query, out: &mut Vec<usize>) {
+    for i in 0..query.len() {
+        let name = query.get(i).name;
+        let claimed = params.iter().any(|p| {
+            if p.location != ParamIn::Query {
+                return false;
+            }
+            if p.name == name {
+                return true;
+            }
+            match p.style {
+                Style::DeepObject => name.strip_prefix(p.name.as_str()).is_some_and(|r| r.starts_with('[')),
+                Style::Form if p.explode && p.content_type.is_none() => match shape_of(hints, p.schema) {
+                    Shape::Object(Some(s)) => hints.property(s, name).is_some(),
+                    Shape::Object(None) => true,
+                    _ => false,
+                },
+                _ => false,
+            }
+        });
+        if !claimed {
+            out.push(i);
+        }
+    }
+}
