@@ -164,13 +164,12 @@ fn check_path(cx: &mut Ctx<'_>, template: &str, key_origin: &Origin, ptr: &str, 
             cx.err(doc, &op.origin, &optr, format!("an operation must be a mapping, not {}", op.kind()));
             continue;
         };
-        check_operation(cx, doc, &optr, op, &names, &path_params, key_origin);
+        check_operation(cx, doc, &optr, op, &names, &path_params);
     }
     cx.shapes.entry(template_shape(template)).or_default().push((template.to_string(), methods));
 }
 
-#[allow(clippy::too_many_arguments)]
-fn check_operation(cx: &mut Ctx<'_>, doc: DocId, optr: &str, op: &Node, names: &[&str], path_params: &[PInfo], key_origin: &Origin) {
+fn check_operation(cx: &mut Ctx<'_>, doc: DocId, optr: &str, op: &Node, names: &[&str], path_params: &[PInfo]) {
     let op_params = match op.get("parameters") {
         Some(p) => check_params(cx, doc, &push_token(optr, "parameters"), p),
         None => Vec::new(),
@@ -192,7 +191,6 @@ fn check_operation(cx: &mut Ctx<'_>, doc: DocId, optr: &str, op: &Node, names: &
             cx.err(p.doc, &p.origin, &p.pointer, format!("path parameter {:?} does not appear in the path template", p.name));
         }
     }
-    let _ = key_origin;
     if let Some(id) = op.get("operationId") {
         match &id.value {
             Value::Str(s) => {

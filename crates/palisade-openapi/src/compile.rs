@@ -44,7 +44,10 @@ impl SchemaSink for RealSink<'_> {
         self.0.compile(doc, pointer, node)
     }
     fn finish(self: Box<Self>) -> Result<(Schemas, Vec<SchemaError>), Vec<SchemaError>> {
-        self.0.finish().map(|s| (s, Vec::new()))
+        self.0.finish().map(|s| {
+            let warnings = s.warnings().to_vec();
+            (s, warnings)
+        })
     }
 }
 

@@ -97,14 +97,6 @@ pub struct SpecSet {
     max_ref_chain: usize,
 }
 
-/// A node with where it is: document and JSON pointer.
-#[derive(Clone, Copy, Debug)]
-pub struct At<'a> {
-    pub doc: DocId,
-    pub pointer: &'a str,
-    pub node: &'a Node,
-}
-
 pub(crate) fn is_url(s: &str) -> bool {
     let l = s.get(..8).unwrap_or(s).to_ascii_lowercase();
     l.starts_with("http://") || l.starts_with("https://")
