@@ -12,6 +12,7 @@ mod check;
 pub mod compile;
 pub mod error;
 pub mod form;
+pub mod judge;
 pub mod lint;
 pub mod loader;
 pub mod media;
@@ -22,6 +23,7 @@ pub mod rawhttp;
 pub mod router;
 pub mod servers;
 pub mod settings;
+pub mod stage;
 pub mod xml;
 
 pub use compile::{compile, compile_with_warnings, CompileOptions};

@@ -1,0 +1,67 @@
+//! The OpenAPI stage of the request pipeline: a [`Judge`] that can be swapped while requests
+//! are in flight (a refreshed spec), driven through [`palisade_core::Stage`].
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use palisade_core::{RequestView, ResponseView, Stage, Verdict};
+
+use crate::judge::{Judge, Phase};
+
+pub struct OpenApiStage {
+    judge: ArcSwap<Judge>,
+    wants_body: bool,
+    wants_response: bool,
+}
+
+impl OpenApiStage {
+    pub fn new(judge: Judge) -> Self {
+        let (wants_body, wants_response) = (judge.wants_body(), judge.wants_response());
+        OpenApiStage { judge: ArcSwap::from_pointee(judge), wants_body, wants_response }
+    }
+
+    /// Swap in a new judge (a refreshed spec); requests being judged finish on the old one.
+    pub fn replace(&self, judge: Judge) {
+        self.judge.store(Arc::new(judge));
+    }
+
+    pub fn current(&self) -> Arc<Judge> {
+        self.judge.load_full()
+    }
+
+    fn judge(&self, req: &RequestView<'_>, phase: Phase) -> Verdict {
+        let judge = self.judge.load();
+        let mut findings = Vec::new();
+        judge.check_request(req, phase, &mut findings);
+        judge.verdict(&findings)
+    }
+}
+
+impl Stage for OpenApiStage {
+    fn name(&self) -> &'static str {
+        "openapi"
+    }
+
+    fn check_head(&self, req: &RequestView<'_>) -> Verdict {
+        self.judge(req, Phase::Head)
+    }
+
+    fn wants_body(&self) -> bool {
+        self.wants_body
+    }
+
+    fn check_body(&self, req: &RequestView<'_>) -> Verdict {
+        self.judge(req, Phase::Body)
+    }
+
+    fn wants_response(&self) -> bool {
+        self.wants_response
+    }
+
+    fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>) -> Verdict {
+        let judge = self.judge.load();
+        let mut findings = Vec::new();
+        judge.check_response(req, resp, &mut findings);
+        judge.verdict(&findings)
+    }
+}
