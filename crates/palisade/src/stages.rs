@@ -1,0 +1,212 @@
+//! Builds each app's pipeline stages from its configuration sections: the wiring between the
+//! decision engines (pure libraries) and the proxy. Also owns what those engines must not do
+//! themselves: reading spec files, fetching specs by URL, and refreshing them periodically.
+
+use std::cell::RefCell;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use palisade_config::yaml::Node;
+use palisade_config::{AppConfig, Config, ConfigError, Loc};
+use palisade_core::{RequestView, ResponseView, Stage, Verdict};
+use palisade_openapi::judge::Judge;
+use palisade_openapi::settings::{Settings, Source};
+use palisade_openapi::stage::OpenApiStage;
+use palisade_openapi::{CompileOptions, Fetch, SpecError};
+use palisade_proxy::StageFactory;
+
+/// How the stages are used.
+#[derive(Clone)]
+pub enum Use {
+    /// `palisade check`: build to find every problem; spec warnings are collected here.
+    Check(Arc<Mutex<Vec<String>>>),
+    /// Serving: spec warnings are logged and specs with a `refresh` period are re-read.
+    Serve,
+}
+
+pub fn factory(usage: Use) -> StageFactory {
+    Arc::new(move |config: &Config, app: &AppConfig| {
+        let mut stages: Vec<Box<dyn Stage>> = Vec::new();
+        let mut errors = Vec::new();
+        for (key, node, loc) in &app.stages {
+            match key.as_str() {
+                "openapi" => match openapi(config, app, node, &usage) {
+                    Ok(s) => stages.push(s),
+                    Err(e) => errors.extend(e),
+                },
+                other => errors.push(loc.error(&config.source, format!("`{other}` is not available in this build yet"))),
+            }
+        }
+        if errors.is_empty() {
+            Ok(stages)
+        } else {
+            Err(errors)
+        }
+    })
+}
+
+/// Reads files and fetches URLs; remembers what it read so that a refresh can tell whether
+/// anything changed. Configured headers go only to the spec's own origin.
+struct SpecFetch<'a> {
+    headers: &'a [(String, String)],
+    origin: Option<String>,
+    seen: RefCell<std::collections::hash_map::DefaultHasher>,
+}
+
+fn origin_of(url: &str) -> Option<String> {
+    let scheme_end = url.find("://")? + 3;
+    let end = url[scheme_end..].find(['/', '?']).map_or(url.len(), |i| scheme_end + i);
+    Some(url[..end].to_ascii_lowercase())
+}
+
+impl Fetch for SpecFetch<'_> {
+    fn fetch(&self, location: &str) -> Result<String, String> {
+        let lower = location.get(..8).unwrap_or(location).to_ascii_lowercase();
+        let text = if lower.starts_with("http://") || lower.starts_with("https://") {
+            let same_origin = self.origin.is_some() && origin_of(location) == self.origin;
+            let headers = if same_origin { self.headers } else { &[] };
+            crate::fetch::get(location, headers, crate::fetch::Limits::default())?
+        } else {
+            std::fs::read_to_string(location).map_err(|e| e.to_string())?
+        };
+        location.hash(&mut *self.seen.borrow_mut());
+        text.hash(&mut *self.seen.borrow_mut());
+        Ok(text)
+    }
+}
+
+fn spec_errors(errs: Vec<SpecError>) -> Vec<ConfigError> {
+    errs.into_iter()
+        .map(|e| ConfigError { file: e.file, line: e.line, col: e.col, env: None, path: if e.pointer.is_empty() { String::new() } else { format!("#{}", e.pointer) }, message: e.message })
+        .collect()
+}
+
+/// Load and compile the spec of `settings`. Returns the judge, the warnings, and a digest of
+/// every document read.
+fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<ConfigError>> {
+    let location = settings.source.to_string();
+    let fetch = SpecFetch {
+        headers: &settings.fetch_headers,
+        origin: match &settings.source {
+            Source::Url(u) => origin_of(u),
+            Source::File(_) => None,
+        },
+        seen: RefCell::new(Default::default()),
+    };
+    let set = palisade_openapi::load(&location, &fetch, &palisade_openapi::Limits::default()).map_err(spec_errors)?;
+    let opts = CompileOptions { router: palisade_openapi::router::RouterOptions { ignore_trailing_slash: settings.ignore_trailing_slash } };
+    let (api, warnings) = palisade_openapi::compile_with_warnings(&set, &opts).map_err(spec_errors)?;
+    let warnings = warnings.iter().map(|w| w.to_string()).collect();
+    let digest = fetch.seen.borrow().finish();
+    let judge = Judge::new(api, settings.clone()).map_err(|errs| {
+        errs.into_iter().map(|e| ConfigError { file: String::new(), line: e.line, col: e.col, env: None, path: e.path, message: e.message }).collect::<Vec<_>>()
+    })?;
+    Ok((judge, warnings, digest))
+}
+
+fn openapi(config: &Config, _app: &AppConfig, node: &Node, usage: &Use) -> Result<Box<dyn Stage>, Vec<ConfigError>> {
+    let loc = Loc::default();
+    let _ = loc;
+    let base = config.source_dir();
+    let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
+    let path = stage_path(config, _app, "openapi");
+    let settings = Settings::decode(&mut cx, node, &path, &base);
+    if !cx.errors.is_empty() {
+        return Err(cx.errors);
+    }
+    let Some(settings) = settings else { return Err(vec![ConfigError::file(&config.source, format!("{path}: could not be decoded"))]) };
+    let (judge, warnings, digest) = build(&settings).map_err(|errs| {
+        errs.into_iter()
+            .map(|mut e| {
+                if e.file.is_empty() {
+                    e.file = config.source.clone();
+                }
+                e
+            })
+            .collect::<Vec<_>>()
+    })?;
+    match usage {
+        Use::Check(sink) => {
+            if let Ok(mut s) = sink.lock() {
+                s.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
+            }
+        }
+        Use::Serve => {
+            for w in &warnings {
+                tracing::warn!(app = %_app.name, "openapi: {w}");
+            }
+        }
+    }
+    let stage = Arc::new(OpenApiStage::new(judge));
+    if let (Use::Serve, Some(every)) = (usage, settings.refresh) {
+        spawn_refresh(Arc::downgrade(&stage), settings, every, digest, _app.name.clone());
+    }
+    Ok(Box::new(SharedStage(stage)))
+}
+
+/// Key path of an app's stage section, for errors (`apps[2].openapi`).
+fn stage_path(config: &Config, app: &AppConfig, key: &str) -> String {
+    let i = config.apps.iter().position(|a| a.name == app.name).unwrap_or(0);
+    format!("apps[{i}].{key}")
+}
+
+/// Re-read the spec every `every`; swap in a changed one that compiles; keep the old one on
+/// failure. Ends when the stage is dropped (its configuration was replaced).
+fn spawn_refresh(stage: Weak<OpenApiStage>, settings: Settings, every: Duration, mut digest: u64, app: String) {
+    let spawned = std::thread::Builder::new().name(format!("spec-refresh-{app}")).spawn(move || loop {
+        let mut waited = Duration::ZERO;
+        while waited < every {
+            let step = (every - waited).min(Duration::from_millis(250));
+            std::thread::sleep(step);
+            waited += step;
+            if stage.strong_count() == 0 {
+                return;
+            }
+        }
+        match build(&settings) {
+            Ok((judge, _, d)) if d != digest => {
+                let Some(s) = stage.upgrade() else { return };
+                s.replace(judge);
+                digest = d;
+                tracing::info!(app = %app, spec = %settings.source, "openapi: spec changed; the new version is in use");
+            }
+            Ok(_) => {}
+            Err(errs) => {
+                let all: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+                tracing::error!(app = %app, spec = %settings.source, errors = %all.join("; "), "openapi: the refreshed spec does not load; the previous one keeps serving");
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "openapi: cannot start the spec refresh thread");
+    }
+}
+
+/// A stage shared with a refresh thread.
+struct SharedStage(Arc<OpenApiStage>);
+
+impl Stage for SharedStage {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn check_head(&self, req: &RequestView<'_>) -> Verdict {
+        self.0.check_head(req)
+    }
+    fn wants_body(&self) -> bool {
+        self.0.wants_body()
+    }
+    fn check_body(&self, req: &RequestView<'_>) -> Verdict {
+        self.0.check_body(req)
+    }
+    fn wants_response(&self) -> bool {
+        self.0.wants_response()
+    }
+    fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>) -> Verdict {
+        self.0.check_response(req, resp)
+    }
+}
+
+#[allow(dead_code)]
+fn _path_is_used(_: &Path) {}
