@@ -7,8 +7,8 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod demo;
-#[allow(dead_code)] // wired to URL specs in the openapi stage factory
 mod fetch;
+mod stages;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -119,11 +119,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn check(path: &std::path::Path) -> ExitCode {
+    let warnings = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let result = palisade_config::load_file(path).and_then(|cfg| {
         let apps = cfg.apps.len();
         let listeners = cfg.listen.len();
-        palisade_proxy::Snapshot::build(cfg, 0, &palisade_proxy::no_stages()).map(|_| (apps, listeners))
+        palisade_proxy::Snapshot::build(cfg, 0, &stages::factory(stages::Use::Check(warnings.clone()))).map(|_| (apps, listeners))
     });
+    for w in warnings.lock().map(|w| w.clone()).unwrap_or_default() {
+        println!("{w}");
+    }
     match result {
         Ok((apps, listeners)) => {
             println!("{}: OK ({apps} app(s), {listeners} listener(s))", path.display());
@@ -148,7 +152,7 @@ fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<
         let _enter = rt.enter();
         (signal(SignalKind::hangup())?, signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?)
     };
-    let running = match palisade_proxy::start(cfg, palisade_proxy::no_stages()) {
+    let running = match palisade_proxy::start(cfg, stages::factory(stages::Use::Serve)) {
         Ok(r) => r,
         Err(palisade_proxy::StartError::Config(errors)) => {
             eprintln!("{errors}");

@@ -4,12 +4,11 @@
 
 use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
-use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use palisade_config::yaml::Node;
-use palisade_config::{AppConfig, Config, ConfigError, Loc};
+use palisade_config::{AppConfig, Config, ConfigError};
 use palisade_core::{RequestView, ResponseView, Stage, Verdict};
 use palisade_openapi::judge::Judge;
 use palisade_openapi::settings::{Settings, Source};
@@ -106,12 +105,10 @@ fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<ConfigErr
     Ok((judge, warnings, digest))
 }
 
-fn openapi(config: &Config, _app: &AppConfig, node: &Node, usage: &Use) -> Result<Box<dyn Stage>, Vec<ConfigError>> {
-    let loc = Loc::default();
-    let _ = loc;
-    let base = config.source_dir();
+fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result<Box<dyn Stage>, Vec<ConfigError>> {
+    let base = config.base_dir.clone();
     let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
-    let path = stage_path(config, _app, "openapi");
+    let path = stage_path(config, app, "openapi");
     let settings = Settings::decode(&mut cx, node, &path, &base);
     if !cx.errors.is_empty() {
         return Err(cx.errors);
@@ -135,13 +132,13 @@ fn openapi(config: &Config, _app: &AppConfig, node: &Node, usage: &Use) -> Resul
         }
         Use::Serve => {
             for w in &warnings {
-                tracing::warn!(app = %_app.name, "openapi: {w}");
+                tracing::warn!(app = %app.name, "openapi: {w}");
             }
         }
     }
     let stage = Arc::new(OpenApiStage::new(judge));
     if let (Use::Serve, Some(every)) = (usage, settings.refresh) {
-        spawn_refresh(Arc::downgrade(&stage), settings, every, digest, _app.name.clone());
+        spawn_refresh(Arc::downgrade(&stage), settings, every, digest, app.name.clone());
     }
     Ok(Box::new(SharedStage(stage)))
 }
@@ -207,6 +204,3 @@ impl Stage for SharedStage {
         self.0.check_response(req, resp)
     }
 }
-
-#[allow(dead_code)]
-fn _path_is_used(_: &Path) {}
