@@ -156,6 +156,7 @@ fn spawn_refresh(stage: Weak<OpenApiStage>, settings: Settings, every: Duration,
         let mut waited = Duration::ZERO;
         while waited < every {
             let step = (every - waited).min(Duration::from_millis(250));
+            #[allow(clippy::disallowed_methods)] // a dedicated thread, not an event loop
             std::thread::sleep(step);
             waited += step;
             if stage.strong_count() == 0 {
