@@ -7,8 +7,7 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod demo;
-mod fetch;
-mod stages;
+use palisade::stages;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -11,6 +11,7 @@ mod cli;
 mod forwarding;
 mod h2_tls;
 mod limits;
+mod openapi;
 mod pooling;
 mod problems;
 mod reload;

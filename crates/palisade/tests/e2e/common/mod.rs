@@ -137,7 +137,7 @@ impl Proxy {
     /// Start with relative paths in the configuration resolved against `dir`.
     pub fn start_in(yaml: &str, dir: TempDir) -> Proxy {
         let config = parse(yaml, dir.path());
-        let running = palisade_proxy::start(config, palisade_proxy::no_stages()).unwrap_or_else(|e| panic!("start failed: {e}"));
+        let running = palisade_proxy::start(config, palisade::stages::factory(palisade::stages::Use::Serve)).unwrap_or_else(|e| panic!("start failed: {e}"));
         let addrs = running.listen_addrs.clone();
         Proxy { addr: addrs[0], addrs, running: Some(running), dir }
     }

@@ -1,0 +1,204 @@
+//! The OpenAPI stage in the running proxy: requests judged against a spec, monitor mode,
+//! response validation (compressed too), specs fetched by URL and refreshed, statuses.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::common::*;
+
+const SPEC: &str = r#"
+openapi: 3.0.3
+info: {title: e2e, version: "1"}
+paths:
+  /items:
+    get:
+      parameters:
+        - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 100}}
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [items]
+                properties:
+                  items: {type: array, items: {type: integer}}
+    post:
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              required: [name]
+              properties:
+                name: {type: string, maxLength: 8}
+      responses:
+        '201': {description: created}
+"#;
+
+fn app(upstream: &str, openapi: &str) -> String {
+    format!("apps:\n  - name: app\n    upstream: {upstream}\n    openapi:\n{openapi}")
+}
+
+fn post(path: &str, ct: &str, body: &str) -> String {
+    format!("POST {path} HTTP/1.1\r\nHost: api.test\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+}
+
+#[tokio::test]
+async fn requests_outside_the_spec_are_blocked_and_never_reach_the_upstream() {
+    let mut up = Upstream::tcp(reply(r#"{"items":[1]}"#)).await;
+    let dir = TempDir::new();
+    dir.write("api.yaml", SPEC);
+    let proxy = Proxy::start_in(&cfg(&[], &app(&up.url(), "      spec: api.yaml\n")), dir);
+
+    let r = get(proxy.addr, "api.test", "/items?limit=5").await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(up.next_req().await.target, "/items?limit=5");
+
+    let r = get(proxy.addr, "api.test", "/items?limit=500").await;
+    let v = assert_problem(&r, 403, "openapi.parameter_invalid");
+    assert_eq!(v["reasons"][0]["location"], "query.limit", "{}", r.dump());
+    assert!(v["reasons"][0]["detail"].as_str().unwrap().contains("100"), "{}", r.dump());
+
+    assert_problem(&get(proxy.addr, "api.test", "/admin").await, 403, "openapi.path_not_found");
+    assert_problem(&get(proxy.addr, "api.test", "/items?debug=1").await, 403, "openapi.query_unknown");
+
+    let r = raw(proxy.addr, post("/items", "application/json", r#"{"name":"ok"}"#)).await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    let seen = up.next_req().await;
+    assert_eq!(seen.body, br#"{"name":"ok"}"#);
+
+    let r = raw(proxy.addr, post("/items", "application/json", r#"{"name":"much too long"}"#)).await;
+    let v = assert_problem(&r, 403, "openapi.body_invalid");
+    assert_eq!(v["reasons"][0]["location"], "body/name");
+    // The value itself is never echoed back.
+    assert!(!r.text().contains("much too long"), "{}", r.dump());
+
+    assert_problem(&raw(proxy.addr, post("/items", "text/plain", "name")).await, 403, "openapi.media_type_unsupported");
+    // Nothing blocked reached the upstream.
+    assert!(up.try_req().is_none());
+}
+
+#[tokio::test]
+async fn status_by_violation_maps_findings_to_statuses() {
+    let up = Upstream::tcp(reply("{}")).await;
+    let dir = TempDir::new();
+    dir.write("api.yaml", SPEC);
+    let proxy = Proxy::start_in(&cfg(&[], &app(&up.url(), "      spec: api.yaml\n      status_by_violation: true\n")), dir);
+    assert_problem(&get(proxy.addr, "api.test", "/nope").await, 404, "openapi.path_not_found");
+    let r = raw(proxy.addr, "DELETE /items HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n").await;
+    assert_problem(&r, 405, "openapi.method_not_allowed");
+    assert_problem(&raw(proxy.addr, post("/items", "text/csv", "a,b")).await, 415, "openapi.media_type_unsupported");
+    assert_problem(&get(proxy.addr, "api.test", "/items?limit=0").await, 400, "openapi.parameter_invalid");
+}
+
+#[tokio::test]
+async fn monitor_mode_lets_requests_through() {
+    let mut up = Upstream::tcp(reply(r#"{"items":[]}"#)).await;
+    let dir = TempDir::new();
+    dir.write("api.yaml", SPEC);
+    let proxy = Proxy::start_in(&cfg(&[], &app(&up.url(), "      spec: api.yaml\n      request: monitor\n")), dir);
+    let r = get(proxy.addr, "api.test", "/items?limit=500").await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(up.next_req().await.target, "/items?limit=500");
+}
+
+#[tokio::test]
+async fn invalid_responses_are_blocked_with_502_even_when_compressed() {
+    use flate2::write::GzEncoder;
+    let gz = |s: &str| {
+        let mut e = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(s.as_bytes()).unwrap();
+        e.finish().unwrap()
+    };
+    let good = gz(r#"{"items":[1,2]}"#);
+    let bad = gz(r#"{"items":["x"]}"#);
+    let up = Upstream::tcp(handler(move |req| {
+        let body = if req.target.contains("limit=2") { &bad } else { &good };
+        vec![Step::Write(response(200, &[("Content-Type", "application/json"), ("Content-Encoding", "gzip")], body))]
+    }))
+    .await;
+    let dir = TempDir::new();
+    dir.write("api.yaml", SPEC);
+    let proxy = Proxy::start_in(&cfg(&[], &app(&up.url(), "      spec: api.yaml\n      response: block\n")), dir);
+
+    let r = get(proxy.addr, "api.test", "/items?limit=1").await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    // The client gets the upstream's bytes unchanged.
+    let mut plain = String::new();
+    flate2::read::GzDecoder::new(&r.body[..]).read_to_string(&mut plain).unwrap();
+    assert_eq!(plain, r#"{"items":[1,2]}"#);
+
+    let r = get(proxy.addr, "api.test", "/items?limit=2").await;
+    let v = assert_problem(&r, 502, "openapi.response_body_invalid");
+    assert_eq!(v["reasons"][0]["location"], "response.body/items/0", "{}", r.dump());
+}
+
+/// A loopback HTTP server that serves whatever `doc` holds, for spec URLs.
+fn spec_server(doc: Arc<Mutex<String>>) -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming().take(10_000) {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let auth_ok = String::from_utf8_lossy(&buf).contains("Authorization: Bearer spec-token");
+            let body = doc.lock().unwrap().clone();
+            let resp = if auth_ok {
+                format!("HTTP/1.0 200 OK\r\nContent-Type: application/yaml\r\n\r\n{body}")
+            } else {
+                "HTTP/1.0 401 Unauthorized\r\n\r\n".to_string()
+            };
+            let _ = s.write_all(resp.as_bytes());
+        }
+    });
+    format!("http://{addr}/api.yaml")
+}
+
+#[tokio::test]
+async fn a_spec_fetched_by_url_is_refreshed_and_a_broken_one_keeps_the_old() {
+    let up = Upstream::tcp(reply(r#"{"items":[]}"#)).await;
+    let doc = Arc::new(Mutex::new(SPEC.to_string()));
+    let url = spec_server(doc.clone());
+    let settings = format!("      spec: {url}\n      headers: {{Authorization: Bearer spec-token}}\n      refresh: 100ms\n");
+    let proxy = Proxy::start(&cfg(&[], &app(&up.url(), &settings)));
+    assert_problem(&get(proxy.addr, "api.test", "/orders").await, 403, "openapi.path_not_found");
+
+    // The spec grows a path: it is allowed once the refresh picked it up.
+    *doc.lock().unwrap() = SPEC.replace("  /items:\n", "  /orders:\n    get:\n      responses: {'200': {description: ok}}\n  /items:\n");
+    let mut allowed = false;
+    for _ in 0..100 {
+        if get(proxy.addr, "api.test", "/orders").await.status == 200 {
+            allowed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(allowed, "the refreshed spec was never used");
+
+    // A broken spec is refused: the last good one keeps serving.
+    *doc.lock().unwrap() = "openapi: 3.0.3\npaths: [not, a, map\n".to_string();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(get(proxy.addr, "api.test", "/orders").await.status, 200);
+    assert_problem(&get(proxy.addr, "api.test", "/items?limit=500").await, 403, "openapi.parameter_invalid");
+}
+
+#[tokio::test]
+async fn a_spec_that_does_not_load_stops_the_configuration_with_its_location() {
+    let dir = TempDir::new();
+    dir.write("api.yaml", "openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/Nope'}\n");
+    let config = parse(&cfg(&[], &app("http://127.0.0.1:9", "      spec: api.yaml\n")), dir.path());
+    let errors = match palisade_proxy::start(config, palisade::stages::factory(palisade::stages::Use::Serve)) {
+        Err(palisade_proxy::StartError::Config(e)) => e.to_string(),
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("a broken spec was accepted"),
+    };
+    assert!(errors.contains("api.yaml:7:"), "{errors}");
+    assert!(errors.contains("#/paths/~1a/get/responses/200"), "{errors}");
+}
