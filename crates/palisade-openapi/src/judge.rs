@@ -331,7 +331,16 @@ impl Judge {
             params::unknown_query_params(&op.params, &self.api.schemas, &s.query, &mut s.unknown);
             for &i in &s.unknown {
                 let name = s.query.get(i).name;
-                push(out, limit, self.settings.unknown_query, mode, code::QUERY_UNKNOWN, format!("query.{}", truncate(name, 64)), "not declared by the operation".into(), 400);
+                push(
+                    out,
+                    limit,
+                    self.settings.unknown_query,
+                    mode,
+                    code::QUERY_UNKNOWN,
+                    format!("query.{}", truncate(name, 64)),
+                    "not declared by the operation".into(),
+                    400,
+                );
             }
         }
     }
@@ -341,7 +350,10 @@ impl Judge {
         let auth_scheme = |want: &str| {
             headers.get_all(http::header::AUTHORIZATION).iter().any(|v| {
                 let v = v.as_bytes();
-                v.len() > want.len() + 1 && v[..want.len()].eq_ignore_ascii_case(want.as_bytes()) && v[want.len()] == b' ' && v[want.len() + 1..].iter().any(|b| *b != b' ')
+                v.len() > want.len() + 1
+                    && v[..want.len()].eq_ignore_ascii_case(want.as_bytes())
+                    && v[want.len()] == b' '
+                    && v[want.len() + 1..].iter().any(|b| *b != b' ')
             })
         };
         match scheme {

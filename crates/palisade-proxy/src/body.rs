@@ -132,7 +132,10 @@ pub enum RespBody {
     Full(Option<Bytes>),
     Upstream(UpstreamBody),
     /// A judged prefix that was buffered, then the rest of the upstream's body.
-    Chained { head: Option<Bytes>, rest: UpstreamBody },
+    Chained {
+        head: Option<Bytes>,
+        rest: UpstreamBody,
+    },
 }
 
 impl RespBody {

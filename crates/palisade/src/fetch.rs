@@ -113,7 +113,8 @@ fn get_once(url: &str, headers: &[(String, String)], max: usize, deadline: Insta
         .next()
         .ok_or_else(|| format!("{url}: no address for {}", p.host))?;
     let tcp = TcpStream::connect_timeout(&addr, remaining(deadline).map_err(|e| format!("{url}: {e}"))?).map_err(|e| format!("{url}: connect: {e}"))?;
-    let mut req = format!("GET {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: palisade/{}\r\nAccept: */*\r\nConnection: close\r\n", p.path, p.host, env!("CARGO_PKG_VERSION"));
+    let mut req =
+        format!("GET {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: palisade/{}\r\nAccept: */*\r\nConnection: close\r\n", p.path, p.host, env!("CARGO_PKG_VERSION"));
     for (k, v) in headers {
         if v.contains(['\r', '\n']) {
             return Err(format!("{url}: header {k} contains a line break"));

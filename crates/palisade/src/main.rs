@@ -43,6 +43,9 @@ enum Command {
         #[arg(short, long)]
         config: PathBuf,
     },
+    /// OpenAPI tools: lint a spec, judge a request offline.
+    #[command(subcommand)]
+    Openapi(OpenapiCommand),
     /// Run the bundled example in front of an embedded demo API.
     Demo {
         /// Address for the proxy.
@@ -51,6 +54,34 @@ enum Command {
         /// Address for the admin listener.
         #[arg(long, default_value = "127.0.0.1:9901")]
         admin: std::net::SocketAddr,
+    },
+}
+
+#[derive(Subcommand)]
+enum OpenapiCommand {
+    /// Load a spec and list what Palisade does not support or finds suspicious, and what it
+    /// will do about it. Exit 0 when the spec loads, 1 when it does not.
+    Lint {
+        /// Spec file or http(s) URL.
+        spec: String,
+    },
+    /// Judge one raw HTTP request (and optionally the upstream's response) against a spec, as
+    /// the proxy would with `request: block`. Exit 0 when allowed, 2 when blocked, 1 on error.
+    Validate {
+        /// Spec file or http(s) URL.
+        spec: String,
+        /// File holding the raw request: request line, headers, blank line, body.
+        #[arg(long)]
+        request: PathBuf,
+        /// File holding the raw response to judge (status line, headers, blank line, body).
+        #[arg(long)]
+        response: Option<PathBuf>,
+        /// What to do with body properties the schema does not describe.
+        #[arg(long, default_value = "monitor", value_parser = ["block", "monitor", "pass"])]
+        unknown_fields: String,
+        /// What to do with query parameters the operation does not declare.
+        #[arg(long, default_value = "block", value_parser = ["block", "monitor", "pass"])]
+        unknown_query: String,
     },
 }
 
@@ -85,6 +116,7 @@ fn init_logging(format: Option<LogFormat>, level: Option<&str>, config: Option<&
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check { config } => Ok(check(&config)),
+        Command::Openapi(cmd) => Ok(openapi_cmd(cmd)),
         Command::Run { config } => {
             let cfg = match palisade_config::load_file(&config) {
                 Ok(c) => c,
@@ -113,6 +145,102 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_logging(cli.log_format, cli.log_level.as_deref(), Some(&cfg.log));
             demo::print_intro(listen, admin);
             serve(cfg, None)
+        }
+    }
+}
+
+/// Settings for the offline OpenAPI tools, decoded like a configuration section.
+fn offline_settings(spec: &str, extra: &str) -> Result<palisade_openapi::settings::Settings, String> {
+    let spec = if spec.contains("://") { spec.to_string() } else { std::path::absolute(spec).map_err(|e| e.to_string())?.display().to_string() };
+    let text = format!("spec: {}\n{extra}", serde_json::to_string(&spec).unwrap_or_default());
+    let node = palisade_config::yaml::parse(&text).map_err(|e| e.message)?;
+    let mut cx = palisade_config::decode::Ctx::new("command line");
+    let s = palisade_openapi::settings::Settings::decode(&mut cx, &node, "openapi", std::path::Path::new("/"));
+    match (s, cx.errors.is_empty()) {
+        (Some(s), true) => Ok(s),
+        _ => Err(cx.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")),
+    }
+}
+
+fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
+    let fail = |msg: &str| {
+        eprintln!("{msg}");
+        ExitCode::from(1)
+    };
+    match cmd {
+        OpenapiCommand::Lint { spec } => {
+            let settings = match offline_settings(&spec, "") {
+                Ok(s) => s,
+                Err(e) => return fail(&e),
+            };
+            match stages::build(&settings) {
+                Ok((judge, warnings, _)) => {
+                    for w in &warnings {
+                        println!("{w}");
+                    }
+                    println!("{spec}: OK ({} operation(s), {} warning(s))", judge.api.operations.len(), warnings.len());
+                    ExitCode::SUCCESS
+                }
+                Err(errors) => {
+                    for e in &errors {
+                        println!("{e}");
+                    }
+                    println!("{spec}: {} problem(s)", errors.len());
+                    ExitCode::from(1)
+                }
+            }
+        }
+        OpenapiCommand::Validate { spec, request, response, unknown_fields, unknown_query } => {
+            let response_mode = if response.is_some() { "block" } else { "off" };
+            let extra = format!("response: {response_mode}\nunknown_fields: {unknown_fields}\nunknown_query: {unknown_query}\nmax_violations: 100\n");
+            let settings = match offline_settings(&spec, &extra) {
+                Ok(s) => s,
+                Err(e) => return fail(&e),
+            };
+            let judge = match stages::build(&settings) {
+                Ok((judge, _, _)) => judge,
+                Err(errors) => {
+                    for e in &errors {
+                        eprintln!("{e}");
+                    }
+                    return fail(&format!("{spec}: the spec does not load"));
+                }
+            };
+            let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
+            let req = match read(&request).and_then(|b| palisade_openapi::rawhttp::parse_request(&b).map_err(|e| format!("{}: {e}", request.display()))) {
+                Ok(r) => r,
+                Err(e) => return fail(&e),
+            };
+            let mut findings = Vec::new();
+            judge.check_request(&req.view(), palisade_openapi::judge::Phase::Whole, &mut findings);
+            if let Some(path) = &response {
+                let resp = match read(path).and_then(|b| palisade_openapi::rawhttp::parse_response(&b).map_err(|e| format!("{}: {e}", path.display()))) {
+                    Ok(r) => r,
+                    Err(e) => return fail(&e),
+                };
+                judge.check_response(&req.view(), &resp.view(), &mut findings);
+            }
+            let blocked = findings.iter().any(|f| f.severity == palisade_openapi::judge::Severity::Block);
+            println!(
+                "{}",
+                if blocked {
+                    "block"
+                } else if findings.is_empty() {
+                    "allow"
+                } else {
+                    "allow (with findings that are only monitored)"
+                }
+            );
+            for f in &findings {
+                let sev = if f.severity == palisade_openapi::judge::Severity::Block { "block" } else { "monitor" };
+                let at = if f.location.is_empty() { String::new() } else { format!(" at {}", f.location) };
+                println!("  {sev}: {}{at}: {}", f.code, f.detail);
+            }
+            if blocked {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
         }
     }
 }

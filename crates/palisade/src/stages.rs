@@ -78,13 +78,20 @@ impl Fetch for SpecFetch<'_> {
 
 fn spec_errors(errs: Vec<SpecError>) -> Vec<ConfigError> {
     errs.into_iter()
-        .map(|e| ConfigError { file: e.file, line: e.line, col: e.col, env: None, path: if e.pointer.is_empty() { String::new() } else { format!("#{}", e.pointer) }, message: e.message })
+        .map(|e| ConfigError {
+            file: e.file,
+            line: e.line,
+            col: e.col,
+            env: None,
+            path: if e.pointer.is_empty() { String::new() } else { format!("#{}", e.pointer) },
+            message: e.message,
+        })
         .collect()
 }
 
-/// Load and compile the spec of `settings`. Returns the judge, the warnings, and a digest of
-/// every document read.
-fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<ConfigError>> {
+/// Load and compile the spec of `settings` (files and URLs). Returns the judge, the warnings,
+/// and a digest of every document read.
+pub fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<ConfigError>> {
     let location = settings.source.to_string();
     let fetch = SpecFetch {
         headers: &settings.fetch_headers,

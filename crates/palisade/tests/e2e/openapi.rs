@@ -192,7 +192,10 @@ async fn a_spec_fetched_by_url_is_refreshed_and_a_broken_one_keeps_the_old() {
 #[tokio::test]
 async fn a_spec_that_does_not_load_stops_the_configuration_with_its_location() {
     let dir = TempDir::new();
-    dir.write("api.yaml", "openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/Nope'}\n");
+    dir.write(
+        "api.yaml",
+        "openapi: 3.0.3\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/Nope'}\n",
+    );
     let config = parse(&cfg(&[], &app("http://127.0.0.1:9", "      spec: api.yaml\n")), dir.path());
     let errors = match palisade_proxy::start(config, palisade::stages::factory(palisade::stages::Use::Serve)) {
         Err(palisade_proxy::StartError::Config(e)) => e.to_string(),
