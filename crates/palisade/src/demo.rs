@@ -84,6 +84,15 @@ pub fn start_upstream() -> anyhow::Result<SocketAddr> {
     Ok(addr)
 }
 
+/// Write the demo API's spec (embedded in the binary) to a private temporary file.
+pub fn write_spec() -> std::io::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("palisade-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("demo-api.yaml");
+    std::fs::write(&path, include_str!("../../../examples/demo-api.yaml"))?;
+    Ok(path)
+}
+
 pub fn print_intro(listen: SocketAddr, admin: SocketAddr) {
     println!(
         "\
@@ -92,6 +101,10 @@ Palisade demo: a protected API on http://{listen} (admin on http://{admin})
 Try:
   curl -i http://{listen}/api/products                  # allowed: forwarded to the demo API
   curl -i -X POST http://{listen}/api/orders -H 'content-type: application/json' -d '{{\"product\":1,\"qty\":2}}'
+  curl -i http://{listen}/api/products/abc              # blocked by the OpenAPI spec: id must be an integer
+  curl -i http://{listen}/admin                         # blocked: not in the spec
+  curl -i -X POST http://{listen}/api/orders -H 'content-type: application/json' -d '{{\"product\":1,\"qty\":2,\"admin\":true}}'
+                                                         # blocked: a property the schema forbids
   curl -i http://{listen}/api/products -H 'Content-Length: 1' -H 'Transfer-Encoding: chunked'
                                                          # blocked: request smuggling attempt (400)
   head -c 2000000 /dev/zero | curl -i -X POST http://{listen}/api/orders --data-binary @-

@@ -134,9 +134,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let text = include_str!("../../../examples/demo.yaml");
             let vars = vec![("PALISADE_LISTEN_0_ADDR".to_string(), listen.to_string()), ("PALISADE_ADMIN_ADDR".to_string(), admin.to_string())];
             let up = format!("http://{upstream}");
+            let spec = demo::write_spec().context("writing the demo API's spec")?;
             let cfg = palisade_config::parse_with_env(text, "examples/demo.yaml", std::path::Path::new("."), &vars, &|name| {
                 if name == "DEMO_UPSTREAM" {
                     Some(up.clone())
+                } else if name == "DEMO_SPEC" {
+                    Some(spec.display().to_string())
                 } else {
                     std::env::var(name).ok()
                 }

@@ -34,13 +34,11 @@ struct Bin {
 
 impl Bin {
     fn run(config: &Path) -> Bin {
-        let mut child = command()
-            .args(["--log-level", "info", "--log-format", "text", "run", "-c"])
-            .arg(config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn palisade");
+        Bin::spawn(&["--log-level", "info", "--log-format", "text", "run", "-c", config.to_str().unwrap()])
+    }
+
+    fn spawn(args: &[&str]) -> Bin {
+        let mut child = command().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn palisade");
         let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -312,4 +310,15 @@ fn openapi_lint_reports_warnings_and_errors() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("2.0"), "{stdout}");
+}
+
+#[tokio::test]
+async fn the_demo_runs_its_bundled_example_with_the_openapi_spec() {
+    let mut bin = Bin::spawn(&["--log-format", "text", "demo", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"]);
+    let addr = bin.started().await;
+    assert_eq!(get(addr, "localhost", "/api/products").await.status, 200);
+    assert_problem(&get(addr, "localhost", "/api/products/abc").await, 403, "openapi.parameter_invalid");
+    assert_problem(&get(addr, "localhost", "/admin").await, 403, "openapi.path_not_found");
+    bin.signal(libc::SIGTERM);
+    assert!(bin.exit().await.success());
 }
