@@ -139,7 +139,8 @@ pub fn parse_response(raw: &[u8]) -> Result<OwnedResponse, String> {
     if !version.starts_with("HTTP/") {
         return Err(format!("line 1: expected `HTTP/1.1 STATUS`, found {first:?}"));
     }
-    let status: u16 = parts.next().and_then(|s| s.parse().ok()).filter(|s| (100..1000).contains(s)).ok_or_else(|| format!("line 1: invalid status in {first:?}"))?;
+    let status: u16 =
+        parts.next().and_then(|s| s.parse().ok()).filter(|s| (100..1000).contains(s)).ok_or_else(|| format!("line 1: invalid status in {first:?}"))?;
     let headers = headers(&lines[1..])?;
     let body = cut_to_length(&headers, body)?;
     Ok(OwnedResponse { status, headers, body })

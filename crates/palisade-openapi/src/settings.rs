@@ -253,7 +253,10 @@ mod tests {
     fn short_form_is_a_spec_path_with_defaults() {
         let s = decode_str("api.yaml").unwrap();
         assert_eq!(s.source, Source::File("/etc/palisade/api.yaml".into()));
-        assert_eq!((s.request, s.response, s.undefined, s.unknown_query, s.unknown_fields), (Mode::Block, Mode::Off, Action::Block, Action::Block, Action::Monitor));
+        assert_eq!(
+            (s.request, s.response, s.undefined, s.unknown_query, s.unknown_fields),
+            (Mode::Block, Mode::Off, Action::Block, Action::Block, Action::Monitor)
+        );
         assert_eq!(s.refresh, None);
     }
 

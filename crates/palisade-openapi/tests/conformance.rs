@@ -51,7 +51,10 @@ fn build_judge(file: &Path, doc: &Node) -> Result<Judge, String> {
     // Settings: the file's `settings` mapping with a placeholder `spec` key.
     let mut settings = doc.get("settings").cloned().unwrap_or(Node { origin: Origin::File { line: 1, col: 1 }, value: Value::Map(Vec::new()) });
     if let Value::Map(entries) = &mut settings.value {
-        entries.push((Key { name: "spec".into(), origin: Origin::File { line: 1, col: 1 } }, Node { origin: Origin::File { line: 1, col: 1 }, value: Value::Str("inline".into()) }));
+        entries.push((
+            Key { name: "spec".into(), origin: Origin::File { line: 1, col: 1 } },
+            Node { origin: Origin::File { line: 1, col: 1 }, value: Value::Str("inline".into()) },
+        ));
     }
     let mut cx = palisade_config::decode::Ctx::new(file.display().to_string());
     let settings = Settings::decode(&mut cx, &settings, "settings", Path::new("/"));
@@ -116,7 +119,8 @@ fn run_case(judge: &Judge, case: &Node) -> Result<(), String> {
 #[test]
 fn conformance() {
     let only = std::env::var("CONFORMANCE").ok();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir().join("conformance")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "yaml")).collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir().join("conformance")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "yaml")).collect();
     files.sort();
     let (mut cases, mut failures) = (0, Vec::new());
     for file in &files {
