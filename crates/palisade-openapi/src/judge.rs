@@ -331,6 +331,10 @@ impl Judge {
             params::unknown_query_params(&op.params, &self.api.schemas, &s.query, &mut s.unknown);
             for &i in &s.unknown {
                 let name = s.query.get(i).name;
+                if self.is_security_query_key(op, name) {
+                    // An API key sent in the query is declared by the security scheme.
+                    continue;
+                }
                 push(
                     out,
                     limit,
@@ -343,6 +347,17 @@ impl Judge {
                 );
             }
         }
+    }
+
+    /// Is `name` the query parameter of an apiKey scheme the operation's requirements name?
+    fn is_security_query_key(&self, op: &Operation, name: &str) -> bool {
+        let Some(alternatives) = &op.security else { return false };
+        alternatives.iter().flatten().any(|r| {
+            self.api
+                .security_schemes
+                .iter()
+                .any(|(n, scheme)| *n == r.scheme && matches!(scheme, SecurityScheme::ApiKey { name: key, location: ParamIn::Query } if key == name))
+        })
     }
 
     fn satisfied(&self, r: &SecurityRequirement, headers: &HeaderMap, query: &Query, cookies: &Cookies) -> bool {
@@ -414,9 +429,10 @@ impl Judge {
     #[allow(clippy::too_many_arguments)]
     fn payload(&self, mt: &MediaType, content_type: &str, body: &[u8], dir: Direction, shadow: bool, mode: Mode, s: &mut Scratch, out: &mut Vec<Finding>) {
         let limit = self.limit();
-        let (malformed, invalid, loc) = match dir {
-            Direction::Request => (code::BODY_MALFORMED, code::BODY_INVALID, "body"),
-            Direction::Response => (code::RESPONSE_BODY_MALFORMED, code::RESPONSE_BODY_INVALID, "response.body"),
+        // A bad request is the client's fault (400), a bad response the upstream's (502).
+        let (malformed, invalid, loc, status) = match dir {
+            Direction::Request => (code::BODY_MALFORMED, code::BODY_INVALID, "body", 400),
+            Direction::Response => (code::RESPONSE_BODY_MALFORMED, code::RESPONSE_BODY_INVALID, "response.body", 502),
         };
         let kind = media::kind_of(content_type);
         // What to validate: the body itself (JSON) or JSON made from it (form, multipart, text).
@@ -424,7 +440,7 @@ impl Judge {
             MediaKind::Json => true,
             MediaKind::Form => {
                 if let Err(e) = s.form.decode(body, mt.schema, &mt.encoding, &self.api.schemas, &mut s.json) {
-                    push(out, limit, Action::Block, mode, malformed, loc.into(), describe_form(&e), 400);
+                    push(out, limit, Action::Block, mode, malformed, loc.into(), describe_form(&e), status);
                     return;
                 }
                 false
@@ -433,36 +449,36 @@ impl Judge {
                 let boundary = match crate::multipart::boundary(content_type) {
                     Ok(b) => b,
                     Err(e) => {
-                        push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), 400);
+                        push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), status);
                         return;
                     }
                 };
                 let mut parts = Vec::new();
                 if let Err(e) = crate::multipart::parse(body, &boundary, &crate::multipart::Limits::default(), &mut parts) {
-                    push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), 400);
+                    push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), status);
                     return;
                 }
                 s.mismatches.clear();
                 if let Err(e) = s.multipart.to_json(&parts, mt.schema, &mt.encoding, &self.api.schemas, &mut s.json, &mut s.mismatches) {
-                    push(out, limit, Action::Block, mode, malformed, loc.into(), describe_part(&e), 400);
+                    push(out, limit, Action::Block, mode, malformed, loc.into(), describe_part(&e), status);
                     return;
                 }
                 for m in &s.mismatches {
                     let detail = format!("part content type {} is not {}", truncate(&m.declared, 64), m.expected);
-                    push(out, limit, Action::Block, mode, invalid, format!("{loc}/{}", m.name), detail, 400);
+                    push(out, limit, Action::Block, mode, invalid, format!("{loc}/{}", m.name), detail, status);
                 }
                 false
             }
             MediaKind::Xml => {
                 if let Err(e) = crate::xml::check(body, &crate::xml::Limits::default()) {
-                    push(out, limit, Action::Block, mode, malformed, loc.into(), format!("not well-formed XML: {:?} at byte {}", e.kind, e.offset), 400);
+                    push(out, limit, Action::Block, mode, malformed, loc.into(), format!("not well-formed XML: {:?} at byte {}", e.kind, e.offset), status);
                 }
                 // XML bodies are checked for well-formedness and size only.
                 return;
             }
             MediaKind::Text => {
                 let Ok(text) = std::str::from_utf8(body) else {
-                    push(out, limit, Action::Block, mode, malformed, loc.into(), "text body is not UTF-8".into(), 400);
+                    push(out, limit, Action::Block, mode, malformed, loc.into(), "text body is not UTF-8".into(), status);
                     return;
                 };
                 s.json.clear();
@@ -476,14 +492,14 @@ impl Judge {
             if from_body {
                 // No schema: still insist on well-formed JSON.
                 if let Err(e) = palisade_json::parse_into(body, &mut s.tape, &palisade_json::Limits::default()) {
-                    push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), 400);
+                    push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), status);
                 }
             }
             return;
         };
         let input: &[u8] = if from_body { body } else { s.json.as_bytes() };
         if let Err(e) = palisade_json::parse_into(input, &mut s.tape, &palisade_json::Limits::default()) {
-            push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), 400);
+            push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), status);
             return;
         }
         let opts = Options { direction: dir, shadow_unknown: shadow, max_violations: limit.saturating_sub(out.len()).max(1) };
@@ -493,7 +509,7 @@ impl Judge {
         for v in &s.violations {
             let location = if v.path.is_empty() { loc.to_string() } else { format!("{loc}/{}", v.path) };
             match v.kind {
-                ViolationKind::Invalid => push(out, limit, Action::Block, mode, invalid, location, v.message.clone(), 400),
+                ViolationKind::Invalid => push(out, limit, Action::Block, mode, invalid, location, v.message.clone(), status),
                 ViolationKind::UnknownProperty => {
                     if dir == Direction::Request {
                         push(out, limit, self.settings.unknown_fields, mode, code::BODY_UNKNOWN_FIELD, location, v.message.clone(), 400)

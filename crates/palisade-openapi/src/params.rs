@@ -862,6 +862,10 @@ impl ParamDecoder {
                 }
             }
             ParamIn::Query => {
+                // `allowEmptyValue` defaults to false: `?a=` / `?a` is not a value for `a`.
+                if !p.allow_empty_value && src.query.iter().any(|q| q.name == p.name && q.raw_value.is_empty()) {
+                    return Err(Invalid::Malformed("empty value (allowEmptyValue is false)"));
+                }
                 let spec = Spec::of(p);
                 let claimed = |n: &str| claimed_by_other(src.params, p, n);
                 return self.decode_query(&spec, src.query, &claimed, hints, out);

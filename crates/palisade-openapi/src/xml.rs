@@ -14,8 +14,10 @@
 //! inside comments. Bounded by [`Limits`]: total size, element depth (so 100,000 nested
 //! elements fail fast at the limit), attributes per element.
 //!
-//! Not checked: whether an entity reference names a declared entity (DTDs are not processed,
-//! by design: nothing is ever expanded), namespaces, the exact Unicode `Name` production (any
+//! Entity references: without a DOCTYPE only the five predefined entities (`amp`, `lt`, `gt`,
+//! `apos`, `quot`) may be referenced (XML 1.0 WFC "Entity Declared"); with a DOCTYPE any
+//! well-formed name is accepted, since DTDs are not processed (by design: nothing is ever
+//! expanded). Not checked: namespaces, the exact Unicode `Name` production (any
 //! non-ASCII character is accepted in names), encodings other than UTF-8.
 
 use std::ops::Range;
@@ -364,7 +366,12 @@ impl Iterator for Attributes<'_> {
 }
 
 /// Check the references in character data or an attribute value (`&name;`, `&#N;`, `&#xH;`).
-fn check_refs(s: &[u8], span: Span) -> Result<(), XmlError> {
+/// The entities every document may reference without declaring them.
+const PREDEFINED_ENTITIES: [&[u8]; 5] = [b"amp", b"lt", b"gt", b"apos", b"quot"];
+
+/// Check the references in `span`; `declared_only`: the document has no DOCTYPE, so a named
+/// reference must be one of the predefined entities.
+fn check_refs(s: &[u8], span: Span, declared_only: bool) -> Result<(), XmlError> {
     let mut i = span.start;
     while let Some(a) = memchr(b'&', &s[i..span.end]) {
         let at = i + a;
@@ -383,7 +390,7 @@ fn check_refs(s: &[u8], span: Span) -> Result<(), XmlError> {
                     .and_then(char::from_u32)
                     .is_some_and(|c| matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && !matches!(c, '\u{FFFE}' | '\u{FFFF}')))
         } else {
-            !body.is_empty() && name_len(body, 0) == body.len()
+            !body.is_empty() && name_len(body, 0) == body.len() && (!declared_only || PREDEFINED_ENTITIES.contains(&body))
         };
         if !ok {
             return err(at, XmlErrorKind::BadReference);
@@ -470,14 +477,14 @@ impl Checker {
                         if let Some(p) = memmem::find(&input[text.clone()], b"]]>") {
                             return err(text.start + p, XmlErrorKind::CdataEndInText);
                         }
-                        check_refs(input, text)?;
+                        check_refs(input, text, summary.doctype.is_none())?;
                     }
                 }
                 Token::StartTag { name, attrs, self_closing } => {
                     if root_done {
                         return err(name.start - 1, XmlErrorKind::MultipleRoots);
                     }
-                    self.check_attributes(input, attrs, limits)?;
+                    self.check_attributes(input, attrs, limits, summary.doctype.is_none())?;
                     summary.elements += 1;
                     if self_closing {
                         if !in_root {
@@ -512,7 +519,7 @@ impl Checker {
         Ok(summary)
     }
 
-    fn check_attributes(&mut self, input: &[u8], attrs: Span, limits: &Limits) -> Result<(), XmlError> {
+    fn check_attributes(&mut self, input: &[u8], attrs: Span, limits: &Limits, declared_only: bool) -> Result<(), XmlError> {
         self.attrs.clear();
         for a in attributes(input, attrs) {
             let a = a?;
@@ -522,7 +529,7 @@ impl Checker {
             if let Some(p) = memchr(b'<', &input[a.value.clone()]) {
                 return err(a.value.start + p, XmlErrorKind::LtInAttribute);
             }
-            check_refs(input, a.value.clone())?;
+            check_refs(input, a.value.clone(), declared_only)?;
             self.attrs.push(a.name);
         }
         // Unique names: sort by name, compare neighbours (n log n, no hashing).
