@@ -473,6 +473,10 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
         ranges.push((name, h.value.as_ptr() as usize - base, h.value.len()));
     }
     let head = s.rbuf.split_to(end).freeze();
+    // The `http` crate cannot represent targets of 64 KiB or more.
+    if path_range.1 >= u16::MAX as usize - 1 {
+        return Head::Reject(StatusCode::URI_TOO_LONG, code::URI_TOO_LONG, "Request target too long");
+    }
     let Ok(uri) = Uri::from_maybe_shared(head.slice(path_range.0..path_range.0 + path_range.1)) else {
         return bad("Invalid request target");
     };

@@ -13,6 +13,7 @@ pub mod code {
     pub const BAD_REQUEST: &str = "http.bad_request";
     pub const SMUGGLING: &str = "http.ambiguous_framing";
     pub const HEADERS_TOO_LARGE: &str = "http.headers_too_large";
+    pub const URI_TOO_LONG: &str = "http.uri_too_long";
     pub const BODY_TOO_LARGE: &str = "http.body_too_large";
     pub const HEADER_TIMEOUT: &str = "http.header_timeout";
     pub const BODY_TIMEOUT: &str = "http.body_timeout";

@@ -205,3 +205,43 @@ async fn a_spec_that_does_not_load_stops_the_configuration_with_its_location() {
     assert!(errors.contains("api.yaml:7:"), "{errors}");
     assert!(errors.contains("#/paths/~1a/get/responses/200"), "{errors}");
 }
+
+/// The issue's bad-input list, through the running proxy: each gets a clear 4xx, promptly, and
+/// the proxy keeps serving.
+#[tokio::test]
+async fn bad_input_gets_a_clear_4xx() {
+    let up = Upstream::tcp(reply("{}")).await;
+    let dir = TempDir::new();
+    dir.write("api.yaml", SPEC);
+    let conf = "      spec: api.yaml\n";
+    let yaml = cfg(&["max_header_size: 1MiB"], &app(&up.url(), conf))
+        .replace("    openapi:", "    limits: {max_body_size: 200MiB, inspect_body: 64MiB}\n    openapi:");
+    let proxy = Proxy::start_in(&yaml, dir);
+
+    // Malformed JSON, invalid UTF-8 inside a JSON string, 100,000-deep nesting.
+    assert_problem(&raw(proxy.addr, post("/items", "application/json", r#"{"name": "#)).await, 403, "openapi.body_malformed");
+    let mut bad_utf8 = post("/items", "application/json", "{\"name\":\"ab\"}").into_bytes();
+    let at = bad_utf8.len() - 3;
+    bad_utf8[at] = 0xff;
+    assert_problem(&raw(proxy.addr, bad_utf8).await, 403, "openapi.body_malformed");
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert_problem(&raw(proxy.addr, post("/items", "application/json", &deep)).await, 403, "openapi.body_malformed");
+
+    // 100,000 query parameters: a target beyond 64 KiB is refused by the HTTP layer (414);
+    // below that, more pairs than the judge keeps (1,024) are a violation.
+    let query: String = (0..100_000).map(|i| format!("p{i}=1&")).collect();
+    let r = raw(proxy.addr, format!("GET /items?{query} HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n")).await;
+    assert_problem(&r, 414, "http.uri_too_long");
+    let query: String = (0..10_000).map(|i| format!("{i}&")).collect();
+    let r = raw(proxy.addr, format!("GET /items?{query} HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n")).await;
+    let v = assert_problem(&r, 403, "openapi.parameter_invalid");
+    assert!(v["reasons"][0]["detail"].as_str().unwrap().contains("1024"), "{}", r.dump());
+
+    // A 100 MB body: judged by size alone (the app inspects at most 64 MiB) with 413.
+    let mut c = Conn::connect(proxy.addr).await;
+    c.send(format!("POST /items HTTP/1.1\r\nHost: api.test\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", 100 << 20)).await;
+    assert_problem(&c.response().await, 413, "http.body_too_large");
+
+    // Still serving.
+    assert_eq!(get(proxy.addr, "api.test", "/items?limit=2").await.status, 200);
+}
