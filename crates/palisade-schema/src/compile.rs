@@ -51,6 +51,27 @@ pub(crate) fn key_hash(k: &[u8]) -> u64 {
     (a ^ b.rotate_left(29) ^ (n as u64).wrapping_mul(0x9E37_79B9)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20
 }
 
+/// Equality of short byte strings without a call to `memcmp`.
+#[inline(always)]
+pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        let w = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
+        if w(a, 0) != w(b, 0) || w(a, n - 8) != w(b, n - 8) {
+            return false;
+        }
+        n <= 16 || a[8..n - 8] == b[8..n - 8]
+    } else if n >= 4 {
+        let w = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().unwrap());
+        w(a, 0) == w(b, 0) && w(a, n - 4) == w(b, n - 4)
+    } else {
+        a.iter().zip(b).all(|(x, y)| x == y)
+    }
+}
+
 impl PropTable {
     pub fn push(&mut self, name: &[u8], id: SchemaId) {
         if let Some(i) = self.find(name) {
@@ -86,7 +107,7 @@ impl PropTable {
             if s == EMPTY {
                 return None;
             }
-            if *self.names[s as usize] == *key {
+            if bytes_eq(&self.names[s as usize], key) {
                 return Some(s as usize);
             }
             h = (h + 1) & self.mask;
@@ -181,7 +202,9 @@ pub(crate) struct SNode {
     pub unevaluated_props: Option<SchemaId>,
     pub unevaluated_items: Option<SchemaId>,
     pub known: Option<Box<Known>>,
-    /// Summary flags for the validator's fast path.
+    /// Summary flags for the validator's fast path. `leaf`: only `type`/`nullable` and
+    /// string or number keywords, so evaluation never recurses.
+    pub leaf: bool,
     pub has_string: bool,
     pub has_number: bool,
     pub has_object: bool,
@@ -702,6 +725,16 @@ impl<'r> Compiler<'r> {
             && n.const_.is_none()
             && !n.has_string
             && !n.has_number
+            && !n.has_object
+            && !n.has_array
+            && !n.has_inplace
+            && n.unevaluated_props.is_none();
+        n.leaf = !n.reject_all
+            && !n.accept_all
+            && !n.read_only
+            && !n.write_only
+            && n.enum_.is_none()
+            && n.const_.is_none()
             && !n.has_object
             && !n.has_array
             && !n.has_inplace
