@@ -24,7 +24,10 @@ impl Resolver for Local {
     }
 }
 
-fn load() -> Option<(Schemas, SchemaId, SchemaId, Vec<u8>, Vec<u8>)> {
+/// The compiled spec, the ids of `Large` and `Order`, and the two bodies.
+type Loaded = (Schemas, SchemaId, SchemaId, Vec<u8>, Vec<u8>);
+
+fn load() -> Option<Loaded> {
     let spec = std::fs::read_to_string(format!("{DIR}/bench-api.yaml")).ok()?;
     let large = std::fs::read(format!("{DIR}/large.json")).ok()?;
     let small = std::fs::read(format!("{DIR}/small.json")).ok()?;

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use palisade_json::{Kind, ValueRef};
 
-use crate::compile::{bytes_eq, Const, SNode};
+use crate::compile::{bytes_eq, Const, NumChecks, SNode};
 use crate::num;
 use crate::{Direction, Options, SchemaId, Schemas, TypeSet, Violation, ViolationKind};
 
@@ -500,17 +500,33 @@ impl<'a> Cx<'a> {
     }
 
     fn number(&mut self, n: &SNode, v: ValueRef<'_>, path: &Path<'_>) -> bool {
-        use std::cmp::Ordering::*;
         let text = v.raw();
         let int = fast_int(&v);
         let mut ok = true;
+        if let Some(c) = n.num.as_deref() {
+            self.bounds(c, text, int, path, &mut ok);
+            if !ok && self.bail() {
+                return false;
+            }
+        }
+        if let Some(f) = n.format {
+            if !f.check_number(text) {
+                self.fail(path, "format", || format!("must be a valid {}", f.name()));
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    fn bounds(&mut self, n: &NumChecks, text: &[u8], int: Option<i64>, path: &Path<'_>, ok: &mut bool) {
+        use std::cmp::Ordering::*;
         macro_rules! check {
             ($cond:expr, $kw:expr, $msg:expr) => {
                 if !$cond {
                     self.fail(path, $kw, || $msg);
-                    ok = false;
+                    *ok = false;
                     if self.bail() {
-                        return false;
+                        return;
                     }
                 }
             };
@@ -530,10 +546,6 @@ impl<'a> Cx<'a> {
         if let Some(m) = &n.multiple_of {
             check!(num::is_multiple(text, int, m), "multipleOf", format!("must be a multiple of {}", m.text));
         }
-        if let Some(f) = n.format {
-            check!(f.check_number(text), "format", format!("must be a valid {}", f.name()));
-        }
-        ok
     }
 
     fn object(&mut self, n: &SNode, v: ValueRef<'_>, path: &Path<'_>, slot: Ann) -> bool {

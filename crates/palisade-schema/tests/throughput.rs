@@ -23,7 +23,9 @@ impl Resolver for Local {
 #[ignore = "measurement, run explicitly in release"]
 fn best_batches() {
     let dir = "/work/shared/bench";
-    let (Ok(spec), Ok(large), Ok(small)) = (std::fs::read_to_string(format!("{dir}/bench-api.yaml")), std::fs::read(format!("{dir}/large.json")), std::fs::read(format!("{dir}/small.json"))) else {
+    let (Ok(spec), Ok(large), Ok(small)) =
+        (std::fs::read_to_string(format!("{dir}/bench-api.yaml")), std::fs::read(format!("{dir}/large.json")), std::fs::read(format!("{dir}/small.json")))
+    else {
         eprintln!("skipping: {dir} is missing");
         return;
     };
