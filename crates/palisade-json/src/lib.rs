@@ -148,6 +148,24 @@ fn special_bytes(w: u64) -> u64 {
     (quote | bslash | ctrl_or_high) & HI
 }
 
+/// Length of the prefix of `s` made of printable ASCII (0x20..=0x7F).
+#[inline]
+fn printable_prefix(s: &[u8]) -> usize {
+    let mut i = 0;
+    while i + 8 <= s.len() {
+        let w = u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
+        let m = (w.wrapping_sub(LO * 0x20) | w) & HI;
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < s.len() && (0x20..0x80).contains(&s[i]) {
+        i += 1;
+    }
+    i
+}
+
 impl Parser<'_, '_> {
     #[inline(always)]
     fn skip_ws(&self, mut p: usize) -> usize {
@@ -340,16 +358,23 @@ impl Parser<'_, '_> {
         let start = q + 1;
         let mut p = start;
         let mut flags = 0;
+        // Position of the next quote or backslash, once searched (kept so that strings with
+        // many non-ASCII characters are still scanned in linear time).
+        let mut stop = 0;
         loop {
-            // Fast scan, eight bytes at a time.
-            while p + 8 <= inp.len() {
-                let w = u64::from_le_bytes(inp[p..p + 8].try_into().unwrap());
-                let m = special_bytes(w);
+            // Short strings (most keys) end within the first word; longer ones are searched
+            // with memchr2 for the quote or backslash, then checked for printable ASCII.
+            if p + 8 <= inp.len() {
+                let m = special_bytes(u64::from_le_bytes(inp[p..p + 8].try_into().unwrap()));
                 if m != 0 {
                     p += (m.trailing_zeros() / 8) as usize;
-                    break;
+                } else {
+                    p += 8;
+                    if stop < p {
+                        stop = memchr::memchr2(b'"', b'\\', &inp[p..]).map_or(inp.len(), |i| p + i);
+                    }
+                    p += printable_prefix(&inp[p..stop]);
                 }
-                p += 8;
             }
             let Some(&b) = inp.get(p) else {
                 return err(inp.len(), "unterminated string");
@@ -451,11 +476,13 @@ impl Tape {
     }
 
     /// Number of tokens (values and keys) of the parsed document.
+    #[inline]
     pub fn token_count(&self) -> usize {
         self.tokens.len()
     }
 
     /// The value at token index `idx` (as given by [`ValueRef::index`]).
+    #[inline]
     pub fn get<'t>(&'t self, input: &'t [u8], idx: u32) -> ValueRef<'t> {
         assert!((idx as usize) < self.tokens.len());
         assert_eq!(input.len(), self.input_len);
@@ -485,11 +512,13 @@ impl<'t> ValueRef<'t> {
         &self.tape.tokens[self.idx as usize]
     }
 
+    #[inline]
     pub fn kind(&self) -> Kind {
         self.tok().kind
     }
 
     /// Index of this token on the tape (stable for the life of the parse).
+    #[inline]
     pub fn index(&self) -> u32 {
         self.idx
     }
@@ -506,17 +535,20 @@ impl<'t> ValueRef<'t> {
 
     /// The span of the input: string contents without the quotes (still escaped), number and
     /// literal text, containers from bracket to bracket.
+    #[inline]
     pub fn raw(&self) -> &'t [u8] {
         let t = self.tok();
         &self.input[t.start as usize..t.end as usize]
     }
 
     /// Byte offset of the value in the input (for strings, of the first content byte).
+    #[inline]
     pub fn offset(&self) -> usize {
         self.tok().start as usize
     }
 
     /// Whether this string contains backslash escapes (when not, `raw()` is its UTF-8 text).
+    #[inline]
     pub fn has_escapes(&self) -> bool {
         self.tok().flags & F_ESCAPED != 0
     }
@@ -535,16 +567,19 @@ impl<'t> ValueRef<'t> {
         Some(Cow::Owned(unescape(raw)))
     }
 
+    #[inline]
     pub fn as_bool(&self) -> Option<bool> {
         let t = self.tok();
         (t.kind == Kind::Bool).then_some(t.flags & F_TRUE != 0)
     }
 
+    #[inline]
     pub fn is_null(&self) -> bool {
         self.tok().kind == Kind::Null
     }
 
     /// The number's text as written (`-1.5e3`). `None` if not a number.
+    #[inline]
     pub fn number_text(&self) -> Option<&'t str> {
         if self.tok().kind != Kind::Number {
             return None;
@@ -553,6 +588,7 @@ impl<'t> ValueRef<'t> {
     }
 
     /// Whether the number is written without fraction and exponent.
+    #[inline]
     pub fn is_integer_text(&self) -> bool {
         let t = self.tok();
         t.kind == Kind::Number && t.flags & (F_FRAC | F_EXP) == 0
@@ -572,6 +608,7 @@ impl<'t> ValueRef<'t> {
     }
 
     /// Members (objects) or items (arrays); 0 for scalars.
+    #[inline]
     pub fn len(&self) -> usize {
         let t = self.tok();
         match t.kind {
@@ -580,12 +617,14 @@ impl<'t> ValueRef<'t> {
         }
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Object members as `(key, value)` in document order; keys are string values. Empty for
     /// non-objects.
+    #[inline]
     pub fn members(&self) -> Members<'t> {
         let t = self.tok();
         let (cur, end) = if t.kind == Kind::Object { (self.idx + 1, t.next) } else { (0, 0) };
@@ -593,6 +632,7 @@ impl<'t> ValueRef<'t> {
     }
 
     /// Array items in order. Empty for non-arrays.
+    #[inline]
     pub fn items(&self) -> Items<'t> {
         let t = self.tok();
         let (cur, end) = if t.kind == Kind::Array { (self.idx + 1, t.next) } else { (0, 0) };
@@ -600,11 +640,13 @@ impl<'t> ValueRef<'t> {
     }
 
     /// Member `name` of an object (the first one with that unescaped key).
+    #[inline]
     pub fn get(&self, name: &str) -> Option<ValueRef<'t>> {
         self.members().find(|(k, _)| k.str_eq(name)).map(|(_, v)| v)
     }
 
     /// Whether this string's value equals `s` (without allocating when there is no escape).
+    #[inline]
     pub fn str_eq(&self, s: &str) -> bool {
         let t = self.tok();
         if t.kind != Kind::String {

@@ -287,3 +287,22 @@ fn bench_file_if_present() {
         eprintln!("large.json: {:.2} GB/s", (data.len() * n) as f64 / secs / 1e9);
     }
 }
+
+#[test]
+fn long_non_ascii_strings_are_linear() {
+    // Many multi-byte characters in one long string: must not rescan to the quote each time.
+    let body = "é".repeat(200_000) + "a\\n" + &"x".repeat(100) + "😀";
+    let s = format!("\"{body}\"");
+    let start = std::time::Instant::now();
+    let t = parse(s.as_bytes()).unwrap();
+    assert!(start.elapsed().as_secs() < 2);
+    assert_eq!(t.root(s.as_bytes()).as_str().unwrap().chars().count(), 200_000 + 1 + 1 + 100 + 1);
+    // Errors after the fast path are still found at the right offset.
+    let mut bad_s = format!("\"{}", "a".repeat(100)).into_bytes();
+    bad_s.push(0x01);
+    bad_s.extend_from_slice(b"\"");
+    assert_eq!(bad(&bad_s).offset, 101);
+    let mut bad_s = format!("\"{}", "a".repeat(100)).into_bytes();
+    bad_s.extend_from_slice(b"\xff\"");
+    assert_eq!(bad(&bad_s).message, "invalid UTF-8 in string");
+}

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use palisade_json::{Kind, ValueRef};
 
-use crate::compile::{Const, SNode};
+use crate::compile::{bytes_eq, Const, NumChecks, SNode};
 use crate::num;
 use crate::{Direction, Options, SchemaId, Schemas, TypeSet, Violation, ViolationKind};
 
@@ -110,6 +110,18 @@ fn types_text(t: u8) -> String {
         }
     }
     parts.join(" or ")
+}
+
+#[inline(always)]
+fn type_fits(t: u8, kind: Kind, v: &ValueRef<'_>) -> bool {
+    match kind {
+        Kind::Null => t & TypeSet::NULL != 0,
+        Kind::Bool => t & TypeSet::BOOLEAN != 0,
+        Kind::String => t & TypeSet::STRING != 0,
+        Kind::Array => t & TypeSet::ARRAY != 0,
+        Kind::Object => t & TypeSet::OBJECT != 0,
+        Kind::Number => t & TypeSet::NUMBER != 0 || (t & TypeSet::INTEGER != 0 && (v.is_integer_text() || num::is_integral_text(v.raw()))),
+    }
 }
 
 /// `i64` value of a plain integer text of at most 18 digits (the common case), else `None`.
@@ -256,12 +268,12 @@ impl<'a> Cx<'a> {
     /// Record a violation (unless quiet).
     #[cold]
     #[inline(never)]
-    fn fail(&mut self, path: &Path<'_>, keyword: &'static str, message: String) {
+    fn fail(&mut self, path: &Path<'_>, keyword: &'static str, message: impl FnOnce() -> String) {
         if self.quiet > 0 || self.stop {
             return;
         }
         self.invalid = true;
-        self.push(ViolationKind::Invalid, path, keyword, message);
+        self.push(ViolationKind::Invalid, path, keyword, message());
     }
 
     fn push(&mut self, kind: ViolationKind, path: &Path<'_>, keyword: &'static str, message: String) {
@@ -329,8 +341,11 @@ impl<'a> Cx<'a> {
         if n.accept_all {
             return true;
         }
+        if n.leaf {
+            return self.leaf(n, v, path);
+        }
         if self.depth >= MAX_EVAL_DEPTH {
-            self.fail(path, "$ref", format!("schema evaluation deeper than {MAX_EVAL_DEPTH} levels"));
+            self.fail(path, "$ref", || format!("schema evaluation deeper than {MAX_EVAL_DEPTH} levels"));
             return false;
         }
         self.depth += 1;
@@ -339,9 +354,27 @@ impl<'a> Cx<'a> {
         r
     }
 
+    /// A schema with only type and scalar keywords.
+    #[inline(always)]
+    fn leaf(&mut self, n: &SNode, v: ValueRef<'_>, path: &Path<'_>) -> bool {
+        let kind = v.kind();
+        if n.types != 0 && !type_fits(n.types, kind, &v) {
+            if kind == Kind::Null && n.nullable {
+                return true;
+            }
+            self.fail(path, "type", || format!("must be {}, not {}", types_text(n.types), type_name(kind, &v)));
+            return false;
+        }
+        match kind {
+            Kind::String if n.has_string => self.string(n, v, path),
+            Kind::Number if n.has_number => self.number(n, v, path),
+            _ => true,
+        }
+    }
+
     fn eval_node(&mut self, n: &SNode, v: ValueRef<'_>, path: &Path<'_>, ann: Ann, top: bool) -> bool {
         if n.reject_all {
-            self.fail(path, "false", "no value is allowed here".into());
+            self.fail(path, "false", || "no value is allowed here".into());
             return false;
         }
         let kind = v.kind();
@@ -358,37 +391,29 @@ impl<'a> Cx<'a> {
             }};
         }
         if n.read_only && self.opts.direction == Direction::Request {
-            self.fail(path, "readOnly", "is read-only and must not be sent in a request".into());
+            self.fail(path, "readOnly", || "is read-only and must not be sent in a request".into());
             bad!();
         }
         if n.write_only && self.opts.direction == Direction::Response {
-            self.fail(path, "writeOnly", "is write-only and must not appear in a response".into());
+            self.fail(path, "writeOnly", || "is write-only and must not appear in a response".into());
             bad!();
         }
         if n.types != 0 {
             let t = n.types;
-            let fits = match kind {
-                Kind::Null => t & TypeSet::NULL != 0,
-                Kind::Bool => t & TypeSet::BOOLEAN != 0,
-                Kind::String => t & TypeSet::STRING != 0,
-                Kind::Array => t & TypeSet::ARRAY != 0,
-                Kind::Object => t & TypeSet::OBJECT != 0,
-                Kind::Number => t & TypeSet::NUMBER != 0 || (t & TypeSet::INTEGER != 0 && (v.is_integer_text() || num::is_integral_text(v.raw()))),
-            };
-            if !fits {
-                self.fail(path, "type", format!("must be {}, not {}", types_text(t), type_name(kind, &v)));
+            if !type_fits(t, kind, &v) {
+                self.fail(path, "type", || format!("must be {}, not {}", types_text(t), type_name(kind, &v)));
                 return false;
             }
         }
         if let Some(c) = &n.const_ {
             if !eq_const(&v, c) {
-                self.fail(path, "const", "must be equal to the constant".into());
+                self.fail(path, "const", || "must be equal to the constant".into());
                 bad!();
             }
         }
         if let Some(e) = &n.enum_ {
             if !e.iter().any(|c| eq_const(&v, c)) {
-                self.fail(path, "enum", format!("must be one of the {} allowed values", e.len()));
+                self.fail(path, "enum", || format!("must be one of the {} allowed values", e.len()));
                 bad!();
             }
         }
@@ -438,7 +463,7 @@ impl<'a> Cx<'a> {
             let chars = if need_count { count_chars(&s) as u64 } else { bytes };
             if let Some(m) = n.max_length {
                 if chars > m {
-                    self.fail(path, "maxLength", format!("must be at most {m} characters"));
+                    self.fail(path, "maxLength", || format!("must be at most {m} characters"));
                     ok = false;
                     if self.bail() {
                         return false;
@@ -448,7 +473,7 @@ impl<'a> Cx<'a> {
             if let Some(m) = n.min_length {
                 let chars = if need_count || bytes < m { chars } else { m };
                 if chars < m {
-                    self.fail(path, "minLength", format!("must be at least {m} characters"));
+                    self.fail(path, "minLength", || format!("must be at least {m} characters"));
                     ok = false;
                     if self.bail() {
                         return false;
@@ -458,7 +483,7 @@ impl<'a> Cx<'a> {
         }
         if let Some(p) = n.pattern {
             if !self.s.regexes[p as usize].is_match(&s) {
-                self.fail(path, "pattern", format!("must match the pattern {}", truncate(self.s.regexes[p as usize].as_str(), 48)));
+                self.fail(path, "pattern", || format!("must match the pattern {}", truncate(self.s.regexes[p as usize].as_str(), 48)));
                 ok = false;
                 if self.bail() {
                     return false;
@@ -467,7 +492,7 @@ impl<'a> Cx<'a> {
         }
         if let Some(f) = n.format {
             if !f.check_str(&s) {
-                self.fail(path, "format", format!("must be a valid {}", f.name()));
+                self.fail(path, "format", || format!("must be a valid {}", f.name()));
                 ok = false;
             }
         }
@@ -475,17 +500,33 @@ impl<'a> Cx<'a> {
     }
 
     fn number(&mut self, n: &SNode, v: ValueRef<'_>, path: &Path<'_>) -> bool {
-        use std::cmp::Ordering::*;
         let text = v.raw();
         let int = fast_int(&v);
         let mut ok = true;
+        if let Some(c) = n.num.as_deref() {
+            self.bounds(c, text, int, path, &mut ok);
+            if !ok && self.bail() {
+                return false;
+            }
+        }
+        if let Some(f) = n.format {
+            if !f.check_number(text) {
+                self.fail(path, "format", || format!("must be a valid {}", f.name()));
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    fn bounds(&mut self, n: &NumChecks, text: &[u8], int: Option<i64>, path: &Path<'_>, ok: &mut bool) {
+        use std::cmp::Ordering::*;
         macro_rules! check {
             ($cond:expr, $kw:expr, $msg:expr) => {
                 if !$cond {
-                    self.fail(path, $kw, $msg);
-                    ok = false;
+                    self.fail(path, $kw, || $msg);
+                    *ok = false;
                     if self.bail() {
-                        return false;
+                        return;
                     }
                 }
             };
@@ -505,10 +546,6 @@ impl<'a> Cx<'a> {
         if let Some(m) = &n.multiple_of {
             check!(num::is_multiple(text, int, m), "multipleOf", format!("must be a multiple of {}", m.text));
         }
-        if let Some(f) = n.format {
-            check!(f.check_number(text), "format", format!("must be a valid {}", f.name()));
-        }
-        ok
     }
 
     fn object(&mut self, n: &SNode, v: ValueRef<'_>, path: &Path<'_>, slot: Ann) -> bool {
@@ -525,21 +562,28 @@ impl<'a> Cx<'a> {
         let len = v.len() as u64;
         if let Some(m) = n.min_props {
             if len < m {
-                self.fail(path, "minProperties", format!("must have at least {m} properties"));
+                self.fail(path, "minProperties", || format!("must have at least {m} properties"));
                 bad!();
             }
         }
         if let Some(m) = n.max_props {
             if len > m {
-                self.fail(path, "maxProperties", format!("must have at most {m} properties"));
+                self.fail(path, "maxProperties", || format!("must have at most {m} properties"));
                 bad!();
             }
         }
         let mut found: u64 = 0;
+        // Documents tend to list properties in the schema's order: try the next one first.
+        let mut hint = 0usize;
         for (i, (k, val)) in v.members().enumerate() {
             let key = str_bytes(&k);
             let mut matched = false;
-            if let Some(p) = n.props.find(&key) {
+            let p = match n.props.names.get(hint) {
+                Some(name) if bytes_eq(name, &key) => Some(hint),
+                _ => n.props.find(&key),
+            };
+            if let Some(p) = p {
+                hint = p + 1;
                 matched = true;
                 if p < 64 {
                     found |= 1 << p;
@@ -564,7 +608,7 @@ impl<'a> Cx<'a> {
                 self.mark(slot, i);
                 let cp = path.key(&k);
                 if s.nodes[a.0 as usize].reject_all {
-                    self.fail(&cp, "additionalProperties", format!("property {} is not allowed", quoted(&key)));
+                    self.fail(&cp, "additionalProperties", || format!("property {} is not allowed", quoted(&key)));
                     bad!();
                 } else if !self.eval(a, val, &cp, None, true) {
                     bad!();
@@ -586,7 +630,7 @@ impl<'a> Cx<'a> {
                 _ => has_member(&v, &r.name),
             };
             if !present {
-                self.fail(path, "required", format!("missing required property {}", quoted(&r.name)));
+                self.fail(path, "required", || format!("missing required property {}", quoted(&r.name)));
                 bad!();
             }
         }
@@ -594,7 +638,7 @@ impl<'a> Cx<'a> {
             if has_member(&v, name) {
                 for d in deps {
                     if !has_member(&v, d) {
-                        self.fail(path, "dependentRequired", format!("property {} is required when {} is present", quoted(d), quoted(name)));
+                        self.fail(path, "dependentRequired", || format!("property {} is required when {} is present", quoted(d), quoted(name)));
                         bad!();
                     }
                 }
@@ -621,13 +665,13 @@ impl<'a> Cx<'a> {
         let len = v.len();
         if let Some(m) = n.min_items {
             if (len as u64) < m {
-                self.fail(path, "minItems", format!("must have at least {m} items"));
+                self.fail(path, "minItems", || format!("must have at least {m} items"));
                 bad!();
             }
         }
         if let Some(m) = n.max_items {
             if len as u64 > m {
-                self.fail(path, "maxItems", format!("must have at most {m} items"));
+                self.fail(path, "maxItems", || format!("must have at most {m} items"));
                 bad!();
             }
         }
@@ -658,19 +702,19 @@ impl<'a> Cx<'a> {
             }
             let min = n.min_contains.unwrap_or(1);
             if matches < min {
-                self.fail(path, "contains", format!("must contain at least {min} matching items ({matches} found)"));
+                self.fail(path, "contains", || format!("must contain at least {min} matching items ({matches} found)"));
                 bad!();
             }
             if let Some(max) = n.max_contains {
                 if matches > max {
-                    self.fail(path, "maxContains", format!("must contain at most {max} matching items ({matches} found)"));
+                    self.fail(path, "maxContains", || format!("must contain at most {max} matching items ({matches} found)"));
                     bad!();
                 }
             }
         }
         if n.unique_items && len > 1 {
             if let Some((a, b)) = self.duplicate(&v) {
-                self.fail(path, "uniqueItems", format!("items {a} and {b} are equal"));
+                self.fail(path, "uniqueItems", || format!("items {a} and {b} are equal"));
                 bad!();
             }
         }
@@ -678,6 +722,17 @@ impl<'a> Cx<'a> {
     }
 
     fn duplicate(&mut self, v: &ValueRef<'_>) -> Option<(u32, u32)> {
+        if v.len() <= 16 {
+            // Small arrays: pairwise, no memory needed.
+            for (i, a) in v.items().enumerate() {
+                for (j, b) in v.items().enumerate().skip(i + 1) {
+                    if eq_values(&a, &b, 0) {
+                        return Some((i as u32, j as u32));
+                    }
+                }
+            }
+            return None;
+        }
         let mut hashes = std::mem::take(&mut self.scratch.hashes);
         hashes.clear();
         hashes.extend(v.items().enumerate().map(|(i, x)| (hash_value(&x, 0), i as u32)));
@@ -727,7 +782,7 @@ impl<'a> Cx<'a> {
             alternatives = false;
             match v.members().find(|(k, _)| *str_bytes(k) == *d.property) {
                 None => {
-                    self.fail(path, "discriminator", format!("missing discriminator property {}", quoted(&d.property)));
+                    self.fail(path, "discriminator", || format!("missing discriminator property {}", quoted(&d.property)));
                     bad!();
                 }
                 Some((k, val)) => {
@@ -741,7 +796,7 @@ impl<'a> Cx<'a> {
                         None => {
                             let cp = path.key(&k);
                             let shown = if val.kind() == Kind::String { quoted(&value) } else { "a non-string".to_string() };
-                            self.fail(&cp, "discriminator", format!("{shown} is not a known value of {}", quoted(&d.property)));
+                            self.fail(&cp, "discriminator", || format!("{shown} is not a known value of {}", quoted(&d.property)));
                             bad!();
                         }
                     }
@@ -769,7 +824,7 @@ impl<'a> Cx<'a> {
                 }
             }
             if !any {
-                self.fail(path, "anyOf", format!("must match at least one of {} schemas", n.any_of.len()));
+                self.fail(path, "anyOf", || format!("must match at least one of {} schemas", n.any_of.len()));
                 bad!();
             }
         }
@@ -810,13 +865,13 @@ impl<'a> Cx<'a> {
             }
             if count != 1 {
                 let what = if count == 0 { "none" } else { "more than one" };
-                self.fail(path, "oneOf", format!("must match exactly one of {} schemas (matched {what})", n.one_of.len()));
+                self.fail(path, "oneOf", || format!("must match exactly one of {} schemas (matched {what})", n.one_of.len()));
                 bad!();
             }
         }
         if let Some(x) = n.not {
             if self.quietly(x, v, path, None) {
-                self.fail(path, "not", "must not match the schema in not".into());
+                self.fail(path, "not", || "must not match the schema in not".into());
                 bad!();
             }
         }
@@ -853,7 +908,7 @@ impl<'a> Cx<'a> {
                     }
                     let cp = path.key(&k);
                     if reject {
-                        self.fail(&cp, "unevaluatedProperties", format!("property {} is not allowed", quoted(&str_bytes(&k))));
+                        self.fail(&cp, "unevaluatedProperties", || format!("property {} is not allowed", quoted(&str_bytes(&k))));
                         ok = false;
                     } else if !self.eval(u, val, &cp, None, true) {
                         ok = false;
@@ -872,7 +927,7 @@ impl<'a> Cx<'a> {
                     }
                     let cp = path.index(i);
                     if self.s.nodes[u.0 as usize].reject_all {
-                        self.fail(&cp, "unevaluatedItems", "item is not allowed".into());
+                        self.fail(&cp, "unevaluatedItems", || "item is not allowed".into());
                         ok = false;
                     } else if !self.eval(u, item, &cp, None, true) {
                         ok = false;

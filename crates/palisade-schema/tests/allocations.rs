@@ -1,0 +1,145 @@
+//! Steady-state validation of valid instances allocates nothing: counted with a counting
+//! global allocator, over the shared benchmark bodies (when present) and an inline sample.
+//! `GlobalAlloc` is an unsafe trait: this test binary (not the library, which forbids unsafe
+//! code) allows it for the allocator wrapper only.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use palisade_config::yaml::{self, Node};
+use palisade_json::{parse_into, Limits, Tape};
+use palisade_schema::{Compiler, Dialect, Direction, DocId, Options, Resolved, Resolver, SchemaId, Schemas, Scratch};
+
+struct Counting;
+
+thread_local! {
+    // Per thread: tests run in parallel.
+    static ALLOCS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+fn allocs() -> usize {
+    ALLOCS.with(Cell::get)
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+struct Local(Node);
+
+impl Resolver for Local {
+    fn resolve(&self, _base: DocId, reference: &str) -> Result<Resolved<'_>, String> {
+        let pointer = reference.strip_prefix('#').ok_or("only local refs")?;
+        let mut node = &self.0;
+        for token in pointer.split('/').skip(1) {
+            node = node.get(&token.replace("~1", "/").replace("~0", "~")).ok_or("not found")?;
+        }
+        Ok(Resolved { doc: 0, pointer: pointer.to_string(), node })
+    }
+}
+
+fn compile(spec: &str, names: &[&str]) -> (Schemas, Vec<SchemaId>) {
+    let r = Local(yaml::parse(spec).unwrap());
+    let mut c = Compiler::new(Dialect::Oas30, &r);
+    let schemas = r.0.get("components").unwrap().get("schemas").unwrap();
+    let ids = names.iter().map(|n| c.compile(0, &format!("/components/schemas/{n}"), schemas.get(n).unwrap())).collect();
+    (c.finish().unwrap(), ids)
+}
+
+/// Allocations per (parse + validate) after warm-up.
+fn per_validation(s: &Schemas, id: SchemaId, body: &[u8]) -> f64 {
+    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 16 };
+    let mut tape = Tape::default();
+    let mut scratch = Scratch::default();
+    let mut out = Vec::new();
+    let limits = Limits::default();
+    for _ in 0..3 {
+        parse_into(body, &mut tape, &limits).unwrap();
+        assert!(s.validate_with(id, &tape, body, 0, &opts, &mut scratch, &mut out), "{out:?}");
+    }
+    let n = 100;
+    let before = allocs();
+    for _ in 0..n {
+        parse_into(body, &mut tape, &limits).unwrap();
+        assert!(s.validate_with(id, &tape, body, 0, &opts, &mut scratch, &mut out));
+        // The plain entry point too (its Scratch is empty and never grows for these schemas).
+        assert!(s.validate(id, &tape, body, &opts, &mut out));
+    }
+    (allocs() - before) as f64 / n as f64
+}
+
+#[test]
+fn zero_allocations_on_bench_bodies() {
+    let dir = "/work/shared/bench";
+    let (Ok(spec), Ok(large), Ok(small)) =
+        (std::fs::read_to_string(format!("{dir}/bench-api.yaml")), std::fs::read(format!("{dir}/large.json")), std::fs::read(format!("{dir}/small.json")))
+    else {
+        eprintln!("skipping: {dir} is missing");
+        return;
+    };
+    let (s, ids) = compile(&spec, &["Large", "Order"]);
+    let a = per_validation(&s, ids[0], &large);
+    let b = per_validation(&s, ids[1], &small);
+    eprintln!("allocations per validation: large.json {a}, small.json {b}");
+    assert_eq!(a, 0.0);
+    assert_eq!(b, 0.0);
+}
+
+#[test]
+fn zero_allocations_inline() {
+    let spec = r#"
+components:
+  schemas:
+    T:
+      type: object
+      required: [id, tags, when]
+      properties:
+        id: {type: integer, minimum: 1, multipleOf: 1}
+        tags: {type: array, uniqueItems: true, items: {type: string, pattern: '^[a-z]+$', maxLength: 8}}
+        when: {type: string, format: date-time}
+        kind: {type: string, enum: [a, b]}
+        big: {type: number, maximum: 1e30}
+        any: {oneOf: [{type: string}, {type: integer}]}
+"#;
+    let (s, ids) = compile(spec, &["T"]);
+    let body = br#"{"id": 9007199254740993, "tags": ["abc", "de"], "when": "2024-01-01T00:00:00Z", "kind": "a", "big": 12345678901234567890123, "any": 5}"#;
+    assert_eq!(per_validation(&s, ids[0], body), 0.0);
+}
+
+/// Alternatives fail quietly (no message is built), small uniqueItems arrays need no memory.
+#[test]
+fn zero_allocations_per_keyword() {
+    for (schema, body) in [
+        ("{type: integer, minimum: 1, multipleOf: 1}", "9007199254740993"),
+        ("{type: array, uniqueItems: true, items: {type: string, pattern: '^[a-z]+$', maxLength: 8}}", r#"["abc", "de"]"#),
+        ("{type: string, format: date-time}", r#""2024-01-01T00:00:00Z""#),
+        ("{type: string, enum: [a, b]}", r#""a""#),
+        ("{type: number, maximum: 1e30}", "12345678901234567890123"),
+        ("{oneOf: [{type: string}, {type: integer}]}", "5"),
+        ("{anyOf: [{type: string}, {type: object, required: [a]}, {type: integer}], not: {type: string}}", "5"),
+        ("{type: object, discriminator: {propertyName: t}, oneOf: [{$ref: '#/components/schemas/A'}]}", r#"{"t": "A", "a": "x"}"#),
+        ("{type: object, properties: {x: {readOnly: true}}, required: [x, y], additionalProperties: {type: string}}", r#"{"y": "s", "z": "t"}"#),
+    ] {
+        let spec = format!("components:\n  schemas:\n    T: {schema}\n    A: {{properties: {{a: {{type: string}}}}}}\n");
+        let (s, ids) = compile(&spec, &["T"]);
+        assert_eq!(per_validation(&s, ids[0], body.as_bytes()), 0.0, "{schema}");
+    }
+}
