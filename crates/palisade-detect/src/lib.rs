@@ -1,0 +1,163 @@
+//! The negative security model: every attacker-controlled input of a request is extracted
+//! with its location, decoded (bounded), and judged by detectors that understand the language
+//! of the payload (SQL, HTML/JavaScript, shell, file paths, templates, XML, LDAP, NoSQL...)
+//! rather than by keyword lists. Pure: no I/O; compiled once, shared by all workers.
+//!
+//! Contract between the parts (the implementation may add to it, not change it):
+//! - [`Category`], [`Level`], [`FieldKind`]: vocabulary.
+//! - [`Input`]: one value as a detector sees it: the raw text and its decoded form(s).
+//! - [`Detector`]: `check(&Input, Level) -> Option<Hit>`; one per attack family, each with its
+//!   own tokenizer or grammar, in its own module (`sqli`, `xss`, `cmdi`, `path`, ...).
+//! - [`Hit`]: detector, category, confidence, and the decoded fragment that triggered.
+#![forbid(unsafe_code)]
+
+use std::fmt;
+
+/// Attack families. `as_str` gives the names of the development corpus
+/// (`../shared/data/attack-corpus`) where they exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    Sqli,
+    Xss,
+    Cmdi,
+    PathTraversal,
+    Lfi,
+    Rfi,
+    Ssrf,
+    Xxe,
+    Ssti,
+    Log4Shell,
+    CodeInjection,
+    Deserialization,
+    Crlf,
+    Nosql,
+    Ldap,
+    Scanner,
+}
+
+impl Category {
+    pub const ALL: [Category; 16] = [
+        Category::Sqli,
+        Category::Xss,
+        Category::Cmdi,
+        Category::PathTraversal,
+        Category::Lfi,
+        Category::Rfi,
+        Category::Ssrf,
+        Category::Xxe,
+        Category::Ssti,
+        Category::Log4Shell,
+        Category::CodeInjection,
+        Category::Deserialization,
+        Category::Crlf,
+        Category::Nosql,
+        Category::Ldap,
+        Category::Scanner,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Sqli => "sqli",
+            Category::Xss => "xss",
+            Category::Cmdi => "cmdi",
+            Category::PathTraversal => "path-traversal",
+            Category::Lfi => "lfi",
+            Category::Rfi => "rfi",
+            Category::Ssrf => "ssrf",
+            Category::Xxe => "xxe",
+            Category::Ssti => "ssti",
+            Category::Log4Shell => "log4shell",
+            Category::CodeInjection => "code-injection",
+            Category::Deserialization => "deserialization",
+            Category::Crlf => "crlf",
+            Category::Nosql => "nosql",
+            Category::Ldap => "ldap",
+            Category::Scanner => "scanner",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Category> {
+        Category::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How eager the detectors are: `Strict` catches more at a small false-positive cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Level {
+    #[default]
+    Balanced,
+    Strict,
+}
+
+/// Where a value came from. Detectors may use it as context (a bare file name is suspicious
+/// in a file parameter, not in a comment; header values are not HTML).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldKind {
+    PathSegment,
+    QueryName,
+    QueryValue,
+    Header,
+    Cookie,
+    FormName,
+    FormValue,
+    MultipartValue,
+    MultipartFilename,
+    JsonKey,
+    JsonValue,
+    XmlText,
+    XmlAttribute,
+    /// A whole body of a type that is not parsed further (text/plain, unknown).
+    Body,
+    /// A whole XML document (for XXE).
+    XmlDocument,
+}
+
+/// One value as the detectors see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    /// As extracted (already URL-decoded once where the transport encodes: query and form
+    /// values, path segments).
+    pub raw: &'a str,
+    /// After the normalisation pipeline (further URL layers, `%u`, HTML entities, JS/CSS
+    /// escapes, null bytes removed...). Equal to `raw` when nothing was decoded.
+    pub decoded: &'a str,
+    pub field: FieldKind,
+}
+
+/// A detection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    /// Stable detector name (`sqli`, `xss`, `cmdi`, `path`, ...); used in rules to skip it.
+    pub detector: &'static str,
+    pub category: Category,
+    /// 0..=100: how sure the detector is. `Balanced` blocks at 60 and above, `Strict` at 40.
+    pub confidence: u8,
+    /// The decoded fragment that triggered, truncated (at most 64 bytes, on a char boundary).
+    pub fragment: String,
+    /// Short reason, e.g. `string breakout then UNION SELECT`.
+    pub why: &'static str,
+}
+
+/// One attack family.
+pub trait Detector: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit>;
+}
+
+/// Cut `s` to at most `max` bytes on a char boundary (for [`Hit::fragment`]).
+pub fn truncate(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
