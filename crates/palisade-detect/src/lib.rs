@@ -161,3 +161,17 @@ pub fn truncate(s: &str, max: usize) -> &str {
     }
     &s[..end]
 }
+
+// Around the detectors: decoding, extraction, the engine, its settings and pipeline stage,
+// corpus evaluation.
+pub mod decode;
+pub mod engine;
+pub mod eval;
+pub mod extract;
+pub mod registry;
+pub mod settings;
+pub mod stage;
+
+pub use engine::{Engine, EngineConfig, Finding};
+pub use settings::Settings;
+pub use stage::DetectionStage;

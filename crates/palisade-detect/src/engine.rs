@@ -1,0 +1,384 @@
+//! The detection engine: compiled once from settings, shared by all workers.
+//!
+//! For each value the extractor yields ([`crate::extract`]), the engine
+//! 1. classifies its bytes with one 256-entry table lookup per byte into a bit set of the
+//!    detector families the value could concern, plus "may need decoding" and "could be
+//!    base64" bits (the fast path: a short alphanumeric value touches no detector and no
+//!    decoder);
+//! 2. decodes it into candidates when it may hold encodings ([`crate::decode`]);
+//! 3. runs each detector whose family bits are set by the candidate (detectors with a name
+//!    not in [`FAMILIES`] see every value), keeps hits at or above the level's threshold
+//!    (Balanced 60, Strict 40) that no exclusion covers, and reports at most one finding
+//!    per detector and value.
+
+use std::fmt;
+use std::ops::ControlFlow;
+
+use palisade_core::{Phase, RequestView};
+
+use crate::decode::{self, Decoder, Transforms, BASE64_MIN_LEN};
+use crate::extract::{self, Counts, Exceeded, Extractor, Location, Stop};
+use crate::{Category, Detector, FieldKind, Input, Level};
+
+#[cfg(test)]
+mod tests;
+
+/// Per-family pre-filter: detector names (aliases share a family) and the ASCII punctuation
+/// that may carry the family's attacks. Letters and digits never do; control characters and
+/// non-ASCII bytes always may (for every family); a space only where listed.
+///
+/// The rule for adding a byte to a family's list is conservative: a value made only of
+/// letters, digits and the bytes *not* listed must be unable to carry that family's attacks
+/// in any context (an SQL injection in a numeric context needs at least a space or a
+/// punctuation mark: `1 or 1=1`, `1/**/or/**/1`, `(1)or(1)`; markup needs `<`, a quote, `:`,
+/// `=`, `(`...).
+pub const FAMILIES: &[(&[&str], &str)] = &[
+    (&["sqli", "sql"], " !\"#$%&'()*+,-/:;<=>?[\\]^`{|}~"),
+    (&["xss", "html"], "\"'`()<>:=&\\%{}[];"),
+    (&["cmdi", "shell"], " !\"#$%&'()*-/;<>?[\\]^`{|}~"),
+    (&["path", "lfi", "path-traversal", "traversal", "rfi"], "./\\:%~$"),
+    (&["ssti", "template"], "{}$#<>%[]()*@=|"),
+    (&["xxe", "xml"], "<&%"),
+    (&["log4shell", "jndi"], "${}%"),
+    (&["code", "code-injection"], "()`;$'\"[]{}<>\\"),
+    (&["crlf"], "%\\"),
+    (&["nosql"], "${}[]'\";()=|&:"),
+    (&["ldap"], "*()|&=!\\~<>"),
+    (&["ssrf"], ":/@.[]%\\"),
+];
+
+/// Bits of the class table beyond the families.
+const DECODE: u32 = 1 << 30;
+const NON_B64: u32 = 1 << 29;
+/// Families bits are `1 << index in FAMILIES`.
+const ALL_FAMILIES: u32 = (1 << FAMILIES.len()) - 1;
+
+fn family_of(name: &str) -> Option<usize> {
+    FAMILIES.iter().position(|(names, _)| names.contains(&name))
+}
+
+fn class_table() -> [u32; 256] {
+    let mut t = [0u32; 256];
+    for (b, slot) in t.iter_mut().enumerate() {
+        let b = b as u8;
+        let mut m = 0;
+        if !(0x20..0x7F).contains(&b) {
+            m |= ALL_FAMILIES;
+        } else {
+            for (i, (_, triggers)) in FAMILIES.iter().enumerate() {
+                if triggers.as_bytes().contains(&b) {
+                    m |= 1 << i;
+                }
+            }
+        }
+        if matches!(b, b'%' | b'&' | b'\\' | 0) {
+            m |= DECODE;
+        }
+        if !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_')) {
+            m |= NON_B64;
+        }
+        *slot = m;
+    }
+    t
+}
+
+/// Blocking threshold of a level: Balanced 60, Strict 40.
+pub fn threshold(level: Level) -> u8 {
+    match level {
+        Level::Balanced => 60,
+        Level::Strict => 40,
+    }
+}
+
+/// Skip a detector (or a category, or `*` for all) for locations matching a pattern:
+/// `*` matches within one path step (no `/`), `**` matches anything; case-insensitive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exclusion {
+    pub detector: String,
+    pub location: String,
+}
+
+impl Exclusion {
+    fn covers(&self, detector: &str, category: Category, location: &str) -> bool {
+        (self.detector == "*" || self.detector == detector || self.detector == category.as_str()) && glob(self.location.as_bytes(), location.as_bytes())
+    }
+}
+
+/// Glob match: `*` any run without `/`, `**` any run; ASCII case-insensitive. O(p·s).
+pub fn glob(pattern: &[u8], s: &[u8]) -> bool {
+    // dp[j]: pattern[..i] matches s[..j].
+    let mut dp = vec![false; s.len() + 1];
+    dp[0] = true;
+    let mut i = 0;
+    while i < pattern.len() {
+        let mut next = vec![false; s.len() + 1];
+        if pattern[i] == b'*' {
+            let any = pattern.get(i + 1) == Some(&b'*');
+            for j in 0..=s.len() {
+                next[j] = dp[j] || (j > 0 && next[j - 1] && (any || s[j - 1] != b'/'));
+            }
+            i += if any { 2 } else { 1 };
+        } else {
+            for j in 1..=s.len() {
+                next[j] = dp[j - 1] && pattern[i].eq_ignore_ascii_case(&s[j - 1]);
+            }
+            i += 1;
+        }
+        dp = next;
+    }
+    dp[s.len()]
+}
+
+/// What the engine is built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    pub level: Level,
+    /// Headers inspected besides [`extract::DEFAULT_HEADERS`].
+    pub headers: Vec<String>,
+    pub exclusions: Vec<Exclusion>,
+    pub limits: extract::Limits,
+    pub decode: decode::Limits,
+    /// Stop inspecting a request after this many findings.
+    pub max_findings: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            level: Level::Balanced,
+            headers: Vec::new(),
+            exclusions: Vec::new(),
+            limits: extract::Limits::default(),
+            decode: decode::Limits::default(),
+            max_findings: 8,
+        }
+    }
+}
+
+/// One detection in a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub detector: &'static str,
+    pub category: Category,
+    pub confidence: u8,
+    /// Rendered [`Location`], e.g. `query.id`, `body/users/3/name`.
+    pub location: String,
+    pub field: FieldKind,
+    /// The decoded fragment that triggered (at most 64 bytes).
+    pub fragment: String,
+    pub why: &'static str,
+    /// The decodings that revealed it (empty: the raw value).
+    pub transforms: Transforms,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}, confidence {}) at {} via {}: {}",
+            self.detector,
+            self.why,
+            self.confidence,
+            self.location,
+            self.transforms,
+            self.fragment.escape_debug()
+        )
+    }
+}
+
+/// The result of inspecting one phase of a request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    /// Set when a limit stopped extraction: the rest of the phase was not inspected.
+    pub exceeded: Option<Exceeded>,
+    pub counts: Counts,
+}
+
+impl Report {
+    pub fn clear(&mut self) {
+        self.findings.clear();
+        self.exceeded = None;
+        self.counts = Counts::default();
+    }
+}
+
+/// Reusable per-worker buffers.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    pub decoder: Decoder,
+    pub extract: extract::Scratch,
+}
+
+struct Entry {
+    det: Box<dyn Detector>,
+    /// Family bit; 0 = no pre-filter.
+    bit: u32,
+    /// Whether it sees whole XML documents.
+    xml_document: bool,
+}
+
+/// The compiled engine.
+pub struct Engine {
+    detectors: Vec<Entry>,
+    table: [u32; 256],
+    extractor: Extractor,
+    config: EngineConfig,
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine").field("detectors", &self.detector_names()).field("config", &self.config).finish()
+    }
+}
+
+impl Engine {
+    /// The built-in detectors ([`crate::registry::detectors`]).
+    pub fn new(config: EngineConfig) -> Result<Engine, String> {
+        Engine::with_detectors(crate::registry::detectors(), config)
+    }
+
+    pub fn with_detectors(detectors: Vec<Box<dyn Detector>>, config: EngineConfig) -> Result<Engine, String> {
+        let extractor = Extractor::new(&config.headers, config.limits)?;
+        let detectors = detectors
+            .into_iter()
+            .map(|det| {
+                let fam = family_of(det.name());
+                let bit = fam.map_or(0, |i| 1 << i);
+                let xml_document = fam == family_of("xxe");
+                Entry { det, bit, xml_document }
+            })
+            .collect();
+        Ok(Engine { detectors, table: class_table(), extractor, config })
+    }
+
+    pub fn detector_names(&self) -> Vec<&'static str> {
+        self.detectors.iter().map(|e| e.det.name()).collect()
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Scratch buffers sized for this engine.
+    pub fn scratch(&self) -> Scratch {
+        Scratch { decoder: Decoder::new(self.config.decode), extract: extract::Scratch::default() }
+    }
+
+    /// Both phases at the configured level, with fresh buffers (tests, tools). The proxy uses
+    /// [`Engine::inspect_phase`] with per-worker scratch.
+    pub fn inspect(&self, req: &RequestView<'_>) -> Vec<Finding> {
+        let mut scratch = self.scratch();
+        let mut report = Report::default();
+        self.inspect_phase(req, Phase::Head, self.config.level, &mut scratch, &mut report);
+        let head = std::mem::take(&mut report.findings);
+        self.inspect_phase(req, Phase::Body, self.config.level, &mut scratch, &mut report);
+        let mut all = head;
+        all.append(&mut report.findings);
+        all
+    }
+
+    /// Inspect one phase (head: path, query, headers, cookies; body: the body) into `report`
+    /// (cleared first).
+    pub fn inspect_phase(&self, req: &RequestView<'_>, phase: Phase, level: Level, scratch: &mut Scratch, report: &mut Report) {
+        report.clear();
+        let Scratch { decoder, extract } = scratch;
+        decoder.set_limits(self.config.decode);
+        let mut f = |field: &extract::Field<'_>| self.scan(field.value, field.kind, &field.location, level, decoder, &mut report.findings);
+        let (counts, r) = match phase {
+            Phase::Head => self.extractor.head(req, extract, &mut f),
+            Phase::Body => self.extractor.body(req, extract, &mut f),
+        };
+        report.counts = counts;
+        if let Err(Stop::Exceeded(e)) = r {
+            report.exceeded = Some(e);
+        }
+    }
+
+    /// Inspect one value (corpus evaluation, benchmarks, tests).
+    pub fn inspect_value(&self, value: &str, kind: FieldKind, location: &Location<'_>, level: Level, scratch: &mut Scratch, findings: &mut Vec<Finding>) {
+        let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings);
+    }
+
+    #[inline]
+    fn classify(&self, s: &str) -> u32 {
+        let mut m = 0;
+        for &b in s.as_bytes() {
+            m |= self.table[b as usize];
+        }
+        m
+    }
+
+    fn scan(&self, raw: &str, kind: FieldKind, loc: &Location<'_>, level: Level, dec: &mut Decoder, out: &mut Vec<Finding>) -> ControlFlow<()> {
+        let mask = self.classify(raw);
+        let mut fired = 0u64;
+        let mut location: Option<String> = None;
+        let may_b64 = mask & NON_B64 == 0 && raw.len() >= BASE64_MIN_LEN;
+        if mask & DECODE == 0 && !may_b64 {
+            if mask & ALL_FAMILIES == 0 && self.detectors.iter().all(|d| d.bit != 0) {
+                return ControlFlow::Continue(());
+            }
+            let input = Input { raw, decoded: raw, field: kind };
+            return self.run(&input, mask, Transforms::NONE, level, loc, &mut location, &mut fired, out);
+        }
+        let cands = dec.decode(raw);
+        for c in cands.iter() {
+            let cmask = if c.transforms.is_empty() { mask } else { self.classify(c.text) };
+            let input = Input { raw, decoded: c.text, field: kind };
+            self.run(&input, cmask, c.transforms, level, loc, &mut location, &mut fired, out)?;
+        }
+        ControlFlow::Continue(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        input: &Input<'_>,
+        mask: u32,
+        transforms: Transforms,
+        level: Level,
+        loc: &Location<'_>,
+        location: &mut Option<String>,
+        fired: &mut u64,
+        out: &mut Vec<Finding>,
+    ) -> ControlFlow<()> {
+        let threshold = threshold(level);
+        for (i, e) in self.detectors.iter().enumerate() {
+            let bit = 1u64 << (i & 63);
+            if *fired & bit != 0 && i < 64 {
+                continue;
+            }
+            if (input.field == FieldKind::XmlDocument) != e.xml_document && input.field == FieldKind::XmlDocument {
+                continue;
+            }
+            if e.bit != 0 && mask & e.bit == 0 {
+                continue;
+            }
+            let Some(hit) = e.det.check(input, level) else { continue };
+            if hit.confidence < threshold {
+                continue;
+            }
+            let loc_str = location.get_or_insert_with(|| loc.to_string());
+            if self.config.exclusions.iter().any(|x| x.covers(hit.detector, hit.category, loc_str)) {
+                continue;
+            }
+            if i < 64 {
+                *fired |= bit;
+            }
+            out.push(Finding {
+                detector: hit.detector,
+                category: hit.category,
+                confidence: hit.confidence,
+                location: loc_str.clone(),
+                field: input.field,
+                fragment: crate::truncate(&hit.fragment, 64).to_string(),
+                why: hit.why,
+                transforms,
+            });
+            if out.len() >= self.config.max_findings {
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}

@@ -1,0 +1,278 @@
+//! Corpus evaluation: place each labelled value of a JSON-lines corpus in several locations of
+//! a request (query value, form field, JSON string, header, cookie), encoded as a client would
+//! send it, run the engine over the request, and count detections per category and location,
+//! with the time spent per value. Attack rows give the detection rate, benign rows the
+//! false-positive rate.
+//!
+//! Corpus format (`../shared/data/attack-corpus/corpus.jsonl`, `data/benign/*.jsonl`): one
+//! object a line with `label` (`attack` | `benign`), `category`, `source`, `value`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use palisade_core::{Phase, RequestView};
+
+use crate::engine::{Engine, Report};
+
+#[cfg(test)]
+mod tests;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Label {
+    Attack,
+    Benign,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sample {
+    pub label: Label,
+    pub category: String,
+    pub source: String,
+    pub value: String,
+}
+
+/// Parse a JSON-lines corpus (blank lines skipped). Errors name the line.
+pub fn parse_corpus(text: &str) -> Result<Vec<Sample>, String> {
+    let mut out = Vec::new();
+    let mut tape = palisade_json::Tape::default();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let err = |m: &str| format!("line {}: {m}", i + 1);
+        palisade_json::parse_into(line.as_bytes(), &mut tape, &palisade_json::Limits::default()).map_err(|e| err(e.message))?;
+        let root = tape.root(line.as_bytes());
+        let get = |k: &str| root.get(k).and_then(|v| v.as_str()).map(|s| s.into_owned());
+        let label = match get("label").as_deref() {
+            Some("attack") => Label::Attack,
+            Some("benign") => Label::Benign,
+            _ => return Err(err("`label` must be attack or benign")),
+        };
+        let value = get("value").ok_or_else(|| err("no string `value`"))?;
+        out.push(Sample { label, category: get("category").unwrap_or_default(), source: get("source").unwrap_or_default(), value });
+    }
+    Ok(out)
+}
+
+/// Where a value is placed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Place {
+    Query,
+    Form,
+    Json,
+    Header,
+    Cookie,
+}
+
+impl Place {
+    pub const ALL: [Place; 5] = [Place::Query, Place::Form, Place::Json, Place::Header, Place::Cookie];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Place::Query => "query",
+            Place::Form => "form",
+            Place::Json => "json",
+            Place::Header => "header",
+            Place::Cookie => "cookie",
+        }
+    }
+}
+
+/// An owned request to take a [`RequestView`] of.
+#[derive(Clone, Debug)]
+pub struct OwnedRequest {
+    pub method: http::Method,
+    pub path: String,
+    pub query: Option<String>,
+    pub headers: http::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl OwnedRequest {
+    pub fn new(method: http::Method, path: &str) -> Self {
+        OwnedRequest { method, path: path.to_string(), query: None, headers: http::HeaderMap::new(), body: Vec::new() }
+    }
+
+    pub fn view(&self) -> RequestView<'_> {
+        RequestView {
+            request_id: "eval",
+            app: "eval",
+            client_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+            method: &self.method,
+            path: &self.path,
+            query: self.query.as_deref(),
+            headers: &self.headers,
+            body: &self.body,
+            body_truncated: false,
+            tls: false,
+        }
+    }
+}
+
+/// Percent-encode everything but the unreserved characters (RFC 3986).
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 3);
+    for &b in s.as_bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// The request a client would send with `value` at `place`; `None` when the value cannot be
+/// sent there (control characters in a header).
+pub fn build(place: Place, value: &str) -> Option<OwnedRequest> {
+    let mut r = OwnedRequest::new(http::Method::GET, "/api/items");
+    match place {
+        Place::Query => r.query = Some(format!("q={}", percent_encode(value))),
+        Place::Form => {
+            r.method = http::Method::POST;
+            r.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/x-www-form-urlencoded"));
+            r.body = format!("q={}", percent_encode(value)).into_bytes();
+        }
+        Place::Json => {
+            r.method = http::Method::POST;
+            r.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+            let mut s = String::from("{\"q\":");
+            palisade_openapi::params::write_json_str(&mut s, value);
+            s.push('}');
+            r.body = s.into_bytes();
+        }
+        Place::Header => {
+            let v = http::HeaderValue::from_bytes(value.trim_matches([' ', '\t']).as_bytes()).ok()?;
+            r.headers.insert(http::header::USER_AGENT, v);
+        }
+        Place::Cookie => {
+            let v = http::HeaderValue::from_str(&format!("session={}", percent_encode(value))).ok()?;
+            r.headers.insert(http::header::COOKIE, v);
+        }
+    }
+    Some(r)
+}
+
+/// Counts of one (category, place) cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cell {
+    pub total: usize,
+    pub detected: usize,
+    /// Values that could not be placed there.
+    pub skipped: usize,
+    pub nanos: u128,
+}
+
+impl Cell {
+    pub fn rate(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.detected as f64 / self.total as f64
+        }
+    }
+}
+
+/// Results keyed by (label, category, place).
+#[derive(Clone, Debug, Default)]
+pub struct Evaluation {
+    pub cells: BTreeMap<(Label, String, Place), Cell>,
+    pub places: Vec<Place>,
+    /// Some detected attack values per category (for looking at misses and hits).
+    pub examples_missed: BTreeMap<String, Vec<String>>,
+    pub examples_fp: Vec<(String, String)>,
+}
+
+impl Evaluation {
+    /// Totals over places for a label and category.
+    pub fn total(&self, label: Label, category: &str) -> Cell {
+        let mut c = Cell::default();
+        for ((l, cat, _), v) in &self.cells {
+            if *l == label && cat == category {
+                c.total += v.total;
+                c.detected += v.detected;
+                c.skipped += v.skipped;
+                c.nanos += v.nanos;
+            }
+        }
+        c
+    }
+
+    /// Totals over all categories of a label, per place.
+    pub fn by_place(&self, label: Label, place: Place) -> Cell {
+        let mut c = Cell::default();
+        for ((l, _, p), v) in &self.cells {
+            if *l == label && *p == place {
+                c.total += v.total;
+                c.detected += v.detected;
+                c.nanos += v.nanos;
+            }
+        }
+        c
+    }
+
+    /// A plain-text table: detection (attacks) or false-positive (benign) rate per category
+    /// and place, and µs per value.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = write!(out, "{:<8} {:<28} {:>7}", "label", "category", "values");
+        for p in &self.places {
+            let _ = write!(out, " {:>7}", p.as_str());
+        }
+        let _ = writeln!(out, " {:>7} {:>8}", "all", "us/value");
+        let mut keys: Vec<(Label, String)> = self.cells.keys().map(|(l, c, _)| (*l, c.clone())).collect();
+        keys.dedup();
+        for (label, cat) in keys {
+            let t = self.total(label, &cat);
+            let n = t.total / self.places.len().max(1);
+            let _ = write!(out, "{:<8} {:<28} {:>7}", if label == Label::Attack { "attack" } else { "benign" }, cat, n);
+            for p in &self.places {
+                let c = self.cells.get(&(label, cat.clone(), *p)).copied().unwrap_or_default();
+                let _ = write!(out, " {:>6.1}%", 100.0 * c.rate());
+            }
+            let us = if t.total == 0 { 0.0 } else { t.nanos as f64 / t.total as f64 / 1000.0 };
+            let _ = writeln!(out, " {:>6.1}% {:>8.2}", 100.0 * t.rate(), us);
+        }
+        out
+    }
+}
+
+/// Run `engine` over every sample at every place.
+pub fn evaluate(engine: &Engine, samples: &[Sample], places: &[Place]) -> Evaluation {
+    let mut ev = Evaluation { places: places.to_vec(), ..Evaluation::default() };
+    let mut scratch = engine.scratch();
+    let mut report = Report::default();
+    let level = engine.config().level;
+    for s in samples {
+        for &place in places {
+            let cell = ev.cells.entry((s.label, s.category.clone(), place)).or_default();
+            let Some(req) = build(place, &s.value) else {
+                cell.skipped += 1;
+                continue;
+            };
+            let view = req.view();
+            let t0 = Instant::now();
+            engine.inspect_phase(&view, Phase::Head, level, &mut scratch, &mut report);
+            let mut hit = !report.findings.is_empty() || report.exceeded.is_some();
+            if !hit && !req.body.is_empty() {
+                engine.inspect_phase(&view, Phase::Body, level, &mut scratch, &mut report);
+                hit = !report.findings.is_empty() || report.exceeded.is_some();
+            }
+            cell.nanos += t0.elapsed().as_nanos();
+            cell.total += 1;
+            if hit {
+                cell.detected += 1;
+                if s.label == Label::Benign && ev.examples_fp.len() < 50 {
+                    ev.examples_fp.push((place.as_str().to_string(), s.value.clone()));
+                }
+            } else if s.label == Label::Attack && place == Place::Query {
+                let v = ev.examples_missed.entry(s.category.clone()).or_default();
+                if v.len() < 10 {
+                    v.push(s.value.clone());
+                }
+            }
+        }
+    }
+    ev
+}

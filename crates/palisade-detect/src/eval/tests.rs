@@ -1,0 +1,40 @@
+use super::*;
+
+#[test]
+fn parses_corpus_lines() {
+    let text = "{\"label\": \"attack\", \"category\": \"sqli\", \"source\": \"x\", \"value\": \"1' or '1'='1\"}\n\n\
+                {\"label\": \"benign\", \"category\": \"benign\", \"source\": \"y\", \"value\": \"caf\\u00e9\"}\n";
+    let s = parse_corpus(text).unwrap();
+    assert_eq!(s.len(), 2);
+    assert_eq!((s[0].label, s[0].category.as_str(), s[0].value.as_str()), (Label::Attack, "sqli", "1' or '1'='1"));
+    assert_eq!((s[1].label, s[1].value.as_str()), (Label::Benign, "café"));
+    assert!(parse_corpus("{\"label\": \"x\", \"value\": \"v\"}").unwrap_err().starts_with("line 1"));
+    assert!(parse_corpus("{\"label\": \"attack\"}").is_err());
+}
+
+#[test]
+fn builds_each_place_so_that_extraction_gives_the_value_back() {
+    let engine = crate::Engine::with_detectors(Vec::new(), crate::EngineConfig::default()).unwrap();
+    let value = "a'b \"c\"; d=1&e+f%20<g>\\h é";
+    for place in Place::ALL {
+        let req = build(place, value).unwrap();
+        let mut got = Vec::new();
+        let mut sc = crate::extract::Scratch::default();
+        let mut f = |fl: &crate::extract::Field<'_>| {
+            if matches!(fl.kind, crate::FieldKind::QueryValue | crate::FieldKind::FormValue | crate::FieldKind::JsonValue | crate::FieldKind::Header)
+                || (fl.kind == crate::FieldKind::Cookie && fl.value != "session")
+            {
+                got.push(fl.value.to_string());
+            }
+            std::ops::ControlFlow::Continue(())
+        };
+        let ex = crate::extract::Extractor::default();
+        let _ = ex.head(&req.view(), &mut sc, &mut f);
+        let _ = ex.body(&req.view(), &mut sc, &mut f);
+        assert_eq!(got, vec![value.to_string()], "{place:?}");
+    }
+    assert!(build(Place::Header, "a\r\nb").is_none());
+    let ev = evaluate(&engine, &parse_corpus("{\"label\": \"benign\", \"category\": \"benign\", \"value\": \"x\"}").unwrap(), &Place::ALL);
+    assert_eq!(ev.total(Label::Benign, "benign").total, 5);
+    assert!(ev.table().contains("benign"));
+}

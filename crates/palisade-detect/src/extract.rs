@@ -1,0 +1,463 @@
+//! Every attacker-controlled value of a request, with where it came from.
+//!
+//! Head: path segments (percent-decoded; the whole path too when it holds `..`), query names
+//! and values, the configured headers (by default `User-Agent`, `Referer`,
+//! `X-Forwarded-For`, `X-Forwarded-Host`, `Origin`), cookie names and values. Body, by
+//! `Content-Type`: form fields, multipart field names, values and file names (file contents
+//! are not inspected), JSON (every key and every string at any depth, numbers as text), XML
+//! (the whole document for XXE, then text, CDATA and attribute values), and the raw text of
+//! any other type. A body that does not parse as its type is inspected as raw text.
+//!
+//! Values are handed to a callback as [`Field`]s that borrow from the request and from a
+//! reusable [`Scratch`]; the [`Location`] is rendered to a string only when asked (a
+//! finding), so extraction does not allocate per value. Bounded by [`Limits`] per phase
+//! (number of values, bytes of values): exceeding them stops extraction and is reported as
+//! [`Stop::Exceeded`], never silently ignored.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use palisade_core::RequestView;
+use palisade_openapi::media::{self, MediaKind};
+use palisade_openapi::{multipart, xml};
+
+use crate::decode::transport_decode;
+use crate::FieldKind;
+
+#[cfg(test)]
+mod tests;
+
+/// Bounds of one phase (head or body) of one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Values handed to the detectors.
+    pub max_values: usize,
+    /// Total bytes of those values.
+    pub max_bytes: usize,
+    /// JSON nesting depth.
+    pub max_depth: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_values: 10_000, max_bytes: 4 << 20, max_depth: 128 }
+    }
+}
+
+/// Which limit was exceeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exceeded {
+    Values { limit: usize },
+    Bytes { limit: usize },
+}
+
+impl fmt::Display for Exceeded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Exceeded::Values { limit } => write!(f, "more than {limit} values to inspect"),
+            Exceeded::Bytes { limit } => write!(f, "more than {limit} bytes to inspect"),
+        }
+    }
+}
+
+/// Why extraction stopped before the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The callback asked to stop.
+    Caller,
+    Exceeded(Exceeded),
+}
+
+/// One step of a JSON path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg<'a> {
+    Key(Cow<'a, str>),
+    Index(usize),
+}
+
+/// Where a value is in the request. Rendered (`Display`) as `path[2]`, `path`, `query.id`,
+/// `header.User-Agent`, `cookie.session`, `body`, `body/comment` (form and multipart fields),
+/// `body/users/3/name` (JSON; `/` and `~` in keys escaped as in JSON Pointer), `body/doc/item`
+/// and `body/doc/item/@id` (XML).
+#[derive(Clone, Copy, Debug)]
+pub enum Location<'a> {
+    PathSegment(usize),
+    /// The whole path (inspected when it holds `..`).
+    Path,
+    Query(&'a str),
+    Header(&'a str),
+    Cookie(&'a str),
+    Body,
+    /// A form or multipart field.
+    Field(&'a str),
+    Json(&'a [Seg<'a>]),
+    /// Element names from the root, and the attribute name.
+    Xml(&'a [&'a str], Option<&'a str>),
+}
+
+fn write_pointer_seg(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+    if !s.contains(['/', '~']) {
+        return f.write_str(s);
+    }
+    for c in s.chars() {
+        match c {
+            '~' => f.write_str("~0")?,
+            '/' => f.write_str("~1")?,
+            c => write!(f, "{c}")?,
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Location<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::PathSegment(i) => write!(f, "path[{i}]"),
+            Location::Path => f.write_str("path"),
+            Location::Query(n) => write!(f, "query.{n}"),
+            Location::Header(n) => write!(f, "header.{n}"),
+            Location::Cookie(n) => write!(f, "cookie.{n}"),
+            Location::Body => f.write_str("body"),
+            Location::Field(n) => {
+                f.write_str("body/")?;
+                write_pointer_seg(f, n)
+            }
+            Location::Json(segs) => {
+                f.write_str("body")?;
+                for s in segs.iter() {
+                    f.write_str("/")?;
+                    match s {
+                        Seg::Key(k) => write_pointer_seg(f, k)?,
+                        Seg::Index(i) => write!(f, "{i}")?,
+                    }
+                }
+                Ok(())
+            }
+            Location::Xml(names, attr) => {
+                f.write_str("body")?;
+                for n in names.iter() {
+                    write!(f, "/{n}")?;
+                }
+                if let Some(a) = attr {
+                    write!(f, "/@{a}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One value to inspect.
+#[derive(Clone, Copy, Debug)]
+pub struct Field<'a> {
+    pub location: Location<'a>,
+    pub kind: FieldKind,
+    /// Already decoded once where the transport encodes (path, query, form, cookies).
+    pub value: &'a str,
+}
+
+/// Reusable buffers; keep one per worker.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    name: String,
+    value: String,
+    run: Vec<u8>,
+    tape: palisade_json::Tape,
+}
+
+/// Headers inspected by default (besides `Cookie`, which is split into cookies).
+pub const DEFAULT_HEADERS: &[&str] = &["User-Agent", "Referer", "X-Forwarded-For", "X-Forwarded-Host", "Origin"];
+
+/// Compiled extraction settings.
+#[derive(Clone, Debug)]
+pub struct Extractor {
+    /// (name, as displayed in locations).
+    headers: Vec<(http::HeaderName, String)>,
+    limits: Limits,
+}
+
+impl Default for Extractor {
+    fn default() -> Self {
+        Extractor::new(&[], Limits::default()).expect("default headers are valid")
+    }
+}
+
+struct Budget<'f> {
+    values: usize,
+    bytes: usize,
+    limits: Limits,
+    f: &'f mut dyn FnMut(&Field<'_>) -> std::ops::ControlFlow<()>,
+}
+
+impl Budget<'_> {
+    #[inline]
+    fn emit(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<(), Stop> {
+        if value.is_empty() {
+            return Ok(());
+        }
+        self.values += 1;
+        self.bytes += value.len();
+        if self.values > self.limits.max_values {
+            return Err(Stop::Exceeded(Exceeded::Values { limit: self.limits.max_values }));
+        }
+        if self.bytes > self.limits.max_bytes {
+            return Err(Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes }));
+        }
+        match (self.f)(&Field { location, kind, value }) {
+            std::ops::ControlFlow::Continue(()) => Ok(()),
+            std::ops::ControlFlow::Break(()) => Err(Stop::Caller),
+        }
+    }
+}
+
+/// Counters of one extraction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub values: usize,
+    pub bytes: usize,
+}
+
+impl Extractor {
+    /// `extra_headers`: header names inspected besides [`DEFAULT_HEADERS`].
+    pub fn new(extra_headers: &[String], limits: Limits) -> Result<Self, String> {
+        let mut headers: Vec<(http::HeaderName, String)> = Vec::new();
+        for h in DEFAULT_HEADERS.iter().copied().chain(extra_headers.iter().map(String::as_str)) {
+            let name = http::HeaderName::from_bytes(h.as_bytes()).map_err(|_| format!("`{h}` is not a valid header name"))?;
+            if name == http::header::COOKIE || headers.iter().any(|(n, _)| *n == name) {
+                continue;
+            }
+            headers.push((name, h.to_string()));
+        }
+        Ok(Extractor { headers, limits })
+    }
+
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Path, query, headers and cookies.
+    pub fn head(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> std::ops::ControlFlow<()>) -> (Counts, Result<(), Stop>) {
+        let mut budget = Budget { values: 0, bytes: 0, limits: self.limits, f };
+        let r = self.head_inner(req, scratch, &mut budget);
+        (Counts { values: budget.values, bytes: budget.bytes }, r)
+    }
+
+    /// The body, by its `Content-Type`.
+    pub fn body(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> std::ops::ControlFlow<()>) -> (Counts, Result<(), Stop>) {
+        let mut budget = Budget { values: 0, bytes: 0, limits: self.limits, f };
+        let r = body_inner(req.headers, req.body, scratch, &mut budget);
+        (Counts { values: budget.values, bytes: budget.bytes }, r)
+    }
+
+    fn head_inner(&self, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<(), Stop> {
+        // Path segments.
+        let path = req.path.strip_prefix('/').unwrap_or(req.path);
+        for (i, seg) in path.split('/').enumerate() {
+            let v = transport_decode(seg, false, &mut sc.value, &mut sc.run);
+            budget.emit(Location::PathSegment(i), FieldKind::PathSegment, v)?;
+        }
+        if req.path.contains("..") || req.path.contains('\\') {
+            let v = transport_decode(req.path, false, &mut sc.value, &mut sc.run);
+            budget.emit(Location::Path, FieldKind::PathSegment, v)?;
+        }
+        if let Some(q) = req.query {
+            pairs(q, sc, budget, true)?;
+        }
+        for (name, display) in &self.headers {
+            for v in req.headers.get_all(name) {
+                let text = String::from_utf8_lossy(v.as_bytes());
+                budget.emit(Location::Header(display), FieldKind::Header, &text)?;
+            }
+        }
+        for v in req.headers.get_all(http::header::COOKIE) {
+            let text = String::from_utf8_lossy(v.as_bytes());
+            for c in text.split(';') {
+                let c = c.trim_matches([' ', '\t']);
+                let (name, value) = c.split_once('=').unwrap_or(("", c));
+                let name = name.trim_matches([' ', '\t']);
+                let value = value.trim_matches([' ', '\t']);
+                let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+                budget.emit(Location::Cookie(name), FieldKind::Cookie, name)?;
+                let v = transport_decode(value, false, &mut sc.value, &mut sc.run);
+                budget.emit(Location::Cookie(name), FieldKind::Cookie, v)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `name=value&...` (query strings and form bodies; `+` is a space).
+fn pairs(q: &str, sc: &mut Scratch, budget: &mut Budget<'_>, query: bool) -> Result<(), Stop> {
+    let (name_kind, value_kind) = if query { (FieldKind::QueryName, FieldKind::QueryValue) } else { (FieldKind::FormName, FieldKind::FormValue) };
+    fn loc(query: bool, n: &str) -> Location<'_> {
+        if query {
+            Location::Query(n)
+        } else {
+            Location::Field(n)
+        }
+    }
+    for pair in q.split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        let (n, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = transport_decode(n, true, &mut sc.name, &mut sc.run);
+        budget.emit(loc(query, name), name_kind, name)?;
+        let value = transport_decode(v, true, &mut sc.value, &mut sc.run);
+        budget.emit(loc(query, name), value_kind, value)?;
+    }
+    Ok(())
+}
+
+fn content_type(headers: &http::HeaderMap) -> &str {
+    headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("")
+}
+
+fn body_inner(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<(), Stop> {
+    if body.is_empty() {
+        return Ok(());
+    }
+    let ct = content_type(headers);
+    let handled = match media::kind_of(ct) {
+        MediaKind::Json => json(body, sc, budget)?,
+        MediaKind::Form => match std::str::from_utf8(body) {
+            Ok(text) => {
+                pairs(text, sc, budget, false)?;
+                true
+            }
+            Err(_) => false,
+        },
+        MediaKind::Multipart => multipart_body(ct, body, budget)?,
+        MediaKind::Xml => xml_body(body, budget)?,
+        MediaKind::Text | MediaKind::Other => false,
+    };
+    if !handled {
+        let text = String::from_utf8_lossy(body);
+        budget.emit(Location::Body, FieldKind::Body, &text)?;
+    }
+    Ok(())
+}
+
+/// JSON: keys and strings at any depth, numbers as text. `Ok(false)` when not JSON.
+fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, Stop> {
+    let limits = palisade_json::Limits { max_depth: budget.limits.max_depth, max_tokens: budget.limits.max_values.saturating_mul(4).max(1024) };
+    if palisade_json::parse_into(body, &mut sc.tape, &limits).is_err() {
+        return Ok(false);
+    }
+    let root = sc.tape.root(body);
+    enum It<'t> {
+        Obj(palisade_json::Members<'t>),
+        Arr(palisade_json::Items<'t>, usize),
+    }
+    let mut iters: Vec<It<'_>> = Vec::new();
+    let mut path: Vec<Seg<'_>> = Vec::new();
+    // Visit one value whose path segment (if any) is on `path`; returns true if it is a container.
+    let visit = |v: palisade_json::ValueRef<'_>, path: &[Seg<'_>], budget: &mut Budget<'_>| -> Result<(), Stop> {
+        match v.kind() {
+            palisade_json::Kind::String => {
+                let s = v.as_str().unwrap_or_default();
+                budget.emit(Location::Json(path), FieldKind::JsonValue, &s)
+            }
+            palisade_json::Kind::Number => budget.emit(Location::Json(path), FieldKind::JsonValue, v.number_text().unwrap_or_default()),
+            _ => Ok(()),
+        }
+    };
+    match root.kind() {
+        palisade_json::Kind::Object => iters.push(It::Obj(root.members())),
+        palisade_json::Kind::Array => iters.push(It::Arr(root.items(), 0)),
+        _ => visit(root, &path, budget)?,
+    }
+    while let Some(top) = iters.last_mut() {
+        let next = match top {
+            It::Obj(m) => m.next().map(|(k, v)| {
+                let key = k.as_str().unwrap_or_default();
+                (Seg::Key(key), v)
+            }),
+            It::Arr(items, i) => items.next().map(|v| {
+                *i += 1;
+                (Seg::Index(*i - 1), v)
+            }),
+        };
+        let Some((seg, v)) = next else {
+            iters.pop();
+            if !iters.is_empty() {
+                path.pop();
+            }
+            continue;
+        };
+        let is_key = matches!(seg, Seg::Key(_));
+        path.push(seg);
+        if is_key {
+            if let Some(Seg::Key(k)) = path.last() {
+                let k: &str = k;
+                budget.emit(Location::Json(&path), FieldKind::JsonKey, k)?;
+            }
+        }
+        match v.kind() {
+            palisade_json::Kind::Object => iters.push(It::Obj(v.members())),
+            palisade_json::Kind::Array => iters.push(It::Arr(v.items(), 0)),
+            _ => {
+                visit(v, &path, budget)?;
+                path.pop();
+            }
+        }
+    }
+    Ok(true)
+}
+
+fn multipart_body(ct: &str, body: &[u8], budget: &mut Budget<'_>) -> Result<bool, Stop> {
+    let Ok(boundary) = multipart::boundary(ct) else { return Ok(false) };
+    let mut parts = Vec::new();
+    if multipart::parse(body, &boundary, &multipart::Limits::default(), &mut parts).is_err() {
+        return Ok(false);
+    }
+    for p in &parts {
+        budget.emit(Location::Field(&p.name), FieldKind::FormName, &p.name)?;
+        if let Some(fname) = &p.filename {
+            budget.emit(Location::Field(&p.name), FieldKind::MultipartFilename, fname)?;
+            continue;
+        }
+        let text = String::from_utf8_lossy(p.body);
+        budget.emit(Location::Field(&p.name), FieldKind::MultipartValue, &text)?;
+    }
+    Ok(true)
+}
+
+fn xml_body(body: &[u8], budget: &mut Budget<'_>) -> Result<bool, Stop> {
+    let Ok(doc) = std::str::from_utf8(body) else { return Ok(false) };
+    budget.emit(Location::Body, FieldKind::XmlDocument, doc)?;
+    let mut stack: Vec<&str> = Vec::new();
+    let text_of = |span: xml::Span| doc.get(span).unwrap_or("");
+    for tok in xml::Tokenizer::new(body) {
+        let tok = match tok {
+            Ok(t) => t,
+            Err(e) => {
+                // Not well-formed: the rest is inspected as raw text.
+                let rest = doc.get(e.offset..).unwrap_or("");
+                budget.emit(Location::Body, FieldKind::Body, rest)?;
+                break;
+            }
+        };
+        match tok {
+            xml::Token::Text { text } | xml::Token::Cdata { text } => {
+                let t = text_of(text).trim();
+                budget.emit(Location::Xml(&stack, None), FieldKind::XmlText, t)?;
+            }
+            xml::Token::StartTag { name, attrs, self_closing } => {
+                stack.push(text_of(name));
+                for a in xml::attributes(body, attrs).flatten() {
+                    budget.emit(Location::Xml(&stack, Some(text_of(a.name))), FieldKind::XmlAttribute, text_of(a.value))?;
+                }
+                if self_closing {
+                    stack.pop();
+                }
+            }
+            xml::Token::EndTag { .. } => {
+                stack.pop();
+            }
+            xml::Token::Comment { text } => budget.emit(Location::Xml(&stack, None), FieldKind::XmlText, text_of(text).trim())?,
+            xml::Token::XmlDecl { .. } | xml::Token::Pi { .. } | xml::Token::Doctype { .. } => {}
+        }
+    }
+    Ok(true)
+}

@@ -1,0 +1,143 @@
+use super::*;
+use crate::eval::OwnedRequest;
+
+type Got = Vec<(String, FieldKind, String)>;
+
+fn collect(e: &Extractor, req: &OwnedRequest, body: bool) -> (Got, Result<(), Stop>) {
+    let mut out = Vec::new();
+    let mut sc = Scratch::default();
+    let mut f = |fl: &Field<'_>| {
+        out.push((fl.location.to_string(), fl.kind, fl.value.to_string()));
+        std::ops::ControlFlow::Continue(())
+    };
+    let (_, r) = if body { e.body(&req.view(), &mut sc, &mut f) } else { e.head(&req.view(), &mut sc, &mut f) };
+    (out, r)
+}
+
+fn s(l: &str, k: FieldKind, v: &str) -> (String, FieldKind, String) {
+    (l.to_string(), k, v.to_string())
+}
+
+#[test]
+fn head_values() {
+    let e = Extractor::new(&["X-Api-Version".to_string()], Limits::default()).unwrap();
+    let mut r = OwnedRequest::new(http::Method::GET, "/files/a%20b/..%2fetc");
+    r.query = Some("id=1%27+or+1&na%6De=x&flag&&e=".into());
+    r.headers.insert("user-agent", "Mozilla/5.0".parse().unwrap());
+    r.headers.insert("x-api-version", "${jndi:x}".parse().unwrap());
+    r.headers.insert("accept", "text/html".parse().unwrap());
+    r.headers.insert("cookie", "session=abc%3Cd; theme=\"dark\"; bare".parse().unwrap());
+    let (v, res) = collect(&e, &r, false);
+    assert_eq!(res, Ok(()));
+    use FieldKind::*;
+    assert_eq!(
+        v,
+        vec![
+            s("path[0]", PathSegment, "files"),
+            s("path[1]", PathSegment, "a b"),
+            s("path[2]", PathSegment, "../etc"),
+            s("path", PathSegment, "/files/a b/../etc"),
+            s("query.id", QueryName, "id"),
+            s("query.id", QueryValue, "1' or 1"),
+            s("query.name", QueryName, "name"),
+            s("query.name", QueryValue, "x"),
+            s("query.flag", QueryName, "flag"),
+            s("query.e", QueryName, "e"),
+            s("header.User-Agent", Header, "Mozilla/5.0"),
+            s("header.X-Api-Version", Header, "${jndi:x}"),
+            s("cookie.session", Cookie, "session"),
+            s("cookie.session", Cookie, "abc<d"),
+            s("cookie.theme", Cookie, "theme"),
+            s("cookie.theme", Cookie, "dark"),
+            s("cookie.", Cookie, "bare"),
+        ]
+    );
+    // The whole path when it climbs.
+    let r = OwnedRequest::new(http::Method::GET, "/a/../../etc/passwd");
+    let (v, _) = collect(&e, &r, false);
+    assert_eq!(v.last().unwrap(), &s("path", PathSegment, "/a/../../etc/passwd"));
+}
+
+fn with_body(ct: &str, body: &str) -> OwnedRequest {
+    let mut r = OwnedRequest::new(http::Method::POST, "/");
+    r.headers.insert("content-type", ct.parse().unwrap());
+    r.body = body.as_bytes().to_vec();
+    r
+}
+
+#[test]
+fn json_keys_strings_numbers_at_any_depth() {
+    let e = Extractor::default();
+    let r = with_body("application/json", r#"{"users":[{"name":"a\u0027b","age":42,"ok":true},{"a/b":[["x"]]}],"n":null}"#);
+    let (v, _) = collect(&e, &r, true);
+    use FieldKind::*;
+    assert_eq!(
+        v,
+        vec![
+            s("body/users", JsonKey, "users"),
+            s("body/users/0/name", JsonKey, "name"),
+            s("body/users/0/name", JsonValue, "a'b"),
+            s("body/users/0/age", JsonKey, "age"),
+            s("body/users/0/age", JsonValue, "42"),
+            s("body/users/0/ok", JsonKey, "ok"),
+            s("body/users/1/a~1b", JsonKey, "a/b"),
+            s("body/users/1/a~1b/0/0", JsonValue, "x"),
+            s("body/n", JsonKey, "n"),
+        ]
+    );
+    // Not JSON: raw text.
+    let (v, _) = collect(&e, &with_body("application/json", "{'a': 1"), true);
+    assert_eq!(v, vec![s("body", Body, "{'a': 1")]);
+    // A scalar root.
+    let (v, _) = collect(&e, &with_body("application/json", "\"<x>\""), true);
+    assert_eq!(v, vec![s("body", JsonValue, "<x>")]);
+}
+
+#[test]
+fn form_multipart_xml_text() {
+    use FieldKind::*;
+    let e = Extractor::default();
+    let (v, _) = collect(&e, &with_body("application/x-www-form-urlencoded", "comment=it%27s+fine&x="), true);
+    assert_eq!(v, vec![s("body/comment", FormName, "comment"), s("body/comment", FormValue, "it's fine"), s("body/x", FormName, "x")]);
+    let mp = "--XX\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nhello\r\n--XX\r\nContent-Disposition: form-data; name=\"f\"; filename=\"../a.php\"\r\nContent-Type: image/png\r\n\r\n\x01\x02\r\n--XX--\r\n";
+    let (v, _) = collect(&e, &with_body("multipart/form-data; boundary=XX", mp), true);
+    assert_eq!(
+        v,
+        vec![
+            s("body/title", FormName, "title"),
+            s("body/title", MultipartValue, "hello"),
+            s("body/f", FormName, "f"),
+            s("body/f", MultipartFilename, "../a.php")
+        ]
+    );
+    let xml = "<?xml version=\"1.0\"?><doc id=\"7\"><item a='x'>one &lt;b&gt;</item><![CDATA[two]]><e/></doc>";
+    let (v, _) = collect(&e, &with_body("application/xml", xml), true);
+    assert_eq!(
+        v,
+        vec![
+            s("body", XmlDocument, xml),
+            s("body/doc/@id", XmlAttribute, "7"),
+            s("body/doc/item/@a", XmlAttribute, "x"),
+            s("body/doc/item", XmlText, "one &lt;b&gt;"),
+            s("body/doc", XmlText, "two"),
+        ]
+    );
+    let (v, _) = collect(&e, &with_body("text/plain", "just text"), true);
+    assert_eq!(v, vec![s("body", Body, "just text")]);
+    let (v, _) = collect(&e, &OwnedRequest::new(http::Method::POST, "/"), true);
+    assert!(v.is_empty());
+}
+
+#[test]
+fn limits_stop_and_report() {
+    let e = Extractor::new(&[], Limits { max_values: 100, max_bytes: 10, max_depth: 8 }).unwrap();
+    let mut r = OwnedRequest::new(http::Method::GET, "/");
+    r.query = Some("a=0123456789".into());
+    let (v, res) = collect(&e, &r, false);
+    assert_eq!(res, Err(Stop::Exceeded(Exceeded::Bytes { limit: 10 })));
+    assert_eq!(v.len(), 1);
+    let e = Extractor::new(&[], Limits { max_values: 100, max_bytes: 1000, max_depth: 2 }).unwrap();
+    // Too deep for the JSON parser: inspected as raw text instead.
+    let (v, _) = collect(&e, &with_body("application/json", "[[[\"x\"]]]"), true);
+    assert_eq!(v, vec![s("body", FieldKind::Body, "[[[\"x\"]]]")]);
+}

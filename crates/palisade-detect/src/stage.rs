@@ -1,0 +1,151 @@
+//! The `detection` stage of the request pipeline: the [`Engine`] driven through
+//! [`palisade_core::Stage`]. Head phase: path, query, headers, cookies; body phase: the body.
+//!
+//! Findings become reasons with code `detect.<category>` (`detect.sqli`), the location
+//! (`query.id`) and a detail with the detector, its confidence, the decodings that revealed
+//! it and the decoded fragment (at most 64 bytes, escaped). A phase cut short by a limit adds
+//! `detect.limit`, acted on per `limits.on_exceed`. Mode and level may be overridden per path
+//! prefix (matched on the decoded, normalised path; longest prefix wins).
+
+use std::cell::RefCell;
+
+use palisade_core::{Mode, Phase, Reason, RequestView, Stage, Verdict};
+
+use crate::decode::{normalize_path, transport_decode};
+use crate::engine::{Engine, Finding, Report, Scratch};
+use crate::settings::{PathOverride, Settings};
+use crate::Level;
+
+#[cfg(test)]
+mod tests;
+
+thread_local! {
+    static SCRATCH: RefCell<Option<(Scratch, Report)>> = const { RefCell::new(None) };
+}
+
+pub struct DetectionStage {
+    engine: Engine,
+    mode: Mode,
+    level: Level,
+    /// Longest prefix first.
+    paths: Vec<PathOverride>,
+    on_exceed: Mode,
+}
+
+impl std::fmt::Debug for DetectionStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DetectionStage").field("mode", &self.mode).field("level", &self.level).field("engine", &self.engine).finish()
+    }
+}
+
+/// The reason for one finding.
+pub fn reason(f: &Finding) -> Reason {
+    Reason::new(format!("detect.{}", f.category.as_str())).at(f.location.clone()).detail(format!(
+        "{} confidence {} ({}) via {}: \"{}\"",
+        f.detector,
+        f.confidence,
+        f.why,
+        f.transforms,
+        f.fragment.escape_debug()
+    ))
+}
+
+impl DetectionStage {
+    /// With the built-in detectors.
+    pub fn new(settings: &Settings) -> Result<Self, String> {
+        Ok(DetectionStage::with_engine(Engine::new(settings.engine_config())?, settings))
+    }
+
+    pub fn with_engine(engine: Engine, settings: &Settings) -> Self {
+        let mut paths = settings.paths.clone();
+        paths.sort_by_key(|p| std::cmp::Reverse(p.prefix.trim_end_matches('/').len()));
+        DetectionStage { engine, mode: settings.mode, level: settings.level, paths, on_exceed: settings.on_exceed }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Mode and level for a request path.
+    pub fn policy(&self, raw_path: &str) -> (Mode, Level) {
+        if self.paths.is_empty() {
+            return (self.mode, self.level);
+        }
+        let mut buf = String::new();
+        let mut run = Vec::new();
+        let decoded = transport_decode(raw_path, false, &mut buf, &mut run);
+        let mut norm = String::new();
+        normalize_path(decoded, &mut norm);
+        if !norm.starts_with('/') {
+            norm.insert(0, '/');
+        }
+        for p in &self.paths {
+            let prefix = p.prefix.trim_end_matches('/');
+            let under = norm.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || prefix.is_empty());
+            if under {
+                return (p.mode.unwrap_or(self.mode), p.level.unwrap_or(self.level));
+            }
+        }
+        (self.mode, self.level)
+    }
+
+    fn judge(&self, req: &RequestView<'_>, phase: Phase) -> Verdict {
+        let (mode, level) = self.policy(req.path);
+        if mode == Mode::Off {
+            return Verdict::Allow;
+        }
+        SCRATCH.with(|cell| {
+            let mut guard = match cell.try_borrow_mut() {
+                Ok(g) => g,
+                Err(_) => {
+                    // Re-entered on this thread (not expected): use fresh buffers.
+                    let mut scratch = self.engine.scratch();
+                    let mut report = Report::default();
+                    self.engine.inspect_phase(req, phase, level, &mut scratch, &mut report);
+                    return self.verdict(mode, &report);
+                }
+            };
+            let (scratch, report) = guard.get_or_insert_with(|| (self.engine.scratch(), Report::default()));
+            self.engine.inspect_phase(req, phase, level, scratch, report);
+            self.verdict(mode, report)
+        })
+    }
+
+    fn verdict(&self, mode: Mode, report: &Report) -> Verdict {
+        let mut reasons: Vec<Reason> = report.findings.iter().map(reason).collect();
+        let limit = report.exceeded.map(|e| Reason::new("detect.limit").detail(e.to_string()));
+        match (mode, self.on_exceed, limit) {
+            (_, _, None) | (_, Mode::Off, Some(_)) => mode.verdict(reasons),
+            (Mode::Block, Mode::Block, Some(l)) | (Mode::Monitor, _, Some(l)) => {
+                reasons.push(l);
+                mode.verdict(reasons)
+            }
+            (Mode::Block, Mode::Monitor, Some(l)) => {
+                if reasons.is_empty() {
+                    Verdict::monitor(l)
+                } else {
+                    Mode::Block.verdict(reasons)
+                }
+            }
+            (Mode::Off, _, Some(_)) => Verdict::Allow,
+        }
+    }
+}
+
+impl Stage for DetectionStage {
+    fn name(&self) -> &'static str {
+        "detection"
+    }
+
+    fn check_head(&self, req: &RequestView<'_>) -> Verdict {
+        self.judge(req, Phase::Head)
+    }
+
+    fn wants_body(&self) -> bool {
+        self.mode != Mode::Off || self.paths.iter().any(|p| p.mode.is_some_and(|m| m != Mode::Off))
+    }
+
+    fn check_body(&self, req: &RequestView<'_>) -> Verdict {
+        self.judge(req, Phase::Body)
+    }
+}

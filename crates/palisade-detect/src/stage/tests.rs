@@ -1,0 +1,82 @@
+use super::*;
+use crate::eval::{build, OwnedRequest, Place};
+use crate::{Category, Detector, Hit, Input};
+
+struct Toy;
+
+impl Detector for Toy {
+    fn name(&self) -> &'static str {
+        "sqli"
+    }
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let i = input.decoded.find("' or 1=1")?;
+        let confidence = if level == Level::Strict { 95 } else { 80 };
+        Some(Hit { detector: "sqli", category: Category::Sqli, confidence, fragment: input.decoded[i..].to_string(), why: "tautology" })
+    }
+}
+
+fn stage(settings: &Settings) -> DetectionStage {
+    DetectionStage::with_engine(crate::Engine::with_detectors(vec![Box::new(Toy)], settings.engine_config()).unwrap(), settings)
+}
+
+#[test]
+fn head_findings_block_with_reason() {
+    let s = stage(&Settings::default());
+    let req = build(Place::Query, "x' or 1=1 --").unwrap();
+    let v = s.check_head(&req.view());
+    let Verdict::Block { status: None, reasons } = v else { panic!("{v:?}") };
+    assert_eq!(reasons[0].code, "detect.sqli");
+    assert_eq!(reasons[0].location.as_deref(), Some("query.q"));
+    assert_eq!(reasons[0].detail.as_deref(), Some("sqli confidence 80 (tautology) via raw: \"\\' or 1=1 --\""));
+    assert_eq!(s.name(), "detection");
+    assert!(s.wants_body());
+}
+
+#[test]
+fn body_findings_in_the_body_phase_only() {
+    let s = stage(&Settings::default());
+    let req = build(Place::Json, "x' or 1=1").unwrap();
+    assert!(s.check_head(&req.view()).is_allow());
+    assert!(matches!(s.check_body(&req.view()), Verdict::Block { .. }));
+}
+
+#[test]
+fn modes_and_path_overrides() {
+    let mut settings = Settings { mode: Mode::Monitor, ..Settings::default() };
+    settings.paths.push(PathOverride { prefix: "/admin".into(), mode: Some(Mode::Block), level: Some(Level::Strict) });
+    settings.paths.push(PathOverride { prefix: "/admin/open".into(), mode: Some(Mode::Off), level: None });
+    let s = stage(&settings);
+    let mut req = OwnedRequest::new(http::Method::GET, "/api");
+    req.query = Some("q=x%27%20or%201%3D1".into());
+    assert!(matches!(s.check_head(&req.view()), Verdict::Monitor { .. }));
+    for (path, blocked) in
+        [("/admin", true), ("/admin/x", true), ("/x/../admin/y", true), ("/%61dmin/y", true), ("/administrator", false), ("/admin/open/z", false)]
+    {
+        req.path = path.into();
+        let v = s.check_head(&req.view());
+        match (blocked, &v) {
+            (true, Verdict::Block { reasons, .. }) => assert!(reasons[0].detail.as_deref().unwrap().contains("confidence 95"), "{path}: {v:?}"),
+            (false, Verdict::Monitor { .. } | Verdict::Allow) => {}
+            _ => panic!("{path}: {v:?}"),
+        }
+    }
+    assert_eq!(s.policy("/admin/open"), (Mode::Off, Level::Balanced));
+    let off = stage(&Settings { mode: Mode::Off, ..Settings::default() });
+    assert!(!off.wants_body());
+    assert!(off.check_head(&req.view()).is_allow());
+}
+
+#[test]
+fn limits_act_per_on_exceed() {
+    let mut settings = Settings::default();
+    settings.limits.max_values = 2;
+    let mut req = OwnedRequest::new(http::Method::GET, "/a");
+    req.query = Some("a=1&b=2&c=3".into());
+    let v = stage(&settings).check_head(&req.view());
+    let Verdict::Block { reasons, .. } = v else { panic!("{v:?}") };
+    assert_eq!(reasons[0].code, "detect.limit");
+    settings.on_exceed = Mode::Monitor;
+    assert!(matches!(stage(&settings).check_head(&req.view()), Verdict::Monitor { .. }));
+    settings.on_exceed = Mode::Off;
+    assert!(stage(&settings).check_head(&req.view()).is_allow());
+}
