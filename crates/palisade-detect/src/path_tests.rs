@@ -11,6 +11,7 @@ fn q(v: &str) -> u8 {
 
 #[test]
 fn traversal_forms() {
+    let mut bad: Vec<String> = Vec::new();
     for v in [
         "../../../etc/passwd",
         "..\\..\\..\\windows\\win.ini",
@@ -29,12 +30,16 @@ fn traversal_forms() {
         "../../etc/passwd%00.jpg",
         "\u{ff0e}\u{ff0e}/\u{ff0e}\u{ff0e}/secret",
     ] {
-        assert!(q(v) >= 60, "{v}: {}", q(v));
+        if q(v) < 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
     }
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 #[test]
 fn lfi_forms() {
+    let mut bad: Vec<String> = Vec::new();
     for v in [
         "/etc/passwd",
         "/etc/shadow",
@@ -59,12 +64,16 @@ fn lfi_forms() {
         "/home/bob/.ssh/id_rsa",
         "/root/.bash_history",
     ] {
-        assert!(q(v) >= 60, "{v}: {}", q(v));
+        if q(v) < 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
     }
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 #[test]
 fn benign_look_alikes() {
+    let mut bad: Vec<String> = Vec::new();
     for v in [
         "passwd",
         "index.php",
@@ -87,8 +96,11 @@ fn benign_look_alikes() {
         "/library/books/12",
         "/home/feed",
     ] {
-        assert!(q(v) < 60, "{v}: {}", q(v));
+        if q(v) >= 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
     }
+    assert!(bad.is_empty(), "{bad:#?}");
 }
 
 #[test]

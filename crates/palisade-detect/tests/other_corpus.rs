@@ -10,7 +10,19 @@ use std::collections::BTreeMap;
 const CORPUS: &str = "/work/shared/data/attack-corpus/corpus.jsonl";
 
 fn detectors() -> Vec<Box<dyn Detector>> {
-    vec![palisade_detect::path::detector()]
+    vec![
+        palisade_detect::path::detector(),
+        palisade_detect::cmdi::detector(),
+        palisade_detect::code::detector(),
+        palisade_detect::ssti::detector(),
+        palisade_detect::nosql::detector(),
+        palisade_detect::ldap::detector(),
+        palisade_detect::xxe::detector(),
+        palisade_detect::log4shell::detector(),
+        palisade_detect::ssrf::detector(),
+        palisade_detect::crlf::detector(),
+        palisade_detect::scanner::detector(),
+    ]
 }
 
 /// Minimal JSON string field extraction (the corpus is flat objects of strings).
