@@ -543,9 +543,7 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         Sep::Chain => {
                             if !amb && (shell_args || no_args_end || args.len() <= 2) {
                                 85
-                            } else if shell_args || (no_args_end && !amb) {
-                                80
-                            } else if no_args_end && glued {
+                            } else if shell_args || (no_args_end && (!amb || glued)) {
                                 80
                             } else {
                                 40
@@ -653,7 +651,7 @@ fn specials(s: &str) -> Option<Hit> {
         let rest = &l[i + 3..];
         let flag_end = rest.find(' ').unwrap_or(rest.len());
         let flag = &rest[..flag_end];
-        if ("ncodedcommand".starts_with(flag) || flag.is_empty() || flag == "nc" || flag == "c") {
+        if "ncodedcommand".starts_with(flag) || flag.is_empty() || flag == "nc" || flag == "c" {
             add(90, &s[i..], "PowerShell encoded command");
         }
     }

@@ -126,33 +126,6 @@ pub(crate) fn views<'a>(decoded: &'a str) -> [Cow<'a, str>; 2] {
     }
 }
 
-/// ASCII-lowercased copy.
-pub(crate) fn lower(s: &str) -> String {
-    step(s.len());
-    s.to_ascii_lowercase()
-}
-
-pub(crate) fn contains(h: &str, n: &str) -> bool {
-    step(h.len());
-    memchr::memmem::find(h.as_bytes(), n.as_bytes()).is_some()
-}
-
-pub(crate) fn is_ident_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// Whole-word occurrences of `word` (ASCII identifiers) in `h`.
-pub(crate) fn has_word(h: &str, word: &str) -> bool {
-    let hb = h.as_bytes();
-    step(hb.len());
-    memchr::memmem::find_iter(hb, word.as_bytes()).any(|i| {
-        let before_ok = i == 0 || !is_ident_byte(hb[i - 1]);
-        let j = i + word.len();
-        let after_ok = j >= hb.len() || !is_ident_byte(hb[j]);
-        before_ok && after_ok
-    })
-}
-
 /// Decode standard or URL-safe base64 (padding optional); None if not base64.
 pub(crate) fn b64_decode(s: &str) -> Option<Vec<u8>> {
     let s = s.trim_end_matches('=');
@@ -194,11 +167,5 @@ mod tests {
         assert_eq!(pct_decode("100%", 3), "100%");
         assert_eq!(pct_decode("%zz%", 3), "%zz%");
         assert_eq!(b64_decode("Li4v").unwrap(), b"../");
-    }
-
-    #[test]
-    fn words() {
-        assert!(has_word("a id b", "id"));
-        assert!(!has_word("idle", "id"));
     }
 }

@@ -79,7 +79,7 @@ fn analyse(s: &str) -> Option<Hit> {
             let kw_end = word(b, i);
             let kw = &l[i..kw_end];
             if kw == "system" || kw == "public" {
-                put(if param { 95 } else { 95 }, &s[p..], "external entity declaration");
+                put(95, &s[p..], "external entity declaration");
             } else if param {
                 put(90, &s[p..], "parameter entity declaration");
             } else if matches!(b.get(i), Some(b'"' | b'\'')) {
@@ -107,12 +107,21 @@ fn analyse(s: &str) -> Option<Hit> {
         for (p, _) in l.match_indices('%') {
             step(1);
             let e = word(b, p + 1);
-            if e > p + 1 && l[p + 1..].as_bytes().get(e - p - 1) != Some(&b'"') && l[..e.min(l.len())].ends_with(';') {
+            if e > p + 1 && l.as_bytes().get(e) != Some(&b'"') && l[..e.min(l.len())].ends_with(';') {
                 put(85, &s[p..], "parameter entity reference");
                 break;
             }
         }
     }
+    // Markup split across CDATA sections (`<![CDATA[<]]>script`) reassembles in the parser.
+    if l.contains("<![cdata[") {
+        let joined = l.replace("<![cdata[", "").replace("]]>", "");
+        step(l.len() * 2);
+        if joined.contains("<script") || joined.contains("javascript:") || joined.contains("onerror=") {
+            out = best(out.take(), Some(mk(NAME, Category::Xss, 80, s, "markup smuggled through CDATA sections")));
+        }
+    }
+    let mut put = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Xxe, c, frag, why)));
     for (pat, c, why) in [
         ("xi:include", 85u8, "XInclude"),
         ("xmlns:xi=\"http://www.w3.org/2001/xinclude\"", 80, "XInclude namespace"),
