@@ -13,6 +13,19 @@
 
 use std::fmt;
 
+pub mod cmdi;
+pub mod code;
+pub mod crlf;
+pub mod ldap;
+pub mod log4shell;
+pub mod nosql;
+pub(crate) mod other_util;
+pub mod path;
+pub mod scanner;
+pub mod ssrf;
+pub mod ssti;
+pub mod xxe;
+
 /// Attack families. `as_str` gives the names of the development corpus
 /// (`../shared/data/attack-corpus`) where they exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,0 +1,668 @@
+//! OS command injection, by a shell tokenizer.
+//!
+//! The value is lexed the way `sh` and `cmd.exe` would split it: words (with quotes, `\`
+//! and `^` escapes and `$@`/`$1` empty expansions removed, `${IFS}` as a blank, brace
+//! expansion `{cat,/etc/passwd}` as words) and operators (`;`, `|`, `||`, `&`, `&&`, newline,
+//! `$(`, backticks, `(`, `)`, redirections). A word in *command position* (start, after a
+//! separator or inside a substitution) that names a known program or builtin is the core
+//! evidence; how strong it is depends on the separator (a value that starts with `;` or `|`
+//! is not prose), on whether the word is also an English word (`cat`, `type`, `more`), and on
+//! whether its arguments look like shell arguments (flags, paths, redirections, end of input).
+//! Prose with semicolons and the words "cat" or "ls" therefore stays below the threshold.
+
+use crate::other_util::{best, gate, has_pct, mk, pct_decode, step};
+use crate::{Category, Detector, Hit, Input, Level};
+use std::borrow::Cow;
+
+const NAME: &str = "cmdi";
+
+pub struct CmdiDetector;
+
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(CmdiDetector)
+}
+
+impl Detector for CmdiDetector {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let d = input.decoded;
+        let mut h = analyse(d, 0);
+        // Form encoding leftovers (`+` for blanks) and residual percent layers.
+        if d.contains('+') || has_pct(d) {
+            let plus: Cow<'_, str> = if d.contains('+') { Cow::Owned(d.replace('+', " ")) } else { Cow::Borrowed(d) };
+            let v = pct_decode(&plus, 3).into_owned();
+            if v != d {
+                h = best(h, analyse(&v, 0));
+            }
+        }
+        // Literal `\n` written for a newline (a payload that went through one escaping layer).
+        if d.contains("\\n") || d.contains("\\r") {
+            let v = d.replace("\\r\\n", "\n").replace("\\n", "\n").replace("\\r", "\n");
+            h = best(h, analyse(&v, 5));
+        }
+        gate(h, level)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Sep {
+    /// Start of the value.
+    Start,
+    /// `;` — prose uses it too.
+    Semi,
+    /// `|`, `||`, `&&`, `&`.
+    Chain,
+    /// Newline.
+    Newline,
+    /// `$(`, backtick, `(`, `{` opening a group or substitution.
+    Subst,
+    /// After a quote or `)` breakout at the start (`'; id`, `a); id`).
+    Breakout,
+}
+
+#[derive(Debug)]
+enum Tok {
+    Word {
+        raw: String,
+        norm: String,
+        obf: bool,
+    },
+    /// Operator, and whether the next character follows it without a blank.
+    Op(&'static str, bool),
+}
+
+/// Unambiguous programs: not English words.
+const PROGRAMS: &[&str] = &[
+    "whoami",
+    "ifconfig",
+    "ipconfig",
+    "uname",
+    "netstat",
+    "nslookup",
+    "wget",
+    "curl",
+    "nc",
+    "ncat",
+    "netcat",
+    "bash",
+    "sh",
+    "zsh",
+    "ksh",
+    "csh",
+    "tcsh",
+    "dash",
+    "powershell",
+    "pwsh",
+    "cmd",
+    "systeminfo",
+    "sysinfo",
+    "tasklist",
+    "taskkill",
+    "chmod",
+    "chown",
+    "useradd",
+    "usermod",
+    "nmap",
+    "telnet",
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "php",
+    "node",
+    "nodejs",
+    "gcc",
+    "base64",
+    "xxd",
+    "awk",
+    "gawk",
+    "sed",
+    "grep",
+    "egrep",
+    "ls",
+    "pwd",
+    "printenv",
+    "busybox",
+    "mkfifo",
+    "dig",
+    "scp",
+    "ssh",
+    "tftp",
+    "ftp",
+    "rm",
+    "wc",
+    "reg",
+    "netsh",
+    "wmic",
+    "certutil",
+    "bitsadmin",
+    "rundll32",
+    "regsvr32",
+    "mshta",
+    "cscript",
+    "wscript",
+    "icacls",
+    "findstr",
+    "getent",
+    "crontab",
+    "sudo",
+    "killall",
+    "lsof",
+    "whereis",
+    "xargs",
+    "nohup",
+    "hostname",
+    "traceroute",
+    "tracert",
+    "ping",
+    "id",
+    "cat",
+    "dir",
+    "uname",
+    "ps",
+    "env",
+    "curl",
+    "socat",
+    "openssl",
+    "tcpdump",
+    "iptables",
+    "useradd",
+    "passwd",
+    "shutdown",
+    "reboot",
+    "tar",
+    "unzip",
+    "gzip",
+    "chattr",
+    "setsid",
+    "nohup",
+    "vssadmin",
+    "schtasks",
+    "net",
+    "arp",
+    "route",
+    "ver",
+    "mysql",
+    "psql",
+    "sqlite3",
+    "java",
+    "jrunscript",
+    "lua",
+    "tclsh",
+    "expect",
+    "timeout",
+    "dd",
+    "od",
+    "strings",
+    "nl",
+    "tac",
+    "rev",
+    "fetch",
+    "lwp-download",
+    "jq",
+    "bzip2",
+    "xterm",
+    "sleep",
+    "echo",
+    "type",
+    "more",
+    "which",
+    "find",
+    "head",
+    "tail",
+    "kill",
+    "set",
+    "copy",
+    "del",
+    "move",
+    "touch",
+    "mkdir",
+    "export",
+    "eval",
+    "exec",
+    "source",
+    "true",
+    "false",
+    "print",
+    "whois",
+    "host",
+    "sort",
+    "uniq",
+    "cut",
+    "tee",
+    "less",
+    "date",
+    "time",
+    "mv",
+    "cp",
+    "ln",
+    "su",
+    "at",
+    "start",
+    "call",
+    "test",
+];
+
+/// Programs and builtins that are also common English (or shopping) words: they need shell
+/// context (a flag, a path, a redirection, the end of the value, a strong separator).
+const AMBIGUOUS: &[&str] = &[
+    "cat", "id", "dir", "type", "more", "which", "find", "head", "tail", "kill", "set", "copy", "del", "move", "touch", "export", "source", "true", "false",
+    "print", "host", "sort", "uniq", "cut", "tee", "less", "date", "time", "su", "at", "start", "call", "test", "echo", "sleep", "ping", "net", "route",
+    "expect", "timeout", "fetch", "strings", "nl", "tac", "rev", "dd", "od", "env", "ver", "java", "node", "ps", "rm", "mv", "cp", "ln", "sh", "nc", "tar",
+    "exec", "eval", "reg", "arp", "php", "python", "perl", "ruby", "lua", "mysql", "cmd", "jq", "whois", "mkdir", "sed", "awk", "grep", "find", "dig", "ftp",
+    "ssh", "wc", "less",
+];
+
+/// System-information commands with no meaning in prose.
+const RECON: &[&str] = &["whoami", "ifconfig", "ipconfig", "netstat", "systeminfo", "sysinfo", "uname", "tasklist", "printenv", "pwd"];
+
+fn is_program(w: &str) -> bool {
+    PROGRAMS.contains(&w)
+}
+
+fn is_ambiguous(w: &str) -> bool {
+    AMBIGUOUS.contains(&w)
+}
+
+/// `/usr/bin/id` → `id`, `C:\Windows\System32\cmd.exe` → `cmd`.
+fn base_name(w: &str) -> String {
+    let b = w.rsplit(['/', '\\']).next().unwrap_or(w);
+    let b = b.to_ascii_lowercase();
+    for ext in [".exe", ".com", ".bat"] {
+        if let Some(s) = b.strip_suffix(ext) {
+            return s.to_string();
+        }
+    }
+    b
+}
+
+fn lex(s: &str) -> Vec<Tok> {
+    let b = s.as_bytes();
+    let mut toks = Vec::new();
+    let mut raw = String::new();
+    let mut norm = String::new();
+    let mut obf = false;
+    let mut brace = 0u32;
+    let flush = |toks: &mut Vec<Tok>, raw: &mut String, norm: &mut String, obf: &mut bool| {
+        if !raw.is_empty() {
+            toks.push(Tok::Word { raw: std::mem::take(raw), norm: std::mem::take(norm), obf: *obf });
+        }
+        *obf = false;
+    };
+    let mut i = 0;
+    while i < b.len() {
+        step(1);
+        let c = b[i];
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        let op: Option<(&'static str, usize)> = match c {
+            b';' => Some((";", 1)),
+            b'\n' | b'\r' => Some(("\n", 1)),
+            b'|' if next == b'|' => Some(("||", 2)),
+            b'|' => Some(("|", 1)),
+            b'&' if next == b'&' => Some(("&&", 2)),
+            b'&' => Some(("&", 1)),
+            b'`' => Some(("`", 1)),
+            b'$' if next == b'(' => Some(("$(", 2)),
+            b'<' if next == b'(' => Some(("$(", 2)),
+            b'(' => Some(("(", 1)),
+            b')' => Some((")", 1)),
+            b'>' if next == b'>' => Some((">", 2)),
+            b'>' | b'<' => Some((">", 1)),
+            b'{' if raw.is_empty() => {
+                brace += 1;
+                Some(("{", 1))
+            }
+            b'}' if brace > 0 => {
+                brace -= 1;
+                Some(("}", 1))
+            }
+            _ => None,
+        };
+        if let Some((op, len)) = op {
+            flush(&mut toks, &mut raw, &mut norm, &mut obf);
+            toks.push(Tok::Op(op, b.get(i + len).is_some_and(|x| !x.is_ascii_whitespace())));
+            i += len;
+            continue;
+        }
+        if c.is_ascii_whitespace() || (c == b',' && brace > 0) {
+            flush(&mut toks, &mut raw, &mut norm, &mut obf);
+            i += 1;
+            continue;
+        }
+        if c == b'$' {
+            let rest = &b[i + 1..];
+            // `$IFS`, `${IFS}`, `$IFS$9`: a blank.
+            if rest.starts_with(b"IFS") || rest.starts_with(b"{IFS") {
+                flush(&mut toks, &mut raw, &mut norm, &mut obf);
+                toks.push(Tok::Op("ifs", true));
+                i += 1 + if rest.starts_with(b"{") { rest.iter().position(|&x| x == b'}').map_or(4, |p| p + 1) } else { 3 };
+                continue;
+            }
+            // `$@`, `$*`, `$1`..`$9`, `$u` (unset): empty expansions used to split words.
+            if matches!(next, b'@' | b'*' | b'0'..=b'9') && !raw.is_empty() {
+                obf = true;
+                i += 2;
+                continue;
+            }
+        }
+        if matches!(c, b'\'' | b'"') {
+            // Quotes are transparent for command words: `c''at`, `"c"at`, `'; id`.
+            if !raw.is_empty() && b.get(i + 1).is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'\'' || *x == b'"') {
+                obf = true;
+            }
+            raw.push(c as char);
+            i += 1;
+            continue;
+        }
+        if (c == b'\\' || c == b'^') && !raw.is_empty() && next.is_ascii_alphabetic() {
+            // `c\at`, `w^h^o^a^m^i`: escapes that the shell drops. Keep them in `raw` for paths.
+            if raw.as_bytes().last().is_some_and(|x| x.is_ascii_alphabetic()) {
+                obf = true;
+                raw.push(c as char);
+                i += 1;
+                continue;
+            }
+        }
+        // Push the whole UTF-8 character.
+        let ch_len = utf8_len(c);
+        let end = (i + ch_len).min(b.len());
+        let chunk = &s[i..end];
+        raw.push_str(chunk);
+        if !(c == b'\\' && obf) {
+            norm.push_str(chunk);
+        }
+        i = end;
+    }
+    flush(&mut toks, &mut raw, &mut norm, &mut obf);
+    // Normalised forms: quotes, `^`, `\` inside letters removed.
+    for t in toks.iter_mut() {
+        if let Tok::Word { raw, norm, .. } = t {
+            *norm = raw.chars().filter(|c| !matches!(c, '\'' | '"' | '^')).collect::<String>();
+            if norm.bytes().any(|b| b == b'\\') && !norm.contains(':') && !norm.starts_with('\\') {
+                let mut o = String::with_capacity(norm.len());
+                let cs: Vec<char> = norm.chars().collect();
+                for (k, ch) in cs.iter().enumerate() {
+                    let between = *ch == '\\' && k > 0 && cs[k - 1].is_ascii_alphabetic() && cs.get(k + 1).is_some_and(|n| n.is_ascii_alphabetic());
+                    if !between {
+                        o.push(*ch);
+                    }
+                }
+                *norm = o;
+            }
+        }
+    }
+    toks
+}
+
+fn utf8_len(b: u8) -> usize {
+    match b {
+        0x00..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf7 => 4,
+        _ => 1,
+    }
+}
+
+/// Arguments that look like a shell command line rather than prose.
+fn shellish_arg(raw: &str) -> bool {
+    let r = raw.trim_matches(['\'', '"']);
+    (r.len() >= 2 && r.starts_with('-') && r.as_bytes()[1].is_ascii_alphanumeric() || r.starts_with("--"))
+        || r.starts_with('/') && r.len() >= 2
+        || r.starts_with("./")
+        || r.starts_with("~/")
+        || r.starts_with('%') && r[1..].contains('%')
+        || (r.len() >= 3 && r.as_bytes()[0].is_ascii_alphabetic() && r.as_bytes()[1] == b':' && matches!(r.as_bytes()[2], b'\\' | b'/'))
+        || (r.len() == 2 && r.as_bytes()[0].is_ascii_alphabetic() && r.as_bytes()[1] == b':')
+        || r.contains("://")
+        || r.starts_with('$')
+        || r.starts_with("\\\\")
+        || r.contains("/etc/")
+        || r.contains('*') && !r.chars().any(char::is_whitespace)
+        || r.split('.').count() == 4 && r.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Windows `net` / `reg` / `sc` subcommands that make the word unambiguous.
+fn known_subcommand(cmd: &str, arg: &str) -> bool {
+    let a = arg.to_ascii_lowercase();
+    match cmd {
+        "net" => matches!(a.as_str(), "user" | "users" | "view" | "localgroup" | "group" | "share" | "use" | "start" | "stop" | "session" | "accounts"),
+        "reg" => matches!(a.as_str(), "add" | "query" | "delete" | "save" | "export"),
+        "which" | "type" | "whereis" => is_program(&base_name(&a)),
+        _ => false,
+    }
+}
+
+fn analyse(s: &str, penalty: u8) -> Option<Hit> {
+    if s.is_empty() {
+        return None;
+    }
+    let mut out = specials(s);
+    let toks = lex(s);
+    let ifs = toks.iter().any(|t| matches!(t, Tok::Op("ifs", _)));
+    let mut sep = Some(Sep::Start);
+    let mut seen_word = false;
+    let mut in_backtick = false;
+    let mut bt_prose = false;
+    let mut glued = false;
+    let mut i = 0;
+    while i < toks.len() {
+        step(1);
+        match &toks[i] {
+            Tok::Op(op, g) => {
+                let op = *op;
+                glued = *g;
+                sep = match op {
+                    ";" if glued && seen_word => Some(Sep::Chain),
+                    ";" => Some(if !seen_word { Sep::Breakout } else { Sep::Semi }),
+                    "\n" => Some(Sep::Newline),
+                    "|" | "||" | "&&" | "&" => Some(if !seen_word { Sep::Breakout } else { Sep::Chain }),
+                    "$(" | "{" => Some(Sep::Subst),
+                    "(" => Some(Sep::Semi),
+                    "`" => {
+                        in_backtick = !in_backtick;
+                        if in_backtick {
+                            // Markdown code spans sit between prose words.
+                            bt_prose = i > 0 && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric()));
+                            Some(Sep::Subst)
+                        } else {
+                            None
+                        }
+                    }
+                    "ifs" => sep,
+                    ")" | "}" => None,
+                    _ => None,
+                };
+                i += 1;
+            }
+            Tok::Word { norm, .. } if !seen_word && norm.is_empty() => {
+                // A lone quote before anything else: a string breakout (`' whoami`).
+                sep = Some(Sep::Breakout);
+                i += 1;
+            }
+            Tok::Word { raw, norm, obf } => {
+                let Some(kind) = sep.take() else {
+                    seen_word = true;
+                    i += 1;
+                    continue;
+                };
+                let cmd = base_name(norm);
+                let has_path = raw.contains('/') || raw.contains('\\');
+                // Arguments up to the next operator.
+                let mut args: Vec<&str> = Vec::new();
+                let mut j = i + 1;
+                let mut redirect = false;
+                while j < toks.len() {
+                    step(1);
+                    match &toks[j] {
+                        Tok::Word { raw, .. } => args.push(raw),
+                        Tok::Op(">", _) => redirect = true,
+                        Tok::Op("ifs", _) => {}
+                        _ => break,
+                    }
+                    j += 1;
+                }
+                let ends = j >= toks.len() || matches!(toks[j], Tok::Op(";" | "|" | "||" | "&" | "&&" | "\n" | ")" | "`" | "}", _));
+                if is_program(&cmd) {
+                    let bin_path = raw.contains("bin/") || raw.to_ascii_lowercase().contains("system32");
+                    let amb = is_ambiguous(&cmd) && !bin_path;
+                    let shell_args = args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))
+                        || args.iter().any(|a| shellish_arg(a))
+                        || redirect
+                        || ifs
+                        || has_path && !amb;
+                    let no_args_end = args.is_empty() && ends;
+                    let conf: u8 = match kind {
+                        Sep::Subst => {
+                            // A backtick span in prose (markdown code) is not a substitution
+                            // attack unless something shell-like surrounds it.
+                            let prose_bt = in_backtick && bt_prose && i > 0 && matches!(toks[i - 1], Tok::Op("`", _));
+                            if prose_bt {
+                                if shell_args {
+                                    55
+                                } else {
+                                    40
+                                }
+                            } else if !amb || shell_args || no_args_end {
+                                90
+                            } else {
+                                60
+                            }
+                        }
+                        Sep::Breakout | Sep::Newline => {
+                            if !amb || shell_args || no_args_end {
+                                90
+                            } else {
+                                60
+                            }
+                        }
+                        Sep::Chain => {
+                            if !amb && (shell_args || no_args_end || args.len() <= 2) {
+                                85
+                            } else if shell_args || (no_args_end && (!amb || glued)) {
+                                80
+                            } else {
+                                40
+                            }
+                        }
+                        Sep::Semi => {
+                            if shell_args || no_args_end && !amb {
+                                80
+                            } else if !amb {
+                                55
+                            } else if no_args_end {
+                                50
+                            } else {
+                                0
+                            }
+                        }
+                        Sep::Start => {
+                            if *obf {
+                                85
+                            } else if shell_args && (!amb || args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
+                                65
+                            } else if !amb && args.is_empty() && RECON.contains(&cmd.as_str()) {
+                                // The value is exactly a system-information command.
+                                60
+                            } else if !amb && args.is_empty() && ends && j < toks.len() {
+                                // `whoami;`, `id|`: a command terminated by a separator.
+                                70
+                            } else if is_ambiguous(&cmd) && ends && j < toks.len() && args.is_empty() && matches!(toks[j], Tok::Op(";" | "|" | "&&" | "||", _))
+                            {
+                                65
+                            } else if !amb && !args.is_empty() {
+                                60
+                            } else if matches!(cmd.as_str(), "sleep" | "ping" | "timeout") && args.len() == 1 && args[0].bytes().all(|b| b.is_ascii_digit()) {
+                                // Blind timing probe.
+                                60
+                            } else if !amb && args.is_empty() {
+                                45
+                            } else {
+                                0
+                            }
+                        }
+                    };
+                    let conf = if *obf && conf > 0 { conf.max(85) } else { conf };
+                    if conf > 0 {
+                        let why = match kind {
+                            Sep::Subst => "command substitution runs a program",
+                            Sep::Start => "value is a command line",
+                            _ => "separator then a program in command position",
+                        };
+                        out = best(out, Some(mk(NAME, Category::Cmdi, conf.saturating_sub(penalty), raw, why)));
+                    }
+                }
+                seen_word = true;
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Patterns that are command execution whatever the tokenizer says.
+fn specials(s: &str) -> Option<Hit> {
+    let l = s.to_ascii_lowercase();
+    step(l.len() * 2);
+    let mut out = None;
+    let mut add = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Cmdi, c, frag, why)));
+    if let Some(p) = l.find("() {") {
+        if l[p..].contains(';') && l[p..].contains('}') {
+            add(98, &s[p..], "shellshock function definition");
+        }
+    }
+    if let Some(p) = l.find("<!--#exec") {
+        add(95, &s[p..], "server-side include exec");
+    }
+    for (pat, c, why) in [
+        ("/dev/tcp/", 95u8, "bash /dev/tcp reverse shell"),
+        ("/dev/udp/", 90, "bash /dev/udp socket"),
+        ("%comspec%", 85, "cmd.exe through %COMSPEC%"),
+        ("invoke-expression", 90, "PowerShell Invoke-Expression"),
+        ("invoke-webrequest", 80, "PowerShell Invoke-WebRequest"),
+        ("invoke-restmethod", 75, "PowerShell Invoke-RestMethod"),
+        ("downloadstring(", 90, "PowerShell DownloadString"),
+        ("downloadfile(", 85, "PowerShell DownloadFile"),
+        ("net.webclient", 85, "PowerShell Net.WebClient"),
+        ("start-process", 70, "PowerShell Start-Process"),
+        ("frombase64string(", 75, "PowerShell FromBase64String"),
+    ] {
+        if let Some(p) = l.find(pat) {
+            add(c, &s[p..], why);
+        }
+    }
+    // `iex(...)` / `| iex`, `powershell -enc <base64>`, `cmd /c`.
+    for (i, _) in l.match_indices("iex") {
+        step(1);
+        let before = l[..i].trim_end();
+        let after = l[i + 3..].trim_start();
+        let word = (i == 0 || !l.as_bytes()[i - 1].is_ascii_alphanumeric()) && !l.as_bytes().get(i + 3).is_some_and(|b| b.is_ascii_alphanumeric());
+        if word && (after.starts_with('(') || before.ends_with('|') || before.ends_with(';')) {
+            add(85, &s[i..], "PowerShell IEX");
+        }
+    }
+    let has_ps = l.contains("powershell") || l.contains("pwsh");
+    for (i, _) in l.match_indices(" -e").take_while(|_| has_ps) {
+        step(1);
+        let rest = &l[i + 3..];
+        let flag_end = rest.find(' ').unwrap_or(rest.len());
+        let flag = &rest[..flag_end];
+        if "ncodedcommand".starts_with(flag) || flag.is_empty() || flag == "nc" || flag == "c" {
+            add(90, &s[i..], "PowerShell encoded command");
+        }
+    }
+    for pat in ["cmd /c", "cmd.exe /c", "cmd /k", "cmd.exe /k", "/bin/sh -c", "/bin/bash -c", "bash -i", "sh -i"] {
+        if let Some(p) = l.find(pat) {
+            add(85, &s[p..], "shell invoked with a command");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "cmdi_tests.rs"]
+mod tests;

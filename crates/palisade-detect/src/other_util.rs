@@ -1,0 +1,171 @@
+//! Small helpers shared by the "other" detectors (path, ssrf, cmdi, ssti, log4shell, xxe, code,
+//! crlf, nosql, ldap, scanner): hit construction, bounded lenient percent-decoding, and a step
+//! counter used by the tests to prove linear work on large inputs.
+
+use crate::{truncate, Category, Hit, Level};
+use std::borrow::Cow;
+
+#[cfg(test)]
+thread_local! {
+    static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count `n` units of scanning work (tests only; free otherwise).
+#[inline]
+pub(crate) fn step(n: usize) {
+    #[cfg(test)]
+    STEPS.with(|s| s.set(s.get() + n as u64));
+    #[cfg(not(test))]
+    let _ = n;
+}
+
+#[cfg(test)]
+pub(crate) fn take_steps() -> u64 {
+    STEPS.with(|s| s.replace(0))
+}
+
+/// The confidence at which a level blocks.
+pub(crate) fn threshold(level: Level) -> u8 {
+    match level {
+        Level::Balanced => 60,
+        Level::Strict => 40,
+    }
+}
+
+pub(crate) fn mk(detector: &'static str, category: Category, confidence: u8, fragment: &str, why: &'static str) -> Hit {
+    Hit { detector, category, confidence: confidence.min(100), fragment: truncate(fragment, 64).to_string(), why }
+}
+
+/// Keep the best of two candidate hits.
+pub(crate) fn best(a: Option<Hit>, b: Option<Hit>) -> Option<Hit> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.confidence > x.confidence { y } else { x }),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// Drop a hit below the level's blocking threshold.
+pub(crate) fn gate(h: Option<Hit>, level: Level) -> Option<Hit> {
+    h.filter(|h| h.confidence >= threshold(level))
+}
+
+fn hexv(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// One round of lenient URL decoding on bytes: `%XX` and `%uXXXX`; anything invalid is kept.
+pub(crate) fn pct_round(s: &[u8]) -> Vec<u8> {
+    step(s.len());
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b == b'%' && i + 2 < s.len() {
+            if let (Some(h), Some(l)) = (hexv(s[i + 1]), hexv(s[i + 2])) {
+                out.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+        }
+        if b == b'%' && i + 5 < s.len() && (s[i + 1] == b'u' || s[i + 1] == b'U') {
+            let q = &s[i + 2..i + 6];
+            if q.iter().all(|c| hexv(*c).is_some()) {
+                let v = q.iter().fold(0u32, |a, c| a * 16 + hexv(*c).unwrap_or(0) as u32);
+                let ch = char::from_u32(v).unwrap_or('\u{fffd}');
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                i += 6;
+                continue;
+            }
+        }
+        out.push(b);
+        i += 1;
+    }
+    out
+}
+
+/// True if `s` contains something percent-decodable.
+pub(crate) fn has_pct(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr_iter(b'%', b)
+        .any(|i| i + 2 < b.len() && hexv(b[i + 1]).is_some() && hexv(b[i + 2]).is_some() || (i + 1 < b.len() && (b[i + 1] | 0x20) == b'u'))
+}
+
+/// Up to `rounds` rounds of lenient percent-decoding (stops when nothing changes).
+pub(crate) fn pct_decode(s: &str, rounds: usize) -> Cow<'_, str> {
+    if !has_pct(s) {
+        return Cow::Borrowed(s);
+    }
+    let mut cur = s.as_bytes().to_vec();
+    for _ in 0..rounds {
+        let next = pct_round(&cur);
+        if next == cur {
+            break;
+        }
+        cur = next;
+        if !cur.contains(&b'%') {
+            break;
+        }
+    }
+    Cow::Owned(String::from_utf8_lossy(&cur).into_owned())
+}
+
+/// The views of an input a detector should look at: the decoded form and, when it still
+/// carries percent-encoding (double-encoded attacks), that form decoded further.
+pub(crate) fn views<'a>(decoded: &'a str) -> [Cow<'a, str>; 2] {
+    let d = pct_decode(decoded, 3);
+    match d {
+        Cow::Borrowed(_) => [Cow::Borrowed(decoded), Cow::Borrowed("")],
+        Cow::Owned(o) => [Cow::Borrowed(decoded), Cow::Owned(o)],
+    }
+}
+
+/// Decode standard or URL-safe base64 (padding optional); None if not base64.
+pub(crate) fn b64_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    if s.len() < 4 {
+        return None;
+    }
+    step(s.len());
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for b in s.bytes() {
+        let v = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        } as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pct() {
+        assert_eq!(pct_decode("%252e%252e%2f", 3), "../");
+        assert_eq!(pct_decode("%u002e%uFF0E", 3), ".\u{ff0e}");
+        assert_eq!(pct_decode("100%", 3), "100%");
+        assert_eq!(pct_decode("%zz%", 3), "%zz%");
+        assert_eq!(b64_decode("Li4v").unwrap(), b"../");
+    }
+}

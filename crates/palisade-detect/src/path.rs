@@ -1,0 +1,599 @@
+//! Path traversal and local file inclusion.
+//!
+//! The value is normalised the way file APIs and lax web servers see it (residual percent
+//! layers, `%uXXXX`, overlong UTF-8 forms of `.`/`/`/`\`, Unicode look-alike dots and slashes,
+//! literal `0x2e`, null bytes and control characters, `..;/`), then cut into path candidates
+//! (the whole value and its whitespace/quote-delimited tokens) and each candidate is walked
+//! segment by segment with a depth counter: climbing above the start is a traversal. Absolute
+//! paths into system directories, sensitive files (by name, not by corpus line), and PHP stream
+//! wrappers are local file inclusion. A bare file name (`passwd`, `index.php`) is not an attack
+//! by itself and is not reported (see `docs-other-misses.md`).
+
+use crate::other_util::{b64_decode, best, gate, mk, pct_round, step};
+use crate::{Category, Detector, FieldKind, Hit, Input, Level};
+
+const NAME: &str = "path";
+
+pub struct PathDetector;
+
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(PathDetector)
+}
+
+impl Detector for PathDetector {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let mut h = analyse(input.decoded, input.field, 0);
+        if input.raw != input.decoded && h.as_ref().is_none_or(|h| h.confidence < 90) {
+            h = best(h, analyse(input.raw, input.field, 0));
+        }
+        gate(h, level)
+    }
+}
+
+/// Map overlong UTF-8 encodings (and the invalid variants IIS-era servers accepted) of
+/// `.`, `/` and `\` to the ASCII character; other bytes pass through.
+fn fold_overlong(b: &[u8]) -> Vec<u8> {
+    step(b.len());
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        // Number of 0x80 filler continuation bytes after the lead for 3..6-byte overlongs.
+        let fill = match c {
+            0xE0 => 1,
+            0xF0 => 2,
+            0xF8 => 3,
+            0xFC => 4,
+            _ => usize::MAX,
+        };
+        if fill != usize::MAX && i + 1 + fill < b.len() && b[i + 1..i + 1 + fill].iter().all(|&x| x == 0x80) {
+            if let Some(&last) = b.get(i + 1 + fill) {
+                let v = last & 0x3f;
+                if matches!(v, b'.' | b'/' | b'\\') || (v == 0x1c) {
+                    out.push(if v == 0x1c { b'\\' } else { v });
+                    i += fill + 2;
+                    continue;
+                }
+            }
+        }
+        if (c == 0xC0 || c == 0xC1) && i + 1 < b.len() {
+            let n = b[i + 1];
+            let v = ((c & 1) << 6) | (n & 0x3f);
+            let mapped = if matches!(n, b'.' | b'/' | b'\\') {
+                Some((n, 2))
+            } else if matches!(v, b'.' | b'/' | b'\\') {
+                Some((v, 2))
+            } else if n == 0x5e || n == 0xfe || n == 0xee {
+                Some((b'.', 2))
+            } else if n == b'%' {
+                // `%c0%qf`, `%c1%8s`, `%c0%9v`: undecodable second byte, a separator in the lists
+                // of known IIS bypasses.
+                Some((b'/', 4.min(b.len() - i)))
+            } else if n == 0x1c || n == 0x9c {
+                Some((b'\\', 2))
+            } else {
+                // Never valid UTF-8: treat as a separator rather than let it hide a segment.
+                Some((b'/', 2))
+            };
+            if let Some((ch, len)) = mapped {
+                out.push(ch);
+                i += len;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// Literal `0x2e` / `0x2f` / `0x5c` (an encoding seen in traversal lists) and `..2f`/`..5c`.
+fn fold_hex_literals(b: &[u8]) -> Vec<u8> {
+    step(b.len());
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'0' && i + 3 < b.len() && (b[i + 1] | 0x20) == b'x' {
+            let m = match (b[i + 2], b[i + 3] | 0x20) {
+                (b'2', b'e') => Some(b'.'),
+                (b'2', b'f') => Some(b'/'),
+                (b'5', b'c') => Some(b'\\'),
+                _ => None,
+            };
+            if let Some(m) = m {
+                out.push(m);
+                i += 4;
+                continue;
+            }
+        }
+        if i >= 2 && b[i - 1] == b'.' && b[i - 2] == b'.' && i + 1 < b.len() {
+            let m = match (b[i], b[i + 1] | 0x20) {
+                (b'2', b'f') => Some(b'/'),
+                (b'5', b'c') => Some(b'\\'),
+                _ => None,
+            };
+            if let Some(m) = m {
+                out.push(m);
+                i += 2;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+fn is_hex(b: u8) -> bool {
+    b.is_ascii_hexdigit()
+}
+
+/// `%2%e` (what `%%32%%65`, an IIS double-decoding trick, becomes after one round) → `%2e`.
+fn fold_split_escapes(b: &[u8]) -> Vec<u8> {
+    step(b.len());
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 3 < b.len() && is_hex(b[i + 1]) && b[i + 2] == b'%' && is_hex(b[i + 3]) {
+            out.extend_from_slice(&[b'%', b[i + 1], b[i + 3]]);
+            i += 4;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+/// What is left of `%` after decoding is not an escape: `%bg%qf` and `%\` are separators in
+/// the bypass lists (servers that map invalid escapes), so they become `/` for the path view.
+fn fold_bogus_escapes(b: &[u8]) -> Vec<u8> {
+    step(b.len());
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let a = b.get(i + 1).copied().unwrap_or(0);
+            let c = b.get(i + 2).copied().unwrap_or(0);
+            if is_hex(a) && is_hex(c) {
+                out.push(b'%');
+                i += 1;
+                continue;
+            }
+            out.push(b'/');
+            i += if a.is_ascii_alphanumeric() && c.is_ascii_alphanumeric() { 3 } else { 1 };
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Normalised text plus whether a null byte was seen.
+pub(crate) fn normalise(s: &str) -> (String, bool) {
+    let mut cur = s.as_bytes().to_vec();
+    for _ in 0..4 {
+        if !cur.contains(&b'%') {
+            break;
+        }
+        let next = fold_split_escapes(&pct_round(&cur));
+        if next == cur {
+            break;
+        }
+        cur = next;
+    }
+    let mut null = cur.windows(3).any(|w| w.eq_ignore_ascii_case(b"%00"));
+    step(cur.len());
+    if cur.contains(&b'%') {
+        cur = fold_bogus_escapes(&cur);
+    }
+    let cur = fold_hex_literals(&fold_overlong(&cur));
+    let text = String::from_utf8_lossy(&cur);
+    step(text.len());
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        let m = match ch {
+            '\0' => {
+                null = true;
+                continue;
+            }
+            '\u{ff0e}' | '\u{2024}' | '\u{fe52}' => '.',
+            '\u{2025}' => {
+                out.push_str("..");
+                continue;
+            }
+            '\u{2026}' => {
+                out.push_str("...");
+                continue;
+            }
+            '\u{ff0f}' | '\u{2215}' | '\u{2044}' | '\u{f025}' | '\u{efc8}' | '\u{29f8}' => '/',
+            '\u{ff3c}' | '\u{2216}' | '\u{fe68}' | '\u{29f5}' | '\u{29f9}' => '\\',
+            c if (c as u32) < 0x20 || c == '\u{7f}' => continue,
+            c => c,
+        };
+        out.push(m);
+    }
+    (out, null)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Root {
+    Relative,
+    Unix,
+    Backslash,
+    Drive,
+    Url,
+}
+
+fn is_up(seg: &str) -> bool {
+    // `..;jsessionid` (Tomcat path parameters), trailing spaces/dots tolerated by Windows.
+    let seg = seg.split(';').next().unwrap_or("");
+    // `?` stands for a dot in some bypass lists (`.?/`, `?./`); a lone `?` segment does not.
+    let t = seg.trim_matches(' ');
+    t.len() >= 2 && t.bytes().all(|b| b == b'.' || b == b'?') && t.bytes().filter(|&b| b == b'.').count() >= 1
+}
+
+/// Files whose name alone says "configuration, credentials or logs of the host".
+fn sensitive_file(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "passwd",
+        "master.passwd",
+        "shadow",
+        "shadow-",
+        "gshadow",
+        "group",
+        "hosts",
+        "issue",
+        "motd",
+        "sudoers",
+        "crontab",
+        "fstab",
+        "mtab",
+        "boot.ini",
+        "win.ini",
+        "system.ini",
+        "desktop.ini",
+        "autoexec.bat",
+        "config.sys",
+        "sam",
+        "ntds.dit",
+        "httpd.conf",
+        "httpd2.conf",
+        "apache2.conf",
+        "nginx.conf",
+        "lighttpd.conf",
+        "php.ini",
+        "my.cnf",
+        "my.ini",
+        "web.config",
+        "web.xml",
+        ".htaccess",
+        ".htpasswd",
+        ".passwd",
+        ".env",
+        ".bash_history",
+        ".bash_profile",
+        ".bashrc",
+        ".profile",
+        ".zsh_history",
+        ".mysql_history",
+        ".viminfo",
+        ".netrc",
+        ".pgpass",
+        ".git-credentials",
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "authorized_keys",
+        "known_hosts",
+        "wp-config.php",
+        "config.inc.php",
+        "configuration.php",
+        "localsettings.php",
+        "settings.php",
+        "database.yml",
+        "environ",
+        "cmdline",
+        "sysprep.xml",
+        "sysprep.inf",
+        "unattend.xml",
+        "unattended.xml",
+        "php.ini-development",
+        "tomcat-users.xml",
+        "server.xml",
+        "context.xml",
+        "applicationhost.config",
+        "credentials",
+        "config.php",
+        "ntuser.dat",
+        "metabase.xml",
+        ".rhosts",
+        ".shosts",
+        ".forward",
+        ".cshrc",
+        ".sh_history",
+        ".xauthority",
+    ];
+    let n = name.trim_end_matches([' ', '.']);
+    if NAMES.contains(&n) {
+        return true;
+    }
+    // Logs: `access.log`, `error_log`, `mysql.log.1`, `syslog.2.gz`, `sess_<id>`.
+    n.contains("access_log")
+        || n.contains("access.log")
+        || n.contains("error_log")
+        || n.contains("error.log")
+        || n.ends_with(".log")
+        || n.ends_with(".err")
+        || n.ends_with("_log")
+        || n.contains(".log.")
+        || n.starts_with("sess_")
+        || n == "syslog"
+        || n == "messages"
+}
+
+/// Top directories of a Unix file system (or Windows ones written with a leading slash) that a
+/// web parameter has no business naming, with a check on what follows.
+fn system_root(segs: &[&str]) -> bool {
+    let Some(first) = segs.first() else { return false };
+    let second = segs.get(1).copied().unwrap_or("");
+    match *first {
+        "etc" | "proc" | "usr" | "var" | "opt" | "root" | "boot" | "srv" | "mnt" | "tmp" | "inetpub" | "xampp" | "wamp" | "lampp" => segs.len() >= 2,
+        "dev" => {
+            matches!(second, "null" | "zero" | "random" | "urandom" | "tcp" | "udp" | "fd" | "stdin" | "stdout" | "stderr" | "shm" | "mem" | "kmem" | "tty")
+        }
+        "sys" => matches!(second, "class" | "kernel" | "devices" | "power" | "block" | "bus" | "firmware" | "fs" | "module"),
+        "private" => matches!(second, "etc" | "var" | "tmp"),
+        "windows" | "winnt" => {
+            segs.len() >= 2
+                && matches!(second, "system32" | "system" | "repair" | "win.ini" | "system.ini" | "php.ini" | "panther" | "debug" | "iis7.log" | "inf" | "temp")
+        }
+        "home" => segs.iter().skip(2).any(|s| s.starts_with('.')),
+        "volumes" => segs.len() >= 3,
+        "library" => matches!(second, "webserver" | "preferences" | "logs" | "keychains"),
+        _ => false,
+    }
+}
+
+fn is_drive(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/')
+}
+
+fn is_url(s: &str) -> bool {
+    let Some(p) = s.find("://") else { return false };
+    p > 1 && s[..p].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'.' || b == b'-')
+}
+
+struct Cand {
+    conf: u8,
+    why: &'static str,
+    cat: Category,
+}
+
+fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
+    let lc = c.to_ascii_lowercase();
+    step(lc.len());
+    let root = if is_url(&lc) {
+        Root::Url
+    } else if is_drive(&lc) {
+        Root::Drive
+    } else if lc.starts_with('/') {
+        Root::Unix
+    } else if lc.starts_with('\\') {
+        Root::Backslash
+    } else {
+        Root::Relative
+    };
+    let mut segs: Vec<&str> = Vec::new();
+    let mut depth: i64 = 0;
+    let mut min_depth: i64 = 0;
+    let mut ups = 0u32;
+    let mut first_is_up = None;
+    let mut seps = 0u32;
+    let body = if root == Root::Drive { &lc[2..] } else { &lc[..] };
+    for seg in body.split(['/', '\\']) {
+        step(1);
+        seps += 1;
+        if seg.is_empty() || seg == "." {
+            continue;
+        }
+        if is_up(seg) {
+            first_is_up.get_or_insert(true);
+            ups += 1;
+            depth -= 1;
+            min_depth = min_depth.min(depth);
+            segs.pop();
+        } else {
+            first_is_up.get_or_insert(false);
+            depth += 1;
+            segs.push(seg);
+        }
+    }
+    let seps = seps.saturating_sub(1);
+    let escape = min_depth < 0;
+    let last = segs.last().copied().unwrap_or("");
+    let sens = sensitive_file(last) || (root != Root::Url && system_root(&segs));
+    let trav = Category::PathTraversal;
+    let lfi = Category::Lfi;
+    let mut best: Option<Cand> = None;
+    fn put_in(best: &mut Option<Cand>, conf: u8, why: &'static str, cat: Category) {
+        if best.as_ref().is_none_or(|b| conf > b.conf) {
+            *best = Some(Cand { conf, why, cat });
+        }
+    }
+    if escape && ups >= 1 && (sens || segs.first().is_some_and(|f| system_root(std::slice::from_ref(f)) || matches!(*f, "windows" | "winnt" | "etc"))) {
+        put_in(&mut best, 95, "traversal above the root to a sensitive file", trav);
+    }
+    if escape && ups >= 2 {
+        put_in(&mut best, 85, "path climbs above its root", trav);
+    }
+    if escape && ups == 1 {
+        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url { 65 } else { 50 }, "path climbs one level above its root", trav);
+    }
+    if root != Root::Url && seps >= 1 {
+        let sys = (root == Root::Unix || root == Root::Backslash) && system_root(&segs);
+        let win_sys = root == Root::Drive
+            && segs.first().is_some_and(|f| matches!(*f, "windows" | "winnt" | "inetpub" | "xampp" | "wamp" | "boot.ini" | "sysprep.xml" | "unattend.xml"));
+        if (sys || win_sys) && sensitive_file(last) {
+            put_in(&mut best, 92, "absolute path to a sensitive system file", lfi);
+        } else if sys || win_sys {
+            put_in(&mut best, 75, "absolute path into a system directory", lfi);
+        }
+        if sensitive_file(last) && !segs.is_empty() {
+            put_in(&mut best, if root == Root::Relative { 65 } else { 75 }, "path to a sensitive file", lfi);
+        }
+        if root == Root::Drive && field != FieldKind::MultipartFilename {
+            // A drive path in a URL-borne value is a file inclusion attempt; inside documents
+            // (JSON, forms, bodies) it is ordinary text.
+            let url_borne = matches!(field, FieldKind::QueryValue | FieldKind::PathSegment | FieldKind::Header | FieldKind::Cookie | FieldKind::QueryName);
+            put_in(&mut best, if url_borne && !segs.is_empty() { 62 } else { 50 }, "absolute Windows path", lfi);
+        }
+        if root != Root::Relative && lc.len() >= 4 && lc.bytes().all(|b| matches!(b, b'.' | b'/' | b'\\')) && lc.contains('/') && lc.contains('\\') {
+            put_in(&mut best, 60, "mixed-separator dot path (normalisation probe)", lfi);
+        }
+        if root == Root::Unix && segs.first().is_some_and(|f| is_drive(&format!("{f}/"))) {
+            put_in(&mut best, 70, "drive path behind a slash", lfi);
+        }
+    }
+    if null && (seps >= 1 || ups > 0 || sens) && best.is_some() {
+        if let Some(b) = best.as_mut() {
+            b.conf = b.conf.saturating_add(5).min(100);
+        }
+    } else if null && c.contains('.') && !c.contains(' ') {
+        put_in(&mut best, 55, "null byte truncation of a file name", lfi);
+    }
+    best
+}
+
+const WRAPPERS: &[(&str, u8, &str)] = &[
+    ("php://filter", 95, "php://filter stream wrapper"),
+    ("php://input", 95, "php://input stream wrapper"),
+    ("php://fd", 90, "php://fd stream wrapper"),
+    ("php://stdin", 85, "php stream wrapper"),
+    ("php://memory", 80, "php stream wrapper"),
+    ("php://temp", 80, "php stream wrapper"),
+    ("expect://", 95, "expect:// wrapper (command execution)"),
+    ("phar://", 90, "phar:// wrapper (deserialization)"),
+    ("zip://", 85, "zip:// wrapper"),
+    ("glob://", 80, "glob:// wrapper"),
+    ("compress.zlib://", 85, "compression stream wrapper"),
+    ("compress.bzip2://", 85, "compression stream wrapper"),
+    ("data://", 80, "data:// stream wrapper"),
+    ("rar://", 80, "rar:// wrapper"),
+    ("ogg://", 70, "ogg:// wrapper"),
+    ("ssh2.", 70, "ssh2 wrapper"),
+];
+
+const PHP_FILTERS: &[&str] =
+    &["convert.iconv.", "convert.base64-", "convert.quoted-printable-", "string.rot13", "string.toupper", "zlib.deflate", "zlib.inflate", "convert.iconv"];
+
+fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
+    let mut r: Option<(u8, &'static str)> = None;
+    for (w, c, why) in WRAPPERS {
+        step(lc.len() / 8 + 1);
+        if lc.contains(w) && r.is_none_or(|x| *c > x.0) {
+            r = Some((*c, why));
+        }
+    }
+    if let Some(p) = lc.find("file:") {
+        let rest = &lc[p + 5..];
+        let before_ok = p == 0 || !lc.as_bytes()[p - 1].is_ascii_alphanumeric();
+        if before_ok && (rest.starts_with('/') || rest.starts_with('\\') || is_drive(rest)) {
+            r = Some(r.map_or(85, |x| x.0.max(85)).max(85)).map(|c| (c, "file: URL"));
+        }
+    }
+    // `data:` URIs carrying PHP code (images in data: URIs are ordinary).
+    if let Some(p) = lc.find("data:") {
+        let rest = &lc[p + 5..];
+        let comma = rest.find(',').unwrap_or(rest.len());
+        let meta = &rest[..comma];
+        if !meta.starts_with("image/") && !meta.starts_with("font/") && comma < rest.len() {
+            let payload = &rest[comma + 1..];
+            let code = if meta.ends_with(";base64") {
+                // base64 is case-sensitive: decode the original-case payload is not available
+                // here, so look for the base64 forms of `<?php` / `<?=` instead.
+                payload.starts_with("pd9wahag") || payload.starts_with("pd9waha") || payload.starts_with("pd89")
+            } else {
+                payload.trim_start().starts_with("<?")
+            };
+            if code {
+                r = Some((95, "data: URI carrying PHP code"));
+            }
+        }
+    }
+    if r.is_none() {
+        for f in PHP_FILTERS {
+            step(lc.len() / 8 + 1);
+            if let Some(p) = lc.find(f) {
+                let before_ok = p == 0 || !lc.as_bytes()[p - 1].is_ascii_alphanumeric();
+                if before_ok {
+                    return Some((70, "PHP filter chain"));
+                }
+            }
+        }
+    }
+    r
+}
+
+fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
+    if s.is_empty() {
+        return None;
+    }
+    let (n, null) = normalise(s);
+    let lc = n.to_ascii_lowercase();
+    step(lc.len());
+    let mut out: Option<Hit> = None;
+    if let Some((c, why)) = wrappers(&lc) {
+        out = Some(mk(NAME, Category::Lfi, c, &n, why));
+    }
+    // The whole value as one path (Windows paths contain spaces), then its tokens.
+    let trimmed = n.trim();
+    let whole_has_space = trimmed.contains(char::is_whitespace);
+    if let Some(c) = judge(trimmed, null, field) {
+        // A prose value that happens to hold a slash is judged by its tokens instead.
+        let prose = whole_has_space && trimmed.split_whitespace().count() > 6;
+        if !prose {
+            out = best(out, Some(mk(NAME, c.cat, c.conf, trimmed, c.why)));
+        }
+    }
+    if whole_has_space || trimmed.contains(['"', '\'', '=', '(', ')', '<', '>', '|', '&', ',', '`']) {
+        for tok in trimmed.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '(' | ')' | '<' | '>' | '|' | '&' | ',' | '`')) {
+            step(1);
+            if tok.len() < 3 || tok.len() == trimmed.len() {
+                continue;
+            }
+            if let Some(c) = judge(tok, null, field) {
+                // Paths named inside prose are weaker evidence than a value that is a path,
+                // except for traversal, which prose does not contain.
+                let conf = if c.cat == Category::PathTraversal && c.conf >= 85 { c.conf } else { c.conf.saturating_sub(15) };
+                out = best(out, Some(mk(NAME, c.cat, conf, tok, c.why)));
+            }
+        }
+    }
+    // A whole value in base64 (`Li4vLi4v...` = `../../`).
+    if depth == 0 && out.is_none() && trimmed.len() >= 8 && trimmed.len() <= 4096 && !trimmed.contains(char::is_whitespace) {
+        if let Some(bytes) = b64_decode(trimmed) {
+            if let Ok(t) = std::str::from_utf8(&bytes) {
+                if t.bytes().all(|b| (0x20..0x7f).contains(&b)) && t.contains(['/', '\\']) {
+                    if let Some(mut h) = analyse(t, field, 1) {
+                        h.confidence = h.confidence.saturating_sub(5);
+                        h.why = "base64-encoded path";
+                        out = best(out, Some(h));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "path_tests.rs"]
+mod tests;

@@ -1,0 +1,121 @@
+use super::*;
+use crate::other_util::take_steps;
+
+fn conf(v: &str, field: FieldKind) -> u8 {
+    detector().check(&Input { raw: v, decoded: v, field }, Level::Strict).map_or(0, |h| h.confidence)
+}
+
+fn q(v: &str) -> u8 {
+    conf(v, FieldKind::QueryValue)
+}
+
+#[test]
+fn traversal_forms() {
+    let mut bad: Vec<String> = Vec::new();
+    for v in [
+        "../../../etc/passwd",
+        "..\\..\\..\\windows\\win.ini",
+        "....//....//....//etc/passwd",
+        "..;/..;/WEB-INF/web.xml",
+        "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+        "%252e%252e%252fetc%252fpasswd",
+        "%c0%ae%c0%ae%c0%afetc%c0%afpasswd",
+        "%e0%80%ae%e0%80%ae/%e0%80%ae%e0%80%ae/boot.ini",
+        "%uff0e%uff0e%u2215%uff0e%uff0e%u2215etc%u2215passwd",
+        "0x2e0x2e0x2f0x2e0x2e0x2fetc0x2fpasswd",
+        ".%00./.%00./etc/passwd",
+        "../../../../../../../../",
+        "Li4vLi4vLi4vLi4vZXRjL3Bhc3N3ZA==",
+        "a/b/../../../../x",
+        "../../etc/passwd%00.jpg",
+        "\u{ff0e}\u{ff0e}/\u{ff0e}\u{ff0e}/secret",
+    ] {
+        if q(v) < 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn lfi_forms() {
+    let mut bad: Vec<String> = Vec::new();
+    for v in [
+        "/etc/passwd",
+        "/etc/shadow",
+        "/proc/self/environ",
+        "/proc/self/fd/3",
+        "C:\\Windows\\win.ini",
+        "C:/windows/system32/config/sam",
+        "c:\\boot.ini",
+        "/var/log/apache2/access.log",
+        "C:\\xampp\\apache\\logs\\error.log",
+        "WEB-INF/web.xml",
+        "/WEB-INF/web.xml",
+        "php://filter/convert.base64-encode/resource=index.php",
+        "php://input",
+        "expect://id",
+        "phar://uploads/x.jpg/shell",
+        "zip://shell.jpg#payload.php",
+        "file:///etc/passwd",
+        "data://text/plain;base64,PD9waHAgc3lzdGVtKCRfR0VUWzFdKTsgPz4=",
+        "data:text/plain,<?php phpinfo(); ?>",
+        "members/.htpasswd",
+        "/home/bob/.ssh/id_rsa",
+        "/root/.bash_history",
+    ] {
+        if q(v) < 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn benign_look_alikes() {
+    let mut bad: Vec<String> = Vec::new();
+    for v in [
+        "passwd",
+        "index.php",
+        "/api/v1/users/42",
+        "/account/settings?tab=security",
+        "https://example.com/docs/guide.html",
+        "https://example.com/a/b/../c",
+        "images/logo.png",
+        "Loading... please wait",
+        "one... two... three",
+        "see ./README.md for details",
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+        "10.5/2024",
+        "and/or",
+        "the hosts file is in etc but who cares",
+        "100% sure / 50% done",
+        "Q3JlYXRlZCBieSBib2I=",
+        "/static/js/app.js",
+        "/lib/jquery.min.js",
+        "/library/books/12",
+        "/home/feed",
+    ] {
+        if q(v) >= 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn multipart_filename_with_drive_path_is_ok() {
+    assert!(conf("C:\\Documents and Settings\\bob\\photo.jpg", FieldKind::MultipartFilename) < 60);
+    assert!(conf("../../../etc/cron.d/x", FieldKind::MultipartFilename) >= 60);
+}
+
+#[test]
+fn linear_on_large_inputs() {
+    for unit in ["../", "%c0%ae", "%25", "0x2e", "a ", "/etc", "\u{ff0e}", "%%32%65", "=\"'"] {
+        let v = unit.repeat(1_000_000 / unit.len());
+        take_steps();
+        let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::QueryValue }, Level::Strict);
+        let steps = take_steps();
+        assert!(steps < 80 * v.len() as u64, "{unit}: {steps}");
+    }
+}

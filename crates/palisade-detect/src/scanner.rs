@@ -1,0 +1,189 @@
+//! Scanners and probes: attack-tool user agents (in header values) and probe paths (in path
+//! segments): VCS metadata, environment files, server status pages, backups and editor swap
+//! files of scripts. Tool names are matched as whole tokens of the header value; probe paths
+//! by the shape of the segment (a dot-file name, a backup suffix on a script or config name).
+
+use crate::other_util::{gate, mk, step};
+use crate::{Category, Detector, FieldKind, Hit, Input, Level};
+
+const NAME: &str = "scanner";
+
+pub struct ScannerDetector;
+
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(ScannerDetector)
+}
+
+const TOOLS: &[&str] = &[
+    "sqlmap",
+    "nikto",
+    "nmap",
+    "masscan",
+    "acunetix",
+    "nessus",
+    "wpscan",
+    "dirbuster",
+    "gobuster",
+    "nuclei",
+    "zgrab",
+    "ffuf",
+    "wfuzz",
+    "openvas",
+    "w3af",
+    "arachni",
+    "skipfish",
+    "havij",
+    "netsparker",
+    "zmeu",
+    "jaeles",
+    "commix",
+    "xsstrike",
+    "whatweb",
+    "feroxbuster",
+    "dirb",
+    "fimap",
+    "joomscan",
+    "qualys",
+    "appscan",
+    "webinspect",
+    "paros",
+    "burpcollaborator",
+    "interactsh",
+    "zap",
+    "hydra",
+    "brutus",
+    "morfeus",
+    "nsefinger",
+    "sysscan",
+    "vega",
+    "grabber",
+    "cgichk",
+    "httpx",
+    "zmap",
+];
+
+impl Detector for ScannerDetector {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let v = input.decoded;
+        let h = match input.field {
+            FieldKind::Header => user_agent(v),
+            FieldKind::PathSegment => probe_segment(v),
+            _ => None,
+        };
+        gate(h, level)
+    }
+}
+
+fn user_agent(v: &str) -> Option<Hit> {
+    let l = v.to_ascii_lowercase();
+    step(l.len());
+    // Tokens split on anything that is not a letter or digit: `sqlmap/1.7`, `Nmap Scripting Engine`.
+    for tok in l.split(|c: char| !c.is_ascii_alphanumeric()) {
+        step(1);
+        if tok.len() >= 3 && TOOLS.contains(&tok) {
+            let c = if matches!(tok, "zap" | "vega" | "paros" | "httpx" | "qualys") { 60 } else { 85 };
+            return Some(mk(NAME, Category::Scanner, c, v, "attack tool user agent"));
+        }
+    }
+    if l.contains("nmap scripting engine") || l.contains("masscan/") || l.contains("() {") {
+        return Some(mk(NAME, Category::Scanner, 85, v, "attack tool user agent"));
+    }
+    None
+}
+
+fn probe_segment(seg: &str) -> Option<Hit> {
+    let l = seg.to_ascii_lowercase();
+    step(l.len());
+    let c: (u8, &'static str) = match l.as_str() {
+        ".env" | ".env.local" | ".env.production" | ".env.bak" | ".git" | ".svn" | ".hg" | ".bzr" | ".htpasswd" | ".aws" | ".ssh" | ".docker" | ".npmrc"
+        | ".git-credentials" => (80, "probe for a secret dot-file or VCS metadata"),
+        ".ds_store" | ".idea" | ".vscode" | ".htaccess" | "web.config" | ".travis.yml" | ".gitlab-ci.yml" => (65, "probe for a configuration file"),
+        "wp-config.php" | "configuration.php" | "config.php" | "localsettings.php" | "settings.php" | "database.yml" | "credentials.json" | "id_rsa" => {
+            (60, "probe for an application configuration file")
+        }
+        "server-status" | "server-info" | "phpinfo.php" | "info.php" | "test.php" | "phpmyadmin" | "pma" | "adminer.php" | "actuator" | "jolokia"
+        | "elmah.axd" | "trace.axd" => (60, "probe for a status or admin page"),
+        _ => (0, ""),
+    };
+    if c.0 > 0 {
+        return Some(mk(NAME, Category::Scanner, c.0, seg, c.1));
+    }
+    // Backups and editor leftovers of scripts and configs: `index.php.bak`, `config.php~`,
+    // `.index.php.swp`, `wp-config.php.old`, `db.sql.gz`.
+    let script = ["php", "asp", "aspx", "jsp", "py", "rb", "conf", "config", "inc", "yml", "yaml", "env", "ini", "xml", "json", "js", "cgi", "pl"];
+    for suf in [".bak", ".old", ".orig", ".save", ".swp", ".swo", "~", ".backup", ".tmp", ".copy", ".dist", ".1"] {
+        if let Some(base) = l.strip_suffix(suf) {
+            let base = base.trim_start_matches('.');
+            if let Some((_, ext)) = base.rsplit_once('.') {
+                if script.contains(&ext) {
+                    return Some(mk(NAME, Category::Scanner, 70, seg, "probe for a backup or swap file of a script"));
+                }
+            }
+        }
+    }
+    for dump in [".sql", ".sql.gz", ".sql.zip", ".tar.gz", ".tgz", ".zip", ".rar", ".7z"] {
+        if let Some(base) = l.strip_suffix(dump) {
+            if matches!(base, "backup" | "db" | "database" | "dump" | "site" | "www" | "htdocs" | "public_html" | "web" | "wwwroot" | "data" | "mysql") {
+                return Some(mk(NAME, Category::Scanner, 65, seg, "probe for a site or database dump"));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::other_util::take_steps;
+
+    fn c(v: &str, f: FieldKind) -> u8 {
+        detector().check(&Input { raw: v, decoded: v, field: f }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    #[test]
+    fn user_agents() {
+        for ua in [
+            "sqlmap/1.7.2#stable (https://sqlmap.org)",
+            "Mozilla/5.00 (Nikto/2.1.6) (Evasions:None)",
+            "Mozilla/5.0 (compatible; Nmap Scripting Engine)",
+            "Fuzz Faster U Fool v2 ffuf",
+            "gobuster/3.6",
+            "Mozilla/5.0 nuclei",
+        ] {
+            assert!(c(ua, FieldKind::Header) >= 60, "{ua}");
+        }
+        for ua in [
+            "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+            "curl/8.4.0",
+            "okhttp/4.12",
+            "Zappos app 1.0",
+        ] {
+            assert!(c(ua, FieldKind::Header) < 60, "{ua}");
+        }
+        // Not a header: a comment mentioning sqlmap is not a scanner.
+        assert_eq!(c("I ran sqlmap against my own site", FieldKind::JsonValue), 0);
+    }
+
+    #[test]
+    fn probe_paths() {
+        for s in [".env", ".git", "wp-config.php.bak", "index.php~", ".index.php.swp", "server-status", "phpinfo.php", "backup.sql", "config.php.old"] {
+            assert!(c(s, FieldKind::PathSegment) >= 60, "{s}");
+        }
+        for s in ["index.php", "environment", "git", "status", "photo.jpg.bak2", "report.old-version", "products", "readme.md"] {
+            assert!(c(s, FieldKind::PathSegment) < 60, "{s}");
+        }
+    }
+
+    #[test]
+    fn linear() {
+        let v = "sqlmap ".repeat(150_000) + &"a".repeat(1_000_000);
+        take_steps();
+        let _ = c(&v, FieldKind::Header);
+        let _ = c(&v, FieldKind::PathSegment);
+        assert!(take_steps() < 80 * v.len() as u64);
+    }
+}

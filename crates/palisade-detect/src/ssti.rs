@@ -1,0 +1,371 @@
+//! Server-side template injection.
+//!
+//! Template expressions are located by their delimiters (`{{ }}`, `{% %}`, `${ }`, `#{ }`,
+//! `<%= %>`, `*{ }`, `@( )`, `[[ ]]`, `{$ }`, `<#assign>`, `[#assign]`, `#set(`), each body is
+//! lexed (identifiers, numbers, strings, operators, `\x5f` escapes decoded) and judged:
+//! sandbox-escape attribute chains (`__class__`, `__mro__`, `__globals__`, `|attr(`),
+//! reflective Java (`T(java.lang.Runtime)`, `getClass().forName`, `#_memberAccess`),
+//! Freemarker `?new()` executors, pure arithmetic probes (`7*7`), recon objects (`config`,
+//! `self`, `request`). A placeholder like `{{name}}` in text is an identifier and nothing else,
+//! so it is not reported.
+
+use crate::other_util::{best, gate, mk, step, views};
+use crate::{Category, Detector, Hit, Input, Level};
+
+const NAME: &str = "ssti";
+
+pub struct SstiDetector;
+
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(SstiDetector)
+}
+
+impl Detector for SstiDetector {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let mut h = None;
+        for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
+            h = best(h, analyse(v));
+        }
+        gate(h, level)
+    }
+}
+
+/// (opener, closer, flavour)
+const DELIMS: &[(&str, &str, Flavour)] = &[
+    ("{{", "}}", Flavour::Mustache),
+    ("{%", "%}", Flavour::Statement),
+    ("${", "}", Flavour::Dollar),
+    ("#{", "}", Flavour::Hash),
+    ("<%=", "%>", Flavour::Erb),
+    ("<%", "%>", Flavour::Erb),
+    ("*{", "}", Flavour::Dollar),
+    ("%{", "}", Flavour::Dollar),
+    ("@(", ")", Flavour::Razor),
+    ("[[", "]]", Flavour::Mustache),
+    ("{$", "}", Flavour::Smarty),
+    ("<#", ">", Flavour::Freemarker),
+    ("[#", "]", Flavour::Freemarker),
+    ("{php}", "{/php}", Flavour::SmartyPhp),
+    ("#set(", ")", Flavour::Velocity),
+];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Flavour {
+    Mustache,
+    Statement,
+    Dollar,
+    Hash,
+    Erb,
+    Razor,
+    Smarty,
+    Freemarker,
+    SmartyPhp,
+    Velocity,
+}
+
+/// Finds closers left to right with a per-closer cursor: total work linear in the input.
+struct Closers<'a> {
+    hay: &'a str,
+    cache: Vec<(usize, Option<usize>)>, // (searched from, found at)
+}
+
+impl<'a> Closers<'a> {
+    fn find(&mut self, k: usize, pat: &str, from: usize) -> Option<usize> {
+        let (f0, found) = self.cache[k];
+        if f0 <= from && found.is_none_or(|p| p >= from) && f0 != usize::MAX {
+            return found;
+        }
+        step(self.hay.len().saturating_sub(from).min(1 << 20) / 16 + 1);
+        let r = self.hay[from..].find(pat).map(|p| p + from);
+        step(r.map_or(self.hay.len() - from, |p| p - from));
+        self.cache[k] = (from, r);
+        r
+    }
+}
+
+fn analyse(s: &str) -> Option<Hit> {
+    let b = s.as_bytes();
+    let mut closers = Closers { hay: s, cache: vec![(usize::MAX, None); DELIMS.len()] };
+    let mut out: Option<Hit> = None;
+    let mut i = 0;
+    while i < b.len() {
+        step(1);
+        let c = b[i];
+        if !matches!(c, b'{' | b'$' | b'#' | b'<' | b'*' | b'@' | b'[' | b'%') {
+            i += 1;
+            continue;
+        }
+        let mut advanced = false;
+        for (k, (open, close, fl)) in DELIMS.iter().enumerate() {
+            if !s[i..].starts_with(open) {
+                continue;
+            }
+            let body_start = i + open.len();
+            let Some(end) = closers.find(k, close, body_start) else { continue };
+            let body = &s[body_start..end];
+            if let Some((conf, why)) = judge(body, *fl, &s[i..(end + close.len()).min(s.len())]) {
+                out = best(out, Some(mk(NAME, Category::Ssti, conf, &s[i..], why)));
+            }
+            // Do not re-enter the same region through an inner opener.
+            i = end + close.len();
+            advanced = true;
+            break;
+        }
+        if !advanced {
+            i += 1;
+        }
+    }
+    // Thymeleaf preprocessing `__${...}__::`.
+    if let Some(p) = s.find("__${") {
+        if s[p..].contains("}__") {
+            out = best(out, Some(mk(NAME, Category::Ssti, 90, &s[p..], "Thymeleaf preprocessing expression")));
+        }
+    }
+    out
+}
+
+/// Decode `\x5f`-style escapes and normalise case for matching.
+fn norm_body(body: &str) -> String {
+    let mut o = String::with_capacity(body.len());
+    let b = body.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        step(1);
+        if b[i] == b'\\' && i + 3 < b.len() && (b[i + 1] == b'x' || b[i + 1] == b'X') {
+            if let Ok(v) = u8::from_str_radix(&body[i + 2..i + 4], 16) {
+                if v.is_ascii() {
+                    o.push(v as char);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        o.push(b[i].to_ascii_lowercase() as char);
+        i += 1;
+    }
+    o
+}
+
+const DUNDERS: &[&str] = &[
+    "__class__",
+    "__mro__",
+    "__subclasses__",
+    "__globals__",
+    "__builtins__",
+    "__init__",
+    "__import__",
+    "__base__",
+    "__bases__",
+    "__getitem__",
+    "__dict__",
+    "__code__",
+    "__reduce__",
+    "__getattribute__",
+    "_templatereference__context",
+    "_nsattr__parent",
+];
+
+const JAVA: &[&str] = &[
+    "getclass(",
+    "forname(",
+    "t(java.",
+    "java.lang.",
+    "getruntime(",
+    "processbuilder",
+    "scriptenginemanager",
+    "_memberaccess",
+    "@java.",
+    "new java.",
+    "freemarker.template.utility",
+    "?new(",
+    "$class.inspect",
+    "class.forname",
+    "getenginebyname",
+    "org.apache.",
+    "javax.script",
+];
+
+const PY_EXEC: &[&str] = &[
+    "os.system",
+    "os.popen",
+    ".popen(",
+    "subprocess",
+    "__import__",
+    ".system(",
+    "|filter(",
+    "|attr(",
+    "os.environ",
+    "linecache",
+    "module.cache",
+    "module.runtime",
+    "eval(",
+    "exec(",
+];
+
+const RECON: &[&str] = &[
+    "self",
+    "config",
+    "request",
+    "settings",
+    "app",
+    "_self",
+    "this",
+    "session",
+    "g",
+    "url_for",
+    "get_flashed_messages",
+    "lipsum",
+    "cycler",
+    "joiner",
+    "namespace",
+];
+
+fn judge(body: &str, fl: Flavour, whole: &str) -> Option<(u8, &'static str)> {
+    if body.len() > 8192 {
+        return None;
+    }
+    let n = norm_body(body);
+    let t = n.trim().trim_matches(['{', '}', ' ']);
+    if t.is_empty() {
+        return None;
+    }
+    let mut best_c: Option<(u8, &'static str)> = None;
+    let mut put = |c: u8, why: &'static str| {
+        if best_c.is_none_or(|b| c > b.0) {
+            best_c = Some((c, why));
+        }
+    };
+    // `["_"*2,"class"]|join` builds a dunder at run time.
+    let built_dunder = (t.contains("\"_\"*2") || t.contains("'_'*2") || t.contains("\"__\",") || t.contains("'__',")) && t.contains("join");
+    if DUNDERS.iter().any(|d| t.contains(d)) || built_dunder {
+        put(95, "template sandbox escape through dunder attributes");
+    }
+    // Spaced-out dunders (`.__ class __.`) survive some filters.
+    let squeezed: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+    if squeezed != t && DUNDERS.iter().any(|d| squeezed.contains(d)) {
+        put(90, "template sandbox escape through dunder attributes");
+    }
+    if JAVA.iter().any(|j| t.contains(j)) {
+        put(95, "template reflection into the Java runtime");
+    }
+    if PY_EXEC.iter().any(|j| t.contains(j)) && fl != Flavour::Razor {
+        put(if t.contains('.') || t.contains('|') || t.contains('(') { 90 } else { 60 }, "template expression reaches code execution");
+    }
+    match fl {
+        Flavour::Freemarker if t.starts_with("assign") || t.starts_with("import") || t.starts_with("include") => put(80, "Freemarker directive"),
+        Flavour::SmartyPhp => put(90, "Smarty {php} block"),
+        Flavour::Smarty if t.starts_with("smarty.") => put(75, "Smarty internals"),
+        Flavour::Velocity if t.contains('$') => put(65, "Velocity #set directive"),
+        _ => {}
+    }
+    if fl == Flavour::Freemarker
+        && !(t.starts_with("assign") || t.starts_with("import") || t.starts_with("include") || t.starts_with("list") || t.starts_with("if"))
+    {
+        // `<#` is also the start of ordinary markup-ish text; only directives count.
+        return best_c.filter(|b| b.0 >= 90);
+    }
+    // Arithmetic probe: numbers (or quoted numbers) and operators only, at least one operator.
+    let arith = {
+        let mut ops = 0;
+        let mut nums = 0;
+        let mut ok = true;
+        let mut prev_num = false;
+        for tok in t.split(|c: char| c.is_whitespace()).flat_map(|w| split_ops(w)) {
+            step(1);
+            let tk = tok.trim_matches(['\'', '"']);
+            if tk.is_empty() {
+                continue;
+            }
+            if tk.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+                nums += 1;
+                prev_num = true;
+            } else if matches!(tk, "*" | "+" | "-" | "/" | "%" | "**" | "(" | ")") {
+                if tk != "(" && tk != ")" {
+                    ops += 1;
+                }
+                prev_num = false;
+            } else {
+                ok = false;
+                break;
+            }
+        }
+        let _ = prev_num;
+        ok && ops >= 1 && nums >= 2
+    };
+    if arith {
+        let c = match fl {
+            Flavour::Mustache | Flavour::Dollar | Flavour::Hash | Flavour::Erb | Flavour::Razor => 85,
+            Flavour::Statement => 70,
+            _ => 50,
+        };
+        put(c, "template arithmetic probe");
+    }
+    // Recon objects and calls on literals.
+    let head: String = t.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    if matches!(fl, Flavour::Mustache | Flavour::Dollar | Flavour::Statement | Flavour::Erb) {
+        let rest = &t[head.len()..];
+        if RECON.contains(&head.as_str())
+            && (rest.is_empty() || rest.starts_with('.') || rest.starts_with('|') || rest.starts_with('[') || rest.starts_with('('))
+        {
+            let strong =
+                matches!(head.as_str(), "config" | "self" | "_self" | "lipsum" | "cycler" | "joiner" | "namespace" | "get_flashed_messages" | "url_for");
+            put(if strong || rest.contains('(') { 75 } else { 65 }, "template recon object");
+        }
+        if head == "dump" && rest.starts_with('(') {
+            put(70, "template dump() of internals");
+        }
+        if (t.starts_with('\'') || t.starts_with('"') || t.starts_with("[]") || t.starts_with("()"))
+            && (t.contains(").") || t.contains("].") || t.contains("'.") || t.contains("\"."))
+        {
+            put(75, "method call on a literal in a template");
+        }
+        if fl == Flavour::Statement
+            && (t.starts_with("for ")
+                || t.starts_with("if ")
+                || t.starts_with("set ")
+                || t.starts_with("import")
+                || t.starts_with("include")
+                || t.starts_with("macro"))
+        {
+            put(45, "template statement in a value");
+        }
+        if fl == Flavour::Erb && (t.contains("file.") || t.contains('`') || t.contains("io.popen") || t.contains("system") || t.contains("%x")) {
+            put(90, "ERB code execution");
+        }
+        if fl == Flavour::Dollar && t.contains("@print") {
+            put(80, "expression with PHP print");
+        }
+        if t.contains("get_user_file(") || t.contains("file(") || t.contains("include(") {
+            put(75, "template file access");
+        }
+    }
+    let _ = whole;
+    best_c
+}
+
+/// Split `7*7` into `7`, `*`, `7` (operators as separate tokens).
+fn split_ops(w: &str) -> Vec<&str> {
+    let mut v = Vec::new();
+    let mut start = 0;
+    for (i, ch) in w.char_indices() {
+        if matches!(ch, '*' | '+' | '-' | '/' | '%' | '(' | ')') {
+            if start < i {
+                v.push(&w[start..i]);
+            }
+            v.push(&w[i..i + 1]);
+            start = i + 1;
+        }
+    }
+    if start < w.len() {
+        v.push(&w[start..]);
+    }
+    v
+}
+
+#[cfg(test)]
+#[path = "ssti_tests.rs"]
+mod tests;

