@@ -9,10 +9,17 @@ use crate::Detector;
 
 /// Every built-in detector.
 pub fn detectors() -> Vec<Box<dyn Detector>> {
-    #[allow(unused_mut)]
-    let mut all: Vec<Box<dyn Detector>> = Vec::new();
-    // One line per detector module, e.g.:
-    // all.extend(crate::sqli::detectors());
-    // all.extend(crate::xss::detectors());
-    all
+    vec![
+        crate::path::detector(),
+        crate::ssrf::detector(),
+        crate::cmdi::detector(),
+        crate::ssti::detector(),
+        crate::log4shell::detector(),
+        crate::xxe::detector(),
+        crate::code::detector(),
+        crate::crlf::detector(),
+        crate::nosql::detector(),
+        crate::ldap::detector(),
+        crate::scanner::detector(),
+    ]
 }
