@@ -331,9 +331,13 @@ fn body_inner(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: 
         MediaKind::Xml => xml_body(body, budget)?,
         MediaKind::Text | MediaKind::Other => false,
     };
+    // Other bodies are inspected as text when they are text (UTF-8). Binary bodies (images,
+    // archives, protobuf...) are not: random bytes form "syntax" of every language, and a
+    // payload the backend would parse as text is UTF-8 anyway.
     if !handled {
-        let text = String::from_utf8_lossy(body);
-        budget.emit(Location::Body, FieldKind::Body, &text)?;
+        if let Ok(text) = std::str::from_utf8(body) {
+            budget.emit(Location::Body, FieldKind::Body, text)?;
+        }
     }
     Ok(())
 }
@@ -417,8 +421,9 @@ fn multipart_body(ct: &str, body: &[u8], budget: &mut Budget<'_>) -> Result<bool
             budget.emit(Location::Field(&p.name), FieldKind::MultipartFilename, fname)?;
             continue;
         }
-        let text = String::from_utf8_lossy(p.body);
-        budget.emit(Location::Field(&p.name), FieldKind::MultipartValue, &text)?;
+        if let Ok(text) = std::str::from_utf8(p.body) {
+            budget.emit(Location::Field(&p.name), FieldKind::MultipartValue, text)?;
+        }
     }
     Ok(true)
 }

@@ -35,7 +35,20 @@ pub fn factory(usage: Use) -> StageFactory {
                     Ok(s) => stages.push(s),
                     Err(e) => errors.extend(e),
                 },
+                "detection" => match detection(config, app, Some(node)) {
+                    Ok(Some(s)) => stages.push(s),
+                    Ok(None) => {}
+                    Err(e) => errors.extend(e),
+                },
                 other => errors.push(loc.error(&config.source, format!("`{other}` is not available in this build yet"))),
+            }
+        }
+        // Detection is on (block, balanced) for apps that do not configure it.
+        if !app.stages.iter().any(|(k, _, _)| k == "detection") {
+            match detection(config, app, None) {
+                Ok(Some(s)) => stages.push(s),
+                Ok(None) => {}
+                Err(e) => errors.extend(e),
             }
         }
         if errors.is_empty() {
@@ -148,6 +161,28 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
         spawn_refresh(Arc::downgrade(&stage), settings, every, digest, app.name.clone());
     }
     Ok(Box::new(SharedStage(stage)))
+}
+
+/// The detection stage of an app: its `detection:` section, or the defaults when absent.
+/// `None` when the mode is `off`.
+fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
+    let settings = match node {
+        Some(node) => {
+            let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
+            let s = palisade_detect::settings::Settings::decode(&mut cx, node, &stage_path(config, app, "detection"));
+            if !cx.errors.is_empty() {
+                return Err(cx.errors);
+            }
+            s.unwrap_or_default()
+        }
+        None => palisade_detect::settings::Settings::default(),
+    };
+    if settings.mode == palisade_core::Mode::Off {
+        return Ok(None);
+    }
+    palisade_detect::stage::DetectionStage::new(&settings)
+        .map(|s| Some(Box::new(s) as Box<dyn Stage>))
+        .map_err(|e| vec![ConfigError::file(&config.source, format!("{}: {e}", stage_path(config, app, "detection")))])
 }
 
 /// Key path of an app's stage section, for errors (`apps[2].openapi`).
