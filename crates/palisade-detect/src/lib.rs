@@ -13,6 +13,9 @@
 
 use std::fmt;
 
+pub mod sqli;
+pub mod xss;
+
 /// Attack families. `as_str` gives the names of the development corpus
 /// (`../shared/data/attack-corpus`) where they exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
