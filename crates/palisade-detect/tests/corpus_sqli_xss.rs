@@ -85,11 +85,14 @@ fn report(name: &str, d: &dyn Detector, rows: &[(String, String)], min_detect: f
 #[test]
 fn sqli_corpus_rates() {
     let Some(rows) = corpus() else { return };
-    report("sqli", palisade_detect::sqli::detector().as_ref(), &rows, 0.0, 100.0);
+    // Measured: 97.68% detection, 0.008% false positives (balanced).
+    report("sqli", palisade_detect::sqli::detector().as_ref(), &rows, 97.5, 0.02);
 }
 
 #[test]
 fn xss_corpus_rates() {
     let Some(rows) = corpus() else { return };
-    report("xss", palisade_detect::xss::detector().as_ref(), &rows, 0.0, 100.0);
+    // Measured: 90.63% detection, 0.000% false positives (balanced). Below the 95% bar: most misses
+    // are corpus lines that are not attacks on their own (see docs-sqli-xss-misses.md).
+    report("xss", palisade_detect::xss::detector().as_ref(), &rows, 90.5, 0.02);
 }

@@ -169,36 +169,97 @@ pub(crate) fn function(w: &str) -> Func {
     let last = l.rsplit('.').next().unwrap_or(l);
     match l {
         "dbms_lock.sleep" | "dbms_session.sleep" | "dbms_pipe.receive_message" | "sys.dbms_lock.sleep" => return Func::Time,
-        "utl_http.request" | "utl_inaddr.get_host_address" | "utl_inaddr.get_host_name" | "utl_file.fopen" | "dbms_ldap.init" | "dbms_java.runjava"
-        | "sys.dbms_export_extension.get_domain_index_tables" | "dbms_xmlquery.newcontext" | "dbms_scheduler.create_job" => return Func::Oob,
+        "utl_http.request"
+        | "utl_inaddr.get_host_address"
+        | "utl_inaddr.get_host_name"
+        | "utl_file.fopen"
+        | "dbms_ldap.init"
+        | "dbms_java.runjava"
+        | "sys.dbms_export_extension.get_domain_index_tables"
+        | "dbms_xmlquery.newcontext"
+        | "dbms_scheduler.create_job" => return Func::Oob,
         "ctxsys.drithsx.sn" | "ctxsys.ctx_report.token_type" | "dbms_xmlgen.getxml" | "sys.dbms_xmlgen.getxml" => return Func::Error,
         _ => {}
     }
     match last {
         "sleep" | "benchmark" | "pg_sleep" | "pg_sleep_for" | "pg_sleep_until" | "randomblob" | "receive_message" => Func::Time,
-        "extractvalue" | "updatexml" | "xmltype" | "geometrycollection" | "polygon" | "multipoint" | "multipolygon" | "linestring"
-        | "multilinestring" | "name_const" | "exp" | "gtid_subset" | "gtid_subtract" | "json_keys" | "st_latfromgeohash" | "st_longfromgeohash"
-        | "st_pointfromgeohash" | "xmlelement" | "xmlagg" | "getxml" | "drithsx" => Func::Error,
-        "load_file" | "xp_cmdshell" | "xp_dirtree" | "xp_fileexist" | "xp_regread" | "xp_regwrite" | "xp_servicecontrol" | "xp_availablemedia"
-        | "xp_subdirs" | "xp_ntsec_enumdomains" | "xp_terminate_process" | "xp_makecab" | "sp_oacreate" | "sp_oamethod" | "sp_executesql" | "sp_makewebtask"
-        | "sp_addlogin" | "sp_addsrvrolemember" | "sp_password" | "sp_configure" | "openrowset" | "opendatasource" | "openquery" | "lo_import"
-        | "lo_export" | "lo_get" | "pg_read_file" | "pg_read_binary_file" | "pg_ls_dir" | "pg_stat_file" | "dblink" | "dblink_exec" | "load_extension"
-        | "httpuritype" | "request" | "get_host_address" | "get_host_name" | "fopen" | "runjava" | "sys_eval" | "sys_exec" | "writefile" | "readfile" => {
-            Func::Oob
-        }
+        "extractvalue"
+        | "updatexml"
+        | "xmltype"
+        | "geometrycollection"
+        | "polygon"
+        | "multipoint"
+        | "multipolygon"
+        | "linestring"
+        | "multilinestring"
+        | "name_const"
+        | "exp"
+        | "gtid_subset"
+        | "gtid_subtract"
+        | "json_keys"
+        | "st_latfromgeohash"
+        | "st_longfromgeohash"
+        | "st_pointfromgeohash"
+        | "xmlelement"
+        | "xmlagg"
+        | "getxml"
+        | "drithsx" => Func::Error,
+        "load_file"
+        | "xp_cmdshell"
+        | "xp_dirtree"
+        | "xp_fileexist"
+        | "xp_regread"
+        | "xp_regwrite"
+        | "xp_servicecontrol"
+        | "xp_availablemedia"
+        | "xp_subdirs"
+        | "xp_ntsec_enumdomains"
+        | "xp_terminate_process"
+        | "xp_makecab"
+        | "sp_oacreate"
+        | "sp_oamethod"
+        | "sp_executesql"
+        | "sp_makewebtask"
+        | "sp_addlogin"
+        | "sp_addsrvrolemember"
+        | "sp_password"
+        | "sp_configure"
+        | "openrowset"
+        | "opendatasource"
+        | "openquery"
+        | "lo_import"
+        | "lo_export"
+        | "lo_get"
+        | "pg_read_file"
+        | "pg_read_binary_file"
+        | "pg_ls_dir"
+        | "pg_stat_file"
+        | "dblink"
+        | "dblink_exec"
+        | "load_extension"
+        | "httpuritype"
+        | "request"
+        | "get_host_address"
+        | "get_host_name"
+        | "fopen"
+        | "runjava"
+        | "sys_eval"
+        | "sys_exec"
+        | "writefile"
+        | "readfile" => Func::Oob,
         "version" | "database" | "user" | "schema" | "current_user" | "system_user" | "session_user" | "db_name" | "user_name" | "suser_name"
-        | "suser_sname" | "host_name" | "is_srvrolemember" | "is_member" | "current_database" | "current_schema" | "pg_backend_pid"
-        | "sqlite_version" | "connection_id" | "last_insert_id" | "sys_context" | "userenv" | "uid" | "serverproperty" | "object_id"
-        | "object_name" | "col_name" | "has_dbaccess" | "inet_server_addr" | "getuserid" | "current_setting" | "sqlite_source_id" => Func::Info,
+        | "suser_sname" | "host_name" | "is_srvrolemember" | "is_member" | "current_database" | "current_schema" | "pg_backend_pid" | "sqlite_version"
+        | "connection_id" | "last_insert_id" | "sys_context" | "userenv" | "uid" | "serverproperty" | "object_id" | "object_name" | "col_name"
+        | "has_dbaccess" | "inet_server_addr" | "getuserid" | "current_setting" | "sqlite_source_id" => Func::Info,
         "char" | "chr" | "nchar" | "concat" | "concat_ws" | "group_concat" | "string_agg" | "listagg" | "ascii" | "ord" | "unicode" | "substring"
-        | "substr" | "mid" | "left" | "right" | "length" | "len" | "char_length" | "lower" | "upper" | "lcase" | "ucase" | "hex" | "unhex" | "bin"
-        | "conv" | "md5" | "sha1" | "sha2" | "crc32" | "if" | "iif" | "ifnull" | "isnull" | "nullif" | "nvl" | "nvl2" | "coalesce" | "decode" | "count"
-        | "sum" | "min" | "max" | "avg" | "elt" | "make_set" | "field" | "find_in_set" | "instr" | "locate" | "position" | "charindex" | "strcmp"
-        | "replace" | "reverse" | "repeat" | "space" | "lpad" | "rpad" | "trim" | "ltrim" | "rtrim" | "rand" | "random" | "floor" | "ceil" | "ceiling"
-        | "round" | "abs" | "pow" | "power" | "sqrt" | "cast" | "convert" | "to_char" | "to_number" | "to_date" | "quote" | "quotename" | "cot"
-        | "aes_encrypt" | "aes_decrypt" | "encode" | "compress" | "uncompress" | "export_set" | "bit_length" | "octet_length" | "soundex"
-        | "typeof" | "glob" | "like" | "zeroblob" | "json_extract" | "row" | "exists" | "unistr" | "utl_raw" | "cast_to_raw" | "rawtohex"
-        | "regexp_substr" | "regexp_like" | "stuff" | "datalength" | "db_id" | "waitfor" => Func::Common,
+        | "substr" | "mid" | "left" | "right" | "length" | "len" | "char_length" | "lower" | "upper" | "lcase" | "ucase" | "hex" | "unhex" | "bin" | "conv"
+        | "md5" | "sha1" | "sha2" | "crc32" | "if" | "iif" | "ifnull" | "isnull" | "nullif" | "nvl" | "nvl2" | "coalesce" | "decode" | "count" | "sum"
+        | "min" | "max" | "avg" | "elt" | "make_set" | "field" | "find_in_set" | "instr" | "locate" | "position" | "charindex" | "strcmp" | "replace"
+        | "reverse" | "repeat" | "space" | "lpad" | "rpad" | "trim" | "ltrim" | "rtrim" | "rand" | "random" | "floor" | "ceil" | "ceiling" | "round"
+        | "abs" | "pow" | "power" | "sqrt" | "cast" | "convert" | "to_char" | "to_number" | "to_date" | "quote" | "quotename" | "cot" | "aes_encrypt"
+        | "aes_decrypt" | "encode" | "compress" | "uncompress" | "export_set" | "bit_length" | "octet_length" | "soundex" | "typeof" | "glob" | "like"
+        | "zeroblob" | "json_extract" | "row" | "exists" | "unistr" | "utl_raw" | "cast_to_raw" | "rawtohex" | "regexp_substr" | "regexp_like" | "stuff"
+        | "datalength" | "db_id" | "waitfor" => Func::Common,
         _ => Func::Unknown,
     }
 }

@@ -8,7 +8,10 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// String literal; `quote` is the opening quote byte; `closed` when the closing quote was found.
-    Str { quote: u8, closed: bool },
+    Str {
+        quote: u8,
+        closed: bool,
+    },
     Num,
     /// Identifier or keyword (qualified names `a.b.c`, `master..xp_cmdshell` are one word).
     Word,
@@ -23,7 +26,9 @@ pub(crate) enum Kind {
     Semi,
     Dot,
     /// Comment. `to_eof`: runs to the end of the input (terminates whatever follows it).
-    Comment { to_eof: bool },
+    Comment {
+        to_eof: bool,
+    },
     Other,
 }
 
@@ -113,6 +118,15 @@ impl<'a> Lexer<'a> {
     fn word_end(&mut self) {
         loop {
             while self.pos < self.b.len() && is_ident_cont(self.b[self.pos]) {
+                if self.b[self.pos] >= 0x80 {
+                    // Non-ASCII: letters continue the word, spaces (U+00A0...) end it.
+                    let ch = self.src.get(self.pos..).and_then(|r| r.chars().next()).unwrap_or(' ');
+                    if !ch.is_alphanumeric() {
+                        break;
+                    }
+                    self.pos += ch.len_utf8();
+                    continue;
+                }
                 self.pos += 1;
             }
             // Qualified names: a.b, a..b (MSSQL default schema).

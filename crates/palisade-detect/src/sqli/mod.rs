@@ -187,11 +187,13 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
             continue;
         }
         if let (Some(p), Some(f)) = (prev2, prev) {
-            if p.kind == Kind::Word && f.kind == Kind::LParen && matches!(t.kind, Kind::Num | Kind::Str { .. } | Kind::Word | Kind::Var | Kind::LParen) {
-                if matches!(function(p.text), Func::Time | Func::Oob) {
-                    found = Some(p.text);
-                    break;
-                }
+            if p.kind == Kind::Word
+                && f.kind == Kind::LParen
+                && matches!(t.kind, Kind::Num | Kind::Str { .. } | Kind::Word | Kind::Var | Kind::LParen)
+                && matches!(function(p.text), Func::Time | Func::Oob)
+            {
+                found = Some(p.text);
+                break;
             }
             if p.kind == Kind::Word && keyword(p.text) == Kw::Stmt(Stmt::Waitfor) && keyword(f.text) == Kw::Delay && matches!(t.kind, Kind::Str { .. }) {
                 found = Some(p.text);
@@ -318,6 +320,7 @@ struct Parser<'a> {
     case_seen: bool,
     /// A comparison directly after the breakout (`'='`, `x'^0!='1`, `aa' like '0`).
     direct_cmp: bool,
+    alias_used: bool,
     direct_cmp_armed: bool,
     last_kind: Kind,
     steps: usize,
@@ -354,6 +357,7 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         select_items: false,
         case_seen: false,
         direct_cmp: false,
+        alias_used: false,
         direct_cmp_armed: false,
         last_kind: Kind::Other,
         steps: 0,
@@ -906,13 +910,14 @@ impl<'a> Parser<'a> {
             // MSSQL runs a statement after an expression without `;`.
             (Kind::Word, Kw::Stmt(Stmt::Waitfor | Stmt::Exec | Stmt::Declare)) if self.depth <= 0 => self.statement(t, kw, true),
             (Kind::Word, Kw::Select | Kw::Stmt(Stmt::Drop | Stmt::Alter | Stmt::Insert | Stmt::Update | Stmt::Delete | Stmt::Shutdown))
-                if self.depth <= 0 && self.alias_ok && !self.ident_start =>
+                if self.depth <= 0 && !self.alias_used && !self.ident_start && (self.quote == 0 || self.n <= 2 + self.leading_parens()) =>
             {
                 self.statement(t, kw, false)
             }
             // `1 limit 1 into @` ... or an alias.
             (Kind::Word, Kw::None) | (Kind::QIdent, _) | (Kind::Str { .. }, _) if self.alias_ok => {
                 self.alias_ok = false;
+                self.alias_used = true;
                 true
             }
             _ => false,
@@ -989,9 +994,25 @@ impl<'a> Parser<'a> {
         match s {
             Stmt::Drop | Stmt::Create | Stmt::Alter | Stmt::Truncate => {
                 let obj = t.kind == Kind::Word
-                    && ["table", "database", "schema", "view", "user", "procedure", "function", "index", "trigger", "login", "column", "proc", "role", "temporary", "or"]
-                        .iter()
-                        .any(|o| word(o));
+                    && [
+                        "table",
+                        "database",
+                        "schema",
+                        "view",
+                        "user",
+                        "procedure",
+                        "function",
+                        "index",
+                        "trigger",
+                        "login",
+                        "column",
+                        "proc",
+                        "role",
+                        "temporary",
+                        "or",
+                    ]
+                    .iter()
+                    .any(|o| word(o));
                 if !obj {
                     return false;
                 }

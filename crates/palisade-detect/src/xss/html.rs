@@ -79,6 +79,7 @@ pub(crate) fn scan(s: &str, best: &mut Best, steps: &mut usize) {
     let b = s.as_bytes();
     let mut i = 0;
     let mut attrs = Vec::new();
+    let mut css_done = 0;
     while let Some(p) = memchr::memchr(b'<', &b[i..]) {
         let at = i + p;
         *steps += p + 1;
@@ -106,7 +107,7 @@ pub(crate) fn scan(s: &str, best: &mut Best, steps: &mut usize) {
         let name = &b[at + 1..ne];
         attrs.clear();
         let (end, closed) = attributes(s, ne, &mut attrs, steps);
-        judge_tag(s, name, &attrs, closed, at, end, best, steps);
+        judge_tag(s, name, &attrs, closed, at, end, best, steps, &mut css_done);
         i = end.max(at + 1);
     }
 }
@@ -168,7 +169,7 @@ const URL_ATTRS: &[&[u8]] = &[
 ];
 
 #[allow(clippy::too_many_arguments)]
-fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, end: usize, best: &mut Best, steps: &mut usize) {
+fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, end: usize, best: &mut Best, steps: &mut usize, css_done: &mut usize) {
     // An unclosed tag is completed by the page's next `>`: still a tag, slightly less certain.
     let adj = |c: u8| if closed { c } else { c.saturating_sub(5) };
     if eq_lower(name, b"script") {
@@ -181,9 +182,17 @@ fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, 
         best.add(adj(62), "<link> to an external resource", at);
     } else if eq_lower(name, b"meta") && attrs.iter().any(|a| a.name.eq_ignore_ascii_case("http-equiv")) {
         best.add(adj(65), "<meta http-equiv>", at);
+    } else if name_is(name, &[b"style"]) && end < *css_done {
+        best.add(40, "<style> element", at);
     } else if name_is(name, &[b"style"]) {
-        let body_end = memchr::memmem::find(&s.as_bytes()[end..], b"</").map_or(s.len(), |e| end + e);
+        // The style body up to `</`, bounded; each byte is examined once (`css_done`).
+        let win = &s.as_bytes()[end..s.len().min(end + 8192)];
+        let mut body_end = memchr::memmem::find(win, b"</").map_or(end + win.len(), |e| end + e);
+        while !s.is_char_boundary(body_end) {
+            body_end -= 1;
+        }
         *steps += body_end.saturating_sub(end);
+        *css_done = body_end.max(end + 1);
         if end <= body_end && css_dangerous(&s[end..body_end]) {
             best.add(85, "<style> with script in CSS", at);
         } else {
@@ -193,7 +202,9 @@ fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, 
         best.add(if closed { 30 } else { 20 }, "active element", at);
     }
     let animates_handler = name_is(name, &[b"set", b"animate", b"animatetransform", b"animatemotion"])
-        && attrs.iter().any(|a| a.name.eq_ignore_ascii_case("attributename") && a.value.is_some_and(|v| is_handler(v.trim()) || v.trim().eq_ignore_ascii_case("href")));
+        && attrs
+            .iter()
+            .any(|a| a.name.eq_ignore_ascii_case("attributename") && a.value.is_some_and(|v| is_handler(v.trim()) || v.trim().eq_ignore_ascii_case("href")));
     let is_meta = eq_lower(name, b"meta");
     for a in attrs {
         judge_attr(name, a, animates_handler, is_meta, best, steps, adj);

@@ -44,7 +44,9 @@ pub(crate) fn find_sink(s: &str) -> Option<usize> {
         if !is_ident(c) {
             // `['alert']` / `["al"+"ert"]` followed by `(`: a computed member call.
             if c == b'[' && matches!(b.get(i + 1), Some(b'\'' | b'"' | b'`')) {
-                if let Some(e) = memchr::memchr(b']', &b[i..]).map(|e| i + e) {
+                // Computed names are short: bound the search (keeps the scan linear).
+                let win = &b[i..b.len().min(i + 64)];
+                if let Some(e) = memchr::memchr(b']', win).map(|e| i + e) {
                     let inner: Vec<u8> = b[i + 1..e].iter().filter(|c| c.is_ascii_alphabetic()).copied().collect();
                     let j = skip_ws(b, e + 1);
                     if sink_kind(&inner).is_some() && matches!(b.get(j), Some(b'(' | b'`')) {
@@ -94,15 +96,14 @@ pub(crate) fn find_sink(s: &str) -> Option<usize> {
 /// time and called (`top[/al/.source+/ert/.source](1)`).
 fn global_computed_call(s: &str) -> Option<usize> {
     let b = s.as_bytes();
+    // One search for the last `](`: any global-object bracket before it qualifies (linear).
+    let last = memchr::memmem::rfind(b, b"](")?;
     for g in [&b"top["[..], b"window[", b"self[", b"parent[", b"frames[", b"globalThis[", b"this["] {
         let mut from = 0;
-        while let Some(p) = memchr::memmem::find(&b[from..], g) {
+        while let Some(p) = memchr::memmem::find(&b[from..last], g) {
             let at = from + p;
             if at == 0 || !is_ident(b[at - 1]) {
-                if let Some(e) = memchr::memmem::find(&b[at..], b"](") {
-                    let _ = e;
-                    return Some(at);
-                }
+                return Some(at);
             }
             from = at + 1;
         }
@@ -118,16 +119,18 @@ fn is_proof(b: &[u8]) -> bool {
 /// `[1].find(alert)`, `x.onerror=alert`.
 fn sink_as_value(s: &str) -> Option<usize> {
     let b = s.as_bytes();
-    let mut i = 0;
-    while let Some(p) = find_ci(&b[i..], b"alert").or_else(|| find_ci(&b[i..], b"prompt")).or_else(|| find_ci(&b[i..], b"confirm")) {
-        let at = i + p;
-        let len = if b[at..].len() >= 5 && b[at..at + 5].eq_ignore_ascii_case(b"alert") { 5 } else if b[at] | 0x20 == b'p' { 6 } else { 7 };
-        let before = if at == 0 { b' ' } else { b[at - 1] };
-        let after = b.get(at + len).copied().unwrap_or(b' ');
-        if !is_ident(before) && !is_ident(after) && matches!(before, b'(' | b'=' | b',') && matches!(after, b')' | b',' | b';') {
-            return Some(at);
+    for name in [&b"alert"[..], b"prompt", b"confirm"] {
+        let len = name.len();
+        let mut i = 0;
+        while let Some(p) = find_ci(&b[i..], name) {
+            let at = i + p;
+            let before = if at == 0 { b' ' } else { b[at - 1] };
+            let after = b.get(at + len).copied().unwrap_or(b' ');
+            if matches!(before, b'(' | b'=' | b',') && matches!(after, b')' | b',' | b';') {
+                return Some(at);
+            }
+            i = at + len;
         }
-        i = at + len;
     }
     None
 }
@@ -139,8 +142,7 @@ pub(crate) fn has_sink_call(s: &str) -> bool {
 /// Any call `name(` or a tagged template `` name`...` `` (code in an event handler).
 pub(crate) fn has_call(s: &str) -> bool {
     let b = s.as_bytes();
-    b.iter().enumerate().any(|(i, &c)| (c == b'(' || c == b'`') && i > 0 && (is_ident(b[i - 1]) || b[i - 1] == b')' || b[i - 1] == b']'))
-        || has_sink_call(s)
+    b.iter().enumerate().any(|(i, &c)| (c == b'(' || c == b'`') && i > 0 && (is_ident(b[i - 1]) || b[i - 1] == b')' || b[i - 1] == b']')) || has_sink_call(s)
 }
 
 /// `javascript:` / `vbscript:` anywhere (case-insensitive).
