@@ -25,6 +25,8 @@ pub mod scanner;
 pub mod ssrf;
 pub mod ssti;
 pub mod xxe;
+pub mod sqli;
+pub mod xss;
 
 /// Attack families. `as_str` gives the names of the development corpus
 /// (`../shared/data/attack-corpus`) where they exist.

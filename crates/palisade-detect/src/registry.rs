@@ -10,6 +10,8 @@ use crate::Detector;
 /// Every built-in detector.
 pub fn detectors() -> Vec<Box<dyn Detector>> {
     vec![
+        crate::sqli::detector(),
+        crate::xss::detector(),
         crate::path::detector(),
         crate::ssrf::detector(),
         crate::cmdi::detector(),

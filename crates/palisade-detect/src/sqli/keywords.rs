@@ -1,0 +1,265 @@
+//! Grammar classes of SQL words (MySQL, PostgreSQL, MSSQL, Oracle, SQLite). A word is classified
+//! by its role in the grammar, not by how "dangerous" it looks: the analyser decides from the
+//! structure around it.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kw {
+    /// Not a keyword: an identifier (column, table, alias) or a function name.
+    None,
+    // Set operators and query clauses.
+    Union,
+    Select,
+    From,
+    Where,
+    Having,
+    Order,
+    Group,
+    By,
+    Limit,
+    Offset,
+    Into,
+    Outfile,
+    As,
+    AscDesc,
+    Join,
+    JoinMod,
+    On,
+    Procedure,
+    Top,
+    SetQuant,
+    For,
+    // Expression operators.
+    Logic,
+    Not,
+    /// LIKE, RLIKE, REGEXP, IN, IS, BETWEEN, SOUNDS, GLOB, ILIKE, SIMILAR, ESCAPE, DIV, MOD, COLLATE.
+    BinOp,
+    /// NULL, TRUE, FALSE, CURRENT_USER... (value keywords).
+    Value,
+    /// BINARY, INTERVAL, EXISTS, ANY, SOME, PRIOR (prefix operators).
+    Prefix,
+    Case,
+    CaseMid,
+    End,
+    // Statements.
+    Stmt(Stmt),
+    Delay,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stmt {
+    Drop,
+    Create,
+    Alter,
+    Truncate,
+    Exec,
+    Declare,
+    Shutdown,
+    Waitfor,
+    Insert,
+    Update,
+    Delete,
+    Set,
+    Grant,
+    Load,
+    Copy,
+    Begin,
+    Call,
+    If,
+    Use,
+    Kill,
+    Show,
+    Prepare,
+}
+
+/// Function roles, for the functions that matter when they are called after a breakout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Func {
+    /// Not a function we know: a call of it is still SQL structure, but weaker.
+    Unknown,
+    /// Ordinary SQL functions (string, math, conversion, conditional, aggregate).
+    Common,
+    /// Reveal the server: version(), user(), database(), db_name()...
+    Info,
+    /// Time-based blind: sleep, benchmark, pg_sleep, dbms_lock.sleep, dbms_pipe.receive_message.
+    Time,
+    /// Error-based extraction: extractvalue, updatexml, geometry constructors, xmltype...
+    Error,
+    /// File access, command execution, network: load_file, xp_cmdshell, utl_http.request...
+    Oob,
+}
+
+fn lower<'b>(w: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
+    let b = w.as_bytes();
+    if b.len() > buf.len() {
+        return None;
+    }
+    for (d, s) in buf.iter_mut().zip(b) {
+        *d = s.to_ascii_lowercase();
+    }
+    std::str::from_utf8(&buf[..b.len()]).ok()
+}
+
+pub(crate) fn keyword(w: &str) -> Kw {
+    let mut buf = [0u8; 48];
+    let Some(l) = lower(w, &mut buf) else { return Kw::None };
+    match l {
+        "union" | "intersect" | "except" | "minus" => Kw::Union,
+        "select" => Kw::Select,
+        "from" => Kw::From,
+        "where" => Kw::Where,
+        "having" => Kw::Having,
+        "order" => Kw::Order,
+        "group" => Kw::Group,
+        "by" => Kw::By,
+        "limit" => Kw::Limit,
+        "offset" | "fetch" => Kw::Offset,
+        "into" => Kw::Into,
+        "outfile" | "dumpfile" => Kw::Outfile,
+        "as" => Kw::As,
+        "asc" | "desc" => Kw::AscDesc,
+        "join" | "straight_join" => Kw::Join,
+        "left" | "right" | "inner" | "outer" | "cross" | "natural" | "full" => Kw::JoinMod,
+        "on" | "using" => Kw::On,
+        "procedure" => Kw::Procedure,
+        "top" => Kw::Top,
+        "all" | "distinct" | "distinctrow" => Kw::SetQuant,
+        "for" => Kw::For,
+        "and" | "or" | "xor" => Kw::Logic,
+        "not" => Kw::Not,
+        "like" | "rlike" | "regexp" | "in" | "is" | "between" | "sounds" | "glob" | "ilike" | "similar" | "escape" | "div" | "mod" | "collate" | "match"
+        | "against" => Kw::BinOp,
+        "null" | "true" | "false" | "unknown" | "current_user" | "session_user" | "system_user" | "current_date" | "current_time" | "current_timestamp"
+        | "localtime" | "localtimestamp" | "sysdate" | "rownum" | "default" | "\\n" => Kw::Value,
+        "binary" | "interval" | "exists" | "any" | "some" | "prior" | "connect_by_root" => Kw::Prefix,
+        "case" => Kw::Case,
+        "when" | "then" | "else" => Kw::CaseMid,
+        "end" => Kw::End,
+        "drop" => Kw::Stmt(Stmt::Drop),
+        "create" => Kw::Stmt(Stmt::Create),
+        "alter" => Kw::Stmt(Stmt::Alter),
+        "truncate" => Kw::Stmt(Stmt::Truncate),
+        "exec" | "execute" => Kw::Stmt(Stmt::Exec),
+        "declare" => Kw::Stmt(Stmt::Declare),
+        "shutdown" => Kw::Stmt(Stmt::Shutdown),
+        "waitfor" => Kw::Stmt(Stmt::Waitfor),
+        "insert" | "replace" | "merge" | "upsert" => Kw::Stmt(Stmt::Insert),
+        "update" => Kw::Stmt(Stmt::Update),
+        "delete" => Kw::Stmt(Stmt::Delete),
+        "set" => Kw::Stmt(Stmt::Set),
+        "grant" | "revoke" => Kw::Stmt(Stmt::Grant),
+        "load" => Kw::Stmt(Stmt::Load),
+        "copy" => Kw::Stmt(Stmt::Copy),
+        "begin" => Kw::Stmt(Stmt::Begin),
+        "call" => Kw::Stmt(Stmt::Call),
+        "if" => Kw::Stmt(Stmt::If),
+        "use" => Kw::Stmt(Stmt::Use),
+        "kill" => Kw::Stmt(Stmt::Kill),
+        "show" => Kw::Stmt(Stmt::Show),
+        "prepare" | "deallocate" => Kw::Stmt(Stmt::Prepare),
+        "delay" | "time" => Kw::Delay,
+        _ => Kw::None,
+    }
+}
+
+/// Classifies a function name (called with `(`), qualified names included.
+pub(crate) fn function(w: &str) -> Func {
+    let mut buf = [0u8; 48];
+    let Some(l) = lower(w, &mut buf) else { return Func::Unknown };
+    // Strip a schema prefix for the names that are unambiguous without it.
+    let last = l.rsplit('.').next().unwrap_or(l);
+    match l {
+        "dbms_lock.sleep" | "dbms_session.sleep" | "dbms_pipe.receive_message" | "sys.dbms_lock.sleep" => return Func::Time,
+        "utl_http.request"
+        | "utl_inaddr.get_host_address"
+        | "utl_inaddr.get_host_name"
+        | "utl_file.fopen"
+        | "dbms_ldap.init"
+        | "dbms_java.runjava"
+        | "sys.dbms_export_extension.get_domain_index_tables"
+        | "dbms_xmlquery.newcontext"
+        | "dbms_scheduler.create_job" => return Func::Oob,
+        "ctxsys.drithsx.sn" | "ctxsys.ctx_report.token_type" | "dbms_xmlgen.getxml" | "sys.dbms_xmlgen.getxml" => return Func::Error,
+        _ => {}
+    }
+    match last {
+        "sleep" | "benchmark" | "pg_sleep" | "pg_sleep_for" | "pg_sleep_until" | "randomblob" | "receive_message" => Func::Time,
+        "extractvalue"
+        | "updatexml"
+        | "xmltype"
+        | "geometrycollection"
+        | "polygon"
+        | "multipoint"
+        | "multipolygon"
+        | "linestring"
+        | "multilinestring"
+        | "name_const"
+        | "exp"
+        | "gtid_subset"
+        | "gtid_subtract"
+        | "json_keys"
+        | "st_latfromgeohash"
+        | "st_longfromgeohash"
+        | "st_pointfromgeohash"
+        | "xmlelement"
+        | "xmlagg"
+        | "getxml"
+        | "drithsx" => Func::Error,
+        "load_file"
+        | "xp_cmdshell"
+        | "xp_dirtree"
+        | "xp_fileexist"
+        | "xp_regread"
+        | "xp_regwrite"
+        | "xp_servicecontrol"
+        | "xp_availablemedia"
+        | "xp_subdirs"
+        | "xp_ntsec_enumdomains"
+        | "xp_terminate_process"
+        | "xp_makecab"
+        | "sp_oacreate"
+        | "sp_oamethod"
+        | "sp_executesql"
+        | "sp_makewebtask"
+        | "sp_addlogin"
+        | "sp_addsrvrolemember"
+        | "sp_password"
+        | "sp_configure"
+        | "openrowset"
+        | "opendatasource"
+        | "openquery"
+        | "lo_import"
+        | "lo_export"
+        | "lo_get"
+        | "pg_read_file"
+        | "pg_read_binary_file"
+        | "pg_ls_dir"
+        | "pg_stat_file"
+        | "dblink"
+        | "dblink_exec"
+        | "load_extension"
+        | "httpuritype"
+        | "request"
+        | "get_host_address"
+        | "get_host_name"
+        | "fopen"
+        | "runjava"
+        | "sys_eval"
+        | "sys_exec"
+        | "writefile"
+        | "readfile" => Func::Oob,
+        "version" | "database" | "user" | "schema" | "current_user" | "system_user" | "session_user" | "db_name" | "user_name" | "suser_name"
+        | "suser_sname" | "host_name" | "is_srvrolemember" | "is_member" | "current_database" | "current_schema" | "pg_backend_pid" | "sqlite_version"
+        | "connection_id" | "last_insert_id" | "sys_context" | "userenv" | "uid" | "serverproperty" | "object_id" | "object_name" | "col_name"
+        | "has_dbaccess" | "inet_server_addr" | "getuserid" | "current_setting" | "sqlite_source_id" => Func::Info,
+        "char" | "chr" | "nchar" | "concat" | "concat_ws" | "group_concat" | "string_agg" | "listagg" | "ascii" | "ord" | "unicode" | "substring"
+        | "substr" | "mid" | "left" | "right" | "length" | "len" | "char_length" | "lower" | "upper" | "lcase" | "ucase" | "hex" | "unhex" | "bin" | "conv"
+        | "md5" | "sha1" | "sha2" | "crc32" | "if" | "iif" | "ifnull" | "isnull" | "nullif" | "nvl" | "nvl2" | "coalesce" | "decode" | "count" | "sum"
+        | "min" | "max" | "avg" | "elt" | "make_set" | "field" | "find_in_set" | "instr" | "locate" | "position" | "charindex" | "strcmp" | "replace"
+        | "reverse" | "repeat" | "space" | "lpad" | "rpad" | "trim" | "ltrim" | "rtrim" | "rand" | "random" | "floor" | "ceil" | "ceiling" | "round"
+        | "abs" | "pow" | "power" | "sqrt" | "cast" | "convert" | "to_char" | "to_number" | "to_date" | "quote" | "quotename" | "cot" | "aes_encrypt"
+        | "aes_decrypt" | "encode" | "compress" | "uncompress" | "export_set" | "bit_length" | "octet_length" | "soundex" | "typeof" | "glob" | "like"
+        | "zeroblob" | "json_extract" | "row" | "exists" | "unistr" | "utl_raw" | "cast_to_raw" | "rawtohex" | "regexp_substr" | "regexp_like" | "stuff"
+        | "datalength" | "db_id" | "waitfor" => Func::Common,
+        _ => Func::Unknown,
+    }
+}

@@ -1,0 +1,1131 @@
+//! SQL injection by grammar.
+//!
+//! A value is injected into a SQL statement in one of three contexts: as-is (a number, or
+//! appended after a value: `id=1` + `v`), inside a single-quoted string, inside a
+//! double-quoted string. For each context we find where the value would leave the context (the
+//! first unescaped closing quote, or immediately for as-is), tokenize what follows with a
+//! multi-dialect SQL lexer ([`lexer`]), and run a small expression/statement automaton over the
+//! tokens (operand / operator / statement expected, parenthesis depth, clause keywords). The
+//! automaton stops at the first token that cannot continue a SQL statement, so prose
+//! ("O'Reilly", "1 or 2 items", "drop me a line") stops early, while injections keep parsing.
+//! While it parses it records the SQL structures that an injection needs (UNION SELECT, a stacked
+//! statement, a tautology, a time/error/out-of-band function call, a sub-select, a comment that
+//! cuts the rest of the query); the confidence is the strongest structure found, lowered when the
+//! continuation does not end cleanly (end of input, a comment, or the context's own closing
+//! quote). No state is recursive: 100,000 nested parentheses are a counter.
+#![forbid(unsafe_code)]
+
+mod keywords;
+mod lexer;
+
+#[cfg(test)]
+mod tests;
+
+use crate::{truncate, Category, Detector, Hit, Input, Level};
+use keywords::{function, keyword, Func, Kw, Stmt};
+use lexer::{Kind, Lexer, Token};
+
+/// The SQL injection detector.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SqliDetector;
+
+/// The SQL injection detector, boxed.
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(SqliDetector)
+}
+
+impl Detector for SqliDetector {
+    fn name(&self) -> &'static str {
+        "sqli"
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let threshold = match level {
+            Level::Balanced => 60,
+            Level::Strict => 40,
+        };
+        let mut steps = 0;
+        let mut best = analyze(input.decoded, &mut steps);
+        if input.raw != input.decoded {
+            let r = analyze(input.raw, &mut steps);
+            if r.as_ref().map_or(0, |r| r.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
+                best = r;
+            }
+        }
+        best.filter(|f| f.confidence >= threshold).map(|f| Hit {
+            detector: "sqli",
+            category: Category::Sqli,
+            confidence: f.confidence,
+            fragment: f.fragment,
+            why: f.why,
+        })
+    }
+}
+
+/// The strongest finding over all contexts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Finding {
+    pub confidence: u8,
+    pub why: &'static str,
+    pub fragment: String,
+}
+
+/// Analyses `s` in every context, and the views of it a database or a framework may see:
+/// typographic quotes folded to ASCII (best-fit code page conversion in MSSQL does that), and one
+/// more URL-decoding layer when `%XX` escapes remain. `steps` counts the work.
+pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
+    let mut best = analyze_view(s, steps);
+    let consider = |f: Option<Finding>, best: &mut Option<Finding>| {
+        if f.as_ref().map_or(0, |f| f.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
+            *best = f;
+        }
+    };
+    let folded = fold_quotes(s);
+    if let Some(f) = &folded {
+        consider(analyze_view(f, steps), &mut best);
+    }
+    let view = folded.as_deref().unwrap_or(s);
+    if let Some(d) = percent_decode(view) {
+        *steps += view.len();
+        consider(analyze_view(&d, steps), &mut best);
+    }
+    best
+}
+
+/// `‘’‛′ʼ` to `'` and `“”″` to `"`, when present.
+fn fold_quotes(s: &str) -> Option<String> {
+    let is_q = |c: char| matches!(c, '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' | '\u{201c}' | '\u{201d}' | '\u{2033}');
+    if s.is_ascii() || !s.chars().any(is_q) {
+        return None;
+    }
+    Some(
+        s.chars()
+            .map(|c| match c {
+                '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' => '\'',
+                '\u{201c}' | '\u{201d}' | '\u{2033}' => '"',
+                c => c,
+            })
+            .collect(),
+    )
+}
+
+/// One URL-decoding layer (`%XX`, and `+` as a space) when the value contains `%XX`.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16);
+    if !b.windows(3).any(|w| w[0] == b'%' && hex(w[1]).is_some() && hex(w[2]).is_some()) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                }
+                _ => {
+                    out.push(b'%');
+                    i += 1;
+                }
+            },
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
+    // Fast path: a value of letters, digits, spaces and a few inert characters can carry no
+    // breakout and no operator; only keyword sequences could matter, and those need two words.
+    if s.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'@' | b':' | b'/' | b',')) {
+        *steps += s.len();
+        if !s.contains('-') && !s.contains('/') {
+            return None;
+        }
+    }
+    let mut best: Option<Finding> = None;
+    let mut consider = |f: Option<Finding>| {
+        if let Some(f) = f {
+            if best.as_ref().is_none_or(|b| f.confidence > b.confidence) {
+                best = Some(f);
+            }
+        }
+    };
+    consider(run(s, 0, 0, steps));
+    consider(scan_calls(s, steps));
+    for q in [b'\'', b'"'] {
+        if let Some(at) = breakout(s.as_bytes(), q, steps) {
+            consider(run(s, q, at, steps));
+        }
+    }
+    best
+}
+
+/// Calls of time-based and out-of-band functions (`sleep(5)`, `xp_cmdshell '...'`,
+/// `waitfor delay '0:0:5'`) wherever they are, even when the surrounding text does not fit one
+/// of the contexts (sqlmap payloads for exotic contexts, nested queries): these names do not
+/// occur as calls in prose.
+fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
+    if !s.contains('(') && !s.contains('\'') {
+        return None;
+    }
+    let mut lx = Lexer::new(s);
+    let mut prev: Option<Token<'_>> = None;
+    let mut prev2: Option<Token<'_>> = None;
+    let mut found = None;
+    for t in lx.by_ref() {
+        if matches!(t.kind, Kind::Comment { .. }) {
+            continue;
+        }
+        if let (Some(p), Some(f)) = (prev2, prev) {
+            if p.kind == Kind::Word
+                && f.kind == Kind::LParen
+                && matches!(t.kind, Kind::Num | Kind::Str { .. } | Kind::Word | Kind::Var | Kind::LParen)
+                && matches!(function(p.text), Func::Time | Func::Oob)
+            {
+                found = Some(p.text);
+                break;
+            }
+            if p.kind == Kind::Word && keyword(p.text) == Kw::Stmt(Stmt::Waitfor) && keyword(f.text) == Kw::Delay && matches!(t.kind, Kind::Str { .. }) {
+                found = Some(p.text);
+                break;
+            }
+        }
+        prev2 = prev;
+        prev = Some(t);
+    }
+    *steps += lx.steps;
+    let f = found?;
+    let at = f.as_ptr() as usize - s.as_ptr() as usize;
+    Some(Finding { confidence: 70, why: "time-based or out-of-band function call", fragment: truncate(&s[at..], 64).to_string() })
+}
+
+/// The index just after the quote that closes a string of quote `q` opened before the value:
+/// the first `q` that is neither doubled nor backslash-escaped.
+fn breakout(b: &[u8], q: u8, steps: &mut usize) -> Option<usize> {
+    let mut i = 0;
+    while i < b.len() {
+        *steps += 1;
+        let c = b[i];
+        if c == b'\\' {
+            i += 2;
+            continue;
+        }
+        if c == q {
+            if b.get(i + 1) == Some(&q) {
+                i += 2;
+                continue;
+            }
+            return Some(i + 1);
+        }
+        i += 1;
+    }
+    None
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum St {
+    /// Beginning of an as-is value: an operand, an operator continuing the app's value, or a statement.
+    Start,
+    Operand,
+    Operator,
+    /// After `;`: a statement.
+    Stmt,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pending {
+    None,
+    /// After UNION: ALL/DISTINCT, SELECT or `(`.
+    Union,
+    /// After ORDER/GROUP: BY.
+    By,
+    /// After INTO: OUTFILE/DUMPFILE, a variable or a table.
+    Into,
+    /// After OUTFILE: the file name.
+    File,
+    /// After AS: an alias.
+    As,
+    /// After LEFT/RIGHT/...: JOIN or OUTER.
+    Join,
+    /// After WAITFOR: DELAY/TIME then a string.
+    Waitfor,
+    /// After a statement keyword: its object (checked by `stmt_head`).
+    StmtHead(Stmt),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    Eof,
+    Comment,
+    OpenString,
+    Invalid,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Opnd {
+    Literal,
+    Ident,
+    Call,
+    Var,
+}
+
+struct Parser<'a> {
+    lx: Lexer<'a>,
+    peeked: Option<Option<Token<'a>>>,
+    quote: u8,
+    st: St,
+    pending: Pending,
+    depth: i64,
+    best: u8,
+    why: &'static str,
+    /// Strongest expression-level structure (tautology, clause after the value): these need a
+    /// breakout to mean anything, so they are lowered when the value is an expression of its own.
+    expr_best: u8,
+    expr_why: &'static str,
+    /// The text before the breaking quote is one token (`admin'`, `1'`), not prose.
+    prefix_single: bool,
+    prefix_empty: bool,
+    /// A logic operator was seen anywhere.
+    logic_seen: bool,
+    last_text: &'a str,
+    cmp_lhs_text: &'a str,
+    /// A logic operator (AND/OR/XOR/&&/||) was seen and its right side is being parsed.
+    logic: bool,
+    /// Operand kind before the last comparison operator (`None`: no comparison pending).
+    cmp_lhs: Option<Opnd>,
+    last: Opnd,
+    alias_ok: bool,
+    /// Tokens consumed since the breakout.
+    n: usize,
+    /// The value starts with a plain identifier (as-is context): it is an expression of its own,
+    /// not a continuation of the application's value.
+    ident_start: bool,
+    /// A SELECT is open (for FROM) at this depth.
+    select_depth: Option<i64>,
+    /// The statement being checked started the value or followed an expression without `;`.
+    stacked_head: bool,
+    select_at_start: bool,
+    /// The select list has a literal, a call or a variable (not only column names).
+    select_items: bool,
+    case_seen: bool,
+    /// A comparison directly after the breakout (`'='`, `x'^0!='1`, `aa' like '0`).
+    direct_cmp: bool,
+    alias_used: bool,
+    direct_cmp_armed: bool,
+    last_kind: Kind,
+    steps: usize,
+}
+
+/// Runs the automaton over `s[at..]` in the context `quote` (0: as-is).
+fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
+    let tail = &s[at..];
+    let mut p = Parser {
+        lx: Lexer::new(tail),
+        peeked: None,
+        quote,
+        st: if quote == 0 { St::Start } else { St::Operator },
+        pending: Pending::None,
+        depth: 0,
+        best: 0,
+        why: "",
+        logic: false,
+        expr_best: 0,
+        expr_why: "",
+        prefix_single: !s[..at.saturating_sub(1)].bytes().any(|c| c <= b' '),
+        prefix_empty: at <= 1,
+        logic_seen: false,
+        last_text: "",
+        cmp_lhs_text: "",
+        cmp_lhs: None,
+        last: Opnd::Literal,
+        alias_ok: quote != 0,
+        n: 0,
+        ident_start: false,
+        select_depth: None,
+        stacked_head: false,
+        select_at_start: false,
+        select_items: false,
+        case_seen: false,
+        direct_cmp: false,
+        alias_used: false,
+        direct_cmp_armed: false,
+        last_kind: Kind::Other,
+        steps: 0,
+    };
+    let mut end = p.parse();
+    if end == End::Eof && p.last_kind == (Kind::Str { quote, closed: false }) && quote != 0 {
+        end = End::OpenString;
+    }
+    if p.direct_cmp && end == End::OpenString {
+        p.signal_expr(60, "string breakout then comparison");
+    }
+    *steps += p.steps + p.lx.steps;
+    let clean = match end {
+        End::Comment | End::OpenString => true,
+        End::Eof => quote == 0 && p.st != St::Operand && p.pending == Pending::None,
+        End::Invalid => false,
+    };
+    if p.logic_seen && end == End::Comment {
+        p.signal_expr(65, "boolean expression then comment");
+    }
+    let mut expr = p.expr_best;
+    if p.ident_start {
+        expr = expr.saturating_sub(25);
+    }
+    let (mut c, why) = if expr > p.best { (expr, p.expr_why) } else { (p.best, p.why) };
+    if c == 0 {
+        return None;
+    }
+    if c < 90 && !clean {
+        c = c.saturating_sub(10);
+    }
+    let frag_start = if quote == 0 { 0 } else { at.saturating_sub(1) };
+    Some(Finding { confidence: c, why, fragment: truncate(&s[frag_start..], 64).to_string() })
+}
+
+/// Keywords that are also function names when a `(` follows (`left(`, `if(`, `like(`, `time(`...).
+fn callable(kw: Kw) -> bool {
+    matches!(kw, Kw::None | Kw::Value | Kw::JoinMod | Kw::Stmt(Stmt::If | Stmt::Insert) | Kw::Delay | Kw::Outfile | Kw::BinOp)
+}
+
+fn is_cmp(op: &str) -> bool {
+    matches!(op, "=" | "==" | "<" | ">" | "<=" | ">=" | "<>" | "!=" | "<=>" | "!<" | "!>")
+}
+
+fn is_binop(op: &str) -> bool {
+    !matches!(op, "!" | "~")
+}
+
+impl<'a> Parser<'a> {
+    fn next(&mut self) -> Option<Token<'a>> {
+        self.steps += 1;
+        let t = match self.peeked.take() {
+            Some(t) => t,
+            None => self.lx.next(),
+        };
+        if let Some(t) = t {
+            self.last_kind = t.kind;
+        }
+        t
+    }
+
+    fn peek(&mut self) -> Option<Token<'a>> {
+        if self.peeked.is_none() {
+            self.peeked = Some(self.lx.next());
+        }
+        self.peeked.flatten()
+    }
+
+    /// Peek past closed inline comments (`/**/` is whitespace).
+    fn peek_kind(&mut self) -> Option<Kind> {
+        loop {
+            let t = self.peek()?;
+            if t.kind == (Kind::Comment { to_eof: false }) && t.text.starts_with("/*") {
+                self.next();
+                continue;
+            }
+            return Some(t.kind);
+        }
+    }
+
+    fn signal(&mut self, c: u8, why: &'static str) {
+        if c > self.best {
+            self.best = c;
+            self.why = why;
+        }
+    }
+
+    fn signal_expr(&mut self, c: u8, why: &'static str) {
+        if c > self.expr_best {
+            self.expr_best = c;
+            self.expr_why = why;
+        }
+    }
+
+    fn parse(&mut self) -> End {
+        loop {
+            let Some(t) = self.next() else {
+                return End::Eof;
+            };
+            self.n += 1;
+            match t.kind {
+                Kind::Comment { to_eof: true } => {
+                    if self.quote != 0 && self.n == 1 + self.leading_parens() {
+                        // `admin'--`, `1')/*`; `#` is MySQL-only and common in prose (`7" #2`).
+                        let c = match (t.text.starts_with('#'), self.prefix_single) {
+                            (false, true) => 60,
+                            (true, true) => 55,
+                            _ => 40,
+                        };
+                        self.signal_expr(c, "string breakout then comment");
+                    }
+                    return End::Comment;
+                }
+                Kind::Comment { to_eof: false } => {
+                    self.n -= 1;
+                    continue;
+                }
+                _ => {}
+            }
+            if !self.step(t) {
+                return End::Invalid;
+            }
+            if let Some(End::OpenString) = self.open_string_end(t) {
+                return End::OpenString;
+            }
+        }
+    }
+
+    fn leading_parens(&self) -> usize {
+        if self.depth < 0 {
+            (-self.depth) as usize
+        } else {
+            0
+        }
+    }
+
+    fn open_string_end(&self, t: Token<'a>) -> Option<End> {
+        match t.kind {
+            Kind::Str { quote, closed: false } if quote == self.quote => Some(End::OpenString),
+            _ => None,
+        }
+    }
+
+    /// One token; false when it cannot continue SQL.
+    fn step(&mut self, t: Token<'a>) -> bool {
+        let kw = if t.kind == Kind::Word { keyword(t.text) } else { Kw::None };
+        // Multi-token constructs first.
+        match self.pending {
+            Pending::None => {}
+            Pending::Union => {
+                return match (t.kind, kw) {
+                    (_, Kw::SetQuant) => true,
+                    (_, Kw::Select) => {
+                        self.pending = Pending::None;
+                        self.signal(95, "UNION SELECT");
+                        self.begin_select();
+                        true
+                    }
+                    (Kind::LParen, _) => {
+                        self.depth += 1;
+                        self.st = St::Operand;
+                        self.pending = Pending::None;
+                        self.peek_kind();
+                        if self.peek().is_some_and(|t| keyword(t.text) == Kw::Select) {
+                            self.signal(95, "UNION SELECT");
+                        }
+                        true
+                    }
+                    _ => false,
+                };
+            }
+            Pending::By => {
+                self.pending = Pending::None;
+                if kw != Kw::By {
+                    return false;
+                }
+                self.st = St::Operand;
+                if self.select_depth.is_none() {
+                    self.signal_expr(if self.quote == 0 && self.depth >= 0 { 60 } else { 70 }, "ORDER/GROUP BY after the value");
+                }
+                return true;
+            }
+            Pending::Into => {
+                self.pending = Pending::None;
+                return match (t.kind, kw) {
+                    (_, Kw::Outfile) => {
+                        self.pending = Pending::File;
+                        true
+                    }
+                    (Kind::Var, _) | (Kind::Word, Kw::None) | (Kind::QIdent, _) => {
+                        self.st = St::Operator;
+                        true
+                    }
+                    _ => false,
+                };
+            }
+            Pending::File => {
+                self.pending = Pending::None;
+                if matches!(t.kind, Kind::Str { .. }) {
+                    self.signal(92, "INTO OUTFILE");
+                    self.st = St::Operator;
+                    return true;
+                }
+                return false;
+            }
+            Pending::As => {
+                self.pending = Pending::None;
+                self.st = St::Operator;
+                self.alias_ok = false;
+                return matches!(t.kind, Kind::Word | Kind::QIdent | Kind::Str { .. });
+            }
+            Pending::Join => {
+                return match kw {
+                    Kw::JoinMod => true,
+                    Kw::Join => {
+                        self.pending = Pending::None;
+                        self.st = St::Operand;
+                        true
+                    }
+                    _ => false,
+                };
+            }
+            Pending::Waitfor => {
+                self.pending = Pending::None;
+                if kw == Kw::Delay && matches!(self.peek_kind(), Some(Kind::Str { .. }) | Some(Kind::Var)) {
+                    self.signal(92, "WAITFOR DELAY");
+                    self.st = St::Operand;
+                    return true;
+                }
+                return false;
+            }
+            Pending::StmtHead(s) => {
+                self.pending = Pending::None;
+                return self.stmt_head(s, t, kw);
+            }
+        }
+        match self.st {
+            St::Start => {
+                // Leading `)` closes the application's parentheses.
+                if t.kind == Kind::RParen {
+                    self.depth -= 1;
+                    self.st = St::Operator;
+                    return true;
+                }
+                if t.kind == Kind::Semi {
+                    self.st = St::Stmt;
+                    return true;
+                }
+                if t.kind == Kind::Comma {
+                    self.st = St::Operand;
+                    return true;
+                }
+                if t.kind == Kind::Word && callable(kw) && self.peek_kind() == Some(Kind::LParen) {
+                    self.st = St::Operand;
+                    return self.operand(t, kw);
+                }
+                match kw {
+                    Kw::Stmt(_) => return self.statement(t, kw, true),
+                    Kw::Union | Kw::Order | Kw::Group | Kw::Logic | Kw::Having | Kw::Where | Kw::Limit | Kw::Procedure | Kw::Into | Kw::BinOp => {
+                        self.st = St::Operator;
+                        return self.operator(t, kw);
+                    }
+                    _ => {}
+                }
+                if t.kind == Kind::Word && kw == Kw::None && self.peek_kind() != Some(Kind::LParen) {
+                    self.ident_start = true;
+                }
+                self.st = St::Operand;
+                self.operand(t, kw)
+            }
+            St::Operand => self.operand(t, kw),
+            St::Operator => self.operator(t, kw),
+            St::Stmt => {
+                if t.kind == Kind::LParen || (t.kind == Kind::Word && callable(kw) && self.peek_kind() == Some(Kind::LParen)) {
+                    self.signal(70, "stacked expression");
+                    self.st = St::Operand;
+                    return self.operand(t, kw);
+                }
+                self.statement(t, kw, false)
+            }
+        }
+    }
+
+    fn begin_select(&mut self) {
+        self.select_at_start = self.n == 1;
+        self.st = St::Operand;
+        self.select_depth = Some(self.depth);
+        self.alias_ok = false;
+        // SELECT [ALL|DISTINCT|TOP n]
+        loop {
+            let Some(t) = self.peek() else { return };
+            match keyword(t.text) {
+                Kw::SetQuant if t.kind == Kind::Word => {
+                    self.next();
+                }
+                Kw::Top if t.kind == Kind::Word => {
+                    self.next();
+                    if self.peek().is_some_and(|t| t.kind == Kind::Num) {
+                        self.next();
+                    }
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn operand(&mut self, t: Token<'a>, kw: Kw) -> bool {
+        self.last_text = t.text;
+        let opnd = match (t.kind, kw) {
+            (Kind::Num, _) | (Kind::Str { .. }, _) => Opnd::Literal,
+            (Kind::QIdent, _) => Opnd::Ident,
+            (Kind::Var, _) => {
+                if t.text.starts_with("@@") && (self.logic || self.n > 1 || self.quote != 0) {
+                    self.signal(if self.quote == 0 && self.n == 1 { 55 } else { 75 }, "server variable");
+                }
+                Opnd::Var
+            }
+            (Kind::Word, _) if callable(kw) && self.peek_kind() == Some(Kind::LParen) => {
+                return self.call(t);
+            }
+            (Kind::Word, Kw::None) => Opnd::Ident,
+            (Kind::Word, Kw::Value) => Opnd::Literal,
+            (Kind::Word, Kw::Select) => {
+                if self.depth > 0 || self.n > 1 {
+                    self.signal(85, "sub-select");
+                }
+                self.begin_select();
+                return true;
+            }
+            (Kind::LParen, _) => {
+                self.depth += 1;
+                self.peek_kind();
+                if self.peek().is_some_and(|t| t.kind == Kind::Word && keyword(t.text) == Kw::Select) {
+                    self.signal(85, "sub-select");
+                }
+                return true;
+            }
+            (Kind::RParen, _) if self.last == Opnd::Call => {
+                // Empty argument list: `version()`.
+                self.depth -= 1;
+                self.st = St::Operator;
+                return true;
+            }
+            (Kind::Op, _) if matches!(t.text, "-" | "+" | "~" | "!") => return true,
+            (Kind::Op, _) if t.text == "*" => Opnd::Ident,
+            (Kind::Word, Kw::Case) => {
+                self.case_seen = true;
+                return true;
+            }
+            // CASE WHEN (searched CASE).
+            (Kind::Word, Kw::CaseMid) if self.last_kind == Kind::Word && self.case_seen => return true,
+            (Kind::Word, Kw::Not | Kw::Prefix) => return true,
+            (Kind::Word, Kw::Stmt(Stmt::Exec)) if self.depth > 0 => return true,
+            _ => return false,
+        };
+        self.finish_operand(opnd);
+        true
+    }
+
+    /// `'='`, `'<>'`, `x'^0!='1`: a comparison right after the breakout, whose right side the
+    /// application's own closing quote completes (checked at the end).
+    fn note_direct_cmp(&mut self) {
+        if self.quote != 0 && !self.logic && self.alias_ok && self.prefix_single && self.n <= 3 + self.leading_parens() {
+            self.direct_cmp_armed = true;
+        }
+    }
+
+    fn finish_operand(&mut self, opnd: Opnd) {
+        if std::mem::take(&mut self.direct_cmp_armed) && self.last_kind == (Kind::Str { quote: self.quote, closed: false }) {
+            self.direct_cmp = true;
+        }
+        if let Some(lhs) = self.cmp_lhs.take() {
+            // Constant against constant (`1=1`, `'a'='a'`, `x=x`) is a tautology or a contradiction.
+            let constant = (lhs == Opnd::Literal && opnd == Opnd::Literal)
+                || (lhs == Opnd::Ident && opnd == Opnd::Ident && self.cmp_lhs_text.eq_ignore_ascii_case(self.last_text));
+            let strong = constant || matches!(lhs, Opnd::Literal | Opnd::Call | Opnd::Var) || matches!(opnd, Opnd::Literal | Opnd::Call | Opnd::Var);
+            if self.logic && constant {
+                self.signal(82, "tautology after the value");
+            } else if self.logic {
+                self.signal_expr(if strong { 80 } else { 50 }, "boolean condition after the value");
+            } else if constant && (self.depth > 0 || self.case_seen) {
+                self.signal(60, "constant comparison in a condition");
+            } else if constant {
+                self.signal_expr(55, "constant comparison");
+            }
+        }
+        if self.select_depth.is_some() && self.depth == self.select_depth.unwrap_or(0) && opnd != Opnd::Ident {
+            self.select_items = true;
+        }
+        self.last = opnd;
+        self.st = St::Operator;
+        self.alias_ok = true;
+    }
+
+    fn call(&mut self, t: Token<'a>) -> bool {
+        // The `(` follows.
+        self.next();
+        self.depth += 1;
+        let after = self.n > 1 || self.quote != 0 || self.logic;
+        match function(t.text) {
+            Func::Time => self.signal(92, "time-based function"),
+            Func::Oob => self.signal(90, "out-of-band / file function"),
+            Func::Error => self.signal(if after { 85 } else { 50 }, "error-based function"),
+            Func::Info if after => self.signal(75, "server information function"),
+            Func::Common | Func::Info if self.logic => self.signal(75, "function call in a boolean condition"),
+            Func::Common if after => self.signal(55, "SQL function after the value"),
+            _ => {}
+        }
+        self.last = Opnd::Call;
+        self.st = St::Operand;
+        true
+    }
+
+    fn operator(&mut self, t: Token<'a>, kw: Kw) -> bool {
+        match (t.kind, kw) {
+            (Kind::Op, _) if is_binop(t.text) => {
+                if is_cmp(t.text) {
+                    self.cmp_lhs = Some(self.last);
+                    self.cmp_lhs_text = self.last_text;
+                    self.note_direct_cmp();
+                    self.st = St::Operand;
+                } else if matches!(t.text, "||" | "&&") {
+                    self.logic_op();
+                } else {
+                    self.st = St::Operand;
+                }
+                true
+            }
+            (Kind::Word, Kw::Logic) => {
+                self.logic_op();
+                true
+            }
+            (Kind::Word, Kw::BinOp) => {
+                let l = t.text.as_bytes();
+                // IS [NOT] NULL/TRUE; IN (...); others are comparisons when they compare.
+                if !(l.eq_ignore_ascii_case(b"div") || l.eq_ignore_ascii_case(b"mod") || l.eq_ignore_ascii_case(b"collate")) {
+                    self.cmp_lhs = Some(self.last);
+                    self.cmp_lhs_text = self.last_text;
+                    // `x' like '0`; not `"IS" STAMP` (a quoted word).
+                    if !self.prefix_empty {
+                        self.note_direct_cmp();
+                    }
+                }
+                self.st = St::Operand;
+                true
+            }
+            (Kind::Word, Kw::Not) => {
+                // NOT LIKE / NOT IN / NOT BETWEEN / IS NOT
+                self.st = St::Operand;
+                true
+            }
+            (Kind::Word, Kw::CaseMid) => {
+                self.st = St::Operand;
+                true
+            }
+            (Kind::Word, Kw::End) => true,
+            (Kind::RParen, _) => {
+                self.depth -= 1;
+                if self.depth < 0 {
+                    self.ident_start = false;
+                }
+                if self.select_depth.is_some_and(|d| d > self.depth) {
+                    self.select_depth = None;
+                }
+                if self.last == Opnd::Call {
+                    self.last = Opnd::Literal;
+                }
+                self.alias_ok = true;
+                true
+            }
+            (Kind::Comma, _) => {
+                self.st = St::Operand;
+                true
+            }
+            (Kind::Semi, _) => {
+                self.st = St::Stmt;
+                self.ident_start = false;
+                self.logic = false;
+                true
+            }
+            (Kind::Dot, _) => {
+                self.st = St::Operand;
+                true
+            }
+            (Kind::Word, Kw::Union) => {
+                self.pending = Pending::Union;
+                self.logic = false;
+                true
+            }
+            (Kind::Word, Kw::Order | Kw::Group) => {
+                self.pending = Pending::By;
+                true
+            }
+            (Kind::Word, Kw::From) => {
+                if let Some(d) = self.select_depth {
+                    // A whole query as the value is SQL, but a weaker sign of injection than one after a breakout.
+                    let c = match (d == 0 && self.select_at_start, self.select_items) {
+                        (false, _) => 80,
+                        (true, true) => 75,
+                        (true, false) => 65,
+                    };
+                    self.signal(c, "SELECT ... FROM");
+                }
+                self.st = St::Operand;
+                true
+            }
+            (Kind::Word, Kw::Where | Kw::Having | Kw::On | Kw::Limit | Kw::Offset) => {
+                if self.n <= 1 + self.leading_parens() + usize::from(self.alias_ok && self.quote != 0) && matches!(kw, Kw::Where | Kw::Having) {
+                    let c = if self.quote == 0 || !self.prefix_single { 50 } else { 65 };
+                    self.signal_expr(c, "clause after the value");
+                }
+                if kw != Kw::Limit && kw != Kw::Offset {
+                    self.logic = true;
+                    self.logic_seen = true;
+                }
+                self.st = St::Operand;
+                true
+            }
+            (Kind::Word, Kw::Into) => {
+                self.pending = Pending::Into;
+                true
+            }
+            (Kind::Word, Kw::As) => {
+                self.pending = Pending::As;
+                true
+            }
+            (Kind::Word, Kw::AscDesc) => true,
+            (Kind::Word, Kw::For) => {
+                // FOR UPDATE / FOR SHARE (a locking clause, then UNION may follow).
+                if self.peek().is_some_and(|n| n.kind == Kind::Word && (n.text.eq_ignore_ascii_case("update") || n.text.eq_ignore_ascii_case("share"))) {
+                    self.next();
+                }
+                true
+            }
+            (Kind::Word, Kw::JoinMod) => {
+                self.pending = Pending::Join;
+                true
+            }
+            (Kind::Word, Kw::Join) => {
+                self.st = St::Operand;
+                true
+            }
+            (Kind::Word, Kw::Procedure) => {
+                if self.peek().is_some_and(|t| t.text.eq_ignore_ascii_case("analyse") || t.text.eq_ignore_ascii_case("analyze")) {
+                    self.signal(80, "PROCEDURE ANALYSE");
+                }
+                self.st = St::Operand;
+                true
+            }
+            // MSSQL runs a statement after an expression without `;`.
+            (Kind::Word, Kw::Stmt(Stmt::Waitfor | Stmt::Exec | Stmt::Declare)) if self.depth <= 0 => self.statement(t, kw, true),
+            (Kind::Word, Kw::Select | Kw::Stmt(Stmt::Drop | Stmt::Alter | Stmt::Insert | Stmt::Update | Stmt::Delete | Stmt::Shutdown))
+                if self.depth <= 0 && !self.alias_used && !self.ident_start && (self.quote == 0 || self.n <= 2 + self.leading_parens()) =>
+            {
+                self.statement(t, kw, false)
+            }
+            // `1 limit 1 into @` ... or an alias.
+            (Kind::Word, Kw::None) | (Kind::QIdent, _) | (Kind::Str { .. }, _) if self.alias_ok => {
+                self.alias_ok = false;
+                self.alias_used = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After AND/OR/XOR/&&/||: the right side. A bare truth value followed by a comment
+    /// (`' or true--`, `1 or 1#`) is a tautology of its own. Leaves the state to continue in.
+    fn logic_op(&mut self) {
+        self.logic = true;
+        self.logic_seen = true;
+        self.cmp_lhs = None;
+        self.st = St::Operand;
+        let Some(t) = self.peek() else { return };
+        let lit = matches!(t.kind, Kind::Num | Kind::Str { .. }) || (t.kind == Kind::Word && keyword(t.text) == Kw::Value);
+        if !lit {
+            return;
+        }
+        self.next();
+        self.n += 1;
+        match self.peek_kind() {
+            Some(Kind::Comment { to_eof: true }) | Some(Kind::Semi) => self.signal_expr(65, "boolean literal then comment"),
+            None if self.prefix_single && t.text.len() > 1 && matches!(t.kind, Kind::Str { closed: false, quote } if quote == self.quote) => {
+                self.signal_expr(65, "boolean string literal")
+            }
+            None => self.signal_expr(35, "boolean literal"),
+            _ => {}
+        }
+        self.finish_operand(Opnd::Literal);
+    }
+
+    /// A statement keyword; `head`: at the start of the value or without `;` (MSSQL).
+    fn statement(&mut self, t: Token<'a>, kw: Kw, head: bool) -> bool {
+        let _ = t;
+        let Kw::Stmt(s) = kw else {
+            if kw == Kw::Select {
+                if !head {
+                    // After `;`, or juxtaposed to the value (MSSQL batches need no `;`).
+                    self.signal(if self.st == St::Operator { 70 } else { 88 }, "stacked SELECT");
+                }
+                self.begin_select();
+                return true;
+            }
+            if kw == Kw::Union && !head {
+                return false;
+            }
+            if kw == Kw::None && t.kind == Kind::Word && !head {
+                return false;
+            }
+            return matches!(t.kind, Kind::Comment { .. });
+        };
+        self.stacked_head = head;
+        self.pending = Pending::StmtHead(s);
+        if s == Stmt::Waitfor {
+            self.pending = Pending::Waitfor;
+        }
+        if s == Stmt::Shutdown {
+            self.pending = Pending::None;
+            if matches!(self.peek_kind(), None | Some(Kind::Comment { to_eof: true }) | Some(Kind::Semi)) {
+                self.signal(if head && self.n == 1 { 50 } else { 90 }, "stacked SHUTDOWN");
+                self.st = St::Operator;
+                return true;
+            }
+            return false;
+        }
+        true
+    }
+
+    /// The word after a statement keyword decides whether it is a statement.
+    fn stmt_head(&mut self, s: Stmt, t: Token<'a>, kw: Kw) -> bool {
+        let head = self.stacked_head;
+        let word = |x: &str| t.kind == Kind::Word && t.text.eq_ignore_ascii_case(x);
+        let strong = if head && self.n <= 2 && self.quote == 0 { 70 } else { 90 };
+        match s {
+            Stmt::Drop | Stmt::Create | Stmt::Alter | Stmt::Truncate => {
+                let obj = t.kind == Kind::Word
+                    && [
+                        "table",
+                        "database",
+                        "schema",
+                        "view",
+                        "user",
+                        "procedure",
+                        "function",
+                        "index",
+                        "trigger",
+                        "login",
+                        "column",
+                        "proc",
+                        "role",
+                        "temporary",
+                        "or",
+                    ]
+                    .iter()
+                    .any(|o| word(o));
+                if !obj {
+                    return false;
+                }
+                self.signal(strong, "stacked DDL statement");
+                self.st = St::Operand;
+                true
+            }
+            Stmt::Exec => {
+                let name = match t.kind {
+                    Kind::Word if kw == Kw::None => t.text,
+                    Kind::LParen => {
+                        self.depth += 1;
+                        self.signal(if head { 60 } else { 85 }, "stacked EXEC");
+                        self.st = St::Operand;
+                        return true;
+                    }
+                    Kind::Var => {
+                        self.signal(if head { 60 } else { 85 }, "stacked EXEC");
+                        self.st = St::Operator;
+                        return true;
+                    }
+                    _ => return false,
+                };
+                let l = name.to_ascii_lowercase();
+                let last = l.rsplit('.').next().unwrap_or(&l);
+                let known = last.starts_with("xp_") || last.starts_with("sp_") || l.starts_with("master.");
+                if known {
+                    self.signal(92, "EXEC of a system procedure");
+                } else if !head {
+                    match self.peek_kind() {
+                        None | Some(Kind::Comment { to_eof: true }) | Some(Kind::Semi) | Some(Kind::Str { .. }) | Some(Kind::Var) | Some(Kind::Num) => {
+                            self.signal(75, "stacked EXEC")
+                        }
+                        _ => return false,
+                    }
+                } else {
+                    return false;
+                }
+                self.last = Opnd::Call;
+                self.st = St::Operand;
+                // Arguments are optional.
+                matches!(self.peek_kind(), None | Some(Kind::Comment { .. }) | Some(Kind::Semi)).then(|| self.st = St::Operator);
+                true
+            }
+            Stmt::Declare => {
+                if t.kind != Kind::Var {
+                    return false;
+                }
+                self.signal(strong, "stacked DECLARE");
+                self.st = St::Operator;
+                self.alias_ok = true;
+                true
+            }
+            Stmt::Insert => {
+                if kw != Kw::Into {
+                    return false;
+                }
+                self.signal(strong, "stacked INSERT");
+                self.st = St::Operand;
+                true
+            }
+            Stmt::Update => {
+                if !matches!(t.kind, Kind::Word | Kind::QIdent) || kw != Kw::None {
+                    return false;
+                }
+                if self.peek().is_some_and(|n| n.kind == Kind::Word && keyword(n.text) == Kw::Stmt(Stmt::Set)) {
+                    self.next();
+                    self.signal(strong, "stacked UPDATE");
+                    self.st = St::Operand;
+                    return true;
+                }
+                false
+            }
+            Stmt::Delete => {
+                if kw != Kw::From {
+                    return false;
+                }
+                self.signal(strong, "stacked DELETE");
+                self.st = St::Operand;
+                true
+            }
+            Stmt::Set => {
+                if t.kind == Kind::Var && self.peek().is_some_and(|n| n.text == "=" || n.text == ":=") {
+                    self.signal(if head { 50 } else { 80 }, "stacked SET");
+                    self.st = St::Operator;
+                    return true;
+                }
+                false
+            }
+            Stmt::Grant | Stmt::Load | Stmt::Copy | Stmt::Call | Stmt::Kill | Stmt::Show | Stmt::Prepare | Stmt::Use | Stmt::Begin | Stmt::If => {
+                if head {
+                    return false;
+                }
+                let ok = match s {
+                    Stmt::Load => word("data") || word("xml") || word("file"),
+                    Stmt::Copy => t.kind == Kind::Word && kw == Kw::None,
+                    Stmt::Call => t.kind == Kind::Word && self.peek_kind() == Some(Kind::LParen),
+                    Stmt::Use | Stmt::Kill | Stmt::Show | Stmt::Grant => t.kind == Kind::Word,
+                    Stmt::Prepare => t.kind == Kind::Word && kw == Kw::None,
+                    Stmt::If => matches!(t.kind, Kind::LParen | Kind::Num | Kind::Word | Kind::Var),
+                    _ => true,
+                };
+                if !ok {
+                    return false;
+                }
+                self.signal(80, "stacked statement");
+                self.st = St::Operand;
+                if t.kind == Kind::LParen {
+                    self.depth += 1;
+                }
+                true
+            }
+            Stmt::Waitfor | Stmt::Shutdown => false,
+        }
+    }
+}

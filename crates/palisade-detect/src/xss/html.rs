@@ -1,0 +1,471 @@
+//! HTML tokenization (the WHATWG tokenizer states that decide what a browser builds) and the
+//! judgement of start tags and attributes.
+
+use super::{js, Best};
+
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}
+
+/// One attribute as the browser sees it (name lowercased by the caller's comparison).
+pub(crate) struct Attr<'a> {
+    pub name: &'a str,
+    pub value: Option<&'a str>,
+    pub at: usize,
+}
+
+/// Reads attributes from `b[i..]` in the "before attribute name" state until `>` or EOF.
+/// Returns the index after the tag (after `>`, or `len` when unclosed) and whether `>` was found.
+fn attributes<'a>(s: &'a str, mut i: usize, out: &mut Vec<Attr<'a>>, steps: &mut usize) -> (usize, bool) {
+    let b = s.as_bytes();
+    let start = i;
+    loop {
+        while i < b.len() && (is_ws(b[i]) || b[i] == b'/') {
+            i += 1;
+        }
+        if i >= b.len() {
+            *steps += i - start;
+            return (b.len(), false);
+        }
+        if b[i] == b'>' {
+            *steps += i - start;
+            return (i + 1, true);
+        }
+        // Attribute name: a leading `=` belongs to it.
+        let ns = i;
+        i += 1;
+        while i < b.len() && !is_ws(b[i]) && !matches!(b[i], b'/' | b'>' | b'=') {
+            i += 1;
+        }
+        let ne = i;
+        while i < b.len() && is_ws(b[i]) {
+            i += 1;
+        }
+        let mut value = None;
+        if i < b.len() && b[i] == b'=' {
+            i += 1;
+            while i < b.len() && is_ws(b[i]) {
+                i += 1;
+            }
+            if i < b.len() && (b[i] == b'"' || b[i] == b'\'') {
+                let q = b[i];
+                let vs = i + 1;
+                match memchr::memchr(q, &b[vs..]) {
+                    Some(e) => {
+                        value = Some(&s[vs..vs + e]);
+                        i = vs + e + 1;
+                    }
+                    None => {
+                        value = Some(&s[vs..]);
+                        i = b.len();
+                    }
+                }
+            } else {
+                let vs = i;
+                while i < b.len() && !is_ws(b[i]) && b[i] != b'>' {
+                    i += 1;
+                }
+                value = Some(&s[vs..i]);
+            }
+        }
+        if s.is_char_boundary(ns) && s.is_char_boundary(ne) {
+            out.push(Attr { name: &s[ns..ne], value, at: ns });
+        }
+    }
+}
+
+/// Scans the value as HTML text.
+pub(crate) fn scan(s: &str, best: &mut Best, steps: &mut usize) {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let mut attrs = Vec::new();
+    let mut css_done = 0;
+    while let Some(p) = memchr::memchr(b'<', &b[i..]) {
+        let at = i + p;
+        *steps += p + 1;
+        i = at + 1;
+        let Some(&c) = b.get(at + 1) else { break };
+        if c == b'/' {
+            // End tag: `</script>` ends a script block (breakout from a JS context).
+            let n = tag_name(b, at + 2);
+            if eq_lower(&b[at + 2..n], b"script") {
+                best.add(50, "</script> end tag", at);
+            }
+            continue;
+        }
+        if c == b'?' && b.len() >= at + 8 && b[at + 2..at + 8].eq_ignore_ascii_case(b"import") {
+            best.add(65, "<?import> element behaviour", at);
+            continue;
+        }
+        if !c.is_ascii_alphabetic() {
+            // `<!--`, `<!DOCTYPE`, `<?`, `< b`, `<3`: not a start tag. Comments are scanned
+            // through: conditional comments and `-->` breakouts put tags there.
+            continue;
+        }
+        let ne = tag_name(b, at + 1);
+        *steps += ne - at;
+        let name = &b[at + 1..ne];
+        attrs.clear();
+        let (end, closed) = attributes(s, ne, &mut attrs, steps);
+        judge_tag(s, name, &attrs, closed, at, end, best, steps, &mut css_done);
+        i = end.max(at + 1);
+    }
+}
+
+fn tag_name(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && !is_ws(b[i]) && b[i] != b'/' && b[i] != b'>' {
+        i += 1;
+    }
+    i
+}
+
+fn eq_lower(a: &[u8], lower: &[u8]) -> bool {
+    a.len() == lower.len() && a.iter().zip(lower).all(|(x, y)| x.to_ascii_lowercase() == *y)
+}
+
+fn name_is(name: &[u8], list: &[&[u8]]) -> bool {
+    list.iter().any(|l| eq_lower(name, l))
+}
+
+/// An event handler attribute name: `on` and letters (`onload`, `onpointerrawupdate`).
+pub(crate) fn is_handler(name: &str) -> bool {
+    let n = name.as_bytes();
+    n.len() >= 5 && n[..2].eq_ignore_ascii_case(b"on") && n[2..].iter().all(|c| c.is_ascii_alphabetic())
+}
+
+const URL_ATTRS: &[&[u8]] = &[
+    b"href",
+    b"src",
+    b"action",
+    b"formaction",
+    b"data",
+    b"xlink:href",
+    b"background",
+    b"dynsrc",
+    b"lowsrc",
+    b"poster",
+    b"code",
+    b"codebase",
+    b"values",
+    b"to",
+    b"from",
+    b"by",
+    b"srcset",
+    b"ping",
+    b"cite",
+    b"longdesc",
+    b"usemap",
+    b"profile",
+    b"manifest",
+    b"archive",
+    b"classid",
+    b"icon",
+    b"content",
+    b"folder",
+    b"datasrc",
+    b"xml:base",
+    b"xmlns",
+    b"target",
+];
+
+#[allow(clippy::too_many_arguments)]
+fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, end: usize, best: &mut Best, steps: &mut usize, css_done: &mut usize) {
+    // An unclosed tag is completed by the page's next `>`: still a tag, slightly less certain.
+    let adj = |c: u8| if closed { c } else { c.saturating_sub(5) };
+    if eq_lower(name, b"script") {
+        best.add(adj(92), "<script> element", at);
+    } else if name_is(name, &[b"iframe", b"frame", b"frameset", b"object", b"embed", b"applet"]) {
+        best.add(adj(if attrs.is_empty() { 55 } else { 70 }), "embedding element", at);
+    } else if name_is(name, &[b"base", b"import", b"xml"]) {
+        best.add(adj(if attrs.is_empty() { 40 } else { 65 }), "base/import/xml element", at);
+    } else if eq_lower(name, b"link") && attrs.iter().any(|a| a.name.eq_ignore_ascii_case("href")) {
+        best.add(adj(62), "<link> to an external resource", at);
+    } else if eq_lower(name, b"meta") && attrs.iter().any(|a| a.name.eq_ignore_ascii_case("http-equiv")) {
+        best.add(adj(65), "<meta http-equiv>", at);
+    } else if name_is(name, &[b"style"]) && end < *css_done {
+        best.add(40, "<style> element", at);
+    } else if name_is(name, &[b"style"]) {
+        // The style body up to `</`, bounded; each byte is examined once (`css_done`).
+        let win = &s.as_bytes()[end..s.len().min(end + 8192)];
+        let mut body_end = memchr::memmem::find(win, b"</").map_or(end + win.len(), |e| end + e);
+        while !s.is_char_boundary(body_end) {
+            body_end -= 1;
+        }
+        *steps += body_end.saturating_sub(end);
+        *css_done = body_end.max(end + 1);
+        if end <= body_end && css_dangerous(&s[end..body_end]) {
+            best.add(85, "<style> with script in CSS", at);
+        } else {
+            best.add(40, "<style> element", at);
+        }
+    } else if name_is(name, &[b"svg", b"math", b"template", b"isindex", b"link", b"meta", b"form", b"video", b"audio", b"marquee"]) {
+        best.add(if closed { 30 } else { 20 }, "active element", at);
+    }
+    let animates_handler = name_is(name, &[b"set", b"animate", b"animatetransform", b"animatemotion"])
+        && attrs
+            .iter()
+            .any(|a| a.name.eq_ignore_ascii_case("attributename") && a.value.is_some_and(|v| is_handler(v.trim()) || v.trim().eq_ignore_ascii_case("href")));
+    let is_meta = eq_lower(name, b"meta");
+    for a in attrs {
+        judge_attr(name, a, animates_handler, is_meta, best, steps, adj);
+    }
+}
+
+fn judge_attr(tag: &[u8], a: &Attr<'_>, animates_handler: bool, is_meta: bool, best: &mut Best, steps: &mut usize, adj: impl Fn(u8) -> u8) {
+    let n = a.name.as_bytes();
+    let v = a.value.unwrap_or("");
+    *steps += n.len() + v.len();
+    if is_handler(a.name) {
+        if a.value.is_some_and(|v| !v.trim().is_empty()) {
+            best.add(adj(90), "event handler attribute", a.at);
+        } else {
+            best.add(adj(55), "event handler attribute without code", a.at);
+        }
+        return;
+    }
+    if a.value.is_none() {
+        return;
+    }
+    let decoded = decode_entities(v);
+    if eq_lower(n, b"style") {
+        if css_dangerous(&decoded) {
+            best.add(adj(85), "script in a style attribute", a.at);
+        }
+        return;
+    }
+    if name_is(n, &[b"datasrc", b"dataformatas"]) {
+        best.add(adj(65), "data binding attribute", a.at);
+        return;
+    }
+    if eq_lower(n, b"srcdoc") {
+        if decoded.contains('<') {
+            best.add(adj(88), "srcdoc document", a.at);
+        }
+        return;
+    }
+    if animates_handler && name_is(n, &[b"to", b"values", b"from", b"by"]) {
+        best.add(adj(85), "SVG animation of a handler or href", a.at);
+    }
+    let url = if is_meta && eq_lower(n, b"content") {
+        // <meta http-equiv=refresh content="0;url=javascript:...">
+        let l = decoded.to_ascii_lowercase();
+        match l.find("url=") {
+            Some(p) => decoded[p + 4..].to_string(),
+            None => return,
+        }
+    } else {
+        decoded
+    };
+    match scheme(&url) {
+        Some(Scheme::Script) => {
+            let c = if name_is(n, URL_ATTRS) { 90 } else { 60 };
+            best.add(adj(c), "script URL in an attribute", a.at);
+        }
+        Some(Scheme::DataHtml) => {
+            let c = if name_is(n, URL_ATTRS) { 85 } else { 50 };
+            best.add(adj(c), "data:text/html URL in an attribute", a.at);
+        }
+        Some(Scheme::Data) if name_is(tag, &[b"script", b"iframe", b"object", b"embed", b"frame"]) => {
+            best.add(adj(80), "data: URL in an embedding element", a.at);
+        }
+        _ => {
+            // `&{alert(1)}` (JavaScript entities, old Netscape) and script schemes after
+            // garbage (`\x05javascript:`): weaker.
+            if url.contains("&{") && js::has_sink_call(&url) {
+                best.add(adj(70), "JavaScript entity in an attribute", a.at);
+            } else if js::contains_script_scheme(&url) && js::has_sink_call(&url) && name_is(n, URL_ATTRS) {
+                best.add(adj(70), "script URL in an attribute", a.at);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scheme {
+    Script,
+    DataHtml,
+    Data,
+}
+
+/// The scheme of a URL as a browser resolves it: leading C0 controls and spaces stripped, tabs
+/// and newlines removed anywhere, case-insensitive.
+pub(crate) fn scheme(url: &str) -> Option<Scheme> {
+    let mut buf = [0u8; 24];
+    let mut n = 0;
+    for c in url.bytes() {
+        if n == 0 && (c <= b' ' || c == b'"' || c == b'\'' || c == b'`') {
+            continue;
+        }
+        // Tabs and newlines are removed by the URL parser; other controls (NUL) by old engines.
+        if c < b' ' {
+            continue;
+        }
+        if n == buf.len() {
+            break;
+        }
+        buf[n] = c.to_ascii_lowercase();
+        n += 1;
+    }
+    let l = &buf[..n];
+    if l.starts_with(b"javascript:") || l.starts_with(b"vbscript:") || l.starts_with(b"livescript:") || l.starts_with(b"mocha:") {
+        return Some(Scheme::Script);
+    }
+    if l.starts_with(b"data:") {
+        let rest = &l[5..];
+        if rest.starts_with(b"text/html") || rest.starts_with(b"image/svg") || rest.starts_with(b"application/xhtml") || rest.starts_with(b"text/xml") {
+            return Some(Scheme::DataHtml);
+        }
+        return Some(Scheme::Data);
+    }
+    None
+}
+
+/// CSS that runs script: `expression(`, `url(javascript:`, `behavior:`, `-moz-binding`, `@import` of a script URL.
+pub(crate) fn css_dangerous(css: &str) -> bool {
+    // Remove comments and whitespace, decode CSS escapes (`\65` is `e`, `\x` is `x`); lowercase.
+    let b = css.as_bytes();
+    let mut t = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |e| i + 2 + e + 2);
+            continue;
+        }
+        if b[i] == b'\\' {
+            let mut j = i + 1;
+            let mut v: u32 = 0;
+            while j < b.len() && j < i + 7 && b[j].is_ascii_hexdigit() {
+                v = v * 16 + (b[j] as char).to_digit(16).unwrap_or(0);
+                j += 1;
+            }
+            if j > i + 1 {
+                if v < 0x80 && v > 0x20 {
+                    t.push((v as u8).to_ascii_lowercase());
+                }
+                if j < b.len() && b[j] <= b' ' {
+                    j += 1;
+                }
+                i = j;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        if b[i] > b' ' {
+            t.push(b[i].to_ascii_lowercase());
+        }
+        i += 1;
+    }
+    let has = |n: &[u8]| memchr::memmem::find(&t, n).is_some();
+    has(b"expression(")
+        || has(b"javascript:")
+        || has(b"vbscript:")
+        || has(b"behavior:")
+        || has(b"behaviour:")
+        || has(b"binding:")
+        || has(b"@import")
+        || has(b"url(data:text/html")
+}
+
+/// HTML character references: numeric (`&#106;`, `&#x6A`, with or without `;`, leading zeros)
+/// and the named ones that matter for schemes and scripts.
+pub(crate) fn decode_entities(v: &str) -> String {
+    if !v.contains('&') {
+        return v.to_string();
+    }
+    let b = v.as_bytes();
+    let mut out = String::with_capacity(v.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'&' {
+            if b.get(i + 1) == Some(&b'#') {
+                let hexa = matches!(b.get(i + 2), Some(b'x' | b'X'));
+                let mut j = i + 2 + usize::from(hexa);
+                let ds = j;
+                let mut val: u32 = 0;
+                while j < b.len() && (if hexa { b[j].is_ascii_hexdigit() } else { b[j].is_ascii_digit() }) {
+                    val = val.saturating_mul(if hexa { 16 } else { 10 }).saturating_add((b[j] as char).to_digit(16).unwrap_or(0));
+                    j += 1;
+                }
+                if j > ds {
+                    if b.get(j) == Some(&b';') {
+                        j += 1;
+                    }
+                    out.push(char::from_u32(val).unwrap_or('\u{fffd}'));
+                    i = j;
+                    continue;
+                }
+            } else {
+                let rest = &b[i + 1..];
+                let named: &[(&[u8], char)] = &[
+                    (b"colon;", ':'),
+                    (b"tab;", '\t'),
+                    (b"newline;", '\n'),
+                    (b"lpar;", '('),
+                    (b"rpar;", ')'),
+                    (b"lt;", '<'),
+                    (b"gt;", '>'),
+                    (b"quot;", '"'),
+                    (b"apos;", '\''),
+                    (b"amp;", '&'),
+                    (b"sol;", '/'),
+                    (b"bsol;", '\\'),
+                    (b"grave;", '`'),
+                    (b"period;", '.'),
+                    (b"semi;", ';'),
+                    (b"equals;", '='),
+                    (b"excl;", '!'),
+                    (b"nbsp;", ' '),
+                ];
+                if let Some((n, c)) = named.iter().find(|(n, _)| rest.len() >= n.len() && rest[..n.len()].eq_ignore_ascii_case(n)) {
+                    out.push(*c);
+                    i += 1 + n.len();
+                    continue;
+                }
+            }
+        }
+        let ch = v[i..].chars().next().unwrap_or('\u{fffd}');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// The value reflected inside an attribute: after the first quote of each kind (quoted
+/// attribute) and from the start (unquoted), read attributes as the tokenizer does. A handler
+/// whose code calls something, or a script URL, is a breakout.
+pub(crate) fn attribute_breakout(s: &str, best: &mut Best, steps: &mut usize) {
+    let b = s.as_bytes();
+    let mut starts = [None; 3];
+    starts[0] = Some(0);
+    starts[1] = memchr::memchr(b'"', b).map(|i| i + 1);
+    starts[2] = memchr::memchr(b'\'', b).map(|i| i + 1);
+    let mut attrs = Vec::new();
+    for (k, st) in starts.into_iter().enumerate() {
+        let Some(st) = st else { continue };
+        attrs.clear();
+        // Unquoted context: the value's first word is the attribute's own value.
+        let from = if k == 0 { b.iter().position(|&c| is_ws(c)).unwrap_or(b.len()) } else { st };
+        if k == 0 && from == b.len() && !s.contains('=') {
+            continue;
+        }
+        let from = if k == 0 && from == b.len() { 0 } else { from };
+        attributes(s, from, &mut attrs, steps);
+        for a in &attrs {
+            let Some(v) = a.value else { continue };
+            if is_handler(a.name) {
+                if js::has_call(v) {
+                    best.add(if k == 0 && from == 0 { 70 } else { 85 }, "attribute breakout with an event handler", a.at);
+                } else if k != 0 && !v.trim().is_empty() {
+                    best.add(60, "attribute breakout with an event handler", a.at);
+                }
+            } else if a.name.eq_ignore_ascii_case("style") && css_dangerous(&decode_entities(v)) {
+                best.add(75, "attribute breakout with script in CSS", a.at);
+            } else if name_is(a.name.as_bytes(), &[b"href", b"src", b"formaction", b"action", b"xlink:href"])
+                && scheme(&decode_entities(v)) == Some(Scheme::Script)
+            {
+                best.add(75, "attribute breakout with a script URL", a.at);
+            }
+        }
+    }
+}

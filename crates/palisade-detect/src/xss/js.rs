@@ -1,0 +1,252 @@
+//! JavaScript contexts: string breakouts, template substitutions, script URLs and sink calls.
+
+use super::html::{scheme, Scheme};
+use super::Best;
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
+}
+
+/// Functions that run code or show the proof of execution, and objects whose use is the goal.
+fn sink_kind(w: &[u8]) -> Option<u8> {
+    let lw: &[&[u8]] = &[b"alert", b"prompt", b"confirm", b"eval", b"settimeout", b"setinterval", b"execscript", b"fetch", b"import", b"fromcharcode", b"atob"];
+    if lw.iter().any(|s| w.eq_ignore_ascii_case(s)) {
+        return Some(1);
+    }
+    // Case-sensitive: `Function(...)` (not the `function` keyword), `constructor`, `write`.
+    if matches!(w, b"Function" | b"constructor" | b"write" | b"writeln" | b"XMLHttpRequest" | b"sendBeacon" | b"createElement" | b"insertAdjacentHTML") {
+        return Some(1);
+    }
+    None
+}
+
+/// Skips whitespace and JS comments from `i`.
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    loop {
+        while i < b.len() && (b[i] <= b' ' || b[i] == 0x7f) {
+            i += 1;
+        }
+        if b.get(i) == Some(&b'/') && b.get(i + 1) == Some(&b'*') {
+            i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |e| i + 2 + e + 2);
+            continue;
+        }
+        return i;
+    }
+}
+
+/// The position of the first sink use in `s`: a sink name called (`alert(1)`, ``alert`1` ``,
+/// `alert.call(null,1)`, `top['alert'](1)`), or `document.cookie`/`document.domain`/`location=`.
+pub(crate) fn find_sink(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if !is_ident(c) {
+            // `['alert']` / `["al"+"ert"]` followed by `(`: a computed member call.
+            if c == b'[' && matches!(b.get(i + 1), Some(b'\'' | b'"' | b'`')) {
+                // Computed names are short: bound the search (keeps the scan linear).
+                let win = &b[i..b.len().min(i + 64)];
+                if let Some(e) = memchr::memchr(b']', win).map(|e| i + e) {
+                    let inner: Vec<u8> = b[i + 1..e].iter().filter(|c| c.is_ascii_alphabetic()).copied().collect();
+                    let j = skip_ws(b, e + 1);
+                    if sink_kind(&inner).is_some() && matches!(b.get(j), Some(b'(' | b'`')) {
+                        return Some(i);
+                    }
+                }
+            }
+            i += 1;
+            continue;
+        }
+        let st = i;
+        while i < b.len() && is_ident(b[i]) {
+            i += 1;
+        }
+        if st > 0 && is_ident(b[st - 1]) {
+            continue;
+        }
+        let w = &b[st..i];
+        let j = skip_ws(b, i);
+        if sink_kind(w).is_some() {
+            match b.get(j) {
+                Some(b'(' | b'`') => return Some(st),
+                Some(b'.') => {
+                    let k = j + 1;
+                    let r = &b[k..];
+                    if r.starts_with(b"call(") || r.starts_with(b"apply(") || r.starts_with(b"bind(") {
+                        return Some(st);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if w.eq_ignore_ascii_case(b"document") && b.get(j) == Some(&b'.') {
+            let r = &b[j + 1..];
+            if r.len() >= 6 && (r[..6].eq_ignore_ascii_case(b"cookie") || r[..6].eq_ignore_ascii_case(b"domain")) {
+                return Some(st);
+            }
+        }
+        if (w == b"location" || w == b"innerHTML" || w == b"outerHTML" || w == b"srcdoc") && b.get(j) == Some(&b'=') && b.get(j + 1) != Some(&b'=') {
+            return Some(st);
+        }
+    }
+    None
+}
+
+/// `top[...](`, `window[...](`, `self[...](`...: a property of the global object computed at run
+/// time and called (`top[/al/.source+/ert/.source](1)`).
+fn global_computed_call(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    // One search for the last `](`: any global-object bracket before it qualifies (linear).
+    let last = memchr::memmem::rfind(b, b"](")?;
+    for g in [&b"top["[..], b"window[", b"self[", b"parent[", b"frames[", b"globalThis[", b"this["] {
+        let mut from = 0;
+        while let Some(p) = memchr::memmem::find(&b[from..last], g) {
+            let at = from + p;
+            if at == 0 || !is_ident(b[at - 1]) {
+                return Some(at);
+            }
+            from = at + 1;
+        }
+    }
+    None
+}
+
+fn is_proof(b: &[u8]) -> bool {
+    [&b"alert"[..], b"prompt", b"confirm"].iter().any(|n| b.len() >= n.len() && b[..n.len()].eq_ignore_ascii_case(n))
+}
+
+/// `alert` passed or assigned rather than called directly: `(alert)(1)`, `a=alert,a(1)`,
+/// `[1].find(alert)`, `x.onerror=alert`.
+fn sink_as_value(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    for name in [&b"alert"[..], b"prompt", b"confirm"] {
+        let len = name.len();
+        let mut i = 0;
+        while let Some(p) = find_ci(&b[i..], name) {
+            let at = i + p;
+            let before = if at == 0 { b' ' } else { b[at - 1] };
+            let after = b.get(at + len).copied().unwrap_or(b' ');
+            if matches!(before, b'(' | b'=' | b',') && matches!(after, b')' | b',' | b';') {
+                return Some(at);
+            }
+            i = at + len;
+        }
+    }
+    None
+}
+
+pub(crate) fn has_sink_call(s: &str) -> bool {
+    find_sink(s).is_some()
+}
+
+/// Any call `name(` or a tagged template `` name`...` `` (code in an event handler).
+pub(crate) fn has_call(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| (c == b'(' || c == b'`') && i > 0 && (is_ident(b[i - 1]) || b[i - 1] == b')' || b[i - 1] == b']')) || has_sink_call(s)
+}
+
+/// `javascript:` / `vbscript:` anywhere (case-insensitive).
+pub(crate) fn contains_script_scheme(s: &str) -> bool {
+    let b = s.as_bytes();
+    find_ci(b, b"javascript:").is_some() || find_ci(b, b"vbscript:").is_some()
+}
+
+fn find_ci(h: &[u8], n: &[u8]) -> Option<usize> {
+    // First byte both cases via memchr2, then compare.
+    let (a, b) = (n[0].to_ascii_lowercase(), n[0].to_ascii_uppercase());
+    let mut i = 0;
+    while let Some(p) = memchr::memchr2(a, b, &h[i..]) {
+        let at = i + p;
+        if h.len() - at >= n.len() && h[at..at + n.len()].eq_ignore_ascii_case(n) {
+            return Some(at);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+/// After the first quote of each kind: optional `\` escapes and closing brackets, then a JS
+/// operator, `;` or `,`, then code that uses a sink: `';alert(1)//`, `"-alert(1)-"`,
+/// `'}};alert(1);{{'`. In a template literal, `${...}` with a sink.
+pub(crate) fn string_breakout(s: &str, best: &mut Best, steps: &mut usize) {
+    let b = s.as_bytes();
+    for q in [b'\'', b'"', b'`'] {
+        let Some(p) = memchr::memchr(q, b) else { continue };
+        *steps += p;
+        let mut i = p + 1;
+        // `)`, `]`, `}` close the application's expression; then an operator or a separator.
+        i = skip_ws(b, i);
+        while i < b.len() && matches!(b[i], b')' | b']' | b'}') {
+            i = skip_ws(b, i + 1);
+        }
+        let Some(&c) = b.get(i) else { continue };
+        let joins = matches!(c, b';' | b'+' | b'-' | b'*' | b'/' | b'%' | b'|' | b'&' | b'^' | b',' | b'?' | b':' | b'<' | b'>' | b'=' | b'!' | b'~')
+            || (i > p + 1 && matches!(b[i - 1], b')' | b']' | b'}'))
+            || b[i..].starts_with(b"in ")
+            || b[i..].starts_with(b"instanceof");
+        if !joins {
+            continue;
+        }
+        let tail = &s[i..];
+        *steps += tail.len();
+        if let Some(at) = find_sink(tail) {
+            best.add(85, "script string breakout then a sink call", p);
+            let _ = at;
+            break;
+        }
+    }
+    // Template literal substitution.
+    let mut from = 0;
+    while let Some(p) = memchr::memmem::find(&b[from..], b"${") {
+        let at = from + p;
+        let end = memchr::memchr(b'}', &b[at..]).map_or(b.len(), |e| at + e);
+        *steps += end - from;
+        if find_sink(&s[at + 2..end]).is_some() {
+            best.add(80, "template substitution with a sink call", at);
+            break;
+        }
+        from = end.max(at + 2);
+    }
+}
+
+/// A value that is itself a script URL, a script URL after a separator (Flash vars, nested
+/// parameters), and sink calls in bare script context.
+pub(crate) fn url_and_calls(s: &str, best: &mut Best, steps: &mut usize) {
+    *steps += s.len();
+    match scheme(s) {
+        Some(Scheme::Script) => {
+            best.add(85, "script URL", 0);
+            return;
+        }
+        Some(Scheme::DataHtml) => {
+            best.add(75, "data:text/html URL", 0);
+            return;
+        }
+        _ => {}
+    }
+    let sink = find_sink(s);
+    if let Some(at) = sink {
+        if contains_script_scheme(s) {
+            best.add(75, "script URL with a sink call", at);
+            return;
+        }
+        // A call in bare script context (reflected inside <script> without quotes):
+        // `alert(1)`, `prompt(1);`, `;confirm(1)//`.
+        let b = s.as_bytes();
+        let before = s[..at].trim_end();
+        let close = memchr::memchr(b')', &b[at..]).map(|e| at + e + 1);
+        let after = close.map(|c| s[c..].trim_start()).unwrap_or("");
+        let statementish = before.ends_with([';', '}', ')', '>', '(', '=', '+', '-', '|', '&', ',', '"', '\''])
+            || after.starts_with([';', '}', ')', '>', '<', '/', '-', '+', '"', '\'']);
+        // The whole value is one call: `alert(1)`, ``alert`1` ``, `top['al'+'ert'](1)`.
+        let t = s.trim_end();
+        let whole = before.bytes().all(|c| is_ident(c) || c == b'.')
+            && (close.is_some_and(|c| c == t.len()) || t.ends_with('`'))
+            && (is_proof(&b[at..]) || b[at] == b'[');
+        best.add(if statementish || whole { 65 } else { 55 }, "sink call in script context", at);
+    } else if let Some(at) = global_computed_call(s) {
+        best.add(65, "computed call on the global object", at);
+    } else if let Some(at) = sink_as_value(s) {
+        best.add(60, "sink function used as a value", at);
+    }
+}

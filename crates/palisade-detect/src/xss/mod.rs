@@ -1,0 +1,383 @@
+//! Cross-site scripting by HTML and JavaScript tokenization.
+//!
+//! The value is read the way a browser would read it in the places it can be reflected:
+//! - as HTML text: an HTML tokenizer ([`html`]) follows the WHATWG tokenizer states that matter
+//!   (tag open, tag name, attribute name/value with all quoting styles, comments, bogus comments,
+//!   unclosed tags, which a browser completes with the page's next `>`), and judges each start
+//!   tag: script-capable elements, event handler attributes, URL attributes whose scheme (after
+//!   entity decoding and the control/whitespace stripping browsers do) is `javascript:`,
+//!   `vbscript:` or `data:text/html`, CSS with `expression()`/`url(javascript:)`, `srcdoc`,
+//!   SVG animation of `href`/handlers, meta refresh;
+//! - inside an attribute value: the tail after the first quote (or the whole value, unquoted) is
+//!   read in the "before attribute name" state, so `" onmouseover=alert(1) x="` is an attribute;
+//! - inside a script string: after the first quote of each kind, a JavaScript operator or `;`
+//!   followed by a call of a sink (alert, prompt, confirm, eval, Function, setTimeout, fetch,
+//!   import, constructor...) or a use of `document.cookie`/`location`; `${...}` in a template;
+//! - as a URL: a value that starts with a script scheme.
+//!
+//! Benign text with `<` (comparisons, `<3`, `<john@example.com>`, markdown, code) has no tag with
+//! a dangerous name or attribute, and no string breakout followed by a sink.
+#![forbid(unsafe_code)]
+
+mod html;
+mod js;
+
+#[cfg(test)]
+mod tests;
+
+use crate::{truncate, Category, Detector, Hit, Input, Level};
+
+/// The XSS detector.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct XssDetector;
+
+/// The XSS detector, boxed.
+pub fn detector() -> Box<dyn Detector> {
+    Box::new(XssDetector)
+}
+
+impl Detector for XssDetector {
+    fn name(&self) -> &'static str {
+        "xss"
+    }
+
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        let threshold = match level {
+            Level::Balanced => 60,
+            Level::Strict => 40,
+        };
+        let mut steps = 0;
+        let mut best = analyze(input.decoded, &mut steps);
+        if input.raw != input.decoded {
+            let r = analyze(input.raw, &mut steps);
+            if r.as_ref().map_or(0, |r| r.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
+                best = r;
+            }
+        }
+        best.filter(|f| f.confidence >= threshold).map(|f| Hit {
+            detector: "xss",
+            category: Category::Xss,
+            confidence: f.confidence,
+            fragment: f.fragment,
+            why: f.why,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Finding {
+    pub confidence: u8,
+    pub why: &'static str,
+    pub fragment: String,
+}
+
+/// Keeps the strongest finding.
+#[derive(Default)]
+pub(crate) struct Best {
+    pub confidence: u8,
+    pub why: &'static str,
+    pub at: usize,
+}
+
+impl Best {
+    pub fn add(&mut self, c: u8, why: &'static str, at: usize) {
+        if c > self.confidence {
+            self.confidence = c;
+            self.why = why;
+            self.at = at;
+        }
+    }
+}
+
+/// Analyses `s` and the views a browser may see of it: one more URL-decoding layer when `%XX`
+/// escapes remain, and UTF-7 `+ADw-`/`+AD4-` when present (pages served without a charset).
+pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
+    let mut best = analyze_view(s, steps);
+    let mut consider = |f: Option<Finding>| {
+        if f.as_ref().map_or(0, |f| f.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
+            best = f;
+        }
+    };
+    if let Some(d) = percent_decode(s) {
+        *steps += s.len();
+        consider(analyze_view(&d, steps));
+    }
+    // Form encoding not undone: `<script+src=...>`.
+    if s.contains('+') && !s.contains(' ') && s.contains('<') {
+        consider(analyze_view(&s.replace('+', " "), steps));
+    }
+    // HTML character references (a value reflected in an attribute is decoded by the browser).
+    if s.contains('&') {
+        let d = html::decode_entities(s);
+        if d != s {
+            *steps += s.len();
+            consider(analyze_view(&d, steps));
+        }
+    }
+    // 7-bit US-ASCII pages drop the high bit: `¼script¾` is `<script>`.
+    if s.contains(['\u{bc}', '\u{be}']) {
+        let d: String = s
+            .chars()
+            .map(|c| match c {
+                '\u{bc}' => '<',
+                '\u{be}' => '>',
+                '\u{a2}' => '"',
+                c => c,
+            })
+            .collect();
+        consider(analyze_view(&d, steps));
+    }
+    if s.contains("+AD") || s.contains("+ad") {
+        let u = s.replace("+ADw-", "<").replace("+AD4-", ">").replace("+ACI-", "\"").replace("+adw-", "<").replace("+ad4-", ">").replace("+aci-", "\"");
+        *steps += s.len() * 6;
+        consider(analyze_view(&u, steps));
+    }
+    best
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16);
+    if !b.windows(3).any(|w| w[0] == b'%' && hex(w[1]).is_some() && hex(w[2]).is_some()) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A value that is exactly an event handler attribute name of a DOM event (`onload`,
+/// `onPointerRawUpdate`): reflected where an attribute name goes, it adds a handler; the values
+/// of handler-name probe lists are these. Words that only start with `on` (`online`, `onion`,
+/// `onset`) are not event names.
+fn handler_name(s: &str, best: &mut Best) {
+    let t = s.trim();
+    if t.len() < 5 || t.len() > 40 || !html::is_handler(t) {
+        return;
+    }
+    let ev = t[2..].to_ascii_lowercase();
+    if EVENTS.binary_search(&ev.as_str()).is_ok() {
+        best.add(60, "event handler name", 0);
+    }
+}
+
+/// DOM event names (HTML, DOM, CSS animations/transitions, pointer, touch, media, SVG/SMIL,
+/// legacy IE/Gecko events), sorted.
+const EVENTS: &[&str] = &[
+    "abort",
+    "activate",
+    "afterprint",
+    "afterscriptexecute",
+    "afterupdate",
+    "animationcancel",
+    "animationend",
+    "animationiteration",
+    "animationstart",
+    "auxclick",
+    "beforeactivate",
+    "beforecopy",
+    "beforecut",
+    "beforedeactivate",
+    "beforeeditfocus",
+    "beforeinput",
+    "beforematch",
+    "beforepaste",
+    "beforeprint",
+    "beforescriptexecute",
+    "beforetoggle",
+    "beforeunload",
+    "beforeupdate",
+    "begin",
+    "blur",
+    "bounce",
+    "cancel",
+    "canplay",
+    "canplaythrough",
+    "cellchange",
+    "change",
+    "click",
+    "close",
+    "command",
+    "contentvisibilityautostatechange",
+    "contextlost",
+    "contextmenu",
+    "contextrestored",
+    "controlselect",
+    "copy",
+    "cuechange",
+    "cut",
+    "dataavailable",
+    "datasetchanged",
+    "datasetcomplete",
+    "dblclick",
+    "deactivate",
+    "drag",
+    "dragdrop",
+    "dragend",
+    "dragenter",
+    "dragexit",
+    "dragleave",
+    "dragover",
+    "dragstart",
+    "drop",
+    "durationchange",
+    "emptied",
+    "end",
+    "ended",
+    "error",
+    "errorupdate",
+    "filterchange",
+    "finish",
+    "focus",
+    "focusin",
+    "focusout",
+    "formdata",
+    "fullscreenchange",
+    "fullscreenerror",
+    "gotpointercapture",
+    "hashchange",
+    "help",
+    "input",
+    "invalid",
+    "keydown",
+    "keypress",
+    "keyup",
+    "layoutcomplete",
+    "load",
+    "loadeddata",
+    "loadedmetadata",
+    "loadend",
+    "loadstart",
+    "losecapture",
+    "lostpointercapture",
+    "message",
+    "messageerror",
+    "mousedown",
+    "mouseenter",
+    "mouseleave",
+    "mousemove",
+    "mouseout",
+    "mouseover",
+    "mouseup",
+    "mousewheel",
+    "move",
+    "moveend",
+    "movestart",
+    "offline",
+    "online",
+    "outofsync",
+    "pagehide",
+    "pagereveal",
+    "pageshow",
+    "pageswap",
+    "paste",
+    "pause",
+    "play",
+    "playing",
+    "pointercancel",
+    "pointerdown",
+    "pointerenter",
+    "pointerleave",
+    "pointermove",
+    "pointerout",
+    "pointerover",
+    "pointerrawupdate",
+    "pointerup",
+    "popstate",
+    "progress",
+    "propertychange",
+    "ratechange",
+    "readystatechange",
+    "repeat",
+    "reset",
+    "resize",
+    "resizeend",
+    "resizestart",
+    "resume",
+    "reverse",
+    "rowdelete",
+    "rowenter",
+    "rowexit",
+    "rowinserted",
+    "rowsdelete",
+    "rowsenter",
+    "rowsinserted",
+    "scroll",
+    "scrollend",
+    "search",
+    "securitypolicyviolation",
+    "seek",
+    "seeked",
+    "seeking",
+    "select",
+    "selectionchange",
+    "selectstart",
+    "show",
+    "slotchange",
+    "stalled",
+    "start",
+    "stop",
+    "storage",
+    "submit",
+    "suspend",
+    "syncrestored",
+    "timeerror",
+    "timeupdate",
+    "toggle",
+    "touchcancel",
+    "touchend",
+    "touchmove",
+    "touchstart",
+    "trackchange",
+    "transitioncancel",
+    "transitionend",
+    "transitionrun",
+    "transitionstart",
+    "unhandledrejection",
+    "unload",
+    "urlflip",
+    "volumechange",
+    "waiting",
+    "webkitanimationend",
+    "webkitanimationiteration",
+    "webkitanimationstart",
+    "webkittransitionend",
+    "wheel",
+];
+
+fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
+    // Fast path: no markup, quote, URL scheme, call or template can occur.
+    let mut best = Best::default();
+    handler_name(s, &mut best);
+    if !s.bytes().any(|c| matches!(c, b'<' | b'\'' | b'"' | b'`' | b':' | b'(' | b'=' | b'{' | b'&')) {
+        *steps += s.len();
+        return finding(s, &best);
+    }
+    html::scan(s, &mut best, steps);
+    html::attribute_breakout(s, &mut best, steps);
+    js::string_breakout(s, &mut best, steps);
+    js::url_and_calls(s, &mut best, steps);
+    finding(s, &best)
+}
+
+fn finding(s: &str, best: &Best) -> Option<Finding> {
+    if best.confidence == 0 {
+        return None;
+    }
+    let mut at = best.at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    Some(Finding { confidence: best.confidence, why: best.why, fragment: truncate(&s[at..], 64).to_string() })
+}

