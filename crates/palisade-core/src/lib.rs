@@ -94,13 +94,17 @@ pub struct Reason {
     pub code: Cow<'static, str>,
     /// Where in the request the problem is, e.g. `query.limit` or `body/users/3/id`.
     pub location: Option<String>,
-    /// Human-readable explanation (which constraint, which detector).
+    /// Human-readable explanation (which constraint, which detector). Shown to the client in
+    /// block responses: it must never carry request content.
     pub detail: Option<String>,
+    /// The (decoded, truncated) piece of the request that triggered, for logs, events and
+    /// `--explain` only: never sent back to the client.
+    pub fragment: Option<String>,
 }
 
 impl Reason {
     pub fn new(code: impl Into<Cow<'static, str>>) -> Self {
-        Reason { code: code.into(), location: None, detail: None }
+        Reason { code: code.into(), location: None, detail: None, fragment: None }
     }
 
     pub fn at(mut self, location: impl Into<String>) -> Self {
@@ -110,6 +114,11 @@ impl Reason {
 
     pub fn detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn fragment(mut self, fragment: impl Into<String>) -> Self {
+        self.fragment = Some(fragment.into());
         self
     }
 }
@@ -122,6 +131,9 @@ impl fmt::Display for Reason {
         }
         if let Some(detail) = &self.detail {
             write!(f, ": {detail}")?;
+        }
+        if let Some(fragment) = &self.fragment {
+            write!(f, " [{:?}]", fragment)?;
         }
         Ok(())
     }

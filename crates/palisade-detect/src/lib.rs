@@ -22,11 +22,11 @@ pub mod nosql;
 pub(crate) mod other_util;
 pub mod path;
 pub mod scanner;
+pub mod sqli;
 pub mod ssrf;
 pub mod ssti;
-pub mod xxe;
-pub mod sqli;
 pub mod xss;
+pub mod xxe;
 
 /// Attack families. `as_str` gives the names of the development corpus
 /// (`../shared/data/attack-corpus`) where they exist.

@@ -40,14 +40,12 @@ impl std::fmt::Debug for DetectionStage {
 
 /// The reason for one finding.
 pub fn reason(f: &Finding) -> Reason {
-    Reason::new(format!("detect.{}", f.category.as_str())).at(f.location.clone()).detail(format!(
-        "{} confidence {} ({}) via {}: \"{}\"",
-        f.detector,
-        f.confidence,
-        f.why,
-        f.transforms,
-        f.fragment.escape_debug()
-    ))
+    // The detail goes to the client: detector, confidence and why, never request content. The
+    // decoded fragment goes to logs and events only.
+    Reason::new(format!("detect.{}", f.category.as_str()))
+        .at(f.location.clone())
+        .detail(format!("{} confidence {} ({}) via {}", f.detector, f.confidence, f.why, f.transforms))
+        .fragment(f.fragment.clone())
 }
 
 impl DetectionStage {

@@ -63,6 +63,12 @@ pub fn render(status: StatusCode, code: &str, title: &str, request_id: &str, rea
             b.put_slice(b"{\"code\":\"");
             json_str_inner(&mut b, &r.code);
             b.put_u8(b'"');
+            // Attack findings tell the client the reason code only: their locations can be
+            // attacker-chosen names, and how the detector saw the request is for operators.
+            if r.code.starts_with("detect.") {
+                b.put_u8(b'}');
+                continue;
+            }
             if let Some(loc) = &r.location {
                 b.put_slice(b",\"location\":\"");
                 json_str_inner(&mut b, &truncate(loc, 128));
@@ -117,6 +123,15 @@ fn json_str_inner(b: &mut BytesMut, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attack_findings_show_only_their_code() {
+        let reasons = [Reason::new("detect.xss").at("query.<script>").detail("xss confidence 90").fragment("<script>alert(1)")];
+        let body = render(StatusCode::FORBIDDEN, "detect.xss", "Request blocked", "abc123", &reasons);
+        let text = std::str::from_utf8(&body).unwrap();
+        assert!(text.contains(r#""reasons":[{"code":"detect.xss"}]"#), "{text}");
+        assert!(!text.contains("script") && !text.contains("confidence"), "{text}");
+    }
 
     #[test]
     fn renders_valid_json_with_escaping() {

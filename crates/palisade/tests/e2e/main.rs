@@ -8,6 +8,7 @@ mod common;
 mod balancing;
 mod bodies;
 mod cli;
+mod detection;
 mod forwarding;
 mod h2_tls;
 mod limits;
