@@ -105,6 +105,8 @@ Try:
   curl -i http://{listen}/admin                         # blocked: not in the spec
   curl -i -X POST http://{listen}/api/orders -H 'content-type: application/json' -d '{{\"product\":1,\"qty\":2,\"admin\":true}}'
                                                          # blocked: a property the schema forbids
+  curl -i -X POST http://{listen}/api/orders -H 'content-type: application/json' -d '{{\"product\":1,\"qty\":2,\"note\":\"x\\u0027 union select password from users--\"}}'
+                                                         # blocked by attack detection (detect.sqli)
   curl -i http://{listen}/api/products -H 'Content-Length: 1' -H 'Transfer-Encoding: chunked'
                                                          # blocked: request smuggling attempt (400)
   head -c 2000000 /dev/zero | curl -i -X POST http://{listen}/api/orders --data-binary @-
