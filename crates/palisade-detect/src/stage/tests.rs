@@ -27,7 +27,9 @@ fn head_findings_block_with_reason() {
     let Verdict::Block { status: None, reasons } = v else { panic!("{v:?}") };
     assert_eq!(reasons[0].code, "detect.sqli");
     assert_eq!(reasons[0].location.as_deref(), Some("query.q"));
-    assert_eq!(reasons[0].detail.as_deref(), Some("sqli confidence 80 (tautology) via raw: \"\\' or 1=1 --\""));
+    assert_eq!(reasons[0].detail.as_deref(), Some("sqli confidence 80 (tautology) via raw"));
+    // The fragment is for logs and events, apart from the detail that clients see.
+    assert_eq!(reasons[0].fragment.as_deref(), Some("' or 1=1 --"));
     assert_eq!(s.name(), "detection");
     assert!(s.wants_body());
 }
