@@ -320,7 +320,7 @@ pub struct Compiler<'r> {
     queue: Vec<Pending<'r>>,
     anchors: HashMap<(DocId, String), SchemaId>,
     anchor_refs: Vec<(SchemaId, DocId, String, String, Origin, String)>,
-    regexes: Vec<regex::bytes::Regex>,
+    regexes: Vec<pattern::Pattern>,
     patterns: HashMap<String, Option<u32>>,
     errors: Vec<SchemaError>,
     warnings: Vec<SchemaError>,
@@ -820,7 +820,7 @@ impl<'r> Compiler<'r> {
         if let Some(&r) = self.patterns.get(src) {
             return r;
         }
-        let r = match pattern::compile(src) {
+        let r = match pattern::Pattern::new(src) {
             Ok(re) => {
                 self.regexes.push(re);
                 Some(self.regexes.len() as u32 - 1)
