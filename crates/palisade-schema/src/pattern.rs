@@ -208,7 +208,7 @@ impl Simple {
                         }
                     }
                 }
-                c if c >= 0x20 && c < 0x7F && !META.contains(&c) => {
+                c if (0x20..0x7F).contains(&c) && !META.contains(&c) => {
                     add(&mut set, c, c);
                     i += 1;
                 }
