@@ -16,7 +16,7 @@
 //! - Tokens are laid out in document order. An object is followed by its members as
 //!   `key, value, key, value...`; an array by its items. Every container token records the
 //!   index of the token after its subtree (skip in O(1)) and its child count.
-//! - Strings are scanned eight bytes at a time (SWAR) for `"`, `\`, control characters and
+//! - Strings are scanned sixteen bytes at a time (SWAR, one pass) for `"`, `\`, control characters and
 //!   non-ASCII bytes; non-ASCII sequences are validated as UTF-8 in place; escapes are
 //!   validated at parse time (including surrogate pairs) and decoded only by
 //!   [`ValueRef::as_str`].
@@ -148,22 +148,31 @@ fn special_bytes(w: u64) -> u64 {
     (quote | bslash | ctrl_or_high) & HI
 }
 
-/// Length of the prefix of `s` made of printable ASCII (0x20..=0x7F).
-#[inline]
-fn printable_prefix(s: &[u8]) -> usize {
-    let mut i = 0;
-    while i + 8 <= s.len() {
-        let w = u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
-        let m = (w.wrapping_sub(LO * 0x20) | w) & HI;
+/// Offset of the first byte at or after `p` that ends a plain run of string contents (see
+/// [`special_bytes`]), or a position within the last seven bytes of `inp` from which the
+/// caller goes on byte by byte.
+#[inline(always)]
+fn plain_run(inp: &[u8], mut p: usize) -> usize {
+    let w = |i: usize| u64::from_le_bytes(inp[i..i + 8].try_into().unwrap());
+    while p + 16 <= inp.len() {
+        let m = special_bytes(w(p));
         if m != 0 {
-            return i + (m.trailing_zeros() / 8) as usize;
+            return p + (m.trailing_zeros() / 8) as usize;
         }
-        i += 8;
+        let m = special_bytes(w(p + 8));
+        if m != 0 {
+            return p + 8 + (m.trailing_zeros() / 8) as usize;
+        }
+        p += 16;
     }
-    while i < s.len() && (0x20..0x80).contains(&s[i]) {
-        i += 1;
+    if p + 8 <= inp.len() {
+        let m = special_bytes(w(p));
+        if m != 0 {
+            return p + (m.trailing_zeros() / 8) as usize;
+        }
+        p += 8;
     }
-    i
+    p
 }
 
 impl Parser<'_, '_> {
@@ -358,24 +367,11 @@ impl Parser<'_, '_> {
         let start = q + 1;
         let mut p = start;
         let mut flags = 0;
-        // Position of the next quote or backslash, once searched (kept so that strings with
-        // many non-ASCII characters are still scanned in linear time).
-        let mut stop = 0;
         loop {
-            // Short strings (most keys) end within the first word; longer ones are searched
-            // with memchr2 for the quote or backslash, then checked for printable ASCII.
-            if p + 8 <= inp.len() {
-                let m = special_bytes(u64::from_le_bytes(inp[p..p + 8].try_into().unwrap()));
-                if m != 0 {
-                    p += (m.trailing_zeros() / 8) as usize;
-                } else {
-                    p += 8;
-                    if stop < p {
-                        stop = memchr::memchr2(b'"', b'\\', &inp[p..]).map_or(inp.len(), |i| p + i);
-                    }
-                    p += printable_prefix(&inp[p..stop]);
-                }
-            }
+            // Plain runs are scanned sixteen bytes at a time (one pass: the quote, the
+            // backslash, control characters and non-ASCII bytes are found together); the
+            // last few bytes of the input byte by byte below.
+            p = plain_run(inp, p);
             let Some(&b) = inp.get(p) else {
                 return err(inp.len(), "unterminated string");
             };

@@ -30,6 +30,9 @@ pub(crate) enum Const {
 pub(crate) struct PropTable {
     pub names: Vec<Box<[u8]>>,
     pub ids: Vec<SchemaId>,
+    /// Per property (filled at finish): the [`quick`] kinds of instance that its schema
+    /// accepts without evaluating anything else.
+    pub quick: Vec<u8>,
     slots: Vec<u16>,
     mask: usize,
 }
@@ -80,6 +83,7 @@ impl PropTable {
         }
         self.names.push(name.into());
         self.ids.push(id);
+        self.quick.push(0);
         self.rebuild();
     }
 
@@ -223,6 +227,60 @@ pub(crate) struct SNode {
     pub unevaluated_props: Option<SchemaId>,
     pub unevaluated_items: Option<SchemaId>,
     pub known: Option<Box<Known>>,
+    /// The shadow-field names are exactly `props` (no composition, no patterns): a member
+    /// matched by `properties` is described, so an object all of whose members matched has
+    /// nothing to report.
+    pub known_own: bool,
+}
+
+/// Kinds of instance, as bits, for [`PropTable::quick`].
+pub(crate) mod quick {
+    pub const NULL: u8 = 1;
+    pub const BOOL: u8 = 2;
+    /// A number written as an integer (no fraction, no exponent).
+    pub const INT_TEXT: u8 = 4;
+    /// A number written with a fraction or an exponent.
+    pub const FRAC_TEXT: u8 = 8;
+    pub const STRING: u8 = 16;
+    pub const ARRAY: u8 = 32;
+    pub const OBJECT: u8 = 64;
+    pub const ALL: u8 = 127;
+}
+
+/// The kinds of instance that `n` accepts with no check beyond its type (and that are
+/// evaluated without recording anything, shadow fields included).
+fn quick_kinds(n: &SNode) -> u8 {
+    if n.accept_all {
+        return quick::ALL;
+    }
+    if !n.leaf {
+        return 0;
+    }
+    let t = if n.types == 0 { TypeSet::ANY } else { n.types };
+    let mut q = 0;
+    if t & TypeSet::NULL != 0 || n.nullable {
+        q |= quick::NULL;
+    }
+    if t & TypeSet::BOOLEAN != 0 {
+        q |= quick::BOOL;
+    }
+    if !n.has_string && t & TypeSet::STRING != 0 {
+        q |= quick::STRING;
+    }
+    if !n.has_number {
+        if t & TypeSet::NUMBER != 0 {
+            q |= quick::INT_TEXT | quick::FRAC_TEXT;
+        } else if t & TypeSet::INTEGER != 0 {
+            q |= quick::INT_TEXT;
+        }
+    }
+    if t & TypeSet::ARRAY != 0 {
+        q |= quick::ARRAY;
+    }
+    if t & TypeSet::OBJECT != 0 {
+        q |= quick::OBJECT;
+    }
+    q
 }
 
 impl SNode {
@@ -262,7 +320,7 @@ pub struct Compiler<'r> {
     queue: Vec<Pending<'r>>,
     anchors: HashMap<(DocId, String), SchemaId>,
     anchor_refs: Vec<(SchemaId, DocId, String, String, Origin, String)>,
-    regexes: Vec<regex::bytes::Regex>,
+    regexes: Vec<pattern::Pattern>,
     patterns: HashMap<String, Option<u32>>,
     errors: Vec<SchemaError>,
     warnings: Vec<SchemaError>,
@@ -762,7 +820,7 @@ impl<'r> Compiler<'r> {
         if let Some(&r) = self.patterns.get(src) {
             return r;
         }
-        let r = match pattern::compile(src) {
+        let r = match pattern::Pattern::new(src) {
             Ok(re) => {
                 self.regexes.push(re);
                 Some(self.regexes.len() as u32 - 1)
@@ -988,8 +1046,14 @@ impl<'r> Compiler<'r> {
                 }
             }
             if any {
+                let n = &self.nodes[i];
+                self.nodes[i].known_own = !known.all && known.patterns.is_empty() && n.pattern_props.is_empty() && known.names.len() == n.props.len();
                 self.nodes[i].known = Some(Box::new(known));
             }
+        }
+        for i in 0..self.nodes.len() {
+            let quick: Vec<u8> = self.nodes[i].props.ids.iter().map(|id| quick_kinds(&self.nodes[id.0 as usize])).collect();
+            self.nodes[i].props.quick = quick;
         }
     }
 }

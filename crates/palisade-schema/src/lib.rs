@@ -90,7 +90,7 @@ pub struct SchemaId(pub u32);
 #[derive(Debug, Default)]
 pub struct Schemas {
     pub(crate) nodes: Vec<SNode>,
-    pub(crate) regexes: Vec<regex::bytes::Regex>,
+    pub(crate) regexes: Vec<pattern::Pattern>,
     pub(crate) warnings: Vec<SchemaError>,
 }
 

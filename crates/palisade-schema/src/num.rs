@@ -204,11 +204,49 @@ pub(crate) fn cmp_instance(text: &[u8], as_int: Option<i64>, bound: &Num) -> Ord
     if let (Some(a), Some(b)) = (as_int, bound.i) {
         return a.cmp(&b);
     }
+    if let Some(b) = bound.i {
+        if let Some(o) = cmp_decimal_int(text, b) {
+            return o;
+        }
+    }
     let f = std::str::from_utf8(text).ok().and_then(|s| s.parse::<f64>().ok()).unwrap_or(f64::NAN);
     match f.partial_cmp(&bound.f) {
         Some(Ordering::Equal) | None => cmp(text, bound.text.as_bytes()).unwrap_or(Ordering::Equal),
         Some(o) => o,
     }
+}
+
+/// Exact comparison of a number written `-?digits.digits` (a fraction, no exponent, at most
+/// 18 integer digits) with an integer, without converting it: `None` for other shapes.
+#[inline]
+fn cmp_decimal_int(text: &[u8], b: i64) -> Option<Ordering> {
+    let (neg, t) = match text.first()? {
+        b'-' => (true, &text[1..]),
+        _ => (false, text),
+    };
+    let dot = t.iter().position(|&c| c == b'.')?;
+    let (int, frac) = (&t[..dot], &t[dot + 1..]);
+    if int.is_empty() || int.len() > 18 || frac.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut x: i64 = 0;
+    for &c in int {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        x = x * 10 + (c - b'0') as i64;
+    }
+    let v = if neg { -x } else { x };
+    if frac.iter().all(|&c| c == b'0') {
+        return Some(v.cmp(&b));
+    }
+    // The value lies strictly between v and v + 1 (positive) or v - 1 and v (negative).
+    Some(match (neg, v.cmp(&b)) {
+        (false, Ordering::Less) => Ordering::Less,
+        (false, _) => Ordering::Greater,
+        (true, Ordering::Greater) => Ordering::Greater,
+        (true, _) => Ordering::Less,
+    })
 }
 
 /// Whether the instance number is a multiple of `m` (which is positive).

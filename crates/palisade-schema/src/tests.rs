@@ -771,3 +771,86 @@ fn bom_and_escaped_keys() {
         &[(r#"{"\u00e9":1}"#, V), (r#"{"é":1}"#, V), (r#"{"e":1}"#, Some("additionalProperties"))],
     );
 }
+
+/// Property values whose schema is a plain type are checked inline by the object loop
+/// (`PropTable::quick`): the outcome must be the one of evaluating the schema itself.
+#[test]
+fn quick_property_checks_agree_with_evaluation() {
+    let values = [
+        "null",
+        "true",
+        "false",
+        "0",
+        "-1",
+        "7",
+        "1.0",
+        "1.5",
+        "1e2",
+        "-0.0",
+        r#""""#,
+        r#""ab""#,
+        r#""abcd""#,
+        r#""2024-05-14""#,
+        "[]",
+        "[1]",
+        "{}",
+        r#"{"a":1}"#,
+        "99999999999999999999",
+    ];
+    let schemas = [
+        (O30, "{}"),
+        (O30, "{type: integer}"),
+        (O30, "{type: number}"),
+        (O30, "{type: string}"),
+        (O30, "{type: boolean}"),
+        (O30, "{type: boolean, nullable: true}"),
+        (O30, "{type: integer, nullable: true}"),
+        (O30, "{type: string, nullable: true, maxLength: 3}"),
+        (O30, "{type: array}"),
+        (O30, "{type: object}"),
+        (O30, "{minLength: 2}"),
+        (O30, "{type: integer, minimum: 0}"),
+        (O30, "{type: integer, format: int32}"),
+        (O30, "{type: string, format: date}"),
+        (O30, "{type: string, readOnly: true}"),
+        (O30, "{enum: [1, ab]}"),
+        (O30, "{type: object, properties: {a: {type: string}}}"),
+        (O31, "{type: [string, 'null']}"),
+        (O31, "{type: [integer, boolean]}"),
+        (O31, "false"),
+        (O31, "true"),
+        (O31, "{const: 7}"),
+    ];
+    for shadow in [false, true] {
+        let o = Options { direction: Direction::Request, shadow_unknown: shadow, max_violations: 10 };
+        for (dialect, schema) in schemas {
+            let (s, id) = one(dialect, schema);
+            let (so, oid) = one(dialect, &format!("{{type: object, properties: {{p: {schema}}}}}"));
+            for value in values {
+                let (ok, v) = run(&s, id, value, &o);
+                let (ook, ov) = run(&so, oid, &format!(r#"{{"p":{value}}}"#), &o);
+                assert_eq!(ok, ook, "{schema} on {value}");
+                let expect: Vec<(String, &str, ViolationKind)> =
+                    v.iter().map(|x| (if x.path.is_empty() { "p".to_string() } else { format!("p/{}", x.path) }, x.keyword, x.kind)).collect();
+                let got: Vec<(String, &str, ViolationKind)> = ov.iter().map(|x| (x.path.clone(), x.keyword, x.kind)).collect();
+                assert_eq!(expect, got, "{schema} on {value}");
+            }
+        }
+    }
+}
+
+/// Shadow-field detection is skipped for objects whose members all matched `properties`
+/// when the schema describes no other names; every other case still reports.
+#[test]
+fn shadow_skip_when_all_members_matched() {
+    let o = Options { direction: Direction::Request, shadow_unknown: true, max_violations: 10 };
+    let (s, id) = one(O30, "{type: object, properties: {a: {type: integer}, b: {type: object, properties: {x: {}}}}}");
+    assert!(run(&s, id, r#"{"a":1,"b":{"x":1}}"#, &o).1.is_empty());
+    let v = run(&s, id, r#"{"a":1,"b":{"x":1,"y":2},"c":3}"#, &o).1;
+    let got: Vec<&str> = v.iter().map(|x| x.path.as_str()).collect();
+    assert_eq!(got, ["b/y", "c"]);
+    // A member matched by name twice (duplicate keys) still counts once per member.
+    assert!(run(&s, id, r#"{"a":1,"a":2}"#, &o).1.is_empty());
+    let (s, id) = one(O30, "{type: object, properties: {a: {}}, additionalProperties: true}");
+    assert_eq!(run(&s, id, r#"{"a":1,"z":1}"#, &o).1.len(), 1);
+}

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 use palisade_json::{Kind, ValueRef};
 
-use crate::compile::{bytes_eq, Const, NumChecks, SNode};
+use crate::compile::{bytes_eq, quick, Const, NumChecks, SNode};
 use crate::num;
 use crate::{Direction, Options, SchemaId, Schemas, TypeSet, Violation, ViolationKind};
 
@@ -68,6 +68,8 @@ pub(crate) struct Cx<'a> {
     recorded: usize,
     pub invalid: bool,
     stop: bool,
+    /// Set by `object` when every member was matched by `properties` (read right after).
+    all_props: bool,
 }
 
 /// Up to `max` chars of `s`, with an ellipsis when cut.
@@ -121,6 +123,20 @@ fn type_fits(t: u8, kind: Kind, v: &ValueRef<'_>) -> bool {
         Kind::Array => t & TypeSet::ARRAY != 0,
         Kind::Object => t & TypeSet::OBJECT != 0,
         Kind::Number => t & TypeSet::NUMBER != 0 || (t & TypeSet::INTEGER != 0 && (v.is_integer_text() || num::is_integral_text(v.raw()))),
+    }
+}
+
+/// The [`quick`] bit of an instance's kind.
+#[inline(always)]
+fn quick_kind(v: &ValueRef<'_>) -> u8 {
+    match v.kind() {
+        Kind::Null => quick::NULL,
+        Kind::Bool => quick::BOOL,
+        Kind::Number if v.is_integer_text() => quick::INT_TEXT,
+        Kind::Number => quick::FRAC_TEXT,
+        Kind::String => quick::STRING,
+        Kind::Array => quick::ARRAY,
+        Kind::Object => quick::OBJECT,
     }
 }
 
@@ -237,7 +253,7 @@ impl<'a> Cx<'a> {
         scratch: &'a mut Scratch,
         out: &'a mut Vec<Violation>,
     ) -> Self {
-        Cx { s, tape, input, opts, out, scratch, quiet: 0, depth: 0, recorded: 0, invalid: false, stop: false }
+        Cx { s, tape, input, opts, out, scratch, quiet: 0, depth: 0, recorded: 0, invalid: false, stop: false, all_props: false }
     }
 
     fn render(&self, path: &Path<'_>) -> String {
@@ -424,9 +440,11 @@ impl<'a> Cx<'a> {
             _ => None,
         };
         let slot = own.or(ann);
+        self.all_props = false;
         if !self.eval_kinds(n, v, kind, path, slot) {
             ok = false;
         }
+        let all_props = self.all_props;
         if (ok || !self.bail()) && !self.eval_inplace(n, v, kind, path, slot) {
             ok = false;
         }
@@ -437,7 +455,7 @@ impl<'a> Cx<'a> {
             self.merge(ann, off, v.len());
             self.release(off);
         }
-        if top && self.opts.shadow_unknown && self.quiet == 0 && kind == Kind::Object && !self.stop {
+        if top && self.opts.shadow_unknown && self.quiet == 0 && kind == Kind::Object && !self.stop && !(all_props && n.known_own) {
             self.shadow(n, v, path);
         }
         ok
@@ -573,6 +591,7 @@ impl<'a> Cx<'a> {
             }
         }
         let mut found: u64 = 0;
+        let mut matched_props = 0usize;
         // Documents tend to list properties in the schema's order: try the next one first.
         let mut hint = 0usize;
         for (i, (k, val)) in v.members().enumerate() {
@@ -585,12 +604,16 @@ impl<'a> Cx<'a> {
             if let Some(p) = p {
                 hint = p + 1;
                 matched = true;
+                matched_props += 1;
                 if p < 64 {
                     found |= 1 << p;
                 }
-                let cp = path.key(&k);
-                if !self.eval(n.props.ids[p], val, &cp, None, true) {
-                    bad!();
+                // Scalars of a plain type need neither the node nor a call.
+                if n.props.quick[p] & quick_kind(&val) == 0 {
+                    let cp = path.key(&k);
+                    if !self.eval(n.props.ids[p], val, &cp, None, true) {
+                        bad!();
+                    }
                 }
             }
             for &(re, sid) in &n.pattern_props {
@@ -649,6 +672,7 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
+        self.all_props = matched_props == v.len();
         ok
     }
 

@@ -89,3 +89,46 @@ fn integral() {
         assert!(!is_integral_text(s.as_bytes()), "{s}");
     }
 }
+
+/// Decimals compared with integer bounds without conversion agree with the general path.
+#[test]
+fn decimal_against_integer_bounds() {
+    let texts = [
+        "0.0",
+        "-0.0",
+        "0.5",
+        "-0.5",
+        "1.0",
+        "1.5",
+        "-1.5",
+        "-1.0",
+        "24.99",
+        "999999.99",
+        "1000000.0",
+        "1000000.01",
+        "-1000000.5",
+        "12.000",
+        "7.0001",
+        "123456789012345678.5",
+        "1234567890123456789.5",
+        "1e2",
+        "-2.5e1",
+        "0.1",
+    ];
+    let bounds = [0i64, 1, -1, 7, 12, 24, 25, -2, 1000000, -1000000, i64::MAX, i64::MIN];
+    for t in texts {
+        for b in bounds {
+            let bound = Num::from_i64(b);
+            let general = {
+                let f: f64 = t.parse().unwrap();
+                match f.partial_cmp(&bound.f) {
+                    Some(Equal) | None => cmp(t.as_bytes(), bound.text.as_bytes()).unwrap(),
+                    Some(o) => o,
+                }
+            };
+            let exact = cmp(t.as_bytes(), bound.text.as_bytes()).unwrap();
+            assert_eq!(cmp_instance(t.as_bytes(), None, &bound), exact, "{t} vs {b}");
+            assert_eq!(general, exact, "{t} vs {b}");
+        }
+    }
+}
