@@ -8,7 +8,8 @@ use palisade_detect::{Detector, FieldKind, Input, Level};
 use std::io::Write;
 
 fn corpus() -> Option<Vec<(String, String)>> {
-    let path = std::env::var("PALISADE_CORPUS").unwrap_or_else(|_| "/work/shared/data/attack-corpus/corpus.jsonl".to_string());
+    let path = std::env::var("PALISADE_CORPUS")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/attack-corpus/corpus.jsonl").to_string());
     let Ok(text) = std::fs::read_to_string(&path) else {
         println!("corpus {path} not found: skipping the development measurement");
         return None;

@@ -7,7 +7,7 @@
 use palisade_detect::{Detector, FieldKind, Input, Level};
 use std::collections::BTreeMap;
 
-const CORPUS: &str = "/work/shared/data/attack-corpus/corpus.jsonl";
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/attack-corpus/corpus.jsonl");
 
 fn detectors() -> Vec<Box<dyn Detector>> {
     vec![

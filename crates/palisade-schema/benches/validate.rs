@@ -9,7 +9,7 @@ use palisade_config::yaml::{self, Node};
 use palisade_json::{parse_into, Limits, Tape};
 use palisade_schema::{Compiler, Dialect, Direction, DocId, Options, Resolved, Resolver, SchemaId, Schemas, Scratch};
 
-const DIR: &str = "/work/shared/bench";
+const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench");
 
 struct Local(Node);
 

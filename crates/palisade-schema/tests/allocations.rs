@@ -88,7 +88,7 @@ fn per_validation(s: &Schemas, id: SchemaId, body: &[u8]) -> f64 {
 
 #[test]
 fn zero_allocations_on_bench_bodies() {
-    let dir = "/work/shared/bench";
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench");
     let (Ok(spec), Ok(large), Ok(small)) =
         (std::fs::read_to_string(format!("{dir}/bench-api.yaml")), std::fs::read(format!("{dir}/large.json")), std::fs::read(format!("{dir}/small.json")))
     else {

@@ -34,7 +34,7 @@ fn thread_cpu() -> Option<f64> {
 #[test]
 #[ignore = "measurement, run explicitly in release"]
 fn best_batches() {
-    let dir = "/work/shared/bench";
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench");
     let (Ok(spec), Ok(large), Ok(small)) =
         (std::fs::read_to_string(format!("{dir}/bench-api.yaml")), std::fs::read(format!("{dir}/large.json")), std::fs::read(format!("{dir}/small.json")))
     else {
