@@ -234,8 +234,8 @@ impl Judge {
 
     fn request(&self, req: &RequestView<'_>, phase: Phase, s: &mut Scratch, out: &mut Vec<Finding>) {
         let method = req.method.as_str();
-        let op_id = match self.api.router.lookup(method, req.path, &mut s.spans) {
-            Lookup::Found { op, .. } => op,
+        let (op_id, names) = match self.api.router.lookup(method, req.path, &mut s.spans) {
+            Lookup::Found { op, names } => (op, names),
             Lookup::MethodNotAllowed { allowed } => {
                 if phase != Phase::Body {
                     let detail = format!("{method} is not declared for this path (allowed: {allowed})");
@@ -256,10 +256,6 @@ impl Judge {
         if mode == Mode::Off {
             return;
         }
-        let names: &[String] = match self.api.router.lookup(method, req.path, &mut s.spans) {
-            Lookup::Found { names, .. } => names,
-            _ => &[],
-        };
         if phase != Phase::Body {
             self.head(op, mode, req, names, s, out);
         }
