@@ -258,3 +258,17 @@ fn several_port_zero_listeners_do_not_collide() {
     let c = parse("listen: [{addr: '127.0.0.1:0'}, {addr: '127.0.0.1:0'}]\nadmin: {addr: '127.0.0.1:0'}\napps: [{name: a, upstream: 'http://x:1'}]\n").unwrap();
     assert_eq!(c.listen.len(), 2);
 }
+
+#[test]
+fn integers_beyond_i64_keep_their_digits() {
+    use crate::yaml::{parse, Value};
+    let n = parse("a: 18446744073709551616\nb: -9223372036854775809\nc: 12\nd: 1.5\n# é\ne: 99999999999999999999\n").unwrap();
+    let Value::Map(m) = n.value else { panic!() };
+    let v: Vec<&Value> = m.iter().map(|(_, n)| &n.value).collect();
+    assert_eq!(v[0], &Value::Str("18446744073709551616".into()));
+    assert_eq!(v[1], &Value::Str("-9223372036854775809".into()));
+    assert_eq!(v[2], &Value::Int(12));
+    assert_eq!(v[3], &Value::Float(1.5));
+    // After a non-ASCII character, spans are in characters, not bytes.
+    assert_eq!(v[4], &Value::Str("99999999999999999999".into()));
+}
