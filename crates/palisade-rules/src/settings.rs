@@ -50,7 +50,9 @@ pub fn decode(cx: &mut Ctx, n: &Node, p: &str, base_dir: &Path, opts: &Options<'
         Value::Seq(_) | Value::Null => rules.extend(decode_list(cx, n, p, opts, &mut ids)),
         Value::Map(_) => {
             let Some(mut m) = MapReader::new(cx, n, p) else { return rules };
-            let files = m.opt(cx, "files", |cx, n, p| decode::one_or_seq(cx, n, p, |cx, n, p| decode::non_empty_string(cx, n, p).map(|s| (s, n.origin.clone(), p.to_string()))));
+            let files = m.opt(cx, "files", |cx, n, p| {
+                decode::one_or_seq(cx, n, p, |cx, n, p| decode::non_empty_string(cx, n, p).map(|s| (s, n.origin.clone(), p.to_string())))
+            });
             let inline = m.node("inline").map(|n| (n, decode::join(p, "inline")));
             m.finish_with(cx, &["files", "inline"]);
             for (file, origin, fp) in files.unwrap_or_default() {
@@ -74,7 +76,14 @@ pub fn decode_file(cx: &mut Ctx, file: &str, text: &str, opts: &Options<'_>, ids
     let root = match yaml::parse(text) {
         Ok(root) => root,
         Err(e) => {
-            cx.errors.push(ConfigError { file: file.to_string(), line: e.line, col: e.col, env: None, path: String::new(), message: format!("invalid YAML: {}", e.message) });
+            cx.errors.push(ConfigError {
+                file: file.to_string(),
+                line: e.line,
+                col: e.col,
+                env: None,
+                path: String::new(),
+                message: format!("invalid YAML: {}", e.message),
+            });
             return Vec::new();
         }
     };

@@ -83,9 +83,14 @@ fn operation_overrides_and_exclusions_per_path_and_operation() {
     );
     // The method of `METHOD /template` is upper-cased, as the OpenAPI stage names operations.
     assert_eq!((s.operations[1].operation.as_str(), s.operations[1].mode), ("GET /users/{id}", Some(Mode::Off)));
-    let errs = decode_str("operations: [{mode: off}, {operation: x, exclusions: [{detector: sqlx, location: a}]}, {operation: y, levle: strict}]\n").unwrap_err();
+    let errs =
+        decode_str("operations: [{mode: off}, {operation: x, exclusions: [{detector: sqlx, location: a}]}, {operation: y, levle: strict}]\n").unwrap_err();
     let all = errs.join("\n");
-    for needle in ["apps[0].detection.operations[0]: missing required key `operation`", "operations[1].exclusions[0].detector: unknown detector `sqlx`", "operations[2].levle: unknown key"] {
+    for needle in [
+        "apps[0].detection.operations[0]: missing required key `operation`",
+        "operations[1].exclusions[0].detector: unknown detector `sqlx`",
+        "operations[2].levle: unknown key",
+    ] {
         assert!(all.contains(needle), "{needle} not in:\n{all}");
     }
 }

@@ -201,7 +201,9 @@ fn body_and_json_pointer() {
 
 #[test]
 fn body_rules_are_in_the_body_program_only() {
-    let rs = rules("- {id: h, when: {field: path, prefix: /}, then: block}\n- {id: b, when: {any: [{field: path, prefix: /}, {field: body, contains: x}]}, then: block}\n");
+    let rs = rules(
+        "- {id: h, when: {field: path, prefix: /}, then: block}\n- {id: b, when: {any: [{field: path, prefix: /}, {field: body, contains: x}]}, then: block}\n",
+    );
     assert!(rs.needs_body());
     assert_eq!(rs.program(crate::Phase::Head).rules, [0]);
     assert_eq!(rs.program(crate::Phase::Body).rules, [1]);
@@ -264,7 +266,33 @@ impl Rng {
     }
 }
 
-const WORDS: &[&str] = &["a", "ab", "abc", "b", "bc", "wp-config.php", "admin", "/admin", "Admin", "GET", "post", "%41", "A", "x y", "1", "10", "12", "/", "role", "wp", "x", "en", "getUser", "10.1", "Mozilla"];
+const WORDS: &[&str] = &[
+    "a",
+    "ab",
+    "abc",
+    "b",
+    "bc",
+    "wp-config.php",
+    "admin",
+    "/admin",
+    "Admin",
+    "GET",
+    "post",
+    "%41",
+    "A",
+    "x y",
+    "1",
+    "10",
+    "12",
+    "/",
+    "role",
+    "wp",
+    "x",
+    "en",
+    "getUser",
+    "10.1",
+    "Mozilla",
+];
 const REGEXES: &[&str] = &["a.c", "^/ad", "[0-9]+$", "(?i)admin", "b|c", "^$", "x y", "^[a-z]+$", "\\d{2}"];
 const NETS: &[&str] = &["10.0.0.0/8", "10.1.0.0/16", "192.0.2.0/24", "192.0.2.7/32", "2001:db8::/32", "0.0.0.0/0", "8.8.0.0/15"];
 
@@ -382,7 +410,12 @@ fn naive_values(f: &Field, raw: bool, r: &Req, cx: &Context) -> Vec<Vec<u8>> {
             .headers
             .get_all("cookie")
             .iter()
-            .flat_map(|h| crate::decode::cookie_pairs(h.as_bytes()).filter(|(n, _)| *n == name.as_bytes()).map(|(_, v)| if raw { v.to_vec() } else { dec(v, false) }).collect::<Vec<_>>())
+            .flat_map(|h| {
+                crate::decode::cookie_pairs(h.as_bytes())
+                    .filter(|(n, _)| *n == name.as_bytes())
+                    .map(|(_, v)| if raw { v.to_vec() } else { dec(v, false) })
+                    .collect::<Vec<_>>()
+            })
             .collect(),
         Field::Body => vec![r.body.clone()],
         Field::BodyPointer(segs) => {
@@ -432,7 +465,15 @@ fn naive_atom(a: &Atom, r: &Req, cx: &Context, regexes: &mut HashMap<String, reg
 fn a_thousand_generated_rules_agree_with_a_naive_evaluator() {
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let list: Vec<Rule> = (0..1000)
-        .map(|i| Rule { id: format!("r{i}"), name: None, when: random_expr(&mut rng, 3), action: Action::Monitor, tags: Vec::new(), skip: None, origin: String::new() })
+        .map(|i| Rule {
+            id: format!("r{i}"),
+            name: None,
+            when: random_expr(&mut rng, 3),
+            action: Action::Monitor,
+            tags: Vec::new(),
+            skip: None,
+            origin: String::new(),
+        })
         .collect();
     let compiled = Rules::compile(list.clone()).unwrap();
     assert!(compiled.program(crate::Phase::Head).atom_count() + compiled.program(crate::Phase::Body).atom_count() >= 1000);
