@@ -189,7 +189,9 @@ fn decode_exclusions(cx: &mut Ctx, m: &mut MapReader<'_>, known: &[&str]) -> Vec
 
 fn decode_operation(cx: &mut Ctx, n: &Node, p: &str, known: &[&str]) -> Option<OperationOverride> {
     let mut m = MapReader::new(cx, n, p)?;
-    let operation = m.req(cx, "operation", |cx, n, p| {
+    // `match` as in the OpenAPI section's `operations`, or `operation`.
+    let key = if m.has("match") && !m.has("operation") { "match" } else { "operation" };
+    let operation = m.req(cx, key, |cx, n, p| {
         let s = decode::non_empty_string(cx, n, p)?;
         // `get /users/{id}` names the same operation as `GET /users/{id}`.
         Some(match s.trim().split_once(' ') {
@@ -200,7 +202,7 @@ fn decode_operation(cx: &mut Ctx, n: &Node, p: &str, known: &[&str]) -> Option<O
     let mode = m.opt(cx, "mode", mode);
     let level = m.opt(cx, "level", level);
     let exclusions = decode_exclusions(cx, &mut m, known);
-    m.finish_with(cx, &["operation", "mode", "level", "exclusions"]);
+    m.finish_with(cx, &["operation", "match", "mode", "level", "exclusions"]);
     Some(OperationOverride { operation: operation?, mode, level, exclusions })
 }
 

@@ -27,6 +27,63 @@ use crate::model::{Action, Atom, Cmp, Expr, Field, Op, Rule};
 #[cfg(test)]
 mod tests;
 
+/// A fast hasher for the small keys of the per-request lookups (header, parameter and cookie
+/// names, values for `equals`): FxHash's multiply-rotate, eight bytes at a time. The keys come
+/// from the configuration's rules; a request only looks them up, so flooding is not a concern.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct FxBuild;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Fx(u64);
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for Fx {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().unwrap()));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut buf = [0u8; 8];
+            buf[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(buf));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl std::hash::BuildHasher for FxBuild {
+    type Hasher = Fx;
+    #[inline]
+    fn build_hasher(&self) -> Fx {
+        Fx(0)
+    }
+}
+
+pub(crate) type FastMap<K, V> = HashMap<K, V, FxBuild>;
+
 /// A compiled expression over atom indexes.
 #[derive(Clone, Debug)]
 pub(crate) enum CExpr {
@@ -194,7 +251,7 @@ pub(crate) struct Contains {
 pub(crate) struct Slot {
     pub(crate) exists: Vec<u32>,
     /// [case-sensitive, case-insensitive (keys lower-cased)].
-    pub(crate) equals: [HashMap<Vec<u8>, Vec<u32>>; 2],
+    pub(crate) equals: [FastMap<Vec<u8>, Vec<u32>>; 2],
     pub(crate) prefix: [Trie; 2],
     pub(crate) suffix: [Trie; 2],
     pub(crate) contains: [Option<Contains>; 2],
@@ -224,11 +281,11 @@ pub(crate) struct Index {
     pub(crate) path: [Option<u32>; 2],
     pub(crate) query: [Option<u32>; 2],
     /// Decoded parameter name → (slot, raw).
-    pub(crate) params: HashMap<Vec<u8>, Vec<(u32, bool)>>,
+    pub(crate) params: FastMap<Vec<u8>, Vec<(u32, bool)>>,
     /// Lower-case header name → slots.
-    pub(crate) headers: HashMap<String, Vec<u32>>,
+    pub(crate) headers: FastMap<String, Vec<u32>>,
     /// Cookie name → (slot, raw).
-    pub(crate) cookies: HashMap<Vec<u8>, Vec<(u32, bool)>>,
+    pub(crate) cookies: FastMap<Vec<u8>, Vec<(u32, bool)>>,
     pub(crate) body: Option<u32>,
     pub(crate) pointers: Vec<(Vec<String>, u32)>,
     pub(crate) ip: Option<u32>,

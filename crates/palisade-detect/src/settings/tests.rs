@@ -68,7 +68,7 @@ fn every_problem_is_reported_with_its_place() {
 fn operation_overrides_and_exclusions_per_path_and_operation() {
     let s = decode_str(
         "paths:\n  - {prefix: /cms, exclusions: [{detector: xss, location: body/html}]}\n\
-         operations:\n  - {operation: createPost, mode: monitor, level: strict, exclusions: [{detector: sqli, location: 'body/query'}]}\n  - {operation: 'get /users/{id}', mode: off}\n",
+         operations:\n  - {operation: createPost, mode: monitor, level: strict, exclusions: [{detector: sqli, location: 'body/query'}]}\n  - {match: 'get /users/{id}', mode: off}\n",
     )
     .unwrap();
     assert_eq!(s.paths[0].exclusions, [Exclusion { detector: "xss".into(), location: "body/html".into() }]);
@@ -83,8 +83,10 @@ fn operation_overrides_and_exclusions_per_path_and_operation() {
     );
     // The method of `METHOD /template` is upper-cased, as the OpenAPI stage names operations.
     assert_eq!((s.operations[1].operation.as_str(), s.operations[1].mode), ("GET /users/{id}", Some(Mode::Off)));
-    let errs =
-        decode_str("operations: [{mode: off}, {operation: x, exclusions: [{detector: sqlx, location: a}]}, {operation: y, levle: strict}]\n").unwrap_err();
+    let errs = decode_str(
+        "operations: [{mode: off}, {operation: x, exclusions: [{detector: sqlx, location: a}]}, {operation: y, levle: strict}, {operation: z, match: z}]\n",
+    )
+    .unwrap_err();
     let all = errs.join("\n");
     for needle in [
         "apps[0].detection.operations[0]: missing required key `operation`",

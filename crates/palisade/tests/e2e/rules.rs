@@ -244,3 +244,11 @@ fn check_reports_rule_errors_with_file_line_and_key_path() {
         "{stdout}"
     );
 }
+
+#[test]
+fn the_example_rules_check_clean() {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/palisade.yaml");
+    let out = Command::new(env!("CARGO_BIN_EXE_palisade")).args(["check", "-c", config]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+}
