@@ -545,6 +545,18 @@ impl Rules {
         !self.body.is_empty()
     }
 
+    /// Whether some rule reads the OpenAPI operation (which needs an `openapi:` section).
+    pub fn uses_operation(&self) -> bool {
+        fn uses(e: &Expr) -> bool {
+            match e {
+                Expr::Atom(a) => a.field == Field::Operation,
+                Expr::All(v) | Expr::Any(v) => v.iter().any(uses),
+                Expr::Not(e) => uses(e),
+            }
+        }
+        self.rules.iter().any(|r| uses(&r.when))
+    }
+
     /// Whether some rule can end in a block.
     pub fn can_block(&self) -> bool {
         self.rules.iter().any(|r| matches!(r.action, Action::Block(_)))

@@ -35,7 +35,7 @@ pub fn factory(usage: Use) -> StageFactory {
                     Ok(s) => stages.push(s),
                     Err(e) => errors.extend(e),
                 },
-                "rules" => match rules(config, app, node) {
+                "rules" => match rules(config, app, node, loc) {
                     Ok(Some(s)) => stages.push(s),
                     Ok(None) => {}
                     Err(e) => errors.extend(e),
@@ -174,7 +174,13 @@ fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Op
     let settings = match node {
         Some(node) => {
             let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
-            let s = palisade_detect::settings::Settings::decode(&mut cx, node, &stage_path(config, app, "detection"));
+            let path = stage_path(config, app, "detection");
+            let s = palisade_detect::settings::Settings::decode(&mut cx, node, &path);
+            if let (Some(ops), Some(s)) = (node.get("operations"), &s) {
+                if !s.operations.is_empty() && !app.stages.iter().any(|(k, _, _)| k == "openapi") {
+                    cx.error(&ops.origin, &format!("{path}.operations"), "overrides per operation need the app's `openapi:` section (it names the operation)");
+                }
+            }
             if !cx.errors.is_empty() {
                 return Err(cx.errors);
             }
@@ -194,7 +200,7 @@ fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Op
 }
 
 /// The user rules of an app (`rules:`, inline and files). `None` when there are none.
-fn rules(config: &Config, app: &AppConfig, node: &Node) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
+fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::Loc) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
     let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
     let detectors = palisade_detect::settings::known_detector_names();
     let opts = palisade_rules::settings::Options { detectors: &detectors };
@@ -207,9 +213,11 @@ fn rules(config: &Config, app: &AppConfig, node: &Node) -> Result<Option<Box<dyn
     if list.is_empty() {
         return Ok(None);
     }
-    palisade_rules::Rules::compile(list)
-        .map(|r| Some(Box::new(palisade_rules::RulesStage::new(r)) as Box<dyn Stage>))
-        .map_err(|e| vec![ConfigError::file(&config.source, format!("{path}: {e}"))])
+    let compiled = palisade_rules::Rules::compile(list).map_err(|e| vec![ConfigError::file(&config.source, format!("{path}: {e}"))])?;
+    if compiled.uses_operation() && !app.stages.iter().any(|(k, _, _)| k == "openapi") {
+        return Err(vec![loc.error(&config.source, "a rule matches `operation`, which needs the app's `openapi:` section")]);
+    }
+    Ok(Some(Box::new(palisade_rules::RulesStage::new(compiled))))
 }
 
 /// Key path of an app's stage section, for errors (`apps[2].openapi`).

@@ -243,6 +243,17 @@ fn check_reports_rule_errors_with_file_line_and_key_path() {
         stdout.lines().any(|l| l.starts_with(&format!("{cfg_file}:9:")) && l.contains("apps[0].rules.inline[0].when.field: unknown field `nope`")),
         "{stdout}"
     );
+
+    // Matching on the operation needs the OpenAPI stage that names it.
+    let config = dir.write(
+        "no-openapi.yaml",
+        "listen:\n  - addr: 127.0.0.1:0\napps:\n  - name: a\n    upstream: http://127.0.0.1:9\n    rules:\n      - {id: op, when: {field: operation, equals: x}, then: block}\n    detection:\n      operations: [{operation: x, mode: off}]\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_palisade")).args(["check", "-c"]).arg(&config).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("apps[0].rules: a rule matches `operation`, which needs the app's `openapi:` section"), "{stdout}");
+    assert!(stdout.contains(":9:19: apps[0].detection.operations: overrides per operation need the app's `openapi:` section"), "{stdout}");
 }
 
 #[test]
