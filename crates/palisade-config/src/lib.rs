@@ -265,8 +265,9 @@ pub struct AppConfig {
     pub loc: Loc,
 }
 
-/// Names of stage sections an app may carry. Each is decoded by its own engine.
-pub const STAGE_KEYS: &[&str] = &["access", "openapi", "detection", "rules"];
+/// Names of stage sections an app may carry, in the order the stages run. Each is decoded by
+/// its own engine. User rules run before detection so that their `allow` and `skip` apply to it.
+pub const STAGE_KEYS: &[&str] = &["access", "openapi", "rules", "detection"];
 
 /// Load and decode a file. Relative paths inside are resolved against its directory.
 pub fn load_file(path: &Path) -> Result<Config, ConfigErrors> {

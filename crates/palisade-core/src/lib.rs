@@ -175,6 +175,10 @@ pub struct Context {
     pub exclusions: Vec<Exclusion>,
     /// Tags attached by user rules (recorded in events).
     pub tags: Vec<String>,
+    /// The OpenAPI operation the request matched, set by the OpenAPI stage in the head phase:
+    /// its `operationId`, else `METHOD /template` (`GET /users/{id}`). Shared, so setting it
+    /// allocates nothing per request. Detection policy and user rules may depend on it.
+    pub operation: Option<std::sync::Arc<str>>,
     /// Header names to remove from the request before it goes upstream (e.g. spoofed claim
     /// headers), applied before `upstream_headers` are added.
     pub strip_upstream: Vec<http::HeaderName>,

@@ -11,6 +11,9 @@
 //!     - {detector: xss, location: 'body/posts/*/html'} # `*` one step, `**` anything
 //!   paths:
 //!     - {prefix: /admin, mode: monitor, level: strict}  # longest prefix wins
+//!       exclusions: [{detector: xss, location: body/html}]
+//!   operations:               # per OpenAPI operation (operationId or `METHOD /template`);
+//!     - {operation: createPost, mode: monitor, exclusions: [{detector: sqli, location: body/query}]}
 //!   limits:
 //!     max_values: 10000       # per phase (head, body)
 //!     max_bytes: 4MiB
@@ -39,6 +42,21 @@ pub struct PathOverride {
     pub prefix: String,
     pub mode: Option<Mode>,
     pub level: Option<Level>,
+    /// Exclusions that apply under this prefix (besides the app's).
+    pub exclusions: Vec<Exclusion>,
+}
+
+/// Per OpenAPI operation overrides: they win over path overrides. The operation is the one the
+/// OpenAPI stage matched (`palisade_core::Context::operation`); without an `openapi:` section
+/// no request has one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperationOverride {
+    /// `operationId`, or `METHOD /template` (method upper-cased) for operations without one.
+    pub operation: String,
+    pub mode: Option<Mode>,
+    pub level: Option<Level>,
+    /// Exclusions that apply to this operation (besides the app's and the path's).
+    pub exclusions: Vec<Exclusion>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,6 +66,7 @@ pub struct Settings {
     pub headers: Vec<String>,
     pub exclusions: Vec<Exclusion>,
     pub paths: Vec<PathOverride>,
+    pub operations: Vec<OperationOverride>,
     pub limits: extract::Limits,
     pub decode: crate::decode::Limits,
     /// What a request gets when a limit stops inspection (reason `detect.limit`).
@@ -63,6 +82,7 @@ impl Default for Settings {
             headers: Vec::new(),
             exclusions: Vec::new(),
             paths: Vec::new(),
+            operations: Vec::new(),
             limits: extract::Limits::default(),
             decode: crate::decode::Limits::default(),
             on_exceed: Mode::Block,
@@ -71,7 +91,7 @@ impl Default for Settings {
     }
 }
 
-const KEYS: &[&str] = &["mode", "level", "headers", "exclusions", "paths", "limits", "max_findings"];
+const KEYS: &[&str] = &["mode", "level", "headers", "exclusions", "paths", "operations", "limits", "max_findings"];
 const LIMIT_KEYS: &[&str] = &["max_values", "max_bytes", "max_depth", "max_layers", "max_value_bytes", "on_exceed"];
 
 fn mode(cx: &mut Ctx, n: &Node, p: &str) -> Option<Mode> {
@@ -126,12 +146,13 @@ impl Settings {
             .unwrap_or_default();
         let known = known_detector_names();
         let exclusions = m.opt(cx, "exclusions", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_exclusion(cx, n, p, &known))).unwrap_or_default();
-        let paths = m.opt(cx, "paths", |cx, n, p| decode::seq(cx, n, p, decode_path)).unwrap_or_default();
+        let paths = m.opt(cx, "paths", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_path(cx, n, p, &known))).unwrap_or_default();
+        let operations = m.opt(cx, "operations", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_operation(cx, n, p, &known))).unwrap_or_default();
         let limits = m.opt(cx, "limits", decode_limits);
         let max_findings = m.opt(cx, "max_findings", |cx, n, p| decode::uint(cx, n, p, 1, 1000)).map_or(d.max_findings, |v| v as usize);
         m.finish_with(cx, KEYS);
         let (limits, decode, on_exceed) = limits.unwrap_or((d.limits, d.decode, d.on_exceed));
-        Some(Settings { mode, level, headers, exclusions, paths, limits, decode, on_exceed, max_findings })
+        Some(Settings { mode, level, headers, exclusions, paths, operations, limits, decode, on_exceed, max_findings })
     }
 
     /// The engine configuration (the global level; path overrides are applied by the stage).
@@ -162,7 +183,30 @@ fn decode_exclusion(cx: &mut Ctx, n: &Node, p: &str, known: &[&str]) -> Option<E
     Some(Exclusion { detector: detector?, location: location? })
 }
 
-fn decode_path(cx: &mut Ctx, n: &Node, p: &str) -> Option<PathOverride> {
+fn decode_exclusions(cx: &mut Ctx, m: &mut MapReader<'_>, known: &[&str]) -> Vec<Exclusion> {
+    m.opt(cx, "exclusions", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_exclusion(cx, n, p, known))).unwrap_or_default()
+}
+
+fn decode_operation(cx: &mut Ctx, n: &Node, p: &str, known: &[&str]) -> Option<OperationOverride> {
+    let mut m = MapReader::new(cx, n, p)?;
+    // `match` as in the OpenAPI section's `operations`, or `operation`.
+    let key = if m.has("match") && !m.has("operation") { "match" } else { "operation" };
+    let operation = m.req(cx, key, |cx, n, p| {
+        let s = decode::non_empty_string(cx, n, p)?;
+        // `get /users/{id}` names the same operation as `GET /users/{id}`.
+        Some(match s.trim().split_once(' ') {
+            Some((method, template)) if template.trim().starts_with('/') => format!("{} {}", method.to_ascii_uppercase(), template.trim()),
+            _ => s.trim().to_string(),
+        })
+    });
+    let mode = m.opt(cx, "mode", mode);
+    let level = m.opt(cx, "level", level);
+    let exclusions = decode_exclusions(cx, &mut m, known);
+    m.finish_with(cx, &["operation", "match", "mode", "level", "exclusions"]);
+    Some(OperationOverride { operation: operation?, mode, level, exclusions })
+}
+
+fn decode_path(cx: &mut Ctx, n: &Node, p: &str, known: &[&str]) -> Option<PathOverride> {
     let mut m = MapReader::new(cx, n, p)?;
     let prefix = m.req(cx, "prefix", |cx, n, p| {
         let s = decode::non_empty_string(cx, n, p)?;
@@ -174,8 +218,9 @@ fn decode_path(cx: &mut Ctx, n: &Node, p: &str) -> Option<PathOverride> {
     });
     let mode = m.opt(cx, "mode", mode);
     let level = m.opt(cx, "level", level);
-    m.finish_with(cx, &["prefix", "mode", "level"]);
-    Some(PathOverride { prefix: prefix?, mode, level })
+    let exclusions = decode_exclusions(cx, &mut m, known);
+    m.finish_with(cx, &["prefix", "mode", "level", "exclusions"]);
+    Some(PathOverride { prefix: prefix?, mode, level, exclusions })
 }
 
 fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(extract::Limits, crate::decode::Limits, Mode)> {

@@ -4,16 +4,17 @@
 //! Findings become reasons with code `detect.<category>` (`detect.sqli`), the location
 //! (`query.id`) and a detail with the detector, its confidence, the decodings that revealed
 //! it and the decoded fragment (at most 64 bytes, escaped). A phase cut short by a limit adds
-//! `detect.limit`, acted on per `limits.on_exceed`. Mode and level may be overridden per path
-//! prefix (matched on the decoded, normalised path; longest prefix wins).
+//! `detect.limit`, acted on per `limits.on_exceed`. Mode, level and exclusions may be overridden
+//! per path prefix (matched on the decoded, normalised path; longest prefix wins) and per
+//! OpenAPI operation (`Context::operation`, set by the OpenAPI stage), which wins over paths.
 
 use std::cell::RefCell;
 
 use palisade_core::{Context, Mode, Phase, Reason, RequestView, Stage, Verdict};
 
 use crate::decode::{normalize_path, transport_decode};
-use crate::engine::{Engine, Finding, Report, Scratch};
-use crate::settings::{PathOverride, Settings};
+use crate::engine::{glob, Engine, Exclusion, Finding, Report, Scratch};
+use crate::settings::{OperationOverride, PathOverride, Settings};
 use crate::Level;
 
 #[cfg(test)]
@@ -29,7 +30,18 @@ pub struct DetectionStage {
     level: Level,
     /// Longest prefix first.
     paths: Vec<PathOverride>,
+    operations: std::collections::HashMap<String, OperationOverride>,
     on_exceed: Mode,
+}
+
+/// The policy that applies to one request.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy<'a> {
+    pub mode: Mode,
+    pub level: Level,
+    /// Exclusions of the matching path override and operation override (the app's are the
+    /// engine's).
+    pub exclusions: [&'a [Exclusion]; 2],
 }
 
 impl std::fmt::Debug for DetectionStage {
@@ -57,7 +69,8 @@ impl DetectionStage {
     pub fn with_engine(engine: Engine, settings: &Settings) -> Self {
         let mut paths = settings.paths.clone();
         paths.sort_by_key(|p| std::cmp::Reverse(p.prefix.trim_end_matches('/').len()));
-        DetectionStage { engine, mode: settings.mode, level: settings.level, paths, on_exceed: settings.on_exceed }
+        let operations = settings.operations.iter().map(|o| (o.operation.clone(), o.clone())).collect();
+        DetectionStage { engine, mode: settings.mode, level: settings.level, paths, operations, on_exceed: settings.on_exceed }
     }
 
     pub fn engine(&self) -> &Engine {
@@ -66,8 +79,24 @@ impl DetectionStage {
 
     /// Mode and level for a request path.
     pub fn policy(&self, raw_path: &str) -> (Mode, Level) {
+        let p = self.policy_for(raw_path, None);
+        (p.mode, p.level)
+    }
+
+    /// The policy for a request path and matched operation: the operation's override, else
+    /// the longest path prefix's, else the app's, field by field.
+    pub fn policy_for(&self, raw_path: &str, operation: Option<&str>) -> Policy<'_> {
+        let path = self.path_override(raw_path);
+        let op = operation.and_then(|o| self.operations.get(o));
+        let mode = op.and_then(|o| o.mode).or(path.and_then(|p| p.mode)).unwrap_or(self.mode);
+        let level = op.and_then(|o| o.level).or(path.and_then(|p| p.level)).unwrap_or(self.level);
+        let exclusions = [path.map_or(&[][..], |p| &p.exclusions[..]), op.map_or(&[][..], |o| &o.exclusions[..])];
+        Policy { mode, level, exclusions }
+    }
+
+    fn path_override(&self, raw_path: &str) -> Option<&PathOverride> {
         if self.paths.is_empty() {
-            return (self.mode, self.level);
+            return None;
         }
         let mut buf = String::new();
         let mut run = Vec::new();
@@ -81,14 +110,15 @@ impl DetectionStage {
             let prefix = p.prefix.trim_end_matches('/');
             let under = norm.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || prefix.is_empty());
             if under {
-                return (p.mode.unwrap_or(self.mode), p.level.unwrap_or(self.level));
+                return Some(p);
             }
         }
-        (self.mode, self.level)
+        None
     }
 
     fn judge(&self, req: &RequestView<'_>, phase: Phase, cx: &Context) -> Verdict {
-        let (mode, level) = self.policy(req.path);
+        let policy = self.policy_for(req.path, cx.operation.as_deref());
+        let (mode, level) = (policy.mode, policy.level);
         if mode == Mode::Off || cx.allowed_by.is_some() {
             return Verdict::Allow;
         }
@@ -100,20 +130,26 @@ impl DetectionStage {
                     let mut scratch = self.engine.scratch();
                     let mut report = Report::default();
                     self.engine.inspect_phase(req, phase, level, &mut scratch, &mut report);
-                    return self.verdict(mode, &report, cx);
+                    return self.verdict(&policy, &report, cx);
                 }
             };
             let (scratch, report) = guard.get_or_insert_with(|| (self.engine.scratch(), Report::default()));
             self.engine.inspect_phase(req, phase, level, scratch, report);
-            self.verdict(mode, report, cx)
+            self.verdict(&policy, report, cx)
         })
     }
 
-    fn verdict(&self, mode: Mode, report: &Report, cx: &Context) -> Verdict {
-        // Exceptions from user rules and policy: a finding is dropped when its detector or its
-        // category is excluded at its location.
-        let excluded =
-            |f: &&Finding| !cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location));
+    fn verdict(&self, policy: &Policy<'_>, report: &Report, cx: &Context) -> Verdict {
+        let mode = policy.mode;
+        // Exceptions from user rules and from path and operation policy: a finding is dropped
+        // when its detector or its category is excluded at its location.
+        let covers = |x: &Exclusion, f: &Finding| {
+            (x.detector == "*" || x.detector == f.detector || x.detector == f.category.as_str()) && glob(x.location.as_bytes(), f.location.as_bytes())
+        };
+        let excluded = |f: &&Finding| {
+            (!cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location)))
+                || policy.exclusions.iter().any(|xs| xs.iter().any(|x| covers(x, f)))
+        };
         let mut reasons: Vec<Reason> = report.findings.iter().filter(|f| !excluded(f)).map(reason).collect();
         let limit = report.exceeded.map(|e| Reason::new("detect.limit").detail(e.to_string()));
         match (mode, self.on_exceed, limit) {
@@ -144,7 +180,9 @@ impl Stage for DetectionStage {
     }
 
     fn wants_body(&self) -> bool {
-        self.mode != Mode::Off || self.paths.iter().any(|p| p.mode.is_some_and(|m| m != Mode::Off))
+        self.mode != Mode::Off
+            || self.paths.iter().any(|p| p.mode.is_some_and(|m| m != Mode::Off))
+            || self.operations.values().any(|o| o.mode.is_some_and(|m| m != Mode::Off))
     }
 
     fn check_body(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {

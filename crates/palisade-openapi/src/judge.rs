@@ -20,6 +20,7 @@
 //! request allocates nothing in the steady state except the findings it returns.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use http::HeaderMap;
 use palisade_core::{Mode, Reason, RequestView, ResponseView, Verdict};
@@ -131,6 +132,8 @@ pub struct Judge {
     resp_headers: Vec<Vec<Vec<Param>>>,
     wants_body: bool,
     wants_response: bool,
+    /// Per operation: its name for other stages (`operationId`, else `METHOD /template`).
+    op_names: Vec<Arc<str>>,
 }
 
 impl std::fmt::Debug for Judge {
@@ -184,7 +187,8 @@ impl Judge {
         // bodies and responses, and the proxy asks only once per configuration.
         let wants_body = settings.request != Mode::Off || settings.overrides.iter().any(|o| o.request.is_some_and(|m| m != Mode::Off));
         let wants_response = settings.response != Mode::Off || settings.overrides.iter().any(|o| o.response.is_some_and(|m| m != Mode::Off));
-        Ok(Judge { api, settings, modes, resp_headers, wants_body, wants_response })
+        let op_names = api.operations.iter().map(|op| Arc::from(op.id.clone().unwrap_or_else(|| format!("{} {}", op.method, op.template)))).collect();
+        Ok(Judge { api, settings, modes, resp_headers, wants_body, wants_response, op_names })
     }
 
     pub fn wants_body(&self) -> bool {
@@ -196,8 +200,9 @@ impl Judge {
     }
 
     /// Judge a request (or one phase of it). Findings are appended to `out`, at most
-    /// `max_violations` of them.
-    pub fn check_request(&self, req: &RequestView<'_>, phase: Phase, out: &mut Vec<Finding>) {
+    /// `max_violations` of them. Returns the index of the operation the request matched (see
+    /// [`Judge::operation_name`]), from the same router lookup.
+    pub fn check_request(&self, req: &RequestView<'_>, phase: Phase, out: &mut Vec<Finding>) -> Option<usize> {
         SCRATCH.with(|s| match s.try_borrow_mut() {
             Ok(mut s) => self.request(req, phase, &mut s, out),
             Err(_) => self.request(req, phase, &mut Scratch::default(), out),
@@ -232,7 +237,12 @@ impl Judge {
         self.settings.max_violations
     }
 
-    fn request(&self, req: &RequestView<'_>, phase: Phase, s: &mut Scratch, out: &mut Vec<Finding>) {
+    /// The name of operation `op` for other stages: its `operationId`, else `METHOD /template`.
+    pub fn operation_name(&self, op: usize) -> &Arc<str> {
+        &self.op_names[op]
+    }
+
+    fn request(&self, req: &RequestView<'_>, phase: Phase, s: &mut Scratch, out: &mut Vec<Finding>) -> Option<usize> {
         let method = req.method.as_str();
         let (op_id, names) = match self.api.router.lookup(method, req.path, &mut s.spans) {
             Lookup::Found { op, names } => (op, names),
@@ -241,20 +251,20 @@ impl Judge {
                     let detail = format!("{method} is not declared for this path (allowed: {allowed})");
                     push(out, self.limit(), self.settings.undefined, Mode::Block, code::METHOD_NOT_ALLOWED, String::new(), detail, 405);
                 }
-                return;
+                return None;
             }
             Lookup::NotFound => {
                 if phase != Phase::Body {
                     let detail = format!("{method} {} is not in the spec", truncate(req.path, 64));
                     push(out, self.limit(), self.settings.undefined, Mode::Block, code::PATH_NOT_FOUND, String::new(), detail, 404);
                 }
-                return;
+                return None;
             }
         };
         let op = &self.api.operations[op_id];
         let mode = self.modes[op_id].0;
         if mode == Mode::Off {
-            return;
+            return Some(op_id);
         }
         if phase != Phase::Body {
             self.head(op, mode, req, names, s, out);
@@ -262,6 +272,7 @@ impl Judge {
         if phase != Phase::Head && out.len() < self.limit() {
             self.body(op, mode, req, s, out);
         }
+        Some(op_id)
     }
 
     fn head(&self, op: &Operation, mode: Mode, req: &RequestView<'_>, names: &[String], s: &mut Scratch, out: &mut Vec<Finding>) {

@@ -1,5 +1,6 @@
 //! The OpenAPI stage of the request pipeline: a [`Judge`] that can be swapped while requests
-//! are in flight (a refreshed spec), driven through [`palisade_core::Stage`].
+//! are in flight (a refreshed spec), driven through [`palisade_core::Stage`]. In the head phase
+//! it records the matched operation in the [`Context`] (`operation`) for the stages after it.
 
 use std::sync::Arc;
 
@@ -29,10 +30,14 @@ impl OpenApiStage {
         self.judge.load_full()
     }
 
-    fn judge(&self, req: &RequestView<'_>, phase: Phase) -> Verdict {
+    fn judge(&self, req: &RequestView<'_>, phase: Phase, cx: &mut Context) -> Verdict {
         let judge = self.judge.load();
         let mut findings = Vec::new();
-        judge.check_request(req, phase, &mut findings);
+        let op = judge.check_request(req, phase, &mut findings);
+        if phase == Phase::Head {
+            // The matched operation, for the stages after this one (detection policy, rules).
+            cx.operation = op.map(|i| judge.operation_name(i).clone());
+        }
         judge.verdict(&findings)
     }
 }
@@ -42,16 +47,16 @@ impl Stage for OpenApiStage {
         "openapi"
     }
 
-    fn check_head(&self, req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
-        self.judge(req, Phase::Head)
+    fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        self.judge(req, Phase::Head, cx)
     }
 
     fn wants_body(&self) -> bool {
         self.wants_body
     }
 
-    fn check_body(&self, req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
-        self.judge(req, Phase::Body)
+    fn check_body(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        self.judge(req, Phase::Body, cx)
     }
 
     fn wants_response(&self) -> bool {

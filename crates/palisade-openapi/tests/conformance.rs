@@ -81,7 +81,9 @@ fn run_case(judge: &Judge, case: &Node) -> Result<(), String> {
             let resp = palisade_openapi::rawhttp::parse_response(resp.as_bytes())?;
             judge.check_response(&req.view(), &resp.view(), &mut findings);
         }
-        None => judge.check_request(&req.view(), Phase::Whole, &mut findings),
+        None => {
+            judge.check_request(&req.view(), Phase::Whole, &mut findings);
+        }
     }
     let verdict = judge.verdict(&findings);
     let got = match &verdict {

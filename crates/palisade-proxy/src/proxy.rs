@@ -137,6 +137,7 @@ async fn handle_inner<'s>(
         }
     }
     log_monitored(app, &mut outcome, id);
+    log_rules(app, &outcome, id);
     // What the response stages will need to know about the request, before it is rewritten.
     let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone()));
 
@@ -312,13 +313,22 @@ fn log_monitored(app: &App, outcome: &mut Outcome, id: RequestId) {
     }
 }
 
+/// Tags and allows from user rules (events will record them; logs do for now).
+fn log_rules(app: &App, outcome: &Outcome, id: RequestId) {
+    let cx = &outcome.context;
+    if !cx.tags.is_empty() || cx.allowed_by.is_some() {
+        tracing::info!(request_id = id.as_str(), app = %app.cfg.name, tags = %cx.tags.join(","), allowed_by = cx.allowed_by.as_deref().unwrap_or("-"), "rules");
+    }
+}
+
 fn blocked(app: &App, outcome: Outcome, id: RequestId) -> Response<RespBody> {
     let Some((stage, status, reasons)) = outcome.blocked else {
         return reject(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error", id);
     };
     let status = StatusCode::from_u16(status.unwrap_or(app.cfg.block_status)).unwrap_or(StatusCode::FORBIDDEN);
     let code = reasons.first().map(|r| r.code.to_string()).unwrap_or_else(|| format!("{stage}.blocked"));
-    tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reasons.first().map(|r| r.to_string()).unwrap_or_default(), "blocked");
+    let tags = outcome.context.tags.join(",");
+    tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reasons.first().map(|r| r.to_string()).unwrap_or_default(), tags = %tags, "blocked");
     problem::response(status, &code, "Request blocked", id.as_str(), &reasons)
 }
 

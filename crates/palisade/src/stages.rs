@@ -35,6 +35,11 @@ pub fn factory(usage: Use) -> StageFactory {
                     Ok(s) => stages.push(s),
                     Err(e) => errors.extend(e),
                 },
+                "rules" => match rules(config, app, node, loc) {
+                    Ok(Some(s)) => stages.push(s),
+                    Ok(None) => {}
+                    Err(e) => errors.extend(e),
+                },
                 "detection" => match detection(config, app, Some(node)) {
                     Ok(Some(s)) => stages.push(s),
                     Ok(None) => {}
@@ -169,7 +174,13 @@ fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Op
     let settings = match node {
         Some(node) => {
             let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
-            let s = palisade_detect::settings::Settings::decode(&mut cx, node, &stage_path(config, app, "detection"));
+            let path = stage_path(config, app, "detection");
+            let s = palisade_detect::settings::Settings::decode(&mut cx, node, &path);
+            if let (Some(ops), Some(s)) = (node.get("operations"), &s) {
+                if !s.operations.is_empty() && !app.stages.iter().any(|(k, _, _)| k == "openapi") {
+                    cx.error(&ops.origin, &format!("{path}.operations"), "overrides per operation need the app's `openapi:` section (it names the operation)");
+                }
+            }
             if !cx.errors.is_empty() {
                 return Err(cx.errors);
             }
@@ -177,12 +188,36 @@ fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Op
         }
         None => palisade_detect::settings::Settings::default(),
     };
-    if settings.mode == palisade_core::Mode::Off {
+    let all_off = settings.mode == palisade_core::Mode::Off
+        && settings.paths.iter().all(|p| p.mode.is_none_or(|m| m == palisade_core::Mode::Off))
+        && settings.operations.iter().all(|o| o.mode.is_none_or(|m| m == palisade_core::Mode::Off));
+    if all_off {
         return Ok(None);
     }
     palisade_detect::stage::DetectionStage::new(&settings)
         .map(|s| Some(Box::new(s) as Box<dyn Stage>))
         .map_err(|e| vec![ConfigError::file(&config.source, format!("{}: {e}", stage_path(config, app, "detection")))])
+}
+
+/// The user rules of an app (`rules:`, inline and files). `None` when there are none.
+fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::Loc) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
+    let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
+    let detectors = palisade_detect::settings::known_detector_names();
+    let opts = palisade_rules::settings::Options { detectors: &detectors };
+    let path = stage_path(config, app, "rules");
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).map_err(|e| e.to_string());
+    let list = palisade_rules::settings::decode(&mut cx, node, &path, &config.base_dir, &opts, &read);
+    if !cx.errors.is_empty() {
+        return Err(cx.errors);
+    }
+    if list.is_empty() {
+        return Ok(None);
+    }
+    let compiled = palisade_rules::Rules::compile(list).map_err(|e| vec![ConfigError::file(&config.source, format!("{path}: {e}"))])?;
+    if compiled.uses_operation() && !app.stages.iter().any(|(k, _, _)| k == "openapi") {
+        return Err(vec![loc.error(&config.source, "a rule matches `operation`, which needs the app's `openapi:` section")]);
+    }
+    Ok(Some(Box::new(palisade_rules::RulesStage::new(compiled))))
 }
 
 /// Key path of an app's stage section, for errors (`apps[2].openapi`).

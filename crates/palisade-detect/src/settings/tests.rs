@@ -32,7 +32,7 @@ fn full_form() {
     assert_eq!((s.mode, s.level), (Mode::Monitor, Level::Strict));
     assert_eq!(s.headers, vec!["X-Api-Version", "X-Custom"]);
     assert_eq!(s.exclusions[0], Exclusion { detector: "sqli".into(), location: "body/comment".into() });
-    assert_eq!(s.paths[1], PathOverride { prefix: "/health".into(), mode: Some(Mode::Off), level: None });
+    assert_eq!(s.paths[1], PathOverride { prefix: "/health".into(), mode: Some(Mode::Off), level: None, exclusions: Vec::new() });
     assert_eq!(s.limits, extract::Limits { max_values: 100, max_bytes: 1 << 20, max_depth: 32 });
     assert_eq!(s.decode, crate::decode::Limits { max_layers: 2, max_input: 4096 });
     assert_eq!((s.on_exceed, s.max_findings), (Mode::Monitor, 3));
@@ -62,4 +62,37 @@ fn every_problem_is_reported_with_its_place() {
         assert!(all.contains(needle), "missing {needle:?} in:\n{all}");
     }
     assert_eq!(errs.len(), 9, "{all}");
+}
+
+#[test]
+fn operation_overrides_and_exclusions_per_path_and_operation() {
+    let s = decode_str(
+        "paths:\n  - {prefix: /cms, exclusions: [{detector: xss, location: body/html}]}\n\
+         operations:\n  - {operation: createPost, mode: monitor, level: strict, exclusions: [{detector: sqli, location: 'body/query'}]}\n  - {match: 'get /users/{id}', mode: off}\n",
+    )
+    .unwrap();
+    assert_eq!(s.paths[0].exclusions, [Exclusion { detector: "xss".into(), location: "body/html".into() }]);
+    assert_eq!(
+        s.operations[0],
+        OperationOverride {
+            operation: "createPost".into(),
+            mode: Some(Mode::Monitor),
+            level: Some(Level::Strict),
+            exclusions: vec![Exclusion { detector: "sqli".into(), location: "body/query".into() }]
+        }
+    );
+    // The method of `METHOD /template` is upper-cased, as the OpenAPI stage names operations.
+    assert_eq!((s.operations[1].operation.as_str(), s.operations[1].mode), ("GET /users/{id}", Some(Mode::Off)));
+    let errs = decode_str(
+        "operations: [{mode: off}, {operation: x, exclusions: [{detector: sqlx, location: a}]}, {operation: y, levle: strict}, {operation: z, match: z}]\n",
+    )
+    .unwrap_err();
+    let all = errs.join("\n");
+    for needle in [
+        "apps[0].detection.operations[0]: missing required key `operation`",
+        "operations[1].exclusions[0].detector: unknown detector `sqlx`",
+        "operations[2].levle: unknown key",
+    ] {
+        assert!(all.contains(needle), "{needle} not in:\n{all}");
+    }
 }

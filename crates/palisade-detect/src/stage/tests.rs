@@ -46,8 +46,8 @@ fn body_findings_in_the_body_phase_only() {
 #[test]
 fn modes_and_path_overrides() {
     let mut settings = Settings { mode: Mode::Monitor, ..Settings::default() };
-    settings.paths.push(PathOverride { prefix: "/admin".into(), mode: Some(Mode::Block), level: Some(Level::Strict) });
-    settings.paths.push(PathOverride { prefix: "/admin/open".into(), mode: Some(Mode::Off), level: None });
+    settings.paths.push(PathOverride { prefix: "/admin".into(), mode: Some(Mode::Block), level: Some(Level::Strict), exclusions: Vec::new() });
+    settings.paths.push(PathOverride { prefix: "/admin/open".into(), mode: Some(Mode::Off), level: None, exclusions: Vec::new() });
     let s = stage(&settings);
     let mut req = OwnedRequest::new(http::Method::GET, "/api");
     req.query = Some("q=x%27%20or%201%3D1".into());
@@ -101,4 +101,58 @@ fn exclusions_and_rule_allows_from_the_context_are_honoured() {
     assert!(s.check_head(&req.view(), &mut cx).is_allow(), "every detector excepted for the whole query");
     let cx = &mut Context { allowed_by: Some("trusted-scanner".into()), ..Context::default() };
     assert!(s.check_head(&req.view(), cx).is_allow(), "a rule allowed the request");
+}
+
+#[test]
+fn operation_overrides_win_over_paths_and_bring_their_exclusions() {
+    use crate::settings::OperationOverride;
+    let mut settings = Settings::default();
+    settings.paths.push(PathOverride { prefix: "/api".into(), mode: Some(Mode::Monitor), level: None, exclusions: Vec::new() });
+    settings.operations.push(OperationOverride { operation: "search".into(), mode: Some(Mode::Block), level: Some(Level::Strict), exclusions: Vec::new() });
+    settings.operations.push(OperationOverride { operation: "GET /api/free".into(), mode: Some(Mode::Off), level: None, exclusions: Vec::new() });
+    settings.operations.push(OperationOverride {
+        operation: "comment".into(),
+        mode: None,
+        level: None,
+        exclusions: vec![crate::engine::Exclusion { detector: "sqli".into(), location: "query.q".into() }],
+    });
+    let s = stage(&settings);
+    let mut req = OwnedRequest::new(http::Method::GET, "/api/x");
+    req.query = Some("q=x%27%20or%201%3D1".into());
+    let with_op = |op: Option<&str>| Context { operation: op.map(Into::into), ..Context::default() };
+    // No operation: the path override (monitor).
+    assert!(matches!(s.check_head(&req.view(), &mut with_op(None)), Verdict::Monitor { .. }));
+    // The operation's mode and level win over the path's.
+    let v = s.check_head(&req.view(), &mut with_op(Some("search")));
+    assert!(matches!(&v, Verdict::Block { reasons, .. } if reasons[0].detail.as_deref().unwrap().contains("confidence 95")), "{v:?}");
+    assert!(s.check_head(&req.view(), &mut with_op(Some("GET /api/free"))).is_allow());
+    // An operation that is not overridden falls back to the path.
+    assert!(matches!(s.check_head(&req.view(), &mut with_op(Some("other"))), Verdict::Monitor { .. }));
+    // Operation exclusions: this detector on this field only.
+    assert!(s.check_head(&req.view(), &mut with_op(Some("comment"))).is_allow());
+    req.query = Some("other=x%27%20or%201%3D1".into());
+    assert!(matches!(s.check_head(&req.view(), &mut with_op(Some("comment"))), Verdict::Monitor { .. }));
+    let p = s.policy_for("/api/x", Some("search"));
+    assert_eq!((p.mode, p.level), (Mode::Block, Level::Strict));
+    // Path exclusions.
+    let mut settings = Settings::default();
+    settings.paths.push(PathOverride {
+        prefix: "/cms".into(),
+        mode: None,
+        level: None,
+        exclusions: vec![crate::engine::Exclusion { detector: "*".into(), location: "query.q".into() }],
+    });
+    let s = stage(&settings);
+    req.query = Some("q=x%27%20or%201%3D1".into());
+    req.path = "/cms/page".into();
+    assert!(s.check_head(&req.view(), &mut Context::default()).is_allow());
+    req.path = "/blog".into();
+    assert!(matches!(s.check_head(&req.view(), &mut Context::default()), Verdict::Block { .. }));
+    // An app that is off with an operation turned on still wants bodies.
+    let off = stage(&Settings {
+        mode: Mode::Off,
+        operations: vec![OperationOverride { operation: "x".into(), mode: Some(Mode::Block), level: None, exclusions: Vec::new() }],
+        ..Settings::default()
+    });
+    assert!(off.wants_body());
 }

@@ -18,6 +18,7 @@ mod problems;
 mod reload;
 mod responses;
 mod routing;
+mod rules;
 mod shutdown;
 mod smuggling;
 mod upstream_failures;
