@@ -1,1 +1,2 @@
-criterion_main!(); use criterion::criterion_main;
+criterion_main!();
+use criterion::criterion_main;

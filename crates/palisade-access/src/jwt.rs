@@ -100,7 +100,10 @@ pub enum Material {
     /// HMAC secret, keyed for the three sizes.
     Hmac(Box<[hmac::Key; 3]>),
     /// RSA modulus and exponent (big-endian, no leading zeros).
-    Rsa { n: Vec<u8>, e: Vec<u8> },
+    Rsa {
+        n: Vec<u8>,
+        e: Vec<u8>,
+    },
     /// Uncompressed P-256 point (65 bytes).
     P256(Vec<u8>),
     /// Uncompressed P-384 point (97 bytes).

@@ -13,6 +13,8 @@
 pub mod encoding;
 pub mod ipset;
 pub mod jwt;
-pub mod testing;
 pub mod keys;
 pub mod ratelimit;
+pub mod settings;
+pub mod stage;
+pub mod testing;

@@ -53,7 +53,9 @@ impl TestKey {
     /// A fresh key pair for `alg` (RSA 2048 for RS*/PS*, P-256/P-384 for ES*, Ed25519).
     pub fn generate(alg: Alg) -> Result<TestKey, String> {
         let gen: &[&str] = match alg {
-            Alg::RS256 | Alg::RS384 | Alg::RS512 | Alg::PS256 | Alg::PS384 | Alg::PS512 => &["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-outform", "DER"],
+            Alg::RS256 | Alg::RS384 | Alg::RS512 | Alg::PS256 | Alg::PS384 | Alg::PS512 => {
+                &["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-outform", "DER"]
+            }
             Alg::ES256 => &["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-outform", "DER"],
             Alg::ES384 => &["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-outform", "DER"],
             Alg::EdDSA => &["genpkey", "-algorithm", "ed25519", "-outform", "DER"],
@@ -124,7 +126,11 @@ impl TestKey {
                 json!({"kty": "OKP", "crv": "Ed25519", "x": b64url_encode(kp.public_key().as_ref())})
             }
             Alg::ES256 | Alg::ES384 => {
-                let (p384, a) = if self.alg == Alg::ES256 { (false, &signature::ECDSA_P256_SHA256_FIXED_SIGNING) } else { (true, &signature::ECDSA_P384_SHA384_FIXED_SIGNING) };
+                let (p384, a) = if self.alg == Alg::ES256 {
+                    (false, &signature::ECDSA_P256_SHA256_FIXED_SIGNING)
+                } else {
+                    (true, &signature::ECDSA_P384_SHA384_FIXED_SIGNING)
+                };
                 let kp = signature::EcdsaKeyPair::from_pkcs8(a, &self.pkcs8, &SystemRandom::new()).expect("EC key");
                 let pt = kp.public_key().as_ref();
                 let l = (pt.len() - 1) / 2;

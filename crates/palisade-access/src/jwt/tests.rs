@@ -199,12 +199,12 @@ fn malformed_tokens_are_refused_cleanly() {
         "a.b",
         "a.b.c.d",
         "!!!.e30.AAAA",
-        "e30.e30.AAAA",                                 // header without alg
-        "bnVsbA.e30.AAAA",                              // header `null`
-        "eyJhbGciOiJIUzI1NiJ9.e30.AAA=",                // padding in the signature
-        "eyJhbGciOiJIUzI1NiJ9.e30.A",                   // impossible base64 length
-        "eyJhbGciOiJIUzI1NiIsImtpZCI6MX0.e30.AAAA",     // kid not a string
-        "eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.AAAA",        // payload not JSON (signature fails first)
+        "e30.e30.AAAA",                             // header without alg
+        "bnVsbA.e30.AAAA",                          // header `null`
+        "eyJhbGciOiJIUzI1NiJ9.e30.AAA=",            // padding in the signature
+        "eyJhbGciOiJIUzI1NiJ9.e30.A",               // impossible base64 length
+        "eyJhbGciOiJIUzI1NiIsImtpZCI6MX0.e30.AAAA", // kid not a string
+        "eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.AAAA",    // payload not JSON (signature fails first)
         "\u{1F600}.\u{1F600}.\u{1F600}",
     ];
     for t in cases {
