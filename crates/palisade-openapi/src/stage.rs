@@ -29,10 +29,11 @@ impl OpenApiStage {
         self.judge.load_full()
     }
 
-    fn judge(&self, req: &RequestView<'_>, phase: Phase) -> Verdict {
+    fn judge(&self, req: &RequestView<'_>, phase: Phase, cx: &Context) -> Verdict {
         let judge = self.judge.load();
         let mut findings = Vec::new();
-        judge.check_request(req, phase, &mut findings);
+        let granted = cx.identity.jwt_verified.then_some(cx.identity.scopes.as_slice());
+        judge.check_request_granted(req, phase, granted, &mut findings);
         judge.verdict(&findings)
     }
 }
@@ -42,16 +43,16 @@ impl Stage for OpenApiStage {
         "openapi"
     }
 
-    fn check_head(&self, req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
-        self.judge(req, Phase::Head)
+    fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        self.judge(req, Phase::Head, cx)
     }
 
     fn wants_body(&self) -> bool {
         self.wants_body
     }
 
-    fn check_body(&self, req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
-        self.judge(req, Phase::Body)
+    fn check_body(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        self.judge(req, Phase::Body, cx)
     }
 
     fn wants_response(&self) -> bool {

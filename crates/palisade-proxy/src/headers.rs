@@ -123,6 +123,32 @@ fn parse_ip(s: &str) -> Option<IpAddr> {
     host.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4)
 }
 
+/// Apply what the stages asked for on the request going upstream: remove `strip_upstream`
+/// (e.g. claim headers a client could spoof), then add `upstream_headers` (e.g. verified
+/// claims). Runs after the forwarding headers are set, so a stage cannot be overridden by them.
+pub fn apply_stage_edits(h: &mut HeaderMap, cx: &mut palisade_core::Context) {
+    for name in cx.strip_upstream.drain(..) {
+        h.remove(name);
+    }
+    for (name, value) in cx.upstream_headers.drain(..) {
+        h.append(name, value);
+    }
+}
+
+/// Add the headers the stages set for the client's response (`RateLimit`, `Retry-After`,
+/// `WWW-Authenticate`), replacing any of the same name the upstream sent.
+pub fn add_response_headers(h: &mut HeaderMap, extra: Vec<(HeaderName, HeaderValue)>) {
+    let mut seen: Vec<HeaderName> = Vec::new();
+    for (name, value) in extra {
+        if seen.contains(&name) {
+            h.append(name, value);
+        } else {
+            seen.push(name.clone());
+            h.insert(name, value);
+        }
+    }
+}
+
 /// Set the forwarding headers on a request going upstream.
 ///
 /// `X-Forwarded-For` is extended when the peer is a trusted proxy and replaced otherwise, so a
