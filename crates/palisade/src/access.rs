@@ -64,16 +64,15 @@ pub fn build(config: &Config, app: &AppConfig, node: &Node, path: &str, usage: &
         }
         Use::Serve => {
             if let (Some(url), Some(jwks)) = (&url, stage.jwks()) {
-                // First fetch at start, bounded; the refresher retries if it fails.
-                match fetch_jwks(url) {
-                    Ok(keys) => jwks.replace(keys),
-                    Err(e) => {
-                        jwks.failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        tracing::error!(app = %app.name, url = %url, error = %e, "access: JWKS fetch failed; tokens are refused until it succeeds");
-                    }
-                }
+                // The first fetch runs on the refresher thread; building waits for it a little
+                // (so keys are usually there for the first request) but never for long, so a
+                // hanging JWKS URL cannot hold up a start or a reload.
                 let j = settings.jwt.as_ref().expect("jwt settings with a jwks_url");
-                spawn_jwks(Arc::downgrade(&stage), url.clone(), j.jwks_refresh, j.jwks_min_refetch, app.name.clone());
+                let (tx, rx) = std::sync::mpsc::channel();
+                spawn_jwks(Arc::downgrade(&stage), url.clone(), j.jwks_refresh, j.jwks_min_refetch, app.name.clone(), tx);
+                if rx.recv_timeout(Duration::from_secs(3)).is_err() && jwks.keys().is_empty() {
+                    tracing::warn!(app = %app.name, url = %url, "access: the JWKS is not fetched yet; tokens are refused until it is");
+                }
             }
             let files = settings.files();
             if !files.is_empty() {
@@ -132,13 +131,14 @@ pub fn fetch_jwks(url: &str) -> Result<palisade_access::jwt::KeySet, String> {
     Ok(keys)
 }
 
-fn spawn_jwks(stage: Weak<AccessStage>, url: String, every: Duration, min_refetch: Duration, app: String) {
+fn spawn_jwks(stage: Weak<AccessStage>, url: String, every: Duration, min_refetch: Duration, app: String, first: std::sync::mpsc::Sender<()>) {
     let spawned = std::thread::Builder::new().name(format!("jwks-{app}")).spawn(move || {
         let mut last = Instant::now();
         let mut last_ok = true;
         let mut wanted = false;
+        let mut first = Some(first);
         loop {
-            if !wait_while_alive(&stage, Duration::from_millis(100)) {
+            if first.is_none() && !wait_while_alive(&stage, Duration::from_millis(100)) {
                 return;
             }
             let Some(s) = stage.upgrade() else { return };
@@ -147,7 +147,7 @@ fn spawn_jwks(stage: Weak<AccessStage>, url: String, every: Duration, min_refetc
             wanted |= jwks.take_refetch_request();
             let since = last.elapsed();
             // After a failure retry at the refetch pace rather than waiting a whole period.
-            let due = since >= every || (!last_ok && since >= min_refetch.max(Duration::from_secs(1))) || (wanted && since >= min_refetch);
+            let due = first.is_some() || since >= every || (!last_ok && since >= min_refetch.max(Duration::from_secs(1))) || (wanted && since >= min_refetch);
             if !due {
                 continue;
             }
@@ -164,6 +164,9 @@ fn spawn_jwks(stage: Weak<AccessStage>, url: String, every: Duration, min_refetc
                     last_ok = false;
                     tracing::warn!(app = %app, url = %url, error = %e, "access: JWKS fetch failed; the last good key set stays in use");
                 }
+            }
+            if let Some(tx) = first.take() {
+                let _ = tx.send(());
             }
         }
     });
