@@ -163,8 +163,11 @@ pub const OID_P256: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07];
 pub const OID_P384: &[u8] = &[0x2b, 0x81, 0x04, 0x00, 0x22];
 pub const OID_ED25519: &[u8] = &[0x2b, 0x65, 0x70];
 
-/// A SubjectPublicKeyInfo: (algorithm OID, parameter OID if any, public key bytes).
-pub fn spki(der: &[u8]) -> Result<(&[u8], Option<&[u8]>, &[u8]), &'static str> {
+/// The parts of a SubjectPublicKeyInfo: (algorithm OID, parameter OID if any, public key bytes).
+pub type Spki<'a> = (&'a [u8], Option<&'a [u8]>, &'a [u8]);
+
+/// Split a SubjectPublicKeyInfo.
+pub fn spki(der: &[u8]) -> Result<Spki<'_>, &'static str> {
     let (seq, rest) = der_expect(der, 0x30)?;
     if !rest.is_empty() {
         return Err("trailing data after the public key");

@@ -207,7 +207,7 @@ mod tests {
         assert_eq!(k.lookup("secret-2").map(|k| k.name.as_str()), Some("partner"));
         assert_eq!(k.lookup("secret-3"), None);
         assert!(parse_api_keys("abc ci").unwrap_err().contains("line 1"));
-        assert!(parse_api_keys(&format!("{}", sha256_hex(b"x"))).is_err());
+        assert!(parse_api_keys(&sha256_hex(b"x")).is_err());
     }
 
     #[test]

@@ -136,10 +136,12 @@ pub struct SyncItem {
     pub ttl_ns: u64,
 }
 
+type Shard = Mutex<HashMap<Box<str>, Entry>>;
+
 /// The bounded key table.
 #[derive(Debug)]
 pub struct Table {
-    shards: Box<[Mutex<HashMap<Box<str>, Entry>>]>,
+    shards: Box<[Shard]>,
     per_shard: usize,
     hasher: RandomState,
     pub counters: Counters,

@@ -26,7 +26,7 @@ pub fn parse_url(url: &str) -> Result<Target, String> {
         None => (None, rest),
     };
     let (hostport, db) = match rest.split_once('/') {
-        Some((h, d)) if d.is_empty() => (h, 0),
+        Some((h, "")) => (h, 0),
         Some((h, d)) => (h, d.parse().map_err(|_| format!("{url}: the database must be a number"))?),
         None => (rest, 0),
     };
