@@ -245,6 +245,32 @@ mod tests {
     }
 
     #[test]
+    fn stage_edits_strip_then_add() {
+        let mut h = map(&[("x-user-id", "spoofed"), ("x-user-id", "again"), ("accept", "*/*")]);
+        let mut cx = palisade_core::Context::default();
+        cx.strip_upstream.push(HeaderName::from_static("x-user-id"));
+        cx.strip_upstream.push(HeaderName::from_static("x-tenant"));
+        cx.upstream_headers.push((HeaderName::from_static("x-user-id"), HeaderValue::from_static("alice")));
+        apply_stage_edits(&mut h, &mut cx);
+        assert_eq!(h.get_all("x-user-id").iter().collect::<Vec<_>>(), vec!["alice"]);
+        assert_eq!(h.get("accept").unwrap(), "*/*");
+        assert!(h.get("x-tenant").is_none());
+
+        let mut resp = map(&[("retry-after", "99"), ("server", "up")]);
+        add_response_headers(
+            &mut resp,
+            vec![
+                (header::RETRY_AFTER, HeaderValue::from_static("3")),
+                (HeaderName::from_static("ratelimit"), HeaderValue::from_static("\"a\";r=0;t=3")),
+                (HeaderName::from_static("ratelimit"), HeaderValue::from_static("\"b\";r=1;t=1")),
+            ],
+        );
+        assert_eq!(resp.get_all("retry-after").iter().collect::<Vec<_>>(), vec!["3"], "the stage's value replaces the upstream's");
+        assert_eq!(resp.get_all("ratelimit").iter().count(), 2);
+        assert_eq!(resp.get("server").unwrap(), "up");
+    }
+
+    #[test]
     fn forwarded_header_and_ports() {
         let peer: IpAddr = "127.0.0.1".parse().unwrap();
         let h = map(&[("forwarded", "for=\"[2001:db8::1]:4711\";proto=https, for=192.0.2.60:80")]);
