@@ -157,7 +157,7 @@ pub struct Jwks {
 impl Jwks {
     pub fn replace(&self, keys: KeySet) {
         self.keys.store(Arc::new(keys));
-        self.fetched.fetch_add(1, Ordering::Relaxed);
+        self.fetched.fetch_add(1, Ordering::AcqRel);
     }
     /// True (once) when a token named a `kid` none of the keys has since the last call.
     pub fn take_refetch_request(&self) -> bool {
@@ -186,6 +186,51 @@ impl SharedState {
     }
     pub fn healthy(&self) -> bool {
         self.healthy.load(Ordering::Acquire)
+    }
+}
+
+/// Recently verified tokens, so that a client reusing its token (the usual case) costs a hash
+/// lookup and the claim checks instead of a signature verification. Entries are the exact token
+/// text (no hash collisions possible), tied to the generation of the key sets they were verified
+/// with (a key reload or JWKS refresh invalidates them), bounded in number and token size.
+/// Denylist, `require`, scopes and time claims are still checked on every request.
+struct TokenCache {
+    shards: Box<[std::sync::Mutex<std::collections::HashMap<Box<str>, ((u64, u64), Arc<Verified>)>>]>,
+    hasher: std::hash::RandomState,
+}
+
+const CACHE_SHARDS: usize = 8;
+const CACHE_PER_SHARD: usize = 512;
+/// Longer tokens are verified every time (bounds the cache's memory to a few MiB).
+const CACHE_MAX_TOKEN: usize = 2048;
+
+impl TokenCache {
+    fn new() -> TokenCache {
+        TokenCache { shards: (0..CACHE_SHARDS).map(|_| Default::default()).collect(), hasher: Default::default() }
+    }
+
+    fn shard(&self, token: &str) -> std::sync::MutexGuard<'_, std::collections::HashMap<Box<str>, ((u64, u64), Arc<Verified>)>> {
+        use std::hash::BuildHasher;
+        let i = (self.hasher.hash_one(token) as usize) % CACHE_SHARDS;
+        self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, token: &str, gen: (u64, u64)) -> Option<Arc<Verified>> {
+        if token.len() > CACHE_MAX_TOKEN {
+            return None;
+        }
+        self.shard(token).get(token).filter(|(g, _)| *g == gen).map(|(_, v)| v.clone())
+    }
+
+    fn put(&self, token: &str, gen: (u64, u64), v: Arc<Verified>) {
+        if token.len() > CACHE_MAX_TOKEN {
+            return;
+        }
+        let mut m = self.shard(token);
+        if m.len() >= CACHE_PER_SHARD {
+            m.clear();
+        }
+        m.insert(token.into(), (gen, v));
     }
 }
 
@@ -239,6 +284,9 @@ pub struct AccessStage {
     shared: Option<Arc<SharedState>>,
     key_prefix: String,
     clock: Arc<dyn Clock>,
+    /// Bumped whenever the configured keys are replaced (token cache validity).
+    key_gen: AtomicU64,
+    cache: TokenCache,
 }
 
 const RETRY_AFTER: HeaderName = http::header::RETRY_AFTER;
@@ -300,6 +348,8 @@ impl AccessStage {
             shared,
             key_prefix: format!("{}:{}", s.redis.prefix, app),
             clock,
+            key_gen: AtomicU64::new(0),
+            cache: TokenCache::new(),
         }
     }
 
@@ -309,6 +359,7 @@ impl AccessStage {
         self.ip.store(Arc::new(IpLists { allow: f.ip_allow, deny: f.ip_deny }));
         if let Some(j) = &self.jwt {
             j.keys.store(Arc::new(f.static_keys));
+            self.key_gen.fetch_add(1, Ordering::AcqRel);
         }
         if let Some(a) = &self.api {
             a.keys.store(Arc::new(f.api_keys));
@@ -401,7 +452,18 @@ impl AccessStage {
         }
     }
 
-    fn verify_token(&self, j: &JwtCfg, token: &str, now_secs: u64) -> Result<Verified, JwtError> {
+    fn verify_token(&self, j: &JwtCfg, token: &str, now_secs: u64) -> Result<Arc<Verified>, JwtError> {
+        let gen = (self.key_gen.load(Ordering::Acquire), j.url.as_ref().map_or(0, |u| u.fetched.load(Ordering::Acquire)));
+        if let Some(v) = self.cache.get(token, gen) {
+            jwt::check_claims(&v.claims, &j.rules, now_secs)?;
+            return Ok(v);
+        }
+        let v = Arc::new(self.verify_uncached(j, token, now_secs)?);
+        self.cache.put(token, gen, v.clone());
+        Ok(v)
+    }
+
+    fn verify_uncached(&self, j: &JwtCfg, token: &str, now_secs: u64) -> Result<Verified, JwtError> {
         let keys = j.keys.load();
         let first = if keys.is_empty() { Err(JwtError::NoKey(jwt::Alg::HS256)) } else { jwt::verify(token, &keys, j.algs, &j.rules, now_secs, j.max_len) };
         match (&first, &j.url) {
@@ -576,7 +638,7 @@ impl Stage for AccessStage {
                 }
             }
         }
-        let mut verified: Option<Verified> = None;
+        let mut verified: Option<Arc<Verified>> = None;
         if let Some(j) = &self.jwt {
             if let Some(token) = self.presented_token(j, req) {
                 match self.verify_token(j, token, now / 1_000_000_000) {
@@ -657,7 +719,7 @@ impl Stage for AccessStage {
                     return self.refuse(503, Reason::new(code::LIMIT_UNAVAILABLE).detail("the shared rate-limit store is unreachable"));
                 }
             }
-            let key = self.limit_key(l, req, cx, verified.as_ref());
+            let key = self.limit_key(l, req, cx, verified.as_deref());
             let d = self.table.hit(&key, &l.gcra, now, l.shared && shared_ok == Some(true));
             if !d.allowed {
                 Self::rate_headers(cx, l, &d, true);

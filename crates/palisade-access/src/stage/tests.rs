@@ -329,3 +329,23 @@ fn shared_store_fail_modes() {
     assert!(!f.run(&req("192.0.2.1", "/")).0.is_allow(), "and still limits");
     assert!(f.stage.table().drain_shared(NOW).is_empty(), "nothing to sync while unhealthy");
 }
+
+#[test]
+fn verified_tokens_are_cached_until_the_keys_change() {
+    let f = build(&jwt_yaml(), &[]);
+    let t = hs_token(good_claims());
+    for _ in 0..3 {
+        let (v, cx) = f.run(&req("192.0.2.1", "/").bearer(&t));
+        assert!(v.is_allow());
+        assert_eq!(cx.identity.subject.as_deref(), Some("alice"), "identity from the cached entry");
+    }
+    // Revocation applies to cached tokens too.
+    f.stage.denylist().add(DenyEntry::Jti("t-1".into()));
+    assert_eq!(code(&f.run(&req("192.0.2.1", "/").bearer(&t)).0).map(|c| c.1), Some("access.revoked".into()));
+    f.stage.denylist().remove(&DenyEntry::Jti("t-1".into()));
+    // New keys (a reload with another secret): the cached verification no longer counts.
+    let y = jwt_yaml().replace(std::str::from_utf8(SECRET).unwrap(), "another-secret-of-enough-length!");
+    let s = crate::settings::tests::decode_str(&y).unwrap();
+    f.stage.apply_files(load_files(&s, &|_| Err("none".into())).unwrap());
+    assert_eq!(code(&f.run(&req("192.0.2.1", "/").bearer(&t)).0).map(|c| c.1), Some("access.jwt_invalid".into()));
+}
