@@ -194,8 +194,10 @@ impl SharedState {
 /// text (no hash collisions possible), tied to the generation of the key sets they were verified
 /// with (a key reload or JWKS refresh invalidates them), bounded in number and token size.
 /// Denylist, `require`, scopes and time claims are still checked on every request.
+type CacheMap = std::collections::HashMap<Box<str>, ((u64, u64), Arc<Verified>)>;
+
 struct TokenCache {
-    shards: Box<[std::sync::Mutex<std::collections::HashMap<Box<str>, ((u64, u64), Arc<Verified>)>>]>,
+    shards: Box<[std::sync::Mutex<CacheMap>]>,
     hasher: std::hash::RandomState,
 }
 
@@ -209,7 +211,7 @@ impl TokenCache {
         TokenCache { shards: (0..CACHE_SHARDS).map(|_| Default::default()).collect(), hasher: Default::default() }
     }
 
-    fn shard(&self, token: &str) -> std::sync::MutexGuard<'_, std::collections::HashMap<Box<str>, ((u64, u64), Arc<Verified>)>> {
+    fn shard(&self, token: &str) -> std::sync::MutexGuard<'_, CacheMap> {
         use std::hash::BuildHasher;
         let i = (self.hasher.hash_one(token) as usize) % CACHE_SHARDS;
         self.shards[i].lock().unwrap_or_else(|p| p.into_inner())
