@@ -38,6 +38,7 @@ pub mod code {
     pub const PATH_NOT_FOUND: &str = "openapi.path_not_found";
     pub const METHOD_NOT_ALLOWED: &str = "openapi.method_not_allowed";
     pub const SECURITY_MISSING: &str = "openapi.security_missing";
+    pub const SCOPE_MISSING: &str = "openapi.scope_missing";
     pub const PARAMETER_MISSING: &str = "openapi.parameter_missing";
     pub const PARAMETER_INVALID: &str = "openapi.parameter_invalid";
     pub const QUERY_UNKNOWN: &str = "openapi.query_unknown";
@@ -203,9 +204,17 @@ impl Judge {
     /// `max_violations` of them. Returns the index of the operation the request matched (see
     /// [`Judge::operation_name`]), from the same router lookup.
     pub fn check_request(&self, req: &RequestView<'_>, phase: Phase, out: &mut Vec<Finding>) -> Option<usize> {
+        self.check_request_granted(req, phase, None, out)
+    }
+
+    /// Like [`Judge::check_request`], for a client whose token the access stage verified:
+    /// `granted` holds its scopes, and an operation whose security requirements name scopes
+    /// (OAuth2 / OpenID Connect / bearer) that no alternative grants gets
+    /// `openapi.scope_missing` (403).
+    pub fn check_request_granted(&self, req: &RequestView<'_>, phase: Phase, granted: Option<&[String]>, out: &mut Vec<Finding>) -> Option<usize> {
         SCRATCH.with(|s| match s.try_borrow_mut() {
-            Ok(mut s) => self.request(req, phase, &mut s, out),
-            Err(_) => self.request(req, phase, &mut Scratch::default(), out),
+            Ok(mut s) => self.request(req, phase, granted, &mut s, out),
+            Err(_) => self.request(req, phase, granted, &mut Scratch::default(), out),
         })
     }
 
@@ -242,7 +251,7 @@ impl Judge {
         &self.op_names[op]
     }
 
-    fn request(&self, req: &RequestView<'_>, phase: Phase, s: &mut Scratch, out: &mut Vec<Finding>) -> Option<usize> {
+    fn request(&self, req: &RequestView<'_>, phase: Phase, granted: Option<&[String]>, s: &mut Scratch, out: &mut Vec<Finding>) -> Option<usize> {
         let method = req.method.as_str();
         let (op_id, names) = match self.api.router.lookup(method, req.path, &mut s.spans) {
             Lookup::Found { op, names } => (op, names),
@@ -267,7 +276,7 @@ impl Judge {
             return Some(op_id);
         }
         if phase != Phase::Body {
-            self.head(op, mode, req, names, s, out);
+            self.head(op, mode, req, names, granted, s, out);
         }
         if phase != Phase::Head && out.len() < self.limit() {
             self.body(op, mode, req, s, out);
@@ -275,7 +284,8 @@ impl Judge {
         Some(op_id)
     }
 
-    fn head(&self, op: &Operation, mode: Mode, req: &RequestView<'_>, names: &[String], s: &mut Scratch, out: &mut Vec<Finding>) {
+    #[allow(clippy::too_many_arguments)]
+    fn head(&self, op: &Operation, mode: Mode, req: &RequestView<'_>, names: &[String], granted: Option<&[String]>, s: &mut Scratch, out: &mut Vec<Finding>) {
         let limit = self.limit();
         let headers = Headers(req.headers);
         s.cookies.clear();
@@ -295,6 +305,25 @@ impl Judge {
                 let wanted: Vec<String> = alternatives.iter().map(|all| all.iter().map(|r| r.scheme.as_str()).collect::<Vec<_>>().join(" + ")).collect();
                 let detail = format!("credentials required: {}", wanted.join(" or "));
                 push(out, limit, Action::Block, mode, code::SECURITY_MISSING, String::new(), detail, 401);
+            } else if let Some(granted) = granted {
+                // A verified token: some alternative must also grant every scope it names on
+                // token schemes.
+                let token_scheme = |r: &SecurityRequirement| {
+                    self.api
+                        .security_schemes
+                        .iter()
+                        .any(|(n, sc)| *n == r.scheme && matches!(sc, SecurityScheme::Bearer | SecurityScheme::OAuth2 | SecurityScheme::OpenIdConnect))
+                };
+                let scopes_ok = |all: &Vec<SecurityRequirement>| {
+                    all.iter().filter(|r| token_scheme(r)).all(|r| r.scopes.iter().all(|want| granted.iter().any(|g| g == want)))
+                };
+                if !alternatives.is_empty()
+                    && !alternatives.iter().any(|all| all.iter().all(|r| self.satisfied(r, req.headers, &s.query, &s.cookies)) && scopes_ok(all))
+                {
+                    let wanted: Vec<String> = alternatives.iter().flatten().filter(|r| token_scheme(r)).flat_map(|r| r.scopes.iter().cloned()).collect();
+                    let detail = format!("the token lacks a required scope ({})", wanted.join(" "));
+                    push(out, limit, Action::Block, mode, code::SCOPE_MISSING, String::new(), detail, 403);
+                }
             }
         }
         // Parameters.

@@ -33,7 +33,8 @@ impl OpenApiStage {
     fn judge(&self, req: &RequestView<'_>, phase: Phase, cx: &mut Context) -> Verdict {
         let judge = self.judge.load();
         let mut findings = Vec::new();
-        let op = judge.check_request(req, phase, &mut findings);
+        let granted = cx.identity.jwt_verified.then_some(cx.identity.scopes.as_slice());
+        let op = judge.check_request_granted(req, phase, granted, &mut findings);
         if phase == Phase::Head {
             // The matched operation, for the stages after this one (detection policy, rules).
             cx.operation = op.map(|i| judge.operation_name(i).clone());

@@ -16,6 +16,7 @@
 //!     reason: openapi.parameter_invalid     # the first finding's code
 //!     location: query.limit     # some finding has this location
 //!     status: 400               # with status_by_violation: the block status
+//!     scopes: [read]            # optional: the access stage verified a token granting these
 //! ```
 //!
 //! Run one file with `CONFORMANCE=name cargo test -p palisade-openapi --test conformance`.
@@ -81,9 +82,15 @@ fn run_case(judge: &Judge, case: &Node) -> Result<(), String> {
             let resp = palisade_openapi::rawhttp::parse_response(resp.as_bytes())?;
             judge.check_response(&req.view(), &resp.view(), &mut findings);
         }
-        None => {
-            judge.check_request(&req.view(), Phase::Whole, &mut findings);
-        }
+        None => match case.get("scopes").map(|n| &n.value) {
+            Some(Value::Seq(items)) => {
+                let granted: Vec<String> = items.iter().filter_map(|n| n.scalar_text()).collect();
+                judge.check_request_granted(&req.view(), Phase::Whole, Some(&granted), &mut findings);
+            }
+            _ => {
+                judge.check_request(&req.view(), Phase::Whole, &mut findings);
+            }
+        },
     }
     let verdict = judge.verdict(&findings);
     let got = match &verdict {

@@ -123,6 +123,32 @@ fn parse_ip(s: &str) -> Option<IpAddr> {
     host.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4)
 }
 
+/// Apply what the stages asked for on the request going upstream: remove `strip_upstream`
+/// (e.g. claim headers a client could spoof), then add `upstream_headers` (e.g. verified
+/// claims). Runs after the forwarding headers are set, so a stage cannot be overridden by them.
+pub fn apply_stage_edits(h: &mut HeaderMap, cx: &mut palisade_core::Context) {
+    for name in cx.strip_upstream.drain(..) {
+        h.remove(name);
+    }
+    for (name, value) in cx.upstream_headers.drain(..) {
+        h.append(name, value);
+    }
+}
+
+/// Add the headers the stages set for the client's response (`RateLimit`, `Retry-After`,
+/// `WWW-Authenticate`), replacing any of the same name the upstream sent.
+pub fn add_response_headers(h: &mut HeaderMap, extra: Vec<(HeaderName, HeaderValue)>) {
+    let mut seen: Vec<HeaderName> = Vec::new();
+    for (name, value) in extra {
+        if seen.contains(&name) {
+            h.append(name, value);
+        } else {
+            seen.push(name.clone());
+            h.insert(name, value);
+        }
+    }
+}
+
 /// Set the forwarding headers on a request going upstream.
 ///
 /// `X-Forwarded-For` is extended when the peer is a trusted proxy and replaced otherwise, so a
@@ -216,6 +242,32 @@ mod tests {
         // Garbage falls back to the peer.
         let h = map(&[("x-forwarded-for", "1.2.3.4, nonsense")]);
         assert_eq!(client_ip(peer, &h, &nets(&["10.0.0.0/8"])), peer);
+    }
+
+    #[test]
+    fn stage_edits_strip_then_add() {
+        let mut h = map(&[("x-user-id", "spoofed"), ("x-user-id", "again"), ("accept", "*/*")]);
+        let mut cx = palisade_core::Context::default();
+        cx.strip_upstream.push(HeaderName::from_static("x-user-id"));
+        cx.strip_upstream.push(HeaderName::from_static("x-tenant"));
+        cx.upstream_headers.push((HeaderName::from_static("x-user-id"), HeaderValue::from_static("alice")));
+        apply_stage_edits(&mut h, &mut cx);
+        assert_eq!(h.get_all("x-user-id").iter().collect::<Vec<_>>(), vec!["alice"]);
+        assert_eq!(h.get("accept").unwrap(), "*/*");
+        assert!(h.get("x-tenant").is_none());
+
+        let mut resp = map(&[("retry-after", "99"), ("server", "up")]);
+        add_response_headers(
+            &mut resp,
+            vec![
+                (header::RETRY_AFTER, HeaderValue::from_static("3")),
+                (HeaderName::from_static("ratelimit"), HeaderValue::from_static("\"a\";r=0;t=3")),
+                (HeaderName::from_static("ratelimit"), HeaderValue::from_static("\"b\";r=1;t=1")),
+            ],
+        );
+        assert_eq!(resp.get_all("retry-after").iter().collect::<Vec<_>>(), vec!["3"], "the stage's value replaces the upstream's");
+        assert_eq!(resp.get_all("ratelimit").iter().count(), 2);
+        assert_eq!(resp.get("server").unwrap(), "up");
     }
 
     #[test]

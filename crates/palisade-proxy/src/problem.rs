@@ -25,6 +25,17 @@ pub mod code {
     pub const UNSUPPORTED: &str = "http.not_implemented";
 }
 
+/// The title of a block response with this status: what the client should understand from it
+/// (authentication, rate limiting, or a refusal).
+pub fn title(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        401 => "Authentication required",
+        429 => "Too many requests",
+        503 => "Service unavailable",
+        _ => "Request blocked",
+    }
+}
+
 /// A problem response: status, reason code, a human title, and the reasons of a block.
 pub fn response(status: StatusCode, code: &str, title: &str, request_id: &str, reasons: &[Reason]) -> Response<RespBody> {
     let body = render(status, code, title, request_id, reasons);

@@ -154,6 +154,8 @@ async fn handle_inner<'s>(
     parts.headers.remove(header::EXPECT);
     headers::set_forwarding(&mut parts.headers, &conn.peer_ip_header, client_ip, peer_trusted, tls, orig_host.as_ref());
     parts.headers.insert(headers::X_REQUEST_ID, id_value.clone());
+    headers::apply_stage_edits(&mut parts.headers, &mut outcome.context);
+    let response_headers = std::mem::take(&mut outcome.context.response_headers);
     match &up_body {
         UpBody::Full(b) => {
             let len = b.as_ref().map_or(0, |b| b.len());
@@ -205,6 +207,7 @@ async fn handle_inner<'s>(
         Ok(resp) => {
             let (mut resp_parts, body) = resp.into_parts();
             headers::strip_hop_by_hop(&mut resp_parts.headers);
+            headers::add_response_headers(&mut resp_parts.headers, response_headers);
             let Some((method, uri, req_headers)) = judged_req else {
                 return (Response::from_parts(resp_parts, RespBody::Upstream(body)), client_ip, app_name);
             };
@@ -329,7 +332,9 @@ fn blocked(app: &App, outcome: Outcome, id: RequestId) -> Response<RespBody> {
     let code = reasons.first().map(|r| r.code.to_string()).unwrap_or_else(|| format!("{stage}.blocked"));
     let tags = outcome.context.tags.join(",");
     tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reasons.first().map(|r| r.to_string()).unwrap_or_default(), tags = %tags, "blocked");
-    problem::response(status, &code, "Request blocked", id.as_str(), &reasons)
+    let mut resp = problem::response(status, &code, problem::title(status), id.as_str(), &reasons);
+    headers::add_response_headers(resp.headers_mut(), outcome.context.response_headers);
+    resp
 }
 
 /// Read the body up to the app's inspection limit.

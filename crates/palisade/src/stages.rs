@@ -31,6 +31,10 @@ pub fn factory(usage: Use) -> StageFactory {
         let mut errors = Vec::new();
         for (key, node, loc) in &app.stages {
             match key.as_str() {
+                "access" => match crate::access::build(config, app, node, &stage_path(config, app, "access"), &usage) {
+                    Ok(s) => stages.push(s),
+                    Err(e) => errors.extend(e),
+                },
                 "openapi" => match openapi(config, app, node, &usage) {
                     Ok(s) => stages.push(s),
                     Err(e) => errors.extend(e),

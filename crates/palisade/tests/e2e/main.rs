@@ -5,6 +5,7 @@
 #[macro_use]
 mod common;
 
+mod access;
 mod balancing;
 mod bodies;
 mod cli;
