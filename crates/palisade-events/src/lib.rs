@@ -10,6 +10,7 @@
 //!   API and the CLI.
 #![forbid(unsafe_code)]
 
+pub mod cli;
 pub mod jsonl;
 pub mod model;
 pub mod pipeline;
