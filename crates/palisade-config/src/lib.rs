@@ -169,7 +169,7 @@ fn decode_events(cx: &mut Ctx, n: &Node, p: &str) -> Option<EventsConfig> {
     e.batch_size = m.opt(cx, "batch_size", |cx, n, p| decode::uint(cx, n, p, 1, 100_000)).map_or(e.batch_size, |v| v as usize);
     e.aggregate_window = m.opt(cx, "aggregate_window", decode::duration).unwrap_or(e.aggregate_window);
     if let Some(node) = m.node("retention_age") {
-        e.retention_age = off_or(cx, node, &decode::join(p, "retention_age"), |cx, n, p| positive_duration(cx, n, p)).unwrap_or(e.retention_age);
+        e.retention_age = off_or(cx, node, &decode::join(p, "retention_age"), positive_duration).unwrap_or(e.retention_age);
     }
     if let Some(node) = m.node("retention_size") {
         e.retention_size = off_or(cx, node, &decode::join(p, "retention_size"), decode::size).unwrap_or(e.retention_size);

@@ -169,16 +169,14 @@ fn pct(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'%' if i + 2 < b.len() => {
-                match (char::from(b[i + 1]).to_digit(16), char::from(b[i + 2]).to_digit(16)) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 3;
-                        continue;
-                    }
-                    _ => out.push(b'%'),
+            b'%' if i + 2 < b.len() => match (char::from(b[i + 1]).to_digit(16), char::from(b[i + 2]).to_digit(16)) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
                 }
-            }
+                _ => out.push(b'%'),
+            },
             b'+' => out.push(b' '),
             c => out.push(c),
         }
@@ -204,7 +202,9 @@ fn json_value(status: StatusCode, v: &Value) -> Response<RespBody> {
 /// Key names whose values are secrets in `/api/config`.
 fn secret_key(k: &str) -> bool {
     let k = k.to_ascii_lowercase();
-    ["secret", "token", "password", "passwd", "authorization", "cookie", "credential", "private"].iter().any(|s| k.contains(s)) || k == "api_key" || k == "apikey"
+    ["secret", "token", "password", "passwd", "authorization", "cookie", "credential", "private"].iter().any(|s| k.contains(s))
+        || k == "api_key"
+        || k == "apikey"
 }
 
 fn yaml_json(n: &Node, key: &str) -> Value {
@@ -307,12 +307,10 @@ mod tests {
 
     #[test]
     fn query_pairs_decode() {
-        assert_eq!(query_pairs("a=1&b=x%20y+z&c&&d=%zz%4"), vec![
-            ("a".to_string(), "1".to_string()),
-            ("b".into(), "x y z".into()),
-            ("c".into(), "".into()),
-            ("d".into(), "%zz%4".into())
-        ]);
+        assert_eq!(
+            query_pairs("a=1&b=x%20y+z&c&&d=%zz%4"),
+            vec![("a".to_string(), "1".to_string()), ("b".into(), "x y z".into()), ("c".into(), "".into()), ("d".into(), "%zz%4".into())]
+        );
         assert!(constant_time_eq(b"abc", b"abc") && !constant_time_eq(b"abc", b"abd") && !constant_time_eq(b"ab", b"abc"));
         assert!(secret_key("jwt_secret") && secret_key("Authorization") && !secret_key("mode"));
     }

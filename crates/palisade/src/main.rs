@@ -49,7 +49,7 @@ enum Command {
     /// Security events: list or follow what was blocked and monitored, from the SQLite
     /// database or from a running Palisade's admin listener.
     #[command(subcommand)]
-    Events(EventsCommand),
+    Events(Box<EventsCommand>),
     /// Run the bundled example in front of an embedded demo API.
     Demo {
         /// Address for the proxy.
@@ -268,7 +268,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check { config } => Ok(check(&config)),
         Command::Openapi(cmd) => Ok(openapi_cmd(cmd)),
-        Command::Events(cmd) => events_cmd(cmd),
+        Command::Events(cmd) => events_cmd(*cmd),
         Command::Run { config } => {
             let cfg = match palisade_config::load_file(&config) {
                 Ok(c) => c,
