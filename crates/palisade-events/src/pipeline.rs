@@ -2,12 +2,16 @@
 //!
 //! Workers call [`EventSender::send`], which never waits: the event goes into a bounded queue
 //! (`std::sync::mpsc::sync_channel`, `try_send`) or, when the queue is full, is dropped and
-//! counted. One writer thread drains the queue in batches and hands them to the sink.
+//! counted. One writer thread drains the queue in batches and hands them to the sink. The writer
+//! polls (drains what is there, then sleeps one `tick` when it found less than a full batch)
+//! instead of parking on the channel: a parked receiver would make every `try_send` of a worker
+//! pay for a futex wake-up, and under a flood the writer would wake once per event.
 //!
-//! When the writer falls behind (a batch came out of the queue full, or the queue is more than
-//! half full), identical events (same app, client IP and reason code) are **aggregated**: the
-//! first one is held for up to the aggregation window and every later one within the window only
-//! increments its `count`. The held row is written when its window ends (or at shutdown).
+//! When the writer is behind (a poll found at least `aggregate_after` events waiting, or the
+//! queue is more than half full), identical events (same app, client IP and reason code) are
+//! **aggregated**: the first one is held for up to the aggregation window and every later one
+//! within the window only increments its `count`. The held row is written when its window ends
+//! (or on flush and shutdown).
 //!
 //! Accounting is exact: every event produced ends in exactly one of `written` (it is, or heads,
 //! a stored row), `aggregated` (it was folded into another row's count) or `dropped` (queue full,
@@ -17,7 +21,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -34,8 +38,11 @@ pub struct Options {
     pub batch_size: usize,
     /// Identical events within this window are folded into one row while the writer is behind.
     pub aggregate_window: Duration,
-    /// How often the writer wakes up when idle (to close aggregation windows).
+    /// How long the writer sleeps after a poll that found less than a full batch.
     pub tick: Duration,
+    /// A poll that finds at least this many events means the writer is behind: identical
+    /// events are then folded.
+    pub aggregate_after: usize,
     /// How often the sink's maintenance (retention) runs.
     pub maintain_every: Duration,
 }
@@ -46,7 +53,8 @@ impl Default for Options {
             queue_size: 16_384,
             batch_size: 1024,
             aggregate_window: Duration::from_secs(10),
-            tick: Duration::from_millis(250),
+            tick: Duration::from_millis(50),
+            aggregate_after: 256,
             maintain_every: Duration::from_secs(60),
         }
     }
@@ -269,15 +277,8 @@ impl Writer {
         let mut batch: Vec<Event> = Vec::with_capacity(self.opts.batch_size);
         let mut acks: Vec<SyncSender<()>> = Vec::new();
         let mut stop = false;
-        while !stop {
-            let first = match rx.recv_timeout(self.opts.tick) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => {
-                    self.close_windows(true);
-                    return;
-                }
-            };
+        let mut gone = false;
+        while !stop && !gone {
             let mut taken = 0u64;
             let mut take = |m: Msg, batch: &mut Vec<Event>, acks: &mut Vec<SyncSender<()>>, stop: &mut bool| match m {
                 Msg::Event(e) => {
@@ -290,21 +291,23 @@ impl Writer {
                     *stop = true;
                 }
             };
-            if let Some(m) = first {
-                take(m, &mut batch, &mut acks, &mut stop);
-                // A flush or stop request ends the batch: what was queued before it is in it.
-                while batch.len() < self.opts.batch_size && acks.is_empty() {
-                    match rx.try_recv() {
-                        Ok(m) => take(m, &mut batch, &mut acks, &mut stop),
-                        Err(_) => break,
+            // A flush or stop request ends the batch: what was queued before it is in it.
+            while batch.len() < self.opts.batch_size && acks.is_empty() {
+                match rx.try_recv() {
+                    Ok(m) => take(m, &mut batch, &mut acks, &mut stop),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => {
+                        gone = true;
+                        break;
                     }
                 }
             }
+            let full = batch.len() >= self.opts.batch_size;
             self.c.queued.fetch_sub(taken, Ordering::SeqCst);
             self.c.held.fetch_add(taken, Ordering::SeqCst);
-            let behind = batch.len() >= self.opts.batch_size || self.c.queued.load(Ordering::SeqCst) as usize >= self.opts.queue_size / 2;
+            let behind = batch.len() >= self.opts.aggregate_after.max(1) || self.c.queued.load(Ordering::SeqCst) as usize >= self.opts.queue_size / 2;
             self.process(&mut batch, behind);
-            self.close_windows(!acks.is_empty());
+            self.close_windows(!acks.is_empty() || gone);
             for a in acks.drain(..) {
                 let _ = a.try_send(());
             }
@@ -313,6 +316,10 @@ impl Writer {
                 if let Err(e) = self.sink.maintain() {
                     tracing::warn!(error = %e, "events sink maintenance failed");
                 }
+            }
+            if !full && !stop && !gone {
+                #[allow(clippy::disallowed_methods)] // the events writer's own thread, not a worker's event loop
+                std::thread::sleep(self.opts.tick);
             }
         }
     }

@@ -26,7 +26,13 @@ pub fn settings(config: &Config, e: &EventsConfig) -> Result<Settings, String> {
     let sink = SinkSpec::parse(&e.sink.value, &config.base_dir)?;
     Ok(Settings {
         sink,
-        options: Options { queue_size: e.queue_size, batch_size: e.batch_size, aggregate_window: e.aggregate_window, ..Options::default() },
+        options: Options {
+            queue_size: e.queue_size,
+            batch_size: e.batch_size,
+            aggregate_window: e.aggregate_window,
+            aggregate_after: (e.batch_size / 4).max(1),
+            ..Options::default()
+        },
         retention: sqlite::Retention { max_age: e.retention_age, max_size: e.retention_size },
         rotation: jsonl::Rotation { max_size: e.rotate_size, keep: e.rotate_keep },
     })
