@@ -249,8 +249,6 @@ impl Drop for Pipeline {
     }
 }
 
-type Key = (String, String, String);
-
 struct Held {
     event: Event,
     /// When the window of this aggregate ends (writer clock).
@@ -261,7 +259,9 @@ struct Writer {
     sink: Box<dyn Sink>,
     opts: Options,
     c: Arc<Counters>,
-    held: HashMap<Key, Held>,
+    /// Held aggregates by `app \0 client_ip \0 reason`.
+    held: HashMap<String, Held>,
+    key: String,
     last_maintain: Instant,
 }
 
@@ -270,7 +270,7 @@ const MAX_HELD: usize = 4096;
 
 impl Writer {
     fn new(sink: Box<dyn Sink>, opts: Options, c: Arc<Counters>) -> Writer {
-        Writer { sink, opts, c, held: HashMap::new(), last_maintain: Instant::now() }
+        Writer { sink, opts, c, held: HashMap::new(), key: String::new(), last_maintain: Instant::now() }
     }
 
     fn run(mut self, rx: Receiver<Msg>) {
@@ -332,8 +332,13 @@ impl Writer {
         let now = Instant::now();
         let mut rows = Vec::with_capacity(batch.len());
         for e in batch.drain(..) {
-            let key = (e.app.clone(), e.client_ip.clone(), e.reason.clone());
-            if let Some(h) = self.held.get_mut(&key) {
+            // The key is built in a reused buffer: no allocation unless a new aggregate opens.
+            self.key.clear();
+            for part in [&e.app, &e.client_ip, &e.reason] {
+                self.key.push_str(part);
+                self.key.push('\0');
+            }
+            if let Some(h) = self.held.get_mut(self.key.as_str()) {
                 h.event.count = h.event.count.saturating_add(e.count);
                 h.event.last_ms = h.event.last_ms.max(e.last_ms);
                 self.c.aggregated.fetch_add(1, Ordering::SeqCst);
@@ -341,7 +346,7 @@ impl Writer {
                 continue;
             }
             if behind && self.held.len() < MAX_HELD {
-                self.held.insert(key, Held { event: e, until: now + self.opts.aggregate_window });
+                self.held.insert(self.key.clone(), Held { event: e, until: now + self.opts.aggregate_window });
                 continue;
             }
             rows.push(e);
@@ -355,7 +360,7 @@ impl Writer {
             return;
         }
         let now = Instant::now();
-        let keys: Vec<Key> = self.held.iter().filter(|(_, h)| all || h.until <= now).map(|(k, _)| k.clone()).collect();
+        let keys: Vec<String> = self.held.iter().filter(|(_, h)| all || h.until <= now).map(|(k, _)| k.clone()).collect();
         let rows: Vec<Event> = keys.iter().filter_map(|k| self.held.remove(k)).map(|h| h.event).collect();
         self.write(rows);
     }

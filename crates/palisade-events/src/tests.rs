@@ -76,8 +76,14 @@ fn gate_pipeline(queue: usize, batch: usize) -> (Pipeline, Gate) {
     let (ttx, trx) = sync_channel(64);
     let rows = Arc::new(Mutex::new(Vec::new()));
     let sink = GateSink { entered: etx, tokens: trx, rows: rows.clone() };
-    let opts =
-        Options { queue_size: queue, batch_size: batch, aggregate_window: Duration::from_secs(3600), tick: Duration::from_millis(5), aggregate_after: batch, ..Options::default() };
+    let opts = Options {
+        queue_size: queue,
+        batch_size: batch,
+        aggregate_window: Duration::from_secs(3600),
+        tick: Duration::from_millis(5),
+        aggregate_after: batch,
+        ..Options::default()
+    };
     (Pipeline::start(Box::new(sink), opts).unwrap(), Gate { entered: erx, tokens: ttx, rows })
 }
 
