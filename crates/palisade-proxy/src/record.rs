@@ -152,3 +152,34 @@ pub fn finish(
     };
     tx.send(snap.events.redactor.event(&r, ev_verdict, &reasons, status, rec.upstream_status, latency_us));
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_follows_the_ratio() {
+        assert!(!(0..1000).any(|_| sampled(0.0)));
+        assert!((0..1000).all(|_| sampled(1.0)));
+        let hits = (0..10_000).filter(|_| sampled(0.25)).count();
+        // 2,500 expected; the bounds are 20 standard deviations wide.
+        assert!((1_700..3_300).contains(&hits), "{hits}");
+    }
+
+    #[test]
+    fn a_block_puts_its_reasons_before_monitored_ones_and_copies_the_request_once() {
+        let mut r = Record::default();
+        assert!(r.req.is_none() && r.reasons.capacity() == 0, "an allowed request holds no heap memory");
+        let uri: Uri = "/a?b=1".parse().unwrap();
+        let mut h = HeaderMap::new();
+        h.insert(http::header::HOST, "api.test".parse().unwrap());
+        r.monitored([("openapi", Reason::new("openapi.unknown_field"))].into_iter(), || Captured::new(&Method::POST, &uri, &h));
+        assert_eq!(r.verdict, Verdict::Monitor);
+        r.blocked("detection", vec![Reason::new("detect.sqli")], || panic!("the request is copied once"));
+        assert_eq!(r.verdict, Verdict::Block);
+        let codes: Vec<&str> = r.reasons.iter().map(|(_, r)| &*r.code).collect();
+        assert_eq!(codes, ["detect.sqli", "openapi.unknown_field"]);
+        let c = r.req.unwrap();
+        assert_eq!((c.method.as_str(), c.host.as_str(), c.path.as_str(), c.query.as_deref()), ("POST", "api.test", "/a", Some("b=1")));
+    }
+}
