@@ -262,3 +262,39 @@ async fn the_cli_reads_events_from_the_database_and_the_admin_api() {
     assert_eq!(code, Some(1));
     assert!(err.contains("401"), "{err}");
 }
+
+#[tokio::test]
+async fn under_a_burst_every_event_is_written_aggregated_or_dropped_exactly() {
+    let up = Upstream::tcp(reply("ok")).await;
+    // A small queue and batches, so that a burst makes the writer fall behind.
+    let proxy = Proxy::start(&config(&up.url(), "", "events:\n  sink: sqlite:events.db\n  queue_size: 64\n  batch_size: 16\n", ""));
+    let addr = proxy.addr;
+    let mut clients = Vec::new();
+    for _ in 0..8 {
+        clients.push(tokio::spawn(async move {
+            let mut c = Conn::connect(addr).await;
+            for _ in 0..50 {
+                let r = c.roundtrip(format!("GET {SQLI} HTTP/1.1\r\nHost: api.test\r\n\r\n")).await;
+                assert_eq!(r.status, 403);
+            }
+        }));
+    }
+    for c in clients {
+        w!(c).unwrap();
+    }
+    flush(&proxy);
+    let m = admin_get(admin(&proxy), "/metrics", None).await.text();
+    let n = |s: &str| metric(&m, s).unwrap_or_else(|| panic!("{s} missing: {m}")) as u64;
+    let (produced, written, aggregated, dropped) =
+        (n("palisade_events_produced_total"), n("palisade_events_written_total"), n("palisade_events_aggregated_total"), n("palisade_events_dropped_total"));
+    assert_eq!(produced, 400);
+    assert_eq!(produced, written + aggregated + dropped, "{m}");
+    assert_eq!(n("palisade_events_queued"), 0);
+    let st = Reader::open(&proxy.dir.join("events.db"))
+        .unwrap()
+        .stats(&Filter { since_ms: Some(0), ..Filter::default() }, palisade_events::model::now_ms(), 10, 5)
+        .unwrap();
+    assert_eq!(st.total, written + aggregated, "the rows' counts add up to every event not dropped");
+    let rows = Reader::open(&proxy.dir.join("events.db")).unwrap().events(&Filter { limit: Some(1000), ..Filter::default() }).unwrap().events.len() as u64;
+    assert_eq!(rows, written);
+}
