@@ -228,6 +228,7 @@ async fn handle_inner<'s>(
             let buffered = match crate::response::buffer(body, &resp_parts.headers, app.cfg.inspect_response).await {
                 Ok(b) => b,
                 Err(e) => {
+                    rec.upstream_error = Some(UpstreamErr::Protocol);
                     tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream response failed");
                     return (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name);
                 }
