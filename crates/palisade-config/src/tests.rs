@@ -40,7 +40,7 @@ fn minimal_design_shape_decodes() {
     assert_eq!(up.name, "app:api");
     let stage_names: Vec<_> = c.apps[0].stages.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(stage_names, ["access", "openapi", "detection"]);
-    assert_eq!(c.events.unwrap().value, "sqlite:palisade-events.db");
+    assert_eq!(c.events.unwrap().sink.value, "sqlite:palisade-events.db");
     assert_eq!(c.apps[0].block_status, 403);
 }
 
@@ -271,4 +271,31 @@ fn integers_beyond_i64_keep_their_digits() {
     assert_eq!(v[3], &Value::Float(1.5));
     // After a non-ASCII character, spans are in characters, not bytes.
     assert_eq!(v[4], &Value::Str("99999999999999999999".into()));
+}
+
+#[test]
+fn events_short_and_long_forms() {
+    let base = "listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: api\n    upstream: http://127.0.0.1:9090\n";
+    assert!(parse(base).unwrap().events.is_none());
+    let c = parse(&format!("{base}events: jsonl:/var/log/ev.jsonl\n")).unwrap();
+    let e = c.events.unwrap();
+    assert_eq!(e.sink.value, "jsonl:/var/log/ev.jsonl");
+    assert_eq!((e.queue_size, e.batch_size, e.sample_allowed), (16_384, 1024, 0.0));
+    let c = parse(&format!(
+        "{base}events:\n  sink: sqlite:ev.db\n  queue_size: 4096\n  batch_size: 256\n  aggregate_window: 5s\n  retention_age: 7d\n  retention_size: off\n  redact_fields: [password, x-api-key]\n  sample_allowed: 0.25\n  rotate_size: 10MiB\n  rotate_keep: 3\n"
+    ))
+    .unwrap();
+    let e = c.events.unwrap();
+    assert_eq!((e.queue_size, e.batch_size, e.aggregate_window), (4096, 256, Duration::from_secs(5)));
+    assert_eq!((e.retention_age, e.retention_size), (Some(Duration::from_secs(7 * 86_400)), None));
+    assert_eq!(e.redact_fields, Some(vec!["password".to_string(), "x-api-key".to_string()]));
+    assert_eq!((e.sample_allowed, e.rotate_size, e.rotate_keep), (0.25, 10 * 1024 * 1024, 3));
+    assert_eq!(parse(&format!("{base}events: off\n")).unwrap().events.unwrap().sink.value, "off");
+
+    let errs = errors(&format!("{base}events:\n  sink: mysql://x\n  sample_allowed: 2\n  batch_size: 100\n  queue_size: 50\n  flush: 1s\n"));
+    let text: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+    assert!(text.iter().any(|t| t.contains("events.sink") && t.contains("not an events sink")), "{text:?}");
+    assert!(text.iter().any(|t| t.contains("events.sample_allowed") && t.contains("between 0 and 1")), "{text:?}");
+    assert!(text.iter().any(|t| t.contains("events.batch_size") && t.contains("larger than queue_size")), "{text:?}");
+    assert!(text.iter().any(|t| t.contains("events.flush") && t.contains("unknown key")), "{text:?}");
 }

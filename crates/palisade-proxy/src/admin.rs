@@ -1,18 +1,34 @@
-//! The admin listener (separate address, loopback by default): liveness and readiness for now.
-//! The events issue extends it with metrics, the API and the dashboard.
+//! The admin listener (separate address, loopback by default), on the project's own HTTP/1.1
+//! server like the proxy (no second HTTP stack in the binary; the API is a handful of routes):
+//!
+//! - `GET /healthz`, `GET /readyz`: liveness and readiness, never authenticated (probes);
+//! - `GET /metrics`: Prometheus text ([`crate::metrics`]);
+//! - `GET /api/events`: security events, filtered and paginated (newest first, `cursor`);
+//! - `GET /api/stats`: counts per time bucket, top client IPs, reasons, paths, categories, apps;
+//! - `POST /api/reload`: re-read the configuration file, as SIGHUP does;
+//! - `GET /api/config`: the configuration in force, secrets redacted.
+//!
+//! When `admin.token` is set, everything but the probes needs `Authorization: Bearer TOKEN`
+//! (the configuration requires a token when the listener is reachable beyond loopback).
+//! Database queries run on tokio's blocking pool, so a slow query never stalls the control
+//! thread's health checks.
 
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use http::{header, HeaderValue, Request, Response, StatusCode};
+use http::{header, HeaderValue, Method, Request, Response, StatusCode};
+use palisade_config::yaml::{Node, Value as YValue};
+use palisade_config::Config;
+use palisade_events::query::{Filter, Reader};
+use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
 use crate::body::{ClientBody, RespBody};
 use crate::h1::{self, ConnInfo, Handler};
 use crate::io::Stream;
 use crate::problem;
-use crate::server::Shared;
+use crate::server::{ReloadError, Shared};
 
 struct Admin {
     shared: Arc<Shared>,
@@ -21,28 +37,247 @@ struct Admin {
 impl Handler for Admin {
     async fn call(&self, req: Request<ClientBody>, _conn: &ConnInfo) -> Response<RespBody> {
         let id = crate::request_id::next();
-        let resp = match (req.method().as_str(), req.uri().path()) {
-            ("GET" | "HEAD", "/healthz") => json(StatusCode::OK, "{\"status\":\"ok\"}\n"),
-            ("GET" | "HEAD", "/readyz") => {
+        let path = req.uri().path();
+        let method = req.method();
+        if !matches!(path, "/healthz" | "/readyz") {
+            if let Some(resp) = self.unauthorized(&req, id.as_str()) {
+                return resp;
+            }
+        }
+        let get = *method == Method::GET || *method == Method::HEAD;
+        match (get, *method == Method::POST, path) {
+            (true, _, "/healthz") => json_text(StatusCode::OK, "{\"status\":\"ok\"}\n"),
+            (true, _, "/readyz") => {
                 if self.shared.ready.load(Ordering::SeqCst) {
                     let generation = self.shared.snapshot.load().generation;
-                    json(StatusCode::OK, &format!("{{\"status\":\"ready\",\"config_generation\":{generation}}}\n"))
+                    json_text(StatusCode::OK, &format!("{{\"status\":\"ready\",\"config_generation\":{generation}}}\n"))
                 } else {
-                    json(StatusCode::SERVICE_UNAVAILABLE, "{\"status\":\"not ready\"}\n")
+                    json_text(StatusCode::SERVICE_UNAVAILABLE, "{\"status\":\"not ready\"}\n")
                 }
             }
+            (true, _, "/metrics") => {
+                let extra = crate::metrics::Extra { events: self.shared.events.as_ref().map(|p| &**p.counters()), connections: self.shared.open_connections() };
+                let mut r = Response::new(RespBody::full(self.shared.metrics.render(&extra)));
+                r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+                r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                r
+            }
+            (true, _, "/api/events") => self.events(req.uri().query(), false, id.as_str()).await,
+            (true, _, "/api/stats") => self.events(req.uri().query(), true, id.as_str()).await,
+            (true, _, "/api/config") => {
+                let snap = self.shared.snapshot.load_full();
+                json_value(StatusCode::OK, &config_json(&snap.config, snap.generation, &self.shared.events_sink))
+            }
+            (_, true, "/api/reload") => {
+                let shared = self.shared.clone();
+                let r = tokio::task::spawn_blocking(move || shared.reload_file()).await;
+                match r {
+                    Ok(Ok(generation)) => json_value(StatusCode::OK, &json!({"status": "reloaded", "config_generation": generation})),
+                    Ok(Err(ReloadError::NoFile)) => {
+                        problem::response(StatusCode::CONFLICT, "admin.no_config_file", "No configuration file to reload", id.as_str(), &[])
+                    }
+                    Ok(Err(ReloadError::Config(e))) => json_value(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        &json!({"status": "rejected", "code": "admin.reload_rejected", "errors": e.0.iter().map(|e| e.to_string()).collect::<Vec<_>>()}),
+                    ),
+                    Err(_) => problem::response(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Reload failed", id.as_str(), &[]),
+                }
+            }
+            (_, _, "/healthz" | "/readyz" | "/metrics" | "/api/events" | "/api/stats" | "/api/config" | "/api/reload") => {
+                let mut r = problem::response(StatusCode::METHOD_NOT_ALLOWED, "admin.method_not_allowed", "Method not allowed", id.as_str(), &[]);
+                let allow = if path == "/api/reload" { "POST" } else { "GET, HEAD" };
+                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+                r
+            }
             _ => problem::response(StatusCode::NOT_FOUND, "admin.not_found", "Not found", id.as_str(), &[]),
-        };
-        resp
+        }
     }
 }
 
-fn json(status: StatusCode, body: &str) -> Response<RespBody> {
+impl Admin {
+    /// `Some(401)` when a token is configured and the request does not carry it.
+    fn unauthorized(&self, req: &Request<ClientBody>, id: &str) -> Option<Response<RespBody>> {
+        let snap = self.shared.snapshot.load();
+        let token = snap.config.admin.as_ref()?.token.as_deref()?;
+        let given = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| {
+            let (scheme, rest) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+        });
+        if given.is_some_and(|g| constant_time_eq(g.as_bytes(), token.as_bytes())) {
+            return None;
+        }
+        let mut r = problem::response(StatusCode::UNAUTHORIZED, "admin.unauthorized", "A valid admin token is required", id, &[]);
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"palisade-admin\""));
+        Some(r)
+    }
+
+    async fn events(&self, query: Option<&str>, stats: bool, id: &str) -> Response<RespBody> {
+        let Some(db) = self.shared.events_db.clone() else {
+            return problem::response(
+                StatusCode::NOT_IMPLEMENTED,
+                "admin.events_not_queryable",
+                "Events are not recorded to SQLite (see events.sink); nothing to query",
+                id,
+                &[],
+            );
+        };
+        let now = palisade_events::model::now_ms();
+        let mut pairs = query_pairs(query.unwrap_or(""));
+        let mut take = |name: &str| pairs.iter().position(|(k, _)| k == name).map(|i| pairs.remove(i).1);
+        let (buckets, top) = if stats { (take("buckets"), take("top")) } else { (None, None) };
+        let filter = match Filter::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.clone())), now) {
+            Ok(f) => f,
+            Err(e) => return json_value(StatusCode::BAD_REQUEST, &json!({"code": "admin.bad_filter", "title": e})),
+        };
+        let buckets: u32 = buckets.and_then(|b| b.parse().ok()).unwrap_or(60).clamp(1, 1000);
+        let top: usize = top.and_then(|t| t.parse().ok()).unwrap_or(10);
+        let r = tokio::task::spawn_blocking(move || -> Result<Value, String> {
+            let reader = Reader::open(&db).map_err(|e| e.to_string())?;
+            if stats {
+                serde_json::to_value(reader.stats(&filter, now, buckets, top).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+            } else {
+                serde_json::to_value(reader.events(&filter).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+            }
+        })
+        .await;
+        match r {
+            Ok(Ok(v)) => json_value(StatusCode::OK, &v),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "events query failed");
+                problem::response(StatusCode::SERVICE_UNAVAILABLE, "admin.events_unavailable", "The events database cannot be read", id, &[])
+            }
+            Err(_) => problem::response(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Query failed", id, &[]),
+        }
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `a=1&b=x%20y` → [("a","1"), ("b","x y")] (`+` is a space).
+pub fn query_pairs(q: &str) -> Vec<(String, String)> {
+    q.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, ""))).map(|(k, v)| (pct(k), pct(v))).collect()
+}
+
+fn pct(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => match (char::from(b[i + 1]).to_digit(16), char::from(b[i + 2]).to_digit(16)) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn json_text(status: StatusCode, body: &str) -> Response<RespBody> {
     let mut r = Response::new(RespBody::full(body.to_string()));
     *r.status_mut() = status;
     r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     r
+}
+
+fn json_value(status: StatusCode, v: &Value) -> Response<RespBody> {
+    let mut body = serde_json::to_string(v).unwrap_or_else(|_| "{}".into());
+    body.push('\n');
+    json_text(status, &body)
+}
+
+/// Key names whose values are secrets in `/api/config`.
+fn secret_key(k: &str) -> bool {
+    let k = k.to_ascii_lowercase();
+    ["secret", "token", "password", "passwd", "authorization", "cookie", "credential", "private"].iter().any(|s| k.contains(s))
+        || k == "api_key"
+        || k == "apikey"
+}
+
+fn yaml_json(n: &Node, key: &str) -> Value {
+    if secret_key(key) && !matches!(n.value, YValue::Null) {
+        return Value::String("[redacted]".into());
+    }
+    match &n.value {
+        YValue::Null => Value::Null,
+        YValue::Bool(b) => Value::Bool(*b),
+        YValue::Int(i) => json!(i),
+        YValue::Float(f) => json!(f),
+        YValue::Str(s) => Value::String(s.clone()),
+        YValue::Seq(items) => Value::Array(items.iter().map(|i| yaml_json(i, "")).collect()),
+        YValue::Map(entries) => Value::Object(entries.iter().map(|(k, v)| (k.name.clone(), yaml_json(v, &k.name))).collect()),
+    }
+}
+
+/// The configuration in force as JSON, secrets redacted.
+pub fn config_json(c: &Config, generation: u64, events_sink: &str) -> Value {
+    let (ev, default) = crate::events::effective(c);
+    let redacted_sink = |s: &str| match s.split_once('@') {
+        Some((scheme, host)) if s.contains("://") => format!("{}://[redacted]@{host}", scheme.split("://").next().unwrap_or("postgres")),
+        _ => s.to_string(),
+    };
+    json!({
+        "source": c.source,
+        "config_generation": generation,
+        "workers": c.workers,
+        "listen": c.listen.iter().map(|l| json!({"addr": l.addr.to_string(), "tls": l.tls.is_some(), "http2": l.http2})).collect::<Vec<_>>(),
+        "admin": c.admin.as_ref().map(|a| json!({"addr": a.addr.to_string(), "token": a.token.as_ref().map(|_| "[redacted]")})),
+        "server": {
+            "max_connections": c.server.max_connections,
+            "max_header_size": c.server.max_header_size,
+            "max_headers": c.server.max_headers,
+            "header_read_timeout_ms": c.server.header_read_timeout.as_millis() as u64,
+            "body_read_timeout_ms": c.server.body_read_timeout.as_millis() as u64,
+            "keepalive_timeout_ms": c.server.keepalive_timeout.as_millis() as u64,
+            "shutdown_timeout_ms": c.server.shutdown_timeout.as_millis() as u64,
+            "trusted_proxies": c.server.trusted_proxies.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+        },
+        "upstreams": c.upstreams.iter().map(|u| json!({
+            "name": u.name,
+            "targets": u.targets.iter().map(|t| t.value.to_string()).collect::<Vec<_>>(),
+            "connect_timeout_ms": u.connect_timeout.as_millis() as u64,
+            "read_timeout_ms": u.read_timeout.as_millis() as u64,
+            "health_check": u.health_check.is_some(),
+        })).collect::<Vec<_>>(),
+        "apps": c.apps.iter().map(|a| {
+            let stages: serde_json::Map<String, Value> = a.stages.iter().map(|(k, n, _)| (k.clone(), yaml_json(n, k))).collect();
+            json!({
+                "name": a.name,
+                "hosts": a.hosts,
+                "path_prefix": a.path_prefix,
+                "upstream": c.upstreams.get(a.upstream).map(|u| u.name.clone()),
+                "block_status": a.block_status,
+                "max_body_size": a.max_body_size,
+                "inspect_body": a.inspect_body,
+                "stages": stages,
+            })
+        }).collect::<Vec<_>>(),
+        "events": {
+            "sink": redacted_sink(&ev.sink.value),
+            "default": default,
+            "active": events_sink,
+            "queue_size": ev.queue_size,
+            "batch_size": ev.batch_size,
+            "aggregate_window_ms": ev.aggregate_window.as_millis() as u64,
+            "retention_age_s": ev.retention_age.map(|d| d.as_secs()),
+            "retention_size": ev.retention_size,
+            "redact_fields": ev.redact_fields,
+            "sample_allowed": ev.sample_allowed,
+        },
+    })
 }
 
 pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
@@ -63,5 +298,20 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>) {
         tokio::task::spawn_local(async move {
             let _ = h1::serve(Stream::Tcp(tcp), ConnInfo::new(peer, local, false), &*admin, &limits, shutdown, false).await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_pairs_decode() {
+        assert_eq!(
+            query_pairs("a=1&b=x%20y+z&c&&d=%zz%4"),
+            vec![("a".to_string(), "1".to_string()), ("b".into(), "x y z".into()), ("c".into(), "".into()), ("d".into(), "%zz%4".into())]
+        );
+        assert!(constant_time_eq(b"abc", b"abc") && !constant_time_eq(b"abc", b"abd") && !constant_time_eq(b"ab", b"abc"));
+        assert!(secret_key("jwt_secret") && secret_key("Authorization") && !secret_key("mode"));
     }
 }

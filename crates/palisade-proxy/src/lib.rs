@@ -4,18 +4,23 @@
 //! - [`h1`]: the strict HTTP/1.1 server codec;
 //! - [`proxy`]: the request lifecycle and pipeline driver;
 //! - [`upstream`]: targets, balancing, health, keep-alive pools;
-//! - [`headers`], [`problem`]: the single places for header rules and generated responses.
+//! - [`headers`], [`problem`]: the single places for header rules and generated responses;
+//! - [`record`], [`metrics`], [`events`]: what each request leaves behind (metrics, security
+//!   events) and the admin listener's view of it ([`admin`]).
 #![forbid(unsafe_code)]
 
 pub mod admin;
 pub mod body;
 pub mod codec;
 pub mod date;
+pub mod events;
 pub mod h1;
 pub mod headers;
 pub mod io;
+pub mod metrics;
 pub mod problem;
 pub mod proxy;
+pub mod record;
 pub mod request_id;
 pub mod response;
 pub mod router;

@@ -24,14 +24,18 @@ use palisade_core::{run_response_stages, run_stages, Outcome, Phase, RequestView
 use crate::body::{BodyError, ClientBody, RespBody, UpBody};
 use crate::h1::{ConnInfo, Handler};
 use crate::headers;
+use crate::metrics::{Metrics, PhaseKind, UpstreamErr};
 use crate::problem::{self, code};
+use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
 use crate::snapshot::{App, Snapshot};
 use crate::upstream::{self, UpstreamError};
 
-/// What every worker shares: the current snapshot.
+/// What every worker shares: the current snapshot, the metrics, the events queue.
 pub struct Proxy {
     pub snapshot: Arc<ArcSwap<Snapshot>>,
+    pub metrics: Arc<Metrics>,
+    pub events: Option<palisade_events::EventSender>,
 }
 
 impl Handler for Proxy {
@@ -43,14 +47,19 @@ impl Handler for Proxy {
 impl Proxy {
     pub async fn handle(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody> {
         let snap = self.snapshot.load_full();
-        let started = snap.config.log.access_log.then(Instant::now);
+        let started = Instant::now();
         let id = crate::request_id::next();
         let method = req.method().clone();
         let access_log = snap.config.log.access_log;
         let path_for_log = access_log.then(|| req.uri().path().to_string());
         let id_value = id.header_value();
-        let (mut resp, client_ip, app) = handle_inner(&snap, req, conn, id, &id_value).await;
+        let mut rec = Record::default();
+        if self.events.is_some() && record::sampled(snap.events.sample_allowed) {
+            rec.req = Some(Box::new(Captured::new(req.method(), req.uri(), req.headers())));
+        }
+        let (mut resp, client_ip, app) = handle_inner(&snap, req, conn, id, &id_value, &mut rec).await;
         resp.headers_mut().insert(headers::X_REQUEST_ID, id_value);
+        record::finish(&snap, &self.metrics, self.events.as_ref(), rec, &id, client_ip, resp.status().as_u16(), started.elapsed());
         if let Some(path) = path_for_log {
             tracing::info!(
                 target: "palisade::access",
@@ -60,7 +69,7 @@ impl Proxy {
                 path = %path,
                 client_ip = %client_ip,
                 status = resp.status().as_u16(),
-                duration_us = started.map_or(0, |s| s.elapsed().as_micros() as u64),
+                duration_us = started.elapsed().as_micros() as u64,
                 "request"
             );
         }
@@ -78,6 +87,7 @@ async fn handle_inner<'s>(
     conn: &ConnInfo,
     id: RequestId,
     id_value: &HeaderValue,
+    rec: &mut Record,
 ) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
     let server = &snap.config.server;
     let client_ip = headers::client_ip(conn.peer.ip(), req.headers(), &server.trusted_proxies);
@@ -93,6 +103,7 @@ async fn handle_inner<'s>(
         return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
     };
     let app = &snap.apps[app_idx];
+    rec.app = Some(app_idx);
     let app_name = Some(app.cfg.name.as_str());
     let (mut parts, body) = req.into_parts();
 
@@ -108,8 +119,11 @@ async fn handle_inner<'s>(
     let tls = conn.tls;
     if !app.stages.is_empty() {
         let view = view(&parts, &id, app, client_ip, b"", false, tls);
-        if run_stages(&app.stages, Phase::Head, &view, &mut outcome) {
-            return (blocked(app, outcome, id), client_ip, app_name);
+        let t = Instant::now();
+        let stop = run_stages(&app.stages, Phase::Head, &view, &mut outcome);
+        app.metrics.phase(PhaseKind::Head, t.elapsed());
+        if stop {
+            return (blocked(app, outcome, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
         }
     }
 
@@ -132,11 +146,14 @@ async fn handle_inner<'s>(
             tracing::info!(request_id = id.as_str(), app = %app.cfg.name, inspected = bytes.len(), "body larger than inspect_body: the rest streams uninspected");
         }
         let view = view(&parts, &id, app, client_ip, bytes, truncated, tls);
-        if run_stages(&app.stages, Phase::Body, &view, &mut outcome) {
-            return (blocked(app, outcome, id), client_ip, app_name);
+        let t = Instant::now();
+        let stop = run_stages(&app.stages, Phase::Body, &view, &mut outcome);
+        app.metrics.phase(PhaseKind::Body, t.elapsed());
+        if stop {
+            return (blocked(app, outcome, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
         }
     }
-    log_monitored(app, &mut outcome, id);
+    log_monitored(app, &mut outcome, id, rec, (&parts.method, &parts.uri, &parts.headers));
     log_rules(app, &outcome, id);
     // What the response stages will need to know about the request, before it is rewritten.
     let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone()));
@@ -205,6 +222,7 @@ async fn handle_inner<'s>(
     let up_req = Request::from_parts(parts, up_body);
     match upstream::send(&app.upstream, up_req, &set_host).await {
         Ok(resp) => {
+            rec.upstream_status = Some(resp.status().as_u16());
             let (mut resp_parts, body) = resp.into_parts();
             headers::strip_hop_by_hop(&mut resp_parts.headers);
             headers::add_response_headers(&mut resp_parts.headers, response_headers);
@@ -214,6 +232,7 @@ async fn handle_inner<'s>(
             let buffered = match crate::response::buffer(body, &resp_parts.headers, app.cfg.inspect_response).await {
                 Ok(b) => b,
                 Err(e) => {
+                    rec.upstream_error = Some(UpstreamErr::Protocol);
                     tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream response failed");
                     return (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name);
                 }
@@ -241,20 +260,25 @@ async fn handle_inner<'s>(
                 body_undecodable: buffered.undecodable,
             };
             let mut outcome = Outcome::default();
-            if run_response_stages(&app.stages, &req_view, &resp_view, &mut outcome) {
+            let t = Instant::now();
+            let stop = run_response_stages(&app.stages, &req_view, &resp_view, &mut outcome);
+            app.metrics.phase(PhaseKind::Response, t.elapsed());
+            if stop {
                 if let Some(b) = outcome.blocked.as_mut() {
                     b.1 = b.1.or(Some(StatusCode::BAD_GATEWAY.as_u16()));
                 }
-                return (blocked(app, outcome, id), client_ip, app_name);
+                return (blocked(app, outcome, id, rec, (&method, &uri, &req_headers)), client_ip, app_name);
             }
-            log_monitored(app, &mut outcome, id);
+            log_monitored(app, &mut outcome, id, rec, (&method, &uri, &req_headers));
             (Response::from_parts(resp_parts, buffered.body), client_ip, app_name)
         }
         Err(UpstreamError::Timeout) => {
+            rec.upstream_error = Some(UpstreamErr::Timeout);
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, "upstream timed out");
             (reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id), client_ip, app_name)
         }
         Err(UpstreamError::Connect(e)) => {
+            rec.upstream_error = Some(UpstreamErr::Connect);
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream unavailable");
             (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id), client_ip, app_name)
         }
@@ -268,6 +292,7 @@ async fn handle_inner<'s>(
             (resp, client_ip, app_name)
         }
         Err(UpstreamError::Protocol(e)) => {
+            rec.upstream_error = Some(UpstreamErr::Protocol);
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream failed");
             (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name)
         }
@@ -310,10 +335,14 @@ fn view<'a>(
     }
 }
 
-fn log_monitored(app: &App, outcome: &mut Outcome, id: RequestId) {
-    for (stage, reason) in outcome.monitored.drain(..) {
+/// The request as events record it: method, URI, headers.
+type ReqParts<'a> = (&'a http::Method, &'a Uri, &'a http::HeaderMap);
+
+fn log_monitored(app: &App, outcome: &mut Outcome, id: RequestId, rec: &mut Record, req: ReqParts<'_>) {
+    for (stage, reason) in &outcome.monitored {
         tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
     }
+    rec.monitored(outcome.monitored.drain(..), || Captured::new(req.0, req.1, req.2));
 }
 
 /// Tags and allows from user rules (events will record them; logs do for now).
@@ -324,7 +353,7 @@ fn log_rules(app: &App, outcome: &Outcome, id: RequestId) {
     }
 }
 
-fn blocked(app: &App, outcome: Outcome, id: RequestId) -> Response<RespBody> {
+fn blocked(app: &App, outcome: Outcome, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Response<RespBody> {
     let Some((stage, status, reasons)) = outcome.blocked else {
         return reject(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error", id);
     };
@@ -334,6 +363,7 @@ fn blocked(app: &App, outcome: Outcome, id: RequestId) -> Response<RespBody> {
     tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reasons.first().map(|r| r.to_string()).unwrap_or_default(), tags = %tags, "blocked");
     let mut resp = problem::response(status, &code, problem::title(status), id.as_str(), &reasons);
     headers::add_response_headers(resp.headers_mut(), outcome.context.response_headers);
+    rec.blocked(stage, reasons, || Captured::new(req.0, req.1, req.2));
     resp
 }
 

@@ -13,6 +13,7 @@
 use std::cell::Cell;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,7 @@ use tokio::sync::{mpsc, watch};
 use crate::body::{ClientBody, RespBody};
 use crate::h1::{self, ConnInfo, Handler, Served};
 use crate::io::Stream;
+use crate::metrics::Metrics;
 use crate::proxy::Proxy;
 use crate::snapshot::{Snapshot, StageFactory};
 
@@ -43,6 +45,16 @@ pub struct Shared {
     pub ready: AtomicBool,
     control: Mutex<Option<mpsc::UnboundedSender<Control>>>,
     reload_lock: Mutex<()>,
+    /// Every metric series of this server.
+    pub metrics: Arc<Metrics>,
+    /// The events pipeline (`None` when events are off).
+    pub events: Option<palisade_events::Pipeline>,
+    /// The SQLite database events can be queried from (`None` for other sinks).
+    pub events_db: Option<PathBuf>,
+    /// The sink, for display (`sqlite:/var/lib/palisade/events.db`).
+    pub events_sink: String,
+    /// The file `reload_file` and `POST /api/reload` re-read (set by the binary).
+    config_path: Mutex<Option<PathBuf>>,
 }
 
 enum Control {
@@ -58,6 +70,8 @@ pub enum StartError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error("cannot start thread: {0}")]
     Thread(std::io::Error),
+    #[error("{0}")]
+    Events(String),
 }
 
 /// A running server.
@@ -79,7 +93,8 @@ pub fn auto_workers() -> usize {
 /// Build the first snapshot, bind every listener, and start the workers.
 pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartError> {
     let workers = config.workers.unwrap_or_else(auto_workers).max(1);
-    let snapshot = Snapshot::build(config, 1, &factory)?;
+    let metrics = Arc::new(Metrics::new(workers));
+    let snapshot = Snapshot::build_with(config, 1, &factory, &metrics)?;
     let config = snapshot.config.clone();
 
     // Bind: the first socket of each listener picks the port when 0 is configured; the other
@@ -101,6 +116,10 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
     };
     let admin_addr = admin_listener.as_ref().and_then(|l| l.local_addr().ok());
 
+    let started = crate::events::start(&config).map_err(StartError::Events)?;
+    if started.pipeline.is_some() {
+        tracing::info!(sink = %started.description, "recording security events");
+    }
     let (shutdown, _) = watch::channel(false);
     let snapshot = Arc::new(snapshot);
     let shared = Arc::new(Shared {
@@ -112,6 +131,11 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
         ready: AtomicBool::new(false),
         control: Mutex::new(None),
         reload_lock: Mutex::new(()),
+        metrics,
+        events: started.pipeline,
+        events_db: started.db,
+        events_sink: started.description,
+        config_path: Mutex::new(None),
     });
 
     // Control thread: health checks and admin.
@@ -126,7 +150,8 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
     let mut handles = Vec::new();
     for (i, listeners) in per_worker.into_iter().enumerate() {
         let shared = shared.clone();
-        let h = std::thread::Builder::new().name(format!("palisade-worker-{i}")).spawn(move || worker_thread(shared, listeners)).map_err(StartError::Thread)?;
+        let h =
+            std::thread::Builder::new().name(format!("palisade-worker-{i}")).spawn(move || worker_thread(shared, listeners, i)).map_err(StartError::Thread)?;
         handles.push(h);
     }
     shared.ready.store(true, Ordering::SeqCst);
@@ -173,6 +198,9 @@ impl Running {
         for h in self.workers.drain(..) {
             let _ = h.join();
         }
+        if let Some(p) = &self.shared.events {
+            p.close(crate::events::CLOSE_TIMEOUT);
+        }
         *self.shared.control.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if let Some(c) = self.control.take() {
             let _ = c.join();
@@ -187,12 +215,45 @@ impl Running {
 }
 
 impl Shared {
+    /// Number of client connections currently open.
+    pub fn open_connections(&self) -> usize {
+        self.connections.load(Ordering::Relaxed)
+    }
+
     /// A receiver that turns true when shutdown starts.
     pub fn shared_shutdown(&self) -> watch::Receiver<bool> {
         self.shutdown.subscribe()
     }
 
     pub fn reload(&self, config: Config) -> Result<u64, ConfigErrors> {
+        let r = self.reload_inner(config);
+        let counter = if r.is_ok() { &self.metrics.reloads_ok } else { &self.metrics.reloads_failed };
+        counter.fetch_add(1, Ordering::Relaxed);
+        r
+    }
+
+    /// Set the configuration file that [`Shared::reload_file`] re-reads.
+    pub fn set_config_path(&self, path: Option<PathBuf>) {
+        *self.config_path.lock().unwrap_or_else(|e| e.into_inner()) = path;
+    }
+
+    pub fn config_path(&self) -> Option<PathBuf> {
+        self.config_path.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Re-read the configuration file and reload (what SIGHUP and `POST /api/reload` do).
+    pub fn reload_file(&self) -> Result<u64, ReloadError> {
+        let Some(path) = self.config_path() else { return Err(ReloadError::NoFile) };
+        match palisade_config::load_file(&path) {
+            Ok(cfg) => self.reload(cfg).map_err(ReloadError::Config),
+            Err(e) => {
+                self.metrics.reloads_failed.fetch_add(1, Ordering::Relaxed);
+                Err(ReloadError::Config(e))
+            }
+        }
+    }
+
+    fn reload_inner(&self, config: Config) -> Result<u64, ConfigErrors> {
         let _guard = self.reload_lock.lock().unwrap_or_else(|e| e.into_inner());
         let current = self.snapshot.load_full();
         let old = &current.config;
@@ -209,11 +270,17 @@ impl Shared {
         if old.admin.as_ref().map(|a| a.addr) != config.admin.as_ref().map(|a| a.addr) {
             errors.push(palisade_config::ConfigError::file(&config.source, "`admin.addr` cannot change on reload: restart Palisade"));
         }
+        if crate::events::restart_key(old) != crate::events::restart_key(&config) {
+            errors.push(palisade_config::ConfigError::file(
+                &config.source,
+                "`events` (sink, queue, batch, aggregation, retention, rotation) cannot change on reload: restart Palisade (redact_fields and sample_allowed can)",
+            ));
+        }
         if !errors.is_empty() {
             return Err(ConfigErrors(errors));
         }
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let snap = Arc::new(Snapshot::build(config, generation, &self.factory)?);
+        let snap = Arc::new(Snapshot::build_with(config, generation, &self.factory, &self.metrics)?);
         self.snapshot.store(snap.clone());
         if let Some(tx) = self.control.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
             let _ = tx.send(Control::Snapshot(snap));
@@ -221,6 +288,15 @@ impl Shared {
         tracing::info!(generation, "configuration reloaded");
         Ok(generation)
     }
+}
+
+/// Why a reload from the configuration file did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    #[error("no configuration file to reload (the demo runs an embedded configuration)")]
+    NoFile,
+    #[error("{0}")]
+    Config(ConfigErrors),
 }
 
 /// Connection counter guard: also enforces `max_connections`.
@@ -233,7 +309,8 @@ impl Drop for ConnGuard<'_> {
     }
 }
 
-fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>) {
+fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, index: usize) {
+    crate::metrics::set_worker(index);
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -243,7 +320,8 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>) {
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
-        let proxy = Rc::new(Proxy { snapshot: shared.snapshot.clone() });
+        let proxy =
+            Rc::new(Proxy { snapshot: shared.snapshot.clone(), metrics: shared.metrics.clone(), events: shared.events.as_ref().map(|p| p.sender().clone()) });
         let active = Rc::new(Cell::new(0usize));
         let mut accept_tasks = Vec::new();
         for (idx, l) in listeners.into_iter().enumerate() {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use palisade_config::{AppConfig, Config, ConfigError, ConfigErrors};
 use palisade_core::Stage;
 
+use crate::metrics::{AppMetrics, Metrics};
 use crate::router::Router;
 use crate::upstream::Upstream;
 
@@ -35,6 +36,8 @@ pub struct App {
     pub wants_body: bool,
     /// Whether any stage judges upstream responses (they are then buffered).
     pub wants_response: bool,
+    /// This app's metric series (kept across reloads by app name).
+    pub metrics: Arc<AppMetrics>,
 }
 
 pub struct Snapshot {
@@ -45,11 +48,18 @@ pub struct Snapshot {
     pub upstreams: Vec<Arc<Upstream>>,
     /// Per listener (same order as `config.listen`).
     pub tls: Vec<Option<Arc<rustls::ServerConfig>>>,
+    /// Event redaction and sampling for requests served by this snapshot.
+    pub events: crate::events::Runtime,
 }
 
 impl Snapshot {
     /// Compile a configuration. Every problem is reported, with its location.
     pub fn build(config: Config, generation: u64, factory: &StageFactory) -> Result<Snapshot, ConfigErrors> {
+        Self::build_with(config, generation, factory, &Metrics::new(1))
+    }
+
+    /// Like [`Snapshot::build`], with the apps' metric series taken from `metrics`.
+    pub fn build_with(config: Config, generation: u64, factory: &StageFactory, metrics: &Metrics) -> Result<Snapshot, ConfigErrors> {
         let file = config.source.clone();
         let mut errors = Vec::new();
         let mut upstreams = Vec::with_capacity(config.upstreams.len());
@@ -76,7 +86,14 @@ impl Snapshot {
                     Ok(stages) => {
                         let wants_body = stages.iter().any(|s| s.wants_body());
                         let wants_response = stages.iter().any(|s| s.wants_response());
-                        apps.push(App { cfg: a.clone(), upstream: upstreams[a.upstream].clone(), stages, wants_body, wants_response });
+                        apps.push(App {
+                            cfg: a.clone(),
+                            upstream: upstreams[a.upstream].clone(),
+                            stages,
+                            wants_body,
+                            wants_response,
+                            metrics: metrics.app(&a.name),
+                        });
                     }
                     Err(e) => errors.extend(e),
                 }
@@ -86,6 +103,7 @@ impl Snapshot {
             return Err(ConfigErrors(errors));
         }
         let router = Router::new(config.apps.iter().map(|a| (a.hosts.as_slice(), a.path_prefix.as_str())));
-        Ok(Snapshot { generation, config: Arc::new(config), router, apps, upstreams, tls })
+        let events = crate::events::Runtime::new(&config);
+        Ok(Snapshot { generation, config: Arc::new(config), router, apps, upstreams, tls, events })
     }
 }

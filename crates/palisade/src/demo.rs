@@ -93,7 +93,8 @@ pub fn write_spec() -> std::io::Result<std::path::PathBuf> {
     Ok(path)
 }
 
-pub fn print_intro(listen: SocketAddr, admin: SocketAddr) {
+pub fn print_intro(listen: SocketAddr, admin: SocketAddr, events_db: &std::path::Path) {
+    let db = events_db.display();
     println!(
         "\
 Palisade demo: a protected API on http://{listen} (admin on http://{admin})
@@ -112,6 +113,9 @@ Try:
   head -c 2000000 /dev/zero | curl -i -X POST http://{listen}/api/orders --data-binary @-
                                                          # blocked: body over the limit (413)
   curl -i http://{admin}/healthz                        # admin: liveness
+  curl -s http://{admin}/api/events                     # admin: the security events recorded
+  curl -s http://{admin}/metrics                        # admin: Prometheus metrics
+  palisade events tail --db {db}                        # follow the events (SQLite file)
 
 Every response carries X-Request-Id; blocks are application/problem+json.
 Press Ctrl-C to stop."

@@ -46,6 +46,10 @@ enum Command {
     /// OpenAPI tools: lint a spec, judge a request offline.
     #[command(subcommand)]
     Openapi(OpenapiCommand),
+    /// Security events: list or follow what was blocked and monitored, from the SQLite
+    /// database or from a running Palisade's admin listener.
+    #[command(subcommand)]
+    Events(Box<EventsCommand>),
     /// Run the bundled example in front of an embedded demo API.
     Demo {
         /// Address for the proxy.
@@ -55,6 +59,153 @@ enum Command {
         #[arg(long, default_value = "127.0.0.1:9901")]
         admin: std::net::SocketAddr,
     },
+}
+
+#[derive(Subcommand)]
+enum EventsCommand {
+    /// Print events matching the filters, newest first (one page; `--cursor` for the next).
+    Query {
+        #[command(flatten)]
+        source: EventSource,
+        #[command(flatten)]
+        filter: EventFilter,
+        /// One JSON object per line instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Print statistics (counts per time bucket, top IPs, reasons, paths) as JSON instead.
+        #[arg(long)]
+        stats: bool,
+    },
+    /// Print the last events, then new ones as they are recorded.
+    Tail {
+        #[command(flatten)]
+        source: EventSource,
+        #[command(flatten)]
+        filter: EventFilter,
+        /// How many past events to print first.
+        #[arg(short = 'n', long, default_value_t = 10)]
+        last: usize,
+        /// Print the past events and exit.
+        #[arg(long)]
+        no_follow: bool,
+        /// Poll interval, e.g. 500ms or 2s.
+        #[arg(long, default_value = "1s")]
+        interval: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct EventSource {
+    /// The SQLite events database (`events.sink: sqlite:PATH`).
+    #[arg(long, conflicts_with = "admin")]
+    db: Option<PathBuf>,
+    /// A running Palisade's admin listener, e.g. http://127.0.0.1:9901.
+    #[arg(long)]
+    admin: Option<String>,
+    /// The admin token, when one is configured.
+    #[arg(long, env = "PALISADE_ADMIN_TOKEN")]
+    token: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct EventFilter {
+    /// From this time: Unix ms, RFC 3339 (2026-11-22T08:00:00Z), or a duration ago (15m, 2h, 1d).
+    #[arg(long)]
+    since: Option<String>,
+    /// Before this time (same forms).
+    #[arg(long)]
+    until: Option<String>,
+    #[arg(long)]
+    app: Option<String>,
+    /// Client IP.
+    #[arg(long)]
+    ip: Option<String>,
+    /// Attack category (sqli, xss, ...) or stage family (openapi, access).
+    #[arg(long)]
+    category: Option<String>,
+    /// Reason code, e.g. detect.sqli.
+    #[arg(long)]
+    reason: Option<String>,
+    /// Status returned.
+    #[arg(long)]
+    status: Option<u16>,
+    /// block, monitor or allow.
+    #[arg(long)]
+    verdict: Option<String>,
+    /// Substring of the path.
+    #[arg(long)]
+    path: Option<String>,
+    /// Page size (at most 1000).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// The `next_cursor` of the previous page.
+    #[arg(long)]
+    cursor: Option<i64>,
+}
+
+impl EventFilter {
+    fn pairs(&self) -> Vec<(String, String)> {
+        let mut p = Vec::new();
+        let mut add = |k: &str, v: Option<String>| {
+            if let Some(v) = v {
+                p.push((k.to_string(), v));
+            }
+        };
+        add("since", self.since.clone());
+        add("until", self.until.clone());
+        add("app", self.app.clone());
+        add("ip", self.ip.clone());
+        add("category", self.category.clone());
+        add("reason", self.reason.clone());
+        add("status", self.status.map(|s| s.to_string()));
+        add("verdict", self.verdict.clone());
+        add("path", self.path.clone());
+        add("limit", self.limit.map(|s| s.to_string()));
+        add("cursor", self.cursor.map(|s| s.to_string()));
+        p
+    }
+}
+
+impl EventSource {
+    fn source(&self) -> anyhow::Result<palisade_events::cli::Source> {
+        use palisade_events::cli::Source;
+        match (&self.db, &self.admin) {
+            (Some(db), _) => Ok(Source::Db(db.clone())),
+            (None, Some(url)) => Ok(Source::Admin { url: url.clone(), token: self.token.clone() }),
+            (None, None) => anyhow::bail!("give --db FILE (the SQLite events database) or --admin URL (a running Palisade's admin listener)"),
+        }
+    }
+}
+
+fn events_cmd(cmd: EventsCommand) -> anyhow::Result<ExitCode> {
+    use palisade_events::cli;
+    let mut out = std::io::stdout();
+    match cmd {
+        EventsCommand::Query { source, filter, json, stats } => {
+            let src = source.source()?;
+            if stats {
+                let st = src.stats(&filter.pairs(), 24, 10).map_err(|e| anyhow::anyhow!(e))?;
+                println!("{}", serde_json::to_string_pretty(&st)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let page = src.page(&filter.pairs()).map_err(|e| anyhow::anyhow!(e))?;
+            cli::print(&mut out, &page.events, json)?;
+            if let Some(c) = page.next_cursor {
+                if !json {
+                    eprintln!("(more: --cursor {c})");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        EventsCommand::Tail { source, filter, last, no_follow, interval, json } => {
+            let src = source.source()?;
+            let interval = palisade_config::decode::parse_duration(&interval).filter(|d| !d.is_zero()).context("--interval: expected a duration such as 1s")?;
+            cli::tail(&src, &filter.pairs(), last, !no_follow, interval, json, &mut out).map_err(|e| anyhow::anyhow!(e))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -117,6 +268,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check { config } => Ok(check(&config)),
         Command::Openapi(cmd) => Ok(openapi_cmd(cmd)),
+        Command::Events(cmd) => events_cmd(*cmd),
         Command::Run { config } => {
             let cfg = match palisade_config::load_file(&config) {
                 Ok(c) => c,
@@ -135,18 +287,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let vars = vec![("PALISADE_LISTEN_0_ADDR".to_string(), listen.to_string()), ("PALISADE_ADMIN_ADDR".to_string(), admin.to_string())];
             let up = format!("http://{upstream}");
             let spec = demo::write_spec().context("writing the demo API's spec")?;
+            let events_db = spec.with_file_name("events.db");
             let cfg = palisade_config::parse_with_env(text, "examples/demo.yaml", std::path::Path::new("."), &vars, &|name| {
                 if name == "DEMO_UPSTREAM" {
                     Some(up.clone())
                 } else if name == "DEMO_SPEC" {
                     Some(spec.display().to_string())
+                } else if name == "DEMO_EVENTS" {
+                    Some(events_db.display().to_string())
                 } else {
                     std::env::var(name).ok()
                 }
             })
             .map_err(|e| anyhow::anyhow!("the bundled demo configuration is invalid:\n{e}"))?;
             init_logging(cli.log_format, cli.log_level.as_deref(), Some(&cfg.log));
-            demo::print_intro(listen, admin);
+            demo::print_intro(listen, admin, &events_db);
             serve(cfg, None)
         }
     }
@@ -290,19 +445,14 @@ fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<
         }
         Err(e) => return Err(e.into()),
     };
+    running.shared().set_config_path(path.clone());
     rt.block_on(async {
         loop {
             tokio::select! {
                 _ = hup.recv() => {
-                    let Some(path) = &path else {
-                        tracing::warn!("SIGHUP ignored: the demo has no configuration file to reload");
-                        continue;
-                    };
-                    match palisade_config::load_file(path) {
-                        Ok(cfg) => match running.reload(cfg) {
-                            Ok(_) => {}
-                            Err(e) => tracing::error!(errors = %e, "reload rejected; the previous configuration keeps serving"),
-                        },
+                    match running.shared().reload_file() {
+                        Ok(_) => {}
+                        Err(palisade_proxy::server::ReloadError::NoFile) => tracing::warn!("SIGHUP ignored: the demo has no configuration file to reload"),
                         Err(e) => tracing::error!(errors = %e, "reload rejected; the previous configuration keeps serving"),
                     }
                 }

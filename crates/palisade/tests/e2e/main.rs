@@ -10,6 +10,7 @@ mod balancing;
 mod bodies;
 mod cli;
 mod detection;
+mod events;
 mod forwarding;
 mod h2_tls;
 mod limits;

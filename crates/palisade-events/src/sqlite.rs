@@ -1,0 +1,206 @@
+//! The SQLite sink: the embedded default.
+//!
+//! One connection, owned by the writer thread: WAL journal (readers never block the writer, and
+//! a `kill -9` loses nothing that was committed), `synchronous = NORMAL` (a commit survives a
+//! process crash; only a power loss may lose the last commits), one transaction per batch with
+//! a prepared insert, indexes on time, app, client IP and category. Retention by age and by
+//! size runs from [`Sink::maintain`]: rows older than `max_age` are deleted, then the oldest
+//! rows while the database is larger than `max_size`; freed pages are returned to the file
+//! system (`auto_vacuum = INCREMENTAL`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OpenFlags};
+
+use crate::model::{now_ms, Event};
+use crate::sink::{Sink, SinkError};
+
+/// Schema version stored in `PRAGMA user_version`.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    time_ms INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL,
+    count INTEGER NOT NULL DEFAULT 1,
+    request_id TEXT NOT NULL,
+    app TEXT NOT NULL,
+    client_ip TEXT NOT NULL,
+    method TEXT NOT NULL,
+    host TEXT NOT NULL,
+    path TEXT NOT NULL,
+    query TEXT,
+    verdict TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    detector TEXT,
+    category TEXT,
+    confidence INTEGER,
+    location TEXT,
+    fragment TEXT,
+    detail TEXT,
+    others TEXT,
+    status INTEGER NOT NULL,
+    upstream_status INTEGER,
+    latency_us INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_time ON events(time_ms);
+CREATE INDEX IF NOT EXISTS events_app ON events(app, time_ms);
+CREATE INDEX IF NOT EXISTS events_ip ON events(client_ip, time_ms);
+CREATE INDEX IF NOT EXISTS events_category ON events(category, time_ms);
+";
+
+/// The columns in insert and select order.
+pub(crate) const COLUMNS: &str = "time_ms, last_ms, count, request_id, app, client_ip, method, host, path, query, verdict, stage, reason, \
+     detector, category, confidence, location, fragment, detail, others, status, upstream_status, latency_us";
+
+/// Retention limits; `None` keeps everything.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retention {
+    pub max_age: Option<Duration>,
+    pub max_size: Option<u64>,
+}
+
+pub struct SqliteSink {
+    conn: Connection,
+    path: PathBuf,
+    retention: Retention,
+}
+
+/// Open (creating when missing) a database with the events schema, for writing.
+pub fn open_rw(path: &Path) -> Result<Connection, SinkError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| SinkError::Other(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    // auto_vacuum must be chosen before the first table exists; it is a no-op afterwards.
+    conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL;")?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(SinkError::Other(format!("{}: cannot use the WAL journal (got {mode})", path.display())));
+    }
+    conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(SinkError::Other(format!(
+            "{}: events schema version {version} is newer than this Palisade understands ({SCHEMA_VERSION})",
+            path.display()
+        )));
+    }
+    conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+    Ok(conn)
+}
+
+/// Open an existing events database read-only (for queries; never blocks the writer).
+pub fn open_ro(path: &Path) -> Result<Connection, SinkError> {
+    if !path.exists() {
+        return Err(SinkError::Other(format!("{}: no such events database", path.display())));
+    }
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+impl SqliteSink {
+    pub fn open(path: &Path, retention: Retention) -> Result<SqliteSink, SinkError> {
+        let conn = open_rw(path)?;
+        Ok(SqliteSink { conn, path: path.to_path_buf(), retention })
+    }
+
+    /// Apply retention as of `now_ms`; returns the number of rows deleted.
+    pub fn enforce_retention(&mut self, now_ms: i64) -> Result<u64, SinkError> {
+        let mut deleted = 0u64;
+        if let Some(age) = self.retention.max_age {
+            let cutoff = now_ms - age.as_millis() as i64;
+            deleted += self.conn.execute("DELETE FROM events WHERE time_ms < ?1", params![cutoff])? as u64;
+        }
+        if let Some(max) = self.retention.max_size {
+            // Delete the oldest tenth of the rows until the live data fits (bounded rounds).
+            for _ in 0..64 {
+                if self.used_bytes()? <= max {
+                    break;
+                }
+                let rows: i64 = self.conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))?;
+                if rows == 0 {
+                    break;
+                }
+                let n = (rows / 10).max(1);
+                deleted += self.conn.execute("DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?1)", params![n])? as u64;
+            }
+        }
+        if deleted > 0 {
+            // Each step of this pragma frees pages; step it to the end.
+            let mut stmt = self.conn.prepare("PRAGMA incremental_vacuum")?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
+            // Fold the WAL back into the main file so the file size reflects the deletions.
+            self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        }
+        Ok(deleted)
+    }
+
+    /// Bytes of pages in use (the file minus its free list).
+    pub fn used_bytes(&self) -> Result<u64, SinkError> {
+        let pages: i64 = self.conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let free: i64 = self.conn.query_row("PRAGMA freelist_count", [], |r| r.get(0))?;
+        let size: i64 = self.conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        Ok(((pages - free).max(0) * size) as u64)
+    }
+}
+
+impl Sink for SqliteSink {
+    fn write(&mut self, batch: &[Event]) -> Result<(), SinkError> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut stmt = tx.prepare(&format!("INSERT INTO events ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"))?;
+            for e in batch {
+                let others = if e.others.is_empty() { None } else { serde_json::to_string(&e.others).ok() };
+                stmt.execute(params![
+                    e.time_ms,
+                    e.last_ms,
+                    e.count,
+                    e.request_id,
+                    e.app,
+                    e.client_ip,
+                    e.method,
+                    e.host,
+                    e.path,
+                    e.query,
+                    e.verdict.as_str(),
+                    e.stage,
+                    e.reason,
+                    e.detector,
+                    e.category,
+                    e.confidence,
+                    e.location,
+                    e.fragment,
+                    e.detail,
+                    others,
+                    e.status,
+                    e.upstream_status,
+                    e.latency_us as i64,
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn maintain(&mut self) -> Result<(), SinkError> {
+        if self.retention.max_age.is_some() || self.retention.max_size.is_some() {
+            let n = self.enforce_retention(now_ms())?;
+            if n > 0 {
+                tracing::info!(deleted = n, db = %self.path.display(), "events retention");
+            }
+        }
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        format!("sqlite:{}", self.path.display())
+    }
+}

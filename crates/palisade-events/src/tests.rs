@@ -1,0 +1,431 @@
+//! Unit tests: pipeline accounting under a deliberately slow sink (made deterministic with
+//! channels, not sleeps), redaction, the SQLite sink (batches, queries, retention), JSON lines
+//! rotation.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::*;
+use crate::model::{format_time, parse_time, OtherReason, REDACTED};
+use crate::pipeline::Snapshot;
+use crate::query::{Filter, Reader};
+use crate::sqlite::{Retention, SqliteSink};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn ev(ip: &str, reason: &str, time_ms: i64) -> Event {
+    Event {
+        id: None,
+        time_ms,
+        last_ms: time_ms,
+        count: 1,
+        request_id: format!("{time_ms:016x}"),
+        app: "api".into(),
+        client_ip: ip.into(),
+        method: "GET".into(),
+        host: "api.test".into(),
+        path: "/search".into(),
+        query: Some("q=x".into()),
+        verdict: Verdict::Block,
+        stage: "detect".into(),
+        reason: reason.into(),
+        detector: Some("sqli".into()),
+        category: Some(model::category("detect", reason)),
+        confidence: Some(90),
+        location: Some("query.q".into()),
+        fragment: Some("' or 1=1--".into()),
+        detail: None,
+        others: Vec::new(),
+        status: 403,
+        upstream_status: None,
+        latency_us: 120,
+    }
+}
+
+/// A sink whose every write announces itself and then waits for a token from the test.
+struct GateSink {
+    entered: SyncSender<usize>,
+    tokens: Receiver<()>,
+    rows: Arc<Mutex<Vec<Event>>>,
+}
+
+impl Sink for GateSink {
+    fn write(&mut self, batch: &[Event]) -> Result<(), SinkError> {
+        self.entered.send(batch.len()).map_err(|_| SinkError::Other("test gone".into()))?;
+        self.tokens.recv_timeout(WAIT).map_err(|_| SinkError::Other("no token".into()))?;
+        self.rows.lock().unwrap().extend_from_slice(batch);
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "gate".into()
+    }
+}
+
+struct Gate {
+    entered: Receiver<usize>,
+    tokens: SyncSender<()>,
+    rows: Arc<Mutex<Vec<Event>>>,
+}
+
+fn gate_pipeline(queue: usize, batch: usize) -> (Pipeline, Gate) {
+    let (etx, erx) = sync_channel(64);
+    let (ttx, trx) = sync_channel(64);
+    let rows = Arc::new(Mutex::new(Vec::new()));
+    let sink = GateSink { entered: etx, tokens: trx, rows: rows.clone() };
+    let opts = Options {
+        queue_size: queue,
+        batch_size: batch,
+        aggregate_window: Duration::from_secs(3600),
+        tick: Duration::from_millis(5),
+        aggregate_after: batch,
+        ..Options::default()
+    };
+    (Pipeline::start(Box::new(sink), opts).unwrap(), Gate { entered: erx, tokens: ttx, rows })
+}
+
+fn balanced(s: &Snapshot) -> bool {
+    s.produced == s.written + s.aggregated + s.dropped
+}
+
+#[test]
+fn a_slow_sink_makes_the_pipeline_aggregate_then_drop_with_exact_counts() {
+    let (p, g) = gate_pipeline(8, 4);
+    let tx = p.sender().clone();
+    // The first event reaches the sink, which then stalls.
+    tx.send(ev("192.0.2.1", "detect.sqli", 1000));
+    assert_eq!(g.entered.recv_timeout(WAIT).unwrap(), 1);
+    // The queue takes exactly 8 more; the next 3 are dropped without waiting.
+    for i in 0..8 {
+        tx.send(ev("192.0.2.1", "detect.sqli", 1001 + i));
+    }
+    for i in 0..3 {
+        tx.send(ev("192.0.2.1", "detect.sqli", 2000 + i));
+    }
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.dropped, s.queued, s.written), (12, 3, 8, 0), "{s:?}");
+    // Release the stalled write: the writer finds a full batch waiting (it is behind), so the
+    // 8 queued events fold into one held row; nothing else reaches the sink until a flush.
+    g.tokens.send(()).unwrap();
+    g.tokens.send(()).unwrap();
+    assert!(p.flush(WAIT));
+    assert_eq!(g.entered.recv_timeout(WAIT).unwrap(), 1, "the held aggregate is written as one row");
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.written, s.aggregated, s.dropped, s.queued, s.held), (12, 2, 7, 3, 0, 0), "{s:?}");
+    assert!(balanced(&s));
+    let rows = g.rows.lock().unwrap().clone();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].count, 1);
+    assert_eq!((rows[1].count, rows[1].time_ms, rows[1].last_ms), (8, 1001, 1008));
+    // Events of the same row plus the dropped ones account for everything produced.
+    assert_eq!(rows.iter().map(|r| r.count as u64).sum::<u64>() + s.dropped, s.produced);
+}
+
+#[test]
+fn different_ips_and_reasons_are_never_folded_together() {
+    let (p, g) = gate_pipeline(16, 4);
+    let tx = p.sender().clone();
+    tx.send(ev("192.0.2.1", "detect.sqli", 1));
+    assert_eq!(g.entered.recv_timeout(WAIT).unwrap(), 1);
+    for (ip, reason) in [("192.0.2.1", "detect.sqli"), ("192.0.2.2", "detect.sqli"), ("192.0.2.1", "detect.xss"), ("192.0.2.1", "detect.sqli")] {
+        tx.send(ev(ip, reason, 5));
+    }
+    for _ in 0..3 {
+        g.tokens.send(()).unwrap();
+    }
+    assert!(p.flush(WAIT));
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.written, s.aggregated, s.dropped), (5, 4, 1, 0), "{s:?}");
+    let rows = g.rows.lock().unwrap().clone();
+    let mut counts: Vec<(String, String, u32)> = rows.iter().map(|r| (r.client_ip.clone(), r.reason.clone(), r.count)).collect();
+    counts.sort();
+    assert_eq!(
+        counts,
+        vec![
+            ("192.0.2.1".into(), "detect.sqli".into(), 1),
+            ("192.0.2.1".into(), "detect.sqli".into(), 2),
+            ("192.0.2.1".into(), "detect.xss".into(), 1),
+            ("192.0.2.2".into(), "detect.sqli".into(), 1)
+        ]
+    );
+}
+
+#[test]
+fn a_sink_that_keeps_up_gets_every_event_as_its_own_row() {
+    let (p, g) = gate_pipeline(8, 4);
+    let tx = p.sender().clone();
+    for i in 0..5 {
+        tx.send(ev("192.0.2.1", "detect.sqli", i));
+        assert_eq!(g.entered.recv_timeout(WAIT).unwrap(), 1);
+        g.tokens.send(()).unwrap();
+        assert!(p.flush(WAIT));
+    }
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.written, s.aggregated, s.dropped), (5, 5, 0, 0), "{s:?}");
+    assert!(g.rows.lock().unwrap().iter().all(|r| r.count == 1));
+}
+
+struct FailSink;
+
+impl Sink for FailSink {
+    fn write(&mut self, _: &[Event]) -> Result<(), SinkError> {
+        Err(SinkError::Other("disk full".into()))
+    }
+    fn describe(&self) -> String {
+        "fail".into()
+    }
+}
+
+#[test]
+fn a_failing_sink_and_a_closed_pipeline_count_their_events_as_dropped() {
+    let p = Pipeline::start(Box::new(FailSink), Options::default()).unwrap();
+    for i in 0..3 {
+        p.sender().send(ev("192.0.2.9", "detect.sqli", i));
+    }
+    assert!(p.flush(WAIT));
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.written, s.dropped), (3, 0, 3), "{s:?}");
+    assert!(s.sink_errors >= 1);
+    let tx = p.sender().clone();
+    p.close(WAIT);
+    tx.send(ev("192.0.2.9", "detect.sqli", 9));
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.dropped), (4, 4));
+    assert!(balanced(&s));
+}
+
+fn req(query: Option<&'static str>) -> RequestRef<'static> {
+    RequestRef {
+        time_ms: 1_700_000_000_000,
+        request_id: "00000000000000aa",
+        app: "api",
+        client_ip: "198.51.100.7".parse::<IpAddr>().unwrap(),
+        method: "POST",
+        host: "api.test",
+        path: "/login",
+        query,
+    }
+}
+
+fn reason<'a>(code: &'a str, location: &'a str, fragment: &'a str) -> ReasonRef<'a> {
+    ReasonRef { stage: "detect", code, location: Some(location), detail: Some("sqli-tokens confidence 95 (tautology) via url"), fragment: Some(fragment) }
+}
+
+#[test]
+fn secrets_never_reach_an_event() {
+    let r = Redactor::new(["password", "api_key"]);
+    for loc in
+        ["header.authorization", "header.Proxy-Authorization", "header.cookie", "header.set-cookie", "cookie.session", "query.api_key", "body/user/password"]
+    {
+        let e = r.event(&req(None), Verdict::Block, &[reason("detect.sqli", loc, "SECRET' or 1=1")], 403, None, 10);
+        assert_eq!(e.fragment.as_deref(), Some(REDACTED), "{loc}");
+    }
+    let e = r.event(&req(None), Verdict::Block, &[reason("detect.sqli", "query.q", "' or 1=1")], 403, None, 10);
+    assert_eq!(e.fragment.as_deref(), Some("' or 1=1"));
+    assert_eq!((e.detector.as_deref(), e.confidence, e.category.as_deref()), (Some("sqli-tokens"), Some(95), Some("sqli")));
+    let e = r.event(&req(Some("user=bob&password=hunter2&API%5Fkey=k1&q=1")), Verdict::Monitor, &[], 200, Some(200), 10);
+    assert_eq!(e.query.as_deref(), Some("user=bob&password=[redacted]&API%5Fkey=[redacted]&q=1"));
+    assert!(!serde_json::to_string(&e).unwrap().contains("hunter2"));
+    // Default list.
+    let e = Redactor::default().event(&req(Some("token=abc")), Verdict::Allow, &[], 200, Some(200), 1);
+    assert_eq!(e.query.as_deref(), Some("token=[redacted]"));
+}
+
+#[test]
+fn long_values_are_truncated_at_character_boundaries() {
+    let long_q: &'static str = Box::leak(format!("q={}", "é".repeat(400)).into_boxed_str());
+    let frag = "ü".repeat(300);
+    let e = Redactor::default().event(&req(Some(long_q)), Verdict::Block, &[reason("detect.xss", "query.q", &frag)], 403, None, 1);
+    let q = e.query.unwrap();
+    assert!(q.len() <= model::MAX_QUERY && q.len() > model::MAX_QUERY - 4, "{}", q.len());
+    let f = e.fragment.unwrap();
+    assert!(f.len() <= model::MAX_FRAGMENT && f.chars().all(|c| c == 'ü'));
+}
+
+#[test]
+fn times_format_and_parse_back() {
+    assert_eq!(format_time(0), "1970-01-01T00:00:00.000Z");
+    assert_eq!(format_time(1_795_336_299_123), "2026-11-22T08:31:39.123Z");
+    assert_eq!(parse_time("2026-11-22T08:31:39.123Z"), Some(1_795_336_299_123));
+    assert_eq!(parse_time("2026-11-22"), Some(1_795_305_600_000));
+    assert_eq!(parse_time("2026-13-01"), None);
+    assert_eq!(query::parse_when("15m", 1_000_000), Some(100_000));
+    assert_eq!(query::parse_when("yesterday", 0), None);
+}
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let p = std::env::temp_dir().join(format!("pal-events-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Dir(p)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn sqlite_stores_batches_and_queries_filter_page_and_count() {
+    let d = Dir::new("query");
+    let db = d.0.join("ev.db");
+    let mut sink = SqliteSink::open(&db, Retention::default()).unwrap();
+    let mut batch = Vec::new();
+    for i in 0..250i64 {
+        let mut e = ev(if i % 5 == 0 { "192.0.2.5" } else { "192.0.2.1" }, if i % 2 == 0 { "detect.sqli" } else { "detect.xss" }, 1_000_000 + i * 1000);
+        e.app = if i < 200 { "api".into() } else { "shop".into() };
+        e.status = if i % 10 == 0 { 400 } else { 403 };
+        e.path = format!("/p{}", i % 3);
+        if i == 7 {
+            e.count = 50;
+            e.others = vec![OtherReason { stage: "openapi".into(), reason: "openapi.query_invalid".into(), location: Some("query.limit".into()) }];
+        }
+        batch.push(e);
+    }
+    sink.write(&batch[..100]).unwrap();
+    sink.write(&batch[100..]).unwrap();
+    let r = Reader::open(&db).unwrap();
+
+    // Everything, newest first, in pages of 100 with a cursor.
+    let mut seen = Vec::new();
+    let mut f = Filter { limit: Some(100), ..Filter::default() };
+    for _ in 0..10 {
+        let page = r.events(&f).unwrap();
+        seen.extend(page.events.iter().map(|e| e.time_ms));
+        match page.next_cursor {
+            Some(c) => f.before_id = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 250);
+    assert!(seen.windows(2).all(|w| w[0] > w[1]), "newest first, no repeats");
+
+    let count = |f: Filter| r.events(&Filter { limit: Some(1000), ..f }).unwrap().events.len();
+    assert_eq!(count(Filter { app: Some("shop".into()), ..Filter::default() }), 50);
+    assert_eq!(count(Filter { ip: Some("192.0.2.5".into()), ..Filter::default() }), 50);
+    assert_eq!(count(Filter { category: Some("xss".into()), ..Filter::default() }), 125);
+    assert_eq!(count(Filter { reason: Some("detect.sqli".into()), status: Some(400), ..Filter::default() }), 25);
+    assert_eq!(count(Filter { since_ms: Some(1_000_000 + 10_000), until_ms: Some(1_000_000 + 20_000), ..Filter::default() }), 10);
+    assert_eq!(count(Filter { verdict: Some(Verdict::Monitor), ..Filter::default() }), 0);
+    assert_eq!(count(Filter { after_id: Some(245), ..Filter::default() }), 5);
+    let one = r
+        .events(&Filter { reason: Some("detect.xss".into()), until_ms: Some(1_000_000 + 8000), since_ms: Some(1_000_000 + 7000), ..Filter::default() })
+        .unwrap();
+    assert_eq!(one.events.len(), 1);
+    let e = &one.events[0];
+    assert_eq!((e.count, e.others.len(), e.fragment.as_deref()), (50, 1, Some("' or 1=1--")));
+
+    // Statistics add up counts (the row of 50 included).
+    let st = r.stats(&Filter { since_ms: Some(1_000_000), until_ms: Some(1_000_000 + 250_000), ..Filter::default() }, 0, 5, 3).unwrap();
+    assert_eq!(st.total, 250 + 49);
+    assert_eq!(st.buckets.iter().map(|b| b.blocked).sum::<u64>(), 299);
+    assert_eq!(st.bucket_ms, 60_000);
+    assert_eq!(st.top_ips[0], query::Top { key: "192.0.2.1".into(), count: 200 + 49 });
+    assert_eq!(st.top_reasons[0], query::Top { key: "detect.xss".into(), count: 125 + 49 });
+    assert_eq!(st.top_paths.len(), 3);
+    assert!(Filter::from_pairs([("bogus", "1".to_string())], 0).is_err());
+    assert_eq!(Filter::from_pairs([("status", "403".to_string()), ("limit", "5000".to_string())], 0).unwrap().limit, Some(1000));
+}
+
+#[test]
+fn sqlite_retention_by_age_and_by_size() {
+    let d = Dir::new("retention");
+    let db = d.0.join("ev.db");
+    let mut sink = SqliteSink::open(&db, Retention { max_age: Some(Duration::from_secs(60)), max_size: None }).unwrap();
+    let now = 10_000_000;
+    let batch: Vec<Event> = (0..100).map(|i| ev("192.0.2.1", "detect.sqli", now - 120_000 + i * 1000)).collect();
+    sink.write(&batch).unwrap();
+    // Rows older than 60 s: the first 61 (times now-120s .. now-60s exclusive) go.
+    assert_eq!(sink.enforce_retention(now).unwrap(), 60);
+    let r = Reader::open(&db).unwrap();
+    assert_eq!(r.events(&Filter { limit: Some(1000), ..Filter::default() }).unwrap().events.len(), 40);
+
+    let mut sink = SqliteSink::open(&d.0.join("size.db"), Retention { max_age: None, max_size: Some(256 * 1024) }).unwrap();
+    for b in 0..20 {
+        let batch: Vec<Event> = (0..500).map(|i| ev("192.0.2.1", "detect.sqli", b * 1000 + i)).collect();
+        sink.write(&batch).unwrap();
+    }
+    assert!(sink.used_bytes().unwrap() > 256 * 1024);
+    let deleted = sink.enforce_retention(now).unwrap();
+    assert!(deleted > 0);
+    assert!(sink.used_bytes().unwrap() <= 256 * 1024);
+    let file = std::fs::metadata(d.0.join("size.db")).unwrap().len();
+    assert!(file <= 300 * 1024, "freed pages go back to the file system: {file}");
+    // The newest rows are the ones kept.
+    let r = Reader::open(&d.0.join("size.db")).unwrap();
+    let newest = r.events(&Filter { limit: Some(1), ..Filter::default() }).unwrap();
+    assert_eq!(newest.events[0].time_ms, 19 * 1000 + 499);
+}
+
+#[test]
+fn sqlite_pipeline_end_to_end_and_reopen() {
+    let d = Dir::new("pipe");
+    let db = d.0.join("sub/ev.db");
+    let settings = Settings {
+        sink: SinkSpec::parse("sqlite:sub/ev.db", &d.0).unwrap(),
+        options: Options::default(),
+        retention: Retention::default(),
+        rotation: jsonl::Rotation::default(),
+    };
+    let p = start(&settings).unwrap().unwrap();
+    for i in 0..1000 {
+        p.sender().send(ev("192.0.2.1", "detect.sqli", i));
+    }
+    p.close(WAIT);
+    let s = p.counters().snapshot();
+    assert!(balanced(&s), "{s:?}");
+    assert_eq!(s.dropped, 0);
+    let r = Reader::open(&db).unwrap();
+    let st = r.stats(&Filter { since_ms: Some(0), until_ms: Some(10_000), ..Filter::default() }, 0, 10, 5).unwrap();
+    assert_eq!(st.total, 1000, "every event is in the database, as a row or in a row's count");
+    assert!(r.events(&Filter::default()).unwrap().events.len() as u64 == s.written.min(100));
+}
+
+#[test]
+fn sink_specs_parse() {
+    let base = std::path::Path::new("/etc/palisade");
+    assert_eq!(SinkSpec::parse("sqlite:ev.db", base).unwrap(), SinkSpec::Sqlite("/etc/palisade/ev.db".into()));
+    assert_eq!(SinkSpec::parse("sqlite:/var/ev.db", base).unwrap(), SinkSpec::Sqlite("/var/ev.db".into()));
+    assert_eq!(SinkSpec::parse("jsonl:/var/log/ev.jsonl", base).unwrap(), SinkSpec::Jsonl("/var/log/ev.jsonl".into()));
+    assert_eq!(SinkSpec::parse("stdout", base).unwrap(), SinkSpec::Stdout);
+    assert_eq!(SinkSpec::parse("off", base).unwrap(), SinkSpec::Off);
+    assert_eq!(SinkSpec::parse("postgres://u:pw@db/ev", base).unwrap().to_string(), "postgres://[redacted]@db/ev");
+    assert!(SinkSpec::parse("sqlite:", base).is_err());
+    assert!(SinkSpec::parse("mysql://x", base).unwrap_err().contains("not an events sink"));
+}
+
+#[test]
+fn jsonl_files_rotate_by_size_and_keep_n() {
+    let d = Dir::new("jsonl");
+    let path = d.0.join("ev.jsonl");
+    let line_len = serde_json::to_string(&ev("192.0.2.1", "detect.sqli", 1_000_000)).unwrap().len() as u64 + 1;
+    let rotation = jsonl::Rotation { max_size: line_len * 3 + 10, keep: 2 };
+    let mut sink = jsonl::JsonlSink::file(&path, rotation).unwrap();
+    let events: Vec<Event> = (0..10).map(|i| ev("192.0.2.1", "detect.sqli", 1_000_000 + i)).collect();
+    sink.write(&events[..4]).unwrap();
+    sink.write(&events[4..]).unwrap();
+    // 10 lines of 3 per file: current (1 line), .1 (3), .2 (3); the oldest 3 are gone.
+    let read = |p: PathBuf| -> Vec<Event> { std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect() };
+    let cur = read(path.clone());
+    let one = read(jsonl::rotated_name(&path, 1));
+    let two = read(jsonl::rotated_name(&path, 2));
+    assert!(!jsonl::rotated_name(&path, 3).exists());
+    assert_eq!((cur.len(), one.len(), two.len()), (1, 3, 3));
+    assert_eq!(two[0].time_ms, 1_000_003);
+    assert_eq!(cur[0], events[9]);
+    for p in [path.clone(), jsonl::rotated_name(&path, 1), jsonl::rotated_name(&path, 2)] {
+        assert!(std::fs::metadata(&p).unwrap().len() <= rotation.max_size);
+    }
+    // Reopening appends.
+    let mut sink = jsonl::JsonlSink::file(&path, rotation).unwrap();
+    sink.write(&events[..1]).unwrap();
+    assert_eq!(read(path).len(), 2);
+}

@@ -1,0 +1,103 @@
+//! Glue between the configuration's `events:` section and the `palisade-events` pipeline: the
+//! default when the section is absent, the pipeline's settings, and what a snapshot needs on the
+//! request path (redaction list, sampling ratio).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use palisade_config::{Config, EventsConfig, Loc, Located};
+use palisade_events::{jsonl, sqlite, Options, Redactor, Settings, SinkSpec};
+
+/// File name of the default SQLite database, beside the configuration file.
+pub const DEFAULT_DB: &str = "palisade-events.db";
+
+/// The events section in force: the configured one, or the default (SQLite beside the
+/// configuration file). The flag says whether it is the default.
+pub fn effective(config: &Config) -> (EventsConfig, bool) {
+    match &config.events {
+        Some(e) => (e.clone(), false),
+        None => (EventsConfig::with_sink(Located { value: format!("sqlite:{DEFAULT_DB}"), loc: Loc::default() }), true),
+    }
+}
+
+/// Pipeline settings for an events section; relative paths are resolved against the
+/// configuration's directory.
+pub fn settings(config: &Config, e: &EventsConfig) -> Result<Settings, String> {
+    let sink = SinkSpec::parse(&e.sink.value, &config.base_dir)?;
+    Ok(Settings {
+        sink,
+        options: Options {
+            queue_size: e.queue_size,
+            batch_size: e.batch_size,
+            aggregate_window: e.aggregate_window,
+            aggregate_after: (e.batch_size / 4).max(1),
+            ..Options::default()
+        },
+        retention: sqlite::Retention { max_age: e.retention_age, max_size: e.retention_size },
+        rotation: jsonl::Rotation { max_size: e.rotate_size, keep: e.rotate_keep },
+    })
+}
+
+/// What the request path reads from the snapshot.
+#[derive(Clone, Debug)]
+pub struct Runtime {
+    pub redactor: Redactor,
+    /// 0 = no allowed request is recorded.
+    pub sample_allowed: f64,
+}
+
+impl Runtime {
+    pub fn new(config: &Config) -> Runtime {
+        let (e, _) = effective(config);
+        let redactor = match &e.redact_fields {
+            Some(f) => Redactor::new(f.iter().map(String::as_str)),
+            None => Redactor::default(),
+        };
+        Runtime { redactor, sample_allowed: e.sample_allowed }
+    }
+}
+
+/// A started pipeline and the database it can be queried from.
+pub struct Started {
+    pub pipeline: Option<palisade_events::Pipeline>,
+    pub db: Option<PathBuf>,
+    pub description: String,
+}
+
+/// Start the pipeline for `config`. An explicit sink that cannot be opened is an error; the
+/// default one (no `events:` section) that cannot be opened is logged and events are off.
+pub fn start(config: &Config) -> Result<Started, String> {
+    let (e, default) = effective(config);
+    let s = settings(config, &e)?;
+    let description = s.sink.to_string();
+    match palisade_events::start(&s) {
+        Ok(p) => {
+            let db = p.as_ref().and(s.sink.sqlite_path().map(PathBuf::from));
+            Ok(Started { pipeline: p, db, description })
+        }
+        Err(err) if default => {
+            tracing::warn!(sink = %description, error = %err, "cannot open the default events database; events are not recorded (set `events:` to choose a sink)");
+            Ok(Started { pipeline: None, db: None, description: "off".into() })
+        }
+        Err(err) => Err(format!("events sink {description}: {err}")),
+    }
+}
+
+/// Settings that need a restart to change (everything but redaction and sampling).
+pub fn restart_key(config: &Config) -> String {
+    let (e, _) = effective(config);
+    format!(
+        "{:?}|{}|{}|{:?}|{:?}|{:?}|{}|{}",
+        settings(config, &e).map(|s| s.sink.to_string()),
+        e.queue_size,
+        e.batch_size,
+        e.aggregate_window,
+        e.retention_age,
+        e.retention_size,
+        e.rotate_size,
+        e.rotate_keep
+    )
+}
+
+/// How long shutdown waits for queued events to be stored.
+pub const CLOSE_TIMEOUT: Duration = palisade_events::CLOSE_TIMEOUT;

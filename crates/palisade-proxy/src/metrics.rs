@@ -1,0 +1,325 @@
+//! Prometheus metrics, hand-written: counters and histograms in per-worker shards of plain
+//! atomics, summed when `/metrics` is scraped.
+//!
+//! Why not `prometheus-client`: its labelled families look up the label set in a map behind a
+//! lock on every observation, and it adds build time. Here an app's metrics are resolved once
+//! per configuration snapshot (`App::metrics`), so recording a request is a few relaxed atomic
+//! adds on the worker's own shard (its own cache lines): no lock, no hashing, no allocation.
+//!
+//! Series: requests by app, verdict and status; latency histograms end to end (request head in,
+//! response head out) and per pipeline phase (head, body, response stages); upstream errors by
+//! kind; events produced / written / aggregated / dropped / in flight; configuration reloads;
+//! open connections; process RSS.
+
+use std::cell::Cell;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Histogram bucket upper bounds, in microseconds.
+pub const BUCKETS_US: [u64; 16] = [50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000, 10_000_000];
+const NB: usize = BUCKETS_US.len();
+
+/// Statuses 100..=599 are counted one by one.
+const STATUSES: usize = 500;
+
+/// What the pipeline decided about a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Allow = 0,
+    Block = 1,
+    Monitor = 2,
+}
+
+const VERDICTS: [&str; 3] = ["allow", "block", "monitor"];
+
+/// Pipeline phases timed separately.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhaseKind {
+    Head = 0,
+    Body = 1,
+    Response = 2,
+}
+
+const PHASES: [&str; 3] = ["head", "body", "response"];
+
+/// Upstream failures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpstreamErr {
+    Timeout = 0,
+    Connect = 1,
+    Protocol = 2,
+}
+
+const UPSTREAM_ERRS: [&str; 3] = ["timeout", "connect", "protocol"];
+
+thread_local! {
+    static SHARD: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Called by worker `i` once: its observations go to shard `i + 1` (shard 0 takes every other
+/// thread's).
+pub fn set_worker(i: usize) {
+    SHARD.with(|s| s.set(i + 1));
+}
+
+#[derive(Default)]
+struct Histogram {
+    buckets: [AtomicU64; NB],
+    sum_us: AtomicU64,
+    count: AtomicU64,
+}
+
+impl Histogram {
+    fn observe(&self, us: u64) {
+        if let Some(i) = BUCKETS_US.iter().position(|b| us <= *b) {
+            self.buckets[i].fetch_add(1, Ordering::Relaxed);
+        }
+        self.sum_us.fetch_add(us, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[repr(align(128))]
+struct Shard {
+    /// `[verdict * STATUSES + status - 100]`.
+    requests: Box<[AtomicU64]>,
+    total: Histogram,
+    phases: [Histogram; 3],
+    upstream_errors: [AtomicU64; 3],
+}
+
+impl Shard {
+    fn new() -> Shard {
+        Shard {
+            requests: (0..3 * STATUSES).map(|_| AtomicU64::new(0)).collect(),
+            total: Histogram::default(),
+            phases: Default::default(),
+            upstream_errors: Default::default(),
+        }
+    }
+}
+
+/// One app's series (kept across reloads by name).
+pub struct AppMetrics {
+    pub name: String,
+    shards: Box<[Shard]>,
+}
+
+impl AppMetrics {
+    fn new(name: &str, shards: usize) -> AppMetrics {
+        AppMetrics { name: name.to_string(), shards: (0..shards).map(|_| Shard::new()).collect() }
+    }
+
+    fn shard(&self) -> &Shard {
+        let i = SHARD.with(|s| s.get());
+        &self.shards[i % self.shards.len()]
+    }
+
+    /// One finished request.
+    pub fn request(&self, verdict: Verdict, status: u16, elapsed: Duration) {
+        let s = self.shard();
+        let st = (status.clamp(100, 599) - 100) as usize;
+        s.requests[verdict as usize * STATUSES + st].fetch_add(1, Ordering::Relaxed);
+        s.total.observe(elapsed.as_micros() as u64);
+    }
+
+    /// Time spent in the stages of one phase.
+    pub fn phase(&self, phase: PhaseKind, elapsed: Duration) {
+        self.shard().phases[phase as usize].observe(elapsed.as_micros() as u64);
+    }
+
+    pub fn upstream_error(&self, kind: UpstreamErr) {
+        self.shard().upstream_errors[kind as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn sum(&self, f: impl Fn(&Shard) -> &AtomicU64) -> u64 {
+        self.shards.iter().map(|s| f(s).load(Ordering::Relaxed)).sum()
+    }
+
+    /// Requests counted with this verdict and status (for tests and the API).
+    pub fn requests(&self, verdict: Verdict, status: u16) -> u64 {
+        let st = (status.clamp(100, 599) - 100) as usize;
+        self.sum(|s| &s.requests[verdict as usize * STATUSES + st])
+    }
+}
+
+/// Every series of one running server.
+pub struct Metrics {
+    shards: usize,
+    apps: Mutex<Vec<Arc<AppMetrics>>>,
+    /// Requests no app was found for.
+    pub unrouted: Arc<AppMetrics>,
+    pub reloads_ok: AtomicU64,
+    pub reloads_failed: AtomicU64,
+}
+
+impl Metrics {
+    /// For `workers` worker threads (each gets a shard, plus one for other threads).
+    pub fn new(workers: usize) -> Metrics {
+        let shards = workers + 1;
+        Metrics {
+            shards,
+            apps: Mutex::new(Vec::new()),
+            unrouted: Arc::new(AppMetrics::new("", shards)),
+            reloads_ok: AtomicU64::new(0),
+            reloads_failed: AtomicU64::new(0),
+        }
+    }
+
+    /// The series of app `name`, created on first use (at snapshot build, not per request).
+    pub fn app(&self, name: &str) -> Arc<AppMetrics> {
+        let mut apps = self.apps.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = apps.iter().find(|a| a.name == name) {
+            return a.clone();
+        }
+        let a = Arc::new(AppMetrics::new(name, self.shards));
+        apps.push(a.clone());
+        a
+    }
+
+    /// The Prometheus text exposition (format 0.0.4).
+    pub fn render(&self, extra: &Extra<'_>) -> String {
+        let mut out = String::with_capacity(8 * 1024);
+        let mut apps: Vec<Arc<AppMetrics>> = self.apps.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        apps.push(self.unrouted.clone());
+
+        header(&mut out, "palisade_requests_total", "counter", "Requests by app (empty: no app matched), verdict and status.");
+        for a in &apps {
+            for (v, vname) in VERDICTS.iter().enumerate() {
+                for st in 0..STATUSES {
+                    let n = a.sum(|s| &s.requests[v * STATUSES + st]);
+                    if n > 0 {
+                        let _ = writeln!(out, "palisade_requests_total{{app=\"{}\",verdict=\"{vname}\",status=\"{}\"}} {n}", esc(&a.name), st + 100);
+                    }
+                }
+            }
+        }
+        header(&mut out, "palisade_request_duration_seconds", "histogram", "From the request head to the response head.");
+        for a in &apps {
+            let labels = format!("app=\"{}\"", esc(&a.name));
+            histogram(&mut out, "palisade_request_duration_seconds", &labels, a, |s| &s.total);
+        }
+        header(&mut out, "palisade_stage_duration_seconds", "histogram", "Time in the pipeline stages, per phase (head, body, response).");
+        for a in &apps {
+            for (p, pname) in PHASES.iter().enumerate() {
+                let labels = format!("app=\"{}\",phase=\"{pname}\"", esc(&a.name));
+                histogram(&mut out, "palisade_stage_duration_seconds", &labels, a, |s| &s.phases[p]);
+            }
+        }
+        header(&mut out, "palisade_upstream_errors_total", "counter", "Upstream failures by app and kind.");
+        for a in &apps {
+            for (k, kname) in UPSTREAM_ERRS.iter().enumerate() {
+                let n = a.sum(|s| &s.upstream_errors[k]);
+                if n > 0 || !a.name.is_empty() {
+                    let _ = writeln!(out, "palisade_upstream_errors_total{{app=\"{}\",kind=\"{kname}\"}} {n}", esc(&a.name));
+                }
+            }
+        }
+        header(&mut out, "palisade_config_reloads_total", "counter", "Configuration reloads by result.");
+        let _ = writeln!(out, "palisade_config_reloads_total{{result=\"ok\"}} {}", self.reloads_ok.load(Ordering::Relaxed));
+        let _ = writeln!(out, "palisade_config_reloads_total{{result=\"error\"}} {}", self.reloads_failed.load(Ordering::Relaxed));
+        if let Some(e) = extra.events {
+            let s = e.snapshot();
+            for (name, help, kind, v) in [
+                ("palisade_events_produced_total", "Events produced by requests.", "counter", s.produced),
+                ("palisade_events_written_total", "Event rows stored by the sink (an aggregated row counts once).", "counter", s.written),
+                ("palisade_events_aggregated_total", "Events folded into another row's count while the sink was behind.", "counter", s.aggregated),
+                ("palisade_events_dropped_total", "Events dropped: queue full, sink failure, or shutting down.", "counter", s.dropped),
+                (
+                    "palisade_events_queued",
+                    "Events in the queue or held by the writer (produced = written + aggregated + dropped + this).",
+                    "gauge",
+                    s.in_flight(),
+                ),
+                ("palisade_events_sink_errors_total", "Batches the sink failed to store.", "counter", s.sink_errors),
+            ] {
+                header(&mut out, name, kind, help);
+                let _ = writeln!(out, "{name} {v}");
+            }
+        }
+        header(&mut out, "palisade_connections", "gauge", "Open client connections.");
+        let _ = writeln!(out, "palisade_connections {}", extra.connections);
+        if let Some(rss) = rss_bytes() {
+            header(&mut out, "palisade_process_resident_memory_bytes", "gauge", "Resident set size (VmRSS).");
+            let _ = writeln!(out, "palisade_process_resident_memory_bytes {rss}");
+        }
+        out
+    }
+}
+
+/// Values that live elsewhere, read at scrape time.
+pub struct Extra<'a> {
+    pub events: Option<&'a palisade_events::Counters>,
+    pub connections: usize,
+}
+
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+fn histogram(out: &mut String, name: &str, labels: &str, a: &AppMetrics, h: impl Fn(&Shard) -> &Histogram) {
+    let count = a.sum(|s| &h(s).count);
+    if count == 0 {
+        return;
+    }
+    let mut cumulative = 0;
+    for (i, le) in BUCKETS_US.iter().enumerate() {
+        cumulative += a.sum(|s| &h(s).buckets[i]);
+        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"{}\"}} {cumulative}", *le as f64 / 1e6);
+    }
+    let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {count}");
+    let _ = writeln!(out, "{name}_sum{{{labels}}} {}", a.sum(|s| &h(s).sum_us) as f64 / 1e6);
+    let _ = writeln!(out, "{name}_count{{{labels}}} {count}");
+}
+
+/// Escape a label value.
+fn esc(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Resident set size from `/proc/self/status` (`VmRSS`, kB; same figure as `statm`'s second
+/// field times the page size, without needing the page size).
+pub fn rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_add_up_and_render_as_prometheus_text() {
+        let m = Metrics::new(2);
+        let a = m.app("api");
+        assert!(Arc::ptr_eq(&a, &m.app("api")), "an app keeps its series across snapshots");
+        a.request(Verdict::Block, 403, Duration::from_micros(80));
+        let a2 = a.clone();
+        std::thread::spawn(move || {
+            set_worker(1);
+            a2.request(Verdict::Block, 403, Duration::from_millis(3));
+            a2.phase(PhaseKind::Body, Duration::from_micros(40));
+        })
+        .join()
+        .unwrap();
+        a.upstream_error(UpstreamErr::Timeout);
+        assert_eq!(a.requests(Verdict::Block, 403), 2);
+        let text = m.render(&Extra { events: None, connections: 3 });
+        assert!(text.contains("palisade_requests_total{app=\"api\",verdict=\"block\",status=\"403\"} 2"), "{text}");
+        assert!(text.contains("palisade_request_duration_seconds_bucket{app=\"api\",le=\"0.0001\"} 1"), "{text}");
+        assert!(text.contains("palisade_request_duration_seconds_bucket{app=\"api\",le=\"0.005\"} 2"), "{text}");
+        assert!(text.contains("palisade_request_duration_seconds_count{app=\"api\"} 2"), "{text}");
+        assert!(text.contains("palisade_stage_duration_seconds_count{app=\"api\",phase=\"body\"} 1"), "{text}");
+        assert!(text.contains("palisade_upstream_errors_total{app=\"api\",kind=\"timeout\"} 1"), "{text}");
+        assert!(text.contains("palisade_connections 3"), "{text}");
+        assert!(text.contains("palisade_process_resident_memory_bytes "), "{text}");
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let (series, value) = line.rsplit_once(' ').unwrap();
+            assert!(value.parse::<f64>().is_ok() && !series.is_empty(), "{line}");
+        }
+    }
+}
