@@ -284,4 +284,16 @@ fn events_short_and_long_forms() {
     assert!(text.iter().any(|t| t.contains("events.sample_allowed") && t.contains("between 0 and 1")), "{text:?}");
     assert!(text.iter().any(|t| t.contains("events.batch_size") && t.contains("larger than queue_size")), "{text:?}");
     assert!(text.iter().any(|t| t.contains("events.flush") && t.contains("unknown key")), "{text:?}");
+
+fn integers_beyond_i64_keep_their_digits() {
+    use crate::yaml::{parse, Value};
+    let n = parse("a: 18446744073709551616\nb: -9223372036854775809\nc: 12\nd: 1.5\n# é\ne: 99999999999999999999\n").unwrap();
+    let Value::Map(m) = n.value else { panic!() };
+    let v: Vec<&Value> = m.iter().map(|(_, n)| &n.value).collect();
+    assert_eq!(v[0], &Value::Str("18446744073709551616".into()));
+    assert_eq!(v[1], &Value::Str("-9223372036854775809".into()));
+    assert_eq!(v[2], &Value::Int(12));
+    assert_eq!(v[3], &Value::Float(1.5));
+    // After a non-ASCII character, spans are in characters, not bytes.
+    assert_eq!(v[4], &Value::Str("99999999999999999999".into()));
 }

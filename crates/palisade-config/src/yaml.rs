@@ -106,13 +106,13 @@ pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Node, Syntax
     if let Some(extra) = docs.next() {
         return Err(SyntaxError { line: extra.span.start.line(), col: extra.span.start.col() + 1, message: "only one YAML document is allowed".into() });
     }
-    convert(doc, 0, max_depth)
+    convert(doc, 0, max_depth, text)
 }
 
 /// Nesting limit of [`parse`].
 pub const MAX_DEPTH: usize = 64;
 
-fn convert(node: MarkedYamlOwned, depth: usize, max_depth: usize) -> Result<Node, SyntaxError> {
+fn convert(node: MarkedYamlOwned, depth: usize, max_depth: usize, text: &str) -> Result<Node, SyntaxError> {
     let origin = Origin::File { line: node.span.start.line(), col: node.span.start.col() + 1 };
     let err = |message: String| {
         let Origin::File { line, col } = origin else { unreachable!() };
@@ -121,16 +121,22 @@ fn convert(node: MarkedYamlOwned, depth: usize, max_depth: usize) -> Result<Node
     if depth > max_depth {
         return Err(err(format!("nesting deeper than {max_depth} levels")));
     }
+    let (start, end) = (node.span.start.index(), node.span.end.index());
     let value = match node.data {
         YamlDataOwned::Value(s) => match s {
+            // An integer too big for i64 would lose digits as a float: keep its text (schema
+            // bounds compare it exactly).
+            ScalarOwned::FloatingPoint(f) => match big_integer_text(text, start, end) {
+                Some(digits) => Value::Str(digits),
+                None => Value::Float(f.into_inner()),
+            },
             ScalarOwned::Null => Value::Null,
             ScalarOwned::Boolean(b) => Value::Bool(b),
             ScalarOwned::Integer(i) => Value::Int(i),
-            ScalarOwned::FloatingPoint(f) => Value::Float(f.into_inner()),
             ScalarOwned::String(s) => Value::Str(s),
         },
         YamlDataOwned::Representation(s, _, _) => Value::Str(s),
-        YamlDataOwned::Sequence(items) => Value::Seq(items.into_iter().map(|n| convert(n, depth + 1, max_depth)).collect::<Result<_, _>>()?),
+        YamlDataOwned::Sequence(items) => Value::Seq(items.into_iter().map(|n| convert(n, depth + 1, max_depth, text)).collect::<Result<_, _>>()?),
         YamlDataOwned::Mapping(map) => {
             let mut entries = Vec::with_capacity(map.len());
             for (k, v) in map {
@@ -144,13 +150,30 @@ fn convert(node: MarkedYamlOwned, depth: usize, max_depth: usize) -> Result<Node
                         return Err(SyntaxError { line, col, message: "mapping keys must be plain strings".into() });
                     }
                 };
-                entries.push((Key { name, origin: key_origin }, convert(v, depth + 1, max_depth)?));
+                entries.push((Key { name, origin: key_origin }, convert(v, depth + 1, max_depth, text)?));
             }
             Value::Map(entries)
         }
-        YamlDataOwned::Tagged(_, inner) => return convert(*inner, depth, max_depth),
+        YamlDataOwned::Tagged(_, inner) => return convert(*inner, depth, max_depth, text),
         YamlDataOwned::Alias(_) => return Err(err("YAML aliases are not supported".into())),
         YamlDataOwned::BadValue => return Err(err("invalid YAML value".into())),
     };
     Ok(Node { origin, value })
+}
+
+/// The source text of a scalar spanning the characters `start..end` when it is an integer
+/// literal (`-?[0-9]+`) that does not fit in an `i64`.
+fn big_integer_text(text: &str, start: usize, end: usize) -> Option<String> {
+    let slice = if text.is_ascii() {
+        text.get(start..end)?
+    } else {
+        let mut it = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len()));
+        let s = it.nth(start)?;
+        let e = if end > start { it.nth(end - start - 1)? } else { s };
+        &text[s..e]
+    };
+    let slice = slice.trim();
+    let digits = slice.strip_prefix(['-', '+']).unwrap_or(slice);
+    let integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    (integer && slice.parse::<i64>().is_err()).then(|| slice.trim_start_matches('+').to_string())
 }

@@ -139,6 +139,68 @@ impl fmt::Display for Reason {
     }
 }
 
+/// Who the client is, as far as the access stage established it. Later stages read it (the
+/// OpenAPI stage checks an operation's scopes against it) and events record it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// Name of the API key that authenticated the request (never the key itself).
+    pub api_key: Option<String>,
+    /// `sub` of a verified JWT.
+    pub subject: Option<String>,
+    /// True once a JWT was verified (signature and claims).
+    pub jwt_verified: bool,
+    /// Scopes granted by the verified token (`scope` / `scp` claims).
+    pub scopes: Vec<String>,
+}
+
+/// A detector (or every detector, `detector: None`) switched off for part of one request by a
+/// user rule or a policy exclusion: a false-positive exception.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exclusion {
+    /// Detector name (`sqli`, `xss`...) or category; `None` means every detector.
+    pub detector: Option<Cow<'static, str>>,
+    /// Field location prefix the exclusion is limited to (`query.q`, `body/comment`); `None`
+    /// means the whole request.
+    pub location: Option<String>,
+}
+
+/// Per-request facts that a stage establishes for the stages after it and for the proxy. One
+/// is created per request (empty: creating it allocates nothing) and handed to every stage.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Context {
+    pub identity: Identity,
+    /// Set when a user rule allowed the request: inspecting stages after it let it through.
+    pub allowed_by: Option<String>,
+    /// False-positive exceptions that apply to this request.
+    pub exclusions: Vec<Exclusion>,
+    /// Tags attached by user rules (recorded in events).
+    pub tags: Vec<String>,
+    /// Header names to remove from the request before it goes upstream (e.g. spoofed claim
+    /// headers), applied before `upstream_headers` are added.
+    pub strip_upstream: Vec<http::HeaderName>,
+    /// Headers to add to the request sent upstream (e.g. verified JWT claims).
+    pub upstream_headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    /// Headers to add to the response sent to the client, blocked or not (e.g. `RateLimit`,
+    /// `Retry-After`).
+    pub response_headers: Vec<(http::HeaderName, http::HeaderValue)>,
+}
+
+impl Context {
+    /// Whether the detector `name` is excluded at `location` for this request.
+    pub fn is_excluded(&self, name: &str, location: &str) -> bool {
+        self.exclusions.iter().any(|e| e.detector.as_deref().is_none_or(|d| d == name) && e.location.as_deref().is_none_or(|l| location_within(location, l)))
+    }
+}
+
+/// True when `location` is `prefix` or lies under it (`body/a/b` is within `body/a`, `query.q`
+/// within `query`), so that `body/ab` is not within `body/a`.
+pub fn location_within(location: &str, prefix: &str) -> bool {
+    match location.strip_prefix(prefix) {
+        Some(rest) => rest.is_empty() || prefix.ends_with(['/', '.']) || rest.starts_with(['/', '.']),
+        None => false,
+    }
+}
+
 /// A stage's decision about one request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -200,8 +262,9 @@ pub trait Stage: Send + Sync {
     /// Short stable name, used in metrics, logs and reason reporting (`access`, `openapi`...).
     fn name(&self) -> &'static str;
 
-    /// Called once the request head is parsed, before any body byte is read.
-    fn check_head(&self, _req: &RequestView<'_>) -> Verdict {
+    /// Called once the request head is parsed, before any body byte is read. `cx` carries what
+    /// earlier stages established (identity, exceptions) and takes what this one adds.
+    fn check_head(&self, _req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
         Verdict::Allow
     }
 
@@ -212,7 +275,7 @@ pub trait Stage: Send + Sync {
     }
 
     /// Called after the body has been buffered (up to the app's inspection limit).
-    fn check_body(&self, _req: &RequestView<'_>) -> Verdict {
+    fn check_body(&self, _req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
         Verdict::Allow
     }
 
@@ -224,7 +287,7 @@ pub trait Stage: Send + Sync {
 
     /// Called with the upstream's response; `req` is the request as it was judged (its body
     /// is empty in this phase). A [`Verdict::Block`] replaces the response with an error.
-    fn check_response(&self, _req: &RequestView<'_>, _resp: &ResponseView<'_>) -> Verdict {
+    fn check_response(&self, _req: &RequestView<'_>, _resp: &ResponseView<'_>, _cx: &Context) -> Verdict {
         Verdict::Allow
     }
 }
@@ -236,6 +299,8 @@ pub struct Outcome {
     pub blocked: Option<(&'static str, Option<u16>, Vec<Reason>)>,
     /// Everything that monitor-mode stages would have blocked, with the stage name.
     pub monitored: Vec<(&'static str, Reason)>,
+    /// What the stages established about the request (identity, exceptions, header edits).
+    pub context: Context,
 }
 
 /// Which phase of the request the stages are asked about.
@@ -249,7 +314,7 @@ pub enum Phase {
 /// Returns true when the response was blocked.
 pub fn run_response_stages(stages: &[Box<dyn Stage>], req: &RequestView<'_>, resp: &ResponseView<'_>, outcome: &mut Outcome) -> bool {
     for stage in stages.iter().filter(|s| s.wants_response()) {
-        match stage.check_response(req, resp) {
+        match stage.check_response(req, resp, &outcome.context) {
             Verdict::Allow => {}
             Verdict::Monitor { reasons } => outcome.monitored.extend(reasons.into_iter().map(|r| (stage.name(), r))),
             Verdict::Block { status, reasons } => {
@@ -266,8 +331,8 @@ pub fn run_response_stages(stages: &[Box<dyn Stage>], req: &RequestView<'_>, res
 pub fn run_stages(stages: &[Box<dyn Stage>], phase: Phase, req: &RequestView<'_>, outcome: &mut Outcome) -> bool {
     for stage in stages {
         let verdict = match phase {
-            Phase::Head => stage.check_head(req),
-            Phase::Body => stage.check_body(req),
+            Phase::Head => stage.check_head(req, &mut outcome.context),
+            Phase::Body => stage.check_body(req, &mut outcome.context),
         };
         match verdict {
             Verdict::Allow => {}

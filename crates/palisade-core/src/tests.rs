@@ -6,14 +6,14 @@ impl Stage for Fixed {
     fn name(&self) -> &'static str {
         self.0
     }
-    fn check_head(&self, _req: &RequestView<'_>) -> Verdict {
+    fn check_head(&self, _req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
         if self.2 {
             self.1.clone()
         } else {
             Verdict::Allow
         }
     }
-    fn check_body(&self, _req: &RequestView<'_>) -> Verdict {
+    fn check_body(&self, _req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
         if self.2 {
             Verdict::Allow
         } else {
@@ -91,7 +91,7 @@ impl Stage for RespJudge {
     fn wants_response(&self) -> bool {
         self.1
     }
-    fn check_response(&self, _req: &RequestView<'_>, resp: &ResponseView<'_>) -> Verdict {
+    fn check_response(&self, _req: &RequestView<'_>, resp: &ResponseView<'_>, _cx: &Context) -> Verdict {
         if resp.status >= 500 {
             Verdict::block(Reason::new("test.bad_status"))
         } else if resp.body.is_empty() {
@@ -117,4 +117,53 @@ fn response_stages_only_ask_stages_that_want_responses() {
         assert!(run_response_stages(&stages, req, &resp, &mut out));
         assert_eq!(out.blocked.map(|b| b.0), Some("on"));
     });
+}
+
+/// Sets an identity in the head phase; the next stage blocks in the body phase unless it sees
+/// that identity and an exclusion for its detector.
+struct Authn;
+impl Stage for Authn {
+    fn name(&self) -> &'static str {
+        "access"
+    }
+    fn check_head(&self, _req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        cx.identity.subject = Some("alice".into());
+        cx.exclusions.push(Exclusion { detector: Some("sqli".into()), location: Some("body/comment".into()) });
+        Verdict::Allow
+    }
+}
+struct NeedsAlice;
+impl Stage for NeedsAlice {
+    fn name(&self) -> &'static str {
+        "detect"
+    }
+    fn check_body(&self, _req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        if cx.identity.subject.as_deref() == Some("alice") && cx.is_excluded("sqli", "body/comment/0") && !cx.is_excluded("xss", "body/comment") {
+            Verdict::Allow
+        } else {
+            Verdict::block(Reason::new("detect.sqli"))
+        }
+    }
+}
+
+#[test]
+fn the_context_carries_what_earlier_stages_established_across_phases() {
+    let stages: Vec<Box<dyn Stage>> = vec![Box::new(Authn), Box::new(NeedsAlice)];
+    let mut outcome = Outcome::default();
+    assert!(!with_view(|v| run_stages(&stages, Phase::Head, v, &mut outcome)));
+    assert!(!with_view(|v| run_stages(&stages, Phase::Body, v, &mut outcome)));
+    let stages: Vec<Box<dyn Stage>> = vec![Box::new(NeedsAlice)];
+    let mut outcome = Outcome::default();
+    assert!(with_view(|v| run_stages(&stages, Phase::Body, v, &mut outcome)));
+}
+
+#[test]
+fn locations_nest_only_at_separators() {
+    assert!(location_within("body/a", "body/a"));
+    assert!(location_within("body/a/b", "body/a"));
+    assert!(location_within("query.q", "query"));
+    assert!(location_within("body/a/b", "body/"));
+    assert!(!location_within("body/ab", "body/a"));
+    assert!(!location_within("query.qq", "query.q"));
+    assert!(!location_within("body", "body/a"));
 }

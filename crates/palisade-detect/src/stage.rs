@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 
-use palisade_core::{Mode, Phase, Reason, RequestView, Stage, Verdict};
+use palisade_core::{Context, Mode, Phase, Reason, RequestView, Stage, Verdict};
 
 use crate::decode::{normalize_path, transport_decode};
 use crate::engine::{Engine, Finding, Report, Scratch};
@@ -87,9 +87,9 @@ impl DetectionStage {
         (self.mode, self.level)
     }
 
-    fn judge(&self, req: &RequestView<'_>, phase: Phase) -> Verdict {
+    fn judge(&self, req: &RequestView<'_>, phase: Phase, cx: &Context) -> Verdict {
         let (mode, level) = self.policy(req.path);
-        if mode == Mode::Off {
+        if mode == Mode::Off || cx.allowed_by.is_some() {
             return Verdict::Allow;
         }
         SCRATCH.with(|cell| {
@@ -100,17 +100,21 @@ impl DetectionStage {
                     let mut scratch = self.engine.scratch();
                     let mut report = Report::default();
                     self.engine.inspect_phase(req, phase, level, &mut scratch, &mut report);
-                    return self.verdict(mode, &report);
+                    return self.verdict(mode, &report, cx);
                 }
             };
             let (scratch, report) = guard.get_or_insert_with(|| (self.engine.scratch(), Report::default()));
             self.engine.inspect_phase(req, phase, level, scratch, report);
-            self.verdict(mode, report)
+            self.verdict(mode, report, cx)
         })
     }
 
-    fn verdict(&self, mode: Mode, report: &Report) -> Verdict {
-        let mut reasons: Vec<Reason> = report.findings.iter().map(reason).collect();
+    fn verdict(&self, mode: Mode, report: &Report, cx: &Context) -> Verdict {
+        // Exceptions from user rules and policy: a finding is dropped when its detector or its
+        // category is excluded at its location.
+        let excluded =
+            |f: &&Finding| !cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location));
+        let mut reasons: Vec<Reason> = report.findings.iter().filter(|f| !excluded(f)).map(reason).collect();
         let limit = report.exceeded.map(|e| Reason::new("detect.limit").detail(e.to_string()));
         match (mode, self.on_exceed, limit) {
             (_, _, None) | (_, Mode::Off, Some(_)) => mode.verdict(reasons),
@@ -135,15 +139,15 @@ impl Stage for DetectionStage {
         "detection"
     }
 
-    fn check_head(&self, req: &RequestView<'_>) -> Verdict {
-        self.judge(req, Phase::Head)
+    fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        self.judge(req, Phase::Head, cx)
     }
 
     fn wants_body(&self) -> bool {
         self.mode != Mode::Off || self.paths.iter().any(|p| p.mode.is_some_and(|m| m != Mode::Off))
     }
 
-    fn check_body(&self, req: &RequestView<'_>) -> Verdict {
-        self.judge(req, Phase::Body)
+    fn check_body(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        self.judge(req, Phase::Body, cx)
     }
 }

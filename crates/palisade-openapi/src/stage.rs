@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use palisade_core::{RequestView, ResponseView, Stage, Verdict};
+use palisade_core::{Context, RequestView, ResponseView, Stage, Verdict};
 
 use crate::judge::{Judge, Phase};
 
@@ -42,7 +42,7 @@ impl Stage for OpenApiStage {
         "openapi"
     }
 
-    fn check_head(&self, req: &RequestView<'_>) -> Verdict {
+    fn check_head(&self, req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
         self.judge(req, Phase::Head)
     }
 
@@ -50,7 +50,7 @@ impl Stage for OpenApiStage {
         self.wants_body
     }
 
-    fn check_body(&self, req: &RequestView<'_>) -> Verdict {
+    fn check_body(&self, req: &RequestView<'_>, _cx: &mut Context) -> Verdict {
         self.judge(req, Phase::Body)
     }
 
@@ -58,7 +58,7 @@ impl Stage for OpenApiStage {
         self.wants_response
     }
 
-    fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>) -> Verdict {
+    fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>, _cx: &Context) -> Verdict {
         let judge = self.judge.load();
         let mut findings = Vec::new();
         judge.check_response(req, resp, &mut findings);

@@ -750,10 +750,13 @@ impl<'r> Compiler<'r> {
             }
             if n.one_of.is_empty() && n.any_of.is_empty() {
                 self.warn(doc, &dp, &d.origin, "discriminator without oneOf/anyOf does not select anything; ignored");
-            } else {
+            } else if self.dialect == Dialect::Oas30 {
                 mapping.extend(implicit);
                 n.discriminator = Some(Discriminator { property: prop.as_bytes().into(), mapping });
             }
+            // OpenAPI 3.1: "the discriminator MUST NOT change the validation outcome of the
+            // schema" (3.1.1): `oneOf`/`anyOf` decide alone. The mapping was still checked above
+            // so that a broken one is reported.
         }
         self.store(id, n);
     }

@@ -19,9 +19,11 @@
 //!   (`enum`, `allOf`...), which is what spec authors mean by it.
 //! - `readOnly` (`writeOnly`) schemas reject any value in requests (responses), and required
 //!   properties whose schema is read-only (write-only) are not required there.
-//! - `discriminator` (with `oneOf`/`anyOf`) selects the one subschema named by the property's
-//!   value (`mapping`, then the names of the `$ref`s of the alternatives); an unknown or
-//!   missing value is a violation. Without `oneOf`/`anyOf` it is ignored (a warning).
+//! - `discriminator` (3.0, with `oneOf`/`anyOf`) selects the one subschema named by the
+//!   property's value (`mapping`, then the names of the `$ref`s of the alternatives); an unknown
+//!   or missing value is a violation. Without `oneOf`/`anyOf` it is ignored (a warning). In 3.1
+//!   it is an annotation only (3.1.1: it "MUST NOT change the validation outcome"): `oneOf`
+//!   and `anyOf` are evaluated in full.
 //! - Shadow fields ([`Options::shadow_unknown`]): a property is described when a
 //!   `properties`/`patternProperties` of the schema or of its in-place composition (`$ref`,
 //!   `allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `dependentSchemas`) names it. Schemas that

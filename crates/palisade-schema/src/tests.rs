@@ -854,3 +854,49 @@ fn shadow_skip_when_all_members_matched() {
     let (s, id) = one(O30, "{type: object, properties: {a: {}}, additionalProperties: true}");
     assert_eq!(run(&s, id, r#"{"a":1,"z":1}"#, &o).1.len(), 1);
 }
+
+#[test]
+fn big_integers_compare_and_divide_exactly() {
+    table(O30, "{type: integer, maximum: 18446744073709551615}", &[("18446744073709551615", V), ("18446744073709551616", Some("maximum"))]);
+    table(
+        O30,
+        "{type: integer, multipleOf: 3}",
+        &[
+            ("9007199254740993", V),
+            ("9007199254740995", Some("multipleOf")),
+            ("300000000000000000000000000000", V),
+            ("300000000000000000000000000001", Some("multipleOf")),
+        ],
+    );
+    table(
+        O30,
+        "{type: object, properties: {mult: {type: integer, multipleOf: 3}}}",
+        &[(r#"{"mult":9007199254740993}"#, V), (r#"{"mult":9007199254740995}"#, Some("multipleOf"))],
+    );
+}
+
+/// 3.0: the discriminator picks the branch that decides; 3.1: it must not change the outcome,
+/// so a value valid against two `oneOf` branches is invalid whatever the discriminator says.
+#[test]
+fn discriminator_decides_in_30_and_only_annotates_in_31() {
+    let doc = r#"
+s:
+  oneOf: [{$ref: '#/$defs/Cat'}, {$ref: '#/$defs/Dog'}]
+  discriminator: {propertyName: petType, mapping: {kitty: '#/$defs/Cat', puppy: '#/$defs/Dog'}}
+$defs:
+  Cat: {type: object, required: [meows], properties: {meows: {type: boolean}}}
+  Dog: {type: object, required: [barks], properties: {barks: {type: boolean}}}
+"#;
+    let o = opts(Direction::Request);
+    let both = r#"{"petType":"kitty","meows":true,"barks":true}"#;
+    let (s30, id30) = build(O30, &[("main", doc)], "/s").unwrap();
+    assert!(run(&s30, id30, both, &o).0);
+    assert!(!run(&s30, id30, r#"{"petType":"kitty","barks":true}"#, &o).0);
+    let (s31, id31) = build(O31, &[("main", doc)], "/s").unwrap();
+    let (ok, v) = run(&s31, id31, both, &o);
+    assert!(!ok);
+    assert_eq!(v[0].keyword, "oneOf");
+    assert!(run(&s31, id31, r#"{"petType":"kitty","meows":true}"#, &o).0);
+    // An unknown discriminator value is not an error by itself in 3.1: oneOf decides.
+    assert!(run(&s31, id31, r#"{"petType":"hamster","meows":true}"#, &o).0);
+}

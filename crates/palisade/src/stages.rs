@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use palisade_config::yaml::Node;
 use palisade_config::{AppConfig, Config, ConfigError};
-use palisade_core::{RequestView, ResponseView, Stage, Verdict};
+use palisade_core::{Context, RequestView, ResponseView, Stage, Verdict};
 use palisade_openapi::judge::Judge;
 use palisade_openapi::settings::{Settings, Source};
 use palisade_openapi::stage::OpenApiStage;
@@ -231,19 +231,19 @@ impl Stage for SharedStage {
     fn name(&self) -> &'static str {
         self.0.name()
     }
-    fn check_head(&self, req: &RequestView<'_>) -> Verdict {
-        self.0.check_head(req)
+    fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        self.0.check_head(req, cx)
     }
     fn wants_body(&self) -> bool {
         self.0.wants_body()
     }
-    fn check_body(&self, req: &RequestView<'_>) -> Verdict {
-        self.0.check_body(req)
+    fn check_body(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        self.0.check_body(req, cx)
     }
     fn wants_response(&self) -> bool {
         self.0.wants_response()
     }
-    fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>) -> Verdict {
-        self.0.check_response(req, resp)
+    fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>, cx: &Context) -> Verdict {
+        self.0.check_response(req, resp, cx)
     }
 }

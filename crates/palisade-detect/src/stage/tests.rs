@@ -1,6 +1,7 @@
 use super::*;
 use crate::eval::{build, OwnedRequest, Place};
 use crate::{Category, Detector, Hit, Input};
+use palisade_core::Context;
 
 struct Toy;
 
@@ -23,7 +24,7 @@ fn stage(settings: &Settings) -> DetectionStage {
 fn head_findings_block_with_reason() {
     let s = stage(&Settings::default());
     let req = build(Place::Query, "x' or 1=1 --").unwrap();
-    let v = s.check_head(&req.view());
+    let v = s.check_head(&req.view(), &mut Context::default());
     let Verdict::Block { status: None, reasons } = v else { panic!("{v:?}") };
     assert_eq!(reasons[0].code, "detect.sqli");
     assert_eq!(reasons[0].location.as_deref(), Some("query.q"));
@@ -38,8 +39,8 @@ fn head_findings_block_with_reason() {
 fn body_findings_in_the_body_phase_only() {
     let s = stage(&Settings::default());
     let req = build(Place::Json, "x' or 1=1").unwrap();
-    assert!(s.check_head(&req.view()).is_allow());
-    assert!(matches!(s.check_body(&req.view()), Verdict::Block { .. }));
+    assert!(s.check_head(&req.view(), &mut Context::default()).is_allow());
+    assert!(matches!(s.check_body(&req.view(), &mut Context::default()), Verdict::Block { .. }));
 }
 
 #[test]
@@ -50,12 +51,12 @@ fn modes_and_path_overrides() {
     let s = stage(&settings);
     let mut req = OwnedRequest::new(http::Method::GET, "/api");
     req.query = Some("q=x%27%20or%201%3D1".into());
-    assert!(matches!(s.check_head(&req.view()), Verdict::Monitor { .. }));
+    assert!(matches!(s.check_head(&req.view(), &mut Context::default()), Verdict::Monitor { .. }));
     for (path, blocked) in
         [("/admin", true), ("/admin/x", true), ("/x/../admin/y", true), ("/%61dmin/y", true), ("/administrator", false), ("/admin/open/z", false)]
     {
         req.path = path.into();
-        let v = s.check_head(&req.view());
+        let v = s.check_head(&req.view(), &mut Context::default());
         match (blocked, &v) {
             (true, Verdict::Block { reasons, .. }) => assert!(reasons[0].detail.as_deref().unwrap().contains("confidence 95"), "{path}: {v:?}"),
             (false, Verdict::Monitor { .. } | Verdict::Allow) => {}
@@ -65,7 +66,7 @@ fn modes_and_path_overrides() {
     assert_eq!(s.policy("/admin/open"), (Mode::Off, Level::Balanced));
     let off = stage(&Settings { mode: Mode::Off, ..Settings::default() });
     assert!(!off.wants_body());
-    assert!(off.check_head(&req.view()).is_allow());
+    assert!(off.check_head(&req.view(), &mut Context::default()).is_allow());
 }
 
 #[test]
@@ -74,11 +75,30 @@ fn limits_act_per_on_exceed() {
     settings.limits.max_values = 2;
     let mut req = OwnedRequest::new(http::Method::GET, "/a");
     req.query = Some("a=1&b=2&c=3".into());
-    let v = stage(&settings).check_head(&req.view());
+    let v = stage(&settings).check_head(&req.view(), &mut Context::default());
     let Verdict::Block { reasons, .. } = v else { panic!("{v:?}") };
     assert_eq!(reasons[0].code, "detect.limit");
     settings.on_exceed = Mode::Monitor;
-    assert!(matches!(stage(&settings).check_head(&req.view()), Verdict::Monitor { .. }));
+    assert!(matches!(stage(&settings).check_head(&req.view(), &mut Context::default()), Verdict::Monitor { .. }));
     settings.on_exceed = Mode::Off;
-    assert!(stage(&settings).check_head(&req.view()).is_allow());
+    assert!(stage(&settings).check_head(&req.view(), &mut Context::default()).is_allow());
+}
+
+#[test]
+fn exclusions_and_rule_allows_from_the_context_are_honoured() {
+    use palisade_core::Exclusion;
+    let s = stage(&Settings::default());
+    let req = build(Place::Query, "x' or 1=1 --").unwrap();
+    let mut cx = Context::default();
+    cx.exclusions.push(Exclusion { detector: Some("sqli".into()), location: Some("query.other".into()) });
+    assert!(matches!(s.check_head(&req.view(), &mut cx), Verdict::Block { .. }), "an exclusion elsewhere changes nothing");
+    cx.exclusions.push(Exclusion { detector: Some("xss".into()), location: Some("query.q".into()) });
+    assert!(matches!(s.check_head(&req.view(), &mut cx), Verdict::Block { .. }), "an exclusion of another detector changes nothing");
+    cx.exclusions.push(Exclusion { detector: Some("sqli".into()), location: Some("query.q".into()) });
+    assert!(s.check_head(&req.view(), &mut cx).is_allow(), "the finding is excepted by detector and field");
+    let mut cx = Context::default();
+    cx.exclusions.push(Exclusion { detector: None, location: Some("query".into()) });
+    assert!(s.check_head(&req.view(), &mut cx).is_allow(), "every detector excepted for the whole query");
+    let cx = &mut Context { allowed_by: Some("trusted-scanner".into()), ..Context::default() };
+    assert!(s.check_head(&req.view(), cx).is_allow(), "a rule allowed the request");
 }
