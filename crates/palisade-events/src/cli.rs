@@ -15,7 +15,10 @@ use crate::query::{Filter, Page, Reader, Stats};
 pub enum Source {
     Db(PathBuf),
     /// `http://127.0.0.1:9901` and the admin token, if any.
-    Admin { url: String, token: Option<String> },
+    Admin {
+        url: String,
+        token: Option<String>,
+    },
 }
 
 impl Source {
@@ -147,7 +150,8 @@ pub fn http_get(base: &str, path_and_query: &str, token: Option<&str>) -> Result
     let mut s = TcpStream::connect_timeout(addr, Duration::from_secs(5)).map_err(|e| format!("{authority}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(30))).map_err(|e| e.to_string())?;
     let auth = token.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    write!(s, "GET {path_and_query} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\nAccept: application/json\r\n\r\n").map_err(|e| e.to_string())?;
+    write!(s, "GET {path_and_query} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\nAccept: application/json\r\n\r\n")
+        .map_err(|e| e.to_string())?;
     let mut raw = Vec::new();
     s.take(64 * 1024 * 1024).read_to_end(&mut raw).map_err(|e| format!("{authority}: {e}"))?;
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| format!("{authority}: incomplete response"))?;

@@ -208,7 +208,15 @@ impl Redactor {
     }
 
     /// Build an event from a request and its reasons (the first reason fills the columns).
-    pub fn event(&self, req: &RequestRef<'_>, verdict: Verdict, reasons: &[ReasonRef<'_>], status: u16, upstream_status: Option<u16>, latency_us: u64) -> Event {
+    pub fn event(
+        &self,
+        req: &RequestRef<'_>,
+        verdict: Verdict,
+        reasons: &[ReasonRef<'_>],
+        status: u16,
+        upstream_status: Option<u16>,
+        latency_us: u64,
+    ) -> Event {
         let first = reasons.first();
         let (detector, confidence) = first.map(|r| parse_detail(r.code, r.detail)).unwrap_or((None, None));
         let fragment = first.and_then(|r| {

@@ -224,7 +224,12 @@ impl Reader {
         ))?;
         let buckets: Vec<Bucket> = stmt
             .query_map(rusqlite::params_from_iter(params.clone()), |r| {
-                Ok(Bucket { start_ms: r.get(0)?, total: r.get::<_, i64>(1)? as u64, blocked: r.get::<_, i64>(2)? as u64, monitored: r.get::<_, i64>(3)? as u64 })
+                Ok(Bucket {
+                    start_ms: r.get(0)?,
+                    total: r.get::<_, i64>(1)? as u64,
+                    blocked: r.get::<_, i64>(2)? as u64,
+                    monitored: r.get::<_, i64>(3)? as u64,
+                })
             })?
             .collect::<Result<_, _>>()?;
         let total = buckets.iter().map(|b| b.total).sum();

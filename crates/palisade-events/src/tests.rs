@@ -76,7 +76,8 @@ fn gate_pipeline(queue: usize, batch: usize) -> (Pipeline, Gate) {
     let (ttx, trx) = sync_channel(64);
     let rows = Arc::new(Mutex::new(Vec::new()));
     let sink = GateSink { entered: etx, tokens: trx, rows: rows.clone() };
-    let opts = Options { queue_size: queue, batch_size: batch, aggregate_window: Duration::from_secs(3600), tick: Duration::from_millis(20), ..Options::default() };
+    let opts =
+        Options { queue_size: queue, batch_size: batch, aggregate_window: Duration::from_secs(3600), tick: Duration::from_millis(20), ..Options::default() };
     (Pipeline::start(Box::new(sink), opts).unwrap(), Gate { entered: erx, tokens: ttx, rows })
 }
 
@@ -210,7 +211,9 @@ fn reason<'a>(code: &'a str, location: &'a str, fragment: &'a str) -> ReasonRef<
 #[test]
 fn secrets_never_reach_an_event() {
     let r = Redactor::new(["password", "api_key"]);
-    for loc in ["header.authorization", "header.Proxy-Authorization", "header.cookie", "header.set-cookie", "cookie.session", "query.api_key", "body/user/password"] {
+    for loc in
+        ["header.authorization", "header.Proxy-Authorization", "header.cookie", "header.set-cookie", "cookie.session", "query.api_key", "body/user/password"]
+    {
         let e = r.event(&req(None), Verdict::Block, &[reason("detect.sqli", loc, "SECRET' or 1=1")], 403, None, 10);
         assert_eq!(e.fragment.as_deref(), Some(REDACTED), "{loc}");
     }
@@ -307,7 +310,9 @@ fn sqlite_stores_batches_and_queries_filter_page_and_count() {
     assert_eq!(count(Filter { since_ms: Some(1_000_000 + 10_000), until_ms: Some(1_000_000 + 20_000), ..Filter::default() }), 10);
     assert_eq!(count(Filter { verdict: Some(Verdict::Monitor), ..Filter::default() }), 0);
     assert_eq!(count(Filter { after_id: Some(245), ..Filter::default() }), 5);
-    let one = r.events(&Filter { reason: Some("detect.xss".into()), until_ms: Some(1_000_000 + 8000), since_ms: Some(1_000_000 + 7000), ..Filter::default() }).unwrap();
+    let one = r
+        .events(&Filter { reason: Some("detect.xss".into()), until_ms: Some(1_000_000 + 8000), since_ms: Some(1_000_000 + 7000), ..Filter::default() })
+        .unwrap();
     assert_eq!(one.events.len(), 1);
     let e = &one.events[0];
     assert_eq!((e.count, e.others.len(), e.fragment.as_deref()), (50, 1, Some("' or 1=1--")));

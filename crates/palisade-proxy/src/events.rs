@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use palisade_config::{Config, EventsConfig, Located, Loc};
+use palisade_config::{Config, EventsConfig, Loc, Located};
 use palisade_events::{jsonl, sqlite, Options, Redactor, Settings, SinkSpec};
 
 /// File name of the default SQLite database, beside the configuration file.

@@ -159,7 +159,13 @@ impl Metrics {
     /// For `workers` worker threads (each gets a shard, plus one for other threads).
     pub fn new(workers: usize) -> Metrics {
         let shards = workers + 1;
-        Metrics { shards, apps: Mutex::new(Vec::new()), unrouted: Arc::new(AppMetrics::new("", shards)), reloads_ok: AtomicU64::new(0), reloads_failed: AtomicU64::new(0) }
+        Metrics {
+            shards,
+            apps: Mutex::new(Vec::new()),
+            unrouted: Arc::new(AppMetrics::new("", shards)),
+            reloads_ok: AtomicU64::new(0),
+            reloads_failed: AtomicU64::new(0),
+        }
     }
 
     /// The series of app `name`, created on first use (at snapshot build, not per request).
@@ -221,7 +227,12 @@ impl Metrics {
                 ("palisade_events_written_total", "Event rows stored by the sink (an aggregated row counts once).", "counter", s.written),
                 ("palisade_events_aggregated_total", "Events folded into another row's count while the sink was behind.", "counter", s.aggregated),
                 ("palisade_events_dropped_total", "Events dropped: queue full, sink failure, or shutting down.", "counter", s.dropped),
-                ("palisade_events_queued", "Events in the queue or held by the writer (produced = written + aggregated + dropped + this).", "gauge", s.in_flight()),
+                (
+                    "palisade_events_queued",
+                    "Events in the queue or held by the writer (produced = written + aggregated + dropped + this).",
+                    "gauge",
+                    s.in_flight(),
+                ),
                 ("palisade_events_sink_errors_total", "Batches the sink failed to store.", "counter", s.sink_errors),
             ] {
                 header(&mut out, name, kind, help);

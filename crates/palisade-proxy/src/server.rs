@@ -150,7 +150,8 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
     let mut handles = Vec::new();
     for (i, listeners) in per_worker.into_iter().enumerate() {
         let shared = shared.clone();
-        let h = std::thread::Builder::new().name(format!("palisade-worker-{i}")).spawn(move || worker_thread(shared, listeners, i)).map_err(StartError::Thread)?;
+        let h =
+            std::thread::Builder::new().name(format!("palisade-worker-{i}")).spawn(move || worker_thread(shared, listeners, i)).map_err(StartError::Thread)?;
         handles.push(h);
     }
     shared.ready.store(true, Ordering::SeqCst);
@@ -319,11 +320,8 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, ind
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
-        let proxy = Rc::new(Proxy {
-            snapshot: shared.snapshot.clone(),
-            metrics: shared.metrics.clone(),
-            events: shared.events.as_ref().map(|p| p.sender().clone()),
-        });
+        let proxy =
+            Rc::new(Proxy { snapshot: shared.snapshot.clone(), metrics: shared.metrics.clone(), events: shared.events.as_ref().map(|p| p.sender().clone()) });
         let active = Rc::new(Cell::new(0usize));
         let mut accept_tasks = Vec::new();
         for (idx, l) in listeners.into_iter().enumerate() {

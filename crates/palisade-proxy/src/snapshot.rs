@@ -86,7 +86,14 @@ impl Snapshot {
                     Ok(stages) => {
                         let wants_body = stages.iter().any(|s| s.wants_body());
                         let wants_response = stages.iter().any(|s| s.wants_response());
-                        apps.push(App { cfg: a.clone(), upstream: upstreams[a.upstream].clone(), stages, wants_body, wants_response, metrics: metrics.app(&a.name) });
+                        apps.push(App {
+                            cfg: a.clone(),
+                            upstream: upstreams[a.upstream].clone(),
+                            stages,
+                            wants_body,
+                            wants_response,
+                            metrics: metrics.app(&a.name),
+                        });
                     }
                     Err(e) => errors.extend(e),
                 }

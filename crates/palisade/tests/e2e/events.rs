@@ -227,17 +227,15 @@ async fn the_cli_reads_events_from_the_database_and_the_admin_api() {
     flush(&proxy);
     let db = proxy.dir.join("events.db");
     let run = |args: Vec<String>| {
-        let out = Command::new(env!("CARGO_BIN_EXE_palisade"))
-            .args(&args)
-            .env_remove("PALISADE_ADMIN_TOKEN")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run palisade");
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_palisade")).args(&args).env_remove("PALISADE_ADMIN_TOKEN").stdin(Stdio::null()).output().expect("run palisade");
         (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string())
     };
-    let (code, out, err) = tokio::task::spawn_blocking(move || run(vec!["events".into(), "query".into(), "--db".into(), db.display().to_string(), "--json".into(), "--category".into(), "sqli".into()]))
-        .await
-        .unwrap();
+    let (code, out, err) = tokio::task::spawn_blocking(move || {
+        run(vec!["events".into(), "query".into(), "--db".into(), db.display().to_string(), "--json".into(), "--category".into(), "sqli".into()])
+    })
+    .await
+    .unwrap();
     assert_eq!(code, Some(0), "{err}");
     let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 3, "{out}");
@@ -260,9 +258,7 @@ async fn the_cli_reads_events_from_the_database_and_the_admin_api() {
     assert!(lines[1].contains(" block ") && lines[1].contains(" 403 ") && lines[1].contains("/x?q="), "{out}");
 
     // Without the token the API refuses, and the CLI says so.
-    let (code, _, err) = tokio::task::spawn_blocking(move || run(vec!["events".into(), "query".into(), "--admin".into(), admin_url]))
-        .await
-        .unwrap();
+    let (code, _, err) = tokio::task::spawn_blocking(move || run(vec!["events".into(), "query".into(), "--admin".into(), admin_url])).await.unwrap();
     assert_eq!(code, Some(1));
     assert!(err.contains("401"), "{err}");
 }
