@@ -284,7 +284,9 @@ fn events_short_and_long_forms() {
     assert!(text.iter().any(|t| t.contains("events.sample_allowed") && t.contains("between 0 and 1")), "{text:?}");
     assert!(text.iter().any(|t| t.contains("events.batch_size") && t.contains("larger than queue_size")), "{text:?}");
     assert!(text.iter().any(|t| t.contains("events.flush") && t.contains("unknown key")), "{text:?}");
+}
 
+#[test]
 fn integers_beyond_i64_keep_their_digits() {
     use crate::yaml::{parse, Value};
     let n = parse("a: 18446744073709551616\nb: -9223372036854775809\nc: 12\nd: 1.5\n# é\ne: 99999999999999999999\n").unwrap();
