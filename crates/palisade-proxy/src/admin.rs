@@ -6,9 +6,12 @@
 //! - `GET /api/events`: security events, filtered and paginated (newest first, `cursor`);
 //! - `GET /api/stats`: counts per time bucket, top client IPs, reasons, paths, categories, apps;
 //! - `POST /api/reload`: re-read the configuration file, as SIGHUP does;
-//! - `GET /api/config`: the configuration in force, secrets redacted.
+//! - `GET /api/config`: the configuration in force, secrets redacted;
+//! - `GET /api/apps`: each app with its route, upstream and the mode of each stage;
+//! - `GET /`: the web dashboard (`assets/dashboard/`, embedded in the binary; it reads the API
+//!   above from the browser, with the token the user enters when one is configured).
 //!
-//! When `admin.token` is set, everything but the probes needs `Authorization: Bearer TOKEN`
+//! When `admin.token` is set, everything but the probes and the dashboard's static files needs `Authorization: Bearer TOKEN`
 //! (the configuration requires a token when the listener is reachable beyond loopback).
 //! Database queries run on tokio's blocking pool, so a slow query never stalls the control
 //! thread's health checks.
@@ -39,6 +42,9 @@ impl Handler for Admin {
         let id = crate::request_id::next();
         let path = req.uri().path();
         let method = req.method();
+        if let Some(asset) = dashboard_asset(path) {
+            return if *method == Method::GET || *method == Method::HEAD { asset } else { method_not_allowed(id.as_str(), "GET, HEAD") };
+        }
         if !matches!(path, "/healthz" | "/readyz") {
             if let Some(resp) = self.unauthorized(&req, id.as_str()) {
                 return resp;
@@ -64,6 +70,10 @@ impl Handler for Admin {
             }
             (true, _, "/api/events") => self.events(req.uri().query(), false, id.as_str()).await,
             (true, _, "/api/stats") => self.events(req.uri().query(), true, id.as_str()).await,
+            (true, _, "/api/apps") => {
+                let snap = self.shared.snapshot.load_full();
+                json_value(StatusCode::OK, &apps_json(&snap.config))
+            }
             (true, _, "/api/config") => {
                 let snap = self.shared.snapshot.load_full();
                 json_value(StatusCode::OK, &config_json(&snap.config, snap.generation, &self.shared.events_sink))
@@ -83,11 +93,8 @@ impl Handler for Admin {
                     Err(_) => problem::response(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Reload failed", id.as_str(), &[]),
                 }
             }
-            (_, _, "/healthz" | "/readyz" | "/metrics" | "/api/events" | "/api/stats" | "/api/config" | "/api/reload") => {
-                let mut r = problem::response(StatusCode::METHOD_NOT_ALLOWED, "admin.method_not_allowed", "Method not allowed", id.as_str(), &[]);
-                let allow = if path == "/api/reload" { "POST" } else { "GET, HEAD" };
-                r.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
-                r
+            (_, _, "/healthz" | "/readyz" | "/metrics" | "/api/events" | "/api/stats" | "/api/config" | "/api/apps" | "/api/reload") => {
+                method_not_allowed(id.as_str(), if path == "/api/reload" { "POST" } else { "GET, HEAD" })
             }
             _ => problem::response(StatusCode::NOT_FOUND, "admin.not_found", "Not found", id.as_str(), &[]),
         }
@@ -149,6 +156,103 @@ impl Admin {
             Err(_) => problem::response(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Query failed", id, &[]),
         }
     }
+}
+
+fn method_not_allowed(id: &str, allow: &'static str) -> Response<RespBody> {
+    let mut r = problem::response(StatusCode::METHOD_NOT_ALLOWED, "admin.method_not_allowed", "Method not allowed", id, &[]);
+    r.headers_mut().insert(header::ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
+/// The dashboard's files, embedded at build time (no Node toolchain, no CDN).
+const DASHBOARD: &[(&str, &str, &str)] = &[
+    ("/", "text/html; charset=utf-8", include_str!("../assets/dashboard/index.html")),
+    ("/index.html", "text/html; charset=utf-8", include_str!("../assets/dashboard/index.html")),
+    ("/assets/app.js", "text/javascript; charset=utf-8", include_str!("../assets/dashboard/app.js")),
+    ("/assets/style.css", "text/css; charset=utf-8", include_str!("../assets/dashboard/style.css")),
+];
+
+/// A dashboard file, served with a strict Content-Security-Policy: the page runs only its own
+/// script and talks only to this listener, so a payload that slipped into an event could not
+/// run even if it were rendered as HTML (it is not: the script writes request data as text).
+fn dashboard_asset(path: &str) -> Option<Response<RespBody>> {
+    let (_, ctype, body) = DASHBOARD.iter().find(|(p, _, _)| *p == path)?;
+    let mut r = Response::new(RespBody::full(body.to_string()));
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    );
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    Some(r)
+}
+
+/// One line per stage for the dashboard's list of apps: what is checked and in which mode.
+fn stage_summary(key: &str, node: Option<&Node>) -> String {
+    let get = |k: &str| -> Option<String> {
+        match &node?.value {
+            YValue::Map(entries) => entries.iter().find(|(n, _)| n.name == k).and_then(|(_, v)| match &v.value {
+                YValue::Str(s) => Some(s.clone()),
+                YValue::Bool(false) => Some("off".into()),
+                YValue::Seq(items) => Some(format!("{} entries", items.len())),
+                _ => Some("on".into()),
+            }),
+            _ => None,
+        }
+    };
+    let scalar = node.and_then(|n| match &n.value {
+        YValue::Str(s) => Some(s.clone()),
+        YValue::Bool(false) => Some("off".into()),
+        _ => None,
+    });
+    match (key, node) {
+        ("detection", None) => "block, balanced (default)".into(),
+        (_, None) => "off".into(),
+        (_, Some(_)) if scalar.is_some() => scalar.unwrap_or_default(),
+        ("openapi", Some(_)) => {
+            format!("request {}, response {}", get("request").unwrap_or_else(|| "block".into()), get("response").unwrap_or_else(|| "off".into()))
+        }
+        ("detection", Some(_)) => format!("{}, {}", get("mode").unwrap_or_else(|| "block".into()), get("level").unwrap_or_else(|| "balanced".into())),
+        ("rules", Some(n)) => match &n.value {
+            YValue::Seq(items) => format!("block ({} rules)", items.len()),
+            _ => get("mode").map_or_else(|| "on".to_string(), |m| m.to_string()),
+        },
+        (_, Some(n)) => match &n.value {
+            YValue::Map(entries) => {
+                let parts: Vec<&str> = entries.iter().map(|(k, _)| k.name.as_str()).filter(|k| !secret_key(k)).collect();
+                format!("{} ({})", get("mode").unwrap_or_else(|| "block".into()), parts.join(", "))
+            }
+            _ => "on".into(),
+        },
+    }
+}
+
+/// `GET /api/apps`: the apps in force, for the dashboard.
+pub fn apps_json(c: &Config) -> Value {
+    let apps: Vec<Value> = c
+        .apps
+        .iter()
+        .map(|a| {
+            let stage = |k: &str| stage_summary(k, a.stages.iter().find(|(n, _, _)| n == k).map(|(_, n, _)| n));
+            let hosts = if a.hosts.is_empty() { "*".to_string() } else { a.hosts.join(", ") };
+            let route = if a.path_prefix.is_empty() || a.path_prefix == "/" { hosts } else { format!("{hosts} {}", a.path_prefix) };
+            let upstream =
+                c.upstreams.get(a.upstream).map(|u| u.targets.iter().map(|t| t.value.to_string()).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+            json!({
+                "name": a.name,
+                "route": route,
+                "upstream": upstream,
+                "access": stage("access"),
+                "openapi": stage("openapi"),
+                "detection": stage("detection"),
+                "rules": stage("rules"),
+            })
+        })
+        .collect();
+    json!({ "apps": apps })
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

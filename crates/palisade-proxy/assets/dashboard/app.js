@@ -110,7 +110,7 @@ function drawTimeline(s) {
   const W = 600, H = 160, top = 8, bottom = 18;
   const n = s.buckets.length || 1;
   const max = Math.max(1, ...s.buckets.map((b) => b.blocked + b.monitored));
-  const bw = W / n;
+  const bw = W / Math.max(n, 30);
   g.append(svg("line", { x1: 0, y1: H - bottom, x2: W, y2: H - bottom, class: "axis" }));
   s.buckets.forEach((b, i) => {
     const x = i * bw + bw * 0.1, w = Math.max(1, bw * 0.8);
@@ -167,7 +167,7 @@ async function loadApps() {
   tbody.replaceChildren();
   for (const a of body.apps) {
     const mode = (text) => {
-      const m = /^(block|monitor|off)/.exec(text || "off");
+      const m = /\b(block|monitor|off)\b/.exec(text || "off");
       return el("td", { class: "mode-" + (m ? m[1] : "off") }, text || "off");
     };
     tbody.append(el("tr", { dataset: { app: a.name } },

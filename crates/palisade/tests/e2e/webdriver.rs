@@ -32,7 +32,8 @@ pub struct Browser {
     session: String,
 }
 
-const ELEMENT_KEY: &str = "element-6066-11e4-a4e6-4a4a3a4a4a4a";
+/// The W3C web element identifier key.
+const ELEMENT_KEY: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 impl Browser {
     pub fn start() -> Result<Browser, String> {
@@ -80,12 +81,41 @@ impl Browser {
             body.len()
         );
         s.write_all(req.as_bytes()).map_err(|e| e.to_string())?;
+        // chromedriver may keep the connection open: read the head, then exactly the body.
         let mut raw = Vec::new();
-        s.read_to_end(&mut raw).map_err(|e| format!("{method} {path}: {e}"))?;
-        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("no HTTP head from chromedriver")?;
+        let mut buf = [0u8; 16 * 1024];
+        let read_more = |s: &mut TcpStream, raw: &mut Vec<u8>, buf: &mut [u8]| -> Result<bool, String> {
+            let n = s.read(buf).map_err(|e| format!("{method} {path}: {e}"))?;
+            raw.extend_from_slice(&buf[..n]);
+            Ok(n > 0)
+        };
+        let split = loop {
+            if let Some(i) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i;
+            }
+            if !read_more(&mut s, &mut raw, &mut buf)? {
+                return Err(format!("{method} {path}: connection closed before the response head"));
+            }
+        };
         let head = String::from_utf8_lossy(&raw[..split]).to_string();
+        let lower = head.to_ascii_lowercase();
+        let length = lower.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse::<usize>().ok());
+        let chunked = lower.contains("transfer-encoding: chunked");
+        loop {
+            let body = &raw[split + 4..];
+            let complete = match length {
+                Some(n) => body.len() >= n,
+                None if chunked => body.windows(5).any(|w| w == b"0\r\n\r\n"),
+                None => false,
+            };
+            if complete || !read_more(&mut s, &mut raw, &mut buf)? {
+                break;
+            }
+        }
         let mut payload = raw[split + 4..].to_vec();
-        if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        if let Some(n) = length {
+            payload.truncate(n);
+        } else if chunked {
             payload = dechunk(&payload);
         }
         let v: Value = serde_json::from_slice(&payload).map_err(|e| format!("{method} {path}: bad JSON ({e}): {}", String::from_utf8_lossy(&payload)))?;
@@ -110,7 +140,7 @@ impl Browser {
 
     pub fn find(&self, css: &str) -> Result<String, String> {
         let v = self.call("POST", &self.sess("/element"), Some(json!({ "using": "css selector", "value": css })))?;
-        v[ELEMENT_KEY].as_str().map(str::to_string).ok_or_else(|| format!("no element for {css}"))
+        v[ELEMENT_KEY].as_str().map(str::to_string).ok_or_else(|| format!("no element for {css}: {v}"))
     }
 
     pub fn click(&self, css: &str) -> Result<(), String> {
