@@ -98,6 +98,7 @@ pub fn print_intro(listen: SocketAddr, admin: SocketAddr, events_db: &std::path:
     println!(
         "\
 Palisade demo: a protected API on http://{listen} (admin on http://{admin})
+Dashboard: open http://{admin}/ in a browser to see what is blocked and why.
 
 Try:
   curl -i http://{listen}/api/products                  # allowed: forwarded to the demo API
