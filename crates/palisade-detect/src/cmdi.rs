@@ -459,6 +459,8 @@ fn lex(s: &str) -> Vec<Tok> {
             b'|' => Some(("|", 1)),
             b'&' if next == b'&' => Some(("&&", 2)),
             b'&' => Some(("&", 1)),
+            // A run of three or more backticks is a markdown code fence.
+            b'`' if next == b'`' && b.get(i + 2) == Some(&b'`') => Some(("```", 3 + b[i + 3..].iter().take_while(|&&x| x == b'`').count())),
             b'`' => Some(("`", 1)),
             b'$' if next == b'(' => Some(("$(", 2)),
             b'<' if next == b'(' => Some(("$(", 2)),
@@ -602,6 +604,7 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
     let mut seen_word = false;
     let mut in_backtick = false;
     let mut bt_prose = false;
+    let mut in_fence = false;
     let mut glued = false;
     let mut i = 0;
     while i < toks.len() {
@@ -626,6 +629,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         } else {
                             None
                         }
+                    }
+                    "```" => {
+                        // Markdown: what follows the fence is a code listing.
+                        in_fence = !in_fence;
+                        Some(Sep::Newline)
                     }
                     "ifs" => sep,
                     ")" | "}" => None,
@@ -728,8 +736,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             } else if is_ambiguous(&cmd) && ends && j < toks.len() && args.is_empty() && matches!(toks[j], Tok::Op(";" | "|" | "&&" | "||", _))
                             {
                                 65
-                            } else if !amb && !args.is_empty() {
+                            } else if !amb && !args.is_empty() && (args.len() > 1 || !args[0].bytes().all(|b| b.is_ascii_alphabetic())) {
                                 60
+                            } else if !amb && !args.is_empty() {
+                                // `curl cream`: a program name followed by one plain word.
+                                50
                             } else if matches!(cmd.as_str(), "sleep" | "ping" | "timeout") && args.len() == 1 && args[0].bytes().all(|b| b.is_ascii_digit()) {
                                 // Blind timing probe.
                                 60
@@ -741,6 +752,9 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         }
                     };
                     let conf = if *obf && conf > 0 { conf.max(85) } else { conf };
+                    // Inside a markdown code span that follows prose, or a fenced code block,
+                    // a command is being shown, not injected: below the balanced threshold.
+                    let conf = if (in_backtick && bt_prose || in_fence) && !*obf { conf.min(55) } else { conf };
                     if conf > 0 {
                         let why = match kind {
                             Sep::Subst => "command substitution runs a program",

@@ -519,7 +519,10 @@ fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         put_in(&mut best, 85, "path climbs above its root", trav);
     }
     if escape && ups == 1 {
-        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url { 65 } else { 50 }, "path climbs one level above its root", trav);
+        // `...` alone is an ellipsis and `../ meaning` a phrase: one level needs a separator
+        // and segments that do not start with a blank.
+        let phrase = seps == 0 || body.split(['/', '\\']).any(|seg| seg.starts_with(' '));
+        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url && !phrase { 65 } else { 50 }, "path climbs one level above its root", trav);
     }
     if root != Root::Url && seps >= 1 {
         let sys = (root == Root::Unix || root == Root::Backslash) && system_root(&segs);
@@ -648,7 +651,9 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     let whole_has_space = trimmed.contains(char::is_whitespace);
     if let Some(c) = judge(trimmed, null, field) {
         // A prose value that happens to hold a slash is judged by its tokens instead.
-        let prose = whole_has_space && trimmed.split_whitespace().count() > 6;
+        let words = trimmed.split_whitespace().count();
+        let plain = trimmed.split_whitespace().filter(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_alphabetic())).count();
+        let prose = whole_has_space && (words > 6 || words > 3 && plain >= 2);
         if !prose {
             out = best(out, Some(mk(NAME, c.cat, c.conf, trimmed, c.why)));
         }
