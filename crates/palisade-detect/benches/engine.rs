@@ -1,16 +1,18 @@
-//! The detection engine with the built-in detectors: one typical benign value (the fast
-//! path), a few harder benign values, `GET /test?id=5&q=...` head inspection, and the JSON
-//! bodies small.json (1 KiB; bar 10 µs) and large.json (28 KiB; bar 100 µs) from
-//! ../shared/bench fully inspected (every key and string).
+//! The detection engine with the built-in detectors: a few typical benign values (bar: 2 µs
+//! median each), a sample of our benign sets (`data/benign/*.jsonl`, every 8th value, as
+//! query values; criterion reports the time per value through `Throughput::Elements`),
+//! `GET /test?id=5&q=...` head inspection, and the JSON bodies small.json (1 KiB; bar 10 µs)
+//! and large.json (28 KiB; bar 100 µs) from ../shared/bench fully inspected (JSON extraction
+//! included, every key and string).
 //!
 //! `cargo bench -p palisade-detect --bench engine`. Body benches skipped without ../shared.
 
 use std::path::Path;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use palisade_core::Phase;
 use palisade_detect::engine::Report;
-use palisade_detect::eval::OwnedRequest;
+use palisade_detect::eval::{parse_corpus, OwnedRequest};
 use palisade_detect::extract::Location;
 use palisade_detect::{Engine, EngineConfig, FieldKind, Level};
 
@@ -23,6 +25,11 @@ fn bench(c: &mut Criterion) {
         ("value/prose", "It's the best product I've ever bought; I'd recommend it."),
         ("value/url", "https://shop.example.com/items?id=42&sort=price"),
         ("value/encoded", "caf%C3%A9 &amp; cr%C3%A8me"),
+        ("value/uuid", "3f2b8c1e-9a4d-4e7b-b1c2-5d6e7f8a9b0c"),
+        ("value/email", "jane.doe+orders@example.co.uk"),
+        ("value/date", "2024-05-14T09:31:27Z"),
+        ("value/base64", "dGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVy"),
+        ("value/markdown", "Run `cargo build --release` then see the **README**; it's short."),
     ] {
         c.bench_function(name, |b| {
             b.iter(|| {
@@ -31,6 +38,40 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // A sample of our benign sets, one value after the other.
+    let benign = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/benign");
+    let mut sample: Vec<String> = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&benign).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect();
+    files.sort();
+    for f in files {
+        let all = parse_corpus(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        sample.extend(all.into_iter().step_by(8).map(|s| s.value));
+    }
+    let mut g = c.benchmark_group("values");
+    g.throughput(Throughput::Elements(sample.len() as u64));
+    g.bench_function("benign_sample", |b| {
+        b.iter(|| {
+            for v in &sample {
+                out.clear();
+                engine.inspect_value(std::hint::black_box(v), FieldKind::QueryValue, &Location::Query("q"), Level::Balanced, &mut scratch, &mut out);
+            }
+        })
+    });
+    g.finish();
+    // Each detector alone over the same sample (where the time goes).
+    let mut g = c.benchmark_group("detector_benign");
+    g.throughput(Throughput::Elements(sample.len() as u64));
+    for d in palisade_detect::registry::detectors() {
+        g.bench_function(d.name(), |b| {
+            b.iter(|| {
+                for v in &sample {
+                    let input = palisade_detect::Input { raw: v, decoded: v, field: FieldKind::QueryValue };
+                    std::hint::black_box(d.check(std::hint::black_box(&input), Level::Balanced));
+                }
+            })
+        });
+    }
+    g.finish();
     let mut report = Report::default();
     let mut get = OwnedRequest::new(http::Method::GET, "/test");
     get.query = Some("id=5&q=wireless+mouse&page=2".into());

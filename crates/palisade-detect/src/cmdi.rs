@@ -10,16 +10,160 @@
 //! whether its arguments look like shell arguments (flags, paths, redirections, end of input).
 //! Prose with semicolons and the words "cat" or "ls" therefore stays below the threshold.
 
-use crate::other_util::{best, gate, has_pct, mk, pct_decode, step};
+use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors};
 use crate::{Category, Detector, Hit, Input, Level};
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 const NAME: &str = "cmdi";
 
 pub struct CmdiDetector;
 
 pub fn detector() -> Box<dyn Detector> {
+    LazyLock::force(&SPECIAL_ANCHORS);
+    LazyLock::force(&SORTED_PROGRAMS);
+    LazyLock::force(&SORTED_AMBIGUOUS);
     Box::new(CmdiDetector)
+}
+
+/// Literals every [`specials`] pattern contains (also in its `+`-for-blank reading).
+static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
+    Anchors::new(&[
+        "()",
+        "<!--#exec",
+        "/dev/",
+        "%comspec%",
+        "invoke-",
+        "downloadstring",
+        "downloadfile",
+        "net.webclient",
+        "start-process",
+        "frombase64string",
+        "iex",
+        "powershell",
+        "pwsh",
+        "cmd",
+        "/bin/",
+        "sh -i",
+        "sh+-i",
+    ])
+});
+
+static SORTED_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut v = PROGRAMS.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    v
+});
+
+/// The pre-filter: whether [`analyse`] could fire on `d` or on its `+`/`\n` readings. It can
+/// only when a [`specials`] anchor occurs or when a known program stands in *command
+/// position* (start of the value, after an operator, a substitution or a lone quote), so one
+/// pass over the bytes with no allocation finds the words in command position, normalises
+/// them the way [`lex`] does (quotes, `^`, `$@`/`$1` dropped; base name after `/` or `\`;
+/// `\` inside a word dropped; `.exe` cut) and looks them up. A superset of the tokenizer's
+/// command positions: operators split words wherever they are, `+` and `$IFS` are blanks.
+fn may_hold_command(d: &str) -> bool {
+    if SPECIAL_ANCHORS.any(d) {
+        return true;
+    }
+    let b = d.as_bytes();
+    let mut cmdpos = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        if is_gate_op(c, next) {
+            cmdpos = true;
+            i += if c == b'$' || c == b'\\' { 2 } else { 1 };
+            continue;
+        }
+        if c == b'$' && b[i + 1..].starts_with(b"IFS") {
+            i += 4;
+            continue;
+        }
+        if c == b'$' && b[i + 1..].starts_with(b"{IFS") {
+            i += 1 + b[i + 1..].iter().position(|&x| x == b'}').map_or(4, |p| p + 1);
+            continue;
+        }
+        if c.is_ascii_whitespace() || c == b'+' || c == b',' {
+            i += 1;
+            continue;
+        }
+        // A word: up to a blank or an operator.
+        let mut a = [0u8; 20];
+        let mut la = 0usize; // after the last `/` or `\`
+        let mut bb = [0u8; 20];
+        let mut lb = 0usize; // after the last `/`, `\` dropped
+        let mut content = false;
+        while i < b.len() {
+            let c = b[i];
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            if c.is_ascii_whitespace()
+                || c == b'+'
+                || c == b','
+                || is_gate_op(c, next)
+                || (c == b'$' && (b[i + 1..].starts_with(b"IFS") || b[i + 1..].starts_with(b"{IFS")))
+            {
+                break;
+            }
+            i += 1;
+            match c {
+                b'\'' | b'"' | b'^' => continue,
+                b'$' if matches!(next, b'@' | b'*' | b'0'..=b'9') => {
+                    i += 1;
+                    continue;
+                }
+                b'/' => {
+                    la = 0;
+                    lb = 0;
+                }
+                b'\\' => la = 0,
+                _ => {
+                    let l = c.to_ascii_lowercase();
+                    if la < a.len() {
+                        a[la] = l;
+                    }
+                    la += 1;
+                    if lb < bb.len() {
+                        bb[lb] = l;
+                    }
+                    lb += 1;
+                }
+            }
+            content = true;
+        }
+        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb)) {
+            return true;
+        }
+        if content {
+            cmdpos = false;
+        }
+    }
+    false
+}
+
+/// Operators for [`may_hold_command`] (a superset of [`lex`]'s, plus a literal `\n`/`\r`).
+#[inline]
+fn is_gate_op(c: u8, next: u8) -> bool {
+    matches!(c, b';' | b'|' | b'&' | b'`' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' | b'\n' | b'\r')
+        || (c == b'$' && next == b'(')
+        || (c == b'\\' && matches!(next, b'n' | b'r'))
+}
+
+fn known_program(buf: &[u8; 20], len: usize) -> bool {
+    if len == 0 || len > buf.len() {
+        return false;
+    }
+    let mut w = &buf[..len];
+    for ext in [&b".exe"[..], b".com", b".bat"] {
+        if let Some(x) = w.strip_suffix(ext) {
+            w = x;
+            break;
+        }
+    }
+    let Ok(w) = std::str::from_utf8(w) else { return false };
+    SORTED_PROGRAMS.binary_search(&w).is_ok()
 }
 
 impl Detector for CmdiDetector {
@@ -29,6 +173,9 @@ impl Detector for CmdiDetector {
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let d = input.decoded;
+        if !has_pct(d) && !may_hold_command(d) {
+            return None;
+        }
         let mut h = analyse(d, 0);
         // Form encoding leftovers (`+` for blanks) and residual percent layers.
         if d.contains('+') || has_pct(d) {
@@ -39,7 +186,7 @@ impl Detector for CmdiDetector {
             }
         }
         // Literal `\n` written for a newline (a payload that went through one escaping layer).
-        if d.contains("\\n") || d.contains("\\r") {
+        if memchr::memchr_iter(b'\\', d.as_bytes()).any(|i| matches!(d.as_bytes().get(i + 1), Some(b'n' | b'r'))) {
             let v = d.replace("\\r\\n", "\n").replace("\\n", "\n").replace("\\r", "\n");
             h = best(h, analyse(&v, 5));
         }
@@ -261,12 +408,19 @@ const AMBIGUOUS: &[&str] = &[
 const RECON: &[&str] = &["whoami", "ifconfig", "ipconfig", "netstat", "systeminfo", "sysinfo", "uname", "tasklist", "printenv", "pwd"];
 
 fn is_program(w: &str) -> bool {
-    PROGRAMS.contains(&w)
+    SORTED_PROGRAMS.binary_search(&w).is_ok()
 }
 
 fn is_ambiguous(w: &str) -> bool {
-    AMBIGUOUS.contains(&w)
+    SORTED_AMBIGUOUS.binary_search(&w).is_ok()
 }
+
+static SORTED_AMBIGUOUS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut v = AMBIGUOUS.to_vec();
+    v.sort_unstable();
+    v.dedup();
+    v
+});
 
 /// `/usr/bin/id` → `id`, `C:\Windows\System32\cmd.exe` → `cmd`.
 fn base_name(w: &str) -> String {
@@ -305,6 +459,8 @@ fn lex(s: &str) -> Vec<Tok> {
             b'|' => Some(("|", 1)),
             b'&' if next == b'&' => Some(("&&", 2)),
             b'&' => Some(("&", 1)),
+            // A run of three or more backticks is a markdown code fence.
+            b'`' if next == b'`' && b.get(i + 2) == Some(&b'`') => Some(("```", 3 + b[i + 3..].iter().take_while(|&&x| x == b'`').count())),
             b'`' => Some(("`", 1)),
             b'$' if next == b'(' => Some(("$(", 2)),
             b'<' if next == b'(' => Some(("$(", 2)),
@@ -441,13 +597,14 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
     if s.is_empty() {
         return None;
     }
-    let mut out = specials(s);
+    let mut out = if SPECIAL_ANCHORS.any(s) { specials(s) } else { None };
     let toks = lex(s);
     let ifs = toks.iter().any(|t| matches!(t, Tok::Op("ifs", _)));
     let mut sep = Some(Sep::Start);
     let mut seen_word = false;
     let mut in_backtick = false;
     let mut bt_prose = false;
+    let mut in_fence = false;
     let mut glued = false;
     let mut i = 0;
     while i < toks.len() {
@@ -472,6 +629,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         } else {
                             None
                         }
+                    }
+                    "```" => {
+                        // Markdown: what follows the fence is a code listing.
+                        in_fence = !in_fence;
+                        Some(Sep::Newline)
                     }
                     "ifs" => sep,
                     ")" | "}" => None,
@@ -574,8 +736,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             } else if is_ambiguous(&cmd) && ends && j < toks.len() && args.is_empty() && matches!(toks[j], Tok::Op(";" | "|" | "&&" | "||", _))
                             {
                                 65
-                            } else if !amb && !args.is_empty() {
+                            } else if !amb && !args.is_empty() && (args.len() > 1 || !args[0].bytes().all(|b| b.is_ascii_alphabetic())) {
                                 60
+                            } else if !amb && !args.is_empty() {
+                                // `curl cream`: a program name followed by one plain word.
+                                50
                             } else if matches!(cmd.as_str(), "sleep" | "ping" | "timeout") && args.len() == 1 && args[0].bytes().all(|b| b.is_ascii_digit()) {
                                 // Blind timing probe.
                                 60
@@ -587,6 +752,9 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         }
                     };
                     let conf = if *obf && conf > 0 { conf.max(85) } else { conf };
+                    // Inside a markdown code span that follows prose, or a fenced code block,
+                    // a command is being shown, not injected: below the balanced threshold.
+                    let conf = if (in_backtick && bt_prose || in_fence) && !*obf { conf.min(55) } else { conf };
                     if conf > 0 {
                         let why = match kind {
                             Sep::Subst => "command substitution runs a program",

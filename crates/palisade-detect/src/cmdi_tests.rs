@@ -92,3 +92,31 @@ fn linear_on_large_inputs() {
         assert!(steps < 80 * v.len() as u64, "{unit}: {steps}");
     }
 }
+
+#[test]
+fn markdown_shows_commands_it_does_not_inject_them() {
+    // A code span after prose and a fenced block: below the balanced threshold, still a
+    // strict-level signal.
+    for v in ["Try `git log --oneline | head -5`", "Could you explain ```python\nfor i in range(10):\n    print(i)\n```", "```sh\ncat /etc/hosts\n```"] {
+        let c = q(v);
+        assert!((40..60).contains(&c), "{v}: {c}");
+    }
+    // The same commands as injections.
+    for v in ["x; git log --oneline | head -5", "`cat /etc/hosts`", ";`whoami`"] {
+        assert!(q(v) >= 60, "{v}: {}", q(v));
+    }
+    // A program name followed by one plain word is a phrase; a whole command line is not.
+    assert!(q("curl cream") < 60);
+    assert!(q("netsh firewall set opmode disable") >= 60);
+}
+
+#[test]
+fn pre_filter_never_hides_a_command() {
+    // Every form the tokenizer recognises passes the pre-filter.
+    for v in [";id", "a|/usr/bin/id", "x`w'h'oami`", "c\\at /etc/passwd", ";w^h^o^a^m^i", "{cat,/etc/passwd}", "a\\nid", "cmd+/c+dir", "() { :; }; echo"] {
+        assert!(may_hold_command(v), "{v}");
+    }
+    for v in ["It's the best product I've ever bought", "jane.doe@example.com", "2024-05-14", "Wireless Mouse"] {
+        assert!(!may_hold_command(v), "{v}");
+    }
+}

@@ -8,15 +8,95 @@
 //! not. PHP openers, superglobals, nested calls and `{${...}}` complex-syntax interpolation
 //! add to the evidence.
 
-use crate::other_util::{best, gate, mk, step, views};
+use crate::other_util::{best, gate, has_pct, mk, step, views, Anchors};
 use crate::{Category, Detector, Hit, Input, Level};
+use std::sync::LazyLock;
 
 const NAME: &str = "code";
 
 pub struct CodeDetector;
 
 pub fn detector() -> Box<dyn Detector> {
+    LazyLock::force(&ANCHORS);
     Box::new(CodeDetector)
+}
+
+/// Literals of every pattern [`analyse`] and [`deser`] look for that is not a call (ASCII
+/// case-insensitive; a superset of their case-sensitive forms).
+static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
+    Anchors::new(&[
+        "<?",
+        "$_",
+        "{${",
+        "${@",
+        "child_process",
+        "process.",
+        "global.process",
+        "constructor.constructor(",
+        "__import__",
+        "os.popen(",
+        "os.system(",
+        "subprocess.",
+        "pty.spawn(",
+        "getruntime",
+        "java.lang.runtime",
+        "processbuilder",
+        "aced0005",
+        "\\xac\\xed",
+        "ro0ab",
+        "cos\nsystem",
+        "cposix\nsystem",
+        "c__builtin__\n",
+        "cbuiltins\n",
+        "\ntr.",
+        "gasv",
+        "\"$type\"",
+        "ysoserial",
+        "objectdataprovider",
+        "system.diagnostics.process",
+        "typeconfusedelegate",
+        "!!python/",
+        "!ruby/object",
+        "!!javax.script",
+        "!!java.net.url",
+    ])
+});
+
+/// The pre-filter: whether [`analyse`] could fire on `s`. It can only through a call of a
+/// listed function (an identifier, blanks, `(`: found from each `(` backwards, no
+/// allocation), a PHP serialized object (`O:<digits>` / `C:<digits>`), or an anchor.
+fn may_hold_code(s: &str) -> bool {
+    let b = s.as_bytes();
+    for p in memchr::memchr_iter(b'(', b) {
+        let mut e = p;
+        while e > 0 && b[e - 1] == b' ' {
+            e -= 1;
+        }
+        let mut st = e;
+        while st > 0 && (b[st - 1].is_ascii_alphanumeric() || b[st - 1] == b'_') {
+            st -= 1;
+        }
+        while st < e && b[st].is_ascii_digit() {
+            st += 1;
+        }
+        if e - st < 2 || e - st > 24 {
+            continue;
+        }
+        let mut buf = [0u8; 24];
+        for (k, &c) in b[st..e].iter().enumerate() {
+            buf[k] = c.to_ascii_lowercase();
+        }
+        let Ok(name) = std::str::from_utf8(&buf[..e - st]) else { continue };
+        if EXEC_CALLS.contains(&name) || DECODE_CALLS.contains(&name) {
+            return true;
+        }
+    }
+    for p in memchr::memchr_iter(b':', b) {
+        if p > 0 && matches!(b[p - 1], b'O' | b'C') && b.get(p + 1).is_some_and(u8::is_ascii_digit) {
+            return true;
+        }
+    }
+    ANCHORS.any(s)
 }
 
 impl Detector for CodeDetector {
@@ -25,6 +105,9 @@ impl Detector for CodeDetector {
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        if !has_pct(input.decoded) && !may_hold_code(input.decoded) {
+            return None;
+        }
         let mut h = None;
         for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
             h = best(h, analyse(v));

@@ -324,7 +324,10 @@ impl Engine {
         let cands = dec.decode(raw);
         for c in cands.iter() {
             let cmask = if c.transforms.is_empty() { mask } else { self.classify(c.text) };
-            let input = Input { raw, decoded: c.text, field: kind };
+            // The raw value is the first candidate and every detector has judged it already:
+            // a derived candidate is shown alone (detectors that also look at `raw` would
+            // only repeat that work).
+            let input = Input { raw: c.text, decoded: c.text, field: kind };
             self.run(&input, cmask, c.transforms, level, loc, &mut location, &mut fired, out)?;
         }
         ControlFlow::Continue(())

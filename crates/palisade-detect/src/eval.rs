@@ -8,7 +8,7 @@
 //! object a line with `label` (`attack` | `benign`), `category`, `source`, `value`.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::time::Instant;
 
 use palisade_core::{Phase, RequestView};
@@ -67,6 +67,25 @@ pub enum Place {
 
 impl Place {
     pub const ALL: [Place; 5] = [Place::Query, Place::Form, Place::Json, Place::Header, Place::Cookie];
+
+    pub fn from_name(s: &str) -> Option<Place> {
+        Place::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// A comma-separated list of place names (`query,json`); errors name the bad one.
+    pub fn parse_list(s: &str) -> Result<Vec<Place>, String> {
+        let mut out = Vec::new();
+        for n in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let p = Place::from_name(n).ok_or_else(|| format!("unknown location `{n}` (expected query, form, json, header or cookie)"))?;
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        if out.is_empty() {
+            return Err("no location given".into());
+        }
+        Ok(out)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -238,6 +257,61 @@ impl Evaluation {
     }
 }
 
+impl Evaluation {
+    /// Every value over all categories and places of a label.
+    pub fn overall(&self, label: Label) -> Cell {
+        let mut c = Cell::default();
+        for ((l, _, _), v) in &self.cells {
+            if *l == label {
+                c.total += v.total;
+                c.detected += v.detected;
+                c.skipped += v.skipped;
+                c.nanos += v.nanos;
+            }
+        }
+        c
+    }
+
+    /// [`Evaluation::table`], then the detection and false-positive rates per location and
+    /// overall, with µs per value (what `palisade detect eval` prints).
+    pub fn report(&self) -> String {
+        let mut out = self.table();
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{:<10} {:>10} {:>10} {:>9}", "location", "detection", "false-pos", "us/value");
+        let line = |out: &mut String, name: &str, a: Cell, b: Cell| {
+            let pct = |c: Cell| if c.total == 0 { "-".to_string() } else { format!("{:.2}%", 100.0 * c.rate()) };
+            let n = a.total + b.total;
+            let us = if n == 0 { 0.0 } else { (a.nanos + b.nanos) as f64 / n as f64 / 1000.0 };
+            let _ = writeln!(out, "{:<10} {:>10} {:>10} {:>9.2}", name, pct(a), pct(b), us);
+        };
+        for p in &self.places {
+            line(&mut out, p.as_str(), self.by_place(Label::Attack, *p), self.by_place(Label::Benign, *p));
+        }
+        let (a, b) = (self.overall(Label::Attack), self.overall(Label::Benign));
+        line(&mut out, "all", a, b);
+        let _ = writeln!(out, "{} attack and {} benign placements ({} could not be placed)", a.total, b.total, a.skipped + b.skipped);
+        out
+    }
+}
+
+/// At most `max` samples per (label, category), evenly spread over the corpus order; `0`
+/// keeps everything.
+pub fn sample(samples: Vec<Sample>, max: usize) -> Vec<Sample> {
+    if max == 0 {
+        return samples;
+    }
+    let mut by_cat: BTreeMap<(Label, String), Vec<Sample>> = BTreeMap::new();
+    for s in samples {
+        by_cat.entry((s.label, s.category.clone())).or_default().push(s);
+    }
+    let mut out = Vec::new();
+    for (_, v) in by_cat {
+        let stride = v.len().div_ceil(max).max(1);
+        out.extend(v.into_iter().step_by(stride));
+    }
+    out
+}
+
 /// Run `engine` over every sample at every place.
 pub fn evaluate(engine: &Engine, samples: &[Sample], places: &[Place]) -> Evaluation {
     let mut ev = Evaluation { places: places.to_vec(), ..Evaluation::default() };
@@ -275,4 +349,82 @@ pub fn evaluate(engine: &Engine, samples: &[Sample], places: &[Place]) -> Evalua
         }
     }
     ev
+}
+
+/// What `palisade detect explain` shows for one value: the decoding layers and what the
+/// engine found at a place (as the proxy would), and the weaker signals of each detector on
+/// each candidate at the strict level.
+#[derive(Clone, Debug)]
+pub struct Explanation {
+    pub place: Place,
+    pub level: crate::Level,
+    /// `(transforms, text)` of each candidate: the raw value first.
+    pub layers: Vec<(crate::decode::Transforms, String)>,
+    /// The findings of the engine with the value at `place` (they block at `level`).
+    pub findings: Vec<crate::Finding>,
+    /// Every detector's hit on every candidate at the strict level (confidence 40 and up).
+    pub signals: Vec<(crate::decode::Transforms, crate::Hit)>,
+}
+
+/// Explain `value` placed at `place`. `None` when it cannot be sent there (control
+/// characters in a header).
+pub fn explain(engine: &Engine, value: &str, place: Place, level: crate::Level) -> Option<Explanation> {
+    let req = build(place, value)?;
+    let view = req.view();
+    let mut scratch = engine.scratch();
+    let mut report = Report::default();
+    let mut findings = Vec::new();
+    for phase in [Phase::Head, Phase::Body] {
+        engine.inspect_phase(&view, phase, level, &mut scratch, &mut report);
+        findings.append(&mut report.findings);
+    }
+    let mut dec = crate::decode::Decoder::new(engine.config().decode);
+    let cands = dec.decode(value);
+    let layers: Vec<_> = cands.iter().map(|c| (c.transforms, c.text.to_string())).collect();
+    let kind = match place {
+        Place::Query => crate::FieldKind::QueryValue,
+        Place::Form => crate::FieldKind::FormValue,
+        Place::Json => crate::FieldKind::JsonValue,
+        Place::Header => crate::FieldKind::Header,
+        Place::Cookie => crate::FieldKind::Cookie,
+    };
+    let mut signals = Vec::new();
+    for (tf, text) in &layers {
+        for d in crate::registry::detectors() {
+            if let Some(h) = d.check(&crate::Input { raw: text, decoded: text, field: kind }, crate::Level::Strict) {
+                signals.push((*tf, h));
+            }
+        }
+    }
+    Some(Explanation { place, level, layers, findings, signals })
+}
+
+impl fmt::Display for Explanation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "decoding layers:")?;
+        for (tf, text) in &self.layers {
+            writeln!(f, "  {:<24} {}", tf.to_string(), crate::truncate(text, 200).escape_debug())?;
+        }
+        let level = if self.level == crate::Level::Strict { "strict" } else { "balanced" };
+        if self.findings.is_empty() {
+            writeln!(f, "findings at level {level} with the value in {}: none", self.place.as_str())?;
+        } else {
+            writeln!(f, "findings at level {level} with the value in {}:", self.place.as_str())?;
+            for x in &self.findings {
+                writeln!(
+                    f,
+                    "  {} category={} confidence={} location={} via={} why={:?} fragment={:?}",
+                    x.detector, x.category, x.confidence, x.location, x.transforms, x.why, x.fragment
+                )?;
+            }
+        }
+        writeln!(f, "signals of each detector (strict level, confidence >= 40):")?;
+        if self.signals.is_empty() {
+            writeln!(f, "  none")?;
+        }
+        for (tf, h) in &self.signals {
+            writeln!(f, "  {} category={} confidence={} via={} why={:?} fragment={:?}", h.detector, h.category, h.confidence, tf, h.why, h.fragment)?;
+        }
+        Ok(())
+    }
 }

@@ -3,7 +3,24 @@
 //! counter used by the tests to prove linear work on large inputs.
 
 use crate::{truncate, Category, Hit, Level};
+use aho_corasick::AhoCorasick;
 use std::borrow::Cow;
+
+/// A set of literal anchors searched in one pass (ASCII case-insensitive Aho-Corasick),
+/// compiled once: the pre-filters of the detectors (a detector whose anchors are absent from
+/// a value, and whose structural gate says no, cannot fire on it).
+pub(crate) struct Anchors(AhoCorasick);
+
+impl Anchors {
+    pub(crate) fn new(pats: &[&str]) -> Anchors {
+        Anchors(AhoCorasick::builder().ascii_case_insensitive(true).build(pats).expect("anchor literals compile"))
+    }
+
+    #[inline]
+    pub(crate) fn any(&self, s: &str) -> bool {
+        self.0.is_match(s)
+    }
+}
 
 #[cfg(test)]
 thread_local! {

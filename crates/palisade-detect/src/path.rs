@@ -9,15 +9,95 @@
 //! wrappers are local file inclusion. A bare file name (`passwd`, `index.php`) is not an attack
 //! by itself and is not reported (see `docs-other-misses.md`).
 
-use crate::other_util::{b64_decode, best, gate, mk, pct_round, step};
+use crate::other_util::{b64_decode, best, gate, mk, pct_round, step, Anchors};
 use crate::{Category, Detector, FieldKind, Hit, Input, Level};
+use std::sync::LazyLock;
 
 const NAME: &str = "path";
 
 pub struct PathDetector;
 
 pub fn detector() -> Box<dyn Detector> {
+    LazyLock::force(&ANCHORS);
+    LazyLock::force(&WRAP_ANCHORS);
     Box::new(PathDetector)
+}
+
+/// Literals that can make a path without a separator byte: dot segments (`..`, `.?`, `?.`),
+/// literal hex dots and slashes, stream wrappers and PHP filters.
+static ANCHORS: LazyLock<Anchors> =
+    LazyLock::new(|| Anchors::new(&["..", ".?", "?.", "0x2", "0x5", "://", "file:", "data:", "ssh2.", "convert.", "string.", "zlib."]));
+
+/// Characters [`normalise`] maps to `.`, `/` or `\`.
+fn lookalike(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ff0e}'
+            | '\u{2024}'
+            | '\u{fe52}'
+            | '\u{2025}'
+            | '\u{2026}'
+            | '\u{ff0f}'
+            | '\u{2215}'
+            | '\u{2044}'
+            | '\u{f025}'
+            | '\u{efc8}'
+            | '\u{29f8}'
+            | '\u{ff3c}'
+            | '\u{2216}'
+            | '\u{fe68}'
+            | '\u{29f5}'
+            | '\u{29f9}'
+    )
+}
+
+/// The pre-filter: whether [`analyse`] could find anything in `s`. Every finding needs a
+/// separator, a dot segment, an encoding or control character that [`normalise`] turns into
+/// one, a wrapper, or a base64 value that decodes to printable text with a separator; one
+/// pass over the bytes decides, with no allocation.
+fn may_hold_path(s: &str) -> bool {
+    if s.bytes().any(|c| matches!(c, b'/' | b'\\' | b'%') || c < 0x20 || c == 0x7f) {
+        return true;
+    }
+    if !s.is_ascii() && s.chars().any(lookalike) {
+        return true;
+    }
+    if ANCHORS.any(s) {
+        return true;
+    }
+    let t = s.trim();
+    t.len() >= 8 && t.len() <= 4096 && b64_path_like(t)
+}
+
+/// Whether `t` is base64 of printable ASCII holding `/` or `\` (what [`analyse`] decodes).
+fn b64_path_like(t: &str) -> bool {
+    let t = t.trim_end_matches('=');
+    if t.len() < 4 {
+        return false;
+    }
+    let (mut acc, mut bits, mut sep) = (0u32, 0, false);
+    for c in t.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return false,
+        } as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            let o = (acc >> bits) as u8;
+            acc &= (1 << bits) - 1;
+            if !(0x20..0x7f).contains(&o) {
+                return false;
+            }
+            sep |= o == b'/' || o == b'\\';
+        }
+    }
+    sep
 }
 
 impl Detector for PathDetector {
@@ -176,6 +256,10 @@ fn fold_bogus_escapes(b: &[u8]) -> Vec<u8> {
 
 /// Normalised text plus whether a null byte was seen.
 pub(crate) fn normalise(s: &str) -> (String, bool) {
+    // Nothing to fold: no escape, control, non-ASCII character or hex literal.
+    if s.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'%') && !s.as_bytes().windows(2).any(|w| w[0] == b'0' && (w[1] | 0x20) == b'x' || w == b"..") {
+        return (s.to_string(), false);
+    }
     let mut cur = s.as_bytes().to_vec();
     for _ in 0..4 {
         if !cur.contains(&b'%') {
@@ -435,7 +519,10 @@ fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         put_in(&mut best, 85, "path climbs above its root", trav);
     }
     if escape && ups == 1 {
-        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url { 65 } else { 50 }, "path climbs one level above its root", trav);
+        // `...` alone is an ellipsis and `../ meaning` a phrase: one level needs a separator
+        // and segments that do not start with a blank.
+        let phrase = seps == 0 || body.split(['/', '\\']).any(|seg| seg.starts_with(' '));
+        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url && !phrase { 65 } else { 50 }, "path climbs one level above its root", trav);
     }
     if root != Root::Url && seps >= 1 {
         let sys = (root == Root::Unix || root == Root::Backslash) && system_root(&segs);
@@ -494,7 +581,13 @@ const WRAPPERS: &[(&str, u8, &str)] = &[
 const PHP_FILTERS: &[&str] =
     &["convert.iconv.", "convert.base64-", "convert.quoted-printable-", "string.rot13", "string.toupper", "zlib.deflate", "zlib.inflate", "convert.iconv"];
 
+/// Literals every wrapper, `file:`/`data:` URL and PHP filter contains.
+static WRAP_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(&["://", "file:", "data:", "ssh2.", "convert.", "string.", "zlib."]));
+
 fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
+    if !WRAP_ANCHORS.any(lc) {
+        return None;
+    }
     let mut r: Option<(u8, &'static str)> = None;
     for (w, c, why) in WRAPPERS {
         step(lc.len() / 8 + 1);
@@ -543,7 +636,7 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
 }
 
 fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
-    if s.is_empty() {
+    if s.is_empty() || !may_hold_path(s) {
         return None;
     }
     let (n, null) = normalise(s);
@@ -558,7 +651,9 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     let whole_has_space = trimmed.contains(char::is_whitespace);
     if let Some(c) = judge(trimmed, null, field) {
         // A prose value that happens to hold a slash is judged by its tokens instead.
-        let prose = whole_has_space && trimmed.split_whitespace().count() > 6;
+        let words = trimmed.split_whitespace().count();
+        let plain = trimmed.split_whitespace().filter(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_alphabetic())).count();
+        let prose = whole_has_space && (words > 6 || words > 3 && plain >= 2);
         if !prose {
             out = best(out, Some(mk(NAME, c.cat, c.conf, trimmed, c.why)));
         }

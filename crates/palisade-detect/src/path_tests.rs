@@ -119,3 +119,18 @@ fn linear_on_large_inputs() {
         assert!(steps < 80 * v.len() as u64, "{unit}: {steps}");
     }
 }
+
+#[test]
+fn ellipsis_and_phrases_are_not_one_level_traversal() {
+    assert!(q("...") < 60);
+    assert!(q("../ meaning") < 60);
+    assert!(q("../config") >= 60);
+    assert!(q("../../etc/passwd") >= 60);
+}
+
+#[test]
+fn a_sentence_naming_a_dotfile_is_not_a_path() {
+    assert!(q("Set `PATH=$PATH:/usr/local/bin` in your ~/.bashrc") < 60);
+    assert!(q("C:\\Program Files\\app\\web.config") >= 60);
+    assert!(q("../../etc/passwd and more words here") >= 60);
+}

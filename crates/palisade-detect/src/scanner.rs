@@ -85,7 +85,13 @@ fn user_agent(v: &str) -> Option<Hit> {
     for tok in l.split(|c: char| !c.is_ascii_alphanumeric()) {
         step(1);
         if tok.len() >= 3 && TOOLS.contains(&tok) {
-            let c = if matches!(tok, "zap" | "vega" | "paros" | "httpx" | "qualys") { 60 } else { 85 };
+            let word = matches!(tok, "zap" | "vega" | "paros" | "httpx" | "qualys");
+            // Names that are also words (Vega is a place name) count as a product token only:
+            // `vega/1.0`.
+            if word && !l.contains(&format!("{tok}/")) {
+                continue;
+            }
+            let c = if word { 60 } else { 85 };
             return Some(mk(NAME, Category::Scanner, c, v, "attack tool user agent"));
         }
     }
@@ -161,9 +167,11 @@ mod tests {
             "curl/8.4.0",
             "okhttp/4.12",
             "Zappos app 1.0",
+            "vega de san mateo",
         ] {
             assert!(c(ua, FieldKind::Header) < 60, "{ua}");
         }
+        assert!(c("Vega/1.0", FieldKind::Header) >= 60);
         // Not a header: a comment mentioning sqlmap is not a scanner.
         assert_eq!(c("I ran sqlmap against my own site", FieldKind::JsonValue), 0);
     }

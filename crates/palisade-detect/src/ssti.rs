@@ -9,14 +9,16 @@
 //! `self`, `request`). A placeholder like `{{name}}` in text is an identifier and nothing else,
 //! so it is not reported.
 
-use crate::other_util::{best, gate, mk, step, views};
+use crate::other_util::{best, gate, mk, step, views, Anchors};
 use crate::{Category, Detector, Hit, Input, Level};
+use std::sync::LazyLock;
 
 const NAME: &str = "ssti";
 
 pub struct SstiDetector;
 
 pub fn detector() -> Box<dyn Detector> {
+    LazyLock::force(&OPENERS);
     Box::new(SstiDetector)
 }
 
@@ -87,7 +89,16 @@ impl<'a> Closers<'a> {
     }
 }
 
+/// The openers of [`DELIMS`] (every finding starts at one): one pass, no allocation.
+static OPENERS: LazyLock<Anchors> = LazyLock::new(|| {
+    let v: Vec<&str> = DELIMS.iter().map(|d| d.0).collect();
+    Anchors::new(&v)
+});
+
 fn analyse(s: &str) -> Option<Hit> {
+    if !OPENERS.any(s) {
+        return None;
+    }
     let b = s.as_bytes();
     let mut closers = Closers { hay: s, cache: vec![(usize::MAX, None); DELIMS.len()] };
     let mut out: Option<Hit> = None;

@@ -7,14 +7,16 @@
 //! that reference other entities (expansion bombs) are reported. Also XInclude and XSLT
 //! document()/php:function access, which reach files the same way.
 
-use crate::other_util::{best, gate, mk, step, views};
+use crate::other_util::{best, gate, mk, step, views, Anchors};
 use crate::{Category, Detector, Hit, Input, Level};
+use std::sync::LazyLock;
 
 const NAME: &str = "xxe";
 
 pub struct XxeDetector;
 
 pub fn detector() -> Box<dyn Detector> {
+    LazyLock::force(&ANCHORS);
     Box::new(XxeDetector)
 }
 
@@ -49,7 +51,15 @@ fn word(b: &[u8], i: usize) -> usize {
     j
 }
 
+/// Literals every finding of [`analyse`] needs (markup declarations `<!`, XInclude, XSLT
+/// extension functions, `document(`, `<?import`, data islands).
+static ANCHORS: LazyLock<Anchors> =
+    LazyLock::new(|| Anchors::new(&["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc="]));
+
 fn analyse(s: &str) -> Option<Hit> {
+    if !ANCHORS.any(s) {
+        return None;
+    }
     let l = s.to_ascii_lowercase();
     let b = l.as_bytes();
     step(b.len());

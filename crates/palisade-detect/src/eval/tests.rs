@@ -38,3 +38,33 @@ fn builds_each_place_so_that_extraction_gives_the_value_back() {
     assert_eq!(ev.total(Label::Benign, "benign").total, 5);
     assert!(ev.table().contains("benign"));
 }
+
+#[test]
+fn places_parse_and_the_report_has_real_rates() {
+    assert_eq!(Place::parse_list("query, json,query").unwrap(), vec![Place::Query, Place::Json]);
+    assert!(Place::parse_list("query,body").unwrap_err().contains("`body`"));
+    assert!(Place::parse_list("").is_err());
+    let engine = crate::Engine::new(crate::EngineConfig::default()).unwrap();
+    let corpus = "{\"label\": \"attack\", \"category\": \"sqli\", \"value\": \"1' UNION SELECT password FROM users--\"}\n\
+                  {\"label\": \"attack\", \"category\": \"sqli\", \"value\": \"plain words\"}\n\
+                  {\"label\": \"benign\", \"category\": \"benign\", \"value\": \"hello world\"}\n";
+    let ev = evaluate(&engine, &parse_corpus(corpus).unwrap(), &[Place::Query, Place::Json]);
+    let r = ev.report();
+    let row = |name: &str| r.lines().find(|l| l.starts_with(name)).map(|l| l.split_whitespace().skip(1).take(2).collect::<Vec<_>>());
+    assert_eq!(row("query "), Some(vec!["50.00%", "0.00%"]), "{r}");
+    assert_eq!(row("all "), Some(vec!["50.00%", "0.00%"]), "{r}");
+    assert!(r.contains("4 attack and 2 benign placements"), "{r}");
+}
+
+#[test]
+fn explain_lists_layers_findings_and_signals() {
+    let engine = crate::Engine::new(crate::EngineConfig::default()).unwrap();
+    let e = explain(&engine, "%3Cscript%3Ealert(1)%3C%2Fscript%3E", Place::Query, crate::Level::Balanced).unwrap();
+    assert_eq!(e.layers.len(), 2, "{e}");
+    assert!(e.findings.iter().any(|f| f.detector == "xss" && f.location == "query.q"), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("url") && text.contains("<script>alert(1)</script>") && text.contains("xss category=xss"), "{text}");
+    let quiet = explain(&engine, "just a note", Place::Json, crate::Level::Balanced).unwrap();
+    assert!(quiet.findings.is_empty() && quiet.to_string().contains("in json: none"), "{quiet}");
+    assert!(explain(&engine, "a\r\nb", Place::Header, crate::Level::Balanced).is_none());
+}

@@ -324,6 +324,9 @@ struct Parser<'a> {
     direct_cmp_armed: bool,
     last_kind: Kind,
     steps: usize,
+    /// The as-is value starts with ORDER/GROUP: no operand of the application's before it
+    /// (`order by price` is a search, `1 order by 5` a column probe).
+    by_at_start: bool,
 }
 
 /// Runs the automaton over `s[at..]` in the context `quote` (0: as-is).
@@ -361,6 +364,7 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         direct_cmp_armed: false,
         last_kind: Kind::Other,
         steps: 0,
+        by_at_start: false,
     };
     let mut end = p.parse();
     if end == End::Eof && p.last_kind == (Kind::Str { quote, closed: false }) && quote != 0 {
@@ -536,7 +540,14 @@ impl<'a> Parser<'a> {
                 }
                 self.st = St::Operand;
                 if self.select_depth.is_none() {
-                    self.signal_expr(if self.quote == 0 && self.depth >= 0 { 60 } else { 70 }, "ORDER/GROUP BY after the value");
+                    let c = if self.quote == 0 && self.by_at_start && self.peek_kind() != Some(Kind::Num) {
+                        50
+                    } else if self.quote == 0 && self.depth >= 0 {
+                        60
+                    } else {
+                        70
+                    };
+                    self.signal_expr(c, "ORDER/GROUP BY after the value");
                 }
                 return true;
             }
@@ -617,6 +628,7 @@ impl<'a> Parser<'a> {
                 match kw {
                     Kw::Stmt(_) => return self.statement(t, kw, true),
                     Kw::Union | Kw::Order | Kw::Group | Kw::Logic | Kw::Having | Kw::Where | Kw::Limit | Kw::Procedure | Kw::Into | Kw::BinOp => {
+                        self.by_at_start = matches!(kw, Kw::Order | Kw::Group) && self.depth == 0;
                         self.st = St::Operator;
                         return self.operator(t, kw);
                     }

@@ -200,3 +200,11 @@ fn unicode_and_odd_bytes_do_not_panic() {
         let _ = hit(s, Level::Strict);
     }
 }
+
+#[test]
+fn order_by_a_word_at_the_start_is_a_search() {
+    assert!(conf("order by price") < 60);
+    assert!(conf("group by color") < 60);
+    assert!(conf(" ORDER BY 1-- ") >= 60);
+    assert!(conf("1 order by 5") >= 60);
+}

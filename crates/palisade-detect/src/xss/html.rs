@@ -3,7 +3,7 @@
 
 use super::{js, Best};
 
-fn is_ws(c: u8) -> bool {
+pub(crate) fn is_ws(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
 }
 

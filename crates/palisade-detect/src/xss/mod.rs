@@ -33,6 +33,7 @@ pub struct XssDetector;
 
 /// The XSS detector, boxed.
 pub fn detector() -> Box<dyn Detector> {
+    std::sync::LazyLock::force(&SINK_ANCHORS);
     Box::new(XssDetector)
 }
 
@@ -360,7 +361,7 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
     // Fast path: no markup, quote, URL scheme, call or template can occur.
     let mut best = Best::default();
     handler_name(s, &mut best);
-    if !s.bytes().any(|c| matches!(c, b'<' | b'\'' | b'"' | b'`' | b':' | b'(' | b'=' | b'{' | b'&')) {
+    if !may_hold_script(s) {
         *steps += s.len();
         return finding(s, &best);
     }
@@ -370,6 +371,40 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
     js::url_and_calls(s, &mut best, steps);
     finding(s, &best)
 }
+
+/// The pre-filter of [`analyze_view`], one pass over the bytes, no allocation. Markup needs
+/// `<`; a sink call `(` or a backtick; a script URL a scheme at the start; an attribute
+/// breakout an `=` after a handler name (`on` and three letters or more), `style`, `href`,
+/// `src` or `action`; the remaining sinks are `document.cookie`/`.domain`, `location=`,
+/// `innerHTML=`... and `alert`/`prompt`/`confirm` passed as values.
+fn may_hold_script(s: &str) -> bool {
+    let b = s.as_bytes();
+    if memchr::memchr3(b'<', b'(', b'`', b).is_some() || html::scheme(s).is_some() {
+        return true;
+    }
+    for p in memchr::memchr_iter(b'=', b) {
+        let mut e = p;
+        while e > 0 && html::is_ws(b[e - 1]) {
+            e -= 1;
+        }
+        let mut st = e;
+        while st > 0 && b[st - 1].is_ascii_alphabetic() {
+            st -= 1;
+        }
+        let w = &b[st..e];
+        let ends = |x: &[u8]| w.len() >= x.len() && w[w.len() - x.len()..].eq_ignore_ascii_case(x);
+        if w.windows(2).enumerate().any(|(k, p)| p.eq_ignore_ascii_case(b"on") && w.len() - k - 2 >= 3)
+            || [&b"style"[..], b"href", b"src", b"action", b"location", b"innerhtml", b"outerhtml", b"srcdoc"].iter().any(|x| ends(x))
+        {
+            return true;
+        }
+    }
+    SINK_ANCHORS.is_match(s)
+}
+
+static SINK_ANCHORS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+    aho_corasick::AhoCorasick::builder().ascii_case_insensitive(true).build(["document", "alert", "prompt", "confirm"]).expect("literals compile")
+});
 
 fn finding(s: &str, best: &Best) -> Option<Finding> {
     if best.confidence == 0 {

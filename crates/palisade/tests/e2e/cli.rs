@@ -384,3 +384,46 @@ async fn kill_9_during_a_flood_keeps_every_event_acknowledged_as_written() {
     let rows: i64 = conn.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0)).unwrap();
     assert!(rows as u64 >= written, "{rows} rows, {written} acknowledged");
 }
+
+#[test]
+fn detect_eval_prints_rates_computed_from_the_corpus() {
+    let dir = TempDir::new();
+    let corpus = dir.write(
+        "c.jsonl",
+        "{\"label\": \"attack\", \"category\": \"sqli\", \"value\": \"1' UNION SELECT password FROM users--\"}\n\
+         {\"label\": \"attack\", \"category\": \"xss\", \"value\": \"<img src=x onerror=alert(1)>\"}\n\
+         {\"label\": \"attack\", \"category\": \"xss\", \"value\": \"a harmless sentence\"}\n\
+         {\"label\": \"benign\", \"category\": \"benign\", \"value\": \"It's a nice day; see you at 5.\"}\n",
+    );
+    let out = command().args(["detect", "eval"]).arg(&corpus).args(["--locations", "query,json"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    // Two of three attacks found in each location, the benign value passes.
+    let row = |name: &str| stdout.lines().find(|l| l.starts_with(name)).map(|l| l.split_whitespace().skip(1).take(2).collect::<Vec<_>>());
+    assert_eq!(row("query "), Some(vec!["66.67%", "0.00%"]), "{stdout}");
+    assert_eq!(row("json "), Some(vec!["66.67%", "0.00%"]), "{stdout}");
+    assert!(stdout.contains("6 attack and 2 benign placements"), "{stdout}");
+    assert!(!stdout.contains("cookie"), "{stdout}");
+
+    let out = command().args(["detect", "eval"]).arg(&corpus).args(["--locations", "body"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown location `body`"));
+    let bad = dir.write("bad.jsonl", "{\"label\": \"maybe\", \"value\": \"x\"}\n");
+    let out = command().args(["detect", "eval"]).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 1"));
+}
+
+#[test]
+fn detect_explain_shows_layers_and_findings() {
+    let out = command().args(["detect", "explain", "%27%20OR%201%3D1--", "--location", "cookie"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains("' OR 1=1--") && stdout.contains("sqli category=sqli"), "{stdout}");
+    assert!(stdout.contains("location=cookie.session"), "{stdout}");
+    let out = command().args(["detect", "explain", "hello there", "--location", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("in json: none"));
+    let out = command().args(["detect", "explain", "x", "--location", "nowhere"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
