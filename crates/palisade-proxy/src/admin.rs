@@ -194,11 +194,11 @@ fn dashboard_asset(path: &str) -> Option<Response<RespBody>> {
 fn stage_summary(key: &str, node: Option<&Node>) -> String {
     let get = |k: &str| -> Option<String> {
         match &node?.value {
-            YValue::Map(entries) => entries.iter().find(|(n, _)| n.name == k).and_then(|(_, v)| match &v.value {
-                YValue::Str(s) => Some(s.clone()),
-                YValue::Bool(false) => Some("off".into()),
-                YValue::Seq(items) => Some(format!("{} entries", items.len())),
-                _ => Some("on".into()),
+            YValue::Map(entries) => entries.iter().find(|(n, _)| n.name == k).map(|(_, v)| match &v.value {
+                YValue::Str(s) => s.clone(),
+                YValue::Bool(false) => "off".into(),
+                YValue::Seq(items) => format!("{} entries", items.len()),
+                _ => "on".into(),
             }),
             _ => None,
         }
