@@ -6,7 +6,6 @@
 //! Debug builds sample at most `PALISADE_EVAL_MAX` values per category (default 1500);
 //! `PALISADE_EVAL_MAX=0` runs everything (use `--release`).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use palisade_detect::eval::{evaluate, parse_corpus, Label, Place, Sample};
@@ -14,19 +13,7 @@ use palisade_detect::{Engine, EngineConfig};
 
 fn sample(samples: Vec<Sample>) -> Vec<Sample> {
     let max: usize = std::env::var("PALISADE_EVAL_MAX").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
-    if max == 0 {
-        return samples;
-    }
-    let mut by_cat: BTreeMap<(Label, String), Vec<Sample>> = BTreeMap::new();
-    for s in samples {
-        by_cat.entry((s.label, s.category.clone())).or_default().push(s);
-    }
-    let mut out = Vec::new();
-    for (_, v) in by_cat {
-        let stride = v.len().div_ceil(max).max(1);
-        out.extend(v.into_iter().step_by(stride));
-    }
-    out
+    palisade_detect::eval::sample(samples, max)
 }
 
 fn benign_sets() -> Vec<Sample> {
