@@ -31,17 +31,28 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 /// (upgrades are not proxied). Content-Length is left for the caller to reset.
 pub fn strip_hop_by_hop(h: &mut HeaderMap) {
     // One pass over the names (cheap comparisons of standard names) before any hashed removal:
-    // most messages carry no hop-by-hop header at all.
-    if !h.keys().any(|k| HOP_BY_HOP.contains(k) || k == header::UPGRADE) {
+    // most messages carry no hop-by-hop header at all, and then only those present are removed.
+    let mut present = 0u16;
+    for k in h.keys() {
+        if let Some(i) = HOP_BY_HOP.iter().position(|n| n == k) {
+            present |= 1 << i;
+        } else if k == header::UPGRADE {
+            present |= 1 << HOP_BY_HOP.len();
+        }
+    }
+    if present == 0 {
         return;
     }
-    if let Some(_conn) = h.get(header::CONNECTION) {
+    if present & 1 != 0 {
+        // Headers named in Connection go too; tokens naming headers removed anyway (or `close`)
+        // need no name built.
         let named: Vec<HeaderName> = h
             .get_all(header::CONNECTION)
             .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .filter_map(|t| HeaderName::from_bytes(t.trim().as_bytes()).ok())
+            .flat_map(|v| v.as_bytes().split(|b| *b == b','))
+            .map(<[u8]>::trim_ascii)
+            .filter(|t| !t.is_empty() && !t.eq_ignore_ascii_case(b"close") && !HOP_BY_HOP.iter().any(|n| t.eq_ignore_ascii_case(n.as_str().as_bytes())))
+            .filter_map(|t| HeaderName::from_bytes(t).ok())
             .collect();
         for n in named {
             // Never let a client strip the forwarding headers we set or the framing we rely on.
@@ -50,10 +61,14 @@ pub fn strip_hop_by_hop(h: &mut HeaderMap) {
             }
         }
     }
-    for n in &HOP_BY_HOP {
-        h.remove(n);
+    for (i, n) in HOP_BY_HOP.iter().enumerate() {
+        if present & (1 << i) != 0 {
+            h.remove(n);
+        }
     }
-    h.remove(header::UPGRADE);
+    if present & (1 << HOP_BY_HOP.len()) != 0 {
+        h.remove(header::UPGRADE);
+    }
 }
 
 /// The client's address: the peer, or, when the peer is a trusted proxy, the right-most address
@@ -149,44 +164,95 @@ pub fn add_response_headers(h: &mut HeaderMap, extra: Vec<(HeaderName, HeaderVal
     }
 }
 
-/// Set the forwarding headers on a request going upstream.
+/// What the forwarding headers of one request are made of.
+pub struct Forwarding<'a> {
+    /// The peer's IP as a header value (cached per connection).
+    pub peer_value: &'a HeaderValue,
+    pub client: IpAddr,
+    pub peer_trusted: bool,
+    pub tls: bool,
+    /// The host the request was routed by.
+    pub orig_host: Option<&'a HeaderValue>,
+    pub request_id: &'a HeaderValue,
+}
+
+const XFF: u8 = 1;
+const XFP: u8 = 2;
+const XFH: u8 = 4;
+const XRI: u8 = 8;
+const XID: u8 = 16;
+
+fn line(out: &mut Vec<u8>, name: &str, value: &[u8]) {
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Set the forwarding headers (and `X-Request-Id`) on a request going upstream. They are
+/// written as header lines into `out`, which the upstream client appends to the request head
+/// (no map insertions on the hot path); client-sent copies that they replace are removed from
+/// `h`.
 ///
 /// `X-Forwarded-For` is extended when the peer is a trusted proxy and replaced otherwise, so a
 /// client cannot plant addresses that the upstream would believe.
-///
-/// `peer_value` is the peer's IP as a header value (cached per connection).
-pub fn set_forwarding(h: &mut HeaderMap, peer_value: &HeaderValue, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) {
-    let prior: Vec<&[u8]> = if peer_trusted { h.get_all(X_FORWARDED_FOR).iter().map(|v| v.as_bytes()).collect() } else { Vec::new() };
-    if prior.is_empty() {
-        h.insert(X_FORWARDED_FOR, peer_value.clone());
-    } else {
-        let mut xff = prior.join(&b", "[..]);
-        xff.extend_from_slice(b", ");
-        xff.extend_from_slice(peer_value.as_bytes());
-        if let Ok(v) = HeaderValue::from_bytes(&xff) {
-            h.insert(X_FORWARDED_FOR, v);
+pub fn set_forwarding(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>) {
+    // One pass over the names: most requests carry none of these.
+    let mut present = 0u8;
+    for k in h.keys() {
+        present |= match k.as_str() {
+            "x-forwarded-for" => XFF,
+            "x-forwarded-proto" => XFP,
+            "x-forwarded-host" => XFH,
+            "x-real-ip" => XRI,
+            "x-request-id" => XID,
+            _ => 0,
+        };
+    }
+    if f.peer_trusted && present & XFF != 0 {
+        let mut xff: Vec<u8> = Vec::new();
+        for v in h.get_all(X_FORWARDED_FOR) {
+            xff.extend_from_slice(v.as_bytes());
+            xff.extend_from_slice(b", ");
         }
+        xff.extend_from_slice(f.peer_value.as_bytes());
+        line(out, "x-forwarded-for", &xff);
+    } else {
+        line(out, "x-forwarded-for", f.peer_value.as_bytes());
     }
     // A trusted proxy in front (e.g. a TLS-terminating load balancer) knows the original scheme.
-    if !(peer_trusted && h.contains_key(X_FORWARDED_PROTO)) {
-        h.insert(X_FORWARDED_PROTO, HeaderValue::from_static(if tls { "https" } else { "http" }));
+    let keep_proto = f.peer_trusted && present & XFP != 0;
+    if !keep_proto {
+        line(out, "x-forwarded-proto", if f.tls { b"https" } else { b"http" });
     }
-    match orig_host {
-        Some(host) if !peer_trusted || !h.contains_key(X_FORWARDED_HOST) => {
-            h.insert(X_FORWARDED_HOST, host.clone());
-        }
-        Some(_) => {}
-        None => {
-            if !peer_trusted {
-                h.remove(X_FORWARDED_HOST);
-            }
-        }
+    let keep_host = f.peer_trusted && present & XFH != 0;
+    if let (Some(host), false) = (f.orig_host, keep_host) {
+        line(out, "x-forwarded-host", host.as_bytes());
     }
     // An untrusted peer is the client (see `client_ip`): reuse the cached value.
-    if !peer_trusted {
-        h.insert(X_REAL_IP, peer_value.clone());
-    } else if let Ok(v) = HeaderValue::from_str(&client.to_string()) {
-        h.insert(X_REAL_IP, v);
+    if f.peer_trusted {
+        line(out, "x-real-ip", f.client.to_string().as_bytes());
+    } else {
+        line(out, "x-real-ip", f.peer_value.as_bytes());
+    }
+    line(out, "x-request-id", f.request_id.as_bytes());
+    if present == 0 {
+        return;
+    }
+    if present & XFF != 0 {
+        h.remove(X_FORWARDED_FOR);
+    }
+    if present & XFP != 0 && !keep_proto {
+        h.remove(X_FORWARDED_PROTO);
+    }
+    if present & XFH != 0 && !keep_host {
+        h.remove(X_FORWARDED_HOST);
+    }
+    if present & XRI != 0 {
+        h.remove(X_REAL_IP);
+    }
+    if present & XID != 0 {
+        h.remove(X_REQUEST_ID);
     }
 }
 
@@ -281,28 +347,40 @@ mod tests {
         assert_eq!(client_ip(mapped, &HeaderMap::new(), &[]), peer);
     }
 
+    /// The map as the upstream sees it: what is left in `h` plus the lines written to `out`.
+    fn forwarded(mut h: HeaderMap, pv: &HeaderValue, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) -> HeaderMap {
+        let id = HeaderValue::from_static("req-1");
+        let mut out = Vec::new();
+        let f = Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host, request_id: &id };
+        set_forwarding(&mut h, &mut out, &f);
+        for l in std::str::from_utf8(&out).unwrap().split_terminator("\r\n") {
+            let (n, v) = l.split_once(": ").unwrap();
+            h.append(HeaderName::from_bytes(n.as_bytes()).unwrap(), HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
     #[test]
     fn forwarding_headers_replace_untrusted_and_extend_trusted() {
         let peer: IpAddr = "10.1.1.1".parse().unwrap();
         let pv = HeaderValue::from_static("10.1.1.1");
-        let mut h = map(&[("x-forwarded-for", "9.9.9.9"), ("x-forwarded-host", "evil")]);
         let host = HeaderValue::from_static("api.example");
-        set_forwarding(&mut h, &pv, peer, false, true, Some(&host));
-        assert_eq!(h[X_FORWARDED_FOR], "10.1.1.1");
+        let h = forwarded(map(&[("x-forwarded-for", "9.9.9.9"), ("x-forwarded-host", "evil"), ("x-request-id", "spoof")]), &pv, peer, false, true, Some(&host));
+        assert_eq!(h.get_all(X_FORWARDED_FOR).iter().collect::<Vec<_>>(), ["10.1.1.1"]);
         assert_eq!(h[X_FORWARDED_PROTO], "https");
-        assert_eq!(h[X_FORWARDED_HOST], "api.example");
+        assert_eq!(h.get_all(X_FORWARDED_HOST).iter().collect::<Vec<_>>(), ["api.example"]);
         assert_eq!(h[X_REAL_IP], "10.1.1.1");
-        let mut h = map(&[("x-forwarded-for", "9.9.9.9")]);
+        assert_eq!(h.get_all(X_REQUEST_ID).iter().collect::<Vec<_>>(), ["req-1"], "a client's request id is replaced");
         let client: IpAddr = "9.9.9.9".parse().unwrap();
-        set_forwarding(&mut h, &pv, client, true, false, Some(&host));
-        assert_eq!(h[X_FORWARDED_FOR], "9.9.9.9, 10.1.1.1");
+        let h = forwarded(map(&[("x-forwarded-for", "9.9.9.9"), ("x-forwarded-for", "8.8.8.8")]), &pv, client, true, false, Some(&host));
+        assert_eq!(h.get_all(X_FORWARDED_FOR).iter().collect::<Vec<_>>(), ["9.9.9.9, 8.8.8.8, 10.1.1.1"]);
         assert_eq!(h[X_REAL_IP], "9.9.9.9");
         assert_eq!(h[X_FORWARDED_PROTO], "http");
-        let mut h = map(&[("x-forwarded-proto", "https")]);
-        set_forwarding(&mut h, &pv, peer, true, false, None);
-        assert_eq!(h[X_FORWARDED_PROTO], "https", "kept from a trusted proxy");
-        let mut h = map(&[("x-forwarded-proto", "https")]);
-        set_forwarding(&mut h, &pv, peer, false, false, None);
-        assert_eq!(h[X_FORWARDED_PROTO], "http", "replaced from an untrusted peer");
+        let h = forwarded(map(&[("x-forwarded-proto", "https"), ("x-forwarded-host", "front.example")]), &pv, peer, true, false, Some(&host));
+        assert_eq!(h.get_all(X_FORWARDED_PROTO).iter().collect::<Vec<_>>(), ["https"], "kept from a trusted proxy");
+        assert_eq!(h.get_all(X_FORWARDED_HOST).iter().collect::<Vec<_>>(), ["front.example"], "kept from a trusted proxy");
+        let h = forwarded(map(&[("x-forwarded-proto", "https"), ("x-forwarded-host", "evil")]), &pv, peer, false, false, None);
+        assert_eq!(h.get_all(X_FORWARDED_PROTO).iter().collect::<Vec<_>>(), ["http"], "replaced from an untrusted peer");
+        assert!(h.get(X_FORWARDED_HOST).is_none(), "an untrusted client's X-Forwarded-Host is dropped");
     }
 }

@@ -105,6 +105,7 @@ async fn handle_inner<'s>(
     let app = &snap.apps[app_idx];
     rec.app = Some(app_idx);
     let app_name = Some(app.cfg.name.as_str());
+    let client_h1 = req.version() != Version::HTTP_2;
     let (mut parts, body) = req.into_parts();
 
     // 2. Declared size.
@@ -169,8 +170,10 @@ async fn handle_inner<'s>(
     let peer_trusted = headers::peer_trusted(conn.peer.ip(), &server.trusted_proxies);
     headers::strip_hop_by_hop(&mut parts.headers);
     parts.headers.remove(header::EXPECT);
-    headers::set_forwarding(&mut parts.headers, &conn.peer_ip_header, client_ip, peer_trusted, tls, orig_host.as_ref());
-    parts.headers.insert(headers::X_REQUEST_ID, id_value.clone());
+    let mut forward_lines = Vec::with_capacity(192);
+    let fwd =
+        headers::Forwarding { peer_value: &conn.peer_ip_header, client: client_ip, peer_trusted, tls, orig_host: orig_host.as_ref(), request_id: id_value };
+    headers::set_forwarding(&mut parts.headers, &mut forward_lines, &fwd);
     headers::apply_stage_edits(&mut parts.headers, &mut outcome.context);
     let response_headers = std::mem::take(&mut outcome.context.response_headers);
     match &up_body {
@@ -219,8 +222,12 @@ async fn handle_inner<'s>(
             }
         }
     };
+    // Without response stages, an HTTP/1 client gets the upstream's header lines copied as
+    // they are (hop-by-hop ones removed) instead of going through a `HeaderMap`.
+    // Stage-set response headers replace the upstream's of the same name: that needs the map.
+    let raw = judged_req.is_none() && client_h1 && response_headers.is_empty();
     let up_req = Request::from_parts(parts, up_body);
-    match upstream::send(&app.upstream, up_req, &set_host).await {
+    match upstream::send(&app.upstream, up_req, &set_host, raw, &forward_lines).await {
         Ok(resp) => {
             rec.upstream_status = Some(resp.status().as_u16());
             let (mut resp_parts, body) = resp.into_parts();

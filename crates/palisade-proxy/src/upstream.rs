@@ -342,7 +342,7 @@ async fn connect(up: &Upstream, t: usize) -> Result<UpConn, String> {
 }
 
 /// Serialise a request head in origin form.
-fn encode_head(parts: &http::request::Parts, chunked: bool, out: &mut Vec<u8>) {
+fn encode_head(parts: &http::request::Parts, extra: &[u8], chunked: bool, out: &mut Vec<u8>) {
     out.extend_from_slice(parts.method.as_str().as_bytes());
     out.push(b' ');
     let pq = parts.uri.path_and_query().map_or("/", |p| p.as_str());
@@ -354,6 +354,7 @@ fn encode_head(parts: &http::request::Parts, chunked: bool, out: &mut Vec<u8>) {
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
+    out.extend_from_slice(extra);
     if chunked {
         out.extend_from_slice(b"transfer-encoding: chunked\r\n");
     }
@@ -448,15 +449,32 @@ enum HeadError {
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 const MAX_RESPONSE_HEADERS: usize = 128;
 
-/// Read a response head (skipping 1xx interim responses). Returns the response parts, the body
-/// framing, and whether the connection may be reused afterwards.
-async fn read_response_head(conn: &mut UpConn, method: &Method) -> Result<(http::response::Parts, BodyState, bool), HeadError> {
+/// A parsed upstream response head: the parts (headers empty in pass-through mode), the body
+/// framing, whether the connection may be reused, and in pass-through mode the header lines to
+/// forward verbatim.
+struct ParsedHead {
+    parts: http::response::Parts,
+    body: BodyState,
+    keep_alive: bool,
+    raw: Option<RawHead>,
+}
+
+/// The upstream's response header lines, hop-by-hop headers (and framing headers the client
+/// side recomputes) removed, ready to be copied into the client's response head: the HTTP/1
+/// server writes them without building a `HeaderMap` (see `h1::write_response`).
+pub struct RawHead {
+    pub lines: Vec<u8>,
+    pub has_date: bool,
+}
+
+/// Read a response head (skipping 1xx interim responses).
+async fn read_response_head(conn: &mut UpConn, method: &Method, raw: bool) -> Result<ParsedHead, HeadError> {
     let mut scanned = 0;
     let mut received_any = false;
     loop {
         if let Some(end) = codec::find_head_end(&conn.rbuf, &mut scanned) {
             scanned = 0;
-            match parse_response_head(&mut conn.rbuf, end, method)? {
+            match parse_response_head(&mut conn.rbuf, end, method, raw)? {
                 Some(parsed) => return Ok(parsed),
                 None => continue, // a 1xx: read the next head
             }
@@ -478,14 +496,41 @@ async fn read_response_head(conn: &mut UpConn, method: &Method) -> Result<(http:
     }
 }
 
-fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method) -> Result<Option<(http::response::Parts, BodyState, bool)>, HeadError> {
+/// Response headers never forwarded as they are: hop-by-hop (RFC 9110 §7.6.1, plus the
+/// non-standard ones proxies drop), `Upgrade` (upgrades are not proxied) and `X-Request-Id`
+/// (the proxy sets its own). Dispatches on the
+/// length first: most names are rejected without a comparison.
+fn raw_dropped(name: &[u8]) -> bool {
+    let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+    match name.len() {
+        2 => is(b"te"),
+        7 => is(b"trailer") || is(b"upgrade"),
+        10 => is(b"connection") || is(b"keep-alive"),
+        // Not hop-by-hop, but the client gets Palisade's request id, never the upstream's.
+        12 => is(b"x-request-id"),
+        16 => is(b"proxy-connection"),
+        17 => is(b"transfer-encoding"),
+        18 => is(b"proxy-authenticate"),
+        19 => is(b"proxy-authorization"),
+        _ => false,
+    }
+}
+
+fn comma_tokens(v: &[u8]) -> impl Iterator<Item = &[u8]> {
+    v.split(|b| *b == b',').map(<[u8]>::trim_ascii).filter(|t| !t.is_empty())
+}
+
+/// Parse one response head. With `raw`, the headers are not put in a `HeaderMap`: the lines to
+/// forward are collected into a [`RawHead`] instead (the common case when no response stage
+/// needs to look at the headers).
+fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bool) -> Result<Option<ParsedHead>, HeadError> {
     let head_bytes = &rbuf[..end];
     if !codec::crlf_only(head_bytes) {
         return Err(HeadError::Invalid("bare LF in response head"));
     }
-    let mut slots = [httparse::EMPTY_HEADER; MAX_RESPONSE_HEADERS];
-    let mut resp = httparse::Response::new(&mut slots);
-    match resp.parse(head_bytes) {
+    let mut slots = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_RESPONSE_HEADERS];
+    let mut resp = httparse::Response::new(&mut []);
+    match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, head_bytes, &mut slots) {
         Ok(httparse::Status::Complete(n)) if n == end => {}
         _ => return Err(HeadError::Invalid("malformed response head")),
     }
@@ -497,6 +542,88 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method) -> Resu
         }
         let _ = rbuf.split_to(end);
         return Ok(None);
+    }
+    // Framing and reuse, from the header lines themselves.
+    let mut keep_alive = version == Version::HTTP_11;
+    let mut has_connection = false;
+    let mut chunked: Option<bool> = None; // Some(last coding is chunked) when Transfer-Encoding is present
+    let mut len: Option<u64> = None;
+    for h in resp.headers.iter() {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"connection") {
+            has_connection = true;
+            for t in comma_tokens(h.value) {
+                if t.eq_ignore_ascii_case(b"close") {
+                    keep_alive = false;
+                } else if t.eq_ignore_ascii_case(b"keep-alive") && version == Version::HTTP_10 {
+                    keep_alive = true;
+                }
+            }
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            if let Some(last) = comma_tokens(h.value).last() {
+                chunked = Some(last.eq_ignore_ascii_case(b"chunked"));
+            } else if chunked.is_none() {
+                chunked = Some(false);
+            }
+        } else if name.eq_ignore_ascii_case(b"content-length") {
+            for part in h.value.split(|b| *b == b',') {
+                let part = part.trim_ascii();
+                let n = std::str::from_utf8(part).ok().filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).and_then(|p| p.parse::<u64>().ok());
+                match (n, len) {
+                    (None, _) => return Err(HeadError::Invalid("invalid Content-Length")),
+                    (Some(n), Some(l)) if n != l => return Err(HeadError::Invalid("conflicting Content-Length")),
+                    (Some(n), _) => len = Some(n),
+                }
+            }
+        }
+    }
+    let body = if *method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
+        BodyState::Done
+    } else if let Some(is_chunked) = chunked {
+        if is_chunked {
+            BodyState::Chunked(Chunk::Size)
+        } else {
+            keep_alive = false;
+            BodyState::UntilClose
+        }
+    } else if len.is_some() {
+        match len {
+            Some(0) | None => BodyState::Done,
+            Some(n) => BodyState::Length(n),
+        }
+    } else {
+        keep_alive = false;
+        BodyState::UntilClose
+    };
+    let mut response = Response::new(());
+    *response.status_mut() = status;
+    *response.version_mut() = version;
+    if raw {
+        // Headers named in Connection are hop-by-hop too (rare: only then the extra check).
+        let named: Vec<&[u8]> = if has_connection {
+            resp.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("connection")).flat_map(|h| comma_tokens(h.value)).collect()
+        } else {
+            Vec::new()
+        };
+        // An upstream's Content-Length stays only where the client side cannot recompute it.
+        let keep_length = *method == Method::HEAD || status == StatusCode::NOT_MODIFIED;
+        let mut lines = Vec::with_capacity(end);
+        let mut has_date = false;
+        for h in resp.headers.iter() {
+            let name = h.name.as_bytes();
+            if raw_dropped(name) || (!keep_length && name.eq_ignore_ascii_case(b"content-length")) || named.iter().any(|n| name.eq_ignore_ascii_case(n)) {
+                continue;
+            }
+            // Values need no check here: httparse accepts exactly the bytes `HeaderValue` does
+            // (HTAB, SP, visible ASCII, obs-text).
+            has_date |= name.eq_ignore_ascii_case(b"date");
+            lines.extend_from_slice(name);
+            lines.extend_from_slice(b": ");
+            lines.extend_from_slice(h.value);
+            lines.extend_from_slice(b"\r\n");
+        }
+        let _ = rbuf.split_to(end);
+        return Ok(Some(ParsedHead { parts: response.into_parts().0, body, keep_alive, raw: Some(RawHead { lines, has_date }) }));
     }
     let base = head_bytes.as_ptr() as usize;
     let mut ranges: Vec<(HeaderName, usize, usize)> = Vec::with_capacity(resp.headers.len());
@@ -510,61 +637,20 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method) -> Resu
         let value = HeaderValue::from_maybe_shared(head.slice(off..off + len)).map_err(|_| HeadError::Invalid("invalid header value"))?;
         headers.append(name, value);
     }
-    let mut keep_alive = version == Version::HTTP_11;
-    for v in headers.get_all(header::CONNECTION) {
-        for token in v.as_bytes().split(|b| *b == b',') {
-            let t = token.trim_ascii();
-            if t.eq_ignore_ascii_case(b"close") {
-                keep_alive = false;
-            } else if t.eq_ignore_ascii_case(b"keep-alive") && version == Version::HTTP_10 {
-                keep_alive = true;
-            }
-        }
-    }
-    let body = if *method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
-        BodyState::Done
-    } else if let Some(te) = headers.get(header::TRANSFER_ENCODING) {
-        let last = te.to_str().ok().and_then(|v| v.rsplit(',').next()).map(|c| c.trim().eq_ignore_ascii_case("chunked"));
-        if last == Some(true) {
-            BodyState::Chunked(Chunk::Size)
-        } else {
-            keep_alive = false;
-            BodyState::UntilClose
-        }
-    } else if headers.contains_key(header::CONTENT_LENGTH) {
-        let mut len: Option<u64> = None;
-        for v in headers.get_all(header::CONTENT_LENGTH) {
-            for part in v.as_bytes().split(|b| *b == b',') {
-                let part = part.trim_ascii();
-                let n = std::str::from_utf8(part).ok().filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).and_then(|p| p.parse::<u64>().ok());
-                match (n, len) {
-                    (None, _) => return Err(HeadError::Invalid("invalid Content-Length")),
-                    (Some(n), Some(l)) if n != l => return Err(HeadError::Invalid("conflicting Content-Length")),
-                    (Some(n), _) => len = Some(n),
-                }
-            }
-        }
-        match len {
-            Some(0) | None => BodyState::Done,
-            Some(n) => BodyState::Length(n),
-        }
-    } else {
-        keep_alive = false;
-        BodyState::UntilClose
-    };
-    let mut response = Response::new(());
-    *response.status_mut() = status;
-    *response.version_mut() = version;
     *response.headers_mut() = headers;
-    Ok(Some((response.into_parts().0, body, keep_alive)))
+    Ok(Some(ParsedHead { parts: response.into_parts().0, body, keep_alive, raw: None }))
 }
 
 /// Send `req` to the upstream. The request's URI must be in origin form and its headers final;
-/// `set_host` sets the `Host` header for the chosen target.
+/// `set_host` sets the `Host` header for the chosen target; `extra_lines` (complete header
+/// lines, e.g. the forwarding headers) are appended to the head as they are. With `raw`, the
+/// response's header lines are kept for pass-through ([`RawHead`]) instead of a `HeaderMap`.
 pub async fn send(
     up: &Arc<Upstream>,
     req: Request<UpBody>,
     set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue),
+    raw: bool,
+    extra_lines: &[u8],
 ) -> Result<Response<UpstreamBody>, UpstreamError> {
     let (mut parts, mut body) = req.into_parts();
     let idempotent = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE);
@@ -593,7 +679,7 @@ pub async fn send(
         };
         let guard = ActiveGuard::new(up.clone(), t);
         head.clear();
-        encode_head(&parts, chunked, &mut head);
+        encode_head(&parts, extra_lines, chunked, &mut head);
         let replayable = matches!(body, UpBody::Full(_));
         let mut timer = conn.arm(up.cfg.read_timeout);
         let exchange = async {
@@ -602,7 +688,7 @@ pub async fn send(
                 Err(SendError::ClientBody(e)) => return Err(e),
                 Err(SendError::Write(e)) => return Ok(Err(HeadError::Io(e))),
             }
-            Ok(read_response_head(&mut conn, &parts.method).await)
+            Ok(read_response_head(&mut conn, &parts.method, raw).await)
         };
         let outcome = tokio::select! {
             biased;
@@ -619,9 +705,9 @@ pub async fn send(
             Some(Ok(r)) => r,
         };
         match result {
-            Ok((resp_parts, state, keep_alive)) => {
+            Ok(ParsedHead { parts: resp_parts, body: state, keep_alive, raw }) => {
                 up.record_success(t);
-                let ub = UpstreamBody { conn: Some(conn), state, reusable: keep_alive, read_timeout: up.cfg.read_timeout, sleep: None, guard };
+                let ub = UpstreamBody { conn: Some(conn), state, reusable: keep_alive, read_timeout: up.cfg.read_timeout, sleep: None, guard, raw_head: raw };
                 return Ok(Response::from_parts(resp_parts, ub));
             }
             Err(e) => {
@@ -682,9 +768,16 @@ pub struct UpstreamBody {
     read_timeout: Duration,
     sleep: Option<Pin<Box<Sleep>>>,
     guard: ActiveGuard,
+    /// In pass-through mode, the header lines to forward (taken by the HTTP/1 writer).
+    raw_head: Option<RawHead>,
 }
 
 impl UpstreamBody {
+    /// The upstream's header lines, when the response was read in pass-through mode.
+    pub fn take_raw_head(&mut self) -> Option<RawHead> {
+        self.raw_head.take()
+    }
+
     fn release(&mut self) {
         if let Some(conn) = self.conn.take() {
             if self.reusable && conn.rbuf.is_empty() {
@@ -793,8 +886,85 @@ async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
     if write_all(&mut conn.io, req.as_bytes()).await.is_err() {
         return false;
     }
-    match read_response_head(&mut conn, &Method::GET).await {
-        Ok((parts, _, _)) => parts.status.is_success() || parts.status.is_redirection(),
+    match read_response_head(&mut conn, &Method::GET, true).await {
+        Ok(ParsedHead { parts, .. }) => parts.status.is_success() || parts.status.is_redirection(),
         Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(head: &[u8], method: &Method, raw: bool) -> ParsedHead {
+        let mut buf = BytesMut::from(head);
+        let mut scanned = 0;
+        let end = codec::find_head_end(&buf, &mut scanned).expect("complete head");
+        match parse_response_head(&mut buf, end, method, raw) {
+            Ok(Some(p)) => p,
+            _ => panic!("head did not parse"),
+        }
+    }
+
+    /// The header lines of a pass-through head as (lowercase name, value) pairs.
+    fn lines(p: &ParsedHead) -> Vec<(String, String)> {
+        let raw = p.raw.as_ref().expect("pass-through head");
+        std::str::from_utf8(&raw.lines)
+            .unwrap()
+            .split_terminator("\r\n")
+            .map(|l| {
+                let (n, v) = l.split_once(": ").unwrap();
+                (n.to_ascii_lowercase(), v.to_string())
+            })
+            .collect()
+    }
+
+    const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nServer: up\r\nConnection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=5\r\nTE: x\r\nTrailer: y\r\nUpgrade: h2c\r\nProxy-Authenticate: Basic\r\nProxy-Connection: x\r\nX-Request-Id: theirs\r\nContent-Length: 2\r\nDATE: Sun, 22 Nov 2026 10:00:00 GMT\r\n\r\nok";
+
+    #[test]
+    fn pass_through_head_keeps_end_to_end_headers_only() {
+        let p = parse(HEAD, &Method::GET, true);
+        assert!(p.parts.headers.is_empty());
+        assert_eq!(p.body, BodyState::Length(2));
+        assert!(p.keep_alive);
+        let got = lines(&p);
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["server", "date"], "{got:?}");
+        assert!(p.raw.as_ref().unwrap().has_date);
+        // The map path removes the same hop-by-hop headers (the proxy then strips them).
+        let mut m = parse(HEAD, &Method::GET, false).parts.headers;
+        crate::headers::strip_hop_by_hop(&mut m);
+        for (n, _) in &got {
+            assert!(m.contains_key(n.as_str()), "{n}");
+        }
+        assert!(!m.contains_key("x-secret") && !m.contains_key("keep-alive") && !m.contains_key("upgrade"));
+    }
+
+    #[test]
+    fn pass_through_head_keeps_content_length_only_where_the_client_side_cannot_recompute_it() {
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 42\r\n\r\n";
+        let p = parse(head, &Method::HEAD, true);
+        assert_eq!(lines(&p), [("content-length".to_string(), "42".to_string())]);
+        assert_eq!(p.body, BodyState::Done);
+        assert!(!p.raw.as_ref().unwrap().has_date);
+        let p = parse(head, &Method::GET, true);
+        assert!(lines(&p).is_empty());
+        let p = parse(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 42\r\n\r\n", &Method::GET, true);
+        assert_eq!(lines(&p).len(), 1);
+    }
+
+    #[test]
+    fn framing_comes_from_the_last_transfer_coding_and_consistent_lengths() {
+        let p = parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", &Method::GET, true);
+        assert_eq!(p.body, BodyState::Chunked(Chunk::Size));
+        let p = parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", &Method::GET, false);
+        assert_eq!(p.body, BodyState::UntilClose);
+        assert!(!p.keep_alive);
+        let p = parse(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 3, 3\r\n\r\n", &Method::GET, true);
+        assert_eq!(p.body, BodyState::Length(3));
+        assert!(p.keep_alive);
+        let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n"[..]);
+        let end = buf.len();
+        assert!(matches!(parse_response_head(&mut buf, end, &Method::GET, true), Err(HeadError::Invalid("conflicting Content-Length"))));
     }
 }
