@@ -365,24 +365,48 @@ pub struct ClaimRules {
 pub struct Verified {
     pub alg: Alg,
     pub claims: Map<String, Value>,
+    /// `exp` and `nbf`, read once: a cached token only needs its times checked again.
+    exp: Option<f64>,
+    nbf: Option<f64>,
+    scopes: Vec<String>,
 }
 
 impl Verified {
+    /// Build from claims that passed [`check_claims`].
+    fn new(alg: Alg, claims: Map<String, Value>) -> Verified {
+        let mut scopes = Vec::new();
+        for name in ["scope", "scp"] {
+            match claims.get(name) {
+                Some(Value::String(s)) => scopes.extend(s.split_ascii_whitespace().map(str::to_string)),
+                Some(Value::Array(a)) => scopes.extend(a.iter().filter_map(Value::as_str).map(str::to_string)),
+                _ => {}
+            }
+        }
+        let exp = claims.get("exp").and_then(Value::as_f64);
+        let nbf = claims.get("nbf").and_then(Value::as_f64);
+        Verified { alg, claims, exp, nbf, scopes }
+    }
+
+    /// The time claims against `now` (what can change for a token verified earlier; the other
+    /// claim checks depend only on the token and the configuration it was verified with).
+    pub fn check_time(&self, leeway: u64, now: u64) -> Result<(), JwtError> {
+        let (now, leeway) = (now as f64, leeway as f64);
+        if self.exp.is_some_and(|exp| now - leeway >= exp) {
+            return Err(JwtError::Expired);
+        }
+        if self.nbf.is_some_and(|nbf| now + leeway < nbf) {
+            return Err(JwtError::NotYetValid);
+        }
+        Ok(())
+    }
+
     pub fn claim_str(&self, name: &str) -> Option<&str> {
         self.claims.get(name).and_then(Value::as_str)
     }
 
     /// Scopes from `scope` (space-separated) and `scp` (list or space-separated).
-    pub fn scopes(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for name in ["scope", "scp"] {
-            match self.claims.get(name) {
-                Some(Value::String(s)) => out.extend(s.split_ascii_whitespace().map(str::to_string)),
-                Some(Value::Array(a)) => out.extend(a.iter().filter_map(Value::as_str).map(str::to_string)),
-                _ => {}
-            }
-        }
-        out
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
     }
 }
 
@@ -495,7 +519,7 @@ pub fn verify(token: &str, keys: &KeySet, allowed: AlgSet, rules: &ClaimRules, n
     let payload = b64url(p.payload_b64).map_err(|_| JwtError::Malformed("payload is not base64url"))?;
     let claims: Map<String, Value> = serde_json::from_slice(&payload).map_err(|_| JwtError::Malformed("payload is not a JSON object"))?;
     check_claims(&claims, rules, now_secs)?;
-    Ok(Verified { alg: p.alg, claims })
+    Ok(Verified::new(p.alg, claims))
 }
 
 /// The `kid` of a token, if it parses (for diagnostics; not verified).

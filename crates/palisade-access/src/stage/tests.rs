@@ -349,3 +349,19 @@ fn verified_tokens_are_cached_until_the_keys_change() {
     f.stage.apply_files(load_files(&s, &|_| Err("none".into())).unwrap());
     assert_eq!(code(&f.run(&req("192.0.2.1", "/").bearer(&t)).0).map(|c| c.1), Some("access.jwt_invalid".into()));
 }
+
+#[test]
+fn cached_tokens_still_expire_and_wait_for_nbf() {
+    let f = build(&jwt_yaml(), &[]);
+    let t = hs_token(good_claims());
+    let mut later = good_claims();
+    later["nbf"] = json!(NOW / 1_000_000_000 + 100);
+    let early = hs_token(later);
+    assert!(f.run(&req("192.0.2.1", "/").bearer(&t)).0.is_allow(), "verified and cached");
+    assert_eq!(code(&f.run(&req("192.0.2.1", "/").bearer(&early)).0).map(|c| c.1), Some("access.jwt_not_yet_valid".into()));
+    f.clock.advance(61 * 1_000_000_000);
+    assert!(f.run(&req("192.0.2.1", "/").bearer(&early)).0.is_allow(), "nbf within the leeway now");
+    assert!(f.run(&req("192.0.2.1", "/").bearer(&t)).0.is_allow(), "cached");
+    f.clock.advance(300 * 1_000_000_000);
+    assert_eq!(code(&f.run(&req("192.0.2.1", "/").bearer(&t)).0).map(|c| c.1), Some("access.jwt_expired".into()), "the cached entry expires too");
+}
