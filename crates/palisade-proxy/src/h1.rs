@@ -469,8 +469,22 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     let base = head_bytes.as_ptr() as usize;
     let path_range = (path.as_ptr() as usize - base, path.len());
     let mut ranges: Vec<(HeaderName, usize, usize)> = Vec::with_capacity(req.headers.len());
+    // Which framing-relevant headers are present, noted while the names are at hand (standard
+    // names compare cheaply), so that absent ones cost no map lookup below.
+    let (mut n_te, mut n_cl, mut n_host, mut n_expect, mut n_conn) = (0usize, 0usize, 0usize, 0usize, 0usize);
     for h in req.headers.iter() {
         let Ok(name) = HeaderName::from_bytes(h.name.as_bytes()) else { return bad("Invalid header name") };
+        if name == header::TRANSFER_ENCODING {
+            n_te += 1;
+        } else if name == header::CONTENT_LENGTH {
+            n_cl += 1;
+        } else if name == header::HOST {
+            n_host += 1;
+        } else if name == header::EXPECT {
+            n_expect += 1;
+        } else if name == header::CONNECTION {
+            n_conn += 1;
+        }
         ranges.push((name, h.value.as_ptr() as usize - base, h.value.len()));
     }
     let head = s.rbuf.split_to(end).freeze();
@@ -495,8 +509,8 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     }
 
     // Framing (RFC 9112 §6): refuse everything ambiguous.
-    let te_present = headers.contains_key(header::TRANSFER_ENCODING);
-    let cl_present = headers.contains_key(header::CONTENT_LENGTH);
+    let te_present = n_te > 0;
+    let cl_present = n_cl > 0;
     if te_present && cl_present {
         return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Both Content-Length and Transfer-Encoding");
     }
@@ -535,25 +549,26 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
             }
         }
         let n = len.unwrap_or(0);
-        if headers.get_all(header::CONTENT_LENGTH).iter().count() > 1 {
+        if n_cl > 1 {
             headers.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
         }
         body = BodyState::Length(n);
         hint = SizeHint::with_exact(n);
     }
-    let hosts = headers.get_all(header::HOST).iter().count();
+    let hosts = n_host;
     if hosts > 1 || (version == Version::HTTP_11 && hosts == 0 && uri.authority().is_none()) {
         return bad("Exactly one Host header is required");
     }
     let mut expect_continue = false;
-    if let Some(expect) = headers.get(header::EXPECT) {
+    let expect = if n_expect > 0 { headers.get(header::EXPECT) } else { None };
+    if let Some(expect) = expect {
         if expect.as_bytes().eq_ignore_ascii_case(b"100-continue") {
             expect_continue = version == Version::HTTP_11 && body != BodyState::Length(0);
         } else {
             return Head::Reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
         }
     }
-    let keep_alive = connection_keep_alive(&headers, version);
+    let keep_alive = if n_conn == 0 { version == Version::HTTP_11 } else { connection_keep_alive(&headers, version) };
     let is_head = method == Method::HEAD;
     s.seq += 1;
     s.body_buf = None;
