@@ -129,7 +129,9 @@ async fn handle_inner<'s>(
     }
 
     // 4. Body.
-    let up_body = match buffer_body(body, app, server.body_read_timeout).await {
+    // (A request without a body does not even build the reading future.)
+    let read = if body.is_end_stream() { Ok(UpBody::Full(None)) } else { buffer_body(body, app, server.body_read_timeout).await };
+    let up_body = match read {
         Ok(b) => b,
         Err(BodyError::TooLarge) => return (reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id), client_ip, app_name),
         Err(BodyError::Timeout) => return (reject(StatusCode::REQUEST_TIMEOUT, code::BODY_TIMEOUT, "Request body timeout", id), client_ip, app_name),
