@@ -18,7 +18,7 @@ fn main() {
         for (i, s) in parse_corpus(&text).unwrap().into_iter().enumerate() {
             out.clear();
             engine.inspect_value(&s.value, FieldKind::QueryValue, &Location::Query("q"), Level::Strict, &mut scratch, &mut out);
-            let mut line = format!("{f}:{i} {} {}:", format!("{:?}", s.label), s.category);
+            let mut line = format!("{f}:{i} {:?} {}:", s.label, s.category);
             for h in &out {
                 line.push_str(&format!(" {}={}/{}", h.detector, h.confidence, h.transforms));
             }

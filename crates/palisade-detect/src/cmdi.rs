@@ -169,7 +169,7 @@ fn known_program(buf: &[u8; 20], len: usize) -> bool {
             break;
         }
     }
-    // Most words are not programs: a 4096-bit signature table rejects them before the search.
+    // Most words are not programs: a 65,536-bit signature table rejects them before the search.
     let sig = shape(w);
     if PROGRAM_SHAPES[sig / 64] & (1 << (sig % 64)) == 0 {
         return false;
@@ -177,16 +177,17 @@ fn known_program(buf: &[u8; 20], len: usize) -> bool {
     SORTED_PROGRAMS.binary_search_by(|p| p.as_bytes().cmp(w)).is_ok()
 }
 
-/// A 12-bit signature of a word (first and last byte, length) for [`PROGRAM_SHAPES`].
+/// A 16-bit signature of a word (first, second and last byte, length) for [`PROGRAM_SHAPES`].
 #[inline]
 fn shape(w: &[u8]) -> usize {
-    let (f, l) = (w.first().copied().unwrap_or(0) as usize, w.last().copied().unwrap_or(0) as usize);
-    (f * 131 + l * 17 + w.len() * 7) & 4095
+    let at = |i: usize| w.get(i).copied().unwrap_or(0) as u32;
+    let k = at(0) | at(1) << 8 | (w.last().copied().unwrap_or(0) as u32) << 16 | (w.len().min(255) as u32) << 24;
+    (k.wrapping_mul(0x9E37_79B1) >> 16) as usize
 }
 
 /// The signatures ([`shape`]) of [`PROGRAMS`].
-static PROGRAM_SHAPES: LazyLock<[u64; 64]> = LazyLock::new(|| {
-    let mut t = [0u64; 64];
+static PROGRAM_SHAPES: LazyLock<Box<[u64; 1024]>> = LazyLock::new(|| {
+    let mut t = Box::new([0u64; 1024]);
     for p in PROGRAMS {
         let sig = shape(p.as_bytes());
         t[sig / 64] |= 1 << (sig % 64);

@@ -22,7 +22,8 @@
 use std::fmt;
 use std::ops::ControlFlow;
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::{dfa::DFA, Anchored, MatchKind};
 use palisade_core::{Phase, RequestView};
 
 use crate::decode::{self, Decoder, Transforms, BASE64_MIN_LEN};
@@ -99,16 +100,20 @@ struct Gates {
     gated: u64,
     /// Gated detectors with literals in `ac`.
     literal: u64,
-    /// Every literal of every gate, ASCII case-insensitive, overlapping matches.
-    ac: Option<AhoCorasick>,
-    /// Per pattern of `ac`: the gates it opens and whether it must stand as a word.
-    pats: Vec<(u64, bool)>,
-    tests: Vec<(u64, fn(&str) -> bool)>,
+    /// Every literal of every gate, ASCII case-insensitive, all matches (walked byte by byte:
+    /// no per-search setup, which matters for short values).
+    dfa: Option<DFA>,
+    /// Per pattern of `dfa`: the gates it opens, whether it must stand as a word, its length.
+    pats: Vec<(u64, bool, usize)>,
+    tests: Vec<(u64, GateTest)>,
 }
+
+/// A gate's structural test ([`Gate::test`]).
+type GateTest = fn(&str) -> bool;
 
 impl Gates {
     fn new(gates: &[Option<Gate>]) -> Gates {
-        let mut g = Gates { bytes: [0; 256], gated: 0, literal: 0, ac: None, pats: Vec::new(), tests: Vec::new() };
+        let mut g = Gates { bytes: [0; 256], gated: 0, literal: 0, dfa: None, pats: Vec::new(), tests: Vec::new() };
         let mut lits: Vec<(String, bool, u64)> = Vec::new();
         for (i, gate) in gates.iter().enumerate().take(64) {
             let Some(gate) = gate else { continue };
@@ -134,41 +139,55 @@ impl Gates {
             }
         }
         if !lits.is_empty() {
-            let ac = AhoCorasick::builder()
+            let dfa = DFA::builder()
                 .ascii_case_insensitive(true)
                 .match_kind(MatchKind::Standard)
-                .kind(Some(AhoCorasickKind::DFA))
                 .build(lits.iter().map(|l| l.0.as_str()))
                 .expect("gate literals compile");
-            g.ac = Some(ac);
-            g.pats = lits.iter().map(|l| (l.2, l.1)).collect();
+            g.dfa = Some(dfa);
+            g.pats = lits.iter().map(|l| (l.2, l.1, l.0.len())).collect();
         }
         g
+    }
+
+    /// Adds to `m` the gates whose literals occur in `b` (every match, overlapping ones too).
+    fn literals(&self, dfa: &DFA, b: &[u8], mut m: u64) -> u64 {
+        let Ok(mut sid) = dfa.start_state(Anchored::No) else { return !0 };
+        for (i, &c) in b.iter().enumerate() {
+            sid = dfa.next_state(Anchored::No, sid, c);
+            if !dfa.is_special(sid) {
+                continue;
+            }
+            if dfa.is_dead(sid) {
+                break;
+            }
+            for k in 0..dfa.match_len(sid) {
+                let (dm, word, len) = self.pats[dfa.match_pattern(sid, k).as_usize()];
+                if dm & !m == 0 {
+                    continue;
+                }
+                if word {
+                    let before = (i + 1).checked_sub(len + 1).map(|p| b[p]);
+                    let after = b.get(i + 1).copied();
+                    if before.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') || after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+                        continue;
+                    }
+                }
+                m |= dm;
+            }
+            if self.literal & !m == 0 {
+                break;
+            }
+        }
+        m
     }
 
     /// The gates `t` opens, given those its bytes opened (`open`). Ungated detectors are set.
     fn admit(&self, t: &str, open: u64) -> u64 {
         let mut m = open & self.gated;
         if self.literal & !m != 0 {
-            if let Some(ac) = &self.ac {
-                let b = t.as_bytes();
-                for x in ac.find_overlapping_iter(t) {
-                    let (dm, word) = self.pats[x.pattern().as_usize()];
-                    if dm & !m == 0 {
-                        continue;
-                    }
-                    if word {
-                        let before = x.start().checked_sub(1).map(|i| b[i]);
-                        let after = b.get(x.end()).copied();
-                        if before.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') || after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
-                            continue;
-                        }
-                    }
-                    m |= dm;
-                    if self.literal & !m == 0 {
-                        break;
-                    }
-                }
+            if let Some(dfa) = &self.dfa {
+                m = self.literals(dfa, t.as_bytes(), m);
             }
         }
         for (bit, test) in &self.tests {
