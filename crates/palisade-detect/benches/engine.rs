@@ -6,8 +6,49 @@
 //! included, every key and string).
 //!
 //! `cargo bench -p palisade-detect --bench engine`. Body benches skipped without ../shared.
+//!
+//! A counting global allocator prints the heap allocations per inspected value / body once
+//! before the timings (the engine is meant to allocate nothing for a benign value), and
+//! `body/*/extract_only` (an engine without detectors) shows the share of JSON extraction.
 
+#![allow(unsafe_code)] // the counting global allocator below
+
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Counts allocations (and reallocations) made through the global allocator.
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Heap allocations made by `f`.
+fn allocs(mut f: impl FnMut()) -> u64 {
+    let a = ALLOCS.load(Ordering::Relaxed);
+    f();
+    ALLOCS.load(Ordering::Relaxed) - a
+}
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use palisade_core::Phase;
@@ -31,6 +72,11 @@ fn bench(c: &mut Criterion) {
         ("value/base64", "dGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVy"),
         ("value/markdown", "Run `cargo build --release` then see the **README**; it's short."),
     ] {
+        let n = allocs(|| {
+            out.clear();
+            engine.inspect_value(v, FieldKind::QueryValue, &Location::Query("q"), Level::Balanced, &mut scratch, &mut out);
+        });
+        eprintln!("{name}: {n} allocations");
         c.bench_function(name, |b| {
             b.iter(|| {
                 out.clear();
@@ -47,6 +93,13 @@ fn bench(c: &mut Criterion) {
         let all = parse_corpus(&std::fs::read_to_string(&f).unwrap()).unwrap();
         sample.extend(all.into_iter().step_by(8).map(|s| s.value));
     }
+    let n = allocs(|| {
+        for v in &sample {
+            out.clear();
+            engine.inspect_value(v, FieldKind::QueryValue, &Location::Query("q"), Level::Balanced, &mut scratch, &mut out);
+        }
+    });
+    eprintln!("benign_sample: {} values, {n} allocations", sample.len());
     let mut g = c.benchmark_group("values");
     g.throughput(Throughput::Elements(sample.len() as u64));
     g.bench_function("benign_sample", |b| {
@@ -83,13 +136,19 @@ fn bench(c: &mut Criterion) {
         eprintln!("body benches skipped: ../shared/bench not found");
         return;
     }
+    let bare = Engine::with_detectors(Vec::new(), EngineConfig::default()).unwrap();
+    let mut bare_scratch = bare.scratch();
     for name in ["small.json", "large.json"] {
         let mut req = OwnedRequest::new(http::Method::POST, "/orders");
         req.headers.insert(http::header::CONTENT_TYPE, "application/json".parse().unwrap());
         req.body = std::fs::read(dir.join(name)).unwrap();
         engine.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut scratch, &mut report);
-        eprintln!("{name}: {} values, {} bytes inspected, {} findings", report.counts.values, report.counts.bytes, report.findings.len());
+        let n = allocs(|| engine.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut scratch, &mut report));
+        eprintln!("{name}: {} values, {} bytes inspected, {} findings, {n} allocations", report.counts.values, report.counts.bytes, report.findings.len());
         c.bench_function(&format!("body/{name}"), |b| b.iter(|| engine.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut scratch, &mut report)));
+        c.bench_function(&format!("body/{name}/extract_only"), |b| {
+            b.iter(|| bare.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut bare_scratch, &mut report))
+        });
     }
 }
 

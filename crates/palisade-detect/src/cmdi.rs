@@ -11,7 +11,7 @@
 //! Prose with semicolons and the words "cat" or "ls" therefore stays below the threshold.
 
 use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors};
-use crate::{Category, Detector, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
@@ -22,32 +22,37 @@ pub struct CmdiDetector;
 pub fn detector() -> Box<dyn Detector> {
     LazyLock::force(&SPECIAL_ANCHORS);
     LazyLock::force(&SORTED_PROGRAMS);
+    LazyLock::force(&PROGRAM_SHAPES);
     LazyLock::force(&SORTED_AMBIGUOUS);
     Box::new(CmdiDetector)
 }
 
 /// Literals every [`specials`] pattern contains (also in its `+`-for-blank reading).
-static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
-    Anchors::new(&[
-        "()",
-        "<!--#exec",
-        "/dev/",
-        "%comspec%",
-        "invoke-",
-        "downloadstring",
-        "downloadfile",
-        "net.webclient",
-        "start-process",
-        "frombase64string",
-        "iex",
-        "powershell",
-        "pwsh",
-        "cmd",
-        "/bin/",
-        "sh -i",
-        "sh+-i",
-    ])
-});
+const SPECIAL_LITERALS: &[&str] = &[
+    "()",
+    "<!--#exec",
+    "/dev/",
+    "%comspec%",
+    "invoke-",
+    "downloadstring",
+    "downloadfile",
+    "net.webclient",
+    "start-process",
+    "frombase64string",
+    "iex",
+    "powershell",
+    "pwsh",
+    "cmd",
+    "/bin/",
+    "sh -i",
+    "sh+-i",
+];
+
+static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(SPECIAL_LITERALS));
+
+/// The pre-filter declared to the engine ([`Gate`]): exactly [`CmdiDetector::check`]'s own
+/// (`%` for residual escapes, the [`specials`] anchors, a program in command position).
+const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(program_in_command_position) };
 
 static SORTED_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut v = PROGRAMS.to_vec();
@@ -64,9 +69,11 @@ static SORTED_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 /// `\` inside a word dropped; `.exe` cut) and looks them up. A superset of the tokenizer's
 /// command positions: operators split words wherever they are, `+` and `$IFS` are blanks.
 fn may_hold_command(d: &str) -> bool {
-    if SPECIAL_ANCHORS.any(d) {
-        return true;
-    }
+    SPECIAL_ANCHORS.any(d) || program_in_command_position(d)
+}
+
+/// The structural half of [`may_hold_command`].
+fn program_in_command_position(d: &str) -> bool {
     let b = d.as_bytes();
     let mut cmdpos = true;
     let mut i = 0;
@@ -162,13 +169,39 @@ fn known_program(buf: &[u8; 20], len: usize) -> bool {
             break;
         }
     }
-    let Ok(w) = std::str::from_utf8(w) else { return false };
-    SORTED_PROGRAMS.binary_search(&w).is_ok()
+    // Most words are not programs: a 65,536-bit signature table rejects them before the search.
+    let sig = shape(w);
+    if PROGRAM_SHAPES[sig / 64] & (1 << (sig % 64)) == 0 {
+        return false;
+    }
+    SORTED_PROGRAMS.binary_search_by(|p| p.as_bytes().cmp(w)).is_ok()
 }
+
+/// A 16-bit signature of a word (first, second and last byte, length) for [`PROGRAM_SHAPES`].
+#[inline]
+fn shape(w: &[u8]) -> usize {
+    let at = |i: usize| w.get(i).copied().unwrap_or(0) as u32;
+    let k = at(0) | at(1) << 8 | (w.last().copied().unwrap_or(0) as u32) << 16 | (w.len().min(255) as u32) << 24;
+    (k.wrapping_mul(0x9E37_79B1) >> 16) as usize
+}
+
+/// The signatures ([`shape`]) of [`PROGRAMS`].
+static PROGRAM_SHAPES: LazyLock<Box<[u64; 1024]>> = LazyLock::new(|| {
+    let mut t = Box::new([0u64; 1024]);
+    for p in PROGRAMS {
+        let sig = shape(p.as_bytes());
+        t[sig / 64] |= 1 << (sig % 64);
+    }
+    t
+});
 
 impl Detector for CmdiDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

@@ -9,7 +9,7 @@
 //! add to the evidence.
 
 use crate::other_util::{best, gate, has_pct, mk, step, views, Anchors};
-use crate::{Category, Detector, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 use std::sync::LazyLock;
 
 const NAME: &str = "code";
@@ -23,49 +23,58 @@ pub fn detector() -> Box<dyn Detector> {
 
 /// Literals of every pattern [`analyse`] and [`deser`] look for that is not a call (ASCII
 /// case-insensitive; a superset of their case-sensitive forms).
-static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
-    Anchors::new(&[
-        "<?",
-        "$_",
-        "{${",
-        "${@",
-        "child_process",
-        "process.",
-        "global.process",
-        "constructor.constructor(",
-        "__import__",
-        "os.popen(",
-        "os.system(",
-        "subprocess.",
-        "pty.spawn(",
-        "getruntime",
-        "java.lang.runtime",
-        "processbuilder",
-        "aced0005",
-        "\\xac\\xed",
-        "ro0ab",
-        "cos\nsystem",
-        "cposix\nsystem",
-        "c__builtin__\n",
-        "cbuiltins\n",
-        "\ntr.",
-        "gasv",
-        "\"$type\"",
-        "ysoserial",
-        "objectdataprovider",
-        "system.diagnostics.process",
-        "typeconfusedelegate",
-        "!!python/",
-        "!ruby/object",
-        "!!javax.script",
-        "!!java.net.url",
-    ])
-});
+const ANCHOR_LITERALS: &[&str] = &[
+    "<?",
+    "$_",
+    "{${",
+    "${@",
+    "child_process",
+    "process.",
+    "global.process",
+    "constructor.constructor(",
+    "__import__",
+    "os.popen(",
+    "os.system(",
+    "subprocess.",
+    "pty.spawn(",
+    "getruntime",
+    "java.lang.runtime",
+    "processbuilder",
+    "aced0005",
+    "\\xac\\xed",
+    "ro0ab",
+    "cos\nsystem",
+    "cposix\nsystem",
+    "c__builtin__\n",
+    "cbuiltins\n",
+    "\ntr.",
+    "gasv",
+    "\"$type\"",
+    "ysoserial",
+    "objectdataprovider",
+    "system.diagnostics.process",
+    "typeconfusedelegate",
+    "!!python/",
+    "!ruby/object",
+    "!!javax.script",
+    "!!java.net.url",
+];
+
+static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERALS));
+
+/// The pre-filter declared to the engine ([`Gate`]): exactly [`CodeDetector::check`]'s own
+/// (`%` for encoded forms, the anchors, a listed call or a serialized object).
+const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(call_or_serialized) };
 
 /// The pre-filter: whether [`analyse`] could fire on `s`. It can only through a call of a
 /// listed function (an identifier, blanks, `(`: found from each `(` backwards, no
 /// allocation), a PHP serialized object (`O:<digits>` / `C:<digits>`), or an anchor.
 fn may_hold_code(s: &str) -> bool {
+    call_or_serialized(s) || ANCHORS.any(s)
+}
+
+/// The structural half of [`may_hold_code`].
+fn call_or_serialized(s: &str) -> bool {
     let b = s.as_bytes();
     for p in memchr::memchr_iter(b'(', b) {
         let mut e = p;
@@ -96,12 +105,16 @@ fn may_hold_code(s: &str) -> bool {
             return true;
         }
     }
-    ANCHORS.any(s)
+    false
 }
 
 impl Detector for CodeDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

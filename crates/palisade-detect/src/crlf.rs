@@ -7,7 +7,7 @@
 //! only well-known response headers count, at a lower confidence.
 
 use crate::other_util::{best, gate, mk, step, views};
-use crate::{Category, Detector, FieldKind, Hit, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 
 const NAME: &str = "crlf";
 
@@ -17,9 +17,17 @@ pub fn detector() -> Box<dyn Detector> {
     Box::new(CrlfDetector)
 }
 
+/// The pre-filter declared to the engine ([`Gate`]): a line break is a control character or
+/// a non-ASCII one (both always open a gate), or encoded (`%`, `\\`).
+const GATE: Gate = Gate { bytes: "%\\", anchors: &[], words: &[], test: None };
+
 impl Detector for CrlfDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

@@ -1,24 +1,34 @@
 //! The detection engine: compiled once from settings, shared by all workers.
 //!
 //! For each value the extractor yields ([`crate::extract`]), the engine
-//! 1. classifies its bytes with one 256-entry table lookup per byte into a bit set of the
-//!    detector families the value could concern, plus "may need decoding" and "could be
-//!    base64" bits (the fast path: a short alphanumeric value touches no detector and no
-//!    decoder);
+//! 1. classifies its bytes with one 256-entry table lookup per byte into "may need decoding"
+//!    and "could be base64" bits, the detectors whose [`Gate`] bytes occur, and (for
+//!    detectors without a gate) the bit set of [`FAMILIES`] the value could concern;
 //! 2. decodes it into candidates when it may hold encodings ([`crate::decode`]);
-//! 3. runs each detector whose family bits are set by the candidate (detectors with a name
-//!    not in [`FAMILIES`] see every value), keeps hits at or above the level's threshold
-//!    (Balanced 60, Strict 40) that no exclusion covers, and reports at most one finding
-//!    per detector and value.
+//! 3. for each candidate, completes the gates in one pass of a shared Aho-Corasick automaton
+//!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`), skipped when
+//!    the bytes already opened every gate, then the structural tests (`Gate::test`) of the
+//!    gates still closed: a benign value typically opens no gate and runs no detector;
+//! 4. runs each detector whose gate is open (detectors without a gate: whose family bits are
+//!    set; with a name not in [`FAMILIES`]: every value), keeps hits at or above the level's
+//!    threshold (Balanced 60, Strict 40) that no exclusion covers, and reports at most one
+//!    finding per detector and value.
+//!
+//! How a detector declares its pre-filter: implement [`Detector::gate`] (see [`Gate`] for the
+//! semantics and the soundness rule; `tests/gate_soundness.rs` checks every gated detector on
+//! every corpus value and decoded candidate). At most 64 detectors are gated; further ones
+//! fall back to the family bits.
 
 use std::fmt;
 use std::ops::ControlFlow;
 
+use aho_corasick::automaton::Automaton;
+use aho_corasick::{dfa::DFA, Anchored, MatchKind};
 use palisade_core::{Phase, RequestView};
 
 use crate::decode::{self, Decoder, Transforms, BASE64_MIN_LEN};
 use crate::extract::{self, Counts, Exceeded, Extractor, Location, Stop};
-use crate::{Category, Detector, FieldKind, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Input, Level};
 
 #[cfg(test)]
 mod tests;
@@ -43,7 +53,7 @@ pub const FAMILIES: &[(&[&str], &str)] = &[
     (&["code", "code-injection"], "()`;$'\"[]{}<>\\"),
     (&["crlf"], "%\\"),
     (&["nosql"], "${}[]'\";()=|&:"),
-    (&["ldap"], "*()|&=!\\~<>"),
+    (&["ldap"], "*()|&=!\\~<>%"),
     (&["ssrf"], ":/@.[]%\\"),
 ];
 
@@ -80,6 +90,113 @@ fn class_table() -> [u32; 256] {
         *slot = m;
     }
     t
+}
+
+/// The gates of the detectors ([`Gate`]), compiled together. Bit `i` stands for detector `i`.
+struct Gates {
+    /// Per byte: the gates it opens (controls, DEL and non-ASCII open every gate).
+    bytes: [u64; 256],
+    /// Detectors that declared a gate.
+    gated: u64,
+    /// Gated detectors with literals in `ac`.
+    literal: u64,
+    /// Every literal of every gate, ASCII case-insensitive, all matches (walked byte by byte:
+    /// no per-search setup, which matters for short values).
+    dfa: Option<DFA>,
+    /// Per pattern of `dfa`: the gates it opens, whether it must stand as a word, its length.
+    pats: Vec<(u64, bool, usize)>,
+    tests: Vec<(u64, GateTest)>,
+}
+
+/// A gate's structural test ([`Gate::test`]).
+type GateTest = fn(&str) -> bool;
+
+impl Gates {
+    fn new(gates: &[Option<Gate>]) -> Gates {
+        let mut g = Gates { bytes: [0; 256], gated: 0, literal: 0, dfa: None, pats: Vec::new(), tests: Vec::new() };
+        let mut lits: Vec<(String, bool, u64)> = Vec::new();
+        for (i, gate) in gates.iter().enumerate().take(64) {
+            let Some(gate) = gate else { continue };
+            let bit = 1u64 << i;
+            g.gated |= bit;
+            for (b, slot) in g.bytes.iter_mut().enumerate() {
+                if !(0x20..0x7F).contains(&b) || gate.bytes.as_bytes().contains(&(b as u8)) {
+                    *slot |= bit;
+                }
+            }
+            for (list, word) in [(gate.anchors, false), (gate.words, true)] {
+                for l in list {
+                    let l = l.to_ascii_lowercase();
+                    match lits.iter_mut().find(|(x, w, _)| *x == l && *w == word) {
+                        Some(e) => e.2 |= bit,
+                        None => lits.push((l, word, bit)),
+                    }
+                    g.literal |= bit;
+                }
+            }
+            if let Some(t) = gate.test {
+                g.tests.push((bit, t));
+            }
+        }
+        if !lits.is_empty() {
+            let dfa = DFA::builder()
+                .ascii_case_insensitive(true)
+                .match_kind(MatchKind::Standard)
+                .build(lits.iter().map(|l| l.0.as_str()))
+                .expect("gate literals compile");
+            g.dfa = Some(dfa);
+            g.pats = lits.iter().map(|l| (l.2, l.1, l.0.len())).collect();
+        }
+        g
+    }
+
+    /// Adds to `m` the gates whose literals occur in `b` (every match, overlapping ones too).
+    fn literals(&self, dfa: &DFA, b: &[u8], mut m: u64) -> u64 {
+        let Ok(mut sid) = dfa.start_state(Anchored::No) else { return !0 };
+        for (i, &c) in b.iter().enumerate() {
+            sid = dfa.next_state(Anchored::No, sid, c);
+            if !dfa.is_special(sid) {
+                continue;
+            }
+            if dfa.is_dead(sid) {
+                break;
+            }
+            for k in 0..dfa.match_len(sid) {
+                let (dm, word, len) = self.pats[dfa.match_pattern(sid, k).as_usize()];
+                if dm & !m == 0 {
+                    continue;
+                }
+                if word {
+                    let before = (i + 1).checked_sub(len + 1).map(|p| b[p]);
+                    let after = b.get(i + 1).copied();
+                    if before.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') || after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+                        continue;
+                    }
+                }
+                m |= dm;
+            }
+            if self.literal & !m == 0 {
+                break;
+            }
+        }
+        m
+    }
+
+    /// The gates `t` opens, given those its bytes opened (`open`). Ungated detectors are set.
+    fn admit(&self, t: &str, open: u64) -> u64 {
+        let mut m = open & self.gated;
+        if self.literal & !m != 0 {
+            if let Some(dfa) = &self.dfa {
+                m = self.literals(dfa, t.as_bytes(), m);
+            }
+        }
+        for (bit, test) in &self.tests {
+            if m & bit == 0 && test(t) {
+                m |= bit;
+            }
+        }
+        m | !self.gated
+    }
 }
 
 /// Blocking threshold of a level: Balanced 60, Strict 40.
@@ -212,8 +329,10 @@ pub struct Scratch {
 
 struct Entry {
     det: Box<dyn Detector>,
-    /// Family bit; 0 = no pre-filter.
+    /// Family bit; 0 = no pre-filter. Unused when the detector has a gate.
     bit: u32,
+    /// Declared a [`Gate`] (checked instead of the family bit).
+    gated: bool,
     /// Whether it sees whole XML documents.
     xml_document: bool,
 }
@@ -222,6 +341,7 @@ struct Entry {
 pub struct Engine {
     detectors: Vec<Entry>,
     table: [u32; 256],
+    gates: Gates,
     extractor: Extractor,
     config: EngineConfig,
 }
@@ -240,16 +360,19 @@ impl Engine {
 
     pub fn with_detectors(detectors: Vec<Box<dyn Detector>>, config: EngineConfig) -> Result<Engine, String> {
         let extractor = Extractor::new(&config.headers, config.limits)?;
+        let declared: Vec<Option<Gate>> = detectors.iter().map(|d| d.gate()).collect();
+        let gates = Gates::new(&declared);
         let detectors = detectors
             .into_iter()
-            .map(|det| {
+            .enumerate()
+            .map(|(i, det)| {
                 let fam = family_of(det.name());
                 let bit = fam.map_or(0, |i| 1 << i);
                 let xml_document = fam == family_of("xxe");
-                Entry { det, bit, xml_document }
+                Entry { det, bit, gated: gates.gated & (1u64 << (i & 63)) != 0 && i < 64, xml_document }
             })
             .collect();
-        Ok(Engine { detectors, table: class_table(), extractor, config })
+        Ok(Engine { detectors, table: class_table(), gates, extractor, config })
     }
 
     pub fn detector_names(&self) -> Vec<&'static str> {
@@ -300,35 +423,53 @@ impl Engine {
         let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings);
     }
 
+    /// Family and decoding bits, and the gates the bytes open.
     #[inline]
-    fn classify(&self, s: &str) -> u32 {
-        let mut m = 0;
+    fn classify(&self, s: &str) -> (u32, u64) {
+        let (mut m, mut g) = (0, 0);
         for &b in s.as_bytes() {
             m |= self.table[b as usize];
+            g |= self.gates.bytes[b as usize];
         }
-        m
+        (m, g)
+    }
+
+    /// Names of the detectors the pre-filters (gates, or family bits for detectors without a
+    /// gate) let see `t` as a candidate (tests and tools: the soundness check of the gates).
+    pub fn admitted(&self, t: &str) -> Vec<&'static str> {
+        let (mask, open) = self.classify(t);
+        let admit = self.gates.admit(t, open);
+        self.detectors.iter().enumerate().filter(|(i, e)| self.admits(*i, e, mask, admit)).map(|(_, e)| e.det.name()).collect()
+    }
+
+    #[inline]
+    fn admits(&self, i: usize, e: &Entry, mask: u32, admit: u64) -> bool {
+        if e.gated {
+            admit & (1u64 << (i & 63)) != 0
+        } else {
+            e.bit == 0 || mask & e.bit != 0
+        }
     }
 
     fn scan(&self, raw: &str, kind: FieldKind, loc: &Location<'_>, level: Level, dec: &mut Decoder, out: &mut Vec<Finding>) -> ControlFlow<()> {
-        let mask = self.classify(raw);
+        let (mask, open) = self.classify(raw);
         let mut fired = 0u64;
         let mut location: Option<String> = None;
         let may_b64 = mask & NON_B64 == 0 && raw.len() >= BASE64_MIN_LEN;
         if mask & DECODE == 0 && !may_b64 {
-            if mask & ALL_FAMILIES == 0 && self.detectors.iter().all(|d| d.bit != 0) {
-                return ControlFlow::Continue(());
-            }
+            let admit = self.gates.admit(raw, open);
             let input = Input { raw, decoded: raw, field: kind };
-            return self.run(&input, mask, Transforms::NONE, level, loc, &mut location, &mut fired, out);
+            return self.run(&input, mask, admit, Transforms::NONE, level, loc, &mut location, &mut fired, out);
         }
         let cands = dec.decode(raw);
         for c in cands.iter() {
-            let cmask = if c.transforms.is_empty() { mask } else { self.classify(c.text) };
+            let (cmask, copen) = if c.transforms.is_empty() { (mask, open) } else { self.classify(c.text) };
+            let admit = self.gates.admit(c.text, copen);
             // The raw value is the first candidate and every detector has judged it already:
             // a derived candidate is shown alone (detectors that also look at `raw` would
             // only repeat that work).
             let input = Input { raw: c.text, decoded: c.text, field: kind };
-            self.run(&input, cmask, c.transforms, level, loc, &mut location, &mut fired, out)?;
+            self.run(&input, cmask, admit, c.transforms, level, loc, &mut location, &mut fired, out)?;
         }
         ControlFlow::Continue(())
     }
@@ -338,6 +479,7 @@ impl Engine {
         &self,
         input: &Input<'_>,
         mask: u32,
+        admit: u64,
         transforms: Transforms,
         level: Level,
         loc: &Location<'_>,
@@ -346,7 +488,21 @@ impl Engine {
         out: &mut Vec<Finding>,
     ) -> ControlFlow<()> {
         let threshold = threshold(level);
-        for (i, e) in self.detectors.iter().enumerate() {
+        // Visit only the detectors the pre-filters admitted (set bits; detectors past the
+        // 64th are visited one by one).
+        let n = self.detectors.len();
+        let mut todo = admit & !*fired & if n >= 64 { !0 } else { (1u64 << n) - 1 };
+        let rest = 64..n.max(64);
+        let order = std::iter::from_fn(move || {
+            (todo != 0).then(|| {
+                let i = todo.trailing_zeros() as usize;
+                todo &= todo - 1;
+                i
+            })
+        })
+        .chain(rest);
+        for i in order {
+            let e = &self.detectors[i];
             let bit = 1u64 << (i & 63);
             if *fired & bit != 0 && i < 64 {
                 continue;
@@ -354,7 +510,7 @@ impl Engine {
             if (input.field == FieldKind::XmlDocument) != e.xml_document && input.field == FieldKind::XmlDocument {
                 continue;
             }
-            if e.bit != 0 && mask & e.bit == 0 {
+            if !self.admits(i, e, mask, admit) {
                 continue;
             }
             let Some(hit) = e.det.check(input, level) else { continue };

@@ -163,6 +163,35 @@ pub struct Hit {
 pub trait Detector: Send + Sync {
     fn name(&self) -> &'static str;
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit>;
+    /// The detector's pre-filter, declared to the engine ([`Gate`]). `None` (the default): the
+    /// engine's coarse byte classes ([`engine::FAMILIES`]) decide, or every value is shown.
+    fn gate(&self) -> Option<Gate> {
+        None
+    }
+}
+
+/// What a value must contain for a detector to be able to fire on it: a necessary condition,
+/// declared once and checked by the engine for all detectors together in one byte pass and one
+/// pass of a shared Aho-Corasick automaton ([`engine`]), so that a benign value is cleared
+/// without running any detector. The engine shows the detector a text (the raw value or a
+/// decoded candidate, as `Input { raw: t, decoded: t }`) only when, in `t`,
+/// - a byte of [`Gate::bytes`] occurs, or any control byte, DEL or non-ASCII byte (always), or
+/// - a literal of [`Gate::anchors`] occurs (ASCII case-insensitive, anywhere), or
+/// - a literal of [`Gate::words`] occurs as a word: ASCII case-insensitive, not preceded by an
+///   ASCII letter or `_`, not followed by an ASCII letter, digit or `_`, or
+/// - [`Gate::test`] returns true (a structural check with no allocation, run only when the
+///   bytes and literals said no).
+///
+/// Soundness rule (checked generically over the corpus by `tests/gate_soundness.rs`): if the
+/// gate says no for `t`, `check` returns `None` for `t` at every level. A detector that adds a
+/// pattern must add a byte, literal or test that the pattern needs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Gate {
+    /// ASCII bytes any of which lets a value through.
+    pub bytes: &'static str,
+    pub anchors: &'static [&'static str],
+    pub words: &'static [&'static str],
+    pub test: Option<fn(&str) -> bool>,
 }
 
 /// Cut `s` to at most `max` bytes on a char boundary (for [`Hit::fragment`]).

@@ -8,7 +8,7 @@
 //! Nesting depth is bounded and every character is copied at most depth times.
 
 use crate::other_util::{best, gate, mk, step, views};
-use crate::{Category, Detector, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 
 const NAME: &str = "log4shell";
 const MAX_DEPTH: usize = 16;
@@ -19,9 +19,17 @@ pub fn detector() -> Box<dyn Detector> {
     Box::new(Log4ShellDetector)
 }
 
+/// The pre-filter declared to the engine ([`Gate`]): a lookup needs `${`, or `%` for its
+/// percent-encoded forms.
+const GATE: Gate = Gate { bytes: "$%", anchors: &[], words: &[], test: None };
+
 impl Detector for Log4ShellDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

@@ -8,7 +8,7 @@
 //! .match(/.*/)//`, `sleep(5000)`) are recognised by a quote breakout followed by JS syntax.
 
 use crate::other_util::{best, gate, mk, step, views};
-use crate::{Category, Detector, FieldKind, Hit, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 
 const NAME: &str = "nosql";
 
@@ -54,9 +54,17 @@ const OPS: &[&str] = &[
     "inc",
 ];
 
+/// The pre-filter declared to the engine ([`Gate`]): operators need `$` (or `%` encoding it),
+/// JavaScript after a breakout a quote, `;`, `||` or `&&`; a shell call `db.`.
+const GATE: Gate = Gate { bytes: "$%'\";|&", anchors: &["db."], words: &[], test: None };
+
 impl Detector for NosqlDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

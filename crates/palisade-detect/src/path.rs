@@ -10,7 +10,8 @@
 //! by itself and is not reported (see `docs-other-misses.md`).
 
 use crate::other_util::{b64_decode, best, gate, mk, pct_round, step, Anchors};
-use crate::{Category, Detector, FieldKind, Hit, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 const NAME: &str = "path";
@@ -25,8 +26,8 @@ pub fn detector() -> Box<dyn Detector> {
 
 /// Literals that can make a path without a separator byte: dot segments (`..`, `.?`, `?.`),
 /// literal hex dots and slashes, stream wrappers and PHP filters.
-static ANCHORS: LazyLock<Anchors> =
-    LazyLock::new(|| Anchors::new(&["..", ".?", "?.", "0x2", "0x5", "://", "file:", "data:", "ssh2.", "convert.", "string.", "zlib."]));
+const ANCHOR_LITERALS: &[&str] = &["..", ".?", "?.", "0x2", "0x5", "://", "file:", "data:", "ssh2.", "convert.", "string.", "zlib."];
+static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERALS));
 
 /// Characters [`normalise`] maps to `.`, `/` or `\`.
 fn lookalike(c: char) -> bool {
@@ -100,9 +101,23 @@ fn b64_path_like(t: &str) -> bool {
     sep
 }
 
+/// The pre-filter declared to the engine ([`Gate`]): exactly [`may_hold_path`] (separators,
+/// `%`, the [`ANCHORS`] literals, a base64 value that decodes to a path; controls and
+/// look-alike characters are non-ASCII or control bytes, which always open a gate).
+const GATE: Gate = Gate { bytes: "/\\%", anchors: ANCHOR_LITERALS, words: &[], test: Some(b64_gate) };
+
+fn b64_gate(s: &str) -> bool {
+    let t = s.trim();
+    t.len() >= 8 && t.len() <= 4096 && b64_path_like(t)
+}
+
 impl Detector for PathDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
@@ -254,11 +269,11 @@ fn fold_bogus_escapes(b: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Normalised text plus whether a null byte was seen.
-pub(crate) fn normalise(s: &str) -> (String, bool) {
+/// Normalised text plus whether a null byte was seen (borrowed when there is nothing to fold).
+pub(crate) fn normalise(s: &str) -> (Cow<'_, str>, bool) {
     // Nothing to fold: no escape, control, non-ASCII character or hex literal.
     if s.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'%') && !s.as_bytes().windows(2).any(|w| w[0] == b'0' && (w[1] | 0x20) == b'x' || w == b"..") {
-        return (s.to_string(), false);
+        return (Cow::Borrowed(s), false);
     }
     let mut cur = s.as_bytes().to_vec();
     for _ in 0..4 {
@@ -302,7 +317,7 @@ pub(crate) fn normalise(s: &str) -> (String, bool) {
         };
         out.push(m);
     }
-    (out, null)
+    (Cow::Owned(out), null)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -461,8 +476,20 @@ struct Cand {
     cat: Category,
 }
 
+/// Whether `c` may hold a segment [`is_up`] accepts.
+fn may_climb(c: &str) -> bool {
+    let b = c.as_bytes();
+    memchr::memchr_iter(b'.', b).any(|i| matches!(b.get(i + 1), Some(b'.' | b'?')) || (i > 0 && b[i - 1] == b'?'))
+}
+
 fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
-    let lc = c.to_ascii_lowercase();
+    // Without a separator or a segment that climbs, only a NUL can make a finding; a URL
+    // (`scheme://`) needs a climbing segment or a NUL.
+    if !null && !may_climb(c) && (memchr::memchr2(b'/', b'\\', c.as_bytes()).is_none() || is_url(c)) {
+        step(c.len());
+        return None;
+    }
+    let lc: Cow<'_, str> = if c.bytes().any(|b| b.is_ascii_uppercase()) { Cow::Owned(c.to_ascii_lowercase()) } else { Cow::Borrowed(c) };
     step(lc.len());
     let root = if is_url(&lc) {
         Root::Url
@@ -640,11 +667,12 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
         return None;
     }
     let (n, null) = normalise(s);
-    let lc = n.to_ascii_lowercase();
-    step(lc.len());
+    step(n.len());
     let mut out: Option<Hit> = None;
-    if let Some((c, why)) = wrappers(&lc) {
-        out = Some(mk(NAME, Category::Lfi, c, &n, why));
+    if WRAP_ANCHORS.any(&n) {
+        if let Some((c, why)) = wrappers(&n.to_ascii_lowercase()) {
+            out = Some(mk(NAME, Category::Lfi, c, &n, why));
+        }
     }
     // The whole value as one path (Windows paths contain spaces), then its tokens.
     let trimmed = n.trim();
@@ -673,7 +701,7 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
         }
     }
     // A whole value in base64 (`Li4vLi4v...` = `../../`).
-    if depth == 0 && out.is_none() && trimmed.len() >= 8 && trimmed.len() <= 4096 && !trimmed.contains(char::is_whitespace) {
+    if depth == 0 && out.is_none() && trimmed.len() >= 8 && trimmed.len() <= 4096 && !trimmed.contains(char::is_whitespace) && b64_path_like(trimmed) {
         if let Some(bytes) = b64_decode(trimmed) {
             if let Ok(t) = std::str::from_utf8(&bytes) {
                 if t.bytes().all(|b| (0x20..0x7f).contains(&b)) && t.contains(['/', '\\']) {

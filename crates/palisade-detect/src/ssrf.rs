@@ -11,7 +11,7 @@
 //! with the trailing `?` or a NUL to cut the appended extension) is RFI. Public URLs pass.
 
 use crate::other_util::{best, gate, mk, step, views};
-use crate::{Category, Detector, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 
 const NAME: &str = "ssrf";
 
@@ -21,9 +21,35 @@ pub fn detector() -> Box<dyn Detector> {
     Box::new(SsrfDetector)
 }
 
+/// The pre-filter declared to the engine ([`Gate`]): every finding of [`analyse`] starts at a
+/// `:` after a scheme that starts with a letter, followed by `/` or `\\` (or the scheme is
+/// `jar`, `dict`, `gopher`); `%` for the percent-decoded view.
+const GATE: Gate = Gate { bytes: "%", anchors: &[], words: &[], test: Some(may_hold_url) };
+
+/// See [`GATE`]: the scheme walk of [`analyse`] without its allocation.
+fn may_hold_url(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr_iter(b':', b).any(|p| {
+        let mut st = p;
+        while st > 0 && p - st < 16 && (b[st - 1].is_ascii_alphanumeric() || matches!(b[st - 1], b'+' | b'-' | b'.')) {
+            st -= 1;
+        }
+        if st == p || !b[st].is_ascii_alphabetic() {
+            return false;
+        }
+        let scheme = &b[st..p];
+        let ends = |x: &[u8]| scheme.len() >= x.len() && scheme[scheme.len() - x.len()..].eq_ignore_ascii_case(x);
+        matches!(b.get(p + 1), Some(b'/' | b'\\')) || ends(b"jar") || ends(b"dict") || ends(b"gopher")
+    })
+}
+
 impl Detector for SsrfDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

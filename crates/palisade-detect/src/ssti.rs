@@ -10,7 +10,7 @@
 //! so it is not reported.
 
 use crate::other_util::{best, gate, mk, step, views, Anchors};
-use crate::{Category, Detector, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 use std::sync::LazyLock;
 
 const NAME: &str = "ssti";
@@ -22,9 +22,17 @@ pub fn detector() -> Box<dyn Detector> {
     Box::new(SstiDetector)
 }
 
+/// The pre-filter declared to the engine ([`Gate`]): every opener of [`DELIMS`] holds one of
+/// `{ $ # < % [ (` (and `%` stands for the percent-decoded view).
+const GATE: Gate = Gate { bytes: "{$#<%[(", anchors: &[], words: &[], test: None };
+
 impl Detector for SstiDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

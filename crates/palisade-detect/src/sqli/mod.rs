@@ -21,7 +21,7 @@ mod lexer;
 #[cfg(test)]
 mod tests;
 
-use crate::{truncate, Category, Detector, Hit, Input, Level};
+use crate::{truncate, Category, Detector, Gate, Hit, Input, Level};
 use keywords::{function, keyword, Func, Kw, Stmt};
 use lexer::{Kind, Lexer, Token};
 
@@ -37,6 +37,10 @@ pub fn detector() -> Box<dyn Detector> {
 impl Detector for SqliDetector {
     fn name(&self) -> &'static str {
         "sqli"
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
@@ -61,6 +65,134 @@ impl Detector for SqliDetector {
         })
     }
 }
+
+/// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ +`
+/// (every other ASCII punctuation opens the gate; so do controls and non-ASCII characters,
+/// which cover typographic quotes) has no quote to break out of, no call, no comparison
+/// operator, no `;`: the automaton can only record a structure through a keyword (UNION,
+/// SELECT, OR, ORDER BY, a statement, a comparison word such as LIKE...), a server variable
+/// (`@@`) or a comment (`--`). So such a value needs one of the [`keywords::keyword`] words
+/// (the test `gate_words_cover_the_keywords` reads that function's source to keep the list
+/// complete), `@@` or `--`. The word boundary of the gate allows a digit before a keyword
+/// (`1union select`).
+pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`{|}~", anchors: &["--", "@@"], words: GATE_WORDS, test: None };
+
+pub(crate) const GATE_WORDS: &[&str] = &[
+    "union",
+    "intersect",
+    "except",
+    "minus",
+    "select",
+    "from",
+    "where",
+    "having",
+    "order",
+    "group",
+    "by",
+    "limit",
+    "offset",
+    "fetch",
+    "into",
+    "outfile",
+    "dumpfile",
+    "as",
+    "asc",
+    "desc",
+    "join",
+    "straight_join",
+    "left",
+    "right",
+    "inner",
+    "outer",
+    "cross",
+    "natural",
+    "full",
+    "on",
+    "using",
+    "procedure",
+    "top",
+    "all",
+    "distinct",
+    "distinctrow",
+    "for",
+    "and",
+    "or",
+    "xor",
+    "not",
+    "like",
+    "rlike",
+    "regexp",
+    "in",
+    "is",
+    "between",
+    "sounds",
+    "glob",
+    "ilike",
+    "similar",
+    "escape",
+    "div",
+    "mod",
+    "collate",
+    "match",
+    "against",
+    "null",
+    "true",
+    "false",
+    "unknown",
+    "current_user",
+    "session_user",
+    "system_user",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "localtime",
+    "localtimestamp",
+    "sysdate",
+    "rownum",
+    "default",
+    "binary",
+    "interval",
+    "exists",
+    "any",
+    "some",
+    "prior",
+    "connect_by_root",
+    "case",
+    "when",
+    "then",
+    "else",
+    "end",
+    "drop",
+    "create",
+    "alter",
+    "truncate",
+    "exec",
+    "execute",
+    "declare",
+    "shutdown",
+    "waitfor",
+    "insert",
+    "replace",
+    "merge",
+    "upsert",
+    "update",
+    "delete",
+    "set",
+    "grant",
+    "revoke",
+    "load",
+    "copy",
+    "begin",
+    "call",
+    "if",
+    "use",
+    "kill",
+    "show",
+    "prepare",
+    "deallocate",
+    "delay",
+    "time",
+];
 
 /// The strongest finding over all contexts.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -208,3 +208,21 @@ fn order_by_a_word_at_the_start_is_a_search() {
     assert!(conf(" ORDER BY 1-- ") >= 60);
     assert!(conf("1 order by 5") >= 60);
 }
+
+#[test]
+fn gate_words_cover_the_keywords() {
+    // Every word `keywords::keyword` classifies must open the gate (see `GATE`).
+    let src = include_str!("keywords.rs");
+    let start = src.find("pub(crate) fn keyword(").unwrap();
+    let body = &src[start..];
+    let body = &body[body.find("match l {").unwrap()..body.find("_ => Kw::None").unwrap()];
+    let mut n = 0;
+    for lit in body.split('"').skip(1).step_by(2) {
+        if lit == "\\\\n" {
+            continue;
+        }
+        n += 1;
+        assert!(super::GATE_WORDS.contains(&lit), "keyword {lit:?} is missing from the gate words");
+    }
+    assert!(n > 100, "{n} keywords read");
+}

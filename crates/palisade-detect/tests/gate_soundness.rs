@@ -1,0 +1,91 @@
+//! Soundness of the pre-filters against the detectors, generic over every detector of the
+//! registry: for every value of the development corpus (`../shared`, skipped with a message
+//! when absent) and of our benign sets, and for every candidate the engine's decoder derives
+//! from it, a detector that fires on the candidate (strict level, as a query value and as a
+//! parameter name) must be admitted by the engine's pre-filter for that candidate
+//! (`Engine::admitted`: the detector's declared `Gate`, or the family byte classes for a
+//! detector without one). A detector that gains a pattern without the gate literal, byte or
+//! test the pattern needs fails here.
+//!
+//! Debug builds check every `PALISADE_GATE_STEP`-th value (default 3); `PALISADE_GATE_STEP=1`
+//! checks all of them (use `--release`).
+
+use std::path::Path;
+
+use palisade_detect::decode::{Decoder, Limits};
+use palisade_detect::eval::parse_corpus;
+use palisade_detect::{Engine, EngineConfig, FieldKind, Input, Level};
+
+fn values() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(root.join("data/benign")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    } else {
+        println!("skipping the development corpus ({} not found); benign sets only", corpus.display());
+    }
+    let mut out = Vec::new();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        out.extend(parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap().into_iter().map(|s| s.value));
+    }
+    out
+}
+
+#[test]
+fn every_hit_passes_the_pre_filter() {
+    let step: usize = std::env::var("PALISADE_GATE_STEP").ok().and_then(|v| v.parse().ok()).unwrap_or(if cfg!(debug_assertions) { 3 } else { 1 });
+    let engine = Engine::new(EngineConfig::default()).unwrap();
+    let detectors = palisade_detect::registry::detectors();
+    let mut decoder = Decoder::new(Limits::default());
+    let (mut checked, mut hits) = (0usize, 0usize);
+    let mut failures = Vec::new();
+    for v in values().iter().step_by(step.max(1)) {
+        for c in decoder.decode(v).iter() {
+            let admitted = engine.admitted(c.text);
+            checked += 1;
+            for d in &detectors {
+                for field in [FieldKind::QueryValue, FieldKind::QueryName] {
+                    let input = Input { raw: c.text, decoded: c.text, field };
+                    if let Some(h) = d.check(&input, Level::Strict) {
+                        hits += 1;
+                        if !admitted.contains(&d.name()) {
+                            failures.push(format!(
+                                "{} ({}, {:?}) fires at {} on {:?} but its pre-filter says no",
+                                d.name(),
+                                h.why,
+                                field,
+                                h.confidence,
+                                c.text
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    println!("{checked} candidates checked, {hits} hits");
+    assert!(hits > 0 || checked == 0);
+    assert!(failures.is_empty(), "{} unsound pre-filter decisions, first ones:\n{}", failures.len(), failures[..failures.len().min(20)].join("\n"));
+}
+
+#[test]
+fn benign_values_are_mostly_cleared() {
+    // The point of the gates: typical benign values reach no detector (but the scanner, which
+    // only looks at headers and path segments and has no gate).
+    let engine = Engine::new(EngineConfig::default()).unwrap();
+    for v in
+        ["jane.doe42", "3f2b8c1e-9a4d-4e7b-b1c2-5d6e7f8a9b0c", "2024-05-14T09:31:27Z", "jane.doe+orders@example.co.uk", "Wireless Mouse", "+1-202-555-0147"]
+    {
+        let a = engine.admitted(v);
+        assert!(a.iter().all(|n| *n == "scanner"), "{v}: {a:?}");
+    }
+    // And attacks reach theirs.
+    assert!(engine.admitted("1 union select password from users").contains(&"sqli"));
+    assert!(engine.admitted("1union select 1").contains(&"sqli"));
+    assert!(engine.admitted("javascript:alert`1`").contains(&"xss"));
+    assert!(engine.admitted("ls -la /etc").contains(&"cmdi"));
+    assert!(engine.admitted("http://169.254.169.254/latest").contains(&"ssrf"));
+    assert!(engine.admitted("Li4vLi4vZXRjL3Bhc3N3ZA==").contains(&"path"));
+}
