@@ -945,7 +945,8 @@ impl<'r> Compiler<'r> {
             return Err(self.errors);
         }
         self.derive();
-        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings })
+        let plans = crate::fused::plan(&self.nodes);
+        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings, plans })
     }
 
     /// In-place cycles (no part of the instance consumed) would loop forever: reject them.
