@@ -356,6 +356,9 @@ impl Judge {
                 Decoded::Json => {
                     let Some(schema) = p.schema else { continue };
                     let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: limit - out.len() };
+                    if self.fused && self.api.schemas.validate_fused(schema, s.json.as_bytes(), &opts, &mut s.fused) {
+                        continue;
+                    }
                     if let Err(e) = palisade_json::parse_into(s.json.as_bytes(), &mut s.tape, &palisade_json::Limits::default()) {
                         // A `content` parameter whose JSON is malformed (the decoder checked
                         // syntax already, so this is a limit).

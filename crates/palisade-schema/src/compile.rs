@@ -249,7 +249,7 @@ pub(crate) mod quick {
 
 /// The kinds of instance that `n` accepts with no check beyond its type (and that are
 /// evaluated without recording anything, shadow fields included).
-fn quick_kinds(n: &SNode) -> u8 {
+pub(crate) fn quick_kinds(n: &SNode) -> u8 {
     if n.accept_all {
         return quick::ALL;
     }

@@ -28,7 +28,7 @@
 
 use palisade_json::{scan, Limits, Tape};
 
-use crate::compile::{bytes_eq, Const, SNode};
+use crate::compile::{bytes_eq, quick, quick_kinds, Const, SNode};
 use crate::validate::{Cx, Scratch};
 use crate::{num, Direction, Options, SchemaId, Schemas, TypeSet, Violation, MAX_EVAL_DEPTH};
 
@@ -63,6 +63,9 @@ pub(crate) struct Plan {
     /// Per property: the name can be compared with the input bytes as they are (no quote,
     /// backslash or control character in it).
     pub plain: Vec<bool>,
+    /// The [`quick`] kinds of value this schema (itself, not through `$ref`) accepts with no
+    /// check beyond its type: such scalars are only scanned.
+    pub quick: u8,
 }
 
 fn ref_only(n: &SNode) -> Option<SchemaId> {
@@ -148,7 +151,7 @@ pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
             }
             let shadow_strict = n.known.as_ref().is_some_and(|k| !k.all);
             let plain = n.props.names.iter().map(|name| !name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20)).collect();
-            Plan { target: id as u32, class, cost, required, shadow_strict, plain }
+            Plan { target: id as u32, class, cost, required, shadow_strict, plain, quick: quick_kinds(&nodes[i]) }
         })
         .collect()
 }
@@ -295,6 +298,22 @@ fn number_ok(n: &SNode, text: &[u8], integer: bool) -> bool {
     true
 }
 
+/// The scalar at `p` when its kind is one of `q` ([`quick`] bits): the offset after it, checked
+/// for syntax. `None` when it is of another kind (or malformed: the full path then says so).
+#[inline(always)]
+fn quick_scalar(inp: &[u8], p: usize, q: u8) -> Option<usize> {
+    match inp[p] {
+        b'"' if q & quick::STRING != 0 => scan::string(inp, p).ok().map(|(e, _)| e + 1),
+        b't' | b'f' if q & quick::BOOL != 0 => scan::literal(inp, p).ok(),
+        b'n' if q & quick::NULL != 0 => scan::literal(inp, p).ok(),
+        b'-' | b'0'..=b'9' if q & (quick::INT_TEXT | quick::FRAC_TEXT) != 0 => {
+            let (end, integer) = scan::number(inp, p).ok()?;
+            (q & if integer { quick::INT_TEXT } else { quick::FRAC_TEXT } != 0).then_some(end)
+        }
+        _ => None,
+    }
+}
+
 impl Walker<'_> {
     #[inline(always)]
     fn token(&mut self) -> Option<()> {
@@ -313,6 +332,17 @@ impl Walker<'_> {
                 return None;
             }
             let plan = if sid == NONE { None } else { Some(&s.plans[sid as usize]) };
+            // Scalars the schema takes as they come (a plain `{type: integer}`...): scan only.
+            if let Some(q) = plan.map(|pl| pl.quick).filter(|&q| q != 0 && inp[p] != b'{' && inp[p] != b'[') {
+                if let Some(end) = quick_scalar(inp, p, q) {
+                    self.token()?;
+                    p = end;
+                    if let Some(done) = self.after_value(&mut p, &mut sid) {
+                        return done;
+                    }
+                    continue 'value;
+                }
+            }
             if let Some(plan) = plan {
                 // The tape validator stops entering schemas at this depth (with a violation).
                 if plan.class != Class::Tape && plan.cost > 0 && self.depth + plan.cost - 1 >= MAX_EVAL_DEPTH {
@@ -410,39 +440,54 @@ impl Walker<'_> {
                     }
                 }
             }
-            // After a value: a separator, a closer, or the end.
-            loop {
-                p = scan::skip_ws(inp, p);
-                let Some(top) = self.sc.stack.last_mut() else {
-                    return (p == inp.len()).then_some(());
-                };
-                if p >= inp.len() {
+            if let Some(done) = self.after_value(&mut p, &mut sid) {
+                return done;
+            }
+        }
+    }
+
+    /// After a value: a separator, closers, or the end. `Some(result)` when the walk is over,
+    /// else `None` with `p` and `sid` set to the next value and its schema.
+    #[inline(always)]
+    fn after_value(&mut self, p: &mut usize, sid: &mut u32) -> Option<Option<()>> {
+        let inp = self.inp;
+        loop {
+            *p = scan::skip_ws(inp, *p);
+            let Some(top) = self.sc.stack.last_mut() else {
+                return Some((*p == inp.len()).then_some(()));
+            };
+            if *p >= inp.len() {
+                return Some(None);
+            }
+            top.count += 1;
+            match inp[*p] {
+                b',' => {
+                    let at = scan::skip_ws(inp, *p + 1);
+                    if top.object {
+                        match self.member(at) {
+                            Some((v, s)) => (*p, *sid) = (v, s),
+                            None => return Some(None),
+                        }
+                    } else {
+                        *p = at;
+                        *sid = self.s.nodes[top.node as usize].items.map_or(NONE, |i| i.0);
+                    }
                     return None;
                 }
-                top.count += 1;
-                match inp[p] {
-                    b',' => {
-                        p = scan::skip_ws(inp, p + 1);
-                        if top.object {
-                            (p, sid) = self.member(p)?;
-                        } else {
-                            sid = s.nodes[top.node as usize].items.map_or(NONE, |i| i.0);
-                        }
-                        continue 'value;
-                    }
-                    b'}' if top.object => {}
-                    b']' if !top.object => {}
-                    _ => return None,
-                }
-                p += 1;
-                self.close()?;
+                b'}' if top.object => {}
+                b']' if !top.object => {}
+                _ => return Some(None),
+            }
+            *p += 1;
+            if self.close().is_none() {
+                return Some(None);
             }
         }
     }
 
     /// A member key at `p` of the object on top of the stack: the offset of its value and
     /// the value's schema.
-    #[inline]
+    #[inline(always)]
     fn member(&mut self, p: usize) -> Option<(usize, u32)> {
         let inp = self.inp;
         let s = self.s;
