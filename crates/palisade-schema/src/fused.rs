@@ -345,7 +345,7 @@ impl Walker<'_> {
             }
             if let Some(plan) = plan {
                 // The tape validator stops entering schemas at this depth (with a violation).
-                if plan.class != Class::Tape && plan.cost > 0 && self.depth + plan.cost - 1 >= MAX_EVAL_DEPTH {
+                if plan.class != Class::Tape && plan.cost > 0 && self.depth + plan.cost > MAX_EVAL_DEPTH {
                     return None;
                 }
             }
