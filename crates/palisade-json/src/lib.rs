@@ -312,110 +312,120 @@ impl Parser<'_, '_> {
     }
 
     fn number(&mut self, start: usize) -> Result<usize, JsonError> {
-        let inp = self.input;
-        let mut p = start;
-        let mut flags = 0;
-        if inp[p] == b'-' {
-            flags |= F_NEG;
-            p += 1;
-        }
-        match inp.get(p) {
-            Some(b'0') => {
-                p += 1;
-                if matches!(inp.get(p), Some(b'0'..=b'9')) {
-                    return err(p, "leading zeros are not allowed");
-                }
-            }
-            Some(b'1'..=b'9') => {
-                p += 1;
-                while matches!(inp.get(p), Some(b'0'..=b'9')) {
-                    p += 1;
-                }
-            }
-            _ => return err(p, "expected a digit"),
-        }
-        if inp.get(p) == Some(&b'.') {
-            flags |= F_FRAC;
-            p += 1;
-            if !matches!(inp.get(p), Some(b'0'..=b'9')) {
-                return err(p, "expected a digit after the decimal point");
-            }
-            while matches!(inp.get(p), Some(b'0'..=b'9')) {
-                p += 1;
-            }
-        }
-        if matches!(inp.get(p), Some(b'e' | b'E')) {
-            flags |= F_EXP;
-            p += 1;
-            if matches!(inp.get(p), Some(b'+' | b'-')) {
-                p += 1;
-            }
-            if !matches!(inp.get(p), Some(b'0'..=b'9')) {
-                return err(p, "expected a digit in the exponent");
-            }
-            while matches!(inp.get(p), Some(b'0'..=b'9')) {
-                p += 1;
-            }
-        }
+        let (p, flags) = number_end(self.input, start)?;
         self.push(Token { start: start as u32, end: p as u32, next: 0, count: 0, kind: Kind::Number, flags }, start)?;
         Ok(p)
     }
 
     /// A string whose opening quote is at `q`; returns the offset after the closing quote.
     fn string(&mut self, q: usize) -> Result<usize, JsonError> {
-        let inp = self.input;
-        let start = q + 1;
-        let mut p = start;
-        let mut flags = 0;
-        loop {
-            // Plain runs are scanned sixteen bytes at a time (one pass: the quote, the
-            // backslash, control characters and non-ASCII bytes are found together); the
-            // last few bytes of the input byte by byte below.
-            p = plain_run(inp, p);
-            let Some(&b) = inp.get(p) else {
-                return err(inp.len(), "unterminated string");
-            };
-            match b {
-                b'"' => {
-                    self.push(Token { start: start as u32, end: p as u32, next: 0, count: 0, kind: Kind::String, flags }, q)?;
-                    return Ok(p + 1);
-                }
-                b'\\' => {
-                    flags |= F_ESCAPED;
-                    p = self.escape(p)?;
-                }
-                0..=0x1F => return err(p, "control character in string"),
-                0x20..=0x7F => p += 1,
-                _ => p = utf8_char(inp, p)?,
+        let (end, escaped) = string_end(self.input, q)?;
+        let flags = if escaped { F_ESCAPED } else { 0 };
+        self.push(Token { start: q as u32 + 1, end: end as u32, next: 0, count: 0, kind: Kind::String, flags }, q)?;
+        Ok(end + 1)
+    }
+}
+
+/// Scan the number starting at `start`; returns the offset after it and its flags.
+#[inline(always)]
+fn number_end(inp: &[u8], start: usize) -> Result<(usize, u8), JsonError> {
+    let mut p = start;
+    let mut flags = 0;
+    if inp[p] == b'-' {
+        flags |= F_NEG;
+        p += 1;
+    }
+    match inp.get(p) {
+        Some(b'0') => {
+            p += 1;
+            if matches!(inp.get(p), Some(b'0'..=b'9')) {
+                return err(p, "leading zeros are not allowed");
             }
+        }
+        Some(b'1'..=b'9') => {
+            p += 1;
+            while matches!(inp.get(p), Some(b'0'..=b'9')) {
+                p += 1;
+            }
+        }
+        _ => return err(p, "expected a digit"),
+    }
+    if inp.get(p) == Some(&b'.') {
+        flags |= F_FRAC;
+        p += 1;
+        if !matches!(inp.get(p), Some(b'0'..=b'9')) {
+            return err(p, "expected a digit after the decimal point");
+        }
+        while matches!(inp.get(p), Some(b'0'..=b'9')) {
+            p += 1;
         }
     }
-
-    /// An escape at `p` (the backslash); returns the offset after it.
-    fn escape(&self, p: usize) -> Result<usize, JsonError> {
-        let inp = self.input;
-        match inp.get(p + 1) {
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(p + 2),
-            Some(b'u') => {
-                let hi = hex4(inp, p + 2).ok_or(JsonError { offset: p, message: "invalid \\u escape" })?;
-                if (0xDC00..0xE000).contains(&hi) {
-                    return err(p, "lone low surrogate in \\u escape");
-                }
-                if (0xD800..0xDC00).contains(&hi) {
-                    if inp.get(p + 6) != Some(&b'\\') || inp.get(p + 7) != Some(&b'u') {
-                        return err(p, "lone high surrogate in \\u escape");
-                    }
-                    let lo = hex4(inp, p + 8).ok_or(JsonError { offset: p + 6, message: "invalid \\u escape" })?;
-                    if !(0xDC00..0xE000).contains(&lo) {
-                        return err(p, "lone high surrogate in \\u escape");
-                    }
-                    return Ok(p + 12);
-                }
-                Ok(p + 6)
-            }
-            None => err(p, "unterminated string"),
-            _ => err(p, "invalid escape"),
+    if matches!(inp.get(p), Some(b'e' | b'E')) {
+        flags |= F_EXP;
+        p += 1;
+        if matches!(inp.get(p), Some(b'+' | b'-')) {
+            p += 1;
         }
+        if !matches!(inp.get(p), Some(b'0'..=b'9')) {
+            return err(p, "expected a digit in the exponent");
+        }
+        while matches!(inp.get(p), Some(b'0'..=b'9')) {
+            p += 1;
+        }
+    }
+    Ok((p, flags))
+}
+
+/// Scan the string whose opening quote is at `q`; returns the offset of the closing quote and
+/// whether the contents hold an escape.
+#[inline(always)]
+fn string_end(inp: &[u8], q: usize) -> Result<(usize, bool), JsonError> {
+    let mut p = q + 1;
+    let mut escaped = false;
+    loop {
+        // Plain runs are scanned sixteen bytes at a time (one pass: the quote, the
+        // backslash, control characters and non-ASCII bytes are found together); the
+        // last few bytes of the input byte by byte below.
+        p = plain_run(inp, p);
+        let Some(&b) = inp.get(p) else {
+            return err(inp.len(), "unterminated string");
+        };
+        match b {
+            b'"' => return Ok((p, escaped)),
+            b'\\' => {
+                escaped = true;
+                p = escape(inp, p)?;
+            }
+            0..=0x1F => return err(p, "control character in string"),
+            0x20..=0x7F => p += 1,
+            _ => p = utf8_char(inp, p)?,
+        }
+    }
+}
+
+/// An escape at `p` (the backslash); returns the offset after it.
+fn escape(inp: &[u8], p: usize) -> Result<usize, JsonError> {
+    match inp.get(p + 1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(p + 2),
+        Some(b'u') => {
+            let hi = hex4(inp, p + 2).ok_or(JsonError { offset: p, message: "invalid \\u escape" })?;
+            if (0xDC00..0xE000).contains(&hi) {
+                return err(p, "lone low surrogate in \\u escape");
+            }
+            if (0xD800..0xDC00).contains(&hi) {
+                if inp.get(p + 6) != Some(&b'\\') || inp.get(p + 7) != Some(&b'u') {
+                    return err(p, "lone high surrogate in \\u escape");
+                }
+                let lo = hex4(inp, p + 8).ok_or(JsonError { offset: p + 6, message: "invalid \\u escape" })?;
+                if !(0xDC00..0xE000).contains(&lo) {
+                    return err(p, "lone high surrogate in \\u escape");
+                }
+                return Ok(p + 12);
+            }
+            Ok(p + 6)
+        }
+        None => err(p, "unterminated string"),
+        _ => err(p, "invalid escape"),
     }
 }
 
@@ -704,6 +714,12 @@ impl<'t> Iterator for Items<'t> {
 /// Decode the escapes of validated string contents.
 fn unescape(raw: &[u8]) -> String {
     let mut out = Vec::with_capacity(raw.len());
+    unescape_into(raw, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Append the decoded contents of validated string contents `raw` to `out`.
+fn unescape_into(raw: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     while i < raw.len() {
         let b = raw[i];
@@ -739,7 +755,156 @@ fn unescape(raw: &[u8]) -> String {
         let mut buf = [0u8; 4];
         out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
     }
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Building blocks for one-pass readers that validate while they scan, without a tape (the
+/// fused validator of `palisade-schema`). They accept exactly what [`parse_into`] accepts:
+/// same string, number and literal rules, same depth and token accounting.
+pub mod scan {
+    use super::{err, JsonError, Limits};
+
+    /// Offset of the first non-whitespace byte at or after `p`.
+    #[inline(always)]
+    pub fn skip_ws(inp: &[u8], mut p: usize) -> usize {
+        while p < inp.len() && super::is_ws(inp[p]) {
+            p += 1;
+        }
+        p
+    }
+
+    /// The string whose opening quote is at `q`: the offset of its closing quote, and whether
+    /// its contents hold a backslash escape. Contents are checked (UTF-8, escapes, control
+    /// characters) as by [`super::parse_into`].
+    #[inline(always)]
+    pub fn string(inp: &[u8], q: usize) -> Result<(usize, bool), JsonError> {
+        super::string_end(inp, q)
+    }
+
+    /// The number starting at `start` (`-` or a digit): the offset after it, and whether it is
+    /// written as an integer (no fraction, no exponent).
+    #[inline(always)]
+    pub fn number(inp: &[u8], start: usize) -> Result<(usize, bool), JsonError> {
+        let (end, flags) = super::number_end(inp, start)?;
+        Ok((end, flags & (super::F_FRAC | super::F_EXP) == 0))
+    }
+
+    /// Append the unescaped value of string contents (between the quotes, as checked by
+    /// [`string`]) to `out`.
+    pub fn unescape_into(raw: &[u8], out: &mut Vec<u8>) {
+        super::unescape_into(raw, out)
+    }
+
+    /// The literal `true`, `false` or `null` at `p`: the offset after it.
+    #[inline(always)]
+    pub fn literal(inp: &[u8], p: usize) -> Result<usize, JsonError> {
+        let word: &[u8] = match inp[p] {
+            b't' => b"true",
+            b'f' => b"false",
+            _ => b"null",
+        };
+        if inp[p..].starts_with(word) {
+            Ok(p + word.len())
+        } else {
+            err(p, "invalid literal")
+        }
+    }
+
+    /// Skip one value at `p` (after whitespace), checking its syntax; returns the offset after
+    /// it. `depth` is the number of containers already open around it and `tokens` the
+    /// tokens counted so far (both as [`super::parse_into`] counts them, against `limits`).
+    /// Iterative: a bit stack of at most 128 levels (deeper limits are capped there).
+    pub fn skip_value(inp: &[u8], mut p: usize, depth: u32, tokens: &mut usize, limits: &Limits) -> Result<usize, JsonError> {
+        let max_depth = limits.max_depth.min(depth + 128);
+        // Bit i: level i (counted from this value) is an object.
+        let mut stack: u128 = 0;
+        let mut level: u32 = 0;
+        'value: loop {
+            if p >= inp.len() {
+                return err(p, "unexpected end of input, expected a value");
+            }
+            *tokens += 1;
+            if *tokens > limits.max_tokens {
+                return err(p, "too many tokens");
+            }
+            match inp[p] {
+                b'"' => p = string(inp, p)?.0 + 1,
+                b'{' | b'[' => {
+                    let object = inp[p] == b'{';
+                    if depth + level >= max_depth {
+                        return err(p, "nesting too deep");
+                    }
+                    if object {
+                        stack |= 1 << level;
+                    } else {
+                        stack &= !(1 << level);
+                    }
+                    level += 1;
+                    p = skip_ws(inp, p + 1);
+                    let close = if object { b'}' } else { b']' };
+                    if p < inp.len() && inp[p] == close {
+                        level -= 1;
+                        p += 1;
+                    } else {
+                        if object {
+                            p = key(inp, p, tokens, limits)?;
+                        }
+                        continue 'value;
+                    }
+                }
+                b'-' | b'0'..=b'9' => p = number(inp, p)?.0,
+                b't' | b'f' | b'n' => p = literal(inp, p)?,
+                _ => return err(p, "expected a value"),
+            }
+            loop {
+                if level == 0 {
+                    return Ok(p);
+                }
+                p = skip_ws(inp, p);
+                let object = stack & (1 << (level - 1)) != 0;
+                if p >= inp.len() {
+                    return err(p, if object { "unexpected end of input in an object" } else { "unexpected end of input in an array" });
+                }
+                match inp[p] {
+                    b',' => {
+                        p = skip_ws(inp, p + 1);
+                        if object {
+                            p = key(inp, p, tokens, limits)?;
+                        }
+                        continue 'value;
+                    }
+                    b'}' if object => {}
+                    b']' if !object => {}
+                    _ => return err(p, if object { "expected ',' or '}'" } else { "expected ',' or ']'" }),
+                }
+                level -= 1;
+                p += 1;
+            }
+        }
+    }
+
+    /// An object key at `p`, then `:`; returns the offset of the value (after whitespace).
+    #[inline(always)]
+    pub fn key(inp: &[u8], p: usize, tokens: &mut usize, limits: &Limits) -> Result<usize, JsonError> {
+        if p >= inp.len() || inp[p] != b'"' {
+            return err(p, "expected a string key");
+        }
+        *tokens += 1;
+        if *tokens > limits.max_tokens {
+            return err(p, "too many tokens");
+        }
+        let end = string(inp, p)?.0;
+        colon(inp, end + 1)
+    }
+
+    /// `:` (after whitespace) at or after `p`; returns the offset of the value after it.
+    #[inline(always)]
+    pub fn colon(inp: &[u8], p: usize) -> Result<usize, JsonError> {
+        let p = skip_ws(inp, p);
+        if p >= inp.len() || inp[p] != b':' {
+            return err(p, "expected ':'");
+        }
+        Ok(skip_ws(inp, p + 1))
+    }
 }
 
 #[cfg(test)]

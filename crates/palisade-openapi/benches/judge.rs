@@ -2,9 +2,38 @@
 //! with small.json and `POST /test/signup` with large.json against ../shared/bench/bench-api.yaml,
 //! whole request judged (route, parameters, body parse and schema validation).
 //!
+//! Allocations per judged request are counted with a counting global allocator and printed
+//! (`allocs/request`) before each measurement, with the on-CPU time per request (thread CPU
+//! clock, so that waiting for a core on a shared machine does not count).
+//!
 //! `cargo bench -p palisade-openapi --bench judge`. Skipped (with a message) without ../shared.
+#![allow(unsafe_code)]
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: delegates to the system allocator; only counts calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use palisade_openapi::judge::{Judge, Phase};
@@ -15,14 +44,25 @@ fn shared() -> Option<std::path::PathBuf> {
     p.join("bench-api.yaml").exists().then_some(p)
 }
 
-fn judge(dir: &Path) -> Judge {
+fn judge(dir: &Path, fused: bool) -> Judge {
     let spec = dir.join("bench-api.yaml").canonicalize().unwrap().display().to_string();
     let set = palisade_openapi::load(&spec, &palisade_openapi::FsFetch, &palisade_openapi::Limits::default()).unwrap();
     let api = palisade_openapi::compile(&set, &Default::default()).unwrap();
     let node = palisade_config::yaml::parse("spec: x").unwrap();
     let mut cx = palisade_config::decode::Ctx::new("bench");
     let settings = palisade_openapi::settings::Settings::decode(&mut cx, &node, "openapi", Path::new("/")).unwrap();
-    Judge::new(api, settings).unwrap()
+    let mut j = Judge::new(api, settings).unwrap();
+    j.set_fused(fused);
+    j
+}
+
+/// Nanoseconds this thread has run on a CPU (`CLOCK_THREAD_CPUTIME_ID`), to give a figure that
+/// waiting for a core on a shared machine does not inflate.
+fn cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (r == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 fn request(head: &str, body: &[u8]) -> OwnedRequest {
@@ -36,7 +76,6 @@ fn bench(c: &mut Criterion) {
         eprintln!("judge bench skipped: ../shared/bench not found");
         return;
     };
-    let judge = judge(&dir);
     let small = std::fs::read(dir.join("small.json")).unwrap();
     let large = std::fs::read(dir.join("large.json")).unwrap();
     let cases = [
@@ -44,17 +83,48 @@ fn bench(c: &mut Criterion) {
         ("post_orders_small", request("POST /orders HTTP/1.1\nHost: b\nContent-Type: application/json\n\n", &small)),
         ("post_signup_large", request("POST /test/signup HTTP/1.1\nHost: b\nContent-Type: application/json\n\n", &large)),
     ];
-    let mut out = Vec::new();
-    for (name, req) in &cases {
-        judge.check_request(&req.view(), Phase::Whole, &mut out);
-        assert!(out.is_empty(), "{name}: {out:?}");
-        c.bench_function(&format!("judge/{name}"), |b| {
-            b.iter(|| {
+    // `judge/...`: as deployed (fused validator first); `judge_tape/...`: tape parse + tape
+    // validation only (the path before the fused validator, and the one invalid bodies take).
+    for (group, fused) in [("judge", true), ("judge_tape", false)] {
+        let judge = judge(&dir, fused);
+        let mut out = Vec::new();
+        for (name, req) in &cases {
+            if !fused && *name == "get_test_id" {
+                continue;
+            }
+            judge.check_request(&req.view(), Phase::Whole, &mut out);
+            assert!(out.is_empty(), "{name}: {out:?}");
+            let before = ALLOCS.load(Ordering::Relaxed);
+            for _ in 0..100 {
                 out.clear();
-                judge.check_request(std::hint::black_box(&req.view()), Phase::Whole, &mut out);
-                std::hint::black_box(out.len())
-            })
-        });
+                judge.check_request(&req.view(), Phase::Whole, &mut out);
+            }
+            let per = (ALLOCS.load(Ordering::Relaxed) - before) as f64 / 100.0;
+            eprintln!("{group}/{name}: {per} allocs/request");
+            // On-CPU time per request over a fixed count (best of 5 rounds).
+            let n = if *name == "post_signup_large" { 500 } else { 5000 };
+            let mut best = u64::MAX;
+            for _ in 0..5 {
+                let Some(t0) = cpu_ns() else { break };
+                for _ in 0..n {
+                    out.clear();
+                    judge.check_request(std::hint::black_box(&req.view()), Phase::Whole, &mut out);
+                }
+                if let Some(t1) = cpu_ns() {
+                    best = best.min(t1 - t0);
+                }
+            }
+            if best != u64::MAX {
+                eprintln!("{group}/{name}: {:.3} µs on-CPU/request (best of 5 x {n})", best as f64 / n as f64 / 1000.0);
+            }
+            c.bench_function(&format!("{group}/{name}"), |b| {
+                b.iter(|| {
+                    out.clear();
+                    judge.check_request(std::hint::black_box(&req.view()), Phase::Whole, &mut out);
+                    std::hint::black_box(out.len())
+                })
+            });
+        }
     }
 }
 

@@ -111,6 +111,7 @@ pub struct Scratch {
     json: String,
     tape: Tape,
     schema: palisade_schema::Scratch,
+    fused: palisade_schema::FusedScratch,
     violations: Vec<Violation>,
     unknown: Vec<usize>,
     form: crate::form::FormDecoder,
@@ -135,6 +136,8 @@ pub struct Judge {
     wants_response: bool,
     /// Per operation: its name for other stages (`operationId`, else `METHOD /template`).
     op_names: Vec<Arc<str>>,
+    /// JSON bodies go through the fused validator first (see [`Judge::set_fused`]).
+    fused: bool,
 }
 
 impl std::fmt::Debug for Judge {
@@ -189,7 +192,15 @@ impl Judge {
         let wants_body = settings.request != Mode::Off || settings.overrides.iter().any(|o| o.request.is_some_and(|m| m != Mode::Off));
         let wants_response = settings.response != Mode::Off || settings.overrides.iter().any(|o| o.response.is_some_and(|m| m != Mode::Off));
         let op_names = api.operations.iter().map(|op| Arc::from(op.id.clone().unwrap_or_else(|| format!("{} {}", op.method, op.template)))).collect();
-        Ok(Judge { api, settings, modes, resp_headers, wants_body, wants_response, op_names })
+        Ok(Judge { api, settings, modes, resp_headers, wants_body, wants_response, op_names, fused: true })
+    }
+
+    /// Whether JSON bodies are first checked by the one-pass fused validator
+    /// ([`palisade_schema::Schemas::validate_fused`]; on by default). Findings are the same
+    /// either way (a body it does not pass is judged by the tape validator); off is for
+    /// differential tests and diagnostics.
+    pub fn set_fused(&mut self, on: bool) {
+        self.fused = on;
     }
 
     pub fn wants_body(&self) -> bool {
@@ -345,6 +356,9 @@ impl Judge {
                 Decoded::Json => {
                     let Some(schema) = p.schema else { continue };
                     let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: limit - out.len() };
+                    if self.fused && self.api.schemas.validate_fused(schema, s.json.as_bytes(), &opts, &mut s.fused) {
+                        continue;
+                    }
                     if let Err(e) = palisade_json::parse_into(s.json.as_bytes(), &mut s.tape, &palisade_json::Limits::default()) {
                         // A `content` parameter whose JSON is malformed (the decoder checked
                         // syntax already, so this is a limit).
@@ -534,11 +548,16 @@ impl Judge {
             return;
         };
         let input: &[u8] = if from_body { body } else { s.json.as_bytes() };
+        let opts = Options { direction: dir, shadow_unknown: shadow, max_violations: limit.saturating_sub(out.len()).max(1) };
+        // Fast path: one pass, no tape, for a body with nothing to report; anything else is
+        // judged below by the tape validator, which says what is wrong and where.
+        if self.fused && self.api.schemas.validate_fused(schema, input, &opts, &mut s.fused) {
+            return;
+        }
         if let Err(e) = palisade_json::parse_into(input, &mut s.tape, &palisade_json::Limits::default()) {
             push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), status);
             return;
         }
-        let opts = Options { direction: dir, shadow_unknown: shadow, max_violations: limit.saturating_sub(out.len()).max(1) };
         s.violations.clear();
         let root = s.tape.root(input).index();
         self.api.schemas.validate_with(schema, &s.tape, input, root, &opts, &mut s.schema, &mut s.violations);

@@ -19,13 +19,16 @@
 //!     scopes: [read]            # optional: the access stage verified a token granting these
 //! ```
 //!
+//! Every case is also judged with the fused validator off ([`Judge::set_fused`]): the findings
+//! must be the same, field for field (differential test of the one-pass path).
+//!
 //! Run one file with `CONFORMANCE=name cargo test -p palisade-openapi --test conformance`.
 
 use std::path::{Path, PathBuf};
 
 use palisade_config::yaml::{self, Key, Node, Origin, Value};
 use palisade_core::Verdict;
-use palisade_openapi::judge::{Judge, Phase};
+use palisade_openapi::judge::{Finding, Judge, Phase};
 use palisade_openapi::settings::Settings;
 use palisade_openapi::{compile, load, load_str, CompileOptions, FsFetch, Limits};
 
@@ -68,7 +71,8 @@ fn build_judge(file: &Path, doc: &Node) -> Result<Judge, String> {
     Judge::new(api, settings).map_err(|e| format!("{e:?}"))
 }
 
-fn run_case(judge: &Judge, case: &Node) -> Result<(), String> {
+/// The findings of one case.
+fn findings_of(judge: &Judge, case: &Node) -> Result<Vec<Finding>, String> {
     let raw = text(case, "request").ok_or("case without `request`")?;
     let mut bytes = raw.trim_end_matches('\n').as_bytes().to_vec();
     bytes.extend_from_slice(b"\n\n");
@@ -92,6 +96,11 @@ fn run_case(judge: &Judge, case: &Node) -> Result<(), String> {
             }
         },
     }
+    Ok(findings)
+}
+
+fn run_case(judge: &Judge, case: &Node) -> Result<(), String> {
+    let findings = findings_of(judge, case)?;
     let verdict = judge.verdict(&findings);
     let got = match &verdict {
         Verdict::Allow => "allow",
@@ -146,6 +155,8 @@ fn conformance() {
                 continue;
             }
         };
+        let mut tape_judge = build_judge(file, &doc).expect("loads twice");
+        tape_judge.set_fused(false);
         let Some(Value::Seq(list)) = doc.get("cases").map(|n| &n.value) else { panic!("{name}: no cases") };
         for (i, case) in list.iter().enumerate() {
             cases += 1;
@@ -156,6 +167,12 @@ fn conformance() {
             };
             if let Err(e) = run_case(&judge, case) {
                 failures.push(format!("{name}.yaml:{line}: {label}: {e}"));
+            }
+            // Differential: the same findings, field for field, without the fused validator.
+            let fused = findings_of(&judge, case);
+            let tape = findings_of(&tape_judge, case);
+            if fused != tape {
+                failures.push(format!("{name}.yaml:{line}: {label}: fused and tape judges differ: {fused:?} vs {tape:?}"));
             }
         }
     }

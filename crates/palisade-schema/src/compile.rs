@@ -249,7 +249,7 @@ pub(crate) mod quick {
 
 /// The kinds of instance that `n` accepts with no check beyond its type (and that are
 /// evaluated without recording anything, shadow fields included).
-fn quick_kinds(n: &SNode) -> u8 {
+pub(crate) fn quick_kinds(n: &SNode) -> u8 {
     if n.accept_all {
         return quick::ALL;
     }
@@ -945,7 +945,8 @@ impl<'r> Compiler<'r> {
             return Err(self.errors);
         }
         self.derive();
-        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings })
+        let plans = crate::fused::plan(&self.nodes);
+        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings, plans })
     }
 
     /// In-place cycles (no part of the instance consumed) would loop forever: reject them.

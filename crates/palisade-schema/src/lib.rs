@@ -7,7 +7,8 @@
 //! [`Violation`], [`ViolationKind`], [`Hints`], [`TypeSet`].
 //!
 //! Additions to the contract: [`Schemas::validate`] (takes the input bytes with the tape, as
-//! `palisade_json` values are spans of them), [`Schemas::validate_value`] (a subtree),
+//! `palisade_json` values are spans of them), [`Schemas::validate_fused`] (one pass over the bytes,
+//! no tape: the fast path for valid documents), [`Schemas::validate_value`] (a subtree),
 //! [`Schemas::validate_with`] (reusing a [`Scratch`]), [`Schemas::warnings`], [`Schemas::len`].
 //!
 //! Semantics worth knowing:
@@ -35,11 +36,13 @@
 
 mod compile;
 mod formats;
+mod fused;
 mod num;
 mod pattern;
 mod validate;
 
 pub use compile::Compiler;
+pub use fused::FusedScratch;
 pub use validate::{Scratch, MAX_EVAL_DEPTH};
 
 use compile::SNode;
@@ -94,6 +97,8 @@ pub struct Schemas {
     pub(crate) nodes: Vec<SNode>,
     pub(crate) regexes: Vec<pattern::Pattern>,
     pub(crate) warnings: Vec<SchemaError>,
+    /// Per node: how the fused validator treats it.
+    pub(crate) plans: Vec<fused::Plan>,
 }
 
 impl Schemas {

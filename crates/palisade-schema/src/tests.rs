@@ -62,7 +62,7 @@ pub(crate) fn resolver(docs: &[(&str, &str)]) -> TestResolver {
 }
 
 /// Compile `#/<pointer>` of the first document.
-fn build(dialect: Dialect, docs: &[(&str, &str)], pointer: &str) -> Result<(Schemas, SchemaId), Vec<SchemaError>> {
+pub(crate) fn build(dialect: Dialect, docs: &[(&str, &str)], pointer: &str) -> Result<(Schemas, SchemaId), Vec<SchemaError>> {
     let r = resolver(docs);
     let mut c = Compiler::new(dialect, &r);
     let node = pointer_get(&r.docs[0].1, pointer).unwrap();
@@ -71,7 +71,7 @@ fn build(dialect: Dialect, docs: &[(&str, &str)], pointer: &str) -> Result<(Sche
     Ok((s, id))
 }
 
-fn one(dialect: Dialect, schema: &str) -> (Schemas, SchemaId) {
+pub(crate) fn one(dialect: Dialect, schema: &str) -> (Schemas, SchemaId) {
     build(dialect, &[("main", &format!("s: {schema}"))], "/s").unwrap_or_else(|e| panic!("compile {schema}: {e:?}"))
 }
 
@@ -84,6 +84,8 @@ fn run(s: &Schemas, id: SchemaId, json: &str, o: &Options) -> (bool, Vec<Violati
     parse_into(json.as_bytes(), &mut tape, &Limits::default()).unwrap_or_else(|e| panic!("bad test JSON {json}: {e}"));
     let mut out = Vec::new();
     let ok = s.validate(id, &tape, json.as_bytes(), o, &mut out);
+    // Every case doubles as a differential case for the fused validator.
+    crate::fused::tests::agree(s, id, json.as_bytes(), o);
     (ok, out)
 }
 

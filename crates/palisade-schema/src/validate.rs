@@ -256,6 +256,12 @@ impl<'a> Cx<'a> {
         Cx { s, tape, input, opts, out, scratch, quiet: 0, depth: 0, recorded: 0, invalid: false, stop: false, all_props: false }
     }
 
+    /// Start at evaluation depth `d` (a subtree validated on its own tape by the fused
+    /// validator counts the levels around it).
+    pub(crate) fn set_depth(&mut self, d: u32) {
+        self.depth = d;
+    }
+
     fn render(&self, path: &Path<'_>) -> String {
         let mut segs: Vec<Seg> = Vec::new();
         let mut p = Some(path);

@@ -1,0 +1,182 @@
+//! The fused validator against the tape validator: every keyword-table case of `tests.rs`
+//! goes through [`agree`] as well; here the bad-input bars and the corners of the one-pass
+//! reading (escaped keys, depth and token limits, evaluation depth, shadow fields).
+
+use super::*;
+use crate::tests::{build, one};
+use crate::Dialect;
+use palisade_json::parse_into;
+
+/// The fused answer must be "nothing to report" exactly when the tape validator reports
+/// nothing, except that a root schema the fused pass hands over entirely always says `false`.
+pub(crate) fn agree(s: &Schemas, id: SchemaId, json: &[u8], o: &Options) -> bool {
+    let mut tape = Tape::default();
+    let clean = parse_into(json, &mut tape, &Limits::default()).is_ok() && {
+        let mut out = Vec::new();
+        s.validate(id, &tape, json, o, &mut out);
+        out.is_empty()
+    };
+    let fused = s.validate_fused(id, json, o, &mut FusedScratch::default());
+    if s.plans[id.0 as usize].class == Class::Tape {
+        assert!(!fused, "a Tape-class root is never decided by the fused pass");
+    } else {
+        assert_eq!(
+            fused,
+            clean,
+            "fused and tape validators disagree on {:?} (shadow {})",
+            String::from_utf8_lossy(&json[..json.len().min(200)]),
+            o.shadow_unknown
+        );
+    }
+    fused
+}
+
+fn req() -> Options {
+    Options { direction: Direction::Request, shadow_unknown: false, max_violations: 10 }
+}
+
+const OBJ: &str = "{type: object, required: [id], additionalProperties: false, properties: {id: {type: integer, minimum: 1}, name: {type: string, maxLength: 3}, tags: {type: array, items: {type: string}}}}";
+
+#[test]
+fn malformed_json_is_never_clean() {
+    let (s, id) = one(Dialect::Oas30, OBJ);
+    for bad in [
+        &b""[..],
+        b" ",
+        b"{",
+        b"{\"id\":1",
+        b"{\"id\":1,}",
+        b"{\"id\":1}x",
+        b"{\"id\":1} {}",
+        b"{\"id\":01}",
+        b"{\"id\":1.}",
+        b"{\"id\":-}",
+        b"{\"id\" 1}",
+        b"{id:1}",
+        b"{\"id\":1,\"name\":\"a\x01\"}",
+        b"{\"id\":1,\"name\":\"\xff\"}",
+        b"{\"id\":1,\"name\":\"\xc3\"}",
+        b"{\"id\":1,\"name\":\"\\ud800\"}",
+        b"{\"id\":1,\"name\":\"\\x\"}",
+        b"{\"id\":1,\"tags\":[\"a\",]}",
+        b"{\"id\":1,\"tags\":[\"a\"}",
+        b"\xef\xbb\xbf{\"id\":1}",
+        b"{\"id\":tru}",
+        b"{\"id\":1,\"tags\":[nul]}",
+    ] {
+        assert!(!agree(&s, id, bad, &req()), "{:?}", String::from_utf8_lossy(bad));
+    }
+    // Unknown members skipped without a schema are still checked for syntax.
+    let (s, id) = one(Dialect::Oas30, "{type: object}");
+    for bad in [&b"{\"a\":[1,]}"[..], b"{\"a\":{\"b\" 1}}", b"{\"a\":\"\xff\"}", b"{\"a\":[}"] {
+        assert!(!agree(&s, id, bad, &req()));
+    }
+    assert!(agree(&s, id, br#"{"a":[1,{"b":[true,false,null,"x\u00e9"]}],"c":{}}"#, &req()));
+}
+
+#[test]
+fn escaped_keys_and_strings() {
+    let (s, id) = one(Dialect::Oas30, OBJ);
+    assert!(agree(&s, id, br#"{"\u0069d":1,"n\u0061me":"a\"b"}"#, &req()));
+    assert!(!agree(&s, id, br#"{"\u0069d":1,"name":"\u00e9\u00e9\u00e9\u00e9"}"#, &req()));
+    assert!(agree(&s, id, br#"{"id":1,"name":"\u00e9\u00e9\u00e9"}"#, &req()));
+    // A key that starts like a property name but is longer.
+    assert!(!agree(&s, id, br#"{"idx":1}"#, &req()));
+    assert!(!agree(&s, id, br#"{"id":1,"id2":1}"#, &req()));
+    // Duplicates: each occurrence is checked.
+    assert!(!agree(&s, id, br#"{"id":1,"id":0}"#, &req()));
+}
+
+#[test]
+fn nesting_100000_deep_does_not_overflow() {
+    let doc = "T: {type: array, items: {$ref: '#/T'}}";
+    let (s, id) = build(Dialect::Oas31, &[("main", doc)], "/T").unwrap();
+    let deep = "[".repeat(100_000) + &"]".repeat(100_000);
+    assert!(!agree(&s, id, deep.as_bytes(), &req()));
+    // Also below a schema-less member (the skipper's bit stack).
+    let (s2, id2) = one(Dialect::Oas30, "{type: object}");
+    let deep = format!("{{\"a\":{}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(!agree(&s2, id2, deep.as_bytes(), &req()));
+    // The parser's limit is 128 open containers, in both readers.
+    for n in [126, 127, 128, 129] {
+        let t = "[".repeat(n) + &"]".repeat(n);
+        agree(&s, id, t.as_bytes(), &req());
+        let t = format!("{{\"a\":{}{}}}", "[".repeat(n), "]".repeat(n));
+        agree(&s2, id2, t.as_bytes(), &req());
+    }
+}
+
+#[test]
+fn evaluation_depth_is_counted_like_the_tape_validator() {
+    // Two `$ref`-only hops per level: the tape validator stops at its evaluation depth
+    // before the parser's nesting limit.
+    let doc = "T: {type: object, properties: {c: {$ref: '#/U'}}}\nU: {$ref: '#/T'}";
+    let (s, id) = build(Dialect::Oas31, &[("main", doc)], "/T").unwrap();
+    for n in [50, 99, 100, 101, 110, 127] {
+        let t = "{\"c\":".repeat(n) + "{}" + &"}".repeat(n);
+        agree(&s, id, t.as_bytes(), &req());
+    }
+    // A handed-over subtree starts at the depth around it.
+    let doc = "T: {type: object, properties: {c: {$ref: '#/U'}, d: {anyOf: [{$ref: '#/T'}, {type: string}]}}}\nU: {$ref: '#/T'}";
+    let (s, id) = build(Dialect::Oas31, &[("main", doc)], "/T").unwrap();
+    for n in [20, 60, 99, 100, 101, 120] {
+        let t = "{\"c\":".repeat(n) + &"{\"d\":".repeat(20) + "\"x\"" + &"}".repeat(n + 20);
+        agree(&s, id, t.as_bytes(), &req());
+    }
+}
+
+#[test]
+fn token_limit_matches_the_parser() {
+    let (s, id) = one(Dialect::Oas30, "{type: array, items: {type: integer}}");
+    let n = (1 << 20) - 1;
+    let ok = format!("[{}]", vec!["1"; n].join(","));
+    assert!(agree(&s, id, ok.as_bytes(), &req()));
+    let over = format!("[{}]", vec!["1"; n + 1].join(","));
+    assert!(!agree(&s, id, over.as_bytes(), &req()));
+}
+
+#[test]
+fn shadow_fields_and_fallback_subtrees() {
+    let doc = r#"
+s:
+  type: object
+  properties:
+    id: {type: integer}
+    nested: {type: object, properties: {x: {}}}
+    map: {type: object, additionalProperties: {type: string}}
+    free: {type: object}
+    alt: {anyOf: [{type: string}, {type: object, properties: {k: {type: integer}}}]}
+    ro: {type: string, readOnly: true}
+    r: {$ref: '#/R'}
+R: {type: object, required: [a], properties: {a: {type: string, enum: [x, y]}}}
+"#;
+    let (s, id) = build(Dialect::Oas30, &[("main", doc)], "/s").unwrap();
+    let shadow = Options { shadow_unknown: true, ..req() };
+    let cases: &[&[u8]] = &[
+        br#"{"id":1,"nested":{"x":1},"map":{"k":"v"},"free":{"any":1}}"#,
+        br#"{"id":1,"nested":{"x":1,"y":2}}"#,
+        br#"{"mystery":true}"#,
+        br#"{"map":{"k":1}}"#,
+        br#"{"alt":"s"}"#,
+        br#"{"alt":{"k":1}}"#,
+        br#"{"alt":{"k":"1"}}"#,
+        br#"{"alt":{"k":1,"z":0}}"#,
+        br#"{"alt":5}"#,
+        br#"{"ro":"x"}"#,
+        br#"{"r":{"a":"x"}}"#,
+        br#"{"r":{"a":"z"}}"#,
+        br#"{"r":{}}"#,
+        br#"{"r":{"a":"x","b":1}}"#,
+        br#"{"r":null}"#,
+    ];
+    for c in cases {
+        agree(&s, id, c, &req());
+        agree(&s, id, c, &shadow);
+        agree(&s, id, c, &Options { direction: Direction::Response, ..shadow });
+    }
+    assert!(agree(&s, id, cases[0], &shadow));
+    assert!(!agree(&s, id, cases[1], &shadow));
+    assert!(agree(&s, id, cases[1], &req()));
+    assert!(agree(&s, id, cases[5], &req()));
+    assert!(!agree(&s, id, cases[9], &req()));
+}
