@@ -34,6 +34,7 @@ fn event(i: i64) -> Event {
         status: 403,
         upstream_status: None,
         latency_us: 180,
+        tags: Vec::new(),
     }
 }
 

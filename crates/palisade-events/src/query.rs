@@ -32,6 +32,9 @@ pub struct Filter {
     pub verdict: Option<Verdict>,
     /// Substring of the path.
     pub path: Option<String>,
+    /// Events carrying this rule tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     /// Newest first, older than this row id (the cursor of the previous page).
     pub before_id: Option<i64>,
     /// Oldest first, newer than this row id (for `tail`).
@@ -42,7 +45,7 @@ pub struct Filter {
 
 impl Filter {
     /// Build from URL query pairs (`since`, `until`, `app`, `ip`, `category`, `reason`,
-    /// `status`, `verdict`, `path`, `cursor`, `after`, `limit`); times are Unix ms or
+    /// `status`, `verdict`, `path`, `tag`, `cursor`, `after`, `limit`); times are Unix ms or
     /// RFC 3339, or a duration such as `15m` for "that long ago".
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, String)>, now_ms: i64) -> Result<Filter, String> {
         let mut f = Filter::default();
@@ -59,6 +62,7 @@ impl Filter {
                 "category" => f.category = Some(v),
                 "reason" => f.reason = Some(v),
                 "path" => f.path = Some(v),
+                "tag" => f.tag = Some(v),
                 "status" => f.status = Some(v.parse().map_err(|_| format!("`status`: `{v}` is not a status"))?),
                 "verdict" => f.verdict = Some(Verdict::parse(&v).ok_or_else(|| format!("`verdict`: `{v}` is not block, monitor or allow"))?),
                 "cursor" | "before" => f.before_id = Some(int(&v)?),
@@ -103,6 +107,10 @@ impl Filter {
         }
         if let Some(v) = &self.path {
             add("instr(path, ?) > 0", Value::Text(v.clone()));
+        }
+        if let Some(v) = &self.tag {
+            // Tags are stored as a JSON array of strings: match the quoted element.
+            add("instr(tags, ?) > 0", Value::Text(serde_json::to_string(v).unwrap_or_default()));
         }
         if let Some(v) = self.before_id {
             add("id < ?", Value::Integer(v));
@@ -290,5 +298,6 @@ fn row_event(r: &Row<'_>) -> rusqlite::Result<Event> {
         status: r.get(21)?,
         upstream_status: r.get(22)?,
         latency_us: r.get::<_, i64>(23)? as u64,
+        tags: crate::model::tags_from_text(r.get::<_, Option<String>>(24)?.as_deref()),
     })
 }

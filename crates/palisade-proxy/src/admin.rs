@@ -62,7 +62,13 @@ impl Handler for Admin {
                 }
             }
             (true, _, "/metrics") => {
-                let extra = crate::metrics::Extra { events: self.shared.events.as_ref().map(|p| &**p.counters()), connections: self.shared.open_connections() };
+                let snap = self.shared.snapshot.load_full();
+                let stages = crate::metrics::stage_counters(&snap);
+                let extra = crate::metrics::Extra {
+                    events: self.shared.events.as_ref().map(|p| &**p.counters()),
+                    connections: self.shared.open_connections(),
+                    stages: &stages,
+                };
                 let mut r = Response::new(RespBody::full(self.shared.metrics.render(&extra)));
                 r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
                 r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));

@@ -24,6 +24,11 @@ pub fn effective(config: &Config) -> (EventsConfig, bool) {
 /// configuration's directory.
 pub fn settings(config: &Config, e: &EventsConfig) -> Result<Settings, String> {
     let sink = SinkSpec::parse(&e.sink.value, &config.base_dir)?;
+    if let SinkSpec::Postgres(url) = &sink {
+        // Checked here so that `palisade check` and a reload catch a bad URL; connecting is the
+        // writer thread's job.
+        palisade_events::pg::parse_url(url).map_err(|e| e.to_string())?;
+    }
     Ok(Settings {
         sink,
         options: Options {

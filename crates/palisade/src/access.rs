@@ -104,6 +104,9 @@ impl Stage for SharedAccess {
     fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
         self.0.check_head(req, cx)
     }
+    fn counters(&self) -> Vec<palisade_core::CounterSample> {
+        self.0.counters()
+    }
 }
 
 /// Sleep `total` in steps, returning false as soon as the stage is gone.
