@@ -60,6 +60,35 @@ fn sinks(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    // The previous write path, for comparison in the same run: the statement prepared once per
+    // batch and every row's values passed as a `params!` array of trait objects.
+    let conn = palisade_events::sqlite::open_rw(&dir.join("baseline.db")).unwrap();
+    let mut next_b = 0i64;
+    g.bench_function("sqlite batch of 1024, previous write path", |b| {
+        b.iter_batched(
+            || {
+                next_b += 1024;
+                (0..1024).map(|i| event(next_b + i)).collect::<Vec<Event>>()
+            },
+            |batch| {
+                let tx = conn.unchecked_transaction().unwrap();
+                {
+                    let mut stmt = tx.prepare(&format!("INSERT INTO events ({}) VALUES ({})", palisade_events::sqlite::COLUMNS, (1..=24).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", "))).unwrap();
+                    for e in &batch {
+                        let others = if e.others.is_empty() { None } else { serde_json::to_string(&e.others).ok() };
+                        stmt.execute(rusqlite::params![
+                            e.time_ms, e.last_ms, e.count, e.request_id, e.app, e.client_ip, e.method, e.host, e.path, e.query, e.verdict.as_str(), e.stage,
+                            e.reason, e.detector, e.category, e.confidence, e.location, e.fragment, e.detail, others, e.status, e.upstream_status,
+                            e.latency_us as i64, palisade_events::model::tags_text(&e.tags),
+                        ])
+                        .unwrap();
+                    }
+                }
+                tx.commit().unwrap();
+            },
+            BatchSize::SmallInput,
+        )
+    });
     let mut jsonl = JsonlSink::file(&dir.join("bench.jsonl"), Rotation { max_size: 64 * 1024 * 1024, keep: 1 }).unwrap();
     g.bench_function("jsonl batch of 1024", |b| b.iter(|| jsonl.write(&batch).unwrap()));
     g.finish();

@@ -15,7 +15,9 @@
 //!   writer stuck in a connect fills the bounded queue, whose overflow is dropped and counted.
 //!
 //! The URL is a libpq-style `postgres://user:password@host:port/dbname?...` URL; a
-//! `connect_timeout` of 5 s and a `statement_timeout` of 30 s apply unless the URL sets them.
+//! `connect_timeout` of 5 s, a `statement_timeout` of 30 s and a TCP user timeout of 30 s apply
+//! unless the URL sets them; TCP keepalives are on. A writer stuck on a server that hangs only
+//! fills the bounded queue (drops are counted): requests never wait for it.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -96,6 +98,13 @@ pub fn parse_url(url: &str) -> Result<Config, SinkError> {
     if config.get_options().is_none() {
         config.options("-c statement_timeout=30000");
     }
+    // A peer that vanished (host down, network cut) is noticed within about 30 s instead of the
+    // kernel's default of many minutes; the writer then reconnects with backoff.
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(Duration::from_secs(30));
+    }
+    config.keepalives(true);
+    config.keepalives_idle(Duration::from_secs(30));
     if config.get_application_name().is_none() {
         config.application_name("palisade");
     }

@@ -54,7 +54,7 @@ CREATE INDEX IF NOT EXISTS events_category ON events(category, time_ms);
 ";
 
 /// The columns in insert and select order.
-pub(crate) const COLUMNS: &str = "time_ms, last_ms, count, request_id, app, client_ip, method, host, path, query, verdict, stage, reason, \
+pub const COLUMNS: &str = "time_ms, last_ms, count, request_id, app, client_ip, method, host, path, query, verdict, stage, reason, \
      detector, category, confidence, location, fragment, detail, others, status, upstream_status, latency_us, tags";
 
 /// Retention limits; `None` keeps everything.

@@ -453,7 +453,7 @@ async fn access_decisions_are_counted_in_the_metrics() {
     let up = Upstream::tcp(reply("ok")).await;
     // JWKS URL on a closed port: every fetch fails (the configured secret still verifies).
     let access = format!(
-        "      require: jwt\n      jwt:\n        algorithms: [HS256]\n        secret: {SECRET}\n        jwks_url: http://127.0.0.1:{}/jwks.json\n        jwks_refresh: 1h\n      rate_limits:\n        - {{name: per-ip, key: ip, rate: 2/m, burst: 2}}\n      flood: {{rate: 1/m, burst: 12, ban: 1m}}\n",
+        "      require: jwt\n      jwt:\n        algorithms: [HS256]\n        secret: {SECRET}\n        jwks_url: http://127.0.0.1:{}/jwks.json\n        jwks_refresh: 1h\n      rate_limits:\n        - {{name: per-ip, key: client_ip, rate: 2/m, burst: 2}}\n      flood: {{rate: 1/m, burst: 12, ban: 1m}}\n",
         closed_port()
     );
     let yaml = cfg(&[], &format!("admin:\n  addr: 127.0.0.1:0\n{}", app(&up.url(), &access)));

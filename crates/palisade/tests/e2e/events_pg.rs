@@ -2,7 +2,8 @@
 //! free loopback port (`initdb` + `pg_ctl` from `/usr/lib/postgresql/*/bin`; as root, through
 //! `runuser -u postgres`), two Palisade instances writing into one database, exact counts, the
 //! schema created once and left alone on restart, PostgreSQL stopped mid-run (the proxy keeps
-//! serving; the drop counters account for every lost event) and started again (writes resume).
+//! serving; the drop counters account for every lost event) and started again (writes resume);
+//! the admin API's queries over the shared table.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -174,6 +175,22 @@ async fn postgres_sink_two_instances_exact_counts_outage_and_recovery() {
     assert_eq!(pg.scalar("SELECT COUNT(*) FROM palisade_schema_version"), 1, "the schema is created once");
     assert_eq!(pg.scalar("SELECT MAX(version) FROM palisade_schema_version"), palisade_events::pg::SCHEMA_VERSION as i64);
 
+    // The admin API reads the shared table: both instances' events, filtered, paged, counted.
+    let admin = a.running().admin_addr.unwrap();
+    let api = |path: &str| raw(admin, format!("GET {path} HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n"));
+    let v = api("/api/events?reason=detect.sqli&status=403&limit=20").await.json();
+    assert_eq!(v["events"].as_array().unwrap().len(), 20, "{v}");
+    assert!(v["next_cursor"].as_i64().is_some(), "{v}");
+    assert_eq!(v["events"][0]["category"], "sqli", "{v}");
+    let v2 = api(&format!("/api/events?cursor={}&limit=1000", v["next_cursor"])).await.json();
+    assert_eq!(v2["events"].as_array().unwrap().len(), 30, "{v2}");
+    let v = api("/api/events?tag=none&path=/search&since=1h").await.json();
+    assert_eq!(v["events"].as_array().unwrap().len(), 0, "{v}");
+    let v = api("/api/stats?since=1h").await.json();
+    assert_eq!(v["total"], 50, "{v}");
+    assert_eq!(v["top_reasons"][0]["key"], "detect.sqli", "{v}");
+    assert_eq!(v["top_reasons"][0]["count"], 50, "{v}");
+
     // PostgreSQL goes away mid-run: the proxy keeps answering, every event is dropped and counted.
     pg.kill();
     block(&a, 25).await;
@@ -181,7 +198,6 @@ async fn postgres_sink_two_instances_exact_counts_outage_and_recovery() {
     let s = assert_balanced(&a);
     assert_eq!((s.produced, s.written, s.dropped), (55, 30, 25), "{s:?}");
     // The counters are in /metrics too.
-    let admin = a.running().admin_addr.unwrap();
     let m = raw(admin, "GET /metrics HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n").await.text();
     assert_eq!(metric(&m, "palisade_events_dropped_total"), Some(25.0), "{m}");
     assert_eq!(metric(&m, "palisade_events_written_total"), Some(30.0), "{m}");
