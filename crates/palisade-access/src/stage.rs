@@ -204,7 +204,7 @@ pub struct SharedState {
     pub fail_open: bool,
     /// Requests refused because the store was unreachable (fail-closed).
     pub refused_unavailable: AtomicU64,
-    /// Sync batches that failed.
+    /// Sync batches and connection attempts that failed.
     pub sync_errors: AtomicU64,
     pub syncs: AtomicU64,
 }
@@ -680,7 +680,7 @@ impl Stage for AccessStage {
             });
             out.push(CounterSample {
                 name: "palisade_access_store_errors_total",
-                help: "Failed syncs with the shared rate-limit store (Redis).",
+                help: "Failed syncs and connection attempts to the shared rate-limit store (Redis).",
                 labels: vec![],
                 value: n(&s.sync_errors),
             });

@@ -73,13 +73,40 @@ fn sinks(c: &mut Criterion) {
             |batch| {
                 let tx = conn.unchecked_transaction().unwrap();
                 {
-                    let mut stmt = tx.prepare(&format!("INSERT INTO events ({}) VALUES ({})", palisade_events::sqlite::COLUMNS, (1..=24).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", "))).unwrap();
+                    let mut stmt = tx
+                        .prepare(&format!(
+                            "INSERT INTO events ({}) VALUES ({})",
+                            palisade_events::sqlite::COLUMNS,
+                            (1..=24).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
+                        ))
+                        .unwrap();
                     for e in &batch {
                         let others = if e.others.is_empty() { None } else { serde_json::to_string(&e.others).ok() };
                         stmt.execute(rusqlite::params![
-                            e.time_ms, e.last_ms, e.count, e.request_id, e.app, e.client_ip, e.method, e.host, e.path, e.query, e.verdict.as_str(), e.stage,
-                            e.reason, e.detector, e.category, e.confidence, e.location, e.fragment, e.detail, others, e.status, e.upstream_status,
-                            e.latency_us as i64, palisade_events::model::tags_text(&e.tags),
+                            e.time_ms,
+                            e.last_ms,
+                            e.count,
+                            e.request_id,
+                            e.app,
+                            e.client_ip,
+                            e.method,
+                            e.host,
+                            e.path,
+                            e.query,
+                            e.verdict.as_str(),
+                            e.stage,
+                            e.reason,
+                            e.detector,
+                            e.category,
+                            e.confidence,
+                            e.location,
+                            e.fragment,
+                            e.detail,
+                            others,
+                            e.status,
+                            e.upstream_status,
+                            e.latency_us as i64,
+                            palisade_events::model::tags_text(&e.tags),
                         ])
                         .unwrap();
                     }

@@ -303,7 +303,11 @@ impl Reader {
                 for r in rows {
                     let mut cells = Vec::with_capacity(kinds.len());
                     for (i, int) in kinds.iter().enumerate() {
-                        cells.push(if *int { Cell::Int(pg_int(&r, i)?) } else { Cell::Text(r.try_get(i).map_err(|e| SinkError::Other(format!("postgres: {e}")))?) });
+                        cells.push(if *int {
+                            Cell::Int(pg_int(&r, i)?)
+                        } else {
+                            Cell::Text(r.try_get(i).map_err(|e| SinkError::Other(format!("postgres: {e}")))?)
+                        });
                     }
                     out.push(f(cells));
                 }
@@ -390,8 +394,8 @@ fn nice_bucket(ms: i64) -> i64 {
 
 /// Column kinds of `SELECT id, COLUMNS` (true: integer).
 const EVENT_KINDS: [bool; 25] = [
-    true, true, true, true, false, false, false, false, false, false, false, false, false, false, false, false, true, false, false, false, false, true, true, true,
-    false,
+    true, true, true, true, false, false, false, false, false, false, false, false, false, false, false, false, true, false, false, false, false, true, true,
+    true, false,
 ];
 
 fn pg_int(r: &postgres::Row, i: usize) -> Result<Option<i64>, SinkError> {

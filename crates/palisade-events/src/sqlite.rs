@@ -83,7 +83,9 @@ pub fn open_rw(path: &Path) -> Result<Connection, SinkError> {
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(SinkError::Other(format!("{}: cannot use the WAL journal (got {mode})", path.display())));
     }
-    conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
+    // 16 MiB of page cache (the default is 2 MiB) keeps the four indexes' hot pages resident
+    // as the file grows; it fills only as pages are used.
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -16384;")?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > SCHEMA_VERSION {
         return Err(SinkError::Other(format!(

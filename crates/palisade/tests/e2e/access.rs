@@ -531,18 +531,19 @@ async fn redis_outage_decisions_are_counted_in_the_metrics() {
     assert_eq!(metric(&m, "palisade_access_store_errors_total{app=\"app\"}"), Some(0), "{m}");
 
     redis.kill();
-    // Wait until both instances noticed (the fail-closed one refuses; the fail-open one's
-    // error counter moves), then count a known number of decisions.
+    // Wait until both instances noticed (the fail-closed one refuses; the fail-open one counts
+    // a fail-open decision), then count a known number of decisions.
     let deadline = Instant::now() + LIMIT;
     while send(closed.addr, "/", &[]).await.status != 503 {
         assert!(Instant::now() < deadline, "fail-closed never refused");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     loop {
-        if metric(&scrape(&open).await, "palisade_access_store_errors_total{app=\"app\"}").is_some_and(|n| n >= 1) {
+        assert_eq!(send(open.addr, "/", &[]).await.status, 200);
+        if metric(&scrape(&open).await, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_open\"}").is_some_and(|n| n >= 1) {
             break;
         }
-        assert!(Instant::now() < deadline, "the fail-open instance never counted a store error");
+        assert!(Instant::now() < deadline, "the fail-open instance never noticed the outage");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let before_closed = metric(&scrape(&closed).await, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_closed\"}").unwrap();
@@ -557,4 +558,5 @@ async fn redis_outage_decisions_are_counted_in_the_metrics() {
     assert_eq!(metric(&mc, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_closed\"}"), Some(before_closed + 5), "{mc}");
     assert_eq!(metric(&mo, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_open\"}"), Some(before_open + 5), "{mo}");
     assert!(metric(&mc, "palisade_access_store_errors_total{app=\"app\"}").is_some_and(|n| n >= 1), "{mc}");
+    assert!(metric(&mo, "palisade_access_store_errors_total{app=\"app\"}").is_some_and(|n| n >= 1), "{mo}");
 }
