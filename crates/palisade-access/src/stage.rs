@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use http::{HeaderName, HeaderValue};
-use palisade_core::{Context, Mode, Reason, RequestView, Stage, Verdict};
+use palisade_core::{Context, CounterSample, Mode, Reason, RequestView, Stage, Verdict};
 
 use crate::encoding::sha256_hex;
 use crate::ipset::{self, IpSet};
@@ -168,6 +168,35 @@ impl Jwks {
     }
 }
 
+/// Classes of JWT failures counted in [`Counters::jwt_failures`] (the reason codes without
+/// `access.jwt_`, plus `revoked` and `missing`).
+pub const JWT_FAILURE_CLASSES: [&str; 7] = ["invalid", "expired", "not_yet_valid", "claims", "key_unknown", "revoked", "missing"];
+
+fn jwt_class(e: &JwtError) -> usize {
+    match e.code() {
+        "access.jwt_expired" => 1,
+        "access.jwt_not_yet_valid" => 2,
+        "access.jwt_claims" => 3,
+        "access.jwt_key_unknown" => 4,
+        _ => 0,
+    }
+}
+
+/// Counters of the stage's decisions, exported as metrics ([`Stage::counters`]): plain relaxed
+/// atomics, bumped only when a request is refused or the shared store is down.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Bans the flood protection imposed.
+    pub flood_bans: AtomicU64,
+    /// Requests refused by the flood protection (the one that triggered a ban and those during it).
+    pub flood_refused: AtomicU64,
+    /// Requests that met a shared limit while the store was unreachable and went on with the
+    /// local tier only (`on_error: open`).
+    pub fail_open: AtomicU64,
+    /// JWT failures by [`JWT_FAILURE_CLASSES`].
+    pub jwt_failures: [AtomicU64; 7],
+}
+
 /// State of the shared rate-limit store, set by the binary's sync task.
 #[derive(Debug)]
 pub struct SharedState {
@@ -175,7 +204,7 @@ pub struct SharedState {
     pub fail_open: bool,
     /// Requests refused because the store was unreachable (fail-closed).
     pub refused_unavailable: AtomicU64,
-    /// Sync batches that failed.
+    /// Sync batches and connection attempts that failed.
     pub sync_errors: AtomicU64,
     pub syncs: AtomicU64,
 }
@@ -315,6 +344,8 @@ struct Limit {
     tier: Option<String>,
     shared: bool,
     policy: HeaderValue,
+    /// Requests this limit refused.
+    hits: AtomicU64,
 }
 
 /// The access stage of one app.
@@ -337,6 +368,7 @@ pub struct AccessStage {
     /// Bumped whenever the configured keys are replaced (token cache validity).
     key_gen: AtomicU64,
     cache: TokenCache,
+    counters: Counters,
 }
 
 const RETRY_AFTER: HeaderName = http::header::RETRY_AFTER;
@@ -379,7 +411,16 @@ impl AccessStage {
                 let gcra = Gcra::new(l.rate, l.burst);
                 let window = (l.rate.period_ns / 1_000_000_000).max(1);
                 let policy = HeaderValue::from_str(&format!("\"{}\";q={};w={}", l.name, l.rate.count, window)).unwrap_or(HeaderValue::from_static("\"limit\""));
-                Limit { name: l.name.clone(), key: l.key.clone(), gcra, prefix: l.prefix.clone(), tier: l.tier.clone(), shared: shared.is_some(), policy }
+                Limit {
+                    name: l.name.clone(),
+                    key: l.key.clone(),
+                    gcra,
+                    prefix: l.prefix.clone(),
+                    tier: l.tier.clone(),
+                    shared: shared.is_some(),
+                    policy,
+                    hits: AtomicU64::new(0),
+                }
             })
             .collect();
         AccessStage {
@@ -400,6 +441,7 @@ impl AccessStage {
             clock,
             key_gen: AtomicU64::new(0),
             cache: TokenCache::new(),
+            counters: Counters::default(),
         }
     }
 
@@ -439,6 +481,20 @@ impl AccessStage {
 
     pub fn app(&self) -> &str {
         &self.app
+    }
+
+    /// The stage's decision counters.
+    pub fn stats(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Requests refused by the limit called `name` (`None`: no such limit).
+    pub fn limit_hits(&self, name: &str) -> Option<u64> {
+        self.limits.iter().find(|l| l.name == name).map(|l| l.hits.load(Ordering::Relaxed))
+    }
+
+    fn jwt_failed(&self, class: usize) {
+        self.counters.jwt_failures[class].fetch_add(1, Ordering::Relaxed);
     }
 
     fn refuse(&self, status: u16, reason: Reason) -> Verdict {
@@ -629,6 +685,78 @@ impl Stage for AccessStage {
         "access"
     }
 
+    fn counters(&self) -> Vec<CounterSample> {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let c = &self.counters;
+        let mut out = Vec::new();
+        for l in &self.limits {
+            out.push(CounterSample {
+                name: "palisade_access_rate_limited_total",
+                help: "Requests refused (429) by a rate limit, by app and limit.",
+                labels: vec![("limit", l.name.clone())],
+                value: n(&l.hits),
+            });
+        }
+        if self.flood.is_some() {
+            out.push(CounterSample {
+                name: "palisade_access_flood_bans_total",
+                help: "Temporary bans imposed by the flood protection.",
+                labels: vec![],
+                value: n(&c.flood_bans),
+            });
+            out.push(CounterSample {
+                name: "palisade_access_flood_refused_total",
+                help: "Requests refused by the flood protection (banned clients).",
+                labels: vec![],
+                value: n(&c.flood_refused),
+            });
+        }
+        if let Some(s) = &self.shared {
+            let decisions =
+                "Requests that met a shared limit while the rate-limit store was unreachable, by decision (fail_open: local tier only; fail_closed: refused).";
+            out.push(CounterSample {
+                name: "palisade_access_store_decisions_total",
+                help: decisions,
+                labels: vec![("decision", "fail_open".into())],
+                value: n(&c.fail_open),
+            });
+            out.push(CounterSample {
+                name: "palisade_access_store_decisions_total",
+                help: decisions,
+                labels: vec![("decision", "fail_closed".into())],
+                value: n(&s.refused_unavailable),
+            });
+            out.push(CounterSample {
+                name: "palisade_access_store_errors_total",
+                help: "Failed syncs and connection attempts to the shared rate-limit store (Redis).",
+                labels: vec![],
+                value: n(&s.sync_errors),
+            });
+            out.push(CounterSample {
+                name: "palisade_access_store_syncs_total",
+                help: "Successful syncs with the shared rate-limit store.",
+                labels: vec![],
+                value: n(&s.syncs),
+            });
+        }
+        if self.jwt.is_some() {
+            for (i, class) in JWT_FAILURE_CLASSES.iter().enumerate() {
+                out.push(CounterSample {
+                    name: "palisade_access_jwt_failures_total",
+                    help: "Requests refused for their JWT, by reason class.",
+                    labels: vec![("reason", (*class).into())],
+                    value: n(&c.jwt_failures[i]),
+                });
+            }
+        }
+        if let Some(j) = self.jwt.as_ref().and_then(|j| j.url.as_ref()) {
+            let help = "JWKS URL fetches by result (a failure keeps the last good key set).";
+            out.push(CounterSample { name: "palisade_access_jwks_refresh_total", help, labels: vec![("result", "ok".into())], value: n(&j.fetched) });
+            out.push(CounterSample { name: "palisade_access_jwks_refresh_total", help, labels: vec![("result", "error".into())], value: n(&j.failed) });
+        }
+        out
+    }
+
     fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
         let now = self.clock.now_nanos();
         let ip = req.client_ip;
@@ -656,11 +784,13 @@ impl Stage for AccessStage {
                         None
                     } else {
                         self.table.ban(&key, now.saturating_add(*ban), now);
+                        self.counters.flood_bans.fetch_add(1, Ordering::Relaxed);
                         Some(*ban)
                     }
                 }
             };
             if let Some(left) = refused {
+                self.counters.flood_refused.fetch_add(1, Ordering::Relaxed);
                 cx.response_headers.push((RETRY_AFTER, HeaderValue::from(left.div_ceil(1_000_000_000).max(1))));
                 return self.refuse(429, Reason::new(code::FLOOD_BANNED).detail("too many requests from this address: temporarily banned"));
             }
@@ -697,12 +827,16 @@ impl Stage for AccessStage {
                             let jti_revoked = v.claim_str("jti").is_some_and(|jti| self.deny.contains(&DenyEntry::Jti(jti.to_string())));
                             let hash_revoked = self.deny.has_token_entries() && self.deny.contains(&DenyEntry::Token(sha256_hex(token.as_bytes())));
                             if jti_revoked || hash_revoked {
+                                self.jwt_failed(5);
                                 return self.unauthorized(cx, Reason::new(code::REVOKED).detail("the token has been revoked"), Some("invalid_token"));
                             }
                         }
                         verified = Some(v);
                     }
-                    Err(e) => return self.unauthorized(cx, Reason::new(e.code()).detail(e.to_string()), Some("invalid_token")),
+                    Err(e) => {
+                        self.jwt_failed(jwt_class(&e));
+                        return self.unauthorized(cx, Reason::new(e.code()).detail(e.to_string()), Some("invalid_token"));
+                    }
                 }
             }
         }
@@ -711,7 +845,10 @@ impl Stage for AccessStage {
         let jwt_ok = verified.is_some();
         match require {
             Require::None => {}
-            Require::Jwt if !jwt_ok => return self.unauthorized(cx, Reason::new(code::TOKEN_MISSING).detail("a bearer token is required"), None),
+            Require::Jwt if !jwt_ok => {
+                self.jwt_failed(6);
+                return self.unauthorized(cx, Reason::new(code::TOKEN_MISSING).detail("a bearer token is required"), None);
+            }
             Require::ApiKey if !key_ok => return self.refuse(401, Reason::new(code::API_KEY_MISSING).detail("an API key is required")),
             Require::Any if !jwt_ok && !key_ok => {
                 if self.jwt.is_some() {
@@ -754,6 +891,7 @@ impl Stage for AccessStage {
         }
         let shared_ok = self.shared.as_ref().map(|s| s.healthy());
         let mut tightest: Option<(usize, Decision)> = None;
+        let mut counted_open = false;
         for (i, l) in self.limits.iter().enumerate() {
             if l.prefix.as_deref().is_some_and(|p| !under(req.path, p)) {
                 continue;
@@ -768,10 +906,15 @@ impl Stage for AccessStage {
                     cx.response_headers.push((RETRY_AFTER, HeaderValue::from_static("1")));
                     return self.refuse(503, Reason::new(code::LIMIT_UNAVAILABLE).detail("the shared rate-limit store is unreachable"));
                 }
+                if !counted_open {
+                    counted_open = true;
+                    self.counters.fail_open.fetch_add(1, Ordering::Relaxed);
+                }
             }
             let key = self.limit_key(l, req, cx, verified.as_deref());
             let d = self.table.hit(&key, &l.gcra, now, l.shared && shared_ok == Some(true));
             if !d.allowed {
+                l.hits.fetch_add(1, Ordering::Relaxed);
                 Self::rate_headers(cx, l, &d, true);
                 return self.refuse(429, Reason::new(code::RATE_LIMITED).detail(format!("rate limit `{}` exceeded", l.name)));
             }

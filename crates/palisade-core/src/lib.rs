@@ -294,6 +294,26 @@ pub trait Stage: Send + Sync {
     fn check_response(&self, _req: &RequestView<'_>, _resp: &ResponseView<'_>, _cx: &Context) -> Verdict {
         Verdict::Allow
     }
+
+    /// Counters this stage keeps about its own decisions, read when `/metrics` is scraped (not
+    /// on the request path). The proxy adds the `app` label. Counters live in the stage, so a
+    /// reload that rebuilds the stage starts them again from zero (a counter reset, which
+    /// Prometheus' `rate()` handles).
+    fn counters(&self) -> Vec<CounterSample> {
+        Vec::new()
+    }
+}
+
+/// One counter a stage exports through [`Stage::counters`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CounterSample {
+    /// Metric family (`palisade_access_rate_limited_total`).
+    pub name: &'static str,
+    /// The family's `# HELP` text.
+    pub help: &'static str,
+    /// Labels besides `app`.
+    pub labels: Vec<(&'static str, String)>,
+    pub value: u64,
 }
 
 /// The outcome of running a list of stages over a request.

@@ -34,6 +34,7 @@ fn event(i: i64) -> Event {
         status: 403,
         upstream_status: None,
         latency_us: 180,
+        tags: Vec::new(),
     }
 }
 
@@ -56,6 +57,62 @@ fn sinks(c: &mut Criterion) {
                 (0..1024).map(|i| event(next + i)).collect::<Vec<Event>>()
             },
             |batch| sqlite.write(&batch).unwrap(),
+            BatchSize::SmallInput,
+        )
+    });
+    // The previous write path, for comparison in the same run: the statement prepared once per
+    // batch and every row's values passed as a `params!` array of trait objects.
+    let conn = palisade_events::sqlite::open_rw(&dir.join("baseline.db")).unwrap();
+    let mut next_b = 0i64;
+    g.bench_function("sqlite batch of 1024, previous write path", |b| {
+        b.iter_batched(
+            || {
+                next_b += 1024;
+                (0..1024).map(|i| event(next_b + i)).collect::<Vec<Event>>()
+            },
+            |batch| {
+                let tx = conn.unchecked_transaction().unwrap();
+                {
+                    let mut stmt = tx
+                        .prepare(&format!(
+                            "INSERT INTO events ({}) VALUES ({})",
+                            palisade_events::sqlite::COLUMNS,
+                            (1..=24).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
+                        ))
+                        .unwrap();
+                    for e in &batch {
+                        let others = if e.others.is_empty() { None } else { serde_json::to_string(&e.others).ok() };
+                        stmt.execute(rusqlite::params![
+                            e.time_ms,
+                            e.last_ms,
+                            e.count,
+                            e.request_id,
+                            e.app,
+                            e.client_ip,
+                            e.method,
+                            e.host,
+                            e.path,
+                            e.query,
+                            e.verdict.as_str(),
+                            e.stage,
+                            e.reason,
+                            e.detector,
+                            e.category,
+                            e.confidence,
+                            e.location,
+                            e.fragment,
+                            e.detail,
+                            others,
+                            e.status,
+                            e.upstream_status,
+                            e.latency_us as i64,
+                            palisade_events::model::tags_text(&e.tags),
+                        ])
+                        .unwrap();
+                    }
+                }
+                tx.commit().unwrap();
+            },
             BatchSize::SmallInput,
         )
     });

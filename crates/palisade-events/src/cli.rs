@@ -8,12 +8,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::model::{format_time, now_ms, Event};
-use crate::query::{Filter, Page, Reader, Stats};
+use crate::query::{Filter, Page, Reader, Stats, Store};
 
 /// Where events are read from.
 #[derive(Clone, Debug)]
 pub enum Source {
     Db(PathBuf),
+    /// A `postgres://` URL (the PostgreSQL sink's database).
+    Postgres(String),
     /// `http://127.0.0.1:9901` and the admin token, if any.
     Admin {
         url: String,
@@ -22,12 +24,20 @@ pub enum Source {
 }
 
 impl Source {
+    fn store(&self) -> Store {
+        match self {
+            Source::Postgres(url) => Store::Postgres(url.clone()),
+            Source::Db(p) => Store::Sqlite(p.clone()),
+            Source::Admin { .. } => Store::Sqlite(PathBuf::new()),
+        }
+    }
+
     /// A page of events for the filter pairs (the API's query parameters).
     pub fn page(&self, pairs: &[(String, String)]) -> Result<Page, String> {
         match self {
-            Source::Db(path) => {
+            Source::Db(_) | Source::Postgres(_) => {
                 let f = Filter::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.clone())), now_ms())?;
-                Reader::open(path).and_then(|r| r.events(&f)).map_err(|e| e.to_string())
+                Reader::open_store(&self.store()).and_then(|r| r.events(&f)).map_err(|e| e.to_string())
             }
             Source::Admin { url, token } => {
                 let body = http_get(url, &format!("/api/events?{}", encode_pairs(pairs)), token.as_deref())?;
@@ -38,9 +48,9 @@ impl Source {
 
     pub fn stats(&self, pairs: &[(String, String)], buckets: u32, top: usize) -> Result<Stats, String> {
         match self {
-            Source::Db(path) => {
+            Source::Db(_) | Source::Postgres(_) => {
                 let f = Filter::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.clone())), now_ms())?;
-                Reader::open(path).and_then(|r| r.stats(&f, now_ms(), buckets, top)).map_err(|e| e.to_string())
+                Reader::open_store(&self.store()).and_then(|r| r.stats(&f, now_ms(), buckets, top)).map_err(|e| e.to_string())
             }
             Source::Admin { url, token } => {
                 let mut pairs = pairs.to_vec();

@@ -4,8 +4,8 @@
 //!   redacted ([`Redactor`]) and long values truncated;
 //! - [`pipeline`]: the bounded queue between request workers and one writer thread; the request
 //!   path never waits (full queue: aggregate, then drop, with exact counters);
-//! - [`sink`]: the sink contract and specification; [`sqlite`] (the embedded default) and
-//!   [`jsonl`] (stdout or a rotating file) implement it;
+//! - [`sink`]: the sink contract and specification; [`sqlite`] (the embedded default),
+//!   [`pg`] (PostgreSQL, for fleets) and [`jsonl`] (stdout or a rotating file) implement it;
 //! - [`query`]: filtered pages and statistics over an SQLite events database, for the admin
 //!   API and the CLI.
 #![forbid(unsafe_code)]
@@ -13,6 +13,7 @@
 pub mod cli;
 pub mod jsonl;
 pub mod model;
+pub mod pg;
 pub mod pipeline;
 pub mod query;
 pub mod sink;
@@ -40,7 +41,7 @@ pub fn open_sink(s: &Settings) -> Result<Option<Box<dyn Sink>>, SinkError> {
         SinkSpec::Sqlite(p) => Some(Box::new(sqlite::SqliteSink::open(p, s.retention)?)),
         SinkSpec::Jsonl(p) => Some(Box::new(jsonl::JsonlSink::file(p, s.rotation)?)),
         SinkSpec::Stdout => Some(Box::new(jsonl::JsonlSink::stdout())),
-        SinkSpec::Postgres(_) => return Err(SinkError::Other("the PostgreSQL sink is not available in this build yet; use sqlite:PATH or jsonl:PATH".into())),
+        SinkSpec::Postgres(url) => Some(Box::new(pg::PostgresSink::open(url)?)),
     })
 }
 

@@ -114,6 +114,41 @@ pub struct Event {
     pub upstream_status: Option<u16>,
     /// From the request head to the response head, in microseconds.
     pub latency_us: u64,
+    /// Tags that user rules (`then: {tag: ...}`) put on the request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+/// Most tags kept per event, and the longest tag kept, in bytes.
+pub const MAX_TAGS: usize = 16;
+pub const MAX_TAG: usize = 64;
+
+/// Tags as stored in a database column: a JSON array (`["admin","outside"]`), or NULL when
+/// there are none.
+pub fn tags_text(tags: &[String]) -> Option<String> {
+    if tags.is_empty() {
+        None
+    } else {
+        serde_json::to_string(tags).ok()
+    }
+}
+
+/// The tags of a database column (see [`tags_text`]); anything unreadable gives none.
+pub fn tags_from_text(s: Option<&str>) -> Vec<String> {
+    s.and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default()
+}
+
+/// Bound the tags of an event: at most [`MAX_TAGS`], each at most [`MAX_TAG`] bytes, no
+/// duplicates.
+pub fn bound_tags(tags: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tags {
+        let t = truncate(t, MAX_TAG);
+        if out.len() < MAX_TAGS && !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
 }
 
 /// A reason as the proxy hands it over (borrowed from `palisade_core::Reason`, so that this crate
@@ -261,6 +296,7 @@ impl Redactor {
             status,
             upstream_status,
             latency_us,
+            tags: Vec::new(),
         }
     }
 }

@@ -274,6 +274,7 @@ impl Writer {
     }
 
     fn run(mut self, rx: Receiver<Msg>) {
+        self.sink.start();
         let mut batch: Vec<Event> = Vec::with_capacity(self.opts.batch_size);
         let mut acks: Vec<SyncSender<()>> = Vec::new();
         let mut stop = false;
@@ -377,7 +378,9 @@ impl Writer {
                 self.c.batches.fetch_add(1, Ordering::SeqCst);
             }
             Err(e) => {
-                tracing::warn!(error = %e, events = n, "events sink failed to store a batch; its events are dropped");
+                if !matches!(e, crate::sink::SinkError::Unavailable) {
+                    tracing::warn!(error = %e, events = n, "events sink failed to store a batch; its events are dropped");
+                }
                 self.c.dropped.fetch_add(n, Ordering::SeqCst);
                 self.c.sink_errors.fetch_add(1, Ordering::SeqCst);
             }

@@ -1,13 +1,17 @@
 //! Reading events back, for the admin API and the CLI: filtered pages (newest first, with a
 //! cursor) and statistics (counts per time bucket, top client IPs, reasons and paths). Over a
-//! read-only SQLite connection, so queries never block the writer (WAL).
+//! read-only SQLite connection, so queries never block the writer (WAL), or over a PostgreSQL
+//! connection to the table the PostgreSQL sink writes (the same SQL, with `$N` placeholders,
+//! typed parameters and `strpos` for `instr`). The PostgreSQL driver runs its own small runtime:
+//! call it from a plain thread, never from inside tokio.
 //!
 //! Counts add up the `count` column: an aggregated row stands for all the events it folded.
 
-use std::path::Path;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, Row};
+use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Event, Verdict};
@@ -32,6 +36,9 @@ pub struct Filter {
     pub verdict: Option<Verdict>,
     /// Substring of the path.
     pub path: Option<String>,
+    /// Events carrying this rule tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
     /// Newest first, older than this row id (the cursor of the previous page).
     pub before_id: Option<i64>,
     /// Oldest first, newer than this row id (for `tail`).
@@ -42,7 +49,7 @@ pub struct Filter {
 
 impl Filter {
     /// Build from URL query pairs (`since`, `until`, `app`, `ip`, `category`, `reason`,
-    /// `status`, `verdict`, `path`, `cursor`, `after`, `limit`); times are Unix ms or
+    /// `status`, `verdict`, `path`, `tag`, `cursor`, `after`, `limit`); times are Unix ms or
     /// RFC 3339, or a duration such as `15m` for "that long ago".
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, String)>, now_ms: i64) -> Result<Filter, String> {
         let mut f = Filter::default();
@@ -59,6 +66,7 @@ impl Filter {
                 "category" => f.category = Some(v),
                 "reason" => f.reason = Some(v),
                 "path" => f.path = Some(v),
+                "tag" => f.tag = Some(v),
                 "status" => f.status = Some(v.parse().map_err(|_| format!("`status`: `{v}` is not a status"))?),
                 "verdict" => f.verdict = Some(Verdict::parse(&v).ok_or_else(|| format!("`verdict`: `{v}` is not block, monitor or allow"))?),
                 "cursor" | "before" => f.before_id = Some(int(&v)?),
@@ -70,12 +78,18 @@ impl Filter {
         Ok(f)
     }
 
-    fn clauses(&self) -> (String, Vec<Value>) {
+    fn clauses(&self, pg: bool) -> (String, Vec<Value>) {
         let mut w = Vec::new();
         let mut p: Vec<Value> = Vec::new();
         let mut add = |sql: &str, v: Value| {
+            let placeholder = match (pg, &v) {
+                (false, _) => format!("?{}", p.len() + 1),
+                (true, Value::Integer(_)) => format!("${}::bigint", p.len() + 1),
+                (true, _) => format!("${}::text", p.len() + 1),
+            };
             p.push(v);
-            w.push(sql.replace('?', &format!("?{}", p.len())));
+            let sql = if pg { sql.replace("instr(", "strpos(") } else { sql.to_string() };
+            w.push(sql.replace('?', &placeholder));
         };
         if let Some(v) = self.since_ms {
             add("time_ms >= ?", Value::Integer(v));
@@ -103,6 +117,10 @@ impl Filter {
         }
         if let Some(v) = &self.path {
             add("instr(path, ?) > 0", Value::Text(v.clone()));
+        }
+        if let Some(v) = &self.tag {
+            // Tags are stored as a JSON array of strings: match the quoted element.
+            add("instr(tags, ?) > 0", Value::Text(serde_json::to_string(v).unwrap_or_default()));
         }
         if let Some(v) = self.before_id {
             add("id < ?", Value::Integer(v));
@@ -177,9 +195,54 @@ pub struct Stats {
     pub apps: Vec<Top>,
 }
 
+/// Where events can be read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Store {
+    Sqlite(PathBuf),
+    /// A `postgres://` URL (the table `palisade_events`).
+    Postgres(String),
+}
+
+impl Store {
+    /// `postgres://...` and `postgresql://...` are PostgreSQL; anything else is an SQLite file.
+    pub fn parse(s: &str) -> Store {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            Store::Postgres(s.to_string())
+        } else {
+            Store::Sqlite(PathBuf::from(s))
+        }
+    }
+}
+
+enum Conn {
+    Sqlite(Connection),
+    Postgres(RefCell<postgres::Client>),
+}
+
 /// A read connection to an events database.
 pub struct Reader {
-    conn: Connection,
+    conn: Conn,
+}
+
+/// Rows as plain values, whichever database they came from.
+enum Cell {
+    Int(Option<i64>),
+    Text(Option<String>),
+}
+
+fn pg_params(params: &[Value]) -> Vec<Box<dyn postgres::types::ToSql + Sync>> {
+    params
+        .iter()
+        .map(|v| -> Box<dyn postgres::types::ToSql + Sync> {
+            match v {
+                Value::Integer(i) => Box::new(*i),
+                Value::Text(t) => Box::new(t.clone()),
+                Value::Real(r) => Box::new(*r),
+                Value::Null => Box::new(None::<String>),
+                Value::Blob(b) => Box::new(b.clone()),
+            }
+        })
+        .collect()
 }
 
 impl std::fmt::Debug for Reader {
@@ -190,18 +253,76 @@ impl std::fmt::Debug for Reader {
 
 impl Reader {
     pub fn open(path: &Path) -> Result<Reader, SinkError> {
-        Ok(Reader { conn: open_ro(path)? })
+        Ok(Reader { conn: Conn::Sqlite(open_ro(path)?) })
+    }
+
+    /// Open either kind of store (PostgreSQL: from a plain thread, see the module header).
+    pub fn open_store(store: &Store) -> Result<Reader, SinkError> {
+        match store {
+            Store::Sqlite(p) => Self::open(p),
+            Store::Postgres(url) => {
+                let config = crate::pg::parse_url(url)?;
+                let client = config.connect(postgres::NoTls).map_err(|e| SinkError::Other(format!("postgres: {e}")))?;
+                Ok(Reader { conn: Conn::Postgres(RefCell::new(client)) })
+            }
+        }
+    }
+
+    fn pg(&self) -> bool {
+        matches!(self.conn, Conn::Postgres(_))
+    }
+
+    fn table(&self) -> &'static str {
+        if self.pg() {
+            "palisade_events"
+        } else {
+            "events"
+        }
+    }
+
+    /// Run `sql` and convert each row with `f`, over either database; `kinds` says which
+    /// columns are integers (`true`) and which are text.
+    fn rows<T>(&self, sql: &str, params: &[Value], kinds: &[bool], f: impl Fn(Vec<Cell>) -> T) -> Result<Vec<T>, SinkError> {
+        match &self.conn {
+            Conn::Sqlite(c) => {
+                let mut stmt = c.prepare(sql)?;
+                let rows = stmt.query_map(rusqlite::params_from_iter(params.iter().cloned()), |r| {
+                    let mut cells = Vec::with_capacity(kinds.len());
+                    for (i, int) in kinds.iter().enumerate() {
+                        cells.push(if *int { Cell::Int(r.get(i)?) } else { Cell::Text(r.get(i)?) });
+                    }
+                    Ok(f(cells))
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            }
+            Conn::Postgres(c) => {
+                let boxed = pg_params(params);
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = boxed.iter().map(|b| &**b).collect();
+                let rows = c.borrow_mut().query(sql, &refs).map_err(|e| SinkError::Other(format!("postgres: {e}")))?;
+                let mut out = Vec::with_capacity(rows.len());
+                for r in rows {
+                    let mut cells = Vec::with_capacity(kinds.len());
+                    for (i, int) in kinds.iter().enumerate() {
+                        cells.push(if *int {
+                            Cell::Int(pg_int(&r, i)?)
+                        } else {
+                            Cell::Text(r.try_get(i).map_err(|e| SinkError::Other(format!("postgres: {e}")))?)
+                        });
+                    }
+                    out.push(f(cells));
+                }
+                Ok(out)
+            }
+        }
     }
 
     /// Events matching `f`: newest first, or oldest first when `after_id` is set.
     pub fn events(&self, f: &Filter) -> Result<Page, SinkError> {
         let limit = f.limit.unwrap_or(100).clamp(1, MAX_LIMIT);
-        let (wh, mut params) = f.clauses();
+        let (wh, params) = f.clauses(self.pg());
         let order = if f.after_id.is_some() { "ASC" } else { "DESC" };
-        params.push(Value::Integer(limit as i64 + 1));
-        let sql = format!("SELECT id, {COLUMNS} FROM events{wh} ORDER BY id {order} LIMIT ?{}", params.len());
-        let mut stmt = self.conn.prepare(&sql)?;
-        let mut events: Vec<Event> = stmt.query_map(rusqlite::params_from_iter(params), row_event)?.collect::<Result<_, _>>()?;
+        let sql = format!("SELECT id, {COLUMNS} FROM {}{wh} ORDER BY id {order} LIMIT {}", self.table(), limit + 1);
+        let mut events: Vec<Event> = self.rows(&sql, &params, &EVENT_KINDS, row_event)?;
         let more = events.len() > limit;
         events.truncate(limit);
         let next_cursor = if more && f.after_id.is_none() { events.last().and_then(|e| e.id) } else { None };
@@ -216,30 +337,39 @@ impl Reader {
         let span = (until - since).max(1);
         let bucket_ms = nice_bucket(span / buckets.max(1) as i64);
         let f = Filter { since_ms: Some(since), until_ms: Some(until), before_id: None, after_id: None, ..f.clone() };
-        let (wh, params) = f.clauses();
+        let (wh, params) = f.clauses(self.pg());
         let top = top.clamp(1, 100);
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT (time_ms / {bucket_ms}) * {bucket_ms} AS b, SUM(count), SUM(CASE WHEN verdict = 'block' THEN count ELSE 0 END), \
-             SUM(CASE WHEN verdict = 'monitor' THEN count ELSE 0 END) FROM events{wh} GROUP BY b ORDER BY b"
-        ))?;
-        let buckets: Vec<Bucket> = stmt
-            .query_map(rusqlite::params_from_iter(params.clone()), |r| {
-                Ok(Bucket {
-                    start_ms: r.get(0)?,
-                    total: r.get::<_, i64>(1)? as u64,
-                    blocked: r.get::<_, i64>(2)? as u64,
-                    monitored: r.get::<_, i64>(3)? as u64,
-                })
-            })?
-            .collect::<Result<_, _>>()?;
+        let table = self.table();
+        // SUM over an integer column is a bigint in PostgreSQL; the casts keep both databases
+        // answering plain 64-bit integers.
+        let sql = format!(
+            "SELECT (time_ms / {bucket_ms}) * {bucket_ms} AS b, CAST(SUM(count) AS BIGINT), CAST(SUM(CASE WHEN verdict = 'block' THEN count ELSE 0 END) AS BIGINT), \
+             CAST(SUM(CASE WHEN verdict = 'monitor' THEN count ELSE 0 END) AS BIGINT) FROM {table}{wh} GROUP BY b ORDER BY b"
+        );
+        let int = |c: &Cell| match c {
+            Cell::Int(v) => v.unwrap_or(0),
+            Cell::Text(_) => 0,
+        };
+        let buckets: Vec<Bucket> = self.rows(&sql, &params, &[true, true, true, true], |c| Bucket {
+            start_ms: int(&c[0]),
+            total: int(&c[1]) as u64,
+            blocked: int(&c[2]) as u64,
+            monitored: int(&c[3]) as u64,
+        })?;
         let total = buckets.iter().map(|b| b.total).sum();
         let top_of = |col: &str| -> Result<Vec<Top>, SinkError> {
-            let mut stmt = self.conn.prepare(&format!(
-                "SELECT {col}, SUM(count) AS n FROM events{wh}{} {col} IS NOT NULL AND {col} != '' GROUP BY {col} ORDER BY n DESC, {col} LIMIT {top}",
+            let sql = format!(
+                "SELECT {col}, CAST(SUM(count) AS BIGINT) AS n FROM {table}{wh}{} {col} IS NOT NULL AND {col} != '' GROUP BY {col} ORDER BY n DESC, {col} LIMIT {top}",
                 if wh.is_empty() { " WHERE" } else { " AND" }
-            ))?;
-            let rows = stmt.query_map(rusqlite::params_from_iter(params.clone()), |r| Ok(Top { key: r.get(0)?, count: r.get::<_, i64>(1)? as u64 }))?;
-            Ok(rows.collect::<Result<_, _>>()?)
+            );
+            self.rows(&sql, &params, &[false, true], |mut c| {
+                let count = int(&c[1]) as u64;
+                let key = match c.swap_remove(0) {
+                    Cell::Text(t) => t.unwrap_or_default(),
+                    Cell::Int(i) => i.unwrap_or(0).to_string(),
+                };
+                Top { key, count }
+            })
         };
         Ok(Stats {
             since_ms: since,
@@ -262,33 +392,89 @@ fn nice_bucket(ms: i64) -> i64 {
     STEPS.iter().copied().find(|s| *s >= ms).unwrap_or(86_400_000)
 }
 
-fn row_event(r: &Row<'_>) -> rusqlite::Result<Event> {
-    let verdict: String = r.get(11)?;
-    let others: Option<String> = r.get(20)?;
-    Ok(Event {
-        id: Some(r.get(0)?),
-        time_ms: r.get(1)?,
-        last_ms: r.get(2)?,
-        count: r.get(3)?,
-        request_id: r.get(4)?,
-        app: r.get(5)?,
-        client_ip: r.get(6)?,
-        method: r.get(7)?,
-        host: r.get(8)?,
-        path: r.get(9)?,
-        query: r.get(10)?,
-        verdict: Verdict::parse(&verdict).unwrap_or(Verdict::Block),
-        stage: r.get(12)?,
-        reason: r.get(13)?,
-        detector: r.get(14)?,
-        category: r.get(15)?,
-        confidence: r.get(16)?,
-        location: r.get(17)?,
-        fragment: r.get(18)?,
-        detail: r.get(19)?,
-        others: others.and_then(|o| serde_json::from_str(&o).ok()).unwrap_or_default(),
-        status: r.get(21)?,
-        upstream_status: r.get(22)?,
-        latency_us: r.get::<_, i64>(23)? as u64,
+/// Column kinds of `SELECT id, COLUMNS` (true: integer).
+const EVENT_KINDS: [bool; 25] = [
+    true, true, true, true, false, false, false, false, false, false, false, false, false, false, false, false, true, false, false, false, false, true, true,
+    true, false,
+];
+
+fn pg_int(r: &postgres::Row, i: usize) -> Result<Option<i64>, SinkError> {
+    use postgres::types::Type;
+    let err = |e: postgres::Error| SinkError::Other(format!("postgres: {e}"));
+    Ok(match *r.columns()[i].type_() {
+        Type::INT2 => r.try_get::<_, Option<i16>>(i).map_err(err)?.map(i64::from),
+        Type::INT4 => r.try_get::<_, Option<i32>>(i).map_err(err)?.map(i64::from),
+        _ => r.try_get::<_, Option<i64>>(i).map_err(err)?,
     })
+}
+
+fn next_int(it: &mut impl Iterator<Item = Cell>) -> Option<i64> {
+    match it.next() {
+        Some(Cell::Int(v)) => v,
+        _ => None,
+    }
+}
+
+fn next_text(it: &mut impl Iterator<Item = Cell>) -> Option<String> {
+    match it.next() {
+        Some(Cell::Text(v)) => v,
+        _ => None,
+    }
+}
+
+fn row_event(c: Vec<Cell>) -> Event {
+    // Read in column order (see `EVENT_KINDS`).
+    let it = &mut c.into_iter();
+    let id = next_int(it);
+    let time_ms = next_int(it).unwrap_or(0);
+    let last_ms = next_int(it).unwrap_or(0);
+    let count = next_int(it).unwrap_or(1);
+    let request_id = next_text(it).unwrap_or_default();
+    let app = next_text(it).unwrap_or_default();
+    let client_ip = next_text(it).unwrap_or_default();
+    let method = next_text(it).unwrap_or_default();
+    let host = next_text(it).unwrap_or_default();
+    let path = next_text(it).unwrap_or_default();
+    let query = next_text(it);
+    let verdict = next_text(it).unwrap_or_default();
+    let stage = next_text(it).unwrap_or_default();
+    let reason = next_text(it).unwrap_or_default();
+    let detector = next_text(it);
+    let category = next_text(it);
+    let confidence = next_int(it);
+    let location = next_text(it);
+    let fragment = next_text(it);
+    let detail = next_text(it);
+    let others = next_text(it);
+    let status = next_int(it).unwrap_or(0);
+    let upstream_status = next_int(it);
+    let latency_us = next_int(it).unwrap_or(0);
+    let tags = next_text(it);
+    Event {
+        id,
+        time_ms,
+        last_ms,
+        count: u32::try_from(count).unwrap_or(1),
+        request_id,
+        app,
+        client_ip,
+        method,
+        host,
+        path,
+        query,
+        verdict: Verdict::parse(&verdict).unwrap_or(Verdict::Block),
+        stage,
+        reason,
+        detector,
+        category,
+        confidence: confidence.and_then(|c| u8::try_from(c).ok()),
+        location,
+        fragment,
+        detail,
+        others: others.and_then(|o| serde_json::from_str(&o).ok()).unwrap_or_default(),
+        status: u16::try_from(status).unwrap_or(0),
+        upstream_status: upstream_status.and_then(|s| u16::try_from(s).ok()),
+        latency_us: u64::try_from(latency_us).unwrap_or(0),
+        tags: crate::model::tags_from_text(tags.as_deref()),
+    }
 }

@@ -14,6 +14,10 @@ pub enum SinkError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Other(String),
+    /// The sink's server is unreachable and the sink is waiting to reconnect; it logs the
+    /// outage itself (once), so the writer does not log each dropped batch.
+    #[error("the sink is unavailable (reconnecting)")]
+    Unavailable,
 }
 
 /// A destination for batches of events. Driven by one writer thread only.
@@ -21,6 +25,9 @@ pub trait Sink: Send {
     /// Store a batch (for databases: in one transaction). On error nothing of the batch counts
     /// as written.
     fn write(&mut self, batch: &[Event]) -> Result<(), SinkError>;
+
+    /// Called once on the writer thread before the first batch (connect, for network sinks).
+    fn start(&mut self) {}
 
     /// Periodic housekeeping (retention); called from the writer thread between batches.
     fn maintain(&mut self) -> Result<(), SinkError> {
@@ -69,6 +76,14 @@ impl SinkSpec {
             return path(p).map(SinkSpec::Jsonl);
         }
         Err(format!("`{s}` is not an events sink: use sqlite:PATH, jsonl:PATH, stdout, postgres://... or off"))
+    }
+
+    /// The PostgreSQL URL.
+    pub fn postgres_url(&self) -> Option<&str> {
+        match self {
+            SinkSpec::Postgres(u) => Some(u),
+            _ => None,
+        }
     }
 
     /// The SQLite file, when events can be queried.

@@ -42,6 +42,7 @@ fn ev(ip: &str, reason: &str, time_ms: i64) -> Event {
         status: 403,
         upstream_status: None,
         latency_us: 120,
+        tags: Vec::new(),
     }
 }
 
@@ -428,4 +429,101 @@ fn jsonl_files_rotate_by_size_and_keep_n() {
     let mut sink = jsonl::JsonlSink::file(&path, rotation).unwrap();
     sink.write(&events[..1]).unwrap();
     assert_eq!(read(path).len(), 2);
+}
+
+#[test]
+fn sqlite_stores_rule_tags_and_filters_by_tag() {
+    let d = Dir::new("tags");
+    let db = d.0.join("events.db");
+    let mut sink = SqliteSink::open(&db, Retention::default()).unwrap();
+    let mut a = ev("192.0.2.1", "rules.deny", 1_000);
+    a.tags = vec!["admin".into(), "outside \"hq\"".into()];
+    let mut b = ev("192.0.2.2", "detect.sqli", 2_000);
+    b.tags = vec!["admin-like".into()];
+    let c = ev("192.0.2.3", "detect.sqli", 3_000);
+    sink.write(&[a, b, c]).unwrap();
+    let r = Reader::open(&db).unwrap();
+    let all = r.events(&Filter::default()).unwrap().events;
+    assert_eq!(
+        all.iter().map(|e| e.tags.clone()).collect::<Vec<_>>(),
+        vec![vec![], vec!["admin-like".to_string()], vec!["admin".into(), "outside \"hq\"".into()]]
+    );
+    let tagged = |t: &str| r.events(&Filter { tag: Some(t.into()), ..Filter::default() }).unwrap().events.into_iter().map(|e| e.client_ip).collect::<Vec<_>>();
+    assert_eq!(tagged("admin"), ["192.0.2.1"], "a tag matches whole, not as a prefix of another");
+    assert_eq!(tagged("outside \"hq\""), ["192.0.2.1"]);
+    assert!(tagged("adm").is_empty());
+    let f = Filter::from_pairs([("tag", "admin".to_string())], 0).unwrap();
+    assert_eq!(f.tag.as_deref(), Some("admin"));
+}
+
+#[test]
+fn a_version_1_sqlite_database_gains_the_tags_column() {
+    let d = Dir::new("migrate");
+    let db = d.0.join("events.db");
+    {
+        // The version 1 schema, with one row.
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let v1 = "CREATE TABLE events (id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, last_ms INTEGER NOT NULL, count INTEGER NOT NULL DEFAULT 1, \
+             request_id TEXT NOT NULL, app TEXT NOT NULL, client_ip TEXT NOT NULL, method TEXT NOT NULL, host TEXT NOT NULL, path TEXT NOT NULL, \
+             query TEXT, verdict TEXT NOT NULL, stage TEXT NOT NULL, reason TEXT NOT NULL, detector TEXT, category TEXT, confidence INTEGER, \
+             location TEXT, fragment TEXT, detail TEXT, others TEXT, status INTEGER NOT NULL, upstream_status INTEGER, latency_us INTEGER NOT NULL); \
+             INSERT INTO events (time_ms, last_ms, request_id, app, client_ip, method, host, path, verdict, stage, reason, status, latency_us) \
+             VALUES (5, 5, 'r1', 'api', '192.0.2.9', 'GET', 'h', '/', 'block', 'detect', 'detect.xss', 403, 1); PRAGMA user_version = 1;";
+        c.execute_batch(v1).unwrap();
+    }
+    for _ in 0..2 {
+        // Opening migrates once; opening again is a no-op.
+        let mut sink = SqliteSink::open(&db, Retention::default()).unwrap();
+        let mut e = ev("192.0.2.10", "rules.deny", 10);
+        e.tags = vec!["t".into()];
+        sink.write(&[e]).unwrap();
+    }
+    let events = Reader::open(&db).unwrap().events(&Filter::default()).unwrap().events;
+    assert_eq!(events.len(), 3);
+    assert_eq!(events[2].request_id, "r1");
+    assert!(events[2].tags.is_empty());
+    assert_eq!(events[0].tags, ["t"]);
+    let v: i64 = rusqlite::Connection::open(&db).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(v, sqlite::SCHEMA_VERSION);
+}
+
+#[test]
+fn postgres_copy_rows_escape_text_and_write_nulls() {
+    let mut e = ev("192.0.2.1", "detect.xss", 7);
+    e.path = "/a\tb\\c\nd\re\0f".into();
+    e.query = None;
+    e.tags = vec!["x".into()];
+    let mut buf = Vec::new();
+    pg::copy_rows(&mut buf, &[e]);
+    let line = String::from_utf8(buf).unwrap();
+    assert!(line.ends_with('\n') && line.matches('\n').count() == 1, "{line:?}");
+    let fields: Vec<&str> = line.trim_end_matches('\n').split('\t').collect();
+    assert_eq!(fields.len(), pg::COLUMNS.split(',').count(), "{fields:?}");
+    assert_eq!(fields[8], "/a\\tb\\\\c\\nd\\re\\\\0f");
+    assert_eq!(fields[9], "\\N", "a missing query is NULL");
+    assert_eq!(fields[21], "\\N", "no upstream status");
+    assert_eq!(fields[23], "[\"x\"]");
+    assert_eq!(fields[0], "7");
+}
+
+#[test]
+fn postgres_urls_are_checked_and_never_shown_with_credentials() {
+    assert!(pg::PostgresSink::open("postgres://u:secret@127.0.0.1:1/db").is_ok(), "an unreachable server is not an error at open");
+    let s = pg::PostgresSink::open("postgres://u:secret@127.0.0.1:1/db").unwrap();
+    assert!(!s.describe().contains("secret"), "{}", s.describe());
+    assert!(pg::PostgresSink::open("postgres://u@127.0.0.1:notaport/db").is_err());
+}
+
+#[test]
+fn an_unreachable_postgres_drops_batches_with_exact_counts_and_never_blocks_senders() {
+    // Port 1 on loopback: connection refused at once.
+    let sink = pg::PostgresSink::open("postgres://u@127.0.0.1:1/db").unwrap();
+    let p = Pipeline::start(Box::new(sink), Options { tick: Duration::from_millis(5), ..Options::default() }).unwrap();
+    for i in 0..100 {
+        p.sender().send(ev("192.0.2.1", "detect.sqli", i));
+    }
+    assert!(p.flush(WAIT));
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.written, s.dropped + s.aggregated), (100, 0, 100), "{s:?}");
+    assert!(balanced(&s));
 }

@@ -62,7 +62,13 @@ impl Handler for Admin {
                 }
             }
             (true, _, "/metrics") => {
-                let extra = crate::metrics::Extra { events: self.shared.events.as_ref().map(|p| &**p.counters()), connections: self.shared.open_connections() };
+                let snap = self.shared.snapshot.load_full();
+                let stages = crate::metrics::stage_counters(&snap);
+                let extra = crate::metrics::Extra {
+                    events: self.shared.events.as_ref().map(|p| &**p.counters()),
+                    connections: self.shared.open_connections(),
+                    stages: &stages,
+                };
                 let mut r = Response::new(RespBody::full(self.shared.metrics.render(&extra)));
                 r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
                 r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -123,7 +129,7 @@ impl Admin {
             return problem::response(
                 StatusCode::NOT_IMPLEMENTED,
                 "admin.events_not_queryable",
-                "Events are not recorded to SQLite (see events.sink); nothing to query",
+                "Events are not recorded to a database (see events.sink); nothing to query",
                 id,
                 &[],
             );
@@ -138,13 +144,18 @@ impl Admin {
         };
         let buckets: u32 = buckets.and_then(|b| b.parse().ok()).unwrap_or(60).clamp(1, 1000);
         let top: usize = top.and_then(|t| t.parse().ok()).unwrap_or(10);
-        let r = tokio::task::spawn_blocking(move || -> Result<Value, String> {
-            let reader = Reader::open(&db).map_err(|e| e.to_string())?;
+        let query = move || -> Result<Value, String> {
+            let reader = Reader::open_store(&db).map_err(|e| e.to_string())?;
             if stats {
                 serde_json::to_value(reader.stats(&filter, now, buckets, top).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
             } else {
                 serde_json::to_value(reader.events(&filter).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
             }
+        };
+        // The PostgreSQL driver runs its own runtime: on a plain thread, never inside tokio's.
+        let r = tokio::task::spawn_blocking(move || match std::thread::Builder::new().name("palisade-events-query".into()).spawn(query) {
+            Ok(h) => h.join().unwrap_or_else(|_| Err("the query panicked".into())),
+            Err(e) => Err(format!("cannot start the query thread: {e}")),
         })
         .await;
         match r {

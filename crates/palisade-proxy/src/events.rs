@@ -2,10 +2,10 @@
 //! default when the section is absent, the pipeline's settings, and what a snapshot needs on the
 //! request path (redaction list, sampling ratio).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use palisade_config::{Config, EventsConfig, Loc, Located};
+use palisade_events::query::Store;
 use palisade_events::{jsonl, sqlite, Options, Redactor, Settings, SinkSpec};
 
 /// File name of the default SQLite database, beside the configuration file.
@@ -24,6 +24,11 @@ pub fn effective(config: &Config) -> (EventsConfig, bool) {
 /// configuration's directory.
 pub fn settings(config: &Config, e: &EventsConfig) -> Result<Settings, String> {
     let sink = SinkSpec::parse(&e.sink.value, &config.base_dir)?;
+    if let SinkSpec::Postgres(url) = &sink {
+        // Checked here so that `palisade check` and a reload catch a bad URL; connecting is the
+        // writer thread's job.
+        palisade_events::pg::parse_url(url).map_err(|e| e.to_string())?;
+    }
     Ok(Settings {
         sink,
         options: Options {
@@ -60,7 +65,7 @@ impl Runtime {
 /// A started pipeline and the database it can be queried from.
 pub struct Started {
     pub pipeline: Option<palisade_events::Pipeline>,
-    pub db: Option<PathBuf>,
+    pub db: Option<Store>,
     pub description: String,
 }
 
@@ -72,7 +77,11 @@ pub fn start(config: &Config) -> Result<Started, String> {
     let description = s.sink.to_string();
     match palisade_events::start(&s) {
         Ok(p) => {
-            let db = p.as_ref().and(s.sink.sqlite_path().map(PathBuf::from));
+            let db = p.as_ref().and(match &s.sink {
+                SinkSpec::Sqlite(path) => Some(Store::Sqlite(path.clone())),
+                SinkSpec::Postgres(url) => Some(Store::Postgres(url.clone())),
+                _ => None,
+            });
             Ok(Started { pipeline: p, db, description })
         }
         Err(err) if default => {

@@ -9,7 +9,9 @@
 //! Series: requests by app, verdict and status; latency histograms end to end (request head in,
 //! response head out) and per pipeline phase (head, body, response stages); upstream errors by
 //! kind; events produced / written / aggregated / dropped / in flight; configuration reloads;
-//! open connections; process RSS.
+//! open connections; process RSS; and the counters stages keep about their own decisions
+//! (`Stage::counters`: rate-limit hits, flood bans, JWT failures, JWKS refreshes, Redis errors
+//! and fail-open / fail-closed decisions), read from the current snapshot at scrape time.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
@@ -239,6 +241,7 @@ impl Metrics {
                 let _ = writeln!(out, "{name} {v}");
             }
         }
+        render_stage_counters(&mut out, extra.stages);
         header(&mut out, "palisade_connections", "gauge", "Open client connections.");
         let _ = writeln!(out, "palisade_connections {}", extra.connections);
         if let Some(rss) = rss_bytes() {
@@ -253,6 +256,38 @@ impl Metrics {
 pub struct Extra<'a> {
     pub events: Option<&'a palisade_events::Counters>,
     pub connections: usize,
+    /// The stages' own counters, per app name ([`stage_counters`]).
+    pub stages: &'a [(String, Vec<palisade_core::CounterSample>)],
+}
+
+/// The counters every stage of the snapshot's apps exports (`Stage::counters`), per app.
+pub fn stage_counters(snap: &crate::Snapshot) -> Vec<(String, Vec<palisade_core::CounterSample>)> {
+    snap.apps.iter().map(|a| (a.cfg.name.clone(), a.stages.iter().flat_map(|s| s.counters()).collect::<Vec<_>>())).filter(|(_, c)| !c.is_empty()).collect()
+}
+
+/// Render stage counters grouped by family (one `# HELP`/`# TYPE` per family, in order of first
+/// appearance), each series labelled with its app.
+fn render_stage_counters(out: &mut String, stages: &[(String, Vec<palisade_core::CounterSample>)]) {
+    let mut families: Vec<(&'static str, &'static str)> = Vec::new();
+    for (_, samples) in stages {
+        for s in samples {
+            if !families.iter().any(|(n, _)| *n == s.name) {
+                families.push((s.name, s.help));
+            }
+        }
+    }
+    for (name, help) in families {
+        header(out, name, "counter", help);
+        for (app, samples) in stages {
+            for s in samples.iter().filter(|s| s.name == name) {
+                let _ = write!(out, "{name}{{app=\"{}\"", esc(app));
+                for (k, v) in &s.labels {
+                    let _ = write!(out, ",{k}=\"{}\"", esc(v));
+                }
+                let _ = writeln!(out, "}} {}", s.value);
+            }
+        }
+    }
 }
 
 fn header(out: &mut String, name: &str, kind: &str, help: &str) {
@@ -308,7 +343,17 @@ mod tests {
         .unwrap();
         a.upstream_error(UpstreamErr::Timeout);
         assert_eq!(a.requests(Verdict::Block, 403), 2);
-        let text = m.render(&Extra { events: None, connections: 3 });
+        let stages = vec![(
+            "api".to_string(),
+            vec![
+                palisade_core::CounterSample { name: "palisade_x_total", help: "X.", labels: vec![("limit", "per\"ip".into())], value: 4 },
+                palisade_core::CounterSample { name: "palisade_x_total", help: "X.", labels: vec![("limit", "global".into())], value: 0 },
+            ],
+        )];
+        let text = m.render(&Extra { events: None, connections: 3, stages: &stages });
+        assert_eq!(text.matches("# TYPE palisade_x_total counter").count(), 1, "{text}");
+        assert!(text.contains("palisade_x_total{app=\"api\",limit=\"per\\\"ip\"} 4"), "{text}");
+        assert!(text.contains("palisade_x_total{app=\"api\",limit=\"global\"} 0"), "{text}");
         assert!(text.contains("palisade_requests_total{app=\"api\",verdict=\"block\",status=\"403\"} 2"), "{text}");
         assert!(text.contains("palisade_request_duration_seconds_bucket{app=\"api\",le=\"0.0001\"} 1"), "{text}");
         assert!(text.contains("palisade_request_duration_seconds_bucket{app=\"api\",le=\"0.005\"} 2"), "{text}");

@@ -157,7 +157,7 @@ async fn handle_inner<'s>(
         }
     }
     log_monitored(app, &mut outcome, id, rec, (&parts.method, &parts.uri, &parts.headers));
-    log_rules(app, &outcome, id);
+    log_rules(app, &outcome, id, rec);
     // What the response stages will need to know about the request, before it is rewritten.
     let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone()));
 
@@ -354,11 +354,15 @@ fn log_monitored(app: &App, outcome: &mut Outcome, id: RequestId, rec: &mut Reco
     rec.monitored(outcome.monitored.drain(..), || Captured::new(req.0, req.1, req.2));
 }
 
-/// Tags and allows from user rules (events will record them; logs do for now).
-fn log_rules(app: &App, outcome: &Outcome, id: RequestId) {
+/// Tags and allows from user rules: logged, and recorded in the request's event when it has one
+/// (monitored or sampled).
+fn log_rules(app: &App, outcome: &Outcome, id: RequestId, rec: &mut Record) {
     let cx = &outcome.context;
     if !cx.tags.is_empty() || cx.allowed_by.is_some() {
         tracing::info!(request_id = id.as_str(), app = %app.cfg.name, tags = %cx.tags.join(","), allowed_by = cx.allowed_by.as_deref().unwrap_or("-"), "rules");
+    }
+    if !cx.tags.is_empty() && rec.req.is_some() {
+        rec.tags = cx.tags.clone();
     }
 }
 
@@ -373,6 +377,7 @@ fn blocked(app: &App, outcome: Outcome, id: RequestId, rec: &mut Record, req: Re
     let mut resp = problem::response(status, &code, problem::title(status), id.as_str(), &reasons);
     headers::add_response_headers(resp.headers_mut(), outcome.context.response_headers);
     rec.blocked(stage, reasons, || Captured::new(req.0, req.1, req.2));
+    rec.tags = outcome.context.tags;
     resp
 }
 

@@ -49,11 +49,13 @@ pub struct Record {
     pub req: Option<Box<Captured>>,
     pub upstream_status: Option<u16>,
     pub upstream_error: Option<UpstreamErr>,
+    /// Tags user rules put on the request (recorded in its event).
+    pub tags: Vec<String>,
 }
 
 impl Default for Record {
     fn default() -> Self {
-        Record { app: None, verdict: Verdict::Allow, reasons: Vec::new(), req: None, upstream_status: None, upstream_error: None }
+        Record { app: None, verdict: Verdict::Allow, reasons: Vec::new(), req: None, upstream_status: None, upstream_error: None, tags: Vec::new() }
     }
 }
 
@@ -150,7 +152,9 @@ pub fn finish(
         path: &req.path,
         query: req.query.as_deref(),
     };
-    tx.send(snap.events.redactor.event(&r, ev_verdict, &reasons, status, rec.upstream_status, latency_us));
+    let mut event = snap.events.redactor.event(&r, ev_verdict, &reasons, status, rec.upstream_status, latency_us);
+    event.tags = palisade_events::model::bound_tags(rec.tags);
+    tx.send(event);
 }
 
 #[cfg(test)]

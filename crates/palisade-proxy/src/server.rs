@@ -49,8 +49,8 @@ pub struct Shared {
     pub metrics: Arc<Metrics>,
     /// The events pipeline (`None` when events are off).
     pub events: Option<palisade_events::Pipeline>,
-    /// The SQLite database events can be queried from (`None` for other sinks).
-    pub events_db: Option<PathBuf>,
+    /// The database events can be queried from: SQLite or PostgreSQL (`None` for other sinks).
+    pub events_db: Option<palisade_events::query::Store>,
     /// The sink, for display (`sqlite:/var/lib/palisade/events.db`).
     pub events_sink: String,
     /// The file `reload_file` and `POST /api/reload` re-read (set by the binary).

@@ -104,6 +104,9 @@ impl Stage for SharedAccess {
     fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
         self.0.check_head(req, cx)
     }
+    fn counters(&self) -> Vec<palisade_core::CounterSample> {
+        self.0.counters()
+    }
 }
 
 /// Sleep `total` in steps, returning false as soon as the stage is gone.
@@ -292,6 +295,8 @@ fn spawn_sync(stage: Weak<AccessStage>, target: crate::redis::Target, every: Dur
                 match crate::redis::Conn::connect(&target, timeout) {
                     Ok(c) => conn = Some(c),
                     Err(e) => {
+                        // A failed connection is a store error too (the metric counts both).
+                        shared.sync_errors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         if shared.healthy() {
                             tracing::warn!(app = %app, error = %e, "access: rate-limit store unreachable");
                         }

@@ -101,7 +101,7 @@ enum EventsCommand {
 
 #[derive(clap::Args)]
 struct EventSource {
-    /// The SQLite events database (`events.sink: sqlite:PATH`).
+    /// The events database: an SQLite file (`events.sink: sqlite:PATH`) or a postgres:// URL.
     #[arg(long, conflicts_with = "admin")]
     db: Option<PathBuf>,
     /// A running Palisade's admin listener, e.g. http://127.0.0.1:9901.
@@ -175,7 +175,10 @@ impl EventSource {
     fn source(&self) -> anyhow::Result<palisade_events::cli::Source> {
         use palisade_events::cli::Source;
         match (&self.db, &self.admin) {
-            (Some(db), _) => Ok(Source::Db(db.clone())),
+            (Some(db), _) => Ok(match db.to_str().map(palisade_events::query::Store::parse) {
+                Some(palisade_events::query::Store::Postgres(url)) => Source::Postgres(url),
+                _ => Source::Db(db.clone()),
+            }),
             (None, Some(url)) => Ok(Source::Admin { url: url.clone(), token: self.token.clone() }),
             (None, None) => anyhow::bail!("give --db FILE (the SQLite events database) or --admin URL (a running Palisade's admin listener)"),
         }

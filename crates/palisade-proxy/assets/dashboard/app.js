@@ -238,6 +238,7 @@ async function openEvent(id) {
     ["Reason", e.reason], ["Detector / rule", e.detector], ["Category", e.category], ["Confidence", e.confidence],
     ["Field", e.location], ["Detail", e.detail], ["Status returned", e.status], ["Upstream status", e.upstream_status],
     ["Latency", e.latency_us !== undefined ? (e.latency_us / 1000).toFixed(2) + " ms" : null],
+    ["Rule tags", e.tags && e.tags.length ? e.tags.join(", ") : null],
   ];
   for (const [k, v] of rows) {
     if (v === undefined || v === null || v === "") continue;

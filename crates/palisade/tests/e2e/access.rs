@@ -437,3 +437,126 @@ async fn redis_killed_and_restarted_fail_closed_and_open() {
     }
     assert_eq!(send(open.addr, "/", &[]).await.status, 200);
 }
+
+/// `/metrics` text of a proxy with an admin listener.
+async fn scrape(p: &Proxy) -> String {
+    let a = p.running().admin_addr.expect("admin address");
+    raw(a, "GET /metrics HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n").await.text()
+}
+
+fn metric(text: &str, series: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix(series).and_then(|rest| rest.strip_prefix(' ')).and_then(|v| v.parse().ok()))
+}
+
+#[tokio::test]
+async fn access_decisions_are_counted_in_the_metrics() {
+    let up = Upstream::tcp(reply("ok")).await;
+    // JWKS URL on a closed port: every fetch fails (the configured secret still verifies).
+    let access = format!(
+        "      require: jwt\n      jwt:\n        algorithms: [HS256]\n        secret: {SECRET}\n        jwks_url: http://127.0.0.1:{}/jwks.json\n        jwks_refresh: 1h\n      rate_limits:\n        - {{name: per-ip, key: client_ip, rate: 2/m, burst: 2}}\n      flood: {{rate: 1/m, burst: 12, ban: 1m}}\n",
+        closed_port()
+    );
+    let yaml = cfg(&[], &format!("admin:\n  addr: 127.0.0.1:0\n{}", app(&up.url(), &access)));
+    let proxy = Proxy::start(&yaml);
+    let m = scrape(&proxy).await;
+    for series in [
+        "palisade_access_rate_limited_total{app=\"app\",limit=\"per-ip\"}",
+        "palisade_access_flood_bans_total{app=\"app\"}",
+        "palisade_access_jwt_failures_total{app=\"app\",reason=\"expired\"}",
+    ] {
+        assert_eq!(metric(&m, series), Some(0), "{series} starts at 0:\n{m}");
+    }
+    assert!(metric(&m, "palisade_access_jwks_refresh_total{app=\"app\",result=\"error\"}").is_some_and(|n| n >= 1), "{m}");
+
+    let key = TestKey::hmac(Alg::HS256, SECRET.as_bytes());
+    let good = key.token(&claims("alice"), None);
+    let mut old = claims("bob");
+    old["exp"] = json!(now() - 3600);
+    let expired = key.token(&old, None);
+    let forged = TestKey::hmac(Alg::HS256, b"another-secret-another-secret-xx").token(&claims("eve"), None);
+    assert_problem(&send(proxy.addr, "/", &[]).await, 401, "access.token_missing");
+    assert_problem(&send(proxy.addr, "/", &[("Authorization", &format!("Bearer {expired}"))]).await, 401, "access.jwt_expired");
+    assert_problem(&send(proxy.addr, "/", &[("Authorization", &format!("Bearer {forged}"))]).await, 401, "access.jwt_invalid");
+    assert_problem(&send(proxy.addr, "/", &[("Authorization", &format!("Bearer {forged}"))]).await, 401, "access.jwt_invalid");
+    // The per-IP limit (2/m, burst 2) refuses within a few requests.
+    let auth = format!("Bearer {good}");
+    let mut limited = 0;
+    for _ in 0..4 {
+        let r = send(proxy.addr, "/", &[("Authorization", &auth)]).await;
+        if r.status == 429 {
+            assert_problem(&r, 429, "access.rate_limited");
+            limited += 1;
+        } else {
+            assert_eq!(r.status, 200, "{}", r.dump());
+        }
+    }
+    assert!(limited >= 1, "the limit never refused");
+    // Then the flood protection bans this address (bounded number of requests).
+    let mut banned = 0;
+    for _ in 0..20 {
+        let r = send(proxy.addr, "/", &[("Authorization", &auth)]).await;
+        if r.status == 429 && r.text().contains("access.flood_banned") {
+            banned += 1;
+            if banned == 3 {
+                break;
+            }
+        } else if r.status == 429 {
+            assert_problem(&r, 429, "access.rate_limited");
+            limited += 1;
+        }
+    }
+    assert_eq!(banned, 3, "the flood protection never banned");
+
+    let m = scrape(&proxy).await;
+    assert_eq!(metric(&m, "palisade_access_jwt_failures_total{app=\"app\",reason=\"missing\"}"), Some(1), "{m}");
+    assert_eq!(metric(&m, "palisade_access_jwt_failures_total{app=\"app\",reason=\"expired\"}"), Some(1), "{m}");
+    assert_eq!(metric(&m, "palisade_access_jwt_failures_total{app=\"app\",reason=\"invalid\"}"), Some(2), "{m}");
+    assert_eq!(metric(&m, "palisade_access_rate_limited_total{app=\"app\",limit=\"per-ip\"}"), Some(limited), "{m}");
+    assert_eq!(metric(&m, "palisade_access_flood_bans_total{app=\"app\"}"), Some(1), "{m}");
+    assert_eq!(metric(&m, "palisade_access_flood_refused_total{app=\"app\"}"), Some(3), "{m}");
+    assert_eq!(m.matches("# TYPE palisade_access_jwt_failures_total counter").count(), 1, "{m}");
+}
+
+#[tokio::test]
+async fn redis_outage_decisions_are_counted_in_the_metrics() {
+    let Some(mut redis) = Redis::start().await else { return };
+    let up = Upstream::tcp(reply("ok")).await;
+    let admin = "admin:\n  addr: 127.0.0.1:0\n";
+    let closed = Proxy::start(&cfg(&[], &format!("{admin}{}", app(&up.url(), &redis_access(&redis.url(), "closed", "1000/s", 1000, "mc")))));
+    let open = Proxy::start(&cfg(&[], &format!("{admin}{}", app(&up.url(), &redis_access(&redis.url(), "open", "1000/s", 1000, "mo")))));
+    assert_eq!(send(closed.addr, "/", &[]).await.status, 200);
+    assert_eq!(send(open.addr, "/", &[]).await.status, 200);
+    let m = scrape(&open).await;
+    assert_eq!(metric(&m, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_open\"}"), Some(0), "{m}");
+    assert_eq!(metric(&m, "palisade_access_store_errors_total{app=\"app\"}"), Some(0), "{m}");
+
+    redis.kill();
+    // Wait until both instances noticed (the fail-closed one refuses; the fail-open one counts
+    // a fail-open decision), then count a known number of decisions.
+    let deadline = Instant::now() + LIMIT;
+    while send(closed.addr, "/", &[]).await.status != 503 {
+        assert!(Instant::now() < deadline, "fail-closed never refused");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    loop {
+        assert_eq!(send(open.addr, "/", &[]).await.status, 200);
+        if metric(&scrape(&open).await, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_open\"}").is_some_and(|n| n >= 1) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the fail-open instance never noticed the outage");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let before_closed = metric(&scrape(&closed).await, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_closed\"}").unwrap();
+    let before_open = metric(&scrape(&open).await, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_open\"}").unwrap();
+    assert!(before_closed >= 1);
+    for _ in 0..5 {
+        assert_eq!(send(closed.addr, "/", &[]).await.status, 503);
+        assert_eq!(send(open.addr, "/", &[]).await.status, 200);
+    }
+    let mc = scrape(&closed).await;
+    let mo = scrape(&open).await;
+    assert_eq!(metric(&mc, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_closed\"}"), Some(before_closed + 5), "{mc}");
+    assert_eq!(metric(&mo, "palisade_access_store_decisions_total{app=\"app\",decision=\"fail_open\"}"), Some(before_open + 5), "{mo}");
+    assert!(metric(&mc, "palisade_access_store_errors_total{app=\"app\"}").is_some_and(|n| n >= 1), "{mc}");
+    assert!(metric(&mo, "palisade_access_store_errors_total{app=\"app\"}").is_some_and(|n| n >= 1), "{mo}");
+}

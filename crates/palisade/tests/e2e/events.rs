@@ -298,3 +298,37 @@ async fn under_a_burst_every_event_is_written_aggregated_or_dropped_exactly() {
     let rows = Reader::open(&proxy.dir.join("events.db")).unwrap().events(&Filter { limit: Some(1000), ..Filter::default() }).unwrap().events.len() as u64;
     assert_eq!(rows, written);
 }
+
+#[tokio::test]
+async fn rule_tags_are_recorded_in_events_and_filterable() {
+    let up = Upstream::tcp(reply("ok")).await;
+    let rules = "    rules:\n      - {id: bots, when: {field: header.user-agent, contains: curl, ignore_case: true}, then: {tag: [bot, scripted]}}\n      - {id: probe, when: {field: path, prefix: /staff}, then: {action: block, tag: probe}}\n";
+    let proxy = Proxy::start(&config(&up.url(), "", "events:\n  sink: sqlite:events.db\n  sample_allowed: 1\n", rules));
+    let send = |path: &'static str, ua: &'static str| {
+        raw(proxy.addr, format!("GET {path} HTTP/1.1\r\nHost: api.test\r\nUser-Agent: {ua}\r\nConnection: close\r\n\r\n"))
+    };
+    assert_problem(&send("/staff/area", "curl/8.5").await, 403, "rule.probe");
+    assert_eq!(send("/items", "curl/8.5").await.status, 200);
+    assert_eq!(send("/items", "Mozilla/5.0").await.status, 200);
+    flush(&proxy);
+
+    let page = Reader::open(&proxy.dir.join("events.db")).unwrap().events(&Filter::default()).unwrap();
+    assert_eq!(page.events.len(), 3, "{:?}", page.events);
+    let by_path_ua: Vec<(&str, Vec<String>)> = page.events.iter().rev().map(|e| (e.path.as_str(), e.tags.clone())).collect();
+    assert_eq!(
+        by_path_ua,
+        vec![
+            ("/staff/area", vec!["bot".to_string(), "scripted".into(), "probe".into()]),
+            ("/items", vec!["bot".into(), "scripted".into()]),
+            ("/items", vec![])
+        ]
+    );
+    let a = admin(&proxy);
+    let v = admin_get(a, "/api/events?tag=probe", None).await.json();
+    assert_eq!(v["events"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["events"][0]["tags"], serde_json::json!(["bot", "scripted", "probe"]), "{v}");
+    let v = admin_get(a, "/api/events?tag=bot", None).await.json();
+    assert_eq!(v["events"].as_array().unwrap().len(), 2, "{v}");
+    let v = admin_get(a, "/api/events?tag=scrip", None).await.json();
+    assert_eq!(v["events"].as_array().unwrap().len(), 0, "a tag filter matches whole tags: {v}");
+}

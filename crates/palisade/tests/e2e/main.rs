@@ -12,6 +12,7 @@ mod cli;
 mod dashboard;
 mod detection;
 mod events;
+mod events_pg;
 mod forwarding;
 mod h2_tls;
 mod limits;
