@@ -73,6 +73,12 @@ fn may_hold_command(d: &str) -> bool {
     while i < b.len() {
         let c = b[i];
         let next = b.get(i + 1).copied().unwrap_or(0);
+        let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
+        if csi > 0 {
+            cmdpos = true;
+            i += csi;
+            continue;
+        }
         if is_gate_op(c, next) {
             cmdpos = true;
             i += if c == b'$' || c == b'\\' { 2 } else { 1 };
@@ -103,6 +109,7 @@ fn may_hold_command(d: &str) -> bool {
                 || c == b'+'
                 || c == b','
                 || is_gate_op(c, next)
+                || (c == b'\\' && csi_len(&b[i..]) > 0)
                 || (c == b'$' && (b[i + 1..].starts_with(b"IFS") || b[i + 1..].starts_with(b"{IFS")))
             {
                 break;
@@ -187,11 +194,66 @@ impl Detector for CmdiDetector {
         }
         // Literal `\n` written for a newline (a payload that went through one escaping layer).
         if memchr::memchr_iter(b'\\', d.as_bytes()).any(|i| matches!(d.as_bytes().get(i + 1), Some(b'n' | b'r'))) {
-            let v = d.replace("\\r\\n", "\n").replace("\\n", "\n").replace("\\r", "\n");
-            h = best(h, analyse(&v, 5));
+            h = best(h, analyse(&unescape_view(d), 5));
         }
         gate(h, level)
     }
+}
+
+/// Length of a terminal control sequence written literally at the start of `b` (`\033[2A`,
+/// `\e[0m`, `\x1b[1;31m`, `\u001b[K`: an escape, `[`, parameters, one final letter), or 0.
+/// Payloads that go through a log or a terminal hide the command after one (cursor up, then the
+/// command overwrites the line shown).
+fn csi_len(b: &[u8]) -> usize {
+    let esc = [&b"\\033["[..], b"\\e[", b"\\x1b[", b"\\x1B[", b"\\u001b[", b"\\u001B[", b"\\E["];
+    let Some(p) = esc.iter().find(|e| b.starts_with(e)) else { return 0 };
+    let mut i = p.len();
+    while i < b.len() && i < p.len() + 16 && (b[i].is_ascii_digit() || b[i] == b';') {
+        i += 1;
+    }
+    if i < b.len() && b[i].is_ascii_alphabetic() {
+        i + 1
+    } else {
+        0
+    }
+}
+
+/// The value with one escaping layer undone, as `echo -e`, `printf` or a log viewer would show
+/// it: literal `\n`/`\r` are line breaks, `` \` `` is a backtick, literal terminal control
+/// sequences are dropped (a line break). Linear: one pass.
+fn unescape_view(d: &str) -> String {
+    let b = d.as_bytes();
+    let mut out = String::with_capacity(d.len());
+    let mut i = 0;
+    while i < b.len() {
+        step(1);
+        if b[i] == b'\\' {
+            match b.get(i + 1) {
+                Some(b'n' | b'r') => {
+                    out.push('\n');
+                    i += 2;
+                    continue;
+                }
+                Some(b'`') => {
+                    out.push('`');
+                    i += 2;
+                    continue;
+                }
+                _ => {
+                    let n = csi_len(&b[i..]);
+                    if n > 0 {
+                        out.push('\n');
+                        i += n;
+                        continue;
+                    }
+                }
+            }
+        }
+        let n = utf8_len(b[i]).min(b.len() - i);
+        out.push_str(&d[i..i + n]);
+        i += n;
+    }
+    out
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -582,6 +644,25 @@ fn shellish_arg(raw: &str) -> bool {
         || r.split('.').count() == 4 && r.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// Arguments that target the system rather than a project: absolute paths outside home and
+/// web directories, drive and UNC paths, IP addresses (also in URLs), expansions.
+fn strong_arg(raw: &str) -> bool {
+    let r = raw.trim_matches(['\'', '"']);
+    let b = r.as_bytes();
+    let ip = |h: &str| h.split('.').count() == 4 && h.split('.').all(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()));
+    let host = r.split_once("://").map(|(_, rest)| rest.split(['/', ':', '?']).next().unwrap_or(""));
+    b.first() == Some(&b'/')
+        || r.starts_with('%') && r[1..].contains('%')
+        || r.contains("/etc/")
+        || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b.len() == 2 || matches!(b[2], b'\\' | b'/')))
+        || r.starts_with("\\\\")
+        || r.starts_with('$')
+        || ip(r)
+        || host.is_some_and(|h| ip(h) || h == "localhost" || h.starts_with('['))
+        || r.contains("|")
+        || r.contains('`')
+}
+
 /// Windows `net` / `reg` / `sc` subcommands that make the word unambiguous.
 fn known_subcommand(cmd: &str, arg: &str) -> bool {
     let a = arg.to_ascii_lowercase();
@@ -624,7 +705,10 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         in_backtick = !in_backtick;
                         if in_backtick {
                             // Markdown code spans sit between prose words.
-                            bt_prose = i > 0 && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric()));
+                            // A word glued to the span by `=` or `/` (`?user=`whoami``) is an assignment or a
+                            // URL being built, not prose.
+                            bt_prose = i > 0
+                                && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric()) && !raw.ends_with(['=', '/']));
                             Some(Sep::Subst)
                         } else {
                             None
@@ -678,6 +762,10 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         || ifs
                         || has_path && !amb;
                     let no_args_end = args.is_empty() && ends;
+                    let whole_span = i == 1 && matches!(toks[0], Tok::Op("`", _)) && j + 1 == toks.len() && matches!(toks[j], Tok::Op("`", _));
+                    // `sleep 5`, `timeout 10`: a blind timing probe once a separator precedes it.
+                    let timing = matches!(cmd.as_str(), "sleep" | "timeout") && args.len() == 1 && args[0].bytes().all(|b| b.is_ascii_digit());
+                    let shell_args = shell_args || timing && kind != Sep::Start;
                     let conf: u8 = match kind {
                         Sep::Subst => {
                             // A backtick span in prose (markdown code) is not a substitution
@@ -689,6 +777,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                                 } else {
                                     40
                                 }
+                            } else if whole_span && !args.is_empty() && !redirect && !ifs && !*obf && !args.iter().any(|a| strong_arg(a)) {
+                                // The whole value is one backtick span holding a command line
+                                // with flags or relative names only: a markdown code span
+                                // (`` `ls -la ~/Downloads` ``), as likely as a substitution.
+                                55
                             } else if !amb || shell_args || no_args_end {
                                 90
                             } else {
@@ -726,7 +819,31 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             if *obf {
                                 85
                             } else if shell_args && (!amb || args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
-                                65
+                                // A command line without any separator runs only where the
+                                // whole value is executed: it takes a target that is an attack
+                                // anywhere (system path, IP address, expansion, redirection).
+                                // Flags and relative or web names alone are how documentation
+                                // shows a command (`rm -rf build`, `curl -H '...' https://api...`).
+                                let interp =
+                                    matches!(cmd.as_str(), "perl" | "python" | "python2" | "python3" | "ruby" | "php" | "node" | "bash" | "sh" | "zsh" | "lua");
+                                let code_flag = interp && args.first().is_some_and(|a| matches!(*a, "-e" | "-c" | "-r" | "-E"));
+                                // `wget URL`, `curl URL`: the fetch stage of a dropper (a
+                                // documented API call carries headers and options).
+                                let fetch = matches!(cmd.as_str(), "curl" | "wget" | "fetch") && args.len() == 1 && args[0].contains("://");
+                                let sub = args.first().is_some_and(|a| known_subcommand(&cmd, a));
+                                if redirect
+                                    || ifs
+                                    || has_path && !amb
+                                    || code_flag
+                                    || fetch
+                                    || sub
+                                    || args.iter().any(|a| strong_arg(a))
+                                    || RECON.contains(&cmd.as_str())
+                                {
+                                    65
+                                } else {
+                                    55
+                                }
                             } else if !amb && args.is_empty() && RECON.contains(&cmd.as_str()) {
                                 // The value is exactly a system-information command.
                                 60
