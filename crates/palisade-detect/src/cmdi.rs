@@ -97,6 +97,7 @@ fn may_hold_command(d: &str) -> bool {
             continue;
         }
         // A word: up to a blank or an operator.
+        let word_start = i;
         let mut a = [0u8; 20];
         let mut la = 0usize; // after the last `/` or `\`
         let mut bb = [0u8; 20];
@@ -140,7 +141,7 @@ fn may_hold_command(d: &str) -> bool {
             }
             content = true;
         }
-        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb)) {
+        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i])) {
             return true;
         }
         if content {
@@ -156,6 +157,12 @@ fn is_gate_op(c: u8, next: u8) -> bool {
     matches!(c, b';' | b'|' | b'&' | b'`' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' | b'\n' | b'\r')
         || (c == b'$' && next == b'(')
         || (c == b'\\' && matches!(next, b'n' | b'r'))
+}
+
+/// A word in command position whose program the shell computes: a glob path (`/???/?at`) or
+/// ANSI-C quoting with escapes (`$'\x69\x64'`).
+fn hidden_program(w: &[u8]) -> bool {
+    glob_path_bytes(w) || w.starts_with(b"$'") && w.contains(&b'\\')
 }
 
 fn known_program(buf: &[u8; 20], len: usize) -> bool {
@@ -285,6 +292,8 @@ enum Tok {
 
 /// Unambiguous programs: not English words.
 const PROGRAMS: &[&str] = &[
+    "printf",
+    "tr",
     "whoami",
     "ifconfig",
     "ipconfig",
@@ -463,7 +472,7 @@ const AMBIGUOUS: &[&str] = &[
     "print", "host", "sort", "uniq", "cut", "tee", "less", "date", "time", "su", "at", "start", "call", "test", "echo", "sleep", "ping", "net", "route",
     "expect", "timeout", "fetch", "strings", "nl", "tac", "rev", "dd", "od", "env", "ver", "java", "node", "ps", "rm", "mv", "cp", "ln", "sh", "nc", "tar",
     "exec", "eval", "reg", "arp", "php", "python", "perl", "ruby", "lua", "mysql", "cmd", "jq", "whois", "mkdir", "sed", "awk", "grep", "find", "dig", "ftp",
-    "ssh", "wc", "less",
+    "ssh", "wc", "less", "tr",
 ];
 
 /// System-information commands with no meaning in prose.
@@ -526,6 +535,8 @@ fn lex(s: &str) -> Vec<Tok> {
             b'`' => Some(("`", 1)),
             b'$' if next == b'(' => Some(("$(", 2)),
             b'<' if next == b'(' => Some(("$(", 2)),
+            // `name(`: a function call in code (`printf("%d", n)`); in a shell a syntax error.
+            b'(' if !raw.is_empty() && raw.as_bytes().last().is_some_and(|x| x.is_ascii_alphanumeric()) => Some(("call(", 1)),
             b'(' => Some(("(", 1)),
             b')' => Some((")", 1)),
             b'>' if next == b'>' => Some((">", 2)),
@@ -566,6 +577,29 @@ fn lex(s: &str) -> Vec<Tok> {
                 i += 2;
                 continue;
             }
+        }
+        if c == b'$' && next == b'\'' {
+            // ANSI-C quoting `$'\x69\x64'`: the shell decodes the escapes (hex, octal, `\n`...).
+            let mut k = i + 2;
+            let mut escaped = false;
+            while k < b.len() && b[k] != b'\'' {
+                step(1);
+                if b[k] == b'\\' && k + 1 < b.len() {
+                    escaped = true;
+                    let (v, used) = ansi_c_escape(&b[k + 1..]);
+                    if v.is_ascii() && v != 0 {
+                        raw.push(v as char);
+                    }
+                    k += 1 + used;
+                } else {
+                    let n = utf8_len(b[k]).min(b.len() - k);
+                    raw.push_str(&s[k..k + n]);
+                    k += n;
+                }
+            }
+            obf |= escaped;
+            i = (k + 1).min(b.len());
+            continue;
         }
         if matches!(c, b'\'' | b'"') {
             // Quotes are transparent for command words: `c''at`, `"c"at`, `'; id`.
@@ -644,6 +678,55 @@ fn shellish_arg(raw: &str) -> bool {
         || r.split('.').count() == 4 && r.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// One escape of ANSI-C quoting after its `\`: the byte and how many bytes it used.
+fn ansi_c_escape(b: &[u8]) -> (u8, usize) {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    match b[0] {
+        b'x' => match (b.get(1).and_then(|&c| hex(c)), b.get(2).and_then(|&c| hex(c))) {
+            (Some(h), Some(l)) => (h * 16 + l, 3),
+            (Some(h), None) => (h, 2),
+            _ => (b'x', 1),
+        },
+        b'0'..=b'7' => {
+            let mut v: u32 = 0;
+            let mut n = 0;
+            while n < 3 && n < b.len() && (b'0'..=b'7').contains(&b[n]) {
+                v = v * 8 + u32::from(b[n] - b'0');
+                n += 1;
+            }
+            ((v & 0xff) as u8, n)
+        }
+        b'n' => (b'\n', 1),
+        b't' => (b'\t', 1),
+        b'r' => (b'\r', 1),
+        c => (c, 1),
+    }
+}
+
+/// An absolute path with glob characters in its last segment or in a directory (`/???/?at`,
+/// `/bin/c*t`, `/usr/bin/wh?ami`): a program named by a pattern.
+fn glob_path(w: &str) -> bool {
+    glob_path_bytes(w.as_bytes())
+}
+
+/// [`glob_path`] on bytes: `/` then at least two segments, each non-empty, of letters, digits,
+/// `.`, `_`, `-` and glob characters, none made only of `*` (`/**/` is a comment), the last
+/// with a letter or `?`.
+fn glob_path_bytes(w: &[u8]) -> bool {
+    if w.len() < 4 || w[0] != b'/' || !w.iter().any(|&b| b == b'?' || b == b'*') {
+        return false;
+    }
+    let mut segs = 0;
+    for seg in w[1..].split(|&b| b == b'/') {
+        if seg.is_empty() || seg.iter().all(|&b| b == b'*') || !seg.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'?' | b'*' | b'.' | b'_' | b'-'))
+        {
+            return false;
+        }
+        segs += 1;
+    }
+    segs >= 2 && w[w.iter().rposition(|&b| b == b'/').unwrap_or(0)..].iter().any(|&b| b.is_ascii_alphabetic() || b == b'?')
+}
+
 /// Arguments that target the system rather than a project: absolute paths outside home and
 /// web directories, drive and UNC paths, IP addresses (also in URLs), expansions.
 fn strong_arg(raw: &str) -> bool {
@@ -669,6 +752,7 @@ fn known_subcommand(cmd: &str, arg: &str) -> bool {
     match cmd {
         "net" => matches!(a.as_str(), "user" | "users" | "view" | "localgroup" | "group" | "share" | "use" | "start" | "stop" | "session" | "accounts"),
         "reg" => matches!(a.as_str(), "add" | "query" | "delete" | "save" | "export"),
+        "netsh" => matches!(a.as_str(), "firewall" | "advfirewall" | "interface" | "wlan" | "http" | "portproxy" | "winhttp"),
         "which" | "type" | "whereis" => is_program(&base_name(&a)),
         _ => false,
     }
@@ -700,7 +784,7 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     "\n" => Some(Sep::Newline),
                     "|" | "||" | "&&" | "&" => Some(if !seen_word { Sep::Breakout } else { Sep::Chain }),
                     "$(" | "{" => Some(Sep::Subst),
-                    "(" => Some(Sep::Semi),
+                    "(" | "call(" => Some(Sep::Semi),
                     "`" => {
                         in_backtick = !in_backtick;
                         if in_backtick {
@@ -738,6 +822,10 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                 };
                 let cmd = base_name(norm);
                 let has_path = raw.contains('/') || raw.contains('\\');
+                if kind != Sep::Start && glob_path(norm) {
+                    // `/???/?at`, `/bin/c*t`: the shell expands the pattern to a program.
+                    out = best(out, Some(mk(NAME, Category::Cmdi, 85u8.saturating_sub(penalty), raw, "glob pattern in command position")));
+                }
                 // Arguments up to the next operator.
                 let mut args: Vec<&str> = Vec::new();
                 let mut j = i + 1;
@@ -753,7 +841,8 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     j += 1;
                 }
                 let ends = j >= toks.len() || matches!(toks[j], Tok::Op(";" | "|" | "||" | "&" | "&&" | "\n" | ")" | "`" | "}", _));
-                if is_program(&cmd) {
+                let called = matches!(toks.get(i + 1), Some(Tok::Op("call(", _)));
+                if is_program(&cmd) && !called {
                     let bin_path = raw.contains("bin/") || raw.to_ascii_lowercase().contains("system32");
                     let amb = is_ambiguous(&cmd) && !bin_path;
                     let shell_args = args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))
@@ -854,7 +943,9 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             {
                                 65
                             } else if !amb && !args.is_empty() && (args.len() > 1 || !args[0].bytes().all(|b| b.is_ascii_alphabetic())) {
-                                60
+                                // A program name then words: a sentence about the program
+                                // (`curl is a tool...`) as often as a command line.
+                                55
                             } else if !amb && !args.is_empty() {
                                 // `curl cream`: a program name followed by one plain word.
                                 50
@@ -896,7 +987,11 @@ fn specials(s: &str) -> Option<Hit> {
     let mut out = None;
     let mut add = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Cmdi, c, frag, why)));
     if let Some(p) = l.find("() {") {
-        if l[p..].contains(';') && l[p..].contains('}') {
+        // Bash imports `() {` at the start of an environment value as a function: nothing but
+        // blanks, a quote or an assignment before it (`f() { ... }` in code is a named
+        // function, not Shellshock).
+        let before = l[..p].trim_end().as_bytes().last().copied();
+        if matches!(before, None | Some(b'=' | b'\'' | b'"' | b':')) && l[p..].contains(';') && l[p..].contains('}') {
             add(98, &s[p..], "shellshock function definition");
         }
     }

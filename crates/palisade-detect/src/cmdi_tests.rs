@@ -173,3 +173,19 @@ fn unescape_view_is_linear() {
         assert!(out.len() <= v.len());
     }
 }
+
+#[test]
+fn computed_program_names() {
+    // Written for this detector: the shell computes the program from a glob, ANSI-C quoting
+    // or a substitution's output.
+    for v in
+        [";/???/?at /???/p?ss??", "|/usr/bin/wh?ami", "& /b?n/c*t /etc/hosts", "a; $'\\x69\\x64'", "x;$'\\167\\150\\157\\141\\155\\151'", ";$(printf 'id')"]
+    {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+        assert!(may_hold_command(v), "{v:?}");
+    }
+    // Comments, wildcard searches and function calls are not programs.
+    for v in ["x\n/**/", "see /docs/*.md; /src/**/mod.rs", "1\n/1/**/union", "`printf(\"%d\\n\", n);`", "a; f($'x')", "Price ($'s)"] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+}
