@@ -529,6 +529,9 @@ fn lex(s: &str) -> Vec<Tok> {
             b'|' if next == b'|' => Some(("||", 2)),
             b'|' => Some(("|", 1)),
             b'&' if next == b'&' => Some(("&&", 2)),
+            // `&copy;`, `&amp;`: an HTML character reference, not `&` then a command (unless
+            // it names a program that is no English word: `&whoami;`).
+            b'&' if entity_ref(&b[i + 1..]) => None,
             b'&' => Some(("&", 1)),
             // A run of three or more backticks is a markdown code fence.
             b'`' if next == b'`' && b.get(i + 2) == Some(&b'`') => Some(("```", 3 + b[i + 3..].iter().take_while(|&&x| x == b'`').count())),
@@ -676,6 +679,19 @@ fn shellish_arg(raw: &str) -> bool {
         || r.contains("/etc/")
         || r.contains('*') && !r.chars().any(char::is_whitespace)
         || r.split('.').count() == 4 && r.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `name;` after a `&`: 2 to 10 letters then `;`, and the name is not an unambiguous program.
+fn entity_ref(b: &[u8]) -> bool {
+    let n = b.iter().take(11).take_while(|c| c.is_ascii_alphabetic()).count();
+    if !(2..=10).contains(&n) || b.get(n) != Some(&b';') {
+        return false;
+    }
+    let mut buf = [0u8; 10];
+    for (d, c) in buf.iter_mut().zip(&b[..n]) {
+        *d = c.to_ascii_lowercase();
+    }
+    std::str::from_utf8(&buf[..n]).is_ok_and(|w| !is_program(w) || is_ambiguous(w))
 }
 
 /// One escape of ANSI-C quoting after its `\`: the byte and how many bytes it used.

@@ -189,3 +189,13 @@ fn computed_program_names() {
         assert!(q(v) < 60, "{v:?}: {}", q(v));
     }
 }
+
+#[test]
+fn html_character_references_are_not_operators() {
+    for v in ["&copy; 2024 Example Inc.", "Fish &amp; chips", "&lt;b&gt;bold&lt;/b&gt;", "Terms &amp; conditions; type &quot;yes&quot;"] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+    for v in ["a&whoami;", "x & copy C:\\Windows\\win.ini \\\\evil\\s", "&id"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+}

@@ -121,6 +121,8 @@ struct Shape {
     words: bool,
     depth: i64,
     min_depth: i64,
+    /// The last `)` brought the depth to the value's start level or below.
+    top_close: bool,
 }
 
 fn shape(s: &str) -> Shape {
@@ -139,7 +141,7 @@ fn shape(s: &str) -> Shape {
             T::Open => {
                 sh.opens = true;
                 sh.depth += 1;
-                if p1 == Some(T::Close) {
+                if p1 == Some(T::Close) && sh.top_close {
                     sh.breakouts += 1;
                 }
                 if p1 == Some(T::Bool) && p2 == Some(T::Open) {
@@ -150,6 +152,9 @@ fn shape(s: &str) -> Shape {
                 sh.closes = true;
                 sh.depth -= 1;
                 sh.min_depth = sh.min_depth.min(sh.depth);
+                // Inside a group the value opened itself (`(&(a=1)(b=2))`), `)(` separates its
+                // operands; at or above the value's own level it ends the application's filter.
+                sh.top_close = sh.depth <= 0;
                 if p1 == Some(T::Close) && p2 == Some(T::Star) {
                     sh.star_close_close = true;
                 }
@@ -269,6 +274,8 @@ mod tests {
             "SELECT count(*) FROM t",
             "a)b",
             "(&)",
+            "filter: (&(cn=John)(sn=Smith))",
+            "(|(mail=a@example.com)(mail=b@example.com))",
         ] {
             assert!(q(v) < 60, "{v}: {}", q(v));
         }

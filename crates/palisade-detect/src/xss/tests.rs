@@ -229,3 +229,14 @@ fn nul_names_and_processing_instructions_stay_linear() {
         assert!(steps <= 60 * c.len() + 1000, "{} steps for {} bytes starting {:?}", steps, c.len(), &c[..8]);
     }
 }
+
+#[test]
+fn code_that_shows_a_dialog_is_not_an_injection() {
+    for b in ["if (x) { alert('saved'); }", "function done() { confirm(\"Leave?\"); }", "for (const e of errors) { alert(e.message) }"] {
+        assert!(hit(b, Level::Balanced).is_none(), "false positive {b:?} (confidence {})", conf(b));
+    }
+    // The same call after a breakout, or as the whole value, is still reported.
+    for a in ["x'){alert(1)}//", "\"}); alert(1); if (a) {//", "alert(1)", "});alert(1);//"] {
+        assert!(hit(a, Level::Balanced).is_some(), "missed {a:?} (confidence {})", conf(a));
+    }
+}
