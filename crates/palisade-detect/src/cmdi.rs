@@ -715,7 +715,8 @@ fn ansi_c_escape(b: &[u8]) -> (u8, usize) {
         b'n' => (b'\n', 1),
         b't' => (b'\t', 1),
         b'r' => (b'\r', 1),
-        c => (c, 1),
+        // Any other character stands for itself; a multi-byte one is consumed whole.
+        c => (c, utf8_len(c).min(b.len())),
     }
 }
 

@@ -199,3 +199,12 @@ fn html_character_references_are_not_operators() {
         assert!(q(v) >= 60, "{v:?}: {}", q(v));
     }
 }
+
+#[test]
+fn ansi_c_quoting_with_a_multibyte_escape_does_not_panic() {
+    // Found by `detect_cmdi`: `$'\` then a multi-byte character.
+    for v in ["$'\\\u{fffd}", "$'\\é'", "a; $'\\\u{10ffff}\\x41'", "$'\\", "$'\\x"] {
+        let _ = q(v);
+        let _ = may_hold_command(v);
+    }
+}
