@@ -80,6 +80,12 @@ fn program_in_command_position(d: &str) -> bool {
     while i < b.len() {
         let c = b[i];
         let next = b.get(i + 1).copied().unwrap_or(0);
+        let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
+        if csi > 0 {
+            cmdpos = true;
+            i += csi;
+            continue;
+        }
         if is_gate_op(c, next) {
             cmdpos = true;
             i += if c == b'$' || c == b'\\' { 2 } else { 1 };
@@ -98,6 +104,7 @@ fn program_in_command_position(d: &str) -> bool {
             continue;
         }
         // A word: up to a blank or an operator.
+        let word_start = i;
         let mut a = [0u8; 20];
         let mut la = 0usize; // after the last `/` or `\`
         let mut bb = [0u8; 20];
@@ -110,6 +117,7 @@ fn program_in_command_position(d: &str) -> bool {
                 || c == b'+'
                 || c == b','
                 || is_gate_op(c, next)
+                || (c == b'\\' && csi_len(&b[i..]) > 0)
                 || (c == b'$' && (b[i + 1..].starts_with(b"IFS") || b[i + 1..].starts_with(b"{IFS")))
             {
                 break;
@@ -140,7 +148,7 @@ fn program_in_command_position(d: &str) -> bool {
             }
             content = true;
         }
-        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb)) {
+        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i])) {
             return true;
         }
         if content {
@@ -156,6 +164,12 @@ fn is_gate_op(c: u8, next: u8) -> bool {
     matches!(c, b';' | b'|' | b'&' | b'`' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' | b'\n' | b'\r')
         || (c == b'$' && next == b'(')
         || (c == b'\\' && matches!(next, b'n' | b'r'))
+}
+
+/// A word in command position whose program the shell computes: a glob path (`/???/?at`) or
+/// ANSI-C quoting with escapes (`$'\x69\x64'`).
+fn hidden_program(w: &[u8]) -> bool {
+    glob_path_bytes(w) || w.starts_with(b"$'") && w.contains(&b'\\')
 }
 
 fn known_program(buf: &[u8; 20], len: usize) -> bool {
@@ -220,11 +234,66 @@ impl Detector for CmdiDetector {
         }
         // Literal `\n` written for a newline (a payload that went through one escaping layer).
         if memchr::memchr_iter(b'\\', d.as_bytes()).any(|i| matches!(d.as_bytes().get(i + 1), Some(b'n' | b'r'))) {
-            let v = d.replace("\\r\\n", "\n").replace("\\n", "\n").replace("\\r", "\n");
-            h = best(h, analyse(&v, 5));
+            h = best(h, analyse(&unescape_view(d), 5));
         }
         gate(h, level)
     }
+}
+
+/// Length of a terminal control sequence written literally at the start of `b` (`\033[2A`,
+/// `\e[0m`, `\x1b[1;31m`, `\u001b[K`: an escape, `[`, parameters, one final letter), or 0.
+/// Payloads that go through a log or a terminal hide the command after one (cursor up, then the
+/// command overwrites the line shown).
+fn csi_len(b: &[u8]) -> usize {
+    let esc = [&b"\\033["[..], b"\\e[", b"\\x1b[", b"\\x1B[", b"\\u001b[", b"\\u001B[", b"\\E["];
+    let Some(p) = esc.iter().find(|e| b.starts_with(e)) else { return 0 };
+    let mut i = p.len();
+    while i < b.len() && i < p.len() + 16 && (b[i].is_ascii_digit() || b[i] == b';') {
+        i += 1;
+    }
+    if i < b.len() && b[i].is_ascii_alphabetic() {
+        i + 1
+    } else {
+        0
+    }
+}
+
+/// The value with one escaping layer undone, as `echo -e`, `printf` or a log viewer would show
+/// it: literal `\n`/`\r` are line breaks, `` \` `` is a backtick, literal terminal control
+/// sequences are dropped (a line break). Linear: one pass.
+fn unescape_view(d: &str) -> String {
+    let b = d.as_bytes();
+    let mut out = String::with_capacity(d.len());
+    let mut i = 0;
+    while i < b.len() {
+        step(1);
+        if b[i] == b'\\' {
+            match b.get(i + 1) {
+                Some(b'n' | b'r') => {
+                    out.push('\n');
+                    i += 2;
+                    continue;
+                }
+                Some(b'`') => {
+                    out.push('`');
+                    i += 2;
+                    continue;
+                }
+                _ => {
+                    let n = csi_len(&b[i..]);
+                    if n > 0 {
+                        out.push('\n');
+                        i += n;
+                        continue;
+                    }
+                }
+            }
+        }
+        let n = utf8_len(b[i]).min(b.len() - i);
+        out.push_str(&d[i..i + n]);
+        i += n;
+    }
+    out
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -256,6 +325,8 @@ enum Tok {
 
 /// Unambiguous programs: not English words.
 const PROGRAMS: &[&str] = &[
+    "printf",
+    "tr",
     "whoami",
     "ifconfig",
     "ipconfig",
@@ -434,7 +505,7 @@ const AMBIGUOUS: &[&str] = &[
     "print", "host", "sort", "uniq", "cut", "tee", "less", "date", "time", "su", "at", "start", "call", "test", "echo", "sleep", "ping", "net", "route",
     "expect", "timeout", "fetch", "strings", "nl", "tac", "rev", "dd", "od", "env", "ver", "java", "node", "ps", "rm", "mv", "cp", "ln", "sh", "nc", "tar",
     "exec", "eval", "reg", "arp", "php", "python", "perl", "ruby", "lua", "mysql", "cmd", "jq", "whois", "mkdir", "sed", "awk", "grep", "find", "dig", "ftp",
-    "ssh", "wc", "less",
+    "ssh", "wc", "less", "tr",
 ];
 
 /// System-information commands with no meaning in prose.
@@ -491,12 +562,17 @@ fn lex(s: &str) -> Vec<Tok> {
             b'|' if next == b'|' => Some(("||", 2)),
             b'|' => Some(("|", 1)),
             b'&' if next == b'&' => Some(("&&", 2)),
+            // `&copy;`, `&amp;`: an HTML character reference, not `&` then a command (unless
+            // it names a program that is no English word: `&whoami;`).
+            b'&' if entity_ref(&b[i + 1..]) => None,
             b'&' => Some(("&", 1)),
             // A run of three or more backticks is a markdown code fence.
             b'`' if next == b'`' && b.get(i + 2) == Some(&b'`') => Some(("```", 3 + b[i + 3..].iter().take_while(|&&x| x == b'`').count())),
             b'`' => Some(("`", 1)),
             b'$' if next == b'(' => Some(("$(", 2)),
             b'<' if next == b'(' => Some(("$(", 2)),
+            // `name(`: a function call in code (`printf("%d", n)`); in a shell a syntax error.
+            b'(' if !raw.is_empty() && raw.as_bytes().last().is_some_and(|x| x.is_ascii_alphanumeric()) => Some(("call(", 1)),
             b'(' => Some(("(", 1)),
             b')' => Some((")", 1)),
             b'>' if next == b'>' => Some((">", 2)),
@@ -537,6 +613,29 @@ fn lex(s: &str) -> Vec<Tok> {
                 i += 2;
                 continue;
             }
+        }
+        if c == b'$' && next == b'\'' {
+            // ANSI-C quoting `$'\x69\x64'`: the shell decodes the escapes (hex, octal, `\n`...).
+            let mut k = i + 2;
+            let mut escaped = false;
+            while k < b.len() && b[k] != b'\'' {
+                step(1);
+                if b[k] == b'\\' && k + 1 < b.len() {
+                    escaped = true;
+                    let (v, used) = ansi_c_escape(&b[k + 1..]);
+                    if v.is_ascii() && v != 0 {
+                        raw.push(v as char);
+                    }
+                    k += 1 + used;
+                } else {
+                    let n = utf8_len(b[k]).min(b.len() - k);
+                    raw.push_str(&s[k..k + n]);
+                    k += n;
+                }
+            }
+            obf |= escaped;
+            i = (k + 1).min(b.len());
+            continue;
         }
         if matches!(c, b'\'' | b'"') {
             // Quotes are transparent for command words: `c''at`, `"c"at`, `'; id`.
@@ -615,12 +714,95 @@ fn shellish_arg(raw: &str) -> bool {
         || r.split('.').count() == 4 && r.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// `name;` after a `&`: 2 to 10 letters then `;`, and the name is not an unambiguous program.
+fn entity_ref(b: &[u8]) -> bool {
+    let n = b.iter().take(11).take_while(|c| c.is_ascii_alphabetic()).count();
+    if !(2..=10).contains(&n) || b.get(n) != Some(&b';') {
+        return false;
+    }
+    let mut buf = [0u8; 10];
+    for (d, c) in buf.iter_mut().zip(&b[..n]) {
+        *d = c.to_ascii_lowercase();
+    }
+    std::str::from_utf8(&buf[..n]).is_ok_and(|w| !is_program(w) || is_ambiguous(w))
+}
+
+/// One escape of ANSI-C quoting after its `\`: the byte and how many bytes it used.
+fn ansi_c_escape(b: &[u8]) -> (u8, usize) {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    match b[0] {
+        b'x' => match (b.get(1).and_then(|&c| hex(c)), b.get(2).and_then(|&c| hex(c))) {
+            (Some(h), Some(l)) => (h * 16 + l, 3),
+            (Some(h), None) => (h, 2),
+            _ => (b'x', 1),
+        },
+        b'0'..=b'7' => {
+            let mut v: u32 = 0;
+            let mut n = 0;
+            while n < 3 && n < b.len() && (b'0'..=b'7').contains(&b[n]) {
+                v = v * 8 + u32::from(b[n] - b'0');
+                n += 1;
+            }
+            ((v & 0xff) as u8, n)
+        }
+        b'n' => (b'\n', 1),
+        b't' => (b'\t', 1),
+        b'r' => (b'\r', 1),
+        // Any other character stands for itself; a multi-byte one is consumed whole.
+        c => (c, utf8_len(c).min(b.len())),
+    }
+}
+
+/// An absolute path with glob characters in its last segment or in a directory (`/???/?at`,
+/// `/bin/c*t`, `/usr/bin/wh?ami`): a program named by a pattern.
+fn glob_path(w: &str) -> bool {
+    glob_path_bytes(w.as_bytes())
+}
+
+/// [`glob_path`] on bytes: `/` then at least two segments, each non-empty, of letters, digits,
+/// `.`, `_`, `-` and glob characters, none made only of `*` (`/**/` is a comment), the last
+/// with a letter or `?`.
+fn glob_path_bytes(w: &[u8]) -> bool {
+    if w.len() < 4 || w[0] != b'/' || !w.iter().any(|&b| b == b'?' || b == b'*') {
+        return false;
+    }
+    let mut segs = 0;
+    for seg in w[1..].split(|&b| b == b'/') {
+        if seg.is_empty() || seg.iter().all(|&b| b == b'*') || !seg.iter().all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'?' | b'*' | b'.' | b'_' | b'-'))
+        {
+            return false;
+        }
+        segs += 1;
+    }
+    segs >= 2 && w[w.iter().rposition(|&b| b == b'/').unwrap_or(0)..].iter().any(|&b| b.is_ascii_alphabetic() || b == b'?')
+}
+
+/// Arguments that target the system rather than a project: absolute paths outside home and
+/// web directories, drive and UNC paths, IP addresses (also in URLs), expansions.
+fn strong_arg(raw: &str) -> bool {
+    let r = raw.trim_matches(['\'', '"']);
+    let b = r.as_bytes();
+    let ip = |h: &str| h.split('.').count() == 4 && h.split('.').all(|p| !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit()));
+    let host = r.split_once("://").map(|(_, rest)| rest.split(['/', ':', '?']).next().unwrap_or(""));
+    b.first() == Some(&b'/')
+        || r.starts_with('%') && r[1..].contains('%')
+        || r.contains("/etc/")
+        || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b.len() == 2 || matches!(b[2], b'\\' | b'/')))
+        || r.starts_with("\\\\")
+        || r.starts_with('$')
+        || ip(r)
+        || host.is_some_and(|h| ip(h) || h == "localhost" || h.starts_with('['))
+        || r.contains("|")
+        || r.contains('`')
+}
+
 /// Windows `net` / `reg` / `sc` subcommands that make the word unambiguous.
 fn known_subcommand(cmd: &str, arg: &str) -> bool {
     let a = arg.to_ascii_lowercase();
     match cmd {
         "net" => matches!(a.as_str(), "user" | "users" | "view" | "localgroup" | "group" | "share" | "use" | "start" | "stop" | "session" | "accounts"),
         "reg" => matches!(a.as_str(), "add" | "query" | "delete" | "save" | "export"),
+        "netsh" => matches!(a.as_str(), "firewall" | "advfirewall" | "interface" | "wlan" | "http" | "portproxy" | "winhttp"),
         "which" | "type" | "whereis" => is_program(&base_name(&a)),
         _ => false,
     }
@@ -652,12 +834,15 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     "\n" => Some(Sep::Newline),
                     "|" | "||" | "&&" | "&" => Some(if !seen_word { Sep::Breakout } else { Sep::Chain }),
                     "$(" | "{" => Some(Sep::Subst),
-                    "(" => Some(Sep::Semi),
+                    "(" | "call(" => Some(Sep::Semi),
                     "`" => {
                         in_backtick = !in_backtick;
                         if in_backtick {
                             // Markdown code spans sit between prose words.
-                            bt_prose = i > 0 && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric()));
+                            // A word glued to the span by `=` or `/` (`?user=`whoami``) is an assignment or a
+                            // URL being built, not prose.
+                            bt_prose = i > 0
+                                && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric()) && !raw.ends_with(['=', '/']));
                             Some(Sep::Subst)
                         } else {
                             None
@@ -687,6 +872,10 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                 };
                 let cmd = base_name(norm);
                 let has_path = raw.contains('/') || raw.contains('\\');
+                if kind != Sep::Start && glob_path(norm) {
+                    // `/???/?at`, `/bin/c*t`: the shell expands the pattern to a program.
+                    out = best(out, Some(mk(NAME, Category::Cmdi, 85u8.saturating_sub(penalty), raw, "glob pattern in command position")));
+                }
                 // Arguments up to the next operator.
                 let mut args: Vec<&str> = Vec::new();
                 let mut j = i + 1;
@@ -702,7 +891,8 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     j += 1;
                 }
                 let ends = j >= toks.len() || matches!(toks[j], Tok::Op(";" | "|" | "||" | "&" | "&&" | "\n" | ")" | "`" | "}", _));
-                if is_program(&cmd) {
+                let called = matches!(toks.get(i + 1), Some(Tok::Op("call(", _)));
+                if is_program(&cmd) && !called {
                     let bin_path = raw.contains("bin/") || raw.to_ascii_lowercase().contains("system32");
                     let amb = is_ambiguous(&cmd) && !bin_path;
                     let shell_args = args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))
@@ -711,6 +901,10 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         || ifs
                         || has_path && !amb;
                     let no_args_end = args.is_empty() && ends;
+                    let whole_span = i == 1 && matches!(toks[0], Tok::Op("`", _)) && j + 1 == toks.len() && matches!(toks[j], Tok::Op("`", _));
+                    // `sleep 5`, `timeout 10`: a blind timing probe once a separator precedes it.
+                    let timing = matches!(cmd.as_str(), "sleep" | "timeout") && args.len() == 1 && args[0].bytes().all(|b| b.is_ascii_digit());
+                    let shell_args = shell_args || timing && kind != Sep::Start;
                     let conf: u8 = match kind {
                         Sep::Subst => {
                             // A backtick span in prose (markdown code) is not a substitution
@@ -722,6 +916,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                                 } else {
                                     40
                                 }
+                            } else if whole_span && !args.is_empty() && !redirect && !ifs && !*obf && !args.iter().any(|a| strong_arg(a)) {
+                                // The whole value is one backtick span holding a command line
+                                // with flags or relative names only: a markdown code span
+                                // (`` `ls -la ~/Downloads` ``), as likely as a substitution.
+                                55
                             } else if !amb || shell_args || no_args_end {
                                 90
                             } else {
@@ -759,7 +958,31 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             if *obf {
                                 85
                             } else if shell_args && (!amb || args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
-                                65
+                                // A command line without any separator runs only where the
+                                // whole value is executed: it takes a target that is an attack
+                                // anywhere (system path, IP address, expansion, redirection).
+                                // Flags and relative or web names alone are how documentation
+                                // shows a command (`rm -rf build`, `curl -H '...' https://api...`).
+                                let interp =
+                                    matches!(cmd.as_str(), "perl" | "python" | "python2" | "python3" | "ruby" | "php" | "node" | "bash" | "sh" | "zsh" | "lua");
+                                let code_flag = interp && args.first().is_some_and(|a| matches!(*a, "-e" | "-c" | "-r" | "-E"));
+                                // `wget URL`, `curl URL`: the fetch stage of a dropper (a
+                                // documented API call carries headers and options).
+                                let fetch = matches!(cmd.as_str(), "curl" | "wget" | "fetch") && args.len() == 1 && args[0].contains("://");
+                                let sub = args.first().is_some_and(|a| known_subcommand(&cmd, a));
+                                if redirect
+                                    || ifs
+                                    || has_path && !amb
+                                    || code_flag
+                                    || fetch
+                                    || sub
+                                    || args.iter().any(|a| strong_arg(a))
+                                    || RECON.contains(&cmd.as_str())
+                                {
+                                    65
+                                } else {
+                                    55
+                                }
                             } else if !amb && args.is_empty() && RECON.contains(&cmd.as_str()) {
                                 // The value is exactly a system-information command.
                                 60
@@ -770,7 +993,9 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             {
                                 65
                             } else if !amb && !args.is_empty() && (args.len() > 1 || !args[0].bytes().all(|b| b.is_ascii_alphabetic())) {
-                                60
+                                // A program name then words: a sentence about the program
+                                // (`curl is a tool...`) as often as a command line.
+                                55
                             } else if !amb && !args.is_empty() {
                                 // `curl cream`: a program name followed by one plain word.
                                 50
@@ -812,7 +1037,11 @@ fn specials(s: &str) -> Option<Hit> {
     let mut out = None;
     let mut add = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Cmdi, c, frag, why)));
     if let Some(p) = l.find("() {") {
-        if l[p..].contains(';') && l[p..].contains('}') {
+        // Bash imports `() {` at the start of an environment value as a function: nothing but
+        // blanks, a quote or an assignment before it (`f() { ... }` in code is a named
+        // function, not Shellshock).
+        let before = l[..p].trim_end().as_bytes().last().copied();
+        if matches!(before, None | Some(b'=' | b'\'' | b'"' | b':')) && l[p..].contains(';') && l[p..].contains('}') {
             add(98, &s[p..], "shellshock function definition");
         }
     }

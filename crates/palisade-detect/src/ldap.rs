@@ -41,107 +41,178 @@ enum T {
     Star,
     Nul,
     Other,
+    /// Letters or digits that are not an attribute name (a value, prose).
+    Word,
 }
 
-fn lex(s: &str) -> Vec<T> {
-    let b = s.as_bytes();
-    let mut v = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        step(1);
-        let c = b[i];
-        let t = match c {
-            b'(' => T::Open,
-            b')' => T::Close,
-            b'&' | b'|' | b'!' => T::Bool,
-            b'*' => T::Star,
-            0 => T::Nul,
-            b'=' => T::Cmp,
-            b'~' | b'>' | b'<' if b.get(i + 1) == Some(&b'=') => {
-                i += 1;
-                T::Cmp
-            }
-            c if c.is_ascii_alphabetic() => {
-                let mut j = i;
-                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'-' || b[j] == b';' || b[j] == b'.') {
-                    j += 1;
+/// The filter tokens of `s`, one at a time: no allocation, each byte read once.
+struct Lexer<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Iterator for Lexer<'_> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        let b = self.b;
+        while self.i < b.len() {
+            step(1);
+            let i = self.i;
+            let c = b[i];
+            self.i += 1;
+            return Some(match c {
+                b'(' => T::Open,
+                b')' => T::Close,
+                b'&' | b'|' | b'!' => T::Bool,
+                b'*' => T::Star,
+                0 => T::Nul,
+                b'=' => T::Cmp,
+                b'~' | b'>' | b'<' if b.get(i + 1) == Some(&b'=') => {
+                    self.i += 1;
+                    T::Cmp
                 }
-                let is_attr = b.get(j).is_some_and(|&n| n == b'=' || (matches!(n, b'~' | b'>' | b'<') && b.get(j + 1) == Some(&b'=')));
-                i = j;
-                v.push(if is_attr { T::Attr } else { T::Other });
-                continue;
-            }
-            b' ' => {
-                i += 1;
-                continue;
-            }
-            _ => T::Other,
-        };
-        v.push(t);
-        i += 1;
+                c if c.is_ascii_alphanumeric() => {
+                    let mut j = i;
+                    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'-' || b[j] == b';' || b[j] == b'.') {
+                        step(1);
+                        j += 1;
+                    }
+                    let is_attr =
+                        c.is_ascii_alphabetic() && b.get(j).is_some_and(|&n| n == b'=' || (matches!(n, b'~' | b'>' | b'<') && b.get(j + 1) == Some(&b'=')));
+                    self.i = j;
+                    if is_attr {
+                        T::Attr
+                    } else {
+                        T::Word
+                    }
+                }
+                b' ' => continue,
+                _ => T::Other,
+            });
+        }
+        None
     }
-    v
+}
+
+/// What one pass over the tokens saw.
+#[derive(Default)]
+struct Shape {
+    /// `)(` or `))(`: the application's filter closed and a new one opened.
+    breakouts: u32,
+    /// `(|(`, `(&(`, `(!(`: a boolean group of filters.
+    groups: u32,
+    /// `attr=*`: a presence (wildcard) comparison.
+    wild_cmp: u32,
+    /// `attr=`, `attr>=`...: a comparison.
+    cmps: u32,
+    /// `*))`: a wildcard value then two closing parentheses.
+    star_close_close: bool,
+    /// `(&)`, `(|)`: the absolute TRUE and FALSE filters.
+    absolute: bool,
+    first: Option<T>,
+    /// The first token that is not punctuation or a word is `*`.
+    starts_wild: bool,
+    stars: bool,
+    closes: bool,
+    opens: bool,
+    bools: bool,
+    nul: bool,
+    words: bool,
+    depth: i64,
+    min_depth: i64,
+    /// The last `)` brought the depth to the value's start level or below.
+    top_close: bool,
+}
+
+fn shape(s: &str) -> Shape {
+    let mut sh = Shape::default();
+    let (mut p1, mut p2) = (None::<T>, None::<T>);
+    let mut decided_start = false;
+    for t in (Lexer { b: s.as_bytes(), i: 0 }) {
+        if sh.first.is_none() {
+            sh.first = Some(t);
+        }
+        if !decided_start && !matches!(t, T::Other | T::Word) {
+            decided_start = true;
+            sh.starts_wild = t == T::Star;
+        }
+        match t {
+            T::Open => {
+                sh.opens = true;
+                sh.depth += 1;
+                if p1 == Some(T::Close) && sh.top_close {
+                    sh.breakouts += 1;
+                }
+                if p1 == Some(T::Bool) && p2 == Some(T::Open) {
+                    sh.groups += 1;
+                }
+            }
+            T::Close => {
+                sh.closes = true;
+                sh.depth -= 1;
+                sh.min_depth = sh.min_depth.min(sh.depth);
+                // Inside a group the value opened itself (`(&(a=1)(b=2))`), `)(` separates its
+                // operands; at or above the value's own level it ends the application's filter.
+                sh.top_close = sh.depth <= 0;
+                if p1 == Some(T::Close) && p2 == Some(T::Star) {
+                    sh.star_close_close = true;
+                }
+                if p1 == Some(T::Bool) && p2 == Some(T::Open) {
+                    sh.absolute = true;
+                }
+            }
+            T::Cmp if p1 == Some(T::Attr) => sh.cmps += 1,
+            T::Star => {
+                sh.stars = true;
+                if p1 == Some(T::Cmp) && p2 == Some(T::Attr) {
+                    sh.wild_cmp += 1;
+                }
+            }
+            T::Bool => sh.bools = true,
+            T::Nul => sh.nul = true,
+            T::Word | T::Attr => sh.words = true,
+            _ => {}
+        }
+        p2 = p1;
+        p1 = Some(t);
+    }
+    sh
 }
 
 fn analyse(s: &str) -> Option<Hit> {
     if !s.contains(['(', ')']) {
         return None;
     }
-    let toks = lex(s);
+    let sh = shape(s);
     let mut out = None;
-    // `)(`: closes the application's filter and opens another; `(|(` / `(&(` groups with a
-    // comparison; `attr=*` wildcard comparisons.
-    let mut breakouts = 0u32;
-    let mut groups = 0u32;
-    let mut wild_cmp = 0u32;
-    let mut cmps = 0u32;
-    let mut depth: i32 = 0;
-    let mut min_depth: i32 = 0;
-    for (k, t) in toks.iter().enumerate() {
-        step(1);
-        match t {
-            T::Open => depth += 1,
-            T::Close => {
-                depth -= 1;
-                min_depth = min_depth.min(depth);
-                if toks.get(k + 1) == Some(&T::Open) || toks.get(k + 1).is_some_and(|n| *n == T::Close) && toks.get(k + 2) == Some(&T::Open) {
-                    breakouts += 1;
-                }
-            }
-            T::Bool if k > 0 && toks[k - 1] == T::Open && toks.get(k + 1) == Some(&T::Open) => groups += 1,
-            T::Cmp if k > 0 && toks[k - 1] == T::Attr => {
-                cmps += 1;
-                if toks.get(k + 1) == Some(&T::Star) {
-                    wild_cmp += 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    let starts_wild =
-        toks.first() == Some(&T::Star) || toks.iter().take_while(|t| **t == T::Other).count() > 0 && toks.iter().find(|t| **t != T::Other) == Some(&T::Star);
-    let unbalanced = min_depth < 0 || depth != 0;
+    let unbalanced = sh.min_depth < 0 || sh.depth != 0;
     let mut put = |c: u8, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Ldap, c, s, why)));
-    if breakouts > 0 && (cmps > 0 || groups > 0) {
+    if sh.breakouts > 0 && (sh.cmps > 0 || sh.groups > 0) {
         put(90, "LDAP filter breakout `)(` with a new comparison");
     }
-    if groups > 0 && wild_cmp > 0 {
-        put(if unbalanced || starts_wild { 90 } else { 65 }, "LDAP OR/AND group with wildcard comparison");
+    if sh.groups > 0 && sh.wild_cmp > 0 {
+        put(if unbalanced || sh.starts_wild { 90 } else { 65 }, "LDAP OR/AND group with wildcard comparison");
     }
-    if unbalanced && (starts_wild || toks.contains(&T::Star)) && (toks.contains(&T::Close)) && (cmps > 0 || groups > 0 || toks.contains(&T::Nul)) {
+    if unbalanced && sh.stars && sh.closes && (sh.cmps > 0 || sh.groups > 0 || sh.nul) {
         put(85, "wildcard value closing the LDAP filter");
     }
-    if unbalanced && toks.contains(&T::Star) && toks.windows(3).any(|w| w == [T::Star, T::Close, T::Close]) {
+    if unbalanced && sh.star_close_close {
         put(75, "wildcard then `))` closing the LDAP filter");
     }
-    if unbalanced && toks.contains(&T::Nul) && toks.contains(&T::Close) {
+    if unbalanced && sh.nul && sh.closes {
         put(70, "NUL byte truncating an LDAP filter");
     }
-    if breakouts > 0 && toks.windows(3).any(|w| w == [T::Open, T::Bool, T::Close]) {
+    if sh.breakouts > 0 && sh.absolute {
         put(90, "LDAP filter breakout into an absolute TRUE/FALSE filter");
     }
-    if breakouts > 0 && toks.first() == Some(&T::Star) {
+    if sh.breakouts > 0 && sh.first == Some(T::Star) {
         put(80, "wildcard then filter breakout");
+    }
+    if !sh.words && sh.stars && sh.opens && sh.closes && sh.bools && s.len() <= 64 {
+        // `*()|&'`: nothing but filter metacharacters, every kind of them: a probe for
+        // unescaped filter syntax.
+        put(60, "LDAP filter metacharacter probe");
     }
     out
 }
@@ -168,6 +239,15 @@ mod tests {
             "x*)(|(mail=*))",
             "%2A%28%7C%28mail%3D%2A%29%29",
             "*)(&",
+            // Written for this detector, not taken from a corpus.
+            "jdoe)(|(objectClass=*",
+            "x*)(!(memberOf=cn=admins",
+            "*))(|(sn=*",
+            "bob)(&(uid=*)(userPassword=*))",
+            "*()|&'",
+            "*)(|(cn>=a",
+            "guest)(mail~=*",
+            "alice))\0",
         ] {
             assert!(q(v) >= 60, "{v}: {}", q(v));
         }
@@ -175,16 +255,35 @@ mod tests {
 
     #[test]
     fn benign() {
-        for v in
-            ["John (Johnny) Smith", "(555) 123-4567", "a = b (see note)", "smile :)", "f(x) = y*(z)", "cn", "(cn=John)", "*", "2*(3+4)", "price (with tax)*"]
-        {
+        for v in [
+            "John (Johnny) Smith",
+            "(555) 123-4567",
+            "a = b (see note)",
+            "smile :)",
+            "f(x) = y*(z)",
+            "cn",
+            "(cn=John)",
+            "*",
+            "2*(3+4)",
+            "price (with tax)*",
+            "Tom & Jerry (1940)",
+            "rating: 5* (excellent!)",
+            "x = (a | b) & !c",
+            "(*) see footnote",
+            "f(*args)",
+            "SELECT count(*) FROM t",
+            "a)b",
+            "(&)",
+            "filter: (&(cn=John)(sn=Smith))",
+            "(|(mail=a@example.com)(mail=b@example.com))",
+        ] {
             assert!(q(v) < 60, "{v}: {}", q(v));
         }
     }
 
     #[test]
     fn linear() {
-        for unit in [")(", "(|(a=*", "*))", "a"] {
+        for unit in [")(", "(|(a=*", "*))", "a", "(", ")", "*()|&"] {
             let v = unit.repeat(1_000_000 / unit.len());
             take_steps();
             let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::QueryValue }, Level::Strict);

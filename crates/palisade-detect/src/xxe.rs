@@ -54,7 +54,7 @@ fn word(b: &[u8], i: usize) -> usize {
 /// Literals every finding of [`analyse`] needs (markup declarations `<!`, XInclude, XSLT
 /// extension functions, `document(`, `<?import`, data islands).
 static ANCHORS: LazyLock<Anchors> =
-    LazyLock::new(|| Anchors::new(&["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc="]));
+    LazyLock::new(|| Anchors::new(&["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc=", "pingback.ping"]));
 
 fn analyse(s: &str) -> Option<Hit> {
     if !ANCHORS.any(s) {
@@ -77,6 +77,17 @@ fn analyse(s: &str) -> Option<Hit> {
             let kw = &l[i..word(b, i).min(l.len())];
             if kw == "system" || kw == "public" {
                 put(85, &s[p..], "DOCTYPE with an external DTD");
+            } else if b.get(i) == Some(&b'[') {
+                // `<!DOCTYPE x [`: an internal subset, where entities and attribute defaults
+                // are declared; no form or API value carries one.
+                put(65, &s[p..], "DOCTYPE with an internal subset");
+            }
+        } else if rest.starts_with("attlist") || rest.starts_with("element") {
+            // Markup declarations outside an XML file: attribute defaults (`xmlns`, `src`) and
+            // content models injected into the document's DTD.
+            let i = skip_ws(b, p + 9);
+            if i > p + 9 && word(b, i) > i {
+                put(60, &s[p..], "DTD markup declaration in a value");
             }
         } else if rest.starts_with("entity") {
             entities += 1;
@@ -132,6 +143,13 @@ fn analyse(s: &str) -> Option<Hit> {
         }
     }
     let mut put = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Xxe, c, frag, why)));
+    // XML-RPC `pingback.ping` with a source URL: the server fetches the URL (SSRF, reflection
+    // amplification).
+    if let Some(p) = l.find("<methodname>pingback.ping</methodname>") {
+        if l[p..].contains("://") {
+            put(65, &s[p..], "XML-RPC pingback request");
+        }
+    }
     for (pat, c, why) in [
         ("xi:include", 85u8, "XInclude"),
         ("xmlns:xi=\"http://www.w3.org/2001/xinclude\"", 80, "XInclude namespace"),
@@ -169,6 +187,12 @@ mod tests {
             "<!doctype x [ <!entity   xxe   public \"-//x\" \"http://e/\"> ]>",
             "<xi:include href=\"file:///etc/passwd\" parse=\"text\"/>",
             "<!ENTITY % int \"<!ENTITY &#37; trick SYSTEM 'http://127.0.0.1/?%file;'>\"> %int;",
+            // Written for this detector.
+            "<!DOCTYPE r [<!ATTLIST img src CDATA \"javascript:x\">]><r/>",
+            "<!doctype page[",
+            "  <!ATTLIST a xmlns CDATA #FIXED \"http://www.w3.org/1999/xhtml\">",
+            "<!ELEMENT x ANY>",
+            "<?xml version=\"1.0\"?><methodCall><methodName>pingback.ping</methodName><params><param><value><string>http://203.0.113.5/</string></value></param></params></methodCall>",
         ] {
             assert!(q(v) >= 60, "{v}: {}", q(v));
         }
@@ -176,15 +200,23 @@ mod tests {
 
     #[test]
     fn benign() {
-        for v in ["<?xml version=\"1.0\"?><a>b</a>", "<!DOCTYPE html><html></html>", "<!-- comment --><a/>", "100% of <b>x</b>", "<!DOCTYPE note PUBLICATION>"]
-        {
+        for v in [
+            "<?xml version=\"1.0\"?><a>b</a>",
+            "<!DOCTYPE html><html></html>",
+            "<!-- comment --><a/>",
+            "100% of <b>x</b>",
+            "<!DOCTYPE note PUBLICATION>",
+            "the <!ELEMENT> and <!ATTLIST> declarations",
+            "<methodCall><methodName>demo.sayHello</methodName><params></params></methodCall>",
+            "<methodName>pingback.ping</methodName> takes two URLs",
+        ] {
             assert!(q(v) < 60, "{v}: {}", q(v));
         }
     }
 
     #[test]
     fn linear() {
-        for unit in ["<!ENTITY ", "<!DOCTYPE ", "%x;", "<!"] {
+        for unit in ["<!ENTITY ", "<!DOCTYPE ", "%x;", "<!", "<!DOCTYPE [", "<!ATTLIST a ", "<methodname>pingback.ping</methodname>"] {
             let v = unit.repeat(1_000_000 / unit.len());
             take_steps();
             let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::XmlDocument }, Level::Strict);

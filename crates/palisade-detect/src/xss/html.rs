@@ -89,8 +89,21 @@ pub(crate) fn scan(s: &str, best: &mut Best, steps: &mut usize) {
             // End tag: `</script>` ends a script block (breakout from a JS context).
             let n = tag_name(b, at + 2);
             if eq_lower(&b[at + 2..n], b"script") {
-                best.add(50, "</script> end tag", at);
+                // Right after a JavaScript string, block or statement end (`'}}</script>`,
+                // `";</script>`), the end tag is a breakout from a script block.
+                let mut k = at;
+                while k > 0 && is_ws(b[k - 1]) {
+                    k -= 1;
+                }
+                let after_js = k > 0 && matches!(b[k - 1], b'\'' | b'"' | b'`' | b';' | b'}' | b')' | b']');
+                best.add(if after_js { 65 } else { 50 }, "</script> end tag", at);
             }
+            continue;
+        }
+        if c == b'?' && b.len() >= at + 16 && b[at + 2..at + 16].eq_ignore_ascii_case(b"xml-stylesheet") {
+            // A stylesheet processing instruction makes the document run an XSLT or CSS sheet
+            // of the attacker's choice.
+            best.add(65, "<?xml-stylesheet> processing instruction", at);
             continue;
         }
         if c == b'?' && b.len() >= at + 8 && b[at + 2..at + 8].eq_ignore_ascii_case(b"import") {
@@ -105,6 +118,26 @@ pub(crate) fn scan(s: &str, best: &mut Best, steps: &mut usize) {
         let ne = tag_name(b, at + 1);
         *steps += ne - at;
         let name = &b[at + 1..ne];
+        // Old parsers drop NUL in tag names: `<scr\0ipt>`, `<scr%00ipt>` after decoding.
+        if name.len() <= 24 && (name.contains(&0) || memchr::memmem::find(name, b"\\0").is_some()) {
+            let mut buf = [0u8; 24];
+            let mut n = 0;
+            let mut k = 0;
+            while k < name.len() {
+                if name[k] == 0 {
+                    k += 1;
+                } else if name[k] == b'\\' && name.get(k + 1) == Some(&b'0') {
+                    k += 2;
+                } else {
+                    buf[n] = name[k];
+                    n += 1;
+                    k += 1;
+                }
+            }
+            if eq_lower(&buf[..n], b"script") {
+                best.add(85, "<script> element with a NUL in its name", at);
+            }
+        }
         attrs.clear();
         let (end, closed) = attributes(s, ne, &mut attrs, steps);
         judge_tag(s, name, &attrs, closed, at, end, best, steps, &mut css_done);
@@ -174,7 +207,7 @@ fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, 
     let adj = |c: u8| if closed { c } else { c.saturating_sub(5) };
     if eq_lower(name, b"script") {
         best.add(adj(92), "<script> element", at);
-    } else if name_is(name, &[b"iframe", b"frame", b"frameset", b"object", b"embed", b"applet"]) {
+    } else if name_is(name, &[b"iframe", b"frame", b"frameset", b"object", b"embed", b"applet", b"layer", b"ilayer"]) {
         best.add(adj(if attrs.is_empty() { 55 } else { 70 }), "embedding element", at);
     } else if name_is(name, &[b"base", b"import", b"xml"]) {
         best.add(adj(if attrs.is_empty() { 40 } else { 65 }), "base/import/xml element", at);
@@ -182,6 +215,14 @@ fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, 
         best.add(adj(62), "<link> to an external resource", at);
     } else if eq_lower(name, b"meta") && attrs.iter().any(|a| a.name.eq_ignore_ascii_case("http-equiv")) {
         best.add(adj(65), "<meta http-equiv>", at);
+    } else if eq_lower(name, b"meta")
+        && attrs.iter().any(|a| {
+            a.name.eq_ignore_ascii_case("charset")
+                && a.value.is_some_and(|v| v.to_ascii_lowercase().contains("utf7") || v.to_ascii_lowercase().contains("utf-7"))
+        })
+    {
+        // The rest of the page is read as UTF-7: `+ADw-script+AD4-` becomes markup.
+        best.add(adj(75), "<meta charset> switching to UTF-7", at);
     } else if name_is(name, &[b"style"]) && end < *css_done {
         best.add(40, "<style> element", at);
     } else if name_is(name, &[b"style"]) {
@@ -202,13 +243,26 @@ fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, 
         best.add(if closed { 30 } else { 20 }, "active element", at);
     }
     let animates_handler = name_is(name, &[b"set", b"animate", b"animatetransform", b"animatemotion"])
+        && attrs.iter().any(|a| a.name.eq_ignore_ascii_case("attributename") && a.value.is_some_and(|v| is_handler(v.trim()) || ends_with_href(v.trim())));
+    // XML Events (`<listener event="load" handler="#x">`, `ev:handler=`): a handler bound by
+    // markup, no `on...` attribute needed.
+    if attrs.iter().any(|a| a.value.is_some_and(|v| v.contains("w3.org/2001/xml-events")))
         && attrs
             .iter()
-            .any(|a| a.name.eq_ignore_ascii_case("attributename") && a.value.is_some_and(|v| is_handler(v.trim()) || v.trim().eq_ignore_ascii_case("href")));
+            .any(|a| a.name.len() >= 7 && a.name.as_bytes()[a.name.len() - 7..].eq_ignore_ascii_case(b"handler") || a.name.eq_ignore_ascii_case("ev:event"))
+    {
+        best.add(adj(75), "XML Events handler", at);
+    }
     let is_meta = eq_lower(name, b"meta");
     for a in attrs {
         judge_attr(name, a, animates_handler, is_meta, best, steps, adj);
     }
+}
+
+/// `href`, `xlink:href`: the attribute an SVG animation must not rewrite.
+fn ends_with_href(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() >= 4 && b[b.len() - 4..].eq_ignore_ascii_case(b"href") && (b.len() == 4 || b[b.len() - 5] == b':')
 }
 
 fn judge_attr(tag: &[u8], a: &Attr<'_>, animates_handler: bool, is_meta: bool, best: &mut Best, steps: &mut usize, adj: impl Fn(u8) -> u8) {

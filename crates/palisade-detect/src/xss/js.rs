@@ -243,7 +243,11 @@ pub(crate) fn url_and_calls(s: &str, best: &mut Best, steps: &mut usize) {
         let whole = before.bytes().all(|c| is_ident(c) || c == b'.')
             && (close.is_some_and(|c| c == t.len()) || t.ends_with('`'))
             && (is_proof(&b[at..]) || b[at] == b'[');
-        best.add(if statementish || whole { 65 } else { 55 }, "sink call in script context", at);
+        // Code being shown: a statement that starts with a keyword or name and opens a block
+        // after a condition or parameter list (`if (x) { alert('saved'); }`). Breakouts
+        // into such code are judged by `string_breakout`.
+        let shown_code = b.first().is_some_and(|c| c.is_ascii_alphabetic()) && (before.contains("){") || before.contains(") {"));
+        best.add(if (statementish || whole) && !shown_code { 65 } else { 55 }, "sink call in script context", at);
     } else if let Some(at) = global_computed_call(s) {
         best.add(65, "computed call on the global object", at);
     } else if let Some(at) = sink_as_value(s) {

