@@ -155,7 +155,11 @@ fn norm_body(body: &str) -> String {
     while i < b.len() {
         step(1);
         if b[i] == b'\\' && i + 3 < b.len() && (b[i + 1] == b'x' || b[i + 1] == b'X') {
-            if let Ok(v) = u8::from_str_radix(&body[i + 2..i + 4], 16) {
+            // Bytes, not a str slice: the two characters after `\x` may be anything,
+            // including the middle of a multi-byte character.
+            let hex = |c: u8| (c as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(b[i + 2]), hex(b[i + 3])) {
+                let v = (h * 16 + l) as u8;
                 if v.is_ascii() {
                     o.push(v as char);
                     i += 4;

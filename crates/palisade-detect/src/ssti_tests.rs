@@ -79,3 +79,15 @@ fn linear_on_large_inputs() {
         assert!(steps < 80 * v.len() as u64, "{unit}: {steps}");
     }
 }
+
+#[test]
+fn hex_escape_before_a_multibyte_character_does_not_panic() {
+    // Found by the detect_misc fuzz target: `\x0` followed by a two-byte character.
+    let v = "#$set(\u{1c}${.pope~(\\pe~(\\x0\u{2cc}p}\u{2}k$e";
+    let _ = detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict);
+    let v = "${\\x4\u{e9}}";
+    let _ = detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict);
+    // And a real escape still decodes.
+    let v = "${T(java.lang.Runtime).getRuntime().exec('\\x69d')}";
+    assert!(detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Balanced).is_some());
+}
