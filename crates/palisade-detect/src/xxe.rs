@@ -48,6 +48,10 @@ fn word(b: &[u8], i: usize) -> usize {
     while j < lim && !b[j].is_ascii_whitespace() && !matches!(b[j], b'>' | b'"' | b'\'' | b'[') {
         j += 1;
     }
+    // Cut at the limit: never inside a multi-byte character (callers slice the text there).
+    while j > i && j < b.len() && (b[j] & 0xC0) == 0x80 {
+        j -= 1;
+    }
     j
 }
 
@@ -128,7 +132,7 @@ fn analyse(s: &str) -> Option<Hit> {
         for (p, _) in l.match_indices('%') {
             step(1);
             let e = word(b, p + 1);
-            if e > p + 1 && l.as_bytes().get(e) != Some(&b'"') && l[..e.min(l.len())].ends_with(';') {
+            if e > p + 1 && b.get(e) != Some(&b'"') && b[..e.min(b.len())].ends_with(b";") {
                 put(85, &s[p..], "parameter entity reference");
                 break;
             }
@@ -221,6 +225,17 @@ mod tests {
             take_steps();
             let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::XmlDocument }, Level::Strict);
             assert!(take_steps() < 80 * v.len() as u64, "{unit}");
+        }
+    }
+
+    #[test]
+    fn long_names_ending_inside_a_multibyte_character_do_not_panic() {
+        // Found by the detect_misc fuzz target: a name cut at its 256-byte limit inside `€`.
+        for prefix in ["<!DOCTYPE x [ %", "<!DOCTYPE ", "<!ENTITY ", "<!ENTITY % "] {
+            for pad in 0..4 {
+                let v = format!("{prefix}{}{}€€;>", "a".repeat(250), "b".repeat(pad));
+                let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::XmlDocument }, Level::Strict);
+            }
         }
     }
 }
