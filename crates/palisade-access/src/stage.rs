@@ -530,7 +530,7 @@ impl AccessStage {
             for pair in q.split('&') {
                 let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
                 if k == name {
-                    return Some(percent_decode(v));
+                    return Some(palisade_core::form_decode(v));
                 }
             }
         }
@@ -650,34 +650,6 @@ fn cookie<'h>(headers: &'h http::HeaderMap, name: &str) -> Option<&'h str> {
         }
     }
     None
-}
-
-fn percent_decode(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains(['%', '+']) {
-        return s.into();
-    }
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' if i + 2 < b.len() => {
-                let h = |c: u8| (c as char).to_digit(16);
-                match (h(b[i + 1]), h(b[i + 2])) {
-                    (Some(x), Some(y)) => {
-                        out.push((x * 16 + y) as u8);
-                        i += 3;
-                        continue;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned().into()
 }
 
 impl Stage for AccessStage {

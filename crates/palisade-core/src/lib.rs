@@ -196,6 +196,37 @@ impl Context {
     }
 }
 
+/// Decode one `application/x-www-form-urlencoded` value (query parameters, cookies as sent):
+/// `%XX` escapes and `+` as a space; a malformed escape stays as it is and invalid UTF-8
+/// becomes U+FFFD. Borrows when there is nothing to decode.
+pub fn form_decode(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains(['%', '+']) {
+        return s.into();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => {
+                let hex = |c: u8| (c as char).to_digit(16);
+                match (hex(b[i + 1]), hex(b[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 3;
+                        continue;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned().into()
+}
+
 /// True when `location` is `prefix` or lies under it (`body/a/b` is within `body/a`, `query.q`
 /// within `query`), so that `body/ab` is not within `body/a`.
 pub fn location_within(location: &str, prefix: &str) -> bool {

@@ -167,3 +167,13 @@ fn locations_nest_only_at_separators() {
     assert!(!location_within("query.qq", "query.q"));
     assert!(!location_within("body", "body/a"));
 }
+
+#[test]
+fn form_decode_escapes_plus_and_malformed_input() {
+    use std::borrow::Cow;
+    assert!(matches!(crate::form_decode("plain"), Cow::Borrowed("plain")));
+    assert_eq!(crate::form_decode("a%20b+c%2Bd"), "a b c+d");
+    assert_eq!(crate::form_decode("100%"), "100%");
+    assert_eq!(crate::form_decode("%zz%4"), "%zz%4");
+    assert_eq!(crate::form_decode("%ff"), "\u{fffd}");
+}

@@ -225,7 +225,7 @@ impl Redactor {
                 Some((n, v)) => (n, Some(v)),
                 None => (pair, None),
             };
-            let decoded = percent_decode_lossy(name);
+            let decoded = palisade_core::form_decode(name);
             out.push_str(name);
             if let Some(v) = value {
                 out.push('=');
@@ -333,31 +333,6 @@ pub fn truncate(mut s: String, max: usize) -> String {
         s.truncate(end);
     }
     s
-}
-
-fn percent_decode_lossy(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' if i + 2 < b.len() => {
-                let hex = |c: u8| (c as char).to_digit(16);
-                match (hex(b[i + 1]), hex(b[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 3;
-                        continue;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Unix time in milliseconds.
