@@ -275,29 +275,11 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// `a=1&b=x%20y` → [("a","1"), ("b","x y")] (`+` is a space).
 pub fn query_pairs(q: &str) -> Vec<(String, String)> {
-    q.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, ""))).map(|(k, v)| (pct(k), pct(v))).collect()
-}
-
-fn pct(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' if i + 2 < b.len() => match (char::from(b[i + 1]).to_digit(16), char::from(b[i + 2]).to_digit(16)) {
-                (Some(h), Some(l)) => {
-                    out.push((h * 16 + l) as u8);
-                    i += 3;
-                    continue;
-                }
-                _ => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.split_once('=').unwrap_or((p, "")))
+        .map(|(k, v)| (palisade_core::form_decode(k).into_owned(), palisade_core::form_decode(v).into_owned()))
+        .collect()
 }
 
 fn json_text(status: StatusCode, body: &str) -> Response<RespBody> {
