@@ -52,7 +52,7 @@ static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(SPECIA
 
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`CmdiDetector::check`]'s own
 /// (`%` for residual escapes, the [`specials`] anchors, a program in command position).
-const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(program_in_command_position) };
+const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(program_in_command_position), test_bytes: "" };
 
 static SORTED_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut v = PROGRAMS.to_vec();
@@ -153,6 +153,17 @@ fn program_in_command_position(d: &str) -> bool {
         }
         if content {
             cmdpos = false;
+            // Nothing is in command position again before the next operator: skip to it (a
+            // superset of the tokenizer's resets: an operator inside `${IFS...}` counts too).
+            while i < b.len() {
+                let c = b[i];
+                if matches!(c, b';' | b'|' | b'&' | b'`' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' | b'\n' | b'\r' | b'$' | b'\\')
+                    && (is_gate_op(c, b.get(i + 1).copied().unwrap_or(0)) || (c == b'\\' && csi_len(&b[i..]) > 0))
+                {
+                    break;
+                }
+                i += 1;
+            }
         }
     }
     false

@@ -58,17 +58,20 @@ pub const FAMILIES: &[(&[&str], &str)] = &[
 ];
 
 /// Bits of the class table beyond the families.
-const DECODE: u32 = 1 << 30;
-const NON_B64: u32 = 1 << 29;
+const DECODE: u64 = 1 << 30;
+const NON_B64: u64 = 1 << 29;
 /// Families bits are `1 << index in FAMILIES`.
-const ALL_FAMILIES: u32 = (1 << FAMILIES.len()) - 1;
+const ALL_FAMILIES: u64 = (1 << FAMILIES.len()) - 1;
+/// Bits 32.. of the class table: bit `32 + k` is set for the bytes of the `k`-th gate test's
+/// [`Gate::test_bytes`] (at most 32 tests declare bytes; further ones always run).
+const TEST_SHIFT: u32 = 32;
 
 fn family_of(name: &str) -> Option<usize> {
     FAMILIES.iter().position(|(names, _)| names.contains(&name))
 }
 
-fn class_table() -> [u32; 256] {
-    let mut t = [0u32; 256];
+fn class_table(gates: &Gates) -> [u64; 256] {
+    let mut t = [0u64; 256];
     for (b, slot) in t.iter_mut().enumerate() {
         let b = b as u8;
         let mut m = 0;
@@ -86,6 +89,11 @@ fn class_table() -> [u32; 256] {
         }
         if !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_')) {
             m |= NON_B64;
+        }
+        for (k, (_, need, _)) in gates.tests.iter().enumerate() {
+            if *need != 0 && need_bytes(gates, k).contains(&b) {
+                m |= 1 << (TEST_SHIFT as usize + k);
+            }
         }
         *slot = m;
     }
@@ -105,7 +113,15 @@ struct Gates {
     dfa: Option<DFA>,
     /// Per pattern of `dfa`: the gates it opens, whether it must stand as a word, its length.
     pats: Vec<(u64, bool, usize)>,
-    tests: Vec<(u64, GateTest)>,
+    /// (detector bit, class-table bit its test needs (0: none), test).
+    tests: Vec<(u64, u64, GateTest)>,
+    /// The [`Gate::test_bytes`] of each test.
+    test_bytes: Vec<&'static [u8]>,
+}
+
+/// Bytes the `k`-th test needs (empty: none).
+fn need_bytes(gates: &Gates, k: usize) -> &'static [u8] {
+    gates.test_bytes[k]
 }
 
 /// A gate's structural test ([`Gate::test`]).
@@ -113,7 +129,7 @@ type GateTest = fn(&str) -> bool;
 
 impl Gates {
     fn new(gates: &[Option<Gate>]) -> Gates {
-        let mut g = Gates { bytes: [0; 256], gated: 0, literal: 0, dfa: None, pats: Vec::new(), tests: Vec::new() };
+        let mut g = Gates { bytes: [0; 256], gated: 0, literal: 0, dfa: None, pats: Vec::new(), tests: Vec::new(), test_bytes: Vec::new() };
         let mut lits: Vec<(String, bool, u64)> = Vec::new();
         for (i, gate) in gates.iter().enumerate().take(64) {
             let Some(gate) = gate else { continue };
@@ -135,7 +151,10 @@ impl Gates {
                 }
             }
             if let Some(t) = gate.test {
-                g.tests.push((bit, t));
+                let k = g.tests.len();
+                let need = if gate.test_bytes.is_empty() || k >= 32 { 0 } else { 1u64 << (TEST_SHIFT as usize + k) };
+                g.tests.push((bit, need, t));
+                g.test_bytes.push(if need == 0 { &[] } else { gate.test_bytes.as_bytes() });
             }
         }
         if !lits.is_empty() {
@@ -182,20 +201,21 @@ impl Gates {
         m
     }
 
-    /// The gates `t` opens, given those its bytes opened (`open`). Ungated detectors are set.
-    fn admit(&self, t: &str, open: u64) -> u64 {
+    /// The gates `t` opens, given those its bytes opened (`open`) and its class bits
+    /// (`class`, for [`Gate::test_bytes`]). Only gated detectors' bits are set.
+    fn admit(&self, t: &str, open: u64, class: u64) -> u64 {
         let mut m = open & self.gated;
         if self.literal & !m != 0 {
             if let Some(dfa) = &self.dfa {
                 m = self.literals(dfa, t.as_bytes(), m);
             }
         }
-        for (bit, test) in &self.tests {
-            if m & bit == 0 && test(t) {
+        for (bit, need, test) in &self.tests {
+            if m & bit == 0 && (*need == 0 || class & need != 0) && test(t) {
                 m |= bit;
             }
         }
-        m | !self.gated
+        m
     }
 }
 
@@ -325,23 +345,110 @@ impl Report {
 pub struct Scratch {
     pub decoder: Decoder,
     pub extract: extract::Scratch,
+    memo: Memo,
+}
+
+/// The values of the current phase that were judged clean, so that a value repeated in one
+/// request (the keys of an array of objects, enumerations, flags) is judged once. Keyed by
+/// field kind and the exact bytes (compared, not only hashed: a hash collision cannot hide a
+/// value); only values of at most [`Memo::MAX_LEN`] bytes; bounded table and arena, at most
+/// [`Memo::PROBES`] comparisons per lookup (colliding values are simply judged again).
+#[derive(Debug)]
+struct Memo {
+    /// (generation, arena offset, length, kind) per slot; a slot of an older generation is empty.
+    slots: Box<[(u32, u32, u16, u8)]>,
+    arena: Vec<u8>,
+    generation: u32,
+}
+
+impl Default for Memo {
+    fn default() -> Self {
+        Memo { slots: vec![(0, 0, 0, 0); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
+    }
+}
+
+impl Memo {
+    const SLOTS: usize = 512;
+    const MAX_LEN: usize = 64;
+    const MAX_ARENA: usize = 16 << 10;
+    const PROBES: usize = 4;
+
+    /// Forget every value (one per phase).
+    fn reset(&mut self) {
+        self.arena.clear();
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.fill((0, 0, 0, 0));
+            self.generation = 1;
+        }
+    }
+
+    #[inline]
+    fn hash(kind: u8, v: &[u8]) -> usize {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = (kind as u64) ^ ((v.len() as u64) << 8);
+        let mut chunks = v.chunks_exact(8);
+        for c in &mut chunks {
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(c.try_into().unwrap_or_default())).wrapping_mul(K);
+        }
+        let mut last = [0u8; 8];
+        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
+        (h >> 32) as usize
+    }
+
+    /// Whether `v` (of `kind`) was judged clean in this phase; else the slot to remember it in.
+    #[inline]
+    fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<usize>> {
+        if v.len() > Memo::MAX_LEN {
+            return Err(None);
+        }
+        let h = Memo::hash(kind, v);
+        let mut free = None;
+        for p in 0..Memo::PROBES {
+            let i = (h + p) % Memo::SLOTS;
+            let (g, off, len, k) = self.slots[i];
+            if g != self.generation {
+                free = free.or(Some(i));
+                break;
+            }
+            if k == kind && len as usize == v.len() && self.arena.get(off as usize..off as usize + v.len()) == Some(v) {
+                return Ok(());
+            }
+        }
+        Err(free)
+    }
+
+    #[inline]
+    fn remember(&mut self, slot: usize, kind: u8, v: &[u8]) {
+        if self.arena.len() + v.len() > Memo::MAX_ARENA {
+            return;
+        }
+        let off = self.arena.len() as u32;
+        self.arena.extend_from_slice(v);
+        self.slots[slot] = (self.generation, off, v.len() as u16, kind);
+    }
 }
 
 struct Entry {
     det: Box<dyn Detector>,
-    /// Family bit; 0 = no pre-filter. Unused when the detector has a gate.
-    bit: u32,
-    /// Declared a [`Gate`] (checked instead of the family bit).
-    gated: bool,
-    /// Whether it sees whole XML documents.
-    xml_document: bool,
 }
+
+/// Number of [`FieldKind`]s (indexes of [`Engine::by_field`]).
+const FIELD_KINDS: usize = FieldKind::XmlDocument as usize + 1;
 
 /// The compiled engine.
 pub struct Engine {
     detectors: Vec<Entry>,
-    table: [u32; 256],
+    table: [u64; 256],
     gates: Gates,
+    /// Ungated detectors shown every value (not in [`FAMILIES`]).
+    ungated_always: u64,
+    /// Ungated detectors with a family: (family bit, detector bit).
+    ungated_family: Vec<(u64, u64)>,
+    /// Per field kind: the detectors that judge it ([`Detector::applies_to`]; whole XML
+    /// documents only go to the XML detectors).
+    by_field: [u64; FIELD_KINDS],
     extractor: Extractor,
     config: EngineConfig,
 }
@@ -352,6 +459,9 @@ impl fmt::Debug for Engine {
     }
 }
 
+/// Most detectors an engine holds (bit sets of `u64`).
+pub const MAX_DETECTORS: usize = 64;
+
 impl Engine {
     /// The built-in detectors ([`crate::registry::detectors`]).
     pub fn new(config: EngineConfig) -> Result<Engine, String> {
@@ -359,20 +469,34 @@ impl Engine {
     }
 
     pub fn with_detectors(detectors: Vec<Box<dyn Detector>>, config: EngineConfig) -> Result<Engine, String> {
+        if detectors.len() > MAX_DETECTORS {
+            return Err(format!("{} detectors: an engine holds at most {MAX_DETECTORS}", detectors.len()));
+        }
         let extractor = Extractor::new(&config.headers, config.limits)?;
         let declared: Vec<Option<Gate>> = detectors.iter().map(|d| d.gate()).collect();
         let gates = Gates::new(&declared);
-        let detectors = detectors
-            .into_iter()
-            .enumerate()
-            .map(|(i, det)| {
-                let fam = family_of(det.name());
-                let bit = fam.map_or(0, |i| 1 << i);
-                let xml_document = fam == family_of("xxe");
-                Entry { det, bit, gated: gates.gated & (1u64 << (i & 63)) != 0 && i < 64, xml_document }
-            })
-            .collect();
-        Ok(Engine { detectors, table: class_table(), gates, extractor, config })
+        let (mut ungated_always, mut ungated_family, mut by_field) = (0u64, Vec::new(), [0u64; FIELD_KINDS]);
+        let mut entries = Vec::with_capacity(detectors.len());
+        for (i, det) in detectors.into_iter().enumerate() {
+            let bit = 1u64 << i;
+            let fam = family_of(det.name());
+            let xml_document = fam.is_some() && fam == family_of("xxe");
+            if gates.gated & bit == 0 {
+                match fam {
+                    Some(f) => ungated_family.push((1u64 << f, bit)),
+                    None => ungated_always |= bit,
+                }
+            }
+            for (k, slot) in by_field.iter_mut().enumerate() {
+                let kind = FieldKind::ALL[k];
+                if det.applies_to(kind) && (kind != FieldKind::XmlDocument || xml_document) {
+                    *slot |= bit;
+                }
+            }
+            entries.push(Entry { det });
+        }
+        let table = class_table(&gates);
+        Ok(Engine { detectors: entries, table, gates, ungated_always, ungated_family, by_field, extractor, config })
     }
 
     pub fn detector_names(&self) -> Vec<&'static str> {
@@ -385,7 +509,7 @@ impl Engine {
 
     /// Scratch buffers sized for this engine.
     pub fn scratch(&self) -> Scratch {
-        Scratch { decoder: Decoder::new(self.config.decode), extract: extract::Scratch::default() }
+        Scratch { decoder: Decoder::new(self.config.decode), extract: extract::Scratch::default(), memo: Memo::default() }
     }
 
     /// Both phases at the configured level, with fresh buffers (tests, tools). The proxy uses
@@ -402,12 +526,28 @@ impl Engine {
     }
 
     /// Inspect one phase (head: path, query, headers, cookies; body: the body) into `report`
-    /// (cleared first).
+    /// (cleared first). A value that occurs again in the phase with the same field kind is
+    /// judged once when it was clean the first time ([`Memo`]).
     pub fn inspect_phase(&self, req: &RequestView<'_>, phase: Phase, level: Level, scratch: &mut Scratch, report: &mut Report) {
         report.clear();
-        let Scratch { decoder, extract } = scratch;
+        let Scratch { decoder, extract, memo } = scratch;
         decoder.set_limits(self.config.decode);
-        let mut f = |field: &extract::Field<'_>| self.scan(field.value, field.kind, &field.location, level, decoder, &mut report.findings);
+        memo.reset();
+        let findings = &mut report.findings;
+        let mut f = |field: &extract::Field<'_>| {
+            let kind = field.kind as u8;
+            let slot = match memo.find(kind, field.value.as_bytes()) {
+                Ok(()) => return ControlFlow::Continue(()),
+                Err(slot) => slot,
+            };
+            let before = findings.len();
+            let mut excluded = false;
+            let r = self.scan(field.value, field.kind, &field.location, level, decoder, findings, &mut excluded);
+            if let Some(slot) = slot.filter(|_| findings.len() == before && !excluded) {
+                memo.remember(slot, kind, field.value.as_bytes());
+            }
+            r
+        };
         let (counts, r) = match phase {
             Phase::Head => self.extractor.head(req, extract, &mut f),
             Phase::Body => self.extractor.body(req, extract, &mut f),
@@ -420,12 +560,12 @@ impl Engine {
 
     /// Inspect one value (corpus evaluation, benchmarks, tests).
     pub fn inspect_value(&self, value: &str, kind: FieldKind, location: &Location<'_>, level: Level, scratch: &mut Scratch, findings: &mut Vec<Finding>) {
-        let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings);
+        let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings, &mut false);
     }
 
-    /// Family and decoding bits, and the gates the bytes open.
+    /// Class bits ([`FAMILIES`], decoding, test bytes) and the gates the bytes open.
     #[inline]
-    fn classify(&self, s: &str) -> (u32, u64) {
+    fn classify(&self, s: &str) -> (u64, u64) {
         let (mut m, mut g) = (0, 0);
         for &b in s.as_bytes() {
             m |= self.table[b as usize];
@@ -434,96 +574,100 @@ impl Engine {
         (m, g)
     }
 
+    /// The detectors the pre-filters let see a text with class bits `mask` that opened the
+    /// gates `admit`.
+    #[inline]
+    fn admitted_set(&self, mask: u64, admit: u64) -> u64 {
+        let mut m = (admit & self.gates.gated) | self.ungated_always;
+        for &(fam, bit) in &self.ungated_family {
+            if mask & fam != 0 {
+                m |= bit;
+            }
+        }
+        m
+    }
+
     /// Names of the detectors the pre-filters (gates, or family bits for detectors without a
     /// gate) let see `t` as a candidate (tests and tools: the soundness check of the gates).
     pub fn admitted(&self, t: &str) -> Vec<&'static str> {
         let (mask, open) = self.classify(t);
-        let admit = self.gates.admit(t, open);
-        self.detectors.iter().enumerate().filter(|(i, e)| self.admits(*i, e, mask, admit)).map(|(_, e)| e.det.name()).collect()
+        let set = self.admitted_set(mask, self.gates.admit(t, open, mask));
+        self.detectors.iter().enumerate().filter(|(i, _)| set & (1u64 << i) != 0).map(|(_, e)| e.det.name()).collect()
     }
 
-    #[inline]
-    fn admits(&self, i: usize, e: &Entry, mask: u32, admit: u64) -> bool {
-        if e.gated {
-            admit & (1u64 << (i & 63)) != 0
-        } else {
-            e.bit == 0 || mask & e.bit != 0
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        &self,
+        raw: &str,
+        kind: FieldKind,
+        loc: &Location<'_>,
+        level: Level,
+        dec: &mut Decoder,
+        out: &mut Vec<Finding>,
+        excluded: &mut bool,
+    ) -> ControlFlow<()> {
+        let applies = self.by_field[kind as usize];
+        if applies == 0 {
+            return ControlFlow::Continue(());
         }
-    }
-
-    fn scan(&self, raw: &str, kind: FieldKind, loc: &Location<'_>, level: Level, dec: &mut Decoder, out: &mut Vec<Finding>) -> ControlFlow<()> {
         let (mask, open) = self.classify(raw);
         let mut fired = 0u64;
         let mut location: Option<String> = None;
         let may_b64 = mask & NON_B64 == 0 && raw.len() >= BASE64_MIN_LEN;
         if mask & DECODE == 0 && !may_b64 {
-            let admit = self.gates.admit(raw, open);
+            let todo = self.admitted_set(mask, self.gates.admit(raw, open, mask)) & applies;
+            if todo == 0 {
+                return ControlFlow::Continue(());
+            }
             let input = Input { raw, decoded: raw, field: kind };
-            return self.run(&input, mask, admit, Transforms::NONE, level, loc, &mut location, &mut fired, out);
+            return self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded);
         }
         let cands = dec.decode(raw);
         for c in cands.iter() {
             let (cmask, copen) = if c.transforms.is_empty() { (mask, open) } else { self.classify(c.text) };
-            let admit = self.gates.admit(c.text, copen);
+            let todo = self.admitted_set(cmask, self.gates.admit(c.text, copen, cmask)) & applies;
+            if todo & !fired == 0 {
+                continue;
+            }
             // The raw value is the first candidate and every detector has judged it already:
             // a derived candidate is shown alone (detectors that also look at `raw` would
             // only repeat that work).
             let input = Input { raw: c.text, decoded: c.text, field: kind };
-            self.run(&input, cmask, admit, c.transforms, level, loc, &mut location, &mut fired, out)?;
+            self.run(&input, todo, c.transforms, level, loc, &mut location, &mut fired, out, excluded)?;
         }
         ControlFlow::Continue(())
     }
 
+    /// Runs the detectors of the set `todo` (minus those that `fired` already on this value).
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         input: &Input<'_>,
-        mask: u32,
-        admit: u64,
+        todo: u64,
         transforms: Transforms,
         level: Level,
         loc: &Location<'_>,
         location: &mut Option<String>,
         fired: &mut u64,
         out: &mut Vec<Finding>,
+        excluded: &mut bool,
     ) -> ControlFlow<()> {
         let threshold = threshold(level);
-        // Visit only the detectors the pre-filters admitted (set bits; detectors past the
-        // 64th are visited one by one).
-        let n = self.detectors.len();
-        let mut todo = admit & !*fired & if n >= 64 { !0 } else { (1u64 << n) - 1 };
-        let rest = 64..n.max(64);
-        let order = std::iter::from_fn(move || {
-            (todo != 0).then(|| {
-                let i = todo.trailing_zeros() as usize;
-                todo &= todo - 1;
-                i
-            })
-        })
-        .chain(rest);
-        for i in order {
+        let mut todo = todo & !*fired;
+        while todo != 0 {
+            let i = todo.trailing_zeros() as usize;
+            todo &= todo - 1;
             let e = &self.detectors[i];
-            let bit = 1u64 << (i & 63);
-            if *fired & bit != 0 && i < 64 {
-                continue;
-            }
-            if (input.field == FieldKind::XmlDocument) != e.xml_document && input.field == FieldKind::XmlDocument {
-                continue;
-            }
-            if !self.admits(i, e, mask, admit) {
-                continue;
-            }
             let Some(hit) = e.det.check(input, level) else { continue };
             if hit.confidence < threshold {
                 continue;
             }
             let loc_str = location.get_or_insert_with(|| loc.to_string());
             if self.config.exclusions.iter().any(|x| x.covers(hit.detector, hit.category, loc_str)) {
+                *excluded = true;
                 continue;
             }
-            if i < 64 {
-                *fired |= bit;
-            }
+            *fired |= 1u64 << i;
             out.push(Finding {
                 detector: hit.detector,
                 category: hit.category,

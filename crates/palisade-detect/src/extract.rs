@@ -4,7 +4,8 @@
 //! and values, the configured headers (by default `User-Agent`, `Referer`,
 //! `X-Forwarded-For`, `X-Forwarded-Host`, `Origin`), cookie names and values. Body, by
 //! `Content-Type`: form fields, multipart field names, values and file names (file contents
-//! are not inspected), JSON (every key and every string at any depth, numbers as text), XML
+//! are not inspected), JSON (every key and every string at any depth; numbers and literals
+//! cannot carry a payload and are skipped), XML
 //! (the whole document for XXE, then text, CDATA and attribute values), and the raw text of
 //! any other type. A body that does not parse as its type is inspected as raw text.
 //!
@@ -342,11 +343,22 @@ fn body_inner(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: 
     Ok(())
 }
 
-/// JSON: keys and strings at any depth, numbers as text. `Ok(false)` when not JSON.
+/// JSON: keys and strings at any depth, numbers skipped. `Ok(false)` when not JSON.
 fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, Stop> {
     let limits = palisade_json::Limits { max_depth: budget.limits.max_depth, max_tokens: budget.limits.max_values.saturating_mul(4).max(1024) };
     if palisade_json::parse_into(body, &mut sc.tape, &limits).is_err() {
         return Ok(false);
+    }
+    // The parser validated every string as UTF-8, so the body is UTF-8: validate it once here
+    // and borrow each unescaped string from it (instead of validating every string again).
+    let Ok(text) = std::str::from_utf8(body) else { return Ok(false) };
+    fn str_in<'t>(v: palisade_json::ValueRef<'t>, text: &'t str) -> Cow<'t, str> {
+        if !v.has_escapes() {
+            if let Some(s) = text.get(v.offset()..v.offset() + v.raw().len()) {
+                return Cow::Borrowed(s);
+            }
+        }
+        v.as_str().unwrap_or_default()
     }
     let root = sc.tape.root(body);
     enum It<'t> {
@@ -355,14 +367,11 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
     }
     let mut iters: Vec<It<'_>> = Vec::new();
     let mut path: Vec<Seg<'_>> = Vec::new();
-    // Visit one value whose path segment (if any) is on `path`; returns true if it is a container.
+    // Visit one scalar whose path segment (if any) is on `path`. Numbers, `true`, `false` and
+    // `null` are not inspected: their JSON grammar leaves no room for any payload.
     let visit = |v: palisade_json::ValueRef<'_>, path: &[Seg<'_>], budget: &mut Budget<'_>| -> Result<(), Stop> {
         match v.kind() {
-            palisade_json::Kind::String => {
-                let s = v.as_str().unwrap_or_default();
-                budget.emit(Location::Json(path), FieldKind::JsonValue, &s)
-            }
-            palisade_json::Kind::Number => budget.emit(Location::Json(path), FieldKind::JsonValue, v.number_text().unwrap_or_default()),
+            palisade_json::Kind::String => budget.emit(Location::Json(path), FieldKind::JsonValue, &str_in(v, text)),
             _ => Ok(()),
         }
     };
@@ -373,10 +382,7 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
     }
     while let Some(top) = iters.last_mut() {
         let next = match top {
-            It::Obj(m) => m.next().map(|(k, v)| {
-                let key = k.as_str().unwrap_or_default();
-                (Seg::Key(key), v)
-            }),
+            It::Obj(m) => m.next().map(|(k, v)| (Seg::Key(str_in(k, text)), v)),
             It::Arr(items, i) => items.next().map(|v| {
                 *i += 1;
                 (Seg::Index(*i - 1), v)

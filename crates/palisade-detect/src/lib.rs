@@ -133,6 +133,27 @@ pub enum FieldKind {
     XmlDocument,
 }
 
+impl FieldKind {
+    /// Every kind, in declaration order (`kind as usize` indexes it).
+    pub const ALL: [FieldKind; 15] = [
+        FieldKind::PathSegment,
+        FieldKind::QueryName,
+        FieldKind::QueryValue,
+        FieldKind::Header,
+        FieldKind::Cookie,
+        FieldKind::FormName,
+        FieldKind::FormValue,
+        FieldKind::MultipartValue,
+        FieldKind::MultipartFilename,
+        FieldKind::JsonKey,
+        FieldKind::JsonValue,
+        FieldKind::XmlText,
+        FieldKind::XmlAttribute,
+        FieldKind::Body,
+        FieldKind::XmlDocument,
+    ];
+}
+
 /// One value as the detectors see it.
 #[derive(Clone, Copy, Debug)]
 pub struct Input<'a> {
@@ -168,6 +189,11 @@ pub trait Detector: Send + Sync {
     fn gate(&self) -> Option<Gate> {
         None
     }
+    /// Whether the detector judges values of this kind at all (the engine does not show it the
+    /// others). Default: every kind.
+    fn applies_to(&self, _field: FieldKind) -> bool {
+        true
+    }
 }
 
 /// What a value must contain for a detector to be able to fire on it: a necessary condition,
@@ -180,7 +206,8 @@ pub trait Detector: Send + Sync {
 /// - a literal of [`Gate::words`] occurs as a word: ASCII case-insensitive, not preceded by an
 ///   ASCII letter or `_`, not followed by an ASCII letter, digit or `_`, or
 /// - [`Gate::test`] returns true (a structural check with no allocation, run only when the
-///   bytes and literals said no).
+///   bytes and literals said no, and only when one of [`Gate::test_bytes`] occurs, if any are
+///   declared: a test that can only say yes with a `:` in the value declares `":"`).
 ///
 /// Soundness rule (checked generically over the corpus by `tests/gate_soundness.rs`): if the
 /// gate says no for `t`, `check` returns `None` for `t` at every level. A detector that adds a
@@ -192,6 +219,9 @@ pub struct Gate {
     pub anchors: &'static [&'static str],
     pub words: &'static [&'static str],
     pub test: Option<fn(&str) -> bool>,
+    /// ASCII bytes one of which must occur for [`Gate::test`] to be able to return true
+    /// (empty: the test runs on every value the bytes and literals did not let through).
+    pub test_bytes: &'static str,
 }
 
 /// Cut `s` to at most `max` bytes on a char boundary (for [`Hit::fragment`]).

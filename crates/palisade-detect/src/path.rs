@@ -104,7 +104,7 @@ fn b64_path_like(t: &str) -> bool {
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`may_hold_path`] (separators,
 /// `%`, the [`ANCHORS`] literals, a base64 value that decodes to a path; controls and
 /// look-alike characters are non-ASCII or control bytes, which always open a gate).
-const GATE: Gate = Gate { bytes: "/\\%", anchors: ANCHOR_LITERALS, words: &[], test: Some(b64_gate) };
+const GATE: Gate = Gate { bytes: "/\\%", anchors: ANCHOR_LITERALS, words: &[], test: Some(b64_gate), test_bytes: "" };
 
 fn b64_gate(s: &str) -> bool {
     let t = s.trim();

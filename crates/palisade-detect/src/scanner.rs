@@ -67,6 +67,10 @@ impl Detector for ScannerDetector {
         NAME
     }
 
+    fn applies_to(&self, field: FieldKind) -> bool {
+        matches!(field, FieldKind::Header | FieldKind::PathSegment)
+    }
+
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let v = input.decoded;
         let h = match input.field {

@@ -126,8 +126,8 @@ fn prefilter_skips_safe_values_but_not_unknown_detectors() {
     assert_eq!(counter.0.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert!(out.is_empty());
     // Family table: letters and digits never trigger; `<` triggers xss; space triggers sqli.
-    let t = class_table();
-    let bit = |name| 1u32 << family_of(name).unwrap();
+    let t = class_table(&Gates::new(&[]));
+    let bit = |name| 1u64 << family_of(name).unwrap();
     assert_eq!(t[b'a' as usize] & ALL_FAMILIES, 0);
     assert_ne!(t[b'<' as usize] & bit("xss"), 0);
     assert_ne!(t[b' ' as usize] & bit("sqli"), 0);
@@ -161,4 +161,89 @@ fn registry_names_have_families_or_are_known() {
     for d in crate::registry::detectors() {
         assert!(family_of(d.name()).is_some() || d.name() == "scanner", "add `{}` to FAMILIES (or accept that it sees every value)", d.name());
     }
+}
+
+fn json_request(body: &str) -> OwnedRequest {
+    let mut r = OwnedRequest::new(http::Method::POST, "/api/items");
+    r.headers.insert(http::header::CONTENT_TYPE, "application/json".parse().unwrap());
+    r.body = body.as_bytes().to_vec();
+    r
+}
+
+#[test]
+fn repeated_clean_values_are_judged_once_per_phase() {
+    let counter = std::sync::Arc::new(Counter(Default::default()));
+    struct Shared(std::sync::Arc<Counter>);
+    impl Detector for Shared {
+        fn name(&self) -> &'static str {
+            self.0.name()
+        }
+        fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+            self.0.check(input, level)
+        }
+    }
+    let e = Engine::with_detectors(vec![Box::new(Shared(counter.clone()))], EngineConfig::default()).unwrap();
+    let calls = || counter.0.load(std::sync::atomic::Ordering::Relaxed);
+    // Keys `id` and `name` three times, the value `x` three times, `id` once as a value (another
+    // kind: judged apart), numbers never.
+    let req = json_request(r#"[{"id":1,"name":"x"},{"id":2,"name":"x"},{"id":3,"name":"x","v":"id"}]"#);
+    let mut scratch = e.scratch();
+    let mut report = Report::default();
+    e.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut scratch, &mut report);
+    assert_eq!(calls(), 5, "id, name, x, v (keys and values) and the value id");
+    assert_eq!(report.counts.values, 11, "every string occurrence is still counted");
+    // The memo lasts one phase: the same body again is judged again.
+    e.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut scratch, &mut report);
+    assert_eq!(calls(), 10);
+    // Values longer than the memo's limit are judged every time.
+    let long = "y".repeat(Memo::MAX_LEN + 1);
+    let req = json_request(&format!(r#"["{long}","{long}","{long}"]"#));
+    e.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut scratch, &mut report);
+    assert_eq!(calls(), 13);
+}
+
+#[test]
+fn repeated_attacks_are_reported_at_every_location_and_exclusions_do_not_leak() {
+    // An attack repeated: one finding per occurrence (only clean values are remembered).
+    let e = engine(EngineConfig::default());
+    let req = json_request(r#"{"a":"<evil>","b":"<evil>"}"#);
+    let f = e.inspect(&req.view());
+    assert_eq!(f.iter().map(|f| f.location.as_str()).collect::<Vec<_>>(), ["body/a", "body/b"]);
+    // Excluded at `body/a` (so no finding there) but not at `body/b`: still found at `body/b`.
+    let e = engine(EngineConfig { exclusions: vec![Exclusion { detector: "xss".into(), location: "body/a".into() }], ..EngineConfig::default() });
+    let f = e.inspect(&req.view());
+    assert_eq!(f.iter().map(|f| f.location.as_str()).collect::<Vec<_>>(), ["body/b"]);
+}
+
+#[test]
+fn memo_compares_bytes_and_bounds_probes() {
+    let mut m = Memo::default();
+    m.reset();
+    let kind = FieldKind::JsonKey as u8;
+    let slot = m.find(kind, b"alpha").unwrap_err().expect("a free slot");
+    m.remember(slot, kind, b"alpha");
+    assert!(m.find(kind, b"alpha").is_ok());
+    assert!(m.find(kind, b"alphb").is_err());
+    assert!(m.find(FieldKind::JsonValue as u8, b"alpha").is_err(), "kinds are apart");
+    // Fill every slot: lookups of absent values stay bounded and find no slot.
+    for i in 0..Memo::SLOTS * 2 {
+        let v = format!("v{i}");
+        if let Err(Some(slot)) = m.find(kind, v.as_bytes()) {
+            m.remember(slot, kind, v.as_bytes());
+        }
+    }
+    assert!(m.find(kind, b"alpha").is_ok());
+    m.reset();
+    assert!(m.find(kind, b"alpha").is_err(), "reset forgets");
+}
+
+#[test]
+fn scanner_judges_only_headers_and_path_segments() {
+    let e = Engine::new(EngineConfig::default()).unwrap();
+    let ua = "sqlmap/1.7.2#stable (https://sqlmap.org)";
+    let req = json_request(&format!(r#"{{"agent":"{ua}"}}"#));
+    assert!(e.inspect(&req.view()).iter().all(|f| f.detector != "scanner"), "a JSON value is not a user agent");
+    let mut get = OwnedRequest::new(http::Method::GET, "/");
+    get.headers.insert(http::header::USER_AGENT, ua.parse().unwrap());
+    assert!(e.inspect(&get.view()).iter().any(|f| f.detector == "scanner"));
 }

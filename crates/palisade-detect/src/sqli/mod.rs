@@ -75,7 +75,7 @@ impl Detector for SqliDetector {
 /// (the test `gate_words_cover_the_keywords` reads that function's source to keep the list
 /// complete), `@@` or `--`. The word boundary of the gate allows a digit before a keyword
 /// (`1union select`).
-pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`{|}~", anchors: &["--", "@@"], words: GATE_WORDS, test: None };
+pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`{|}~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "" };
 
 pub(crate) const GATE_WORDS: &[&str] = &[
     "union",

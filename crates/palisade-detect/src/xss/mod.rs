@@ -80,6 +80,7 @@ const GATE: Gate = Gate {
     anchors: &["javascript:", "vbscript:", "livescript:", "mocha:", "data:", "+ad", "document", "alert", "prompt", "confirm"],
     words: &[],
     test: Some(handler_like),
+    test_bytes: "",
 };
 
 /// A superset of what [`handler_name`] reports: the trimmed value starts with `on` and is 5 to

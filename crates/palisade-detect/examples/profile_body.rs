@@ -1,0 +1,35 @@
+//! Inspect one request body many times (for `perf`/`callgrind`; not a benchmark).
+//!
+//! `cargo run --release -p palisade-detect --example profile_body -- FILE [N] [CONTENT-TYPE] [--bare]`
+//! inspects FILE as a request body N times (default 200) with the default engine
+//! (`--bare`: extraction only, no detectors) and prints the report of the last run.
+
+use palisade_core::Phase;
+use palisade_detect::engine::Report;
+use palisade_detect::eval::OwnedRequest;
+use palisade_detect::{Engine, EngineConfig, Level};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let bare = args.iter().any(|a| a == "--bare");
+    let args: Vec<&String> = args.iter().filter(|a| *a != "--bare").collect();
+    let Some(file) = args.first() else {
+        eprintln!("usage: profile_body FILE [N] [CONTENT-TYPE] [--bare]");
+        std::process::exit(2);
+    };
+    let n: usize = args.get(1).map_or(200, |s| s.parse().expect("N is a number"));
+    let ct = args.get(2).map_or("application/json", |s| s.as_str());
+    let engine = if bare { Engine::with_detectors(Vec::new(), EngineConfig::default()) } else { Engine::new(EngineConfig::default()) }.expect("engine");
+    let mut req = OwnedRequest::new(http::Method::POST, "/orders");
+    req.headers.insert(http::header::CONTENT_TYPE, ct.parse().expect("content type"));
+    req.body = std::fs::read(file).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut scratch = engine.scratch();
+    let mut report = Report::default();
+    for _ in 0..n {
+        engine.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut scratch, &mut report);
+    }
+    println!("{} values, {} bytes, {} findings", report.counts.values, report.counts.bytes, report.findings.len());
+    for f in &report.findings {
+        println!("  {f}");
+    }
+}
