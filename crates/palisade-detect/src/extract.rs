@@ -163,7 +163,6 @@ pub struct Scratch {
     name: String,
     value: String,
     run: Vec<u8>,
-    tape: palisade_json::Tape,
 }
 
 /// Headers inspected by default (besides `Cookie`, which is split into cookies).
@@ -319,7 +318,8 @@ fn body_inner(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: 
         return Ok(());
     }
     let ct = content_type(headers);
-    let handled = match media::kind_of(ct) {
+    let kind = media::kind_of(ct);
+    let handled = match kind {
         MediaKind::Json => json(body, sc, budget)?,
         MediaKind::Form => match std::str::from_utf8(body) {
             Ok(text) => {
@@ -335,84 +335,129 @@ fn body_inner(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: 
     // Other bodies are inspected as text when they are text (UTF-8). Binary bodies (images,
     // archives, protobuf...) are not: random bytes form "syntax" of every language, and a
     // payload the backend would parse as text is UTF-8 anyway.
+    // A body declared as a text format (JSON, form, XML, text) that is not valid UTF-8 is
+    // inspected with the invalid bytes replaced: a lenient backend may still read it.
     if !handled {
-        if let Ok(text) = std::str::from_utf8(body) {
-            budget.emit(Location::Body, FieldKind::Body, text)?;
+        match std::str::from_utf8(body) {
+            Ok(text) => budget.emit(Location::Body, FieldKind::Body, text)?,
+            Err(_) if matches!(kind, MediaKind::Json | MediaKind::Form | MediaKind::Xml | MediaKind::Text) => {
+                budget.emit(Location::Body, FieldKind::Body, &String::from_utf8_lossy(body))?
+            }
+            Err(_) => {}
         }
     }
     Ok(())
 }
 
-/// JSON: keys and strings at any depth, numbers skipped. `Ok(false)` when not JSON.
+/// JSON: keys and strings at any depth, numbers and literals skipped. One streaming pass with
+/// `palisade_json::scan` (the same syntax rules as the tape parser, no tape): values are
+/// handed over as they are read, the path kept on a stack. `Ok(false)` when the body is not
+/// JSON (or deeper than the limit): the caller then inspects it as raw text, after whatever
+/// values came before the syntax error (inspecting them too does no harm).
 fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, Stop> {
-    let limits = palisade_json::Limits { max_depth: budget.limits.max_depth, max_tokens: budget.limits.max_values.saturating_mul(4).max(1024) };
-    if palisade_json::parse_into(body, &mut sc.tape, &limits).is_err() {
-        return Ok(false);
-    }
-    // The parser validated every string as UTF-8, so the body is UTF-8: validate it once here
-    // and borrow each unescaped string from it (instead of validating every string again).
+    use palisade_json::scan;
+    // Checked once for the whole body, so that each string is borrowed from it with an O(1)
+    // boundary check (the scanner checks the strings' UTF-8 as it goes anyway).
     let Ok(text) = std::str::from_utf8(body) else { return Ok(false) };
-    fn str_in<'t>(v: palisade_json::ValueRef<'t>, text: &'t str) -> Cow<'t, str> {
-        if !v.has_escapes() {
-            if let Some(s) = text.get(v.offset()..v.offset() + v.raw().len()) {
-                return Cow::Borrowed(s);
-            }
-        }
-        v.as_str().unwrap_or_default()
-    }
-    let root = sc.tape.root(body);
-    enum It<'t> {
-        Obj(palisade_json::Members<'t>),
-        Arr(palisade_json::Items<'t>, usize),
-    }
-    let mut iters: Vec<It<'_>> = Vec::new();
+    let b = body;
+    let max_depth = budget.limits.max_depth as usize;
+    // Open containers (true: object) and the path to the current value.
+    let mut objects: Vec<bool> = Vec::new();
     let mut path: Vec<Seg<'_>> = Vec::new();
-    // Visit one scalar whose path segment (if any) is on `path`. Numbers, `true`, `false` and
-    // `null` are not inspected: their JSON grammar leaves no room for any payload.
-    let visit = |v: palisade_json::ValueRef<'_>, path: &[Seg<'_>], budget: &mut Budget<'_>| -> Result<(), Stop> {
-        match v.kind() {
-            palisade_json::Kind::String => budget.emit(Location::Json(path), FieldKind::JsonValue, &str_in(v, text)),
-            _ => Ok(()),
+    let mut p = scan::skip_ws(b, 0);
+    'value: loop {
+        match b.get(p) {
+            Some(b'"') => {
+                let Some((v, after)) = json_string(b, text, p, &mut sc.run) else { return Ok(false) };
+                budget.emit(Location::Json(&path), FieldKind::JsonValue, &v)?;
+                p = after;
+            }
+            Some(&c @ (b'{' | b'[')) => {
+                let object = c == b'{';
+                let q = scan::skip_ws(b, p + 1);
+                if b.get(q) == Some(if object { &b'}' } else { &b']' }) {
+                    p = q + 1;
+                } else {
+                    if objects.len() >= max_depth {
+                        return Ok(false);
+                    }
+                    objects.push(object);
+                    if object {
+                        let Some(v) = json_key(b, text, q, &mut path, &mut sc.run, budget)? else { return Ok(false) };
+                        p = v;
+                    } else {
+                        path.push(Seg::Index(0));
+                        p = q;
+                    }
+                    continue 'value;
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => match scan::number(b, p) {
+                Ok((after, _)) => p = after,
+                Err(_) => return Ok(false),
+            },
+            Some(b't' | b'f' | b'n') => match scan::literal(b, p) {
+                Ok(after) => p = after,
+                Err(_) => return Ok(false),
+            },
+            _ => return Ok(false),
         }
+        // After a value: a separator, a closer, or the end.
+        loop {
+            p = scan::skip_ws(b, p);
+            let Some(&object) = objects.last() else { return Ok(p == b.len()) };
+            match b.get(p) {
+                Some(b',') => {
+                    let q = scan::skip_ws(b, p + 1);
+                    if object {
+                        path.pop();
+                        let Some(v) = json_key(b, text, q, &mut path, &mut sc.run, budget)? else { return Ok(false) };
+                        p = v;
+                    } else {
+                        if let Some(Seg::Index(i)) = path.last_mut() {
+                            *i += 1;
+                        }
+                        p = q;
+                    }
+                    continue 'value;
+                }
+                Some(b'}') if object => {}
+                Some(b']') if !object => {}
+                _ => return Ok(false),
+            }
+            objects.pop();
+            path.pop();
+            p += 1;
+        }
+    }
+}
+
+/// The JSON string whose opening quote is at `q` (unescaped, borrowed from `text` when it has
+/// no escape) and the offset after it; `None` when it is not a valid string.
+fn json_string<'b>(b: &'b [u8], text: &'b str, q: usize, esc_buf: &mut Vec<u8>) -> Option<(Cow<'b, str>, usize)> {
+    let (end, escaped) = palisade_json::scan::string(b, q).ok()?;
+    let s = if escaped {
+        esc_buf.clear();
+        palisade_json::scan::unescape_into(&b[q + 1..end], esc_buf);
+        Cow::Owned(String::from_utf8_lossy(esc_buf).into_owned())
+    } else {
+        Cow::Borrowed(text.get(q + 1..end)?)
     };
-    match root.kind() {
-        palisade_json::Kind::Object => iters.push(It::Obj(root.members())),
-        palisade_json::Kind::Array => iters.push(It::Arr(root.items(), 0)),
-        _ => visit(root, &path, budget)?,
+    Some((s, end + 1))
+}
+
+/// A JSON object key at `p` (after whitespace): put on the path and handed over; returns the
+/// offset of its value (`None`: not a key and `:`).
+fn json_key<'b>(b: &'b [u8], text: &'b str, p: usize, path: &mut Vec<Seg<'b>>, esc_buf: &mut Vec<u8>, budget: &mut Budget<'_>) -> Result<Option<usize>, Stop> {
+    if b.get(p) != Some(&b'"') {
+        return Ok(None);
     }
-    while let Some(top) = iters.last_mut() {
-        let next = match top {
-            It::Obj(m) => m.next().map(|(k, v)| (Seg::Key(str_in(k, text)), v)),
-            It::Arr(items, i) => items.next().map(|v| {
-                *i += 1;
-                (Seg::Index(*i - 1), v)
-            }),
-        };
-        let Some((seg, v)) = next else {
-            iters.pop();
-            if !iters.is_empty() {
-                path.pop();
-            }
-            continue;
-        };
-        let is_key = matches!(seg, Seg::Key(_));
-        path.push(seg);
-        if is_key {
-            if let Some(Seg::Key(k)) = path.last() {
-                let k: &str = k;
-                budget.emit(Location::Json(&path), FieldKind::JsonKey, k)?;
-            }
-        }
-        match v.kind() {
-            palisade_json::Kind::Object => iters.push(It::Obj(v.members())),
-            palisade_json::Kind::Array => iters.push(It::Arr(v.items(), 0)),
-            _ => {
-                visit(v, &path, budget)?;
-                path.pop();
-            }
-        }
+    let Some((k, after)) = json_string(b, text, p, esc_buf) else { return Ok(None) };
+    path.push(Seg::Key(k));
+    if let Some(Seg::Key(k)) = path.last() {
+        budget.emit(Location::Json(path), FieldKind::JsonKey, k)?;
     }
-    Ok(true)
+    Ok(palisade_json::scan::colon(b, after).ok())
 }
 
 fn multipart_body(ct: &str, body: &[u8], budget: &mut Budget<'_>) -> Result<bool, Stop> {

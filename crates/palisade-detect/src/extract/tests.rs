@@ -140,3 +140,53 @@ fn limits_stop_and_report() {
     let (v, _) = collect(&e, &with_body("application/json", "[[[\"x\"]]]"), true);
     assert_eq!(v, vec![s("body", FieldKind::Body, "[[[\"x\"]]]")]);
 }
+
+#[test]
+fn json_streaming_paths_empty_containers_escapes() {
+    use FieldKind::*;
+    let e = Extractor::default();
+    let body = r#" { "a" : [ ] , "b":{}, "c":[[],["x", {"k\u002fy":"v\"w"}]], "d":[1,"z"] } "#;
+    let (v, r) = collect(&e, &with_body("application/json", body), true);
+    assert_eq!(r, Ok(()));
+    assert_eq!(
+        v,
+        vec![
+            s("body/a", JsonKey, "a"),
+            s("body/b", JsonKey, "b"),
+            s("body/c", JsonKey, "c"),
+            s("body/c/1/0", JsonValue, "x"),
+            s("body/c/1/1/k~1y", JsonKey, "k/y"),
+            s("body/c/1/1/k~1y", JsonValue, "v\"w"),
+            s("body/d", JsonKey, "d"),
+            s("body/d/1", JsonValue, "z"),
+        ]
+    );
+}
+
+#[test]
+fn json_that_breaks_off_is_inspected_as_text_too() {
+    use FieldKind::*;
+    let e = Extractor::default();
+    // Values read before the syntax error are handed over, then the whole body as text.
+    for body in [r#"{"a":"<x>","b":"#, r#"{"a":"<x>"} trailing"#, r#"{"a":"<x>" "b":1}"#, r#"{"a":"<x>","b":tru}"#, r#"["<x>",]"#] {
+        let (v, r) = collect(&e, &with_body("application/json", body), true);
+        assert_eq!(r, Ok(()));
+        assert_eq!(v.last().unwrap(), &s("body", Body, body), "{body}");
+        assert!(v.iter().any(|x| x.2 == "<x>" && x.1 == JsonValue), "{body}: {v:?}");
+    }
+    // Deeper than the limit: text.
+    let shallow = Extractor::new(&[], Limits { max_depth: 3, ..Limits::default() }).unwrap();
+    let (v, _) = collect(&shallow, &with_body("application/json", r#"[[[["deep"]]]]"#), true);
+    assert_eq!(v, vec![s("body", Body, r#"[[[["deep"]]]]"#)]);
+    let (v, _) = collect(&shallow, &with_body("application/json", r#"[[["ok"]]]"#), true);
+    assert_eq!(v, vec![s("body/0/0/0", JsonValue, "ok")]);
+    // Declared JSON but not UTF-8: inspected as text with the bad bytes replaced; a binary
+    // type that is not UTF-8 is not inspected.
+    let mut r = with_body("application/json", "");
+    r.body = b"{\"a\":\"<x>\xff\"}".to_vec();
+    let (v, _) = collect(&e, &r, true);
+    assert_eq!(v, vec![s("body", Body, "{\"a\":\"<x>\u{FFFD}\"}")]);
+    let mut r = with_body("application/octet-stream", "");
+    r.body = b"<x>\xff".to_vec();
+    assert!(collect(&e, &r, true).0.is_empty());
+}
