@@ -100,6 +100,22 @@ fn bench(c: &mut Criterion) {
         }
     });
     eprintln!("benign_sample: {} values, {n} allocations", sample.len());
+    // The distribution of the time per value (the bar is on the median of typical values):
+    // each value judged 200 times, the mean per value, then percentiles over the values.
+    let mut per: Vec<f64> = sample
+        .iter()
+        .map(|v| {
+            let t = std::time::Instant::now();
+            for _ in 0..200 {
+                out.clear();
+                engine.inspect_value(std::hint::black_box(v), FieldKind::QueryValue, &Location::Query("q"), Level::Balanced, &mut scratch, &mut out);
+            }
+            t.elapsed().as_secs_f64() * 1e6 / 200.0
+        })
+        .collect();
+    per.sort_by(f64::total_cmp);
+    let pct = |p: usize| per[(per.len() - 1) * p / 100];
+    eprintln!("benign_sample per value: median {:.2} µs, p75 {:.2}, p90 {:.2}, p99 {:.2}, max {:.2}", pct(50), pct(75), pct(90), pct(99), pct(100));
     let mut g = c.benchmark_group("values");
     g.throughput(Throughput::Elements(sample.len() as u64));
     g.bench_function("benign_sample", |b| {

@@ -3,14 +3,32 @@
 //! `cargo run --release -p palisade-detect --example profile_body -- FILE [N] [CONTENT-TYPE] [--bare]`
 //! inspects FILE as a request body N times (default 200) with the default engine
 //! (`--bare`: extraction only, no detectors) and prints the report of the last run.
+//! `profile_body --value TEXT [N]` inspects one query value N times instead.
 
 use palisade_core::Phase;
 use palisade_detect::engine::Report;
 use palisade_detect::eval::OwnedRequest;
-use palisade_detect::{Engine, EngineConfig, Level};
+use palisade_detect::extract::Location;
+use palisade_detect::{Engine, EngineConfig, FieldKind, Level};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--value") {
+        let v = args.get(1).expect("--value TEXT");
+        let n: usize = args.get(2).map_or(1000, |s| s.parse().expect("N is a number"));
+        let engine = Engine::new(EngineConfig::default()).expect("engine");
+        let mut scratch = engine.scratch();
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out.clear();
+            engine.inspect_value(v, FieldKind::QueryValue, &Location::Query("q"), Level::Balanced, &mut scratch, &mut out);
+        }
+        println!("{} findings", out.len());
+        for f in &out {
+            println!("  {f}");
+        }
+        return;
+    }
     let bare = args.iter().any(|a| a == "--bare");
     let args: Vec<&String> = args.iter().filter(|a| *a != "--bare").collect();
     let Some(file) = args.first() else {

@@ -68,3 +68,24 @@ fn linear_on_large_inputs() {
         assert!(steps < 80 * v.len() as u64, "{unit}: {steps}");
     }
 }
+
+/// The values are lower-cased before the one-pass literal check: an entry with an upper-case
+/// letter could never match and would hide its search.
+#[test]
+fn literal_list_is_lower_case_and_gates_each_search() {
+    for l in LITERAL_LIST {
+        assert_eq!(*l, l.to_ascii_lowercase(), "{l}");
+    }
+    // One value per group of searches, each found only through its literal.
+    for v in [
+        "<?php system($_GET['c']); ?>",
+        "require('child_process').exec('id')",
+        "O:8:\"stdClass\":0:{}",
+        "rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA",
+        "cos\nsystem\n(S'id'\ntR.",
+        "{\"$type\":\"System.Windows.Data.ObjectDataProvider, PresentationFramework\"}",
+        "!!python/object/apply:os.system ['id']",
+    ] {
+        assert!(CodeDetector.check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Balanced).is_some(), "{v}");
+    }
+}
