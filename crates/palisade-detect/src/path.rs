@@ -424,6 +424,13 @@ fn sensitive_file(name: &str) -> bool {
         return true;
     }
     // Logs: `access.log`, `error_log`, `mysql.log.1`, `syslog.2.gz`, `sess_<id>`.
+    if n.starts_with("sess_") || n == "messages" || n.ends_with(".err") {
+        return true;
+    }
+    // Every remaining pattern contains `log` (one search instead of eight).
+    if memchr::memmem::find(n.as_bytes(), b"log").is_none() {
+        return false;
+    }
     n.contains("access_log")
         || n.contains("access.log")
         || n.contains("error_log")
@@ -530,7 +537,8 @@ fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
     let seps = seps.saturating_sub(1);
     let escape = min_depth < 0;
     let last = segs.last().copied().unwrap_or("");
-    let sens = sensitive_file(last) || (root != Root::Url && system_root(&segs));
+    let sens_last = sensitive_file(last);
+    let sens = sens_last || (root != Root::Url && system_root(&segs));
     let trav = Category::PathTraversal;
     let lfi = Category::Lfi;
     let mut best: Option<Cand> = None;
@@ -555,12 +563,12 @@ fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         let sys = (root == Root::Unix || root == Root::Backslash) && system_root(&segs);
         let win_sys = root == Root::Drive
             && segs.first().is_some_and(|f| matches!(*f, "windows" | "winnt" | "inetpub" | "xampp" | "wamp" | "boot.ini" | "sysprep.xml" | "unattend.xml"));
-        if (sys || win_sys) && sensitive_file(last) {
+        if (sys || win_sys) && sens_last {
             put_in(&mut best, 92, "absolute path to a sensitive system file", lfi);
         } else if sys || win_sys {
             put_in(&mut best, 75, "absolute path into a system directory", lfi);
         }
-        if sensitive_file(last) && !segs.is_empty() {
+        if sens_last && !segs.is_empty() {
             put_in(&mut best, if root == Root::Relative { 65 } else { 75 }, "path to a sensitive file", lfi);
         }
         if root == Root::Drive && field != FieldKind::MultipartFilename {
