@@ -1,10 +1,13 @@
 //! The bounded pipeline between request workers and one sink.
 //!
 //! Workers call [`EventSender::send`], which never waits: the event goes into a bounded queue
-//! (`std::sync::mpsc::sync_channel`, `try_send`) or, when the queue is full, is dropped and
-//! counted. One writer thread drains the queue in batches and hands them to the sink. The writer
+//! or, when the queue is full, is dropped and counted. The queue is an unbounded
+//! `std::sync::mpsc::channel` (it allocates small blocks as events arrive and frees them as the
+//! writer takes them) bounded by the `queued` counter, so an idle proxy does not hold memory for
+//! `queue_size` events (a `sync_channel` allocates and initialises all its slots up front).
+//! One writer thread drains the queue in batches and hands them to the sink. The writer
 //! polls (drains what is there, then sleeps one `tick` when it found less than a full batch)
-//! instead of parking on the channel: a parked receiver would make every `try_send` of a worker
+//! instead of parking on the channel: a parked receiver would make every `send` of a worker
 //! pay for a futex wake-up, and under a flood the writer would wake once per event.
 //!
 //! When the writer is behind (a poll found at least `aggregate_after` events waiting, or the
@@ -21,7 +24,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -130,7 +133,9 @@ enum Msg {
 /// The producers' handle: cheap to clone, never blocks.
 #[derive(Clone)]
 pub struct EventSender {
-    tx: SyncSender<Msg>,
+    tx: Sender<Msg>,
+    /// Most events queued at once (`Options::queue_size`).
+    capacity: u64,
     counters: Arc<Counters>,
     closed: Arc<AtomicBool>,
 }
@@ -150,13 +155,11 @@ impl EventSender {
             c.dropped.fetch_add(1, Ordering::SeqCst);
             return;
         }
-        c.queued.fetch_add(1, Ordering::SeqCst);
-        match self.tx.try_send(Msg::Event(Box::new(event))) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                c.queued.fetch_sub(1, Ordering::SeqCst);
-                c.dropped.fetch_add(1, Ordering::SeqCst);
-            }
+        // The counter is the bound: a slot is taken before sending and given back by the
+        // writer when it takes the event.
+        if c.queued.fetch_add(1, Ordering::SeqCst) >= self.capacity || self.tx.send(Msg::Event(Box::new(event))).is_err() {
+            c.queued.fetch_sub(1, Ordering::SeqCst);
+            c.dropped.fetch_add(1, Ordering::SeqCst);
         }
     }
 
@@ -182,12 +185,13 @@ impl Pipeline {
     /// Start the writer thread over `sink`.
     pub fn start(sink: Box<dyn Sink>, opts: Options) -> std::io::Result<Pipeline> {
         let opts = Options { queue_size: opts.queue_size.max(1), batch_size: opts.batch_size.max(1), ..opts };
-        let (tx, rx) = mpsc::sync_channel(opts.queue_size);
+        let (tx, rx) = mpsc::channel();
+        let capacity = opts.queue_size as u64;
         let counters = Arc::new(Counters::default());
         let description = sink.describe();
         let c = counters.clone();
         let writer = std::thread::Builder::new().name("palisade-events".into()).spawn(move || Writer::new(sink, opts, c).run(rx))?;
-        Ok(Pipeline { sender: EventSender { tx, counters, closed: Arc::new(AtomicBool::new(false)) }, writer: Mutex::new(Some(writer)), description })
+        Ok(Pipeline { sender: EventSender { tx, capacity, counters, closed: Arc::new(AtomicBool::new(false)) }, writer: Mutex::new(Some(writer)), description })
     }
 
     pub fn sender(&self) -> &EventSender {
@@ -212,20 +216,10 @@ impl Pipeline {
     fn control(&self, timeout: Duration, make: fn(SyncSender<()>) -> Msg) -> bool {
         let (tx, rx) = mpsc::sync_channel(1);
         let deadline = Instant::now() + timeout;
-        // The queue may be full: retry without blocking until the deadline.
-        let mut msg = make(tx);
-        loop {
-            match self.sender.tx.try_send(msg) {
-                Ok(()) => break,
-                Err(TrySendError::Disconnected(_)) => return false,
-                Err(TrySendError::Full(m)) => {
-                    if Instant::now() >= deadline {
-                        return false;
-                    }
-                    msg = m;
-                    std::thread::yield_now();
-                }
-            }
+        // Control messages do not take a slot of the bound: they are never refused for a full
+        // queue, and the writer answers them after what was queued before them.
+        if self.sender.tx.send(make(tx)).is_err() {
+            return false;
         }
         rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).is_ok()
     }

@@ -169,6 +169,21 @@ fn a_sink_that_keeps_up_gets_every_event_as_its_own_row() {
     assert!(g.rows.lock().unwrap().iter().all(|r| r.count == 1));
 }
 
+#[test]
+fn the_queue_is_not_allocated_up_front() {
+    // A queue that allocated its capacity at start (as a `sync_channel` does: every slot is
+    // allocated and initialised) could not be created at this size; this one takes memory per
+    // queued event only, and still holds the bound.
+    let (p, g) = gate_pipeline(usize::MAX / 4, 4);
+    let tx = p.sender().clone();
+    tx.send(ev("192.0.2.1", "detect.sqli", 1));
+    assert_eq!(g.entered.recv_timeout(WAIT).unwrap(), 1);
+    g.tokens.send(()).unwrap();
+    assert!(p.flush(WAIT));
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.written, s.dropped, s.queued), (1, 1, 0, 0), "{s:?}");
+}
+
 struct FailSink;
 
 impl Sink for FailSink {

@@ -53,12 +53,16 @@ pub fn build(config: &Config, app: &AppConfig, node: &Node, path: &str, usage: &
     let stage = Arc::new(AccessStage::new(&app.name, &settings, parts, Arc::new(SystemClock)));
     let url = settings.jwt.as_ref().and_then(|j| j.jwks_url.clone());
     match usage {
-        Use::Check(sink) => {
+        Use::Check(checks) => {
             if let Some(url) = &url {
-                if let Err(e) = fetch_jwks(url) {
-                    if let Ok(mut s) = sink.lock() {
-                        s.push(format!("warning: {path}.jwt.jwks_url: {e} (tokens are refused until it can be fetched)"));
+                let key = format!("{path}.jwt.jwks_url");
+                if checks.offline {
+                    if let Ok(mut s) = checks.lock() {
+                        s.push(format!("note: {key}: {url} was not fetched (--offline)"));
                     }
+                } else if let Err(reason) = check_jwks(checks, url) {
+                    let at = node.get("jwt").and_then(|j| j.get("jwks_url")).unwrap_or(node);
+                    return Err(vec![ConfigError::new(&config.source, &at.origin, &key, format!("the JWKS at {url} cannot be used: {reason}"))]);
                 }
             }
         }
@@ -124,9 +128,27 @@ fn wait_while_alive<T>(stage: &Weak<T>, total: Duration) -> bool {
     true
 }
 
+/// How a JWKS is fetched, by the refresher and by `palisade check`.
+pub const JWKS_LIMITS: crate::fetch::Limits = crate::fetch::Limits { timeout: Duration::from_secs(10), max_bytes: 4 * 1024 * 1024, max_redirects: 3 };
+
+/// `palisade check`: fetch `url` as the refresher would (once per check run) and say why it
+/// cannot be used (unreachable, an HTTP error, not JSON, no usable key). Ok: the number of keys.
+fn check_jwks(checks: &crate::stages::Checks, url: &str) -> Result<usize, String> {
+    if let Some(done) = checks.jwks.lock().ok().and_then(|m| m.get(url).cloned()) {
+        return done;
+    }
+    let outcome = fetch_jwks(url)
+        .map(|k| k.keys.len())
+        // The fetcher's messages start with the URL, which the caller already names.
+        .map_err(|e| e.strip_prefix(url).and_then(|r| r.strip_prefix(": ")).map_or(e.clone(), str::to_string));
+    if let Ok(mut m) = checks.jwks.lock() {
+        m.insert(url.to_string(), outcome.clone());
+    }
+    outcome
+}
+
 pub fn fetch_jwks(url: &str) -> Result<palisade_access::jwt::KeySet, String> {
-    let limits = crate::fetch::Limits { timeout: Duration::from_secs(10), max_bytes: 4 * 1024 * 1024, max_redirects: 3 };
-    let text = crate::fetch::get(url, &[], limits)?;
+    let text = crate::fetch::get(url, &[], JWKS_LIMITS)?;
     let (keys, skipped) = palisade_access::jwt::keys_from_jwks(&text)?;
     for s in skipped {
         tracing::debug!(url = %url, "access: JWKS {s} skipped");

@@ -42,6 +42,9 @@ enum Command {
     Check {
         #[arg(short, long)]
         config: PathBuf,
+        /// Do not fetch JWKS URLs (by default each one is fetched once, as the proxy would).
+        #[arg(long)]
+        offline: bool,
     },
     /// OpenAPI tools: lint a spec, judge a request offline.
     #[command(subcommand)]
@@ -302,7 +305,7 @@ fn init_logging(format: Option<LogFormat>, level: Option<&str>, config: Option<&
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Check { config } => Ok(check(&config)),
+        Command::Check { config, offline } => Ok(check(&config, offline)),
         Command::Openapi(cmd) => Ok(openapi_cmd(cmd)),
         Command::Events(cmd) => events_cmd(*cmd),
         Command::Detect(cmd) => Ok(detect_cmd(cmd)),
@@ -498,8 +501,8 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
     }
 }
 
-fn check(path: &std::path::Path) -> ExitCode {
-    let warnings = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+fn check(path: &std::path::Path, offline: bool) -> ExitCode {
+    let warnings = std::sync::Arc::new(stages::Checks::new(offline));
     let result = palisade_config::load_file(path).and_then(|cfg| {
         let apps = cfg.apps.len();
         let listeners = cfg.listen.len();

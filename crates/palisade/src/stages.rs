@@ -20,9 +20,32 @@ use palisade_proxy::StageFactory;
 #[derive(Clone)]
 pub enum Use {
     /// `palisade check`: build to find every problem; spec warnings are collected here.
-    Check(Arc<Mutex<Vec<String>>>),
+    Check(Arc<Checks>),
     /// Serving: spec warnings are logged and specs with a `refresh` period are re-read.
     Serve,
+}
+
+/// What one `palisade check` run collects and may do. Derefs to its list of warnings.
+#[derive(Default)]
+pub struct Checks {
+    warnings: Mutex<Vec<String>>,
+    /// `--offline`: documents named by URL that only serve at run time (JWKS) are not fetched.
+    pub offline: bool,
+    /// Each JWKS URL is fetched once per check, however many apps name it: URL -> outcome.
+    pub(crate) jwks: Mutex<std::collections::HashMap<String, Result<usize, String>>>,
+}
+
+impl Checks {
+    pub fn new(offline: bool) -> Checks {
+        Checks { offline, ..Checks::default() }
+    }
+}
+
+impl std::ops::Deref for Checks {
+    type Target = Mutex<Vec<String>>;
+    fn deref(&self) -> &Self::Target {
+        &self.warnings
+    }
 }
 
 pub fn factory(usage: Use) -> StageFactory {
