@@ -208,3 +208,38 @@ fn ansi_c_quoting_with_a_multibyte_escape_does_not_panic() {
         let _ = may_hold_command(v);
     }
 }
+
+#[test]
+fn bare_words_agree_with_the_analysis() {
+    let mut words: Vec<String> = Vec::new();
+    for w in PROGRAMS.iter().chain(AMBIGUOUS).chain(RECON) {
+        words.push(w.to_string());
+        words.push(w.to_ascii_uppercase());
+        words.push(format!("{w}_x"));
+        words.push(format!("{w}2"));
+    }
+    words
+        .extend(["id", "ID", "Id", "whoami", "WhoAmI", "customer", "created_at", "user_id", "x", "a1b2", "powershell", "iex", "cmd", "bash"].map(String::from));
+    // And every value of the corpus (when `../shared` is there) and of our benign sets.
+    let mut files = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/attack-corpus/corpus.jsonl"))];
+    files.extend(std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/data/benign")).unwrap().flatten().map(|e| e.path()));
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else { continue };
+        for line in text.lines() {
+            if let Some(s) = serde_json::from_str::<serde_json::Value>(line).ok().and_then(|v| v.get("value")?.as_str().map(String::from)) {
+                words.push(s);
+            }
+        }
+    }
+    let mut checked = 0;
+    for w in &words {
+        let Some(fast) = bare_word(w) else { continue };
+        assert_eq!(fast, analyse(w, 0), "{w:?}");
+        checked += 1;
+    }
+    assert!(checked > 1000, "{checked} bare words checked");
+    // Not bare words: left to the analysis.
+    for w in ["id;", "/bin/id", "i$@d", "who ami", "", "ls -la", "a.exe"] {
+        assert!(bare_word(w).is_none(), "{w:?}");
+    }
+}
