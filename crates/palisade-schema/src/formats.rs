@@ -158,14 +158,32 @@ pub(crate) fn date_time(s: &[u8]) -> bool {
     if s.len() < 20 {
         return false;
     }
-    // The fixed-layout part `YYYY-MM-DDTHH:MM:SS` read from a 19-byte array (no bounds checks,
-    // no loops); the same rules as `full_date` and `time`, which check the rest.
+    // The fixed-layout part `YYYY-MM-DDTHH:MM:SS` read from a 19-byte array as three words
+    // (no bounds checks, no loops); the same rules as `full_date` and `time`.
     let Some(h) = s.first_chunk::<19>() else { return false };
-    let d = |i: usize| h[i].wrapping_sub(b'0') as u32;
-    const DIGITS: [usize; 14] = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
-    if DIGITS.iter().any(|&i| d(i) > 9) || h[4] != b'-' || h[7] != b'-' || !matches!(h[10], b'T' | b't') || h[13] != b':' || h[16] != b':' {
+    let w0 = u64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]); // YYYY-MM-
+    let w1 = u64::from_le_bytes([h[8], h[9], h[10], h[11], h[12], h[13], h[14], h[15]]); // DDTHH:MM
+    let w2 = u32::from_le_bytes([h[15], h[16], h[17], h[18]]); // M:SS
+                                                               // A byte is a digit when, xor '0', it is below 10: no bit of 0xF0 set, before or after
+                                                               // adding 6. (A carry out of a non-digit position only happens when a separator is wrong,
+                                                               // which fails below anyway.)
+    let nondigit64 = |w: u64, mask: u64| {
+        let x = w ^ 0x3030_3030_3030_3030;
+        (x | x.wrapping_add(0x0606_0606_0606_0606)) & 0xF0F0_F0F0_F0F0_F0F0 & mask != 0
+    };
+    let x2 = w2 ^ 0x3030_3030;
+    if nondigit64(w0, 0x00FF_FF00_FFFF_FFFF)
+        || nondigit64(w1, 0xFFFF_00FF_FF00_FFFF)
+        || (x2 | x2.wrapping_add(0x0606_0606)) & 0xF0F0_00F0 != 0
+        || h[4] != b'-'
+        || h[7] != b'-'
+        || h[10] | 0x20 != b't'
+        || h[13] != b':'
+        || h[16] != b':'
+    {
         return false;
     }
+    let d = |i: usize| (h[i] - b'0') as u32;
     let (y, m, day) = (d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3), d(5) * 10 + d(6), d(8) * 10 + d(9));
     let (hh, mm, ss) = (d(11) * 10 + d(12), d(14) * 10 + d(15), d(17) * 10 + d(18));
     if !(1..=12).contains(&m) || day == 0 || hh > 23 || mm > 59 || ss > 60 {

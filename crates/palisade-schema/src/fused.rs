@@ -34,6 +34,9 @@ use crate::{num, Direction, Options, SchemaId, Schemas, TypeSet, Violation, MAX_
 
 /// No schema: the value is only checked for syntax.
 const NONE: u32 = u32::MAX;
+/// Returned by [`Walker::member`] in place of a schema: the member's value was consumed
+/// already (the offset returned is after it), continue with what follows it.
+const DONE: u32 = u32::MAX - 1;
 
 /// How the fused validator treats a schema.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,6 +116,7 @@ fn fusable(n: &SNode) -> bool {
 
 /// Plans for every node of an arena (after `derive`).
 pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
+    let quick: Vec<u8> = nodes.iter().map(quick_kinds).collect();
     (0..nodes.len())
         .map(|i| {
             let mut id = i;
@@ -154,10 +158,10 @@ pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
                 .map(|(k, (name, sid))| {
                     let plain = !name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
                     let quoted = if plain { [&b"\""[..], name, b"\""].concat().into() } else { Box::from(&[0u8][..]) };
-                    Expect { quoted, bit: if k < 64 { 1 << k } else { 0 }, sid: sid.0 }
+                    Expect { quoted, bit: if k < 64 { 1 << k } else { 0 }, sid: sid.0, quick: quick.get(sid.0 as usize).copied().unwrap_or(0) }
                 })
                 .collect();
-            Plan { target: id as u32, class, cost, required, shadow_strict, expect, quick: quick_kinds(&nodes[i]) }
+            Plan { target: id as u32, class, cost, required, shadow_strict, expect, quick: quick[i] }
         })
         .collect()
 }
@@ -173,6 +177,8 @@ pub(crate) struct Expect {
     pub bit: u64,
     /// The property's schema.
     pub sid: u32,
+    /// The [`quick`] kinds of that schema (its [`Plan::quick`]).
+    pub quick: u8,
 }
 
 /// Reusable memory of the fused validator (keep one per worker).
@@ -301,10 +307,16 @@ fn number_ok(n: &SNode, text: &[u8], integer: bool) -> bool {
     let int = int_value(text, integer);
     if let Some(c) = n.num.as_deref() {
         use std::cmp::Ordering::*;
-        if c.minimum.as_ref().is_some_and(|m| num::cmp_instance(text, int, m) == Less)
-            || c.exclusive_minimum.as_ref().is_some_and(|m| num::cmp_instance(text, int, m) != Greater)
-            || c.maximum.as_ref().is_some_and(|m| num::cmp_instance(text, int, m) == Greater)
-            || c.exclusive_maximum.as_ref().is_some_and(|m| num::cmp_instance(text, int, m) != Less)
+        // A decimal is read once for all integer bounds (as `cmp_instance` would read it).
+        let dec = if integer { None } else { num::decimal_int(text) };
+        let cmp = |m: &num::Num| match (dec, m.i) {
+            (Some(d), Some(b)) => d.cmp_int(b),
+            _ => num::cmp_instance(text, int, m),
+        };
+        if c.minimum.as_ref().is_some_and(|m| cmp(m) == Less)
+            || c.exclusive_minimum.as_ref().is_some_and(|m| cmp(m) != Greater)
+            || c.maximum.as_ref().is_some_and(|m| cmp(m) == Greater)
+            || c.exclusive_maximum.as_ref().is_some_and(|m| cmp(m) != Less)
             || c.multiple_of.as_ref().is_some_and(|m| !num::is_multiple(text, int, m))
         {
             return false;
@@ -459,7 +471,9 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
                                 self.close()?;
                             } else if object {
                                 (p, sid) = self.member(p)?;
-                                continue 'value;
+                                if sid != DONE {
+                                    continue 'value;
+                                }
                             } else {
                                 sid = n.items.map_or(NONE, |i| i.0);
                                 continue 'value;
@@ -494,6 +508,11 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
                     let at = scan::skip_ws(inp, *p + 1);
                     if top.object {
                         match self.member(at) {
+                            // Members up to the last one consumed: what follows it.
+                            Some((v, DONE)) => {
+                                *p = v;
+                                continue;
+                            }
                             Some((v, s)) => (*p, *sid) = (v, s),
                             None => return Some(None),
                         }
@@ -517,22 +536,48 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
     /// A member key at `p` of the object on top of the stack: the offset of its value and
     /// the value's schema. The expected next property (documents tend to follow the schema's
     /// order) is compared in place, quotes included; anything else takes [`Self::member_any`].
+    /// A run of expected members whose values are scalars of a [`quick`] kind is read here in
+    /// one loop: then the answer is the offset after the last such value and [`DONE`], and the
+    /// caller goes on with what follows it (the `}`, or a member this loop does not take).
     #[inline(always)]
-    fn member(&mut self, p: usize) -> Option<(usize, u32)> {
+    fn member(&mut self, mut p: usize) -> Option<(usize, u32)> {
         let inp = self.inp;
+        let s = self.s;
         let f = self.sc.stack.last_mut()?;
-        let plan = &self.s.plans[f.node as usize];
-        if let Some(m) = plan.expect.get(f.hint as usize) {
+        let plan = &s.plans[f.node as usize];
+        while let Some(m) = plan.expect.get(f.hint as usize) {
             let e = p + m.quoted.len();
-            if inp.get(p..e).is_some_and(|key| bytes_eq(key, &m.quoted)) {
-                f.found |= m.bit;
-                f.hint += 1;
-                let sid = m.sid;
-                self.token()?;
-                // `:` right after the key (compact input), else after whitespace.
-                let v = if inp.get(e) == Some(&b':') { scan::skip_ws(inp, e + 1) } else { scan::colon(inp, e).ok()? };
-                return Some((v, sid));
+            if !inp.get(p..e).is_some_and(|key| bytes_eq(key, &m.quoted)) {
+                break;
             }
+            f.found |= m.bit;
+            f.hint += 1;
+            if COUNT {
+                self.tokens += 1;
+                if self.tokens > self.limits.max_tokens {
+                    return None;
+                }
+            }
+            // `:` right after the key (compact input), else after whitespace.
+            let v = if inp.get(e) == Some(&b':') { scan::skip_ws(inp, e + 1) } else { scan::colon(inp, e).ok()? };
+            let end = match inp.get(v) {
+                Some(_) if m.quick != 0 => quick_scalar(inp, v, m.quick),
+                _ => None,
+            };
+            let Some(end) = end else { return Some((v, m.sid)) };
+            if COUNT {
+                self.tokens += 1;
+                if self.tokens > self.limits.max_tokens {
+                    return None;
+                }
+            }
+            let q = scan::skip_ws(inp, end);
+            if inp.get(q) != Some(&b',') {
+                return Some((q, DONE));
+            }
+            // The member is complete (as `after_value` counts it); the next key.
+            f.count += 1;
+            p = scan::skip_ws(inp, q + 1);
         }
         self.member_any(p)
     }
