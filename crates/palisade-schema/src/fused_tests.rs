@@ -238,3 +238,46 @@ fn bytes_eq_all_lengths() {
         }
     }
 }
+
+/// The member loop for runs of quick-kind values (`Walker::member` reading key, value and
+/// separator itself): every value kind, wrong kinds, whitespace, broken separators and
+/// truncations, against the tape validator.
+#[test]
+fn quick_member_runs() {
+    let schema = "{type: object, required: [i, s], properties: {i: {type: integer}, s: {type: string}, b: {type: boolean}, \
+                  n: {type: string, nullable: true}, f: {type: number}, a: {}, o: {type: object}, t: {type: integer, minimum: 0}}}";
+    let (s, id) = one(Dialect::Oas30, schema);
+    let good = r#"{"i":1,"s":"x","b":true,"n":null,"f":1.5e3,"a":[1,{"z":2}],"o":{"k":"v"},"t":3}"#;
+    let docs = [
+        good,
+        r#"{ "i" : 1 , "s" : "x" , "b" : false , "n" : "y" , "f" : -0.5 , "a" : "q" , "o" : {} , "t" : 0 }"#,
+        r#"{"i":1.5,"s":"x"}"#,
+        r#"{"i":1,"s":2}"#,
+        r#"{"i":1,"s":"x","b":null}"#,
+        r#"{"i":1,"s":"x","n":1}"#,
+        r#"{"i":1,"s":"x","f":"1"}"#,
+        r#"{"i":1,"s":"x","o":[]}"#,
+        r#"{"i":1,"s":"x","t":-1}"#,
+        r#"{"i":1,"s":"x",}"#,
+        r#"{"i":1,,"s":"x"}"#,
+        r#"{"i":1 "s":"x"}"#,
+        r#"{"i":1,"s":"x"]"#,
+        r#"{"i":01,"s":"x"}"#,
+        r#"{"i":1,"s":"x\u00"}"#,
+        r#"{"s":"x","i":1}"#,
+        r#"{"i":1,"i":2,"s":"x"}"#,
+        r#"{"i":1,"s":"x","zz":1}"#,
+        r#"{"i":1}"#,
+        r#"[{"i":1,"s":"x"}]"#,
+    ];
+    let shadow = Options { shadow_unknown: true, ..req() };
+    for o in [req(), shadow] {
+        assert!(agree(&s, id, good.as_bytes(), &o));
+        for d in docs {
+            agree(&s, id, d.as_bytes(), &o);
+            for cut in 0..d.len() {
+                assert!(!agree(&s, id, &d.as_bytes()[..cut], &o));
+            }
+        }
+    }
+}
