@@ -226,7 +226,7 @@ fn bytes_eq_all_lengths() {
     let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
     for n in 0..40 {
         let a = &base[..n];
-        let copy: Vec<u8> = a.iter().copied().collect();
+        let copy = a.to_vec();
         assert!(bytes_eq(a, &copy));
         for i in 0..n {
             let mut b = a.to_vec();
