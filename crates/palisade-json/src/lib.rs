@@ -132,6 +132,18 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
+/// Offset of the first non-whitespace byte at or after `p`. Most calls land on a token
+/// (compact JSON), so the first byte is tested on its own: anything above a space ends the run.
+#[inline(always)]
+fn skip_ws(inp: &[u8], mut p: usize) -> usize {
+    loop {
+        match inp.get(p) {
+            Some(&b) if b <= b' ' && is_ws(b) => p += 1,
+            _ => return p,
+        }
+    }
+}
+
 const LO: u64 = 0x0101_0101_0101_0101;
 const HI: u64 = 0x8080_8080_8080_8080;
 
@@ -177,12 +189,8 @@ fn plain_run(inp: &[u8], mut p: usize) -> usize {
 
 impl Parser<'_, '_> {
     #[inline(always)]
-    fn skip_ws(&self, mut p: usize) -> usize {
-        let inp = self.input;
-        while p < inp.len() && is_ws(inp[p]) {
-            p += 1;
-        }
-        p
+    fn skip_ws(&self, p: usize) -> usize {
+        skip_ws(self.input, p)
     }
 
     #[inline(always)]
@@ -765,11 +773,8 @@ pub mod scan {
 
     /// Offset of the first non-whitespace byte at or after `p`.
     #[inline(always)]
-    pub fn skip_ws(inp: &[u8], mut p: usize) -> usize {
-        while p < inp.len() && super::is_ws(inp[p]) {
-            p += 1;
-        }
-        p
+    pub fn skip_ws(inp: &[u8], p: usize) -> usize {
+        super::skip_ws(inp, p)
     }
 
     /// The string whose opening quote is at `q`: the offset of its closing quote, and whether

@@ -59,8 +59,26 @@ pub enum MediaKind {
     Other,
 }
 
+/// RFC 9110 `tchar`, as a table.
+const TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric();
+        i += 1;
+    }
+    let extra = b"!#$%&'*+-.^_`|~";
+    let mut k = 0;
+    while k < extra.len() {
+        t[extra[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
+
 fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+    TCHAR[b as usize]
 }
 
 fn is_token(s: &str) -> bool {
@@ -73,12 +91,15 @@ fn trim(s: &str) -> &str {
 
 /// Parse `s`. Surrounding whitespace is allowed; parameters may be empty (`text/plain;`).
 pub fn parse(s: &str) -> Result<MediaType<'_>, MediaError> {
-    let (essence, raw_params) = match s.find(';') {
+    // Byte searches (`;` and `/` are ASCII, so the offsets are character boundaries): a
+    // `Content-Type` is short, and `str::find` sets up a memchr search for each call.
+    let (essence, raw_params) = match s.bytes().position(|b| b == b';') {
         Some(i) => (&s[..i], &s[i + 1..]),
         None => (s, ""),
     };
     let essence = trim(essence);
-    let (ty, subtype) = essence.split_once('/').ok_or(MediaError::BadType)?;
+    let slash = essence.bytes().position(|b| b == b'/').ok_or(MediaError::BadType)?;
+    let (ty, subtype) = (&essence[..slash], &essence[slash + 1..]);
     if !is_token(ty) || !is_token(subtype) {
         return Err(MediaError::BadType);
     }

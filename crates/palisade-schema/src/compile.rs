@@ -66,7 +66,7 @@ pub(crate) fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
         if w(a, 0) != w(b, 0) || w(a, n - 8) != w(b, n - 8) {
             return false;
         }
-        n <= 16 || a[8..n - 8] == b[8..n - 8]
+        n <= 16 || (n <= 24 && w(a, 8) == w(b, 8)) || (n > 24 && a[8..n - 8] == b[8..n - 8])
     } else if n >= 4 {
         let w = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().unwrap());
         w(a, 0) == w(b, 0) && w(a, n - 4) == w(b, n - 4)

@@ -34,6 +34,9 @@ use crate::{num, Direction, Options, SchemaId, Schemas, TypeSet, Violation, MAX_
 
 /// No schema: the value is only checked for syntax.
 const NONE: u32 = u32::MAX;
+/// Returned by [`Walker::member`] in place of a schema: the member's value was consumed
+/// already (the offset returned is after it), continue with what follows it.
+const DONE: u32 = u32::MAX - 1;
 
 /// How the fused validator treats a schema.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,9 +63,9 @@ pub(crate) struct Plan {
     pub required: [u64; 2],
     /// With shadow fields on, a member that `properties` does not name is a finding.
     pub shadow_strict: bool,
-    /// Per property: the name can be compared with the input bytes as they are (no quote,
-    /// backslash or control character in it).
-    pub plain: Vec<bool>,
+    /// Per property, in `properties` order: the key as it appears in compact input, for the
+    /// in-place comparison with the expected next member (see [`Expect`]).
+    pub expect: Box<[Expect]>,
     /// The [`quick`] kinds of value this schema (itself, not through `$ref`) accepts with no
     /// check beyond its type: such scalars are only scanned.
     pub quick: u8,
@@ -113,6 +116,7 @@ fn fusable(n: &SNode) -> bool {
 
 /// Plans for every node of an arena (after `derive`).
 pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
+    let quick: Vec<u8> = nodes.iter().map(quick_kinds).collect();
     (0..nodes.len())
         .map(|i| {
             let mut id = i;
@@ -150,10 +154,31 @@ pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
                 }
             }
             let shadow_strict = n.known.as_ref().is_some_and(|k| !k.all);
-            let plain = n.props.names.iter().map(|name| !name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20)).collect();
-            Plan { target: id as u32, class, cost, required, shadow_strict, plain, quick: quick_kinds(&nodes[i]) }
+            let expect = (n.props.names.iter().zip(&n.props.ids).enumerate())
+                .map(|(k, (name, sid))| {
+                    let plain = !name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
+                    let quoted = if plain { [&b"\""[..], name, b"\""].concat().into() } else { Box::from(&[0u8][..]) };
+                    Expect { quoted, bit: if k < 64 { 1 << k } else { 0 }, sid: sid.0, quick: quick.get(sid.0 as usize).copied().unwrap_or(0) }
+                })
+                .collect();
+            Plan { target: id as u32, class, cost, required, shadow_strict, expect, quick: quick[i] }
         })
         .collect()
+}
+
+/// A property of an object schema as the member loop expects it next.
+#[derive(Clone, Debug)]
+pub(crate) struct Expect {
+    /// `"name"` with its quotes when the name can be compared with the input bytes as they are
+    /// (no quote, backslash or control character in it), else a single NUL byte, which no key
+    /// (they start with `"`) equals.
+    pub quoted: Box<[u8]>,
+    /// The property's bit in [`Frame::found`] (0 from index 64 on).
+    pub bit: u64,
+    /// The property's schema.
+    pub sid: u32,
+    /// The [`quick`] kinds of that schema (its [`Plan::quick`]).
+    pub quick: u8,
 }
 
 /// Reusable memory of the fused validator (keep one per worker).
@@ -181,7 +206,9 @@ struct Frame {
     cost: u32,
 }
 
-struct Walker<'a> {
+/// `COUNT`: count tokens against `limits.max_tokens`. Off when the input is no longer than
+/// that limit: every token takes at least one byte of its own, so it cannot be exceeded.
+struct Walker<'a, const COUNT: bool> {
     s: &'a Schemas,
     inp: &'a [u8],
     opts: &'a Options,
@@ -204,8 +231,12 @@ impl Schemas {
             return false;
         }
         scratch.stack.clear();
-        let mut w = Walker { s: self, inp: input, opts, limits: Limits::default(), tokens: 0, depth: 0, sc: scratch };
-        w.run(id.0).is_some()
+        let limits = Limits::default();
+        if input.len() > limits.max_tokens {
+            Walker::<true> { s: self, inp: input, opts, limits, tokens: 0, depth: 0, sc: scratch }.run(id.0).is_some()
+        } else {
+            Walker::<false> { s: self, inp: input, opts, limits, tokens: 0, depth: 0, sc: scratch }.run(id.0).is_some()
+        }
     }
 }
 
@@ -276,10 +307,16 @@ fn number_ok(n: &SNode, text: &[u8], integer: bool) -> bool {
     let int = int_value(text, integer);
     if let Some(c) = n.num.as_deref() {
         use std::cmp::Ordering::*;
-        if c.minimum.as_ref().is_some_and(|m| num::cmp_instance(text, int, m) == Less)
-            || c.exclusive_minimum.as_ref().is_some_and(|m| num::cmp_instance(text, int, m) != Greater)
-            || c.maximum.as_ref().is_some_and(|m| num::cmp_instance(text, int, m) == Greater)
-            || c.exclusive_maximum.as_ref().is_some_and(|m| num::cmp_instance(text, int, m) != Less)
+        // A decimal is read once for all integer bounds (as `cmp_instance` would read it).
+        let dec = if integer { None } else { num::decimal_int(text) };
+        let cmp = |m: &num::Num| match (dec, m.i) {
+            (Some(d), Some(b)) => d.cmp_int(b),
+            _ => num::cmp_instance(text, int, m),
+        };
+        if c.minimum.as_ref().is_some_and(|m| cmp(m) == Less)
+            || c.exclusive_minimum.as_ref().is_some_and(|m| cmp(m) != Greater)
+            || c.maximum.as_ref().is_some_and(|m| cmp(m) == Greater)
+            || c.exclusive_maximum.as_ref().is_some_and(|m| cmp(m) != Less)
             || c.multiple_of.as_ref().is_some_and(|m| !num::is_multiple(text, int, m))
         {
             return false;
@@ -299,7 +336,8 @@ fn number_ok(n: &SNode, text: &[u8], integer: bool) -> bool {
 }
 
 /// The scalar at `p` when its kind is one of `q` ([`quick`] bits): the offset after it, checked
-/// for syntax. `None` when it is of another kind (or malformed: the full path then says so).
+/// for syntax. `None` when it is of another kind, a container (or malformed: the full path
+/// then says so).
 #[inline(always)]
 fn quick_scalar(inp: &[u8], p: usize, q: u8) -> Option<usize> {
     match inp[p] {
@@ -314,9 +352,12 @@ fn quick_scalar(inp: &[u8], p: usize, q: u8) -> Option<usize> {
     }
 }
 
-impl Walker<'_> {
+impl<const COUNT: bool> Walker<'_, COUNT> {
     #[inline(always)]
     fn token(&mut self) -> Option<()> {
+        if !COUNT {
+            return Some(());
+        }
         self.tokens += 1;
         (self.tokens <= self.limits.max_tokens).then_some(())
     }
@@ -333,7 +374,7 @@ impl Walker<'_> {
             }
             let plan = if sid == NONE { None } else { Some(&s.plans[sid as usize]) };
             // Scalars the schema takes as they come (a plain `{type: integer}`...): scan only.
-            if let Some(q) = plan.map(|pl| pl.quick).filter(|&q| q != 0 && inp[p] != b'{' && inp[p] != b'[') {
+            if let Some(q) = plan.map(|pl| pl.quick).filter(|&q| q != 0) {
                 if let Some(end) = quick_scalar(inp, p, q) {
                     self.token()?;
                     p = end;
@@ -430,7 +471,9 @@ impl Walker<'_> {
                                 self.close()?;
                             } else if object {
                                 (p, sid) = self.member(p)?;
-                                continue 'value;
+                                if sid != DONE {
+                                    continue 'value;
+                                }
                             } else {
                                 sid = n.items.map_or(NONE, |i| i.0);
                                 continue 'value;
@@ -465,6 +508,11 @@ impl Walker<'_> {
                     let at = scan::skip_ws(inp, *p + 1);
                     if top.object {
                         match self.member(at) {
+                            // Members up to the last one consumed: what follows it.
+                            Some((v, DONE)) => {
+                                *p = v;
+                                continue;
+                            }
                             Some((v, s)) => (*p, *sid) = (v, s),
                             None => return Some(None),
                         }
@@ -486,43 +534,76 @@ impl Walker<'_> {
     }
 
     /// A member key at `p` of the object on top of the stack: the offset of its value and
-    /// the value's schema.
+    /// the value's schema. The expected next property (documents tend to follow the schema's
+    /// order) is compared in place, quotes included; anything else takes [`Self::member_any`].
+    /// A run of expected members whose values are scalars of a [`quick`] kind is read here in
+    /// one loop: then the answer is the offset after the last such value and [`DONE`], and the
+    /// caller goes on with what follows it (the `}`, or a member this loop does not take).
     #[inline(always)]
-    fn member(&mut self, p: usize) -> Option<(usize, u32)> {
+    fn member(&mut self, mut p: usize) -> Option<(usize, u32)> {
+        let inp = self.inp;
+        let s = self.s;
+        let f = self.sc.stack.last_mut()?;
+        let plan = &s.plans[f.node as usize];
+        while let Some(m) = plan.expect.get(f.hint as usize) {
+            let e = p + m.quoted.len();
+            if !inp.get(p..e).is_some_and(|key| bytes_eq(key, &m.quoted)) {
+                break;
+            }
+            f.found |= m.bit;
+            f.hint += 1;
+            if COUNT {
+                self.tokens += 1;
+                if self.tokens > self.limits.max_tokens {
+                    return None;
+                }
+            }
+            // `:` right after the key (compact input), else after whitespace.
+            let v = if inp.get(e) == Some(&b':') { scan::skip_ws(inp, e + 1) } else { scan::colon(inp, e).ok()? };
+            let end = match inp.get(v) {
+                Some(_) if m.quick != 0 => quick_scalar(inp, v, m.quick),
+                _ => None,
+            };
+            let Some(end) = end else { return Some((v, m.sid)) };
+            if COUNT {
+                self.tokens += 1;
+                if self.tokens > self.limits.max_tokens {
+                    return None;
+                }
+            }
+            let q = scan::skip_ws(inp, end);
+            if inp.get(q) != Some(&b',') {
+                return Some((q, DONE));
+            }
+            // The member is complete (as `after_value` counts it); the next key.
+            f.count += 1;
+            p = scan::skip_ws(inp, q + 1);
+        }
+        self.member_any(p)
+    }
+
+    /// [`Self::member`] for a key other than the expected one: looked up by name.
+    #[inline(never)]
+    fn member_any(&mut self, p: usize) -> Option<(usize, u32)> {
         let inp = self.inp;
         let s = self.s;
         if inp.get(p) != Some(&b'"') {
             return None;
         }
         self.token()?;
-        let f = self.sc.stack.last_mut()?;
+        let f = self.sc.stack.last()?;
         let n = &s.nodes[f.node as usize];
         let plan = &s.plans[f.node as usize];
         let props = &n.props;
-        let mut found = None;
-        let mut end = 0;
-        // The expected name, compared in place (its bytes are a valid JSON string).
-        let h = f.hint as usize;
-        if let Some(name) = props.names.get(h) {
-            let a = p + 1;
-            let b = a + name.len();
-            if plan.plain[h] && inp.get(b) == Some(&b'"') && bytes_eq(&inp[a..b], name) {
-                found = Some(h);
-                end = b;
-            }
-        }
-        if found.is_none() {
-            let (e, escaped) = scan::string(inp, p).ok()?;
-            end = e;
-            let raw = &inp[p + 1..e];
-            found = if escaped {
-                self.sc.buf.clear();
-                scan::unescape_into(raw, &mut self.sc.buf);
-                props.find(&self.sc.buf)
-            } else {
-                props.find(raw)
-            };
-        }
+        let (end, escaped) = scan::string(inp, p).ok()?;
+        let raw = &inp[p + 1..end];
+        let found = if escaped {
+            self.sc.buf.clear();
+            scan::unescape_into(raw, &mut self.sc.buf);
+            props.find(&self.sc.buf)
+        } else {
+            props.find(raw)
+        };
         let f = self.sc.stack.last_mut()?;
         let sid = match found {
             Some(i) => {

@@ -180,3 +180,104 @@ R: {type: object, required: [a], properties: {a: {type: string, enum: [x, y]}}}
     assert!(agree(&s, id, cases[5], &req()));
     assert!(!agree(&s, id, cases[9], &req()));
 }
+
+/// The expected-member comparison (key with its quotes, against a per-plan table): names of
+/// every length class of `bytes_eq` (under 4, 4..8, 8..16, 16..24, over 24 bytes), in schema
+/// order, out of order, with whitespace around the colon, prefixes and extensions of names,
+/// a key cut short at the end of input, and shadow fields.
+#[test]
+fn expected_member_keys() {
+    let names = ["a", "abcd", "abcdefghij", "abcdefghijklmnopqrst", "abcdefghijklmnopqrstuvwxyz0123"];
+    let props: Vec<String> = names.iter().map(|n| format!("{n}: {{type: integer, minimum: 1}}")).collect();
+    let schema = format!("{{type: object, required: [a], properties: {{{}}}}}", props.join(", "));
+    let (s, id) = one(Dialect::Oas30, &schema);
+    let in_order: Vec<String> = names.iter().map(|n| format!("\"{n}\":1")).collect();
+    let shadow = Options { shadow_unknown: true, ..req() };
+    for o in [req(), shadow] {
+        assert!(agree(&s, id, format!("{{{}}}", in_order.join(",")).as_bytes(), &o));
+        let mut rev = in_order.clone();
+        rev.reverse();
+        assert!(agree(&s, id, format!("{{{}}}", rev.join(",")).as_bytes(), &o));
+        let spaced: Vec<String> = names.iter().map(|n| format!("\"{n}\" :\t1")).collect();
+        assert!(agree(&s, id, format!("{{ {} }}", spaced.join(" , ")).as_bytes(), &o));
+        for n in names {
+            // A failing value right after the key: the key must have been recognised.
+            assert!(!agree(&s, id, format!("{{\"a\":1,\"{n}\":0}}").as_bytes(), &o));
+            // One byte shorter, one byte longer, last byte changed.
+            let short = &n[..n.len() - 1];
+            for other in [short.to_string(), format!("{n}x"), format!("{short}_")] {
+                if other.is_empty() || names.contains(&other.as_str()) {
+                    continue;
+                }
+                let doc = format!("{{\"a\":1,\"{other}\":0}}");
+                let verdict = agree(&s, id, doc.as_bytes(), &o);
+                // Unknown members pass unless shadow fields are on.
+                assert_eq!(verdict, !o.shadow_unknown, "{doc}");
+            }
+            // Input ending inside the key.
+            let cut = format!("{{\"a\":1,\"{n}");
+            assert!(!agree(&s, id, cut.as_bytes(), &o));
+        }
+    }
+}
+
+#[test]
+fn bytes_eq_all_lengths() {
+    let base: Vec<u8> = (0..40u8).map(|i| b'a' + i % 26).collect();
+    for n in 0..40 {
+        let a = &base[..n];
+        let copy = a.to_vec();
+        assert!(bytes_eq(a, &copy));
+        for i in 0..n {
+            let mut b = a.to_vec();
+            b[i] ^= 1;
+            assert!(!bytes_eq(a, &b), "length {n}, byte {i}");
+        }
+        if n > 0 {
+            assert!(!bytes_eq(a, &base[..n - 1]));
+        }
+    }
+}
+
+/// The member loop for runs of quick-kind values (`Walker::member` reading key, value and
+/// separator itself): every value kind, wrong kinds, whitespace, broken separators and
+/// truncations, against the tape validator.
+#[test]
+fn quick_member_runs() {
+    let schema = "{type: object, required: [i, s], properties: {i: {type: integer}, s: {type: string}, b: {type: boolean}, \
+                  n: {type: string, nullable: true}, f: {type: number}, a: {}, o: {type: object}, t: {type: integer, minimum: 0}}}";
+    let (s, id) = one(Dialect::Oas30, schema);
+    let good = r#"{"i":1,"s":"x","b":true,"n":null,"f":1.5e3,"a":[1,{"z":2}],"o":{"k":"v"},"t":3}"#;
+    let docs = [
+        good,
+        r#"{ "i" : 1 , "s" : "x" , "b" : false , "n" : "y" , "f" : -0.5 , "a" : "q" , "o" : {} , "t" : 0 }"#,
+        r#"{"i":1.5,"s":"x"}"#,
+        r#"{"i":1,"s":2}"#,
+        r#"{"i":1,"s":"x","b":null}"#,
+        r#"{"i":1,"s":"x","n":1}"#,
+        r#"{"i":1,"s":"x","f":"1"}"#,
+        r#"{"i":1,"s":"x","o":[]}"#,
+        r#"{"i":1,"s":"x","t":-1}"#,
+        r#"{"i":1,"s":"x",}"#,
+        r#"{"i":1,,"s":"x"}"#,
+        r#"{"i":1 "s":"x"}"#,
+        r#"{"i":1,"s":"x"]"#,
+        r#"{"i":01,"s":"x"}"#,
+        r#"{"i":1,"s":"x\u00"}"#,
+        r#"{"s":"x","i":1}"#,
+        r#"{"i":1,"i":2,"s":"x"}"#,
+        r#"{"i":1,"s":"x","zz":1}"#,
+        r#"{"i":1}"#,
+        r#"[{"i":1,"s":"x"}]"#,
+    ];
+    let shadow = Options { shadow_unknown: true, ..req() };
+    for o in [req(), shadow] {
+        assert!(agree(&s, id, good.as_bytes(), &o));
+        for d in docs {
+            agree(&s, id, d.as_bytes(), &o);
+            for cut in 0..d.len() {
+                assert!(!agree(&s, id, &d.as_bytes()[..cut], &o));
+            }
+        }
+    }
+}

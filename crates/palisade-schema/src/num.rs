@@ -220,6 +220,23 @@ pub(crate) fn cmp_instance(text: &[u8], as_int: Option<i64>, bound: &Num) -> Ord
 /// 18 integer digits) with an integer, without converting it: `None` for other shapes.
 #[inline]
 fn cmp_decimal_int(text: &[u8], b: i64) -> Option<Ordering> {
+    decimal_int(text).map(|d| d.cmp_int(b))
+}
+
+/// A number written `-?digits.digits` (a fraction, no exponent, at most 18 integer digits),
+/// read once to be compared with several integer bounds ([`DecInt::cmp_int`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DecInt {
+    neg: bool,
+    /// The integer part, signed.
+    v: i64,
+    /// Every fraction digit is `0`.
+    frac_zero: bool,
+}
+
+/// [`DecInt`] of `text`, `None` for other shapes.
+#[inline]
+pub(crate) fn decimal_int(text: &[u8]) -> Option<DecInt> {
     let (neg, t) = match text.first()? {
         b'-' => (true, &text[1..]),
         _ => (false, text),
@@ -236,17 +253,24 @@ fn cmp_decimal_int(text: &[u8], b: i64) -> Option<Ordering> {
         }
         x = x * 10 + (c - b'0') as i64;
     }
-    let v = if neg { -x } else { x };
-    if frac.iter().all(|&c| c == b'0') {
-        return Some(v.cmp(&b));
+    Some(DecInt { neg, v: if neg { -x } else { x }, frac_zero: frac.iter().all(|&c| c == b'0') })
+}
+
+impl DecInt {
+    /// Exact comparison with the integer `b`.
+    #[inline]
+    pub(crate) fn cmp_int(self, b: i64) -> Ordering {
+        if self.frac_zero {
+            return self.v.cmp(&b);
+        }
+        // The value lies strictly between v and v + 1 (positive) or v - 1 and v (negative).
+        match (self.neg, self.v.cmp(&b)) {
+            (false, Ordering::Less) => Ordering::Less,
+            (false, _) => Ordering::Greater,
+            (true, Ordering::Greater) => Ordering::Greater,
+            (true, _) => Ordering::Less,
+        }
     }
-    // The value lies strictly between v and v + 1 (positive) or v - 1 and v (negative).
-    Some(match (neg, v.cmp(&b)) {
-        (false, Ordering::Less) => Ordering::Less,
-        (false, _) => Ordering::Greater,
-        (true, Ordering::Greater) => Ordering::Greater,
-        (true, _) => Ordering::Less,
-    })
 }
 
 /// Whether the instance number is a multiple of `m` (which is positive).

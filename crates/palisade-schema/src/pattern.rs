@@ -109,15 +109,10 @@ impl Pattern {
 #[derive(Clone, Debug)]
 struct Atom {
     set: [u64; 2],
+    /// `set` as a byte table (one load per input byte when matching).
+    table: [bool; 256],
     min: u32,
     max: u32,
-}
-
-impl Atom {
-    #[inline(always)]
-    fn has(&self, b: u8) -> bool {
-        b < 128 && self.set[(b >> 6) as usize] & (1 << (b & 63)) != 0
-    }
 }
 
 /// `^atom...atom$` where each atom is an ASCII character, an ASCII class (`[a-z_]`, `\d`,
@@ -248,7 +243,8 @@ impl Simple {
             if set == [0, 0] {
                 return None;
             }
-            atoms.push(Atom { set, min, max });
+            let table = std::array::from_fn(|b| b < 128 && set[b >> 6] & (1 << (b & 63)) != 0);
+            atoms.push(Atom { set, table, min, max });
         }
         // Greedy is exact only when a repeated atom cannot give bytes to a later one.
         for (k, a) in atoms.iter().enumerate() {
@@ -263,14 +259,13 @@ impl Simple {
     pub fn is_match(&self, s: &[u8]) -> bool {
         let mut i = 0;
         for a in &self.atoms {
-            let mut n = 0u32;
-            while n < a.max && i < s.len() && a.has(s[i]) {
-                i += 1;
-                n += 1;
-            }
-            if n < a.min {
+            let rest = &s[i..];
+            let window = &rest[..rest.len().min(a.max as usize)];
+            let n = window.iter().position(|&b| !a.table[b as usize]).unwrap_or(window.len());
+            if n < a.min as usize {
                 return false;
             }
+            i += n;
         }
         i == s.len()
     }

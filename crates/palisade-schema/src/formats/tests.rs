@@ -188,3 +188,36 @@ fn integers() {
     assert_eq!(Format::from_name("binary"), Some(Format::Any));
     assert_eq!(Format::from_name("x-custom"), None);
 }
+
+/// The fixed-layout `date_time` decides exactly as the reference (full-date, `T`, full-time
+/// parsed separately) on valid samples, every one-byte substitution of them (digits, the
+/// separators, letters, non-ASCII) and every truncation.
+#[test]
+fn date_time_fast_path_matches_reference() {
+    let samples = [
+        "2024-05-14T09:31:27Z",
+        "2015-10-17T00:14:49.526Z",
+        "1996-12-19T16:39:57-08:00",
+        "2000-02-29T23:59:60.5+14:00",
+        "1900-02-28t00:00:00z",
+        "2024-04-30T12:00:00.000000001-00:00",
+    ];
+    let subs = b"0123456789-:.+TtZz 9\xC3\x00";
+    let mut checked = 0;
+    for s in samples {
+        let b = s.as_bytes();
+        assert!(super::date_time(b), "{s}");
+        for cut in 0..=b.len() {
+            assert_eq!(super::date_time(&b[..cut]), super::date_time_reference(&b[..cut]), "{:?}", &b[..cut]);
+        }
+        for i in 0..b.len() {
+            for &c in subs {
+                let mut m = b.to_vec();
+                m[i] = c;
+                assert_eq!(super::date_time(&m), super::date_time_reference(&m), "{:?}", String::from_utf8_lossy(&m));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 2000);
+}

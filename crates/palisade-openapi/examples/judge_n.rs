@@ -1,0 +1,49 @@
+//! Judges one benchmark request N times and exits: a fixed amount of work to run under
+//! `valgrind --tool=callgrind` (instructions per judgement do not move with the load of a
+//! shared machine, unlike wall-clock figures).
+//!
+//! `cargo build --release -p palisade-openapi --example judge_n`, then
+//! `valgrind --tool=callgrind target/release/examples/judge_n large 200` (cases: `get`,
+//! `small`, `large`; add `tape` as a third argument for the tape-only path). Judge
+//! instructions per request = inclusive cost of `Judge::check_request` / its call count.
+//! Needs ../shared/bench (exits with a message without it).
+
+use std::path::Path;
+
+use palisade_openapi::judge::{Judge, Phase};
+use palisade_openapi::rawhttp::parse_request;
+
+fn main() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
+    if !dir.join("bench-api.yaml").exists() {
+        eprintln!("judge_n: ../shared/bench not found");
+        return;
+    }
+    let args: Vec<String> = std::env::args().collect();
+    let case = args.get(1).map_or("large", String::as_str);
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+    let fused = args.get(3).map(String::as_str) != Some("tape");
+    let spec = dir.join("bench-api.yaml").canonicalize().expect("spec path").display().to_string();
+    let set = palisade_openapi::load(&spec, &palisade_openapi::FsFetch, &palisade_openapi::Limits::default()).expect("spec loads");
+    let api = palisade_openapi::compile(&set, &Default::default()).expect("spec compiles");
+    let node = palisade_config::yaml::parse("spec: x").expect("yaml");
+    let mut cx = palisade_config::decode::Ctx::new("bench");
+    let settings = palisade_openapi::settings::Settings::decode(&mut cx, &node, "openapi", Path::new("/")).expect("settings");
+    let mut judge = Judge::new(api, settings).expect("judge");
+    judge.set_fused(fused);
+    let (head, body) = match case {
+        "get" => ("GET /test?id=5 HTTP/1.1\nHost: b\n\n", Vec::new()),
+        "small" => ("POST /orders HTTP/1.1\nHost: b\nContent-Type: application/json\n\n", std::fs::read(dir.join("small.json")).expect("small.json")),
+        _ => ("POST /test/signup HTTP/1.1\nHost: b\nContent-Type: application/json\n\n", std::fs::read(dir.join("large.json")).expect("large.json")),
+    };
+    let mut raw = head.as_bytes().to_vec();
+    raw.extend_from_slice(&body);
+    let req = parse_request(&raw).expect("request parses");
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.clear();
+        judge.check_request(std::hint::black_box(&req.view()), Phase::Whole, &mut out);
+        assert!(out.is_empty(), "{case}: {out:?}");
+    }
+    println!("{case}: {n} judgements, fused={fused}");
+}
