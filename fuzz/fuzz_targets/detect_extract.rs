@@ -11,6 +11,9 @@ use palisade_detect::{Engine, EngineConfig};
 
 const TYPES: [&str; 6] = ["application/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=XX", "application/xml", "text/plain", "image/png"];
 
+static ENGINE: std::sync::LazyLock<Engine> =
+    std::sync::LazyLock::new(|| Engine::new(EngineConfig { limits: Limits { max_values: 64, max_bytes: 2048, max_depth: 16 }, ..EngineConfig::default() }).unwrap());
+
 fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {
         return;
@@ -48,6 +51,7 @@ fuzz_target!(|data: &[u8]| {
             Err(Stop::Caller) => panic!("the callback never stops"),
         }
     }
-    let engine = Engine::new(EngineConfig { limits, ..EngineConfig::default() }).unwrap();
-    let _ = engine.inspect(&r.view());
+    // One engine for the whole run (building it per input would spend the run compiling
+    // automata); the phases' memo and buffers are per call of `inspect`.
+    let _ = ENGINE.inspect(&r.view());
 });
