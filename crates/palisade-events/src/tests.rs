@@ -341,6 +341,24 @@ fn reason<'a>(code: &'a str, location: &'a str, fragment: &'a str) -> ReasonRef<
 }
 
 #[test]
+fn the_key_a_worker_folds_with_is_the_key_of_the_event_it_would_build() {
+    // Workers fold with a key made from borrowed request data (record.rs, `finish`); the writer
+    // registers aggregates with the key of the built event. They must agree, or nothing folds.
+    let r = Redactor::default();
+    for ip in ["198.51.100.7", "2001:db8::1", "::ffff:192.0.2.1", "::1"] {
+        let mut q = req(Some("q=1"));
+        q.client_ip = ip.parse().unwrap();
+        for reasons in [vec![reason("detect.sqli", "query.q", "' or 1=1")], vec![]] {
+            let e = r.event(&q, Verdict::Block, &reasons, 403, None, 5);
+            let worker = FoldKey { app: q.app, client_ip: q.client_ip, reason: reasons.first().map_or("", |r| r.code) };
+            assert_eq!(FoldKey::of(&e), Some(worker), "{ip}");
+        }
+    }
+    // An event whose client IP is not an address is only folded by the writer.
+    assert_eq!(FoldKey::of(&ev("unknown", "detect.sqli", 1)), None);
+}
+
+#[test]
 fn secrets_never_reach_an_event() {
     let r = Redactor::new(["password", "api_key"]);
     for loc in
