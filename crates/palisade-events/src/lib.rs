@@ -22,7 +22,7 @@ pub mod sqlite;
 use std::time::Duration;
 
 pub use model::{Event, ReasonRef, Redactor, RequestRef, Verdict};
-pub use pipeline::{Counters, EventSender, Options, Pipeline};
+pub use pipeline::{Counters, EventSender, FoldKey, Options, Pipeline};
 pub use sink::{Sink, SinkError, SinkSpec};
 
 /// Everything needed to start a pipeline: where to, and how.

@@ -16,6 +16,16 @@
 //! within the window only increments its `count`. The held row is written when its window ends
 //! (or on flush and shutdown).
 //!
+//! **Folding on the request path.** An aggregate the writer holds open is also registered in a
+//! small table shared with the producers ([`Folds`], keyed by app, client IP and reason code).
+//! A producer that records an event first looks its key up there, from borrowed data
+//! ([`EventSender::record`] with a [`FoldKey`]); when an aggregate with that key is open, it
+//! only bumps that aggregate's counter: the event is never built, queued or freed, which is what
+//! keeps a flood of identical events cheap for the request path. When the writer closes the
+//! window it removes the entry (under the same lock) and adds its count to the held row, so an
+//! event is folded either before the row is written or not at all. An empty table costs the
+//! producer one relaxed atomic load.
+//!
 //! Accounting is exact: every event produced ends in exactly one of `written` (it is, or heads,
 //! a stored row), `aggregated` (it was folded into another row's count) or `dropped` (queue full,
 //! pipeline closed, or the sink failed to store its batch). Events still in the queue or held
@@ -23,7 +33,9 @@
 //! `produced == written + aggregated + dropped`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -122,6 +134,123 @@ impl Counters {
     }
 }
 
+/// The aggregation key of an event (app, client IP, reason code), borrowed from the request:
+/// what a producer checks before it builds an event. It must match the event that `make` would
+/// build in [`EventSender::record`] (`app`, `client_ip` and `reason` of [`Event`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FoldKey<'a> {
+    pub app: &'a str,
+    pub client_ip: IpAddr,
+    pub reason: &'a str,
+}
+
+impl<'a> FoldKey<'a> {
+    /// The key of a built event; `None` when its client IP is not an address (such events are
+    /// only folded by the writer).
+    pub fn of(e: &'a Event) -> Option<FoldKey<'a>> {
+        Some(FoldKey { app: &e.app, client_ip: e.client_ip.parse().ok()?, reason: &e.reason })
+    }
+}
+
+/// One open aggregate as producers see it: the events folded into it on the request path.
+#[derive(Debug)]
+struct Fold {
+    app: Box<str>,
+    client_ip: IpAddr,
+    reason: Box<str>,
+    count: u64,
+    last_ms: i64,
+}
+
+impl Fold {
+    fn is(&self, k: &FoldKey<'_>) -> bool {
+        self.client_ip == k.client_ip && *self.reason == *k.reason && *self.app == *k.app
+    }
+}
+
+/// Hashes are computed by [`Folds::hash`]; the table uses them as they are.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// The aggregates the writer holds open, shared with the producers (see the module docs).
+/// At most [`MAX_HELD`] entries: one per held aggregate.
+#[derive(Default)]
+struct Folds {
+    /// Entries in `table`: producers skip the lock when it is 0.
+    open: AtomicUsize,
+    /// By key hash; a hash collision gives a list of two.
+    table: Mutex<HashMap<u64, Vec<Fold>, BuildHasherDefault<IdHasher>>>,
+    /// Seeded per process (client IPs are chosen by clients); foldhash costs a fraction of
+    /// SipHash on the request path.
+    hasher: foldhash::fast::RandomState,
+}
+
+impl Folds {
+    fn hash(&self, k: &FoldKey<'_>) -> u64 {
+        self.hasher.hash_one(k)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Fold>, BuildHasherDefault<IdHasher>>> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Producer side: fold one event into the open aggregate with this key, if there is one.
+    fn fold(&self, k: &FoldKey<'_>, time_ms: i64) -> bool {
+        if self.open.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        let h = self.hash(k);
+        let mut t = self.lock();
+        match t.get_mut(&h).and_then(|l| l.iter_mut().find(|f| f.is(k))) {
+            Some(f) => {
+                f.count += 1;
+                f.last_ms = f.last_ms.max(time_ms);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Writer side: an aggregate with this key was opened.
+    fn open(&self, k: &FoldKey<'_>) {
+        let h = self.hash(k);
+        let mut t = self.lock();
+        let list = t.entry(h).or_default();
+        if !list.iter().any(|f| f.is(k)) {
+            list.push(Fold { app: k.app.into(), client_ip: k.client_ip, reason: k.reason.into(), count: 0, last_ms: i64::MIN });
+            self.open.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Writer side: the aggregate is closing; what producers folded into it (count, last time).
+    fn close(&self, k: &FoldKey<'_>) -> (u64, i64) {
+        let h = self.hash(k);
+        let mut t = self.lock();
+        let Some(list) = t.get_mut(&h) else { return (0, i64::MIN) };
+        let Some(i) = list.iter().position(|f| f.is(k)) else { return (0, i64::MIN) };
+        let f = list.swap_remove(i);
+        if list.is_empty() {
+            t.remove(&h);
+        }
+        self.open.fetch_sub(1, Ordering::Relaxed);
+        (f.count, f.last_ms)
+    }
+}
+
 enum Msg {
     Event(Box<Event>),
     /// Write everything queued and held (aggregates included), then answer.
@@ -138,6 +267,7 @@ pub struct EventSender {
     capacity: u64,
     counters: Arc<Counters>,
     closed: Arc<AtomicBool>,
+    folds: Arc<Folds>,
 }
 
 impl std::fmt::Debug for EventSender {
@@ -161,6 +291,20 @@ impl EventSender {
             c.queued.fetch_sub(1, Ordering::SeqCst);
             c.dropped.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    /// Record an event with this aggregation key: when the writer holds an aggregate with the
+    /// same key open, the event is only counted into it (`produced` and `aggregated`) and `make`
+    /// is not called; otherwise the event is built with `make` and [`send`](Self::send)t.
+    /// Never waits (beyond a lock held for a table look-up).
+    pub fn record(&self, key: FoldKey<'_>, time_ms: i64, make: impl FnOnce() -> Event) {
+        if !self.closed.load(Ordering::Relaxed) && self.folds.fold(&key, time_ms) {
+            // `produced` first: a snapshot never shows more outcomes than productions.
+            self.counters.produced.fetch_add(1, Ordering::SeqCst);
+            self.counters.aggregated.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        self.send(make());
     }
 
     pub fn counters(&self) -> &Arc<Counters> {
@@ -190,8 +334,10 @@ impl Pipeline {
         let counters = Arc::new(Counters::default());
         let description = sink.describe();
         let c = counters.clone();
-        let writer = std::thread::Builder::new().name("palisade-events".into()).spawn(move || Writer::new(sink, opts, c).run(rx))?;
-        Ok(Pipeline { sender: EventSender { tx, capacity, counters, closed: Arc::new(AtomicBool::new(false)) }, writer: Mutex::new(Some(writer)), description })
+        let folds = Arc::new(Folds::default());
+        let f = folds.clone();
+        let writer = std::thread::Builder::new().name("palisade-events".into()).spawn(move || Writer::new(sink, opts, c, f).run(rx))?;
+        Ok(Pipeline { sender: EventSender { tx, capacity, counters, closed: Arc::new(AtomicBool::new(false)), folds }, writer: Mutex::new(Some(writer)), description })
     }
 
     pub fn sender(&self) -> &EventSender {
@@ -255,6 +401,8 @@ struct Writer {
     c: Arc<Counters>,
     /// Held aggregates by `app \0 client_ip \0 reason`.
     held: HashMap<String, Held>,
+    /// The same aggregates, as producers fold into them.
+    folds: Arc<Folds>,
     key: String,
     last_maintain: Instant,
 }
@@ -263,8 +411,8 @@ struct Writer {
 const MAX_HELD: usize = 4096;
 
 impl Writer {
-    fn new(sink: Box<dyn Sink>, opts: Options, c: Arc<Counters>) -> Writer {
-        Writer { sink, opts, c, held: HashMap::new(), key: String::new(), last_maintain: Instant::now() }
+    fn new(sink: Box<dyn Sink>, opts: Options, c: Arc<Counters>, folds: Arc<Folds>) -> Writer {
+        Writer { sink, opts, c, held: HashMap::new(), folds, key: String::new(), last_maintain: Instant::now() }
     }
 
     fn run(mut self, rx: Receiver<Msg>) {
@@ -341,6 +489,9 @@ impl Writer {
                 continue;
             }
             if behind && self.held.len() < MAX_HELD {
+                if let Some(k) = FoldKey::of(&e) {
+                    self.folds.open(&k);
+                }
                 self.held.insert(self.key.clone(), Held { event: e, until: now + self.opts.aggregate_window });
                 continue;
             }
@@ -356,7 +507,17 @@ impl Writer {
         }
         let now = Instant::now();
         let keys: Vec<String> = self.held.iter().filter(|(_, h)| all || h.until <= now).map(|(k, _)| k.clone()).collect();
-        let rows: Vec<Event> = keys.iter().filter_map(|k| self.held.remove(k)).map(|h| h.event).collect();
+        let mut rows: Vec<Event> = Vec::with_capacity(keys.len());
+        for k in &keys {
+            let Some(mut h) = self.held.remove(k) else { continue };
+            if let Some(k) = FoldKey::of(&h.event) {
+                // From here on producers build and queue events with this key again.
+                let (count, last_ms) = self.folds.close(&k);
+                h.event.count = h.event.count.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
+                h.event.last_ms = h.event.last_ms.max(last_ms);
+            }
+            rows.push(h.event);
+        }
         self.write(rows);
     }
 

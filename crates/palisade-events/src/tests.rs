@@ -213,6 +213,131 @@ fn a_failing_sink_and_a_closed_pipeline_count_their_events_as_dropped() {
     assert!(balanced(&s));
 }
 
+fn key(ip: &str) -> FoldKey<'static> {
+    FoldKey { app: "api", client_ip: ip.parse().unwrap(), reason: "detect.sqli" }
+}
+
+/// Wait (bounded) until the counters satisfy `ok`.
+fn wait_for(p: &Pipeline, ok: impl Fn(&Snapshot) -> bool) -> Snapshot {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let s = p.counters().snapshot();
+        if ok(&s) || std::time::Instant::now() >= deadline {
+            return s;
+        }
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn an_open_aggregate_folds_identical_events_on_the_request_path_without_building_them() {
+    let (p, g) = gate_pipeline(8, 4);
+    let tx = p.sender().clone();
+    let built = std::cell::Cell::new(0u32);
+    // Nothing is held yet: the event is built and queued.
+    tx.record(key("192.0.2.1"), 1000, || {
+        built.set(built.get() + 1);
+        ev("192.0.2.1", "detect.sqli", 1000)
+    });
+    assert_eq!((built.get(), g.entered.recv_timeout(WAIT).unwrap()), (1, 1));
+    // While the sink stalls, a full batch queues up: the writer will find itself behind and
+    // open an aggregate for the key.
+    for i in 0..4 {
+        tx.send(ev("192.0.2.1", "detect.sqli", 1001 + i));
+    }
+    g.tokens.send(()).unwrap();
+    let s = wait_for(&p, |s| s.aggregated == 3 && s.queued == 0);
+    assert_eq!((s.produced, s.written, s.aggregated, s.held), (5, 1, 3, 1), "{s:?}");
+    // Now identical events are only counted: never built, queued or held.
+    for i in 0..100 {
+        tx.record(key("192.0.2.1"), 2000 + i, || panic!("a folded event is not built"));
+    }
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.aggregated, s.queued, s.held), (105, 103, 0, 1), "{s:?}");
+    // Another client IP (and the same IP under another reason) is not folded into it.
+    tx.record(key("192.0.2.2"), 3000, || {
+        built.set(built.get() + 1);
+        ev("192.0.2.2", "detect.sqli", 3000)
+    });
+    tx.record(FoldKey { reason: "detect.xss", ..key("192.0.2.1") }, 3001, || {
+        built.set(built.get() + 1);
+        ev("192.0.2.1", "detect.xss", 3001)
+    });
+    assert_eq!(built.get(), 3);
+    for _ in 0..2 {
+        g.tokens.send(()).unwrap();
+    }
+    assert!(p.flush(WAIT));
+    let s = p.counters().snapshot();
+    assert_eq!((s.produced, s.written, s.aggregated, s.dropped, s.queued, s.held), (107, 4, 103, 0, 0, 0), "{s:?}");
+    let rows = g.rows.lock().unwrap().clone();
+    let agg = rows.iter().find(|r| r.count > 1).expect("the aggregate row");
+    assert_eq!((agg.client_ip.as_str(), agg.count, agg.time_ms, agg.last_ms), ("192.0.2.1", 104, 1001, 2099));
+    assert_eq!(rows.iter().map(|r| r.count as u64).sum::<u64>(), s.produced);
+    // The flush closed the aggregate: the next identical event is built again.
+    tx.record(key("192.0.2.1"), 4000, || {
+        built.set(built.get() + 1);
+        ev("192.0.2.1", "detect.sqli", 4000)
+    });
+    assert_eq!(built.get(), 4);
+    g.tokens.send(()).unwrap();
+    assert!(p.flush(WAIT));
+    assert!(balanced(&p.counters().snapshot()));
+}
+
+/// Keeps what it is given, at once.
+struct MemSink(Arc<Mutex<Vec<Event>>>);
+
+impl Sink for MemSink {
+    fn write(&mut self, batch: &[Event]) -> Result<(), SinkError> {
+        self.0.lock().unwrap().extend_from_slice(batch);
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "memory".into()
+    }
+}
+
+#[test]
+fn folding_races_with_windows_closing_and_stays_exact() {
+    // Windows of 1 ms and a writer that finds itself behind at every event: aggregates open and
+    // close all the time while four producers fold into them.
+    let rows = Arc::new(Mutex::new(Vec::new()));
+    let opts = Options {
+        queue_size: 64,
+        batch_size: 16,
+        aggregate_window: Duration::from_millis(1),
+        tick: Duration::from_millis(1),
+        aggregate_after: 1,
+        ..Options::default()
+    };
+    let p = Pipeline::start(Box::new(MemSink(rows.clone())), opts).unwrap();
+    let ips = ["192.0.2.1", "192.0.2.2"];
+    std::thread::scope(|sc| {
+        for t in 0..4i64 {
+            let tx = p.sender().clone();
+            sc.spawn(move || {
+                for i in 0..20_000i64 {
+                    let ip = ips[(i % 2) as usize];
+                    tx.record(key(ip), t * 100_000 + i, || ev(ip, "detect.sqli", t * 100_000 + i));
+                }
+            });
+        }
+    });
+    assert!(p.flush(WAIT));
+    let s = p.counters().snapshot();
+    assert_eq!(s.produced, 80_000);
+    assert!(balanced(&s) && s.queued == 0 && s.held == 0, "{s:?}");
+    let rows = rows.lock().unwrap();
+    assert_eq!(rows.len() as u64, s.written);
+    // Every event is in exactly one stored row's count, or was dropped by a full queue.
+    assert_eq!(rows.iter().map(|r| r.count as u64).sum::<u64>() + s.dropped, s.produced, "{s:?}");
+    for ip in ips {
+        let n: u64 = rows.iter().filter(|r| r.client_ip == ip).map(|r| r.count as u64).sum();
+        assert!(n <= 40_000, "{ip}: {n}");
+    }
+}
+
 fn req(query: Option<&'static str>) -> RequestRef<'static> {
     RequestRef {
         time_ms: 1_700_000_000_000,
@@ -228,6 +353,24 @@ fn req(query: Option<&'static str>) -> RequestRef<'static> {
 
 fn reason<'a>(code: &'a str, location: &'a str, fragment: &'a str) -> ReasonRef<'a> {
     ReasonRef { stage: "detect", code, location: Some(location), detail: Some("sqli-tokens confidence 95 (tautology) via url"), fragment: Some(fragment) }
+}
+
+#[test]
+fn the_key_a_worker_folds_with_is_the_key_of_the_event_it_would_build() {
+    // Workers fold with a key made from borrowed request data (record.rs, `finish`); the writer
+    // registers aggregates with the key of the built event. They must agree, or nothing folds.
+    let r = Redactor::default();
+    for ip in ["198.51.100.7", "2001:db8::1", "::ffff:192.0.2.1", "::1"] {
+        let mut q = req(Some("q=1"));
+        q.client_ip = ip.parse().unwrap();
+        for reasons in [vec![reason("detect.sqli", "query.q", "' or 1=1")], vec![]] {
+            let e = r.event(&q, Verdict::Block, &reasons, 403, None, 5);
+            let worker = FoldKey { app: q.app, client_ip: q.client_ip, reason: reasons.first().map_or("", |r| r.code) };
+            assert_eq!(FoldKey::of(&e), Some(worker), "{ip}");
+        }
+    }
+    // An event whose client IP is not an address is only folded by the writer.
+    assert_eq!(FoldKey::of(&ev("unknown", "detect.sqli", 1)), None);
 }
 
 #[test]

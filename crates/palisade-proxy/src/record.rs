@@ -13,7 +13,7 @@ use std::time::Duration;
 use http::{HeaderMap, Method, Uri};
 use palisade_core::Reason;
 use palisade_events::model::now_ms;
-use palisade_events::{EventSender, ReasonRef, RequestRef};
+use palisade_events::{EventSender, FoldKey, ReasonRef, RequestRef};
 
 use crate::metrics::{Metrics, UpstreamErr, Verdict};
 use crate::request_id::RequestId;
@@ -131,30 +131,37 @@ pub fn finish(
         m.upstream_error(kind);
     }
     let (Some(tx), Some(app), Some(req)) = (events, app, rec.req.as_deref()) else { return };
-    let ev_verdict = match rec.verdict {
-        Verdict::Block => palisade_events::Verdict::Block,
-        Verdict::Monitor => palisade_events::Verdict::Monitor,
-        Verdict::Allow => palisade_events::Verdict::Allow,
-    };
-    let reasons: Vec<ReasonRef<'_>> = rec
-        .reasons
-        .iter()
-        .map(|(stage, r)| ReasonRef { stage, code: &r.code, location: r.location.as_deref(), detail: r.detail.as_deref(), fragment: r.fragment.as_deref() })
-        .collect();
     let latency_us = elapsed.as_micros() as u64;
-    let r = RequestRef {
-        time_ms: now_ms() - (latency_us / 1000) as i64,
-        request_id: id.as_str(),
-        app: &app.cfg.name,
-        client_ip,
-        method: &req.method,
-        host: &req.host,
-        path: &req.path,
-        query: req.query.as_deref(),
-    };
-    let mut event = snap.events.redactor.event(&r, ev_verdict, &reasons, status, rec.upstream_status, latency_us);
-    event.tags = palisade_events::model::bound_tags(rec.tags);
-    tx.send(event);
+    let time_ms = now_ms() - (latency_us / 1000) as i64;
+    // The aggregation key from borrowed data first: while the writer holds an aggregate with
+    // this key open (a flood of identical events), the event is only counted into it and never
+    // built.
+    let key = FoldKey { app: &app.cfg.name, client_ip, reason: rec.reasons.first().map_or("", |(_, r)| &*r.code) };
+    tx.record(key, time_ms, || {
+        let ev_verdict = match rec.verdict {
+            Verdict::Block => palisade_events::Verdict::Block,
+            Verdict::Monitor => palisade_events::Verdict::Monitor,
+            Verdict::Allow => palisade_events::Verdict::Allow,
+        };
+        let reasons: Vec<ReasonRef<'_>> = rec
+            .reasons
+            .iter()
+            .map(|(stage, r)| ReasonRef { stage, code: &r.code, location: r.location.as_deref(), detail: r.detail.as_deref(), fragment: r.fragment.as_deref() })
+            .collect();
+        let r = RequestRef {
+            time_ms,
+            request_id: id.as_str(),
+            app: &app.cfg.name,
+            client_ip,
+            method: &req.method,
+            host: &req.host,
+            path: &req.path,
+            query: req.query.as_deref(),
+        };
+        let mut event = snap.events.redactor.event(&r, ev_verdict, &reasons, status, rec.upstream_status, latency_us);
+        event.tags = palisade_events::model::bound_tags(rec.tags);
+        event
+    });
 }
 
 #[cfg(test)]
