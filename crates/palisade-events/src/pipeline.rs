@@ -337,7 +337,11 @@ impl Pipeline {
         let folds = Arc::new(Folds::default());
         let f = folds.clone();
         let writer = std::thread::Builder::new().name("palisade-events".into()).spawn(move || Writer::new(sink, opts, c, f).run(rx))?;
-        Ok(Pipeline { sender: EventSender { tx, capacity, counters, closed: Arc::new(AtomicBool::new(false)), folds }, writer: Mutex::new(Some(writer)), description })
+        Ok(Pipeline {
+            sender: EventSender { tx, capacity, counters, closed: Arc::new(AtomicBool::new(false)), folds },
+            writer: Mutex::new(Some(writer)),
+            description,
+        })
     }
 
     pub fn sender(&self) -> &EventSender {
