@@ -36,6 +36,18 @@ impl Detector for Counter {
     }
 }
 
+/// A [`Counter`] the test keeps a handle on.
+struct Shared(std::sync::Arc<Counter>);
+
+impl Detector for Shared {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
+        self.0.check(input, level)
+    }
+}
+
 fn engine(config: EngineConfig) -> Engine {
     Engine::with_detectors(vec![Box::new(Toy)], config).unwrap()
 }
@@ -110,15 +122,6 @@ fn exclusions_by_detector_category_and_pattern() {
 #[test]
 fn prefilter_skips_safe_values_but_not_unknown_detectors() {
     let counter = std::sync::Arc::new(Counter(Default::default()));
-    struct Shared(std::sync::Arc<Counter>);
-    impl Detector for Shared {
-        fn name(&self) -> &'static str {
-            self.0.name()
-        }
-        fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
-            self.0.check(input, level)
-        }
-    }
     let e = Engine::with_detectors(vec![Box::new(Toy), Box::new(Shared(counter.clone()))], EngineConfig::default()).unwrap();
     let mut scratch = e.scratch();
     let mut out = Vec::new();
@@ -173,15 +176,6 @@ fn json_request(body: &str) -> OwnedRequest {
 #[test]
 fn repeated_clean_values_are_judged_once_per_phase() {
     let counter = std::sync::Arc::new(Counter(Default::default()));
-    struct Shared(std::sync::Arc<Counter>);
-    impl Detector for Shared {
-        fn name(&self) -> &'static str {
-            self.0.name()
-        }
-        fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
-            self.0.check(input, level)
-        }
-    }
     let e = Engine::with_detectors(vec![Box::new(Shared(counter.clone()))], EngineConfig::default()).unwrap();
     let calls = || counter.0.load(std::sync::atomic::Ordering::Relaxed);
     // Keys `id` and `name` three times, the value `x` three times, `id` once as a value (another
