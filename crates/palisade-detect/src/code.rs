@@ -12,8 +12,6 @@ use crate::other_util::{best, gate, has_pct, mk, step, views, Anchors};
 use crate::{Category, Detector, Gate, Hit, Input, Level};
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
-
 const NAME: &str = "code";
 
 pub struct CodeDetector;
@@ -202,9 +200,9 @@ fn analyse(s: &str) -> Option<Hit> {
     step(b.len());
     let mut out: Option<Hit> = None;
     let mut add = |c: u8, cat: Category, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, cat, c, frag, why)));
-    // One pass finds whether any literal below occurs; most values hold none, and then no
-    // literal search runs at all.
-    let lits = LITERALS.is_match(&l);
+    // The gate's anchors hold a piece of every literal searched below: one pass says whether
+    // any can occur; most values hold none, and then no literal search runs at all.
+    let lits = ANCHORS.any(&l);
     let has = |p: &str| lits && l.contains(p);
     let php_open = has("<?php") || has("<?=") || has("<? ");
     let superglobal = ["$_get", "$_post", "$_request", "$_server", "$_cookie", "$_files", "$_env", "$_session"].iter().any(|g| has(g));
@@ -309,63 +307,8 @@ fn analyse(s: &str) -> Option<Hit> {
     out
 }
 
-/// Every literal that [`analyse`] and [`deser`] search in the lower-cased value: when none
-/// occurs, those searches are skipped. A literal searched there must be listed here
-/// (`literal_list_covers_every_search` checks the searches it can see in this file).
-const LITERAL_LIST: &[&str] = &[
-    "<?php",
-    "<?=",
-    "<? ",
-    "$_get",
-    "$_post",
-    "$_request",
-    "$_server",
-    "$_cookie",
-    "$_files",
-    "$_env",
-    "$_session",
-    "{${",
-    "${@",
-    "child_process",
-    "process.mainmodule",
-    "process.binding(",
-    "constructor.constructor(",
-    "global.process",
-    "__import__('os')",
-    "__import__(\"os\")",
-    "os.popen(",
-    "os.system(",
-    "subprocess.",
-    "pty.spawn(",
-    "runtime.getruntime().exec(",
-    "java.lang.runtime",
-    "processbuilder",
-    "aced0005",
-    "\\xac\\xed\\x00\\x05",
-    "ro0ab",
-    "cos\nsystem",
-    "cposix\nsystem",
-    "c__builtin__\n",
-    "cbuiltins\n",
-    "\ntr.",
-    "(s'",
-    "gasv",
-    "\"$type\"",
-    "ysoserial",
-    "objectdataprovider",
-    "system.diagnostics.process, system",
-    "typeconfusedelegate",
-    "!!python/object",
-    "!!python/apply",
-    "!ruby/object",
-    "!!javax.script",
-    "!!java.net.url",
-];
-
-static LITERALS: LazyLock<AhoCorasick> = LazyLock::new(|| AhoCorasick::new(LITERAL_LIST).expect("code literals compile"));
-
-/// `lits`: whether any of [`LITERAL_LIST`] occurs in `l` (the lower-cased `s`); only the PHP
-/// serialized-object scan runs without one.
+/// `lits`: whether an anchor of [`ANCHOR_LITERALS`] occurs in `l` (the lower-cased `s`); only
+/// the PHP serialized-object scan runs without one.
 fn deser(s: &str, l: &str, lits: bool, add: &mut impl FnMut(u8, Category, &str, &'static str)) {
     let b = s.as_bytes();
     // PHP serialized object: O:<len>:"<Class>":<n>:{   (also C: for custom serialization)
