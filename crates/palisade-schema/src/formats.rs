@@ -116,14 +116,17 @@ fn full_date(s: &[u8]) -> bool {
     if s[4] != b'-' || s[7] != b'-' || !(1..=12).contains(&m) || d == 0 {
         return false;
     }
-    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    let max = match m {
-        2 if leap => 29,
+    d <= days_in_month(y, m)
+}
+
+/// Days of month `m` (1..=12) of year `y` (Gregorian leap years).
+fn days_in_month(y: u32, m: u32) -> u32 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
-    };
-    d <= max
+    }
 }
 
 /// RFC 3339 full-time (`hh:mm:ss[.frac](Z|±hh:mm)`); second 60 is allowed (leap second).
@@ -132,25 +135,7 @@ pub(crate) fn time(s: &[u8]) -> bool {
     if s[2] != b':' || s[5] != b':' || h > 23 || m > 59 || sec > 60 {
         return false;
     }
-    let mut p = 8;
-    if s.get(p) == Some(&b'.') {
-        p += 1;
-        let st = p;
-        while p < s.len() && s[p].is_ascii_digit() {
-            p += 1;
-        }
-        if p == st {
-            return false;
-        }
-    }
-    match s.get(p) {
-        Some(b'Z' | b'z') => p + 1 == s.len(),
-        Some(b'+' | b'-') => {
-            let (Some(oh), Some(om)) = (digits(s, p + 1, 2), digits(s, p + 4, 2)) else { return false };
-            s[p + 3] == b':' && oh <= 23 && om <= 59 && p + 6 == s.len()
-        }
-        _ => false,
-    }
+    time_rest(&s[8..])
 }
 
 /// RFC 3339 date-time: full-date, `T` (or `t`), full-time.
@@ -189,13 +174,7 @@ pub(crate) fn date_time(s: &[u8]) -> bool {
     if !(1..=12).contains(&m) || day == 0 || hh > 23 || mm > 59 || ss > 60 {
         return false;
     }
-    let max = match m {
-        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    day <= max && time_rest(&s[19..])
+    day <= days_in_month(y, m) && time_rest(&s[19..])
 }
 
 /// What follows `hh:mm:ss` in a full-time: `[.frac](Z|±hh:mm)`.
