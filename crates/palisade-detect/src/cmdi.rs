@@ -112,6 +112,14 @@ fn program_in_command_position(d: &str) -> bool {
         let mut content = false;
         while i < b.len() {
             let c = b[i];
+            // Letters and digits (most bytes of most words) end nothing and are only recorded.
+            if c.is_ascii_alphanumeric() {
+                push_lower(&mut a, &mut la, c);
+                push_lower(&mut bb, &mut lb, c);
+                content = true;
+                i += 1;
+                continue;
+            }
             let next = b.get(i + 1).copied().unwrap_or(0);
             if c.is_ascii_whitespace()
                 || c == b'+'
@@ -135,15 +143,8 @@ fn program_in_command_position(d: &str) -> bool {
                 }
                 b'\\' => la = 0,
                 _ => {
-                    let l = c.to_ascii_lowercase();
-                    if la < a.len() {
-                        a[la] = l;
-                    }
-                    la += 1;
-                    if lb < bb.len() {
-                        bb[lb] = l;
-                    }
-                    lb += 1;
+                    push_lower(&mut a, &mut la, c);
+                    push_lower(&mut bb, &mut lb, c);
                 }
             }
             content = true;
@@ -167,6 +168,16 @@ fn program_in_command_position(d: &str) -> bool {
         }
     }
     false
+}
+
+/// Appends `c` lowercased to the word buffer `buf` of length `len` (counting past its end:
+/// a word longer than the buffer is no program).
+#[inline]
+fn push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
+    if let Some(slot) = buf.get_mut(*len) {
+        *slot = c.to_ascii_lowercase();
+    }
+    *len += 1;
 }
 
 /// What [`analyse`] finds in a value made only of ASCII letters, digits and `_` (at most 64

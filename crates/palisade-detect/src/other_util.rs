@@ -3,23 +3,59 @@
 //! counter used by the tests to prove linear work on large inputs.
 
 use crate::{truncate, Category, Hit, Level};
-use aho_corasick::AhoCorasick;
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{Anchored, MatchKind};
 use std::borrow::Cow;
 
-/// A set of literal anchors searched in one pass (ASCII case-insensitive Aho-Corasick),
+/// A set of literal anchors searched in one pass (ASCII case-insensitive Aho-Corasick DFA),
 /// compiled once: the pre-filters of the detectors (a detector whose anchors are absent from
-/// a value, and whose structural gate says no, cannot fire on it).
-pub(crate) struct Anchors(AhoCorasick);
+/// a value, and whose structural gate says no, cannot fire on it). The DFA is walked byte by
+/// byte: no per-search setup and no prefilter, which matter for the short values of a request
+/// (a prefilter on a byte such as `.` restarts the search at every dot of a URL).
+pub(crate) struct Anchors(DFA);
 
 impl Anchors {
     pub(crate) fn new(pats: &[&str]) -> Anchors {
-        Anchors(AhoCorasick::builder().ascii_case_insensitive(true).build(pats).expect("anchor literals compile"))
+        Anchors(DFA::builder().ascii_case_insensitive(true).match_kind(MatchKind::Standard).build(pats).expect("anchor literals compile"))
     }
 
+    /// Whether any anchor occurs in `s`.
     #[inline]
     pub(crate) fn any(&self, s: &str) -> bool {
-        self.0.is_match(s)
+        let dfa = &self.0;
+        let Ok(mut sid) = dfa.start_state(Anchored::No) else { return true };
+        for &c in s.as_bytes() {
+            sid = dfa.next_state(Anchored::No, sid, c);
+            if dfa.is_special(sid) {
+                if dfa.is_match(sid) {
+                    return true;
+                }
+                if dfa.is_dead(sid) {
+                    return false;
+                }
+            }
+        }
+        false
     }
+}
+
+/// Position of the short literal `needle` (a few bytes) in `hay`: `memchr` on its first byte
+/// and a comparison, with no searcher to build (`memchr::memmem::find` builds one per call,
+/// which costs more than the search itself on the short values of a request). The work is at
+/// most `hay.len() * needle.len()`: for literals only, never for a needle taken from the input.
+#[inline]
+pub(crate) fn find_short(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let Some((&first, rest)) = needle.split_first() else { return Some(0) };
+    let mut from = 0;
+    while let Some(p) = memchr::memchr(first, &hay[from..]) {
+        let at = from + p;
+        if hay[at + 1..].starts_with(rest) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -184,5 +220,45 @@ mod tests {
         assert_eq!(pct_decode("100%", 3), "100%");
         assert_eq!(pct_decode("%zz%", 3), "%zz%");
         assert_eq!(b64_decode("Li4v").unwrap(), b"../");
+    }
+
+    #[test]
+    fn anchors_find_every_occurrence_case_insensitively() {
+        let pats = ["php://", "..", "file:", "convert.", "<!", "ab", "b"];
+        let a = Anchors::new(&pats);
+        // Every string over a small alphabet up to length 5, against a naive search.
+        let alphabet = [b'a', b'B', b'.', b'/', b':', b'p', b'h', b'<', b'!'];
+        let mut checked = 0;
+        let mut buf = Vec::new();
+        for len in 0..=5u32 {
+            for n in 0..alphabet.len().pow(len) {
+                buf.clear();
+                let mut k = n;
+                for _ in 0..len {
+                    buf.push(alphabet[k % alphabet.len()]);
+                    k /= alphabet.len();
+                }
+                let s = std::str::from_utf8(&buf).expect("ascii");
+                let lc = s.to_ascii_lowercase();
+                let naive = pats.iter().any(|p| lc.contains(p));
+                assert_eq!(a.any(s), naive, "{s:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 60_000);
+        assert!(a.any("xx PHP://filter"));
+        assert!(a.any("see FILE:///etc"));
+        assert!(!a.any("https://example.org/x.png"));
+    }
+
+    #[test]
+    fn find_short_agrees_with_memmem() {
+        let hays: [&[u8]; 7] = [b"", b"/", b"://", b"a:/b://c", b"****/", b"logcatalog", b"x*/y*/"];
+        let needles: [&[u8]; 6] = [b"", b"://", b"*/", b"log", b"/", b"zz"];
+        for h in hays {
+            for n in needles {
+                assert_eq!(find_short(h, n), memchr::memmem::find(h, n), "{:?} in {:?}", n, h);
+            }
+        }
     }
 }

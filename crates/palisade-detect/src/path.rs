@@ -9,8 +9,9 @@
 //! wrappers are local file inclusion. A bare file name (`passwd`, `index.php`) is not an attack
 //! by itself and is not reported (see `docs-other-misses.md`).
 
-use crate::other_util::{b64_decode, best, gate, mk, pct_round, step, Anchors};
+use crate::other_util::{b64_decode, best, find_short, gate, mk, pct_round, step, Anchors};
 use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
@@ -428,7 +429,7 @@ fn sensitive_file(name: &str) -> bool {
         return true;
     }
     // Every remaining pattern contains `log` (one search instead of eight).
-    if memchr::memmem::find(n.as_bytes(), b"log").is_none() {
+    if find_short(n.as_bytes(), b"log").is_none() {
         return false;
     }
     n.contains("access_log")
@@ -473,7 +474,7 @@ fn is_drive(s: &str) -> bool {
 }
 
 fn is_url(s: &str) -> bool {
-    let Some(p) = s.find("://") else { return false };
+    let Some(p) = find_short(s.as_bytes(), b"://") else { return false };
     p > 1 && s[..p].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'.' || b == b'-')
 }
 
@@ -509,7 +510,8 @@ fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
     } else {
         Root::Relative
     };
-    let mut segs: Vec<&str> = Vec::new();
+    // Segments after `..` resolution (a stack; most paths have few segments).
+    let mut segs: SmallVec<[&str; 12]> = SmallVec::new();
     let mut depth: i64 = 0;
     let mut min_depth: i64 = 0;
     let mut ups = 0u32;
@@ -580,7 +582,8 @@ fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         if root != Root::Relative && lc.len() >= 4 && lc.bytes().all(|b| matches!(b, b'.' | b'/' | b'\\')) && lc.contains('/') && lc.contains('\\') {
             put_in(&mut best, 60, "mixed-separator dot path (normalisation probe)", lfi);
         }
-        if root == Root::Unix && segs.first().is_some_and(|f| is_drive(&format!("{f}/"))) {
+        // `/c:/windows`: the first segment is a drive (`is_drive` of the segment and its slash).
+        if root == Root::Unix && segs.first().is_some_and(|f| f.len() == 2 && f.as_bytes()[0].is_ascii_alphabetic() && f.as_bytes()[1] == b':') {
             put_in(&mut best, 70, "drive path behind a slash", lfi);
         }
     }
@@ -616,8 +619,26 @@ const WRAPPERS: &[(&str, u8, &str)] = &[
 const PHP_FILTERS: &[&str] =
     &["convert.iconv.", "convert.base64-", "convert.quoted-printable-", "string.rot13", "string.toupper", "zlib.deflate", "zlib.inflate", "convert.iconv"];
 
-/// Literals every wrapper, `file:`/`data:` URL and PHP filter contains.
-static WRAP_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(&["://", "file:", "data:", "ssh2.", "convert.", "string.", "zlib."]));
+/// Literals every wrapper, `file:`/`data:` URL and PHP filter contains (the schemes of
+/// [`WRAPPERS`], not `://` alone: every `http://` URL would pay for the wrapper search).
+static WRAP_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
+    Anchors::new(&[
+        "php://",
+        "expect://",
+        "phar://",
+        "zip://",
+        "glob://",
+        "compress.",
+        "rar://",
+        "ogg://",
+        "file:",
+        "data:",
+        "ssh2.",
+        "convert.",
+        "string.",
+        "zlib.",
+    ])
+});
 
 fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
     if !WRAP_ANCHORS.any(lc) {
@@ -670,6 +691,28 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
     r
 }
 
+/// Quotes, operators and delimiters around a path named inside a larger value.
+#[inline]
+fn token_separator(c: u8) -> bool {
+    matches!(c, b'"' | b'\'' | b'=' | b'(' | b')' | b'<' | b'>' | b'|' | b'&' | b',' | b'`')
+}
+
+/// The ASCII characters `char::is_whitespace` accepts.
+#[inline]
+fn is_blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+}
+
+/// `str::contains(char::is_whitespace)`, by bytes when the text is ASCII.
+#[inline]
+fn has_whitespace(s: &str) -> bool {
+    if s.is_ascii() {
+        s.bytes().any(is_blank)
+    } else {
+        s.contains(char::is_whitespace)
+    }
+}
+
 fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     if s.is_empty() || !may_hold_path(s) {
         return None;
@@ -684,7 +727,7 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     }
     // The whole value as one path (Windows paths contain spaces), then its tokens.
     let trimmed = n.trim();
-    let whole_has_space = trimmed.contains(char::is_whitespace);
+    let whole_has_space = has_whitespace(trimmed);
     if let Some(c) = judge(trimmed, null, field) {
         // A prose value that happens to hold a slash is judged by its tokens instead.
         let words = trimmed.split_whitespace().count();
@@ -694,8 +737,9 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
             out = best(out, Some(mk(NAME, c.cat, c.conf, trimmed, c.why)));
         }
     }
-    if whole_has_space || trimmed.contains(['"', '\'', '=', '(', ')', '<', '>', '|', '&', ',', '`']) {
-        for tok in trimmed.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '=' | '(' | ')' | '<' | '>' | '|' | '&' | ',' | '`')) {
+    if whole_has_space || trimmed.bytes().any(token_separator) {
+        let sep = |c: char| if c.is_ascii() { is_blank(c as u8) || token_separator(c as u8) } else { c.is_whitespace() };
+        for tok in trimmed.split(sep) {
             step(1);
             if tok.len() < 3 || tok.len() == trimmed.len() {
                 continue;
@@ -709,7 +753,7 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
         }
     }
     // A whole value in base64 (`Li4vLi4v...` = `../../`).
-    if depth == 0 && out.is_none() && trimmed.len() >= 8 && trimmed.len() <= 4096 && !trimmed.contains(char::is_whitespace) && b64_path_like(trimmed) {
+    if depth == 0 && out.is_none() && trimmed.len() >= 8 && trimmed.len() <= 4096 && !whole_has_space && b64_path_like(trimmed) {
         if let Some(bytes) = b64_decode(trimmed) {
             if let Ok(t) = std::str::from_utf8(&bytes) {
                 if t.bytes().all(|b| (0x20..0x7f).contains(&b)) && t.contains(['/', '\\']) {

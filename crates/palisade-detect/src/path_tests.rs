@@ -134,3 +134,17 @@ fn a_sentence_naming_a_dotfile_is_not_a_path() {
     assert!(q("C:\\Program Files\\app\\web.config") >= 60);
     assert!(q("../../etc/passwd and more words here") >= 60);
 }
+
+#[test]
+fn the_wrapper_anchors_cover_every_wrapper_and_filter() {
+    for (w, _, _) in WRAPPERS {
+        assert!(WRAP_ANCHORS.any(w), "{w} is not anchored");
+        assert!(WRAP_ANCHORS.any(&w.to_ascii_uppercase()), "{w} in capitals is not anchored");
+    }
+    for f in PHP_FILTERS {
+        assert!(WRAP_ANCHORS.any(f), "{f} is not anchored");
+    }
+    // An ordinary URL does not pay for the wrapper search; a wrapper inside one does.
+    assert!(!WRAP_ANCHORS.any("https://avatars.example.org/v2/letter/a/c37758/{size}.png"));
+    assert!(q("https://example.org/?page=php://filter/convert.base64-encode/resource=index.php") >= 60);
+}

@@ -181,12 +181,36 @@ impl<'a> Lexer<'a> {
     }
 
     fn find_bytes(&self, from: usize, needle: &[u8]) -> Option<usize> {
-        memchr::memmem::find(&self.b[from..], needle).map(|i| from + i)
+        crate::other_util::find_short(&self.b[from..], needle).map(|i| from + i)
     }
 }
 
+/// Multi-byte operators (the reference for [`op_len`]).
+#[cfg(test)]
 const OPS3: [&[u8]; 2] = [b"<=>", b"->>"];
+#[cfg(test)]
 const OPS2: [&[u8]; 15] = [b"<=", b">=", b"<>", b"!=", b"||", b"&&", b"::", b":=", b"<<", b">>", b"->", b"!<", b"!>", b"==", b"~*"];
+
+/// Length of the [`OPS3`] or [`OPS2`] operator that starts with the bytes `c`, `c1`, `c2`
+/// (0 when none does), decided by the first two bytes (a `match`, not a search of the lists;
+/// `tests::op_len_agrees_with_the_lists` compares both).
+#[inline]
+fn op_len(c: u8, c1: u8, c2: u8) -> usize {
+    match (c, c1) {
+        (b'<', b'=') if c2 == b'>' => 3,
+        (b'-', b'>') if c2 == b'>' => 3,
+        (b'<', b'=' | b'>' | b'<')
+        | (b'>', b'=' | b'>')
+        | (b'!', b'=' | b'<' | b'>')
+        | (b'|', b'|')
+        | (b'&', b'&')
+        | (b':', b':' | b'=')
+        | (b'-', b'>')
+        | (b'=', b'=')
+        | (b'~', b'*') => 2,
+        _ => 0,
+    }
+}
 
 impl<'a> Iterator for Lexer<'a> {
     type Item = Token<'a>;
@@ -323,11 +347,9 @@ impl<'a> Lexer<'a> {
                     return Some(self.tok(Kind::Word, start));
                 }
                 _ => {
-                    let rest = &self.b[start..];
-                    let len = if OPS3.iter().any(|o| rest.starts_with(o)) {
-                        3
-                    } else if OPS2.iter().any(|o| rest.starts_with(o)) {
-                        2
+                    let long = op_len(c, c1, self.at(start + 2));
+                    let len = if long > 0 {
+                        long
                     } else if matches!(c, b'=' | b'<' | b'>' | b'+' | b'-' | b'*' | b'/' | b'%' | b'^' | b'&' | b'|' | b'~' | b'!') {
                         1
                     } else {
@@ -356,6 +378,31 @@ impl<'a> Lexer<'a> {
             None => {
                 self.pos = self.b.len();
                 self.tok(Kind::Comment { to_eof: true }, start)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_len_agrees_with_the_lists() {
+        let bytes: Vec<u8> = b"<=>-!|&:~*+/%^ab1 ".to_vec();
+        for &c in &bytes {
+            for &c1 in &bytes {
+                for &c2 in &bytes {
+                    let rest = [c, c1, c2];
+                    let want = if OPS3.iter().any(|o| rest.starts_with(o)) {
+                        3
+                    } else if OPS2.iter().any(|o| rest.starts_with(o)) {
+                        2
+                    } else {
+                        0
+                    };
+                    assert_eq!(op_len(c, c1, c2), want, "{:?}", std::str::from_utf8(&rest));
+                }
             }
         }
     }

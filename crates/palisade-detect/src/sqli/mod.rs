@@ -345,21 +345,23 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
 /// the first `q` that is neither doubled nor backslash-escaped.
 fn breakout(b: &[u8], q: u8, steps: &mut usize) -> Option<usize> {
     let mut i = 0;
+    // Jump from quote or backslash to the next (most values hold neither).
     while i < b.len() {
-        *steps += 1;
-        let c = b[i];
-        if c == b'\\' {
-            i += 2;
+        let Some(p) = memchr::memchr2(q, b'\\', &b[i..]) else {
+            *steps += b.len() - i;
+            return None;
+        };
+        let j = i + p;
+        *steps += p + 1;
+        if b[j] == b'\\' {
+            i = j + 2;
             continue;
         }
-        if c == q {
-            if b.get(i + 1) == Some(&q) {
-                i += 2;
-                continue;
-            }
-            return Some(i + 1);
+        if b.get(j + 1) == Some(&q) {
+            i = j + 2;
+            continue;
         }
-        i += 1;
+        return Some(j + 1);
     }
     None
 }

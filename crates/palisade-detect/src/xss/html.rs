@@ -119,7 +119,7 @@ pub(crate) fn scan(s: &str, best: &mut Best, steps: &mut usize) {
         *steps += ne - at;
         let name = &b[at + 1..ne];
         // Old parsers drop NUL in tag names: `<scr\0ipt>`, `<scr%00ipt>` after decoding.
-        if name.len() <= 24 && (name.contains(&0) || memchr::memmem::find(name, b"\\0").is_some()) {
+        if name.len() <= 24 && (name.contains(&0) || crate::other_util::find_short(name, b"\\0").is_some()) {
             let mut buf = [0u8; 24];
             let mut n = 0;
             let mut k = 0;
@@ -228,7 +228,7 @@ fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, 
     } else if name_is(name, &[b"style"]) {
         // The style body up to `</`, bounded; each byte is examined once (`css_done`).
         let win = &s.as_bytes()[end..s.len().min(end + 8192)];
-        let mut body_end = memchr::memmem::find(win, b"</").map_or(end + win.len(), |e| end + e);
+        let mut body_end = crate::other_util::find_short(win, b"</").map_or(end + win.len(), |e| end + e);
         while !s.is_char_boundary(body_end) {
             body_end -= 1;
         }
@@ -382,7 +382,7 @@ pub(crate) fn css_dangerous(css: &str) -> bool {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |e| i + 2 + e + 2);
+            i = crate::other_util::find_short(&b[i + 2..], b"*/").map_or(b.len(), |e| i + 2 + e + 2);
             continue;
         }
         if b[i] == b'\\' {
@@ -410,7 +410,7 @@ pub(crate) fn css_dangerous(css: &str) -> bool {
         }
         i += 1;
     }
-    let has = |n: &[u8]| memchr::memmem::find(&t, n).is_some();
+    let has = |n: &[u8]| crate::other_util::find_short(&t, n).is_some();
     has(b"expression(")
         || has(b"javascript:")
         || has(b"vbscript:")

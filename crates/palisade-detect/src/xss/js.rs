@@ -27,7 +27,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
             i += 1;
         }
         if b.get(i) == Some(&b'/') && b.get(i + 1) == Some(&b'*') {
-            i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(b.len(), |e| i + 2 + e + 2);
+            i = crate::other_util::find_short(&b[i + 2..], b"*/").map_or(b.len(), |e| i + 2 + e + 2);
             continue;
         }
         return i;
@@ -100,7 +100,7 @@ fn global_computed_call(s: &str) -> Option<usize> {
     let last = memchr::memmem::rfind(b, b"](")?;
     for g in [&b"top["[..], b"window[", b"self[", b"parent[", b"frames[", b"globalThis[", b"this["] {
         let mut from = 0;
-        while let Some(p) = memchr::memmem::find(&b[from..last], g) {
+        while let Some(p) = crate::other_util::find_short(&b[from..last], g) {
             let at = from + p;
             if at == 0 || !is_ident(b[at - 1]) {
                 return Some(at);
@@ -197,7 +197,7 @@ pub(crate) fn string_breakout(s: &str, best: &mut Best, steps: &mut usize) {
     }
     // Template literal substitution.
     let mut from = 0;
-    while let Some(p) = memchr::memmem::find(&b[from..], b"${") {
+    while let Some(p) = crate::other_util::find_short(&b[from..], b"${") {
         let at = from + p;
         let end = memchr::memchr(b'}', &b[at..]).map_or(b.len(), |e| at + e);
         *steps += end - from;
