@@ -537,16 +537,19 @@ impl Engine {
         let mut f = |field: &extract::Field<'_>| {
             let kind = field.kind as u8;
             let slot = match memo.find(kind, field.value.as_bytes()) {
-                Ok(()) => return ControlFlow::Continue(()),
+                Ok(()) => return ControlFlow::Continue(true),
                 Err(slot) => slot,
             };
             let before = findings.len();
             let mut excluded = false;
-            let r = self.scan(field.value, field.kind, &field.location, level, decoder, findings, &mut excluded);
-            if let Some(slot) = slot.filter(|_| findings.len() == before && !excluded) {
+            self.scan(field.value, field.kind, &field.location, level, decoder, findings, &mut excluded)?;
+            // Clean: no finding and no exclusion (an excluded finding is clean only at this
+            // location, so it must not be remembered).
+            let clean = findings.len() == before && !excluded;
+            if let Some(slot) = slot.filter(|_| clean) {
                 memo.remember(slot, kind, field.value.as_bytes());
             }
-            r
+            ControlFlow::Continue(clean)
         };
         let (counts, r) = match phase {
             Phase::Head => self.extractor.head(req, extract, &mut f),

@@ -157,12 +157,25 @@ pub struct Field<'a> {
     pub value: &'a str,
 }
 
+/// What the callback says of a value: `Break` stops the extraction; `Continue(true)`: the
+/// value was judged clean, so that the same key at the same position of a later JSON object
+/// at the same depth (the objects of an array) is counted without being handed over again
+/// (the engine would find it in its memo of clean values anyway).
+pub type Verdict = std::ops::ControlFlow<(), bool>;
+
+/// Depths and key positions of [`Scratch::shapes`].
+const SHAPE_DEPTHS: usize = 16;
+const SHAPE_KEYS: usize = 32;
+
 /// Reusable buffers; keep one per worker.
 #[derive(Debug, Default)]
 pub struct Scratch {
     name: String,
     value: String,
     run: Vec<u8>,
+    /// Per depth and key position: the byte range in the body of the last clean, unescaped
+    /// key seen there (empty: none).
+    shapes: Vec<[(u32, u32); SHAPE_KEYS]>,
 }
 
 /// Headers inspected by default (besides `Cookie`, which is split into cookies).
@@ -186,15 +199,31 @@ struct Budget<'f> {
     values: usize,
     bytes: usize,
     limits: Limits,
-    f: &'f mut dyn FnMut(&Field<'_>) -> std::ops::ControlFlow<()>,
+    f: &'f mut dyn FnMut(&Field<'_>) -> Verdict,
 }
 
 impl Budget<'_> {
     #[inline]
     fn emit(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<(), Stop> {
+        self.emit_judged(location, kind, value).map(|_| ())
+    }
+
+    /// Hands a value over; `Ok(true)` when the callback judged it clean.
+    #[inline]
+    fn emit_judged(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<bool, Stop> {
         if value.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
+        self.count(value)?;
+        match (self.f)(&Field { location, kind, value }) {
+            std::ops::ControlFlow::Continue(clean) => Ok(clean),
+            std::ops::ControlFlow::Break(()) => Err(Stop::Caller),
+        }
+    }
+
+    /// Counts a value against the limits (every value, handed over or not).
+    #[inline]
+    fn count(&mut self, value: &str) -> Result<(), Stop> {
         self.values += 1;
         self.bytes += value.len();
         if self.values > self.limits.max_values {
@@ -203,10 +232,7 @@ impl Budget<'_> {
         if self.bytes > self.limits.max_bytes {
             return Err(Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes }));
         }
-        match (self.f)(&Field { location, kind, value }) {
-            std::ops::ControlFlow::Continue(()) => Ok(()),
-            std::ops::ControlFlow::Break(()) => Err(Stop::Caller),
-        }
+        Ok(())
     }
 }
 
@@ -236,14 +262,14 @@ impl Extractor {
     }
 
     /// Path, query, headers and cookies.
-    pub fn head(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> std::ops::ControlFlow<()>) -> (Counts, Result<(), Stop>) {
+    pub fn head(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { values: 0, bytes: 0, limits: self.limits, f };
         let r = self.head_inner(req, scratch, &mut budget);
         (Counts { values: budget.values, bytes: budget.bytes }, r)
     }
 
     /// The body, by its `Content-Type`.
-    pub fn body(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> std::ops::ControlFlow<()>) -> (Counts, Result<(), Stop>) {
+    pub fn body(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { values: 0, bytes: 0, limits: self.limits, f };
         let r = body_inner(req.headers, req.body, scratch, &mut budget);
         (Counts { values: budget.values, bytes: budget.bytes }, r)
@@ -363,7 +389,11 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
     let max_depth = budget.limits.max_depth as usize;
     // Open containers (true: object) and the path to the current value.
     let mut objects: Vec<bool> = Vec::new();
+    // Per open container: the position of its current key (objects).
+    let mut key_at: Vec<usize> = Vec::new();
     let mut path: Vec<Seg<'_>> = Vec::new();
+    let shapes = &mut sc.shapes;
+    shapes.clear();
     let mut p = scan::skip_ws(b, 0);
     'value: loop {
         match b.get(p) {
@@ -382,8 +412,10 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
                         return Ok(false);
                     }
                     objects.push(object);
+                    key_at.push(0);
                     if object {
-                        let Some(v) = json_key(b, text, q, &mut path, &mut sc.run, budget)? else { return Ok(false) };
+                        let at = (objects.len() - 1, 0);
+                        let Some(v) = json_key(b, text, q, at, &mut path, &mut sc.run, shapes, budget)? else { return Ok(false) };
                         p = v;
                     } else {
                         path.push(Seg::Index(0));
@@ -411,7 +443,9 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
                     let q = scan::skip_ws(b, p + 1);
                     if object {
                         path.pop();
-                        let Some(v) = json_key(b, text, q, &mut path, &mut sc.run, budget)? else { return Ok(false) };
+                        let depth = objects.len() - 1;
+                        key_at[depth] += 1;
+                        let Some(v) = json_key(b, text, q, (depth, key_at[depth]), &mut path, &mut sc.run, shapes, budget)? else { return Ok(false) };
                         p = v;
                     } else {
                         if let Some(Seg::Index(i)) = path.last_mut() {
@@ -426,6 +460,7 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
                 _ => return Ok(false),
             }
             objects.pop();
+            key_at.pop();
             path.pop();
             p += 1;
         }
@@ -446,16 +481,57 @@ fn json_string<'b>(b: &'b [u8], text: &'b str, q: usize, esc_buf: &mut Vec<u8>) 
     Some((s, end + 1))
 }
 
-/// A JSON object key at `p` (after whitespace): put on the path and handed over; returns the
-/// offset of its value (`None`: not a key and `:`).
-fn json_key<'b>(b: &'b [u8], text: &'b str, p: usize, path: &mut Vec<Seg<'b>>, esc_buf: &mut Vec<u8>, budget: &mut Budget<'_>) -> Result<Option<usize>, Stop> {
+/// A JSON object key at `p` (after whitespace), the `at`-th key (position, from 0) of an
+/// object at depth `at.0`: put on the path and handed over; returns the offset of its value
+/// (`None`: not a key and `:`). When the last object at that depth had the same bytes at that
+/// position, unescaped and judged clean ([`Verdict`]), the key is only counted: the objects of
+/// an array share their keys, and each would otherwise be scanned and looked up again.
+#[allow(clippy::too_many_arguments)]
+fn json_key<'b>(
+    b: &'b [u8],
+    text: &'b str,
+    p: usize,
+    at: (usize, usize),
+    path: &mut Vec<Seg<'b>>,
+    esc_buf: &mut Vec<u8>,
+    shapes: &mut Vec<[(u32, u32); SHAPE_KEYS]>,
+    budget: &mut Budget<'_>,
+) -> Result<Option<usize>, Stop> {
     if b.get(p) != Some(&b'"') {
         return Ok(None);
     }
+    let (depth, pos) = at;
+    let slot = if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
+        if shapes.len() <= depth {
+            shapes.resize(depth + 1, [(0, 0); SHAPE_KEYS]);
+        }
+        Some(&mut shapes[depth][pos])
+    } else {
+        None
+    };
+    if let Some(&(s, e)) = slot.as_deref() {
+        let (s, e) = (s as usize, e as usize);
+        let end = p + 1 + (e - s);
+        // The same bytes then a quote: the same string, without escapes, and valid.
+        if e > s && b.get(p + 1..end) == Some(&b[s..e]) && b.get(end) == Some(&b'"') {
+            let k = text.get(p + 1..end).unwrap_or("");
+            budget.count(k)?;
+            path.push(Seg::Key(Cow::Borrowed(k)));
+            return Ok(palisade_json::scan::colon(b, end + 1).ok());
+        }
+    }
     let Some((k, after)) = json_string(b, text, p, esc_buf) else { return Ok(None) };
+    let unescaped = matches!(k, Cow::Borrowed(_));
     path.push(Seg::Key(k));
+    let mut clean = false;
     if let Some(Seg::Key(k)) = path.last() {
-        budget.emit(Location::Json(path), FieldKind::JsonKey, k)?;
+        clean = budget.emit_judged(Location::Json(path), FieldKind::JsonKey, k)?;
+    }
+    if let Some(slot) = slot {
+        *slot = match (u32::try_from(p + 1), u32::try_from(after - 1)) {
+            (Ok(start), Ok(end)) if clean && unescaped && end > start => (start, end),
+            _ => (0, 0),
+        };
     }
     Ok(palisade_json::scan::colon(b, after).ok())
 }

@@ -26,7 +26,7 @@ fn builds_each_place_so_that_extraction_gives_the_value_back() {
             {
                 got.push(fl.value.to_string());
             }
-            std::ops::ControlFlow::Continue(())
+            std::ops::ControlFlow::Continue(false)
         };
         let ex = crate::extract::Extractor::default();
         let _ = ex.head(&req.view(), &mut sc, &mut f);

@@ -8,7 +8,7 @@ fn collect(e: &Extractor, req: &OwnedRequest, body: bool) -> (Got, Result<(), St
     let mut sc = Scratch::default();
     let mut f = |fl: &Field<'_>| {
         out.push((fl.location.to_string(), fl.kind, fl.value.to_string()));
-        std::ops::ControlFlow::Continue(())
+        std::ops::ControlFlow::Continue(false)
     };
     let (_, r) = if body { e.body(&req.view(), &mut sc, &mut f) } else { e.head(&req.view(), &mut sc, &mut f) };
     (out, r)
@@ -189,4 +189,61 @@ fn json_that_breaks_off_is_inspected_as_text_too() {
     let mut r = with_body("application/octet-stream", "");
     r.body = b"<x>\xff".to_vec();
     assert!(collect(&e, &r, true).0.is_empty());
+}
+
+/// Collects body fields with a callback that calls every key clean except those in `dirty`.
+fn collect_judged(sc: &mut Scratch, body: &str, dirty: &[&str]) -> (Got, Counts) {
+    let e = Extractor::default();
+    let r = with_body("application/json", body);
+    let mut out = Vec::new();
+    let mut f = |fl: &Field<'_>| {
+        out.push((fl.location.to_string(), fl.kind, fl.value.to_string()));
+        std::ops::ControlFlow::Continue(!dirty.contains(&fl.value))
+    };
+    let (counts, r) = e.body(&r.view(), sc, &mut f);
+    assert_eq!(r, Ok(()));
+    (out, counts)
+}
+
+#[test]
+fn repeated_clean_keys_of_an_array_of_objects_are_counted_not_handed_over_again() {
+    use FieldKind::*;
+    let mut sc = Scratch::default();
+    let body = r#"{"items":[{"k":"1","j":"x"},{"k":"2","j":"y"},{"k":"3","z":"w","j":"v"}]}"#;
+    let (v, counts) = collect_judged(&mut sc, body, &[]);
+    let keys: Vec<String> = v.iter().filter(|x| x.1 == JsonKey).map(|x| x.0.clone()).collect();
+    // `k` at position 0 repeats; `j` repeats at position 1, then moves to position 2 (handed
+    // over again there); `z` is new.
+    assert_eq!(keys, ["body/items", "body/items/0/k", "body/items/0/j", "body/items/2/z", "body/items/2/j"]);
+    // Every value is still handed over with its full location, and every key counted.
+    let vals: Vec<(String, String)> = v.iter().filter(|x| x.1 == JsonValue).map(|x| (x.0.clone(), x.2.clone())).collect();
+    assert_eq!(vals.len(), 7);
+    assert!(vals.contains(&("body/items/1/k".into(), "2".into())) && vals.contains(&("body/items/2/j".into(), "v".into())));
+    assert_eq!(counts.values, 1 + 7 + 7);
+
+    // A key the callback did not call clean is handed over every time.
+    let (v, _) = collect_judged(&mut sc, body, &["k"]);
+    assert_eq!(v.iter().filter(|x| x.1 == JsonKey && x.2 == "k").count(), 3);
+
+    // Keys with escapes are not remembered; equal prefixes are not equal keys.
+    let (v, _) = collect_judged(&mut sc, r#"[{"k\u0041":1},{"k\u0041":2},{"kk":3},{"k":4}]"#, &[]);
+    let keys: Vec<String> = v.iter().filter(|x| x.1 == JsonKey).map(|x| x.2.clone()).collect();
+    assert_eq!(keys, ["kA", "kA", "kk", "k"]);
+
+    // Nothing is carried over to the next body (the scratch is reused across requests).
+    let (v, _) = collect_judged(&mut sc, r#"[{"k":1}]"#, &[]);
+    assert_eq!(v.iter().filter(|x| x.1 == JsonKey).count(), 1);
+    let (v, _) = collect_judged(&mut sc, r#"[{"k":1}]"#, &[]);
+    assert_eq!(v.iter().filter(|x| x.1 == JsonKey).count(), 1);
+}
+
+#[test]
+fn a_repeated_attack_key_is_reported_in_every_object() {
+    // End to end through the engine: a key that is an attack is never skipped.
+    let engine = crate::Engine::new(crate::EngineConfig::default()).unwrap();
+    let r = with_body("application/json", r#"[{"' or 1=1--":1},{"' or 1=1--":2},{"<script>alert(1)</script>":3}]"#);
+    let findings = engine.inspect(&r.view());
+    let mut locs: Vec<String> = findings.iter().map(|f| f.location.clone()).collect();
+    locs.dedup();
+    assert_eq!(locs.len(), 3, "{findings:?}");
 }

@@ -424,12 +424,11 @@ fn may_hold_script(s: &str) -> bool {
             return true;
         }
     }
-    SINK_ANCHORS.is_match(s)
+    SINK_ANCHORS.any(s)
 }
 
-static SINK_ANCHORS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
-    aho_corasick::AhoCorasick::builder().ascii_case_insensitive(true).build(["document", "alert", "prompt", "confirm"]).expect("literals compile")
-});
+static SINK_ANCHORS: std::sync::LazyLock<crate::other_util::Anchors> =
+    std::sync::LazyLock::new(|| crate::other_util::Anchors::new(&["document", "alert", "prompt", "confirm"]));
 
 fn finding(s: &str, best: &Best) -> Option<Finding> {
     if best.confidence == 0 {
