@@ -10,7 +10,7 @@
 //! whether its arguments look like shell arguments (flags, paths, redirections, end of input).
 //! Prose with semicolons and the words "cat" or "ls" therefore stays below the threshold.
 
-use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors};
+use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors, WordSigs};
 use crate::{Category, Detector, Gate, Hit, Input, Level};
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -229,30 +229,14 @@ fn known_program(buf: &[u8; 20], len: usize) -> bool {
         }
     }
     // Most words are not programs: a 65,536-bit signature table rejects them before the search.
-    let sig = shape(w);
-    if PROGRAM_SHAPES[sig / 64] & (1 << (sig % 64)) == 0 {
+    if !PROGRAM_SHAPES.may_contain(w) {
         return false;
     }
     SORTED_PROGRAMS.binary_search_by(|p| p.as_bytes().cmp(w)).is_ok()
 }
 
-/// A 16-bit signature of a word (first, second and last byte, length) for [`PROGRAM_SHAPES`].
-#[inline]
-fn shape(w: &[u8]) -> usize {
-    let at = |i: usize| w.get(i).copied().unwrap_or(0) as u32;
-    let k = at(0) | at(1) << 8 | (w.last().copied().unwrap_or(0) as u32) << 16 | (w.len().min(255) as u32) << 24;
-    (k.wrapping_mul(0x9E37_79B1) >> 16) as usize
-}
-
-/// The signatures ([`shape`]) of [`PROGRAMS`].
-static PROGRAM_SHAPES: LazyLock<Box<[u64; 1024]>> = LazyLock::new(|| {
-    let mut t = Box::new([0u64; 1024]);
-    for p in PROGRAMS {
-        let sig = shape(p.as_bytes());
-        t[sig / 64] |= 1 << (sig % 64);
-    }
-    t
-});
+/// The signatures of [`PROGRAMS`].
+static PROGRAM_SHAPES: LazyLock<WordSigs> = LazyLock::new(|| WordSigs::new(PROGRAMS.iter().map(|p| p.as_bytes())));
 
 impl Detector for CmdiDetector {
     fn name(&self) -> &'static str {

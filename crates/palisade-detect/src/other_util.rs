@@ -40,6 +40,35 @@ impl Anchors {
     }
 }
 
+/// A 65,536-bit table of word signatures (first, second and last byte, length): most words
+/// that are not in a set are rejected with one lookup, before the set itself is searched.
+pub(crate) struct WordSigs(Box<[u64; 1024]>);
+
+impl WordSigs {
+    pub(crate) fn new<'a>(words: impl IntoIterator<Item = &'a [u8]>) -> WordSigs {
+        let mut t = Box::new([0u64; 1024]);
+        for w in words {
+            let sig = Self::shape(w);
+            t[sig / 64] |= 1 << (sig % 64);
+        }
+        WordSigs(t)
+    }
+
+    #[inline]
+    fn shape(w: &[u8]) -> usize {
+        let at = |i: usize| w.get(i).copied().unwrap_or(0) as u32;
+        let k = at(0) | at(1) << 8 | (w.last().copied().unwrap_or(0) as u32) << 16 | (w.len().min(255) as u32) << 24;
+        (k.wrapping_mul(0x9E37_79B1) >> 16) as usize
+    }
+
+    /// False when `w` is certainly not one of the words.
+    #[inline]
+    pub(crate) fn may_contain(&self, w: &[u8]) -> bool {
+        let sig = Self::shape(w);
+        self.0[sig / 64] & (1 << (sig % 64)) != 0
+    }
+}
+
 /// Position of the short literal `needle` (a few bytes) in `hay`: `memchr` on its first byte
 /// and a comparison, with no searcher to build (`memchr::memmem::find` builds one per call,
 /// which costs more than the search itself on the short values of a request). The work is at

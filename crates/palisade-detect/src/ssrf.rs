@@ -73,6 +73,11 @@ enum HostClass {
 
 /// `inet_aton` semantics: 1 to 4 parts, each decimal, octal (leading 0) or hex (0x).
 pub(crate) fn parse_ipv4_loose(h: &str) -> Option<(u32, bool)> {
+    // Decimal, octal and hex parts only: a name with any other letter is no address (most
+    // hosts; decided before any allocation).
+    if h.is_empty() || !h.bytes().all(|b| b.is_ascii_hexdigit() || matches!(b, b'.' | b'x' | b'X')) {
+        return None;
+    }
     let parts: Vec<&str> = h.split('.').collect();
     if parts.is_empty() || parts.len() > 4 || parts.iter().any(|p| p.is_empty()) {
         return None;
@@ -159,14 +164,15 @@ fn class_v6(h: &str) -> Option<(HostClass, bool)> {
 }
 
 fn class_host(host: &str) -> (HostClass, bool) {
-    let h = host.trim_end_matches('.').to_ascii_lowercase();
+    let h = host.trim_end_matches('.');
+    let h: std::borrow::Cow<'_, str> = if h.bytes().any(|b| b.is_ascii_uppercase()) { h.to_ascii_lowercase().into() } else { h.into() };
     if let Some(inner) = h.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
         return class_v6(inner).unwrap_or((HostClass::Public, false));
     }
     if let Some((a, alt)) = parse_ipv4_loose(&h) {
         return (class_v4(a), alt);
     }
-    match h.as_str() {
+    match &*h {
         "metadata.google.internal" | "metadata" | "instance-data" | "instance-data.ec2.internal" | "metadata.azure.com" => (HostClass::Metadata, false),
         "localhost" | "localhost.localdomain" | "ip6-localhost" | "ip6-loopback" => (HostClass::Loopback, false),
         _ if h.ends_with(".localhost") => (HostClass::Loopback, true),

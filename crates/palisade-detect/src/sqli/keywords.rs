@@ -2,6 +2,8 @@
 //! by its role in the grammar, not by how "dangerous" it looks: the analyser decides from the
 //! structure around it.
 
+use crate::other_util::WordSigs;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kw {
     /// Not a keyword: an identifier (column, table, alias) or a function name.
@@ -99,9 +101,30 @@ fn lower<'b>(w: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
     std::str::from_utf8(&buf[..b.len()]).ok()
 }
 
+/// The class of a word (ASCII case-insensitive). Most words of a value are not keywords: a
+/// signature table rejects them, then the keyword table is searched; [`classify`] is the
+/// grammar itself (`tests::the_keyword_table_agrees_with_the_grammar`).
 pub(crate) fn keyword(w: &str) -> Kw {
     let mut buf = [0u8; 48];
     let Some(l) = lower(w, &mut buf) else { return Kw::None };
+    let t = &*KEYWORDS;
+    if !t.0.may_contain(l.as_bytes()) {
+        return Kw::None;
+    }
+    t.1.binary_search_by(|(k, _)| k.cmp(&l)).map_or(Kw::None, |i| t.1[i].1)
+}
+
+/// Signatures and the sorted (word, class) pairs of every keyword. The words are the sqli gate
+/// words (every keyword is one: `tests::gate_words_cover_the_keywords`) and `\\n`.
+static KEYWORDS: std::sync::LazyLock<(WordSigs, Vec<(&'static str, Kw)>)> = std::sync::LazyLock::new(|| {
+    let mut v: Vec<(&'static str, Kw)> = super::GATE_WORDS.iter().chain(&["\\n"]).map(|w| (*w, classify(w))).filter(|(_, k)| *k != Kw::None).collect();
+    v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    v.dedup_by(|a, b| a.0 == b.0);
+    (WordSigs::new(v.iter().map(|(w, _)| w.as_bytes())), v)
+});
+
+/// The grammar class of a lowercase word (the reference [`keyword`] is built from).
+pub(crate) fn classify(l: &str) -> Kw {
     match l {
         "union" | "intersect" | "except" | "minus" => Kw::Union,
         "select" => Kw::Select,

@@ -66,8 +66,10 @@ impl Detector for SqliDetector {
     }
 }
 
-/// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ +`
-/// (every other ASCII punctuation opens the gate; so do controls and non-ASCII characters,
+/// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ + { }`
+/// (braces only matter in ODBC escapes, `{fn f()}`, `{d '...'}`, `{oj a left join b}`, which
+/// need a call, a quote or a keyword; URL templates such as `/avatar/{size}.png` are common
+/// values; every other ASCII punctuation opens the gate; so do controls and non-ASCII characters,
 /// which cover typographic quotes) has no quote to break out of, no call, no comparison
 /// operator, no `;`: the automaton can only record a structure through a keyword (UNION,
 /// SELECT, OR, ORDER BY, a statement, a comparison word such as LIKE...), a server variable
@@ -75,7 +77,7 @@ impl Detector for SqliDetector {
 /// (the test `gate_words_cover_the_keywords` reads that function's source to keep the list
 /// complete), `@@` or `--`. The word boundary of the gate allows a digit before a keyword
 /// (`1union select`).
-pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`{|}~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "" };
+pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "" };
 
 pub(crate) const GATE_WORDS: &[&str] = &[
     "union",
@@ -307,7 +309,10 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
 /// of the contexts (sqlmap payloads for exotic contexts, nested queries): these names do not
 /// occur as calls in prose.
 fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
-    if !s.contains('(') && !s.contains('\'') {
+    // A call needs `(`; `WAITFOR DELAY '...'` needs the word (an apostrophe in prose is neither).
+    if !s.contains('(')
+        && !memchr::memchr2_iter(b'w', b'W', s.as_bytes()).any(|i| s.as_bytes()[i..].get(..7).is_some_and(|w| w.eq_ignore_ascii_case(b"waitfor")))
+    {
         return None;
     }
     let mut lx = Lexer::new(s);

@@ -70,13 +70,15 @@ impl Detector for XssDetector {
 }
 
 /// The pre-filter declared to the engine ([`Gate`]). Without `< > ( ) = & ; % \\`, quotes,
-/// backticks and brackets there is no markup, call, attribute, breakout, entity or escape;
+/// backticks and square brackets there is no markup, call, attribute, breakout, entity or
+/// escape (braces alone, `{size}` or `${name}`, close or open nothing a payload can use: a
+/// template substitution reports only a sink, which is an anchor or a call);
 /// what is left for [`analyze`]: a script or `data:` URL (scheme anchors; controls inside a
 /// scheme open every gate), UTF-7 (`+AD`), `document.cookie`, `alert`/`prompt`/`confirm` as
 /// values between commas (sink anchors), and a value that is an event handler name
 /// ([`handler_like`]).
 const GATE: Gate = Gate {
-    bytes: "\"'`()<>=&\\%{}[];",
+    bytes: "\"'`()<>=&\\%[];",
     anchors: &["javascript:", "vbscript:", "livescript:", "mocha:", "data:", "+ad", "document", "alert", "prompt", "confirm"],
     words: &[],
     test: Some(handler_like),
