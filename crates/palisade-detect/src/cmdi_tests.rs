@@ -243,3 +243,23 @@ fn bare_words_agree_with_the_analysis() {
         assert!(bare_word(w).is_none(), "{w:?}");
     }
 }
+
+#[test]
+fn single_words_agree_with_the_walk() {
+    let mut words: Vec<String> = PROGRAMS.iter().filter(|p| p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')).map(|p| p.to_string()).collect();
+    let n = words.len();
+    for i in 0..n {
+        words.push(words[i].to_ascii_uppercase());
+        words.push(format!("{}_x", words[i]));
+        words.push(format!("{}1", words[i]));
+    }
+    words.extend(
+        ["", "a", "customer", "id", "ID", "whoami", "Whoami", "ord_7f3a9c2e41b84d0f", "abcdefghijklmnopqrstuvwxyz0123456789", "cat", "xcat"].map(String::from),
+    );
+    assert!(words.len() > 400, "{}", words.len());
+    for w in &words {
+        assert_eq!(single_word_program(w.as_bytes()), Some(command_position_walk(w.as_bytes())), "{w:?}");
+    }
+    assert_eq!(single_word_program(b"cat /etc/passwd"), None);
+    assert!(program_in_command_position("whoami") && program_in_command_position("x; whoami") && !program_in_command_position("customer"));
+}
