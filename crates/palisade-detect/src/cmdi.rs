@@ -179,11 +179,14 @@ fn command_position_walk(b: &[u8]) -> bool {
             cmdpos = false;
             // Nothing is in command position again before the next operator: skip to it (a
             // superset of the tokenizer's resets: an operator inside `${IFS...}` counts too).
-            while i < b.len() {
+            loop {
+                let Some(k) = b[i..].iter().position(|&c| MAY_OPERATE[c as usize]) else {
+                    i = b.len();
+                    break;
+                };
+                i += k;
                 let c = b[i];
-                if matches!(c, b';' | b'|' | b'&' | b'`' | b'(' | b')' | b'{' | b'}' | b'<' | b'>' | b'\n' | b'\r' | b'$' | b'\\')
-                    && (is_gate_op(c, b.get(i + 1).copied().unwrap_or(0)) || (c == b'\\' && csi_len(&b[i..]) > 0))
-                {
+                if is_gate_op(c, b.get(i + 1).copied().unwrap_or(0)) || (c == b'\\' && csi_len(&b[i..]) > 0) {
                     break;
                 }
                 i += 1;
@@ -225,6 +228,19 @@ fn bare_word(d: &str) -> Option<Option<Hit>> {
     let conf = if RECON.contains(&w) { 60 } else { 45 };
     Some(Some(mk(NAME, Category::Cmdi, conf, d, "value is a command line")))
 }
+
+/// The first bytes of the operators of [`is_gate_op`] and of the CSI escapes (`\\`), as a
+/// table: the walk skips to the next of them.
+static MAY_OPERATE: [bool; 256] = {
+    let mut t = [false; 256];
+    let ops = b";|&`(){}<>\n\r$\\";
+    let mut k = 0;
+    while k < ops.len() {
+        t[ops[k] as usize] = true;
+        k += 1;
+    }
+    t
+};
 
 /// Operators for [`may_hold_command`] (a superset of [`lex`]'s, plus a literal `\n`/`\r`).
 #[inline]
