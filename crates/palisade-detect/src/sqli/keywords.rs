@@ -105,13 +105,18 @@ fn lower<'b>(w: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
 /// signature table rejects them, then the keyword table is searched; [`classify`] is the
 /// grammar itself (`tests::the_keyword_table_agrees_with_the_grammar`).
 pub(crate) fn keyword(w: &str) -> Kw {
+    // Lowercased as bytes (no UTF-8 check: the table holds ASCII words only).
+    let b = w.as_bytes();
     let mut buf = [0u8; 48];
-    let Some(l) = lower(w, &mut buf) else { return Kw::None };
+    let Some(l) = buf.get_mut(..b.len()) else { return Kw::None };
+    for (d, s) in l.iter_mut().zip(b) {
+        *d = s.to_ascii_lowercase();
+    }
     let t = &*KEYWORDS;
-    if !t.0.may_contain(l.as_bytes()) {
+    if !t.0.may_contain(l) {
         return Kw::None;
     }
-    t.1.binary_search_by(|(k, _)| k.cmp(&l)).map_or(Kw::None, |i| t.1[i].1)
+    t.1.binary_search_by(|(k, _)| k.as_bytes().cmp(l)).map_or(Kw::None, |i| t.1[i].1)
 }
 
 /// Signatures and the sorted (word, class) pairs of every keyword. The words are the sqli gate
