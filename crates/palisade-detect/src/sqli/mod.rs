@@ -299,41 +299,67 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
     for q in [b'\'', b'"'] {
         if let Some(at) = breakout(s.as_bytes(), q, steps) {
             consider(run(s, q, at, steps));
+            // The calls and probes after the breakout (from the start, the quote opened a string).
+            consider(scan_calls(&s[at..], steps));
         }
     }
     best
 }
 
 /// Calls of time-based and out-of-band functions (`sleep(5)`, `xp_cmdshell '...'`,
-/// `waitfor delay '0:0:5'`) wherever they are, even when the surrounding text does not fit one
-/// of the contexts (sqlmap payloads for exotic contexts, nested queries): these names do not
-/// occur as calls in prose.
+/// `waitfor delay '0:0:5'`), dynamic SQL (`exec(@s)`) and conditionals on a comparison of two numbers (`case when
+/// (5451=5451) then`, `iif(4861=6268,1,1/0)`: the boolean probes of blind injection) wherever
+/// they are, even when the surrounding text does not fit one of the contexts (sqlmap payloads
+/// for exotic contexts, nested queries): these do not occur in prose.
 fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
-    // A call needs `(`; `WAITFOR DELAY '...'` needs the word (an apostrophe in prose is neither).
-    if !s.contains('(')
-        && !memchr::memchr2_iter(b'w', b'W', s.as_bytes()).any(|i| s.as_bytes()[i..].get(..7).is_some_and(|w| w.eq_ignore_ascii_case(b"waitfor")))
-    {
+    // A call needs `(`; `WAITFOR DELAY '...'` and `CASE WHEN` need their words (an apostrophe
+    // in prose is neither).
+    let b = s.as_bytes();
+    let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
+    if !s.contains('(') && !memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor") || word_at(i, b"when")) {
         return None;
     }
     let mut lx = Lexer::new(s);
     let mut prev: Option<Token<'_>> = None;
     let mut prev2: Option<Token<'_>> = None;
     let mut found = None;
+    // The conditional probe: 1 after CASE, 2 after IF/IIF, 3 in the condition (after WHEN or
+    // `(`), 4 after its first number, 5 after the comparison.
+    let mut cond = (0u8, None::<&str>);
     for t in lx.by_ref() {
         if matches!(t.kind, Kind::Comment { .. }) {
             continue;
         }
+        cond = match (cond.0, t.kind) {
+            (1, Kind::Word) if t.text.eq_ignore_ascii_case("when") => (3, cond.1),
+            (2, Kind::LParen) | (3, Kind::LParen) => (3, cond.1),
+            (3, Kind::Num) => (4, cond.1),
+            // `==` is a script comparison (`if (1 == 1) {`), not SQL's.
+            (4, Kind::Op) if is_cmp(t.text) && t.text != "==" => (5, cond.1),
+            (5, Kind::Num) => {
+                found = cond.1.map(|c| (c, 75, "conditional on a comparison of two numbers (boolean probe)"));
+                break;
+            }
+            _ if t.kind == Kind::Word && keyword(t.text) == Kw::Case => (1, Some(t.text)),
+            _ if t.kind == Kind::Word && (t.text.eq_ignore_ascii_case("if") || t.text.eq_ignore_ascii_case("iif")) => (2, Some(t.text)),
+            _ => (0, None),
+        };
         if let (Some(p), Some(f)) = (prev2, prev) {
             if p.kind == Kind::Word
                 && f.kind == Kind::LParen
                 && matches!(t.kind, Kind::Num | Kind::Str { .. } | Kind::Word | Kind::Var | Kind::LParen)
                 && matches!(function(p.text), Func::Time | Func::Oob)
             {
-                found = Some(p.text);
+                found = Some((p.text, 70, "time-based or out-of-band function call"));
+                break;
+            }
+            // `exec(@s)`: a string variable executed as SQL (MSSQL dynamic SQL).
+            if p.kind == Kind::Word && f.kind == Kind::LParen && t.kind == Kind::Var && keyword(p.text) == Kw::Stmt(Stmt::Exec) {
+                found = Some((p.text, 75, "a variable executed as SQL"));
                 break;
             }
             if p.kind == Kind::Word && keyword(p.text) == Kw::Stmt(Stmt::Waitfor) && keyword(f.text) == Kw::Delay && matches!(t.kind, Kind::Str { .. }) {
-                found = Some(p.text);
+                found = Some((p.text, 70, "time-based or out-of-band function call"));
                 break;
             }
         }
@@ -341,9 +367,9 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
         prev = Some(t);
     }
     *steps += lx.steps;
-    let f = found?;
+    let (f, confidence, why) = found?;
     let at = f.as_ptr() as usize - s.as_ptr() as usize;
-    Some(Finding { confidence: 70, why: "time-based or out-of-band function call", fragment: truncate(&s[at..], 64).to_string() })
+    Some(Finding { confidence, why, fragment: truncate(&s[at..], 64).to_string() })
 }
 
 /// The index just after the quote that closes a string of quote `q` opened before the value:

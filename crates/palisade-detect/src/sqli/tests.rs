@@ -251,3 +251,26 @@ fn the_keyword_table_agrees_with_the_grammar() {
         assert_eq!(keyword(w), classify(&w.to_ascii_lowercase()), "{w:?}");
     }
 }
+
+#[test]
+fn boolean_probes_and_dynamic_sql_anywhere() {
+    for v in [
+        "1)(select (case when (5451=5451) then regexp_substring(repeat(right(char(5451),0),500000000),null) else char(108) end) from information_schema.system_users)",
+        "1',(case when 2872=2872 then 1 else null end)",
+        "1',iif(4861=6268,1,1/0)",
+        "x\" (select case when 3<4 then 1 end)",
+        "'goto label select 1 label: declare @s varchar(8000);set @s = cast(0x6578 as varchar(max));exec(@s)--",
+    ] {
+        assert!(conf(v) >= 60, "{v:?} scored {}", conf(v));
+    }
+    for v in [
+        "if (1 == 1) { return true; }",
+        "in case when 5 people come",
+        "use a CASE WHEN status = 'open' THEN 1 END column",
+        "if (x = 1) then y",
+        "when 5 = 5, we stop",
+        "exec (sh) the script",
+    ] {
+        assert!(conf(v) < 60, "{v:?} scored {}", conf(v));
+    }
+}
