@@ -163,8 +163,9 @@ impl SqliteSink {
 }
 
 /// Rows per multi-row insert statement. One statement of several rows keeps the table's and the
-/// indexes' cursors open between its rows, so the indexes that grow at their end (time, app,
-/// category) take SQLite's append shortcut instead of a search from the root, and the statement's
+/// indexes' cursors open between its rows, so an index that grows at its end (time; app and
+/// category while one value dominates) takes SQLite's append shortcut instead of a search from
+/// the root, and the statement's
 /// setup (cursors opened, closed, reset) is paid once per [`ROWS_PER_INSERT`] rows. Measured with
 /// callgrind (docs/BENCHMARKS.md, "SQLite sink: multi-row inserts"): 8 rows per statement cost
 /// fewer instructions per event than 4, 16, 32 or 64 (with more rows in flight, more of SQLite's
