@@ -319,14 +319,29 @@ impl Reader {
     /// Events matching `f`: newest first, or oldest first when `after_id` is set.
     pub fn events(&self, f: &Filter) -> Result<Page, SinkError> {
         let limit = f.limit.unwrap_or(100).clamp(1, MAX_LIMIT);
-        let (wh, params) = f.clauses(self.pg());
-        let order = if f.after_id.is_some() { "ASC" } else { "DESC" };
-        let sql = format!("SELECT id, {COLUMNS} FROM {}{wh} ORDER BY id {order} LIMIT {}", self.table(), limit + 1);
+        let (sql, params) = self.events_sql(f, limit);
         let mut events: Vec<Event> = self.rows(&sql, &params, &EVENT_KINDS, row_event)?;
         let more = events.len() > limit;
         events.truncate(limit);
         let next_cursor = if more && f.after_id.is_none() { events.last().and_then(|e| e.id) } else { None };
         Ok(Page { events, next_cursor })
+    }
+
+    /// The query of [`events`](Self::events) for a page of `limit` rows (one more is asked for,
+    /// to know whether there is a next page).
+    fn events_sql(&self, f: &Filter, limit: usize) -> (String, Vec<Value>) {
+        let (wh, params) = f.clauses(self.pg());
+        let order = if f.after_id.is_some() { "ASC" } else { "DESC" };
+        (format!("SELECT id, {COLUMNS} FROM {}{wh} ORDER BY id {order} LIMIT {}", self.table(), limit + 1), params)
+    }
+
+    /// SQLite's plan for the events query of `f` (`EXPLAIN QUERY PLAN`, one line per step).
+    pub fn explain(&self, f: &Filter) -> Result<String, SinkError> {
+        let Conn::Sqlite(c) = &self.conn else { return Err(SinkError::Other("explain: SQLite only".into())) };
+        let (sql, params) = self.events_sql(f, f.limit.unwrap_or(100).clamp(1, MAX_LIMIT));
+        let mut stmt = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| r.get::<_, String>(3))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?.join("\n"))
     }
 
     /// Statistics between `since` and `until` (Unix ms) in about `buckets` buckets; the other

@@ -615,6 +615,102 @@ fn sqlite_stores_rule_tags_and_filters_by_tag() {
 }
 
 #[test]
+fn sqlite_batches_of_any_length_are_stored_whole_in_order_with_every_value() {
+    // The sink inserts 8 rows per statement and the rest one by one: lengths around and between
+    // multiples of 8, and an empty batch.
+    let d = Dir::new("lengths");
+    let db = d.0.join("ev.db");
+    let mut sink = SqliteSink::open(&db, Retention::default()).unwrap();
+    let mut all = Vec::new();
+    let mut t = 1_000;
+    for len in [0usize, 1, 7, 8, 9, 16, 17, 100] {
+        let batch: Vec<Event> = (0..len)
+            .map(|i| {
+                t += 1;
+                let mut e = ev(&format!("192.0.2.{}", i % 7), if i % 2 == 0 { "detect.sqli" } else { "rules.deny" }, t);
+                // Every kind of value, in varying rows of a statement: NULLs and set optional
+                // values, JSON columns, large numbers.
+                e.count = 1 + i as u32;
+                e.upstream_status = (i % 3 == 0).then_some(502);
+                e.detail = (i % 2 == 1).then(|| format!("detail {i}"));
+                e.query = (i % 4 != 0).then(|| format!("q={i}"));
+                e.latency_us = u64::MAX - i as u64;
+                if i % 5 == 2 {
+                    e.others = vec![OtherReason { stage: "openapi".into(), reason: "openapi.query_invalid".into(), location: None }];
+                    e.tags = vec![format!("tag{i}")];
+                }
+                e
+            })
+            .collect();
+        sink.write(&batch).unwrap();
+        all.extend(batch);
+    }
+    let r = Reader::open(&db).unwrap();
+    let mut stored = r.events(&Filter { limit: Some(1000), ..Filter::default() }).unwrap().events;
+    stored.reverse();
+    assert_eq!(stored.len(), all.len());
+    for (i, (s, mut e)) in stored.into_iter().zip(all).enumerate() {
+        assert_eq!(s.id, Some(i as i64 + 1), "rows in batch order");
+        // The latency is stored as a signed 64-bit integer (clamped).
+        e.latency_us = e.latency_us.min(i64::MAX as u64);
+        assert_eq!(Event { id: None, ..s }, e);
+    }
+}
+
+#[test]
+fn a_row_that_fails_rolls_back_its_whole_batch() {
+    let d = Dir::new("atomic");
+    let db = d.0.join("ev.db");
+    let mut sink = SqliteSink::open(&db, Retention::default()).unwrap();
+    // A trigger makes one row fail, in the middle of an 8-row statement (row 11 of 20).
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch("CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.request_id = 'bad' BEGIN SELECT RAISE(FAIL, 'refused'); END;")
+        .unwrap();
+    let mut batch: Vec<Event> = (0..20).map(|i| ev("192.0.2.1", "detect.sqli", i)).collect();
+    batch[10].request_id = "bad".into();
+    assert!(sink.write(&batch).is_err());
+    // And in the rows after the last full statement (row 18 of 19).
+    batch[10].request_id = "good".into();
+    batch[17].request_id = "bad".into();
+    assert!(sink.write(&batch[..19]).is_err());
+    let r = Reader::open(&db).unwrap();
+    assert!(r.events(&Filter::default()).unwrap().events.is_empty(), "nothing of a failed batch is stored");
+    batch[17].request_id = "fine".into();
+    sink.write(&batch).unwrap();
+    assert_eq!(r.events(&Filter::default()).unwrap().events.len(), 20);
+}
+
+#[test]
+fn sqlite_filters_on_time_app_ip_and_category_are_served_by_an_index() {
+    let d = Dir::new("plans");
+    let db = d.0.join("ev.db");
+    let mut sink = SqliteSink::open(&db, Retention::default()).unwrap();
+    let batch: Vec<Event> = (0..2000).map(|i| ev(&format!("192.0.2.{}", i % 200), "detect.sqli", i)).collect();
+    sink.write(&batch).unwrap();
+    let r = Reader::open(&db).unwrap();
+    let plan = |f: Filter| r.explain(&f).unwrap();
+    let s = |v: &str| Some(v.to_string());
+    for (f, index) in [
+        (Filter { since_ms: Some(10), until_ms: Some(20), ..Filter::default() }, "events_time"),
+        (Filter { app: s("shop"), ..Filter::default() }, "events_app"),
+        (Filter { app: s("shop"), since_ms: Some(10), until_ms: Some(20), ..Filter::default() }, "events_app"),
+        (Filter { ip: s("192.0.2.9"), ..Filter::default() }, "events_ip"),
+        (Filter { ip: s("192.0.2.9"), before_id: Some(100), ..Filter::default() }, "events_ip"),
+        (Filter { category: s("xss"), ..Filter::default() }, "events_category"),
+        (Filter { category: s("xss"), reason: s("detect.xss"), status: Some(403), ..Filter::default() }, "events_category"),
+    ] {
+        let p = plan(f.clone());
+        assert!(p.contains(&format!("USING INDEX {index} ")), "{f:?}: {p}");
+    }
+    // No filter, or only a start time: newest first straight from the table, no sort.
+    for f in [Filter::default(), Filter { since_ms: Some(10), ..Filter::default() }] {
+        let p = plan(f.clone());
+        assert!(p.starts_with("SCAN events") && !p.contains("TEMP B-TREE"), "{f:?}: {p}");
+    }
+}
+
+#[test]
 fn a_version_1_sqlite_database_gains_the_tags_column() {
     let d = Dir::new("migrate");
     let db = d.0.join("events.db");
