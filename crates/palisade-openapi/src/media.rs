@@ -302,6 +302,15 @@ pub fn select<'r, I>(content_type: &str, ranges: I) -> Result<usize, SelectError
 where
     I: IntoIterator<Item = &'r str>,
 {
+    select_parsed(content_type, ranges).map(|(i, _)| i)
+}
+
+/// [`select`], also returning the parsed `content_type` (for its kind and parameters, so the
+/// caller does not parse it a second time).
+pub fn select_parsed<'c, 'r, I>(content_type: &'c str, ranges: I) -> Result<(usize, MediaType<'c>), SelectError>
+where
+    I: IntoIterator<Item = &'r str>,
+{
     let req = parse(content_type).map_err(SelectError::BadContentType)?;
     let mut best: Option<(u32, usize)> = None;
     for (i, r) in ranges.into_iter().enumerate() {
@@ -312,7 +321,7 @@ where
             }
         }
     }
-    best.map(|(_, i)| i).ok_or(SelectError::NoMatch)
+    best.map(|(_, i)| (i, req)).ok_or(SelectError::NoMatch)
 }
 
 /// The family of `media_type` (`Other` if it does not parse).
