@@ -477,7 +477,17 @@ impl Judge {
     /// Decode and validate a body of media type `mt` (the declared entry) sent as `sent` (the
     /// `Content-Type`, parsed once by [`media::select_parsed`]).
     #[allow(clippy::too_many_arguments)]
-    fn payload(&self, mt: &MediaType, sent: &media::MediaType<'_>, body: &[u8], dir: Direction, shadow: bool, mode: Mode, s: &mut Scratch, out: &mut Vec<Finding>) {
+    fn payload(
+        &self,
+        mt: &MediaType,
+        sent: &media::MediaType<'_>,
+        body: &[u8],
+        dir: Direction,
+        shadow: bool,
+        mode: Mode,
+        s: &mut Scratch,
+        out: &mut Vec<Finding>,
+    ) {
         let limit = self.limit();
         // A bad request is the client's fault (400), a bad response the upstream's (502).
         let (malformed, invalid, loc, status) = match dir {

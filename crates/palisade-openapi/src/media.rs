@@ -314,8 +314,16 @@ where
     let req = parse(content_type).map_err(SelectError::BadContentType)?;
     let mut best: Option<(u32, usize)> = None;
     for (i, r) in ranges.into_iter().enumerate() {
-        let Ok(range) = parse(r) else { continue };
-        if let Some(score) = range.match_score(&req) {
+        // The usual case, a range written exactly as the request's media type, with no
+        // parameter and no wildcard: an exact type/subtype match without parameters (500)
+        // without parsing the range again.
+        let score = if r == content_type && !r.contains(['*', ';']) {
+            Some(500)
+        } else {
+            let Ok(range) = parse(r) else { continue };
+            range.match_score(&req)
+        };
+        if let Some(score) = score {
             if best.is_none_or(|(b, _)| score > b) {
                 best = Some((score, i));
             }

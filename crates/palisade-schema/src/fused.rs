@@ -194,7 +194,7 @@ pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
             let expect = (n.props.names.iter().zip(&n.props.ids).enumerate())
                 .map(|(k, (name, sid))| {
                     let plain = !name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
-                    let quoted = if plain { [&b"\""[..], name, b"\":"].concat().into() } else { Box::from(&[0u8][..]) };
+                    let quoted = if plain { [&b"\""[..], name, b"\""].concat().into() } else { Box::from(&[0u8][..]) };
                     let quick = quick.get(sid.0 as usize).copied().unwrap_or(0);
                     Expect { quoted, bit: if k < 64 { 1 << k } else { 0 }, sid: sid.0, quick, target: sid.0, cost: 0, inline: false, irange: None }
                 })
@@ -207,11 +207,11 @@ pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
 /// Completes the [`Expect`] tables of `plans` (made by [`plan`]) with what each property's
 /// own plan says: whether a scalar value is checked in the member loop, and how.
 pub(crate) fn link(plans: &mut [Plan]) {
-    let info: Vec<(u32, u32, bool, Option<(i64, i64)>)> = plans.iter().map(|p| (p.target, p.cost, p.class == Class::Fused, p.irange)).collect();
+    let info: Vec<Plan> = plans.iter().map(|p| Plan { expect: Box::default(), ..p.clone() }).collect();
     for p in plans.iter_mut() {
         for e in p.expect.iter_mut() {
-            if let Some(&(target, cost, fused, irange)) = info.get(e.sid as usize) {
-                (e.target, e.cost, e.inline, e.irange) = (target, cost, fused, irange);
+            if let Some(q) = info.get(e.sid as usize) {
+                (e.target, e.cost, e.inline, e.irange) = (q.target, q.cost, q.class == Class::Fused, q.irange);
             }
         }
     }
@@ -220,10 +220,9 @@ pub(crate) fn link(plans: &mut [Plan]) {
 /// A property of an object schema as the member loop expects it next.
 #[derive(Clone, Debug)]
 pub(crate) struct Expect {
-    /// `"name":` (quotes and colon) when the name can be compared with the input bytes as they
-    /// are (no quote, backslash or control character in it), else a single NUL byte, which no
-    /// key (they start with `"`) equals. A key written with whitespace before its colon does
-    /// not match and takes [`Walker::member_any`].
+    /// `"name"` with its quotes when the name can be compared with the input bytes as they are
+    /// (no quote, backslash or control character in it), else a single NUL byte, which no key
+    /// (they start with `"`) equals.
     pub quoted: Box<[u8]>,
     /// The property's bit in [`Frame::found`] (0 from index 64 on).
     pub bit: u64,
@@ -613,7 +612,7 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
     /// A member key at `p` of the object on top of the stack: the offset of its value and
     /// the value's schema. The expected next property (documents tend to follow the schema's
     /// order), or the one after it (an optional property left out), is compared in place with
-    /// its quotes and colon; anything else takes [`Self::member_any`]. A run of such members
+    /// its quotes; anything else takes [`Self::member_any`]. A run of such members
     /// whose values are scalars of a [`quick`] kind, or scalars for a [`Class::Fused`] schema
     /// (checked by [`Self::scalar`]), is read here in one loop: then the answer is the offset
     /// after the last such value and [`DONE`], and the caller goes on with what follows it
@@ -647,7 +646,9 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
                     return None;
                 }
             }
-            let v = scan::skip_ws(inp, p + m.quoted.len());
+            let e = p + m.quoted.len();
+            // `:` right after the key (compact input), else after whitespace.
+            let v = if inp.get(e) == Some(&b':') { scan::skip_ws(inp, e + 1) } else { scan::colon(inp, e).ok()? };
             let Some(&b) = inp.get(v) else { break 'members Some((v, m.sid)) };
             let end = match (m.quick != 0).then(|| quick_scalar(inp, v, m.quick)).flatten() {
                 Some(end) => end,
