@@ -164,27 +164,31 @@ fn special_bytes(w: u64) -> u64 {
 /// [`special_bytes`]), or a position within the last seven bytes of `inp` from which the
 /// caller goes on byte by byte.
 #[inline(always)]
-fn plain_run(inp: &[u8], mut p: usize) -> usize {
-    let w = |i: usize| u64::from_le_bytes(inp[i..i + 8].try_into().unwrap());
-    while p + 16 <= inp.len() {
-        let m = special_bytes(w(p));
+fn plain_run(inp: &[u8], p: usize) -> usize {
+    // Whole sixteen-byte chunks with no bounds check per word, then at most one word.
+    let word = |c: &[u8]| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+    let mut chunks = inp.get(p..).unwrap_or_default().chunks_exact(16);
+    let mut at = p;
+    for c in &mut chunks {
+        let m = special_bytes(word(&c[..8]));
         if m != 0 {
-            return p + (m.trailing_zeros() / 8) as usize;
+            return at + (m.trailing_zeros() / 8) as usize;
         }
-        let m = special_bytes(w(p + 8));
+        let m = special_bytes(word(&c[8..]));
         if m != 0 {
-            return p + 8 + (m.trailing_zeros() / 8) as usize;
+            return at + 8 + (m.trailing_zeros() / 8) as usize;
         }
-        p += 16;
+        at += 16;
     }
-    if p + 8 <= inp.len() {
-        let m = special_bytes(w(p));
+    let rest = chunks.remainder();
+    if rest.len() >= 8 {
+        let m = special_bytes(word(rest));
         if m != 0 {
-            return p + (m.trailing_zeros() / 8) as usize;
+            return at + (m.trailing_zeros() / 8) as usize;
         }
-        p += 8;
+        at += 8;
     }
-    p
+    at
 }
 
 impl Parser<'_, '_> {

@@ -450,8 +450,8 @@ impl Judge {
             return;
         }
         let content_type = req.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/octet-stream");
-        let idx = match media::select(content_type, rb.content.iter().map(|m| m.range.as_str())) {
-            Ok(i) => i,
+        let (idx, sent) = match media::select_parsed(content_type, rb.content.iter().map(|m| m.range.as_str())) {
+            Ok(x) => x,
             Err(media::SelectError::BadContentType(_)) => {
                 let detail = format!("Content-Type {:?} is not a media type", truncate(content_type, 64));
                 push(out, limit, Action::Block, mode, code::MEDIA_TYPE_UNSUPPORTED, "header.Content-Type".into(), detail, 415);
@@ -471,20 +471,30 @@ impl Judge {
         }
         let mt = &rb.content[idx];
         let shadow = self.settings.unknown_fields != Action::Pass;
-        self.payload(mt, content_type, req.body, Direction::Request, shadow, mode, s, out);
+        self.payload(mt, &sent, req.body, Direction::Request, shadow, mode, s, out);
     }
 
-    /// Decode and validate a body of media type `mt` (the declared entry) sent as
-    /// `content_type`.
+    /// Decode and validate a body of media type `mt` (the declared entry) sent as `sent` (the
+    /// `Content-Type`, parsed once by [`media::select_parsed`]).
     #[allow(clippy::too_many_arguments)]
-    fn payload(&self, mt: &MediaType, content_type: &str, body: &[u8], dir: Direction, shadow: bool, mode: Mode, s: &mut Scratch, out: &mut Vec<Finding>) {
+    fn payload(
+        &self,
+        mt: &MediaType,
+        sent: &media::MediaType<'_>,
+        body: &[u8],
+        dir: Direction,
+        shadow: bool,
+        mode: Mode,
+        s: &mut Scratch,
+        out: &mut Vec<Finding>,
+    ) {
         let limit = self.limit();
         // A bad request is the client's fault (400), a bad response the upstream's (502).
         let (malformed, invalid, loc, status) = match dir {
             Direction::Request => (code::BODY_MALFORMED, code::BODY_INVALID, "body", 400),
             Direction::Response => (code::RESPONSE_BODY_MALFORMED, code::RESPONSE_BODY_INVALID, "response.body", 502),
         };
-        let kind = media::kind_of(content_type);
+        let kind = sent.kind();
         // What to validate: the body itself (JSON) or JSON made from it (form, multipart, text).
         let from_body = match kind {
             MediaKind::Json => true,
@@ -496,7 +506,7 @@ impl Judge {
                 false
             }
             MediaKind::Multipart => {
-                let boundary = match crate::multipart::boundary(content_type) {
+                let boundary = match crate::multipart::boundary_of(sent) {
                     Ok(b) => b,
                     Err(e) => {
                         push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), status);
@@ -637,8 +647,8 @@ impl Judge {
             return;
         }
         let content_type = resp.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/octet-stream");
-        let i = match media::select(content_type, declared.content.iter().map(|m| m.range.as_str())) {
-            Ok(i) => i,
+        let (i, sent) = match media::select_parsed(content_type, declared.content.iter().map(|m| m.range.as_str())) {
+            Ok(x) => x,
             Err(_) => {
                 let list: Vec<&str> = declared.content.iter().map(|m| m.range.as_str()).collect();
                 let detail = format!("{} is not declared (declared: {})", truncate(content_type, 64), list.join(", "));
@@ -646,7 +656,7 @@ impl Judge {
                 return;
             }
         };
-        self.payload(&declared.content[i], content_type, resp.body, Direction::Response, false, mode, s, out);
+        self.payload(&declared.content[i], &sent, resp.body, Direction::Response, false, mode, s, out);
     }
 }
 

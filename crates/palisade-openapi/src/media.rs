@@ -302,17 +302,34 @@ pub fn select<'r, I>(content_type: &str, ranges: I) -> Result<usize, SelectError
 where
     I: IntoIterator<Item = &'r str>,
 {
+    select_parsed(content_type, ranges).map(|(i, _)| i)
+}
+
+/// [`select`], also returning the parsed `content_type` (for its kind and parameters, so the
+/// caller does not parse it a second time).
+pub fn select_parsed<'c, 'r, I>(content_type: &'c str, ranges: I) -> Result<(usize, MediaType<'c>), SelectError>
+where
+    I: IntoIterator<Item = &'r str>,
+{
     let req = parse(content_type).map_err(SelectError::BadContentType)?;
     let mut best: Option<(u32, usize)> = None;
     for (i, r) in ranges.into_iter().enumerate() {
-        let Ok(range) = parse(r) else { continue };
-        if let Some(score) = range.match_score(&req) {
+        // The usual case, a range written exactly as the request's media type, with no
+        // parameter and no wildcard: an exact type/subtype match without parameters (500)
+        // without parsing the range again.
+        let score = if r == content_type && !r.contains(['*', ';']) {
+            Some(500)
+        } else {
+            let Ok(range) = parse(r) else { continue };
+            range.match_score(&req)
+        };
+        if let Some(score) = score {
             if best.is_none_or(|(b, _)| score > b) {
                 best = Some((score, i));
             }
         }
     }
-    best.map(|(_, i)| i).ok_or(SelectError::NoMatch)
+    best.map(|(_, i)| (i, req)).ok_or(SelectError::NoMatch)
 }
 
 /// The family of `media_type` (`Other` if it does not parse).

@@ -140,6 +140,11 @@ pub struct Part<'a> {
 /// The boundary of a `multipart/*` Content-Type.
 pub fn boundary(content_type: &str) -> Result<Cow<'_, str>, MultipartError> {
     let m = media::parse(content_type).map_err(|_| MultipartError::NoBoundary)?;
+    boundary_of(&m)
+}
+
+/// [`boundary`] of a `Content-Type` parsed already.
+pub fn boundary_of<'a>(m: &media::MediaType<'a>) -> Result<Cow<'a, str>, MultipartError> {
     let b = m.param("boundary").ok_or(MultipartError::NoBoundary)?;
     if b.is_empty() || b.len() > 70 || b.bytes().any(|c| c == b'\r' || c == b'\n') {
         return Err(MultipartError::BadBoundary);

@@ -945,7 +945,8 @@ impl<'r> Compiler<'r> {
             return Err(self.errors);
         }
         self.derive();
-        let plans = crate::fused::plan(&self.nodes);
+        let mut plans = crate::fused::plan(&self.nodes);
+        crate::fused::link(&mut plans);
         Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings, plans })
     }
 

@@ -168,17 +168,31 @@ pub(crate) fn date_time(s: &[u8]) -> bool {
     {
         return false;
     }
-    let d = |i: usize| (h[i] - b'0') as u32;
-    let (y, m, day) = (d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3), d(5) * 10 + d(6), d(8) * 10 + d(9));
-    let (hh, mm, ss) = (d(11) * 10 + d(12), d(14) * 10 + d(15), d(17) * 10 + d(18));
-    if !(1..=12).contains(&m) || day == 0 || hh > 23 || mm > 59 || ss > 60 {
+    // Two digits compare as numbers when read as a big-endian pair of bytes (all are digits).
+    let pair = |i: usize| u16::from_be_bytes([h[i], h[i + 1]]);
+    let two = |t: &[u8; 2]| u16::from_be_bytes(*t);
+    if !(two(b"01")..=two(b"12")).contains(&pair(5)) || pair(8) < two(b"01") || pair(11) > two(b"23") || pair(14) > two(b"59") || pair(17) > two(b"60") {
         return false;
     }
-    day <= days_in_month(y, m) && time_rest(&s[19..])
+    // Every month has days 1 to 28: the month's length is looked up only beyond that.
+    if pair(8) > two(b"28") {
+        let d = |i: usize| (h[i] - b'0') as u32;
+        let (y, m, day) = (d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3), d(5) * 10 + d(6), d(8) * 10 + d(9));
+        if day > days_in_month(y, m) {
+            return false;
+        }
+    }
+    time_rest(&s[19..])
 }
 
 /// What follows `hh:mm:ss` in a full-time: `[.frac](Z|±hh:mm)`.
 fn time_rest(s: &[u8]) -> bool {
+    // The usual shapes first: `Z`, `.fffZ`.
+    match s {
+        [b'Z' | b'z'] => return true,
+        [b'.', a, b, c, b'Z' | b'z'] => return a.is_ascii_digit() && b.is_ascii_digit() && c.is_ascii_digit(),
+        _ => {}
+    }
     let mut p = 0;
     if s.first() == Some(&b'.') {
         p = 1 + s[1..].iter().take_while(|b| b.is_ascii_digit()).count();

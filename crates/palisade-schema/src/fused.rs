@@ -29,6 +29,7 @@
 use palisade_json::{scan, Limits, Tape};
 
 use crate::compile::{bytes_eq, quick, quick_kinds, Const, SNode};
+use crate::formats::Format;
 use crate::validate::{Cx, Scratch};
 use crate::{num, Direction, Options, SchemaId, Schemas, TypeSet, Violation, MAX_EVAL_DEPTH};
 
@@ -69,6 +70,41 @@ pub(crate) struct Plan {
     /// The [`quick`] kinds of value this schema (itself, not through `$ref`) accepts with no
     /// check beyond its type: such scalars are only scanned.
     pub quick: u8,
+    /// For a number written as an integer that fits in `i64`: valid exactly when within this
+    /// range (see [`int_range`]); `None` when the target's numeric checks are not just that.
+    pub irange: Option<(i64, i64)>,
+}
+
+/// The integer range equivalent to node `n`'s numeric keywords for integer-written numbers
+/// within `i64` (type, bounds with integer values, `int32`/`int64` formats), or `None` when
+/// something else applies (`multipleOf`, a fractional bound, `enum`) or numbers are not
+/// admitted at all (then the full [`number_ok`] says no).
+fn int_range(n: &SNode) -> Option<(i64, i64)> {
+    if !(n.types == 0 || n.types & (TypeSet::INTEGER | TypeSet::NUMBER) != 0) || n.enum_.is_some() {
+        return None;
+    }
+    let (mut lo, mut hi) = (i64::MIN, i64::MAX);
+    if let Some(c) = n.num.as_deref() {
+        if c.multiple_of.is_some() {
+            return None;
+        }
+        if let Some(m) = &c.minimum {
+            lo = lo.max(m.i?);
+        }
+        if let Some(m) = &c.exclusive_minimum {
+            lo = lo.max(m.i?.checked_add(1)?);
+        }
+        if let Some(m) = &c.maximum {
+            hi = hi.min(m.i?);
+        }
+        if let Some(m) = &c.exclusive_maximum {
+            hi = hi.min(m.i?.checked_sub(1)?);
+        }
+    }
+    if n.format == Some(Format::Int32) {
+        (lo, hi) = (lo.max(i32::MIN.into()), hi.min(i32::MAX.into()));
+    }
+    Some((lo, hi))
 }
 
 fn ref_only(n: &SNode) -> Option<SchemaId> {
@@ -154,16 +190,31 @@ pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
                 }
             }
             let shadow_strict = n.known.as_ref().is_some_and(|k| !k.all);
+            let irange = if class == Class::Fused { int_range(n) } else { None };
             let expect = (n.props.names.iter().zip(&n.props.ids).enumerate())
                 .map(|(k, (name, sid))| {
                     let plain = !name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
                     let quoted = if plain { [&b"\""[..], name, b"\""].concat().into() } else { Box::from(&[0u8][..]) };
-                    Expect { quoted, bit: if k < 64 { 1 << k } else { 0 }, sid: sid.0, quick: quick.get(sid.0 as usize).copied().unwrap_or(0) }
+                    let quick = quick.get(sid.0 as usize).copied().unwrap_or(0);
+                    Expect { quoted, bit: if k < 64 { 1 << k } else { 0 }, sid: sid.0, quick, target: sid.0, cost: 0, inline: false, irange: None }
                 })
                 .collect();
-            Plan { target: id as u32, class, cost, required, shadow_strict, expect, quick: quick[i] }
+            Plan { target: id as u32, class, cost, required, shadow_strict, expect, quick: quick[i], irange }
         })
-        .collect()
+        .collect::<Vec<_>>()
+}
+
+/// Completes the [`Expect`] tables of `plans` (made by [`plan`]) with what each property's
+/// own plan says: whether a scalar value is checked in the member loop, and how.
+pub(crate) fn link(plans: &mut [Plan]) {
+    let info: Vec<Plan> = plans.iter().map(|p| Plan { expect: Box::default(), ..p.clone() }).collect();
+    for p in plans.iter_mut() {
+        for e in p.expect.iter_mut() {
+            if let Some(q) = info.get(e.sid as usize) {
+                (e.target, e.cost, e.inline, e.irange) = (q.target, q.cost, q.class == Class::Fused, q.irange);
+            }
+        }
+    }
 }
 
 /// A property of an object schema as the member loop expects it next.
@@ -179,6 +230,13 @@ pub(crate) struct Expect {
     pub sid: u32,
     /// The [`quick`] kinds of that schema (its [`Plan::quick`]).
     pub quick: u8,
+    /// From the property schema's plan (filled in by [`link`]): its target, evaluation cost,
+    /// whether it is [`Class::Fused`] (then a scalar value is checked in the member loop,
+    /// [`Walker::scalar`]) and its [`Plan::irange`].
+    pub target: u32,
+    pub cost: u32,
+    pub inline: bool,
+    pub irange: Option<(i64, i64)>,
 }
 
 /// Reusable memory of the fused validator (keep one per worker).
@@ -295,6 +353,19 @@ fn string_ok(s: &Schemas, n: &SNode, v: &[u8]) -> bool {
     true
 }
 
+/// A number (its text) against a fusable node whose [`Plan::irange`] is `irange`.
+#[inline(always)]
+fn number_ok_fast(n: &SNode, irange: Option<(i64, i64)>, text: &[u8], integer: bool) -> bool {
+    if let (true, Some((lo, hi))) = (integer, irange) {
+        // At most 18 characters: at most 18 digits, read exactly by `int_value`.
+        if text.len() <= 18 {
+            let x = int_value(text, true).unwrap_or(0);
+            return lo <= x && x <= hi;
+        }
+    }
+    number_ok(n, text, integer)
+}
+
 /// A number (its text) against a fusable node.
 fn number_ok(n: &SNode, text: &[u8], integer: bool) -> bool {
     let t = n.types;
@@ -404,56 +475,6 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
                     let n = &s.nodes[plan.target as usize];
                     self.token()?;
                     match inp[p] {
-                        b'"' => {
-                            let (end, escaped) = scan::string(inp, p).ok()?;
-                            if !type_ok(n.types, TypeSet::STRING) {
-                                return None;
-                            }
-                            if n.has_string || n.enum_.is_some() {
-                                let raw = &inp[p + 1..end];
-                                let ok = if escaped {
-                                    self.sc.buf.clear();
-                                    scan::unescape_into(raw, &mut self.sc.buf);
-                                    string_ok(s, n, &self.sc.buf)
-                                } else {
-                                    string_ok(s, n, raw)
-                                };
-                                if !ok {
-                                    return None;
-                                }
-                            }
-                            p = end + 1;
-                        }
-                        b'-' | b'0'..=b'9' => {
-                            let (end, integer) = scan::number(inp, p).ok()?;
-                            if !number_ok(n, &inp[p..end], integer) {
-                                return None;
-                            }
-                            p = end;
-                        }
-                        b't' | b'f' => {
-                            let end = scan::literal(inp, p).ok()?;
-                            if !type_ok(n.types, TypeSet::BOOLEAN) {
-                                return None;
-                            }
-                            if let Some(e) = &n.enum_ {
-                                let b = inp[p] == b't';
-                                if !e.iter().any(|c| matches!(c, Const::Bool(x) if *x == b)) {
-                                    return None;
-                                }
-                            }
-                            p = end;
-                        }
-                        b'n' => {
-                            let end = scan::literal(inp, p).ok()?;
-                            // `nullable` admits null whatever the other keywords say.
-                            if !n.nullable
-                                && (!type_ok(n.types, TypeSet::NULL) || n.enum_.as_ref().is_some_and(|e| !e.iter().any(|c| matches!(c, Const::Null))))
-                            {
-                                return None;
-                            }
-                            p = end;
-                        }
                         open @ (b'{' | b'[') => {
                             let object = open == b'{';
                             if !type_ok(n.types, if object { TypeSet::OBJECT } else { TypeSet::ARRAY }) || n.enum_.is_some() {
@@ -479,13 +500,68 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
                                 continue 'value;
                             }
                         }
-                        _ => return None,
+                        _ => p = self.scalar(p, n, plan.irange)?,
                     }
                 }
             }
             if let Some(done) = self.after_value(&mut p, &mut sid) {
                 return done;
             }
+        }
+    }
+
+    /// The value at `p`, not a container, against [`Class::Fused`] node `n` (whose
+    /// [`Plan::irange`] is `irange`): the offset after it when it is well-formed and valid.
+    #[inline(always)]
+    fn scalar(&mut self, p: usize, n: &SNode, irange: Option<(i64, i64)>) -> Option<usize> {
+        let inp = self.inp;
+        match inp[p] {
+            b'"' => {
+                let (end, escaped) = scan::string(inp, p).ok()?;
+                if !type_ok(n.types, TypeSet::STRING) {
+                    return None;
+                }
+                if n.has_string || n.enum_.is_some() {
+                    let raw = &inp[p + 1..end];
+                    let ok = if escaped {
+                        self.sc.buf.clear();
+                        scan::unescape_into(raw, &mut self.sc.buf);
+                        string_ok(self.s, n, &self.sc.buf)
+                    } else {
+                        string_ok(self.s, n, raw)
+                    };
+                    if !ok {
+                        return None;
+                    }
+                }
+                Some(end + 1)
+            }
+            b'-' | b'0'..=b'9' => {
+                let (end, integer) = scan::number(inp, p).ok()?;
+                number_ok_fast(n, irange, &inp[p..end], integer).then_some(end)
+            }
+            b't' | b'f' => {
+                let end = scan::literal(inp, p).ok()?;
+                if !type_ok(n.types, TypeSet::BOOLEAN) {
+                    return None;
+                }
+                if let Some(e) = &n.enum_ {
+                    let b = inp[p] == b't';
+                    if !e.iter().any(|c| matches!(c, Const::Bool(x) if *x == b)) {
+                        return None;
+                    }
+                }
+                Some(end)
+            }
+            b'n' => {
+                let end = scan::literal(inp, p).ok()?;
+                // `nullable` admits null whatever the other keywords say.
+                if !n.nullable && (!type_ok(n.types, TypeSet::NULL) || n.enum_.as_ref().is_some_and(|e| !e.iter().any(|c| matches!(c, Const::Null)))) {
+                    return None;
+                }
+                Some(end)
+            }
+            _ => None,
         }
     }
 
@@ -535,36 +611,56 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
 
     /// A member key at `p` of the object on top of the stack: the offset of its value and
     /// the value's schema. The expected next property (documents tend to follow the schema's
-    /// order) is compared in place, quotes included; anything else takes [`Self::member_any`].
-    /// A run of expected members whose values are scalars of a [`quick`] kind is read here in
-    /// one loop: then the answer is the offset after the last such value and [`DONE`], and the
-    /// caller goes on with what follows it (the `}`, or a member this loop does not take).
+    /// order), or the one after it (an optional property left out), is compared in place with
+    /// its quotes; anything else takes [`Self::member_any`]. A run of such members
+    /// whose values are scalars of a [`quick`] kind, or scalars for a [`Class::Fused`] schema
+    /// (checked by [`Self::scalar`]), is read here in one loop: then the answer is the offset
+    /// after the last such value and [`DONE`], and the caller goes on with what follows it
+    /// (the `}`, or a member this loop does not take).
     #[inline(always)]
     fn member(&mut self, mut p: usize) -> Option<(usize, u32)> {
         let inp = self.inp;
         let s = self.s;
-        let f = self.sc.stack.last_mut()?;
-        let plan = &s.plans[f.node as usize];
-        while let Some(m) = plan.expect.get(f.hint as usize) {
-            let e = p + m.quoted.len();
-            if !inp.get(p..e).is_some_and(|key| bytes_eq(key, &m.quoted)) {
-                break;
-            }
-            f.found |= m.bit;
-            f.hint += 1;
+        let top = *self.sc.stack.last()?;
+        let plan = &s.plans[top.node as usize];
+        // The frame's counters in registers while the loop runs; stored back on the way out.
+        let (mut found, mut hint, mut count) = (top.found, top.hint, top.count);
+        let is_key = |m: &Expect, p: usize| inp.get(p..p + m.quoted.len()).is_some_and(|key| bytes_eq(key, &m.quoted));
+        let out = 'members: loop {
+            // The expected property, or the one after it (an optional property left out).
+            let m = match plan.expect.get(hint as usize) {
+                Some(m) if is_key(m, p) => m,
+                _ => match plan.expect.get(hint as usize + 1) {
+                    Some(m) if is_key(m, p) => {
+                        hint += 1;
+                        m
+                    }
+                    _ => break 'members None,
+                },
+            };
+            found |= m.bit;
+            hint += 1;
             if COUNT {
                 self.tokens += 1;
                 if self.tokens > self.limits.max_tokens {
                     return None;
                 }
             }
+            let e = p + m.quoted.len();
             // `:` right after the key (compact input), else after whitespace.
             let v = if inp.get(e) == Some(&b':') { scan::skip_ws(inp, e + 1) } else { scan::colon(inp, e).ok()? };
-            let end = match inp.get(v) {
-                Some(_) if m.quick != 0 => quick_scalar(inp, v, m.quick),
-                _ => None,
+            let Some(&b) = inp.get(v) else { break 'members Some((v, m.sid)) };
+            let end = match (m.quick != 0).then(|| quick_scalar(inp, v, m.quick)).flatten() {
+                Some(end) => end,
+                // A scalar for a schema checked here: checked in place.
+                None if m.inline && b != b'{' && b != b'[' => {
+                    if m.cost > 0 && self.depth + m.cost > MAX_EVAL_DEPTH {
+                        return None;
+                    }
+                    self.scalar(v, &s.nodes[m.target as usize], m.irange)?
+                }
+                None => break 'members Some((v, m.sid)),
             };
-            let Some(end) = end else { return Some((v, m.sid)) };
             if COUNT {
                 self.tokens += 1;
                 if self.tokens > self.limits.max_tokens {
@@ -573,13 +669,18 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
             }
             let q = scan::skip_ws(inp, end);
             if inp.get(q) != Some(&b',') {
-                return Some((q, DONE));
+                break 'members Some((q, DONE));
             }
             // The member is complete (as `after_value` counts it); the next key.
-            f.count += 1;
+            count += 1;
             p = scan::skip_ws(inp, q + 1);
+        };
+        let f = self.sc.stack.last_mut()?;
+        (f.found, f.hint, f.count) = (found, hint, count);
+        match out {
+            Some(r) => Some(r),
+            None => self.member_any(p),
         }
-        self.member_any(p)
     }
 
     /// [`Self::member`] for a key other than the expected one: looked up by name.

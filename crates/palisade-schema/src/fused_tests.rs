@@ -281,3 +281,111 @@ fn quick_member_runs() {
         }
     }
 }
+
+/// Scalars for [`Class::Fused`] schemas checked in the member loop (`Walker::scalar`), and the
+/// integer-range fast path (`Plan::irange`): bounds inclusive and exclusive (both dialects),
+/// `int32`/`int64`, fractional bounds and `multipleOf` (no range: the full check), integers
+/// written long, negative, with exponents or fractions, and values of the wrong kind.
+#[test]
+fn inline_scalars_and_integer_ranges() {
+    let cases = [
+        (Dialect::Oas30, "{type: integer, minimum: -3, maximum: 7}"),
+        (Dialect::Oas30, "{type: integer, minimum: -3, exclusiveMinimum: true, maximum: 7, exclusiveMaximum: true}"),
+        (Dialect::Oas31, "{type: integer, exclusiveMinimum: -3, exclusiveMaximum: 7}"),
+        (Dialect::Oas30, "{type: integer, format: int32}"),
+        (Dialect::Oas30, "{type: integer, format: int64, minimum: 0}"),
+        (Dialect::Oas30, "{type: number, minimum: 0.5, maximum: 7}"),
+        (Dialect::Oas30, "{type: integer, minimum: 0, multipleOf: 3}"),
+        (Dialect::Oas30, "{type: number, maximum: 9223372036854775807}"),
+        (Dialect::Oas30, "{minimum: 1}"),
+        (Dialect::Oas30, "{type: integer, minimum: 1, nullable: true}"),
+        (Dialect::Oas30, "{type: string, maxLength: 3}"),
+        (Dialect::Oas30, "{type: string, format: date-time, nullable: true}"),
+        (Dialect::Oas30, "{type: boolean, enum: [true]}"),
+    ];
+    let values = [
+        "-4",
+        "-3",
+        "-2",
+        "0",
+        "6",
+        "7",
+        "8",
+        "-0",
+        "1",
+        "3",
+        "4",
+        "9",
+        "0.5",
+        "0.4",
+        "7.0",
+        "1e0",
+        "-1E2",
+        "2147483647",
+        "2147483648",
+        "-2147483648",
+        "-2147483649",
+        "123456789012345678",
+        "1234567890123456789",
+        "9223372036854775807",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "99999999999999999999999",
+        "-999999999999999999",
+        "true",
+        "false",
+        "null",
+        "\"abc\"",
+        "\"abcd\"",
+        "\"a\\u00e9c\"",
+        "\"2020-01-01T00:00:00Z\"",
+        "\"2020-02-30T00:00:00Z\"",
+        "[]",
+        "{}",
+        "01",
+        "1.",
+        "-",
+    ];
+    for (dialect, prop) in cases {
+        let schema = format!("{{type: object, properties: {{a: {{type: integer}}, v: {prop}, w: {{type: string}}}}}}");
+        let (s, id) = one(dialect, &schema);
+        for v in values {
+            for doc in [
+                format!("{{\"a\":1,\"v\":{v},\"w\":\"x\"}}"),
+                format!("{{\"v\":{v}}}"),
+                format!("{{\"a\":1,\"v\" : {v} }}"),
+                format!("{{\"w\":\"x\",\"v\":{v},\"a\":2}}"),
+            ] {
+                agree(&s, id, doc.as_bytes(), &req());
+            }
+        }
+    }
+}
+
+/// The member loop takes the property after the expected one when the expected one is left
+/// out, and anything else by name: optional properties missing, out of order, repeated.
+#[test]
+fn skipped_optional_members() {
+    let schema = "{type: object, required: [a, d], additionalProperties: false, properties: \
+                  {a: {type: integer}, b: {type: string}, c: {type: integer, minimum: 0}, d: {type: boolean}, e: {type: string, maxLength: 2}}}";
+    let (s, id) = one(Dialect::Oas30, schema);
+    let shadow = Options { shadow_unknown: true, ..req() };
+    let docs = [
+        (r#"{"a":1,"b":"x","c":2,"d":true,"e":"yy"}"#, true),
+        (r#"{"a":1,"c":2,"d":true}"#, true),
+        (r#"{"a":1,"d":true}"#, true),
+        (r#"{"a":1,"c":-1,"d":true}"#, false),
+        (r#"{"a":1,"c":2,"e":"yyy","d":true}"#, false),
+        (r#"{"a":1,"c":2,"e":"yy"}"#, false),
+        (r#"{"b":"x","a":1,"d":true}"#, true),
+        (r#"{"a":1,"b":"x","b":"y","d":true}"#, true),
+        (r#"{"a":1,"x":1,"d":true}"#, false),
+        (r#"{"a":1,"c":2,"c":-2,"d":true}"#, false),
+    ];
+    for o in [req(), shadow] {
+        for (d, ok) in docs {
+            assert_eq!(agree(&s, id, d.as_bytes(), &o), ok, "{d}");
+        }
+    }
+}

@@ -201,6 +201,9 @@ fn date_time_fast_path_matches_reference() {
         "2000-02-29T23:59:60.5+14:00",
         "1900-02-28t00:00:00z",
         "2024-04-30T12:00:00.000000001-00:00",
+        "2024-01-31T00:00:00.123Z",
+        "2023-02-28T10:20:30.999z",
+        "2024-12-31T23:59:59.9Z",
     ];
     let subs = b"0123456789-:.+TtZz 9\xC3\x00";
     let mut checked = 0;
@@ -220,4 +223,24 @@ fn date_time_fast_path_matches_reference() {
         }
     }
     assert!(checked > 2000);
+}
+
+/// Every day number 00 to 39 of every month 00 to 13, in leap, common and century years, with
+/// each time-offset shape: the fast date-time check against the reference.
+#[test]
+fn date_time_every_day_of_every_month() {
+    for y in ["2023", "2024", "1900", "2000", "2100"] {
+        for m in 0..=13 {
+            for d in 0..=39 {
+                for rest in ["Z", ".123Z", ".5+01:00", "-00:00", ".12Z", ".1234z", "+24:00", "Zx"] {
+                    let s = format!("{y}-{m:02}-{d:02}T12:34:56{rest}");
+                    assert_eq!(super::date_time(s.as_bytes()), super::date_time_reference(s.as_bytes()), "{s}");
+                }
+            }
+        }
+    }
+    for t in ["00:00:00", "23:59:60", "24:00:00", "23:60:00", "19:59:59", "20:00:61", "09:09:09"] {
+        let s = format!("2024-02-29T{t}Z");
+        assert_eq!(super::date_time(s.as_bytes()), super::date_time_reference(s.as_bytes()), "{s}");
+    }
 }
