@@ -319,6 +319,10 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
         deadline_armed: false,
         body_buf: None,
     }));
+    if *shutdown.borrow() {
+        // Already closing: let `closing` and `changed` see it (they look at changes only).
+        shutdown.mark_changed();
+    }
     let mut wbuf: Vec<u8> = Vec::with_capacity(1024);
     let mut idle_timer = Box::pin(tokio::time::sleep(limits.header_timeout));
     let mut first = true;
@@ -344,7 +348,7 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
         };
         let resp = handler.call(*req, &info).await;
         let body_done = shared.borrow().body == BodyState::Done;
-        let keep_alive = framing.keep_alive && body_done && !*shutdown.borrow();
+        let keep_alive = framing.keep_alive && body_done && !closing(&shutdown);
         match write_response(&shared, &mut wbuf, resp, framing.is_head, keep_alive, framing.version, limits).await {
             Ok(true) => {}
             Ok(false) | Err(_) => {
@@ -353,6 +357,12 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
             }
         }
     }
+}
+
+/// Whether shutdown has been requested. The lock-free version check comes first: the value is
+/// read (behind the channel's lock) only after a change.
+fn closing(shutdown: &watch::Receiver<bool>) -> bool {
+    !matches!(shutdown.has_changed(), Ok(false)) && *shutdown.borrow()
 }
 
 async fn read_head(
@@ -365,7 +375,7 @@ async fn read_head(
 ) -> Head {
     // Wait for the first byte of the next request (idle keep-alive time).
     if shared.borrow().rbuf.is_empty() {
-        if *shutdown.borrow() {
+        if closing(shutdown) {
             return Head::Idle;
         }
         let idle = if first { limits.header_timeout } else { limits.keepalive_timeout };
@@ -387,7 +397,8 @@ async fn read_head(
             _ = shutdown.changed() => return Head::Idle,
         }
     }
-    let deadline = Instant::now() + limits.header_timeout;
+    // The head timer starts once a first part of the head is there and more must be waited for.
+    let mut deadline: Option<Instant> = None;
     let mut scanned = 0usize;
     loop {
         {
@@ -414,6 +425,7 @@ async fn read_head(
                 return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
             }
         }
+        let deadline = *deadline.get_or_insert_with(|| Instant::now() + limits.header_timeout);
         let read = poll_fn(|cx| shared.borrow_mut().poll_read_more(cx));
         match tokio::time::timeout_at(deadline, read).await {
             Ok(Ok(0)) | Ok(Err(_)) => return Head::Idle,
@@ -429,10 +441,13 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
         return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
     }
     // Bare LF line endings are a request smuggling vector: require CRLF everywhere.
-    let head_bytes = &s.rbuf[..end];
-    if !codec::crlf_only(head_bytes) {
+    if !codec::crlf_only(&s.rbuf[..end]) {
         return bad("Malformed request: bare LF line ending");
     }
+    // The head leaves the read buffer before it is parsed (a rejected head closes the
+    // connection), so that header values can be shared zero-copy straight from the parse.
+    let head = s.rbuf.split_to(end).freeze();
+    let head_bytes = &head[..];
     // Up to 128 header slots live on the stack (left uninitialised: httparse writes before it
     // reads, and zeroing 4 KiB per request showed in profiles); larger limits use the heap.
     let mut stack = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; 128];
@@ -465,10 +480,21 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
         return bad("Invalid method");
     };
     let path = req.path.unwrap_or("");
-    // Offsets into the head, so that values can be shared zero-copy once the head is frozen.
-    let base = head_bytes.as_ptr() as usize;
-    let path_range = (path.as_ptr() as usize - base, path.len());
-    let mut ranges: Vec<(HeaderName, usize, usize)> = Vec::with_capacity(req.headers.len());
+    // The `http` crate cannot represent targets of 64 KiB or more.
+    if path.len() >= u16::MAX as usize - 1 {
+        return Head::Reject(StatusCode::URI_TOO_LONG, code::URI_TOO_LONG, "Request target too long");
+    }
+    let Ok(uri) = Uri::from_maybe_shared(head.slice_ref(path.as_bytes())) else {
+        return bad("Invalid request target");
+    };
+    if method == Method::CONNECT {
+        return Head::Reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported");
+    }
+    if uri.scheme().is_none() && uri.path() != "*" && !uri.path().starts_with('/') {
+        return bad("Invalid request target");
+    }
+    // Room for the few headers added on the way upstream without growing the map.
+    let mut headers = HeaderMap::with_capacity(req.headers.len() + 2);
     // Which framing-relevant headers are present, noted while the names are at hand (standard
     // names compare cheaply), so that absent ones cost no map lookup below.
     let (mut n_te, mut n_cl, mut n_host, mut n_expect, mut n_conn) = (0usize, 0usize, 0usize, 0usize, 0usize);
@@ -485,26 +511,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
         } else if name == header::CONNECTION {
             n_conn += 1;
         }
-        ranges.push((name, h.value.as_ptr() as usize - base, h.value.len()));
-    }
-    let head = s.rbuf.split_to(end).freeze();
-    // The `http` crate cannot represent targets of 64 KiB or more.
-    if path_range.1 >= u16::MAX as usize - 1 {
-        return Head::Reject(StatusCode::URI_TOO_LONG, code::URI_TOO_LONG, "Request target too long");
-    }
-    let Ok(uri) = Uri::from_maybe_shared(head.slice(path_range.0..path_range.0 + path_range.1)) else {
-        return bad("Invalid request target");
-    };
-    if method == Method::CONNECT {
-        return Head::Reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported");
-    }
-    if uri.scheme().is_none() && uri.path() != "*" && !uri.path().starts_with('/') {
-        return bad("Invalid request target");
-    }
-    // Room for the few headers added on the way upstream without growing the map.
-    let mut headers = HeaderMap::with_capacity(ranges.len() + 2);
-    for (name, off, len) in ranges {
-        let Ok(value) = HeaderValue::from_maybe_shared(head.slice(off..off + len)) else { return bad("Invalid header value") };
+        let Ok(value) = HeaderValue::from_maybe_shared(head.slice_ref(h.value)) else { return bad("Invalid header value") };
         headers.append(name, value);
     }
 
@@ -706,6 +713,14 @@ async fn write_response(
             timed(send_timeout, write_all(shared, wbuf)).await?;
         }
         return Ok(keep_alive);
+    }
+    // A small upstream body that arrived with its head goes out in the same write, copied
+    // straight from the upstream connection's buffer.
+    if let (RespBody::Upstream(up), Some(n)) = (&mut body, exact) {
+        if !chunked && n <= 16 * 1024 && up.take_buffered(wbuf, 16 * 1024).is_some() {
+            timed(send_timeout, write_all(shared, wbuf)).await?;
+            return Ok(keep_alive);
+        }
     }
     // Streamed: the head goes out with the first frame (or with the terminator).
     let mut head_sent = false;

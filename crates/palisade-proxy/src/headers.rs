@@ -27,48 +27,114 @@ const HOP_BY_HOP: [HeaderName; 8] = [
     header::TRANSFER_ENCODING,
 ];
 
+/// Which of the headers the proxy removes or rewrites a message carries, from one pass over its
+/// names (told apart by length first: most names cost no comparison). Lets the request path skip
+/// the hashed lookups and removals of headers that are not there, which is the common case.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Present(u32);
+
+// Bits 0..8 follow `HOP_BY_HOP`.
+const P_UPGRADE: u32 = 1 << 8;
+const P_EXPECT: u32 = 1 << 9;
+const P_CONTENT_LENGTH: u32 = 1 << 10;
+const P_XFF: u32 = 1 << 11;
+const P_XFP: u32 = 1 << 12;
+const P_XFH: u32 = 1 << 13;
+const P_XRI: u32 = 1 << 14;
+const P_XID: u32 = 1 << 15;
+const P_HOP: u32 = (1 << 8) - 1;
+
+/// The bit of a (lowercase) header name, 0 for the names the proxy leaves alone.
+fn name_bit(n: &str) -> u32 {
+    match n.len() {
+        2 if n == "te" => 1 << 5,
+        6 if n == "expect" => P_EXPECT,
+        7 if n == "trailer" => 1 << 6,
+        7 if n == "upgrade" => P_UPGRADE,
+        9 if n == "x-real-ip" => P_XRI,
+        10 if n == "connection" => 1 << 0,
+        10 if n == "keep-alive" => 1 << 1,
+        12 if n == "x-request-id" => P_XID,
+        14 if n == "content-length" => P_CONTENT_LENGTH,
+        15 if n == "x-forwarded-for" => P_XFF,
+        16 if n == "proxy-connection" => 1 << 2,
+        16 if n == "x-forwarded-host" => P_XFH,
+        17 if n == "transfer-encoding" => 1 << 7,
+        17 if n == "x-forwarded-proto" => P_XFP,
+        18 if n == "proxy-authenticate" => 1 << 3,
+        19 if n == "proxy-authorization" => 1 << 4,
+        _ => 0,
+    }
+}
+
+impl Present {
+    pub fn scan(h: &HeaderMap) -> Present {
+        Present(h.keys().fold(0, |acc, k| acc | name_bit(k.as_str())))
+    }
+
+    pub fn expect(self) -> bool {
+        self.0 & P_EXPECT != 0
+    }
+
+    pub fn content_length(self) -> bool {
+        self.0 & P_CONTENT_LENGTH != 0
+    }
+}
+
+/// Whether a `Connection` token names a header removed anyway (or is `close`): such tokens need
+/// no header name built.
+fn removed_anyway(token: &[u8]) -> bool {
+    token.eq_ignore_ascii_case(b"close")
+        || token.eq_ignore_ascii_case(b"upgrade")
+        || HOP_BY_HOP.iter().any(|n| token.eq_ignore_ascii_case(n.as_str().as_bytes()))
+}
+
 /// Remove hop-by-hop headers, including every header named in `Connection`. `Upgrade` goes too
 /// (upgrades are not proxied). Content-Length is left for the caller to reset.
 pub fn strip_hop_by_hop(h: &mut HeaderMap) {
-    // One pass over the names (cheap comparisons of standard names) before any hashed removal:
-    // most messages carry no hop-by-hop header at all, and then only those present are removed.
-    let mut present = 0u16;
-    for k in h.keys() {
-        if let Some(i) = HOP_BY_HOP.iter().position(|n| n == k) {
-            present |= 1 << i;
-        } else if k == header::UPGRADE {
-            present |= 1 << HOP_BY_HOP.len();
-        }
+    strip_hop_by_hop_present(h, Present::scan(h));
+}
+
+/// [`strip_hop_by_hop`] with the names already scanned; returns what is present afterwards.
+pub fn strip_hop_by_hop_present(h: &mut HeaderMap, present: Present) -> Present {
+    if present.0 & (P_HOP | P_UPGRADE) == 0 {
+        return present;
     }
-    if present == 0 {
-        return;
-    }
-    if present & 1 != 0 {
+    let mut named: Vec<HeaderName> = Vec::new();
+    if present.0 & 1 != 0 {
         // Headers named in Connection go too; tokens naming headers removed anyway (or `close`)
         // need no name built.
-        let named: Vec<HeaderName> = h
-            .get_all(header::CONNECTION)
-            .iter()
-            .flat_map(|v| v.as_bytes().split(|b| *b == b','))
-            .map(<[u8]>::trim_ascii)
-            .filter(|t| !t.is_empty() && !t.eq_ignore_ascii_case(b"close") && !HOP_BY_HOP.iter().any(|n| t.eq_ignore_ascii_case(n.as_str().as_bytes())))
-            .filter_map(|t| HeaderName::from_bytes(t).ok())
-            .collect();
-        for n in named {
-            // Never let a client strip the forwarding headers we set or the framing we rely on.
-            if n != header::HOST && n != header::CONTENT_LENGTH {
-                h.remove(n);
+        for v in h.get_all(header::CONNECTION) {
+            for t in v.as_bytes().split(|b| *b == b',').map(<[u8]>::trim_ascii) {
+                if t.is_empty() || removed_anyway(t) {
+                    continue;
+                }
+                if let Ok(n) = HeaderName::from_bytes(t) {
+                    // Never let a client strip the forwarding headers we set or the framing we rely on.
+                    if n != header::HOST && n != header::CONTENT_LENGTH {
+                        named.push(n);
+                    }
+                }
             }
         }
     }
+    let renamed = !named.is_empty();
+    for n in named {
+        h.remove(n);
+    }
     for (i, n) in HOP_BY_HOP.iter().enumerate() {
-        if present & (1 << i) != 0 {
+        if present.0 & (1 << i) != 0 {
             h.remove(n);
         }
     }
-    if present & (1 << HOP_BY_HOP.len()) != 0 {
+    if present.0 & P_UPGRADE != 0 {
         h.remove(header::UPGRADE);
     }
+    if renamed {
+        // Connection named arbitrary headers (rare): look again.
+        return Present::scan(h);
+    }
+    Present(present.0 & !(P_HOP | P_UPGRADE))
 }
 
 /// The client's address: the peer, or, when the peer is a trusted proxy, the right-most address
@@ -176,12 +242,7 @@ pub struct Forwarding<'a> {
     pub request_id: &'a HeaderValue,
 }
 
-const XFF: u8 = 1;
-const XFP: u8 = 2;
-const XFH: u8 = 4;
-const XRI: u8 = 8;
-const XID: u8 = 16;
-
+#[inline]
 fn line(out: &mut Vec<u8>, name: &str, value: &[u8]) {
     out.extend_from_slice(name.as_bytes());
     out.extend_from_slice(b": ");
@@ -197,19 +258,13 @@ fn line(out: &mut Vec<u8>, name: &str, value: &[u8]) {
 /// `X-Forwarded-For` is extended when the peer is a trusted proxy and replaced otherwise, so a
 /// client cannot plant addresses that the upstream would believe.
 pub fn set_forwarding(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>) {
-    // One pass over the names: most requests carry none of these.
-    let mut present = 0u8;
-    for k in h.keys() {
-        present |= match k.as_str() {
-            "x-forwarded-for" => XFF,
-            "x-forwarded-proto" => XFP,
-            "x-forwarded-host" => XFH,
-            "x-real-ip" => XRI,
-            "x-request-id" => XID,
-            _ => 0,
-        };
-    }
-    if f.peer_trusted && present & XFF != 0 {
+    set_forwarding_present(h, out, f, Present::scan(h));
+}
+
+/// [`set_forwarding`] with the names already scanned.
+pub fn set_forwarding_present(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>, present: Present) {
+    let present = present.0;
+    if f.peer_trusted && present & P_XFF != 0 {
         let mut xff: Vec<u8> = Vec::new();
         for v in h.get_all(X_FORWARDED_FOR) {
             xff.extend_from_slice(v.as_bytes());
@@ -221,11 +276,11 @@ pub fn set_forwarding(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>) 
         line(out, "x-forwarded-for", f.peer_value.as_bytes());
     }
     // A trusted proxy in front (e.g. a TLS-terminating load balancer) knows the original scheme.
-    let keep_proto = f.peer_trusted && present & XFP != 0;
+    let keep_proto = f.peer_trusted && present & P_XFP != 0;
     if !keep_proto {
         line(out, "x-forwarded-proto", if f.tls { b"https" } else { b"http" });
     }
-    let keep_host = f.peer_trusted && present & XFH != 0;
+    let keep_host = f.peer_trusted && present & P_XFH != 0;
     if let (Some(host), false) = (f.orig_host, keep_host) {
         line(out, "x-forwarded-host", host.as_bytes());
     }
@@ -236,22 +291,22 @@ pub fn set_forwarding(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>) 
         line(out, "x-real-ip", f.peer_value.as_bytes());
     }
     line(out, "x-request-id", f.request_id.as_bytes());
-    if present == 0 {
+    if present & (P_XFF | P_XFP | P_XFH | P_XRI | P_XID) == 0 {
         return;
     }
-    if present & XFF != 0 {
+    if present & P_XFF != 0 {
         h.remove(X_FORWARDED_FOR);
     }
-    if present & XFP != 0 && !keep_proto {
+    if present & P_XFP != 0 && !keep_proto {
         h.remove(X_FORWARDED_PROTO);
     }
-    if present & XFH != 0 && !keep_host {
+    if present & P_XFH != 0 && !keep_host {
         h.remove(X_FORWARDED_HOST);
     }
-    if present & XRI != 0 {
+    if present & P_XRI != 0 {
         h.remove(X_REAL_IP);
     }
-    if present & XID != 0 {
+    if present & P_XID != 0 {
         h.remove(X_REQUEST_ID);
     }
 }
@@ -293,6 +348,26 @@ mod tests {
         strip_hop_by_hop(&mut h);
         let names: Vec<_> = h.keys().map(|k| k.as_str()).collect();
         assert_eq!(names, ["host", "accept"]);
+    }
+
+    #[test]
+    fn present_names_are_found_and_updated_after_stripping() {
+        let h = map(&[("expect", "100-continue"), ("content-length", "3"), ("x-real-ip", "1.1.1.1"), ("accept", "*/*")]);
+        let p = Present::scan(&h);
+        assert!(p.expect() && p.content_length());
+        assert_eq!(Present::scan(&map(&[("accept", "*/*"), ("host", "a")])), Present::default());
+        // Connection naming a forwarding header removes it: the forwarding headers must then be
+        // written as if the client had not sent it.
+        let mut h = map(&[("connection", "Keep-Alive, X-Forwarded-Proto"), ("x-forwarded-proto", "https"), ("accept", "*/*")]);
+        let p = Present::scan(&h);
+        let p = strip_hop_by_hop_present(&mut h, p);
+        assert_eq!(h.keys().map(|k| k.as_str()).collect::<Vec<_>>(), ["accept"]);
+        let pv = HeaderValue::from_static("10.1.1.1");
+        let id = HeaderValue::from_static("req-1");
+        let f = Forwarding { peer_value: &pv, client: "10.1.1.1".parse().unwrap(), peer_trusted: true, tls: false, orig_host: None, request_id: &id };
+        let mut out = Vec::new();
+        set_forwarding_present(&mut h, &mut out, &f, p);
+        assert!(std::str::from_utf8(&out).unwrap().contains("x-forwarded-proto: http\r\n"));
     }
 
     #[test]

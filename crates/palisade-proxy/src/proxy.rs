@@ -95,9 +95,11 @@ async fn handle_inner<'s>(
         return (reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large", id), client_ip, None);
     }
     // 1. Route (absolute-form and HTTP/2 requests carry the host in the URI).
+    // The Host header, looked up once (it is also what goes upstream with `host_header: preserve`).
+    let host_value = if req.uri().authority().is_none() { req.headers().get(header::HOST).cloned() } else { None };
     let host = match req.uri().authority() {
         Some(a) => a.as_str(),
-        None => req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or(""),
+        None => host_value.as_ref().and_then(|h| h.to_str().ok()).unwrap_or(""),
     };
     let Some(app_idx) = snap.router.route(crate::router::host_only(host), req.uri().path()) else {
         return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
@@ -165,18 +167,26 @@ async fn handle_inner<'s>(
     // The host the request was routed by is the host that goes upstream: the URI authority
     // (absolute form, HTTP/2 `:authority`) wins over a Host header (RFC 9112 §3.2.2), so a
     // request checked under one app's rules cannot reach another virtual host.
+    let host_from_header = parts.uri.authority().is_none();
     let orig_host = match parts.uri.authority() {
         Some(a) => HeaderValue::from_str(a.as_str()).ok(),
-        None => parts.headers.get(header::HOST).cloned(),
+        None => host_value,
     };
     let peer_trusted = headers::peer_trusted(conn.peer.ip(), &server.trusted_proxies);
-    headers::strip_hop_by_hop(&mut parts.headers);
-    parts.headers.remove(header::EXPECT);
+    // One pass over the names tells which of the headers rewritten below are there at all.
+    let present = headers::Present::scan(&parts.headers);
+    let present = headers::strip_hop_by_hop_present(&mut parts.headers, present);
+    if present.expect() {
+        parts.headers.remove(header::EXPECT);
+    }
     let mut forward_lines = Vec::with_capacity(192);
     let fwd =
         headers::Forwarding { peer_value: &conn.peer_ip_header, client: client_ip, peer_trusted, tls, orig_host: orig_host.as_ref(), request_id: id_value };
-    headers::set_forwarding(&mut parts.headers, &mut forward_lines, &fwd);
+    headers::set_forwarding_present(&mut parts.headers, &mut forward_lines, &fwd, present);
+    let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
     headers::apply_stage_edits(&mut parts.headers, &mut outcome.context);
+    // A Content-Length may be there from the client or from a stage's edits.
+    let may_have_length = present.content_length() || edits;
     let response_headers = std::mem::take(&mut outcome.context.response_headers);
     match &up_body {
         UpBody::Full(b) => {
@@ -184,12 +194,12 @@ async fn handle_inner<'s>(
             let method = &parts.method;
             if len > 0 || *method == http::Method::POST || *method == http::Method::PUT || *method == http::Method::PATCH {
                 parts.headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-            } else {
+            } else if may_have_length {
                 parts.headers.remove(header::CONTENT_LENGTH);
             }
         }
         UpBody::Chained { .. } => {
-            if declared.is_none() {
+            if declared.is_none() && may_have_length {
                 parts.headers.remove(header::CONTENT_LENGTH);
             }
         }
@@ -206,9 +216,15 @@ async fn handle_inner<'s>(
     }
     parts.version = Version::HTTP_11;
     let host_header = app.cfg.host_header.clone();
+    // An HTTP/1 request in origin form carries exactly one Host header (`h1.rs`), which is the
+    // host preserved: then there is nothing to set (unless a stage edited the headers).
+    let host_in_map = client_h1 && host_from_header && orig_host.is_some() && !edits;
     let orig_host_for_set = orig_host.clone();
     let set_host = move |h: &mut http::HeaderMap, authority: &HeaderValue| match &host_header {
         HostHeader::Preserve => {
+            if host_in_map {
+                return;
+            }
             if let Some(v) = &orig_host_for_set {
                 h.insert(header::HOST, v.clone());
             } else {

@@ -119,11 +119,11 @@ impl Upstream {
     /// Choose a target, skipping `tried` (a bit set) and unavailable ones; when every target is
     /// unavailable, fall back to any untried one rather than refusing outright.
     pub fn pick(&self, tried: u64) -> Option<usize> {
-        let now = now_ms();
         let n = self.targets.len();
         if n == 1 {
             return (tried & 1 == 0).then_some(0);
         }
+        let now = now_ms();
         let candidates = |require_available: bool| {
             (0..n).filter(move |i| *i >= 64 || tried & (1 << i) == 0).filter(move |i| !require_available || self.targets[*i].available(now))
         };
@@ -218,12 +218,15 @@ pub struct UpConn {
     /// The connection's response timer, moved only when it would fire too early by more than a
     /// slack (see [`UpConn::arm`]): re-registering a timer per request costs more than parsing.
     timer: Option<Pin<Box<Sleep>>>,
+    /// When the last request on this connection started: its idle time in the pool is counted
+    /// from there (a little early, never late), which saves reading the clock on release.
+    used: Instant,
 }
 
 impl UpConn {
-    /// Arm the timer for a deadline `d` from now, accepting up to min(d/8, 1s) of earliness.
-    fn arm(&mut self, d: Duration) -> Pin<Box<Sleep>> {
-        let want = tokio::time::Instant::now() + d;
+    /// Arm the timer for a deadline `d` from `now`, accepting up to min(d/8, 1s) of earliness.
+    fn arm(&mut self, d: Duration, now: Instant) -> Pin<Box<Sleep>> {
+        let want = tokio::time::Instant::from_std(now) + d;
         let Some(mut timer) = self.timer.take() else { return Box::pin(tokio::time::sleep_until(want)) };
         let slack = (d / 8).min(Duration::from_secs(1));
         let current = timer.deadline();
@@ -263,7 +266,7 @@ thread_local! {
     static POOLS: RefCell<LocalPools> = RefCell::new(LocalPools::default());
 }
 
-fn pool_take(up: &Upstream, t: usize) -> Option<UpConn> {
+fn pool_take(up: &Upstream, t: usize, now: Instant) -> Option<UpConn> {
     POOLS.with(|p| {
         let mut p = p.borrow_mut();
         if p.generation != up.generation {
@@ -271,8 +274,10 @@ fn pool_take(up: &Upstream, t: usize) -> Option<UpConn> {
         }
         let list = p.idle.get_mut(up.index)?.get_mut(t)?;
         while let Some(mut idle) = list.pop() {
-            if idle.since.elapsed() < up.cfg.idle_timeout && idle.conn.idle_ok() {
-                return Some(idle.conn);
+            if now.saturating_duration_since(idle.since) < up.cfg.idle_timeout && idle.conn.idle_ok() {
+                let mut conn = idle.conn;
+                conn.used = now;
+                return Some(conn);
             }
         }
         None
@@ -304,7 +309,7 @@ fn pool_put(up: &Upstream, t: usize, conn: UpConn) {
         if list.len() >= max_idle {
             list.remove(0);
         }
-        list.push(Idle { conn, since: Instant::now() });
+        list.push(Idle { since: conn.used, conn });
     })
 }
 
@@ -319,7 +324,7 @@ pub fn idle_count(up: &Upstream, t: usize) -> usize {
     })
 }
 
-async fn connect(up: &Upstream, t: usize) -> Result<UpConn, String> {
+async fn connect(up: &Upstream, t: usize, now: Instant) -> Result<UpConn, String> {
     let ts = &up.targets[t];
     let io = match &ts.addr {
         Addr::Tcp(addr) => {
@@ -338,7 +343,7 @@ async fn connect(up: &Upstream, t: usize) -> Result<UpConn, String> {
             Stream::Unix(s)
         }
     };
-    Ok(UpConn { io, rbuf: BytesMut::with_capacity(4096), timer: None })
+    Ok(UpConn { io, rbuf: BytesMut::with_capacity(4096), timer: None, used: now })
 }
 
 /// Serialise a request head in origin form.
@@ -496,23 +501,37 @@ async fn read_response_head(conn: &mut UpConn, method: &Method, raw: bool) -> Re
     }
 }
 
-/// Response headers never forwarded as they are: hop-by-hop (RFC 9110 §7.6.1, plus the
-/// non-standard ones proxies drop), `Upgrade` (upgrades are not proxied) and `X-Request-Id`
-/// (the proxy sets its own). Dispatches on the
-/// length first: most names are rejected without a comparison.
-fn raw_dropped(name: &[u8]) -> bool {
+/// What the response header names that matter here are, told apart by length first: most names
+/// are classified without a comparison.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RespName {
+    Connection,
+    TransferEncoding,
+    ContentLength,
+    Date,
+    /// Hop-by-hop (RFC 9110 §7.6.1, plus the non-standard ones proxies drop), `Upgrade` (upgrades
+    /// are not proxied) and `X-Request-Id` (the client gets Palisade's, never the upstream's):
+    /// never forwarded as they are.
+    Dropped,
+    Other,
+}
+
+fn resp_name(name: &[u8]) -> RespName {
     let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+    let dropped = |b: bool| if b { RespName::Dropped } else { RespName::Other };
     match name.len() {
-        2 => is(b"te"),
-        7 => is(b"trailer") || is(b"upgrade"),
-        10 => is(b"connection") || is(b"keep-alive"),
-        // Not hop-by-hop, but the client gets Palisade's request id, never the upstream's.
-        12 => is(b"x-request-id"),
-        16 => is(b"proxy-connection"),
-        17 => is(b"transfer-encoding"),
-        18 => is(b"proxy-authenticate"),
-        19 => is(b"proxy-authorization"),
-        _ => false,
+        2 => dropped(is(b"te")),
+        4 if is(b"date") => RespName::Date,
+        7 => dropped(is(b"trailer") || is(b"upgrade")),
+        10 if is(b"connection") => RespName::Connection,
+        10 => dropped(is(b"keep-alive")),
+        12 => dropped(is(b"x-request-id")),
+        14 if is(b"content-length") => RespName::ContentLength,
+        16 => dropped(is(b"proxy-connection")),
+        17 if is(b"transfer-encoding") => RespName::TransferEncoding,
+        18 => dropped(is(b"proxy-authenticate")),
+        19 => dropped(is(b"proxy-authorization")),
+        _ => RespName::Other,
     }
 }
 
@@ -522,8 +541,10 @@ fn comma_tokens(v: &[u8]) -> impl Iterator<Item = &[u8]> {
 
 /// Parse one response head. With `raw`, the headers are not put in a `HeaderMap`: the lines to
 /// forward are collected into a [`RawHead`] instead (the common case when no response stage
-/// needs to look at the headers).
+/// needs to look at the headers). Framing, reuse and the lines to forward come from one pass
+/// over the header lines.
 fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bool) -> Result<Option<ParsedHead>, HeadError> {
+    use bytes::Buf;
     let head_bytes = &rbuf[..end];
     if !codec::crlf_only(head_bytes) {
         return Err(HeadError::Invalid("bare LF in response head"));
@@ -540,41 +561,70 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
         if status == StatusCode::SWITCHING_PROTOCOLS {
             return Err(HeadError::Invalid("protocol upgrades are not supported"));
         }
-        let _ = rbuf.split_to(end);
+        rbuf.advance(end);
         return Ok(None);
     }
-    // Framing and reuse, from the header lines themselves.
+    // An upstream's Content-Length stays only where the client side cannot recompute it.
+    let keep_length = *method == Method::HEAD || status == StatusCode::NOT_MODIFIED;
     let mut keep_alive = version == Version::HTTP_11;
-    let mut has_connection = false;
+    // Whether Connection names a header that is not dropped anyway (rare: then a second pass).
+    let mut connection_names_other = false;
     let mut chunked: Option<bool> = None; // Some(last coding is chunked) when Transfer-Encoding is present
     let mut len: Option<u64> = None;
+    let mut lines = if raw { Vec::with_capacity(end) } else { Vec::new() };
+    let mut has_date = false;
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"connection") {
-            has_connection = true;
-            for t in comma_tokens(h.value) {
-                if t.eq_ignore_ascii_case(b"close") {
-                    keep_alive = false;
-                } else if t.eq_ignore_ascii_case(b"keep-alive") && version == Version::HTTP_10 {
-                    keep_alive = true;
+        let kind = resp_name(name);
+        match kind {
+            RespName::Connection => {
+                for t in comma_tokens(h.value) {
+                    if t.eq_ignore_ascii_case(b"keep-alive") {
+                        keep_alive |= version == Version::HTTP_10;
+                    } else if !matches!(resp_name(t), RespName::Dropped | RespName::Connection | RespName::TransferEncoding) {
+                        // `close`, or a header this message must not pass on.
+                        keep_alive &= !t.eq_ignore_ascii_case(b"close");
+                        connection_names_other = true;
+                    }
                 }
             }
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            if let Some(last) = comma_tokens(h.value).last() {
-                chunked = Some(last.eq_ignore_ascii_case(b"chunked"));
-            } else if chunked.is_none() {
-                chunked = Some(false);
-            }
-        } else if name.eq_ignore_ascii_case(b"content-length") {
-            for part in h.value.split(|b| *b == b',') {
-                let part = part.trim_ascii();
-                let n = std::str::from_utf8(part).ok().filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())).and_then(|p| p.parse::<u64>().ok());
-                match (n, len) {
-                    (None, _) => return Err(HeadError::Invalid("invalid Content-Length")),
-                    (Some(n), Some(l)) if n != l => return Err(HeadError::Invalid("conflicting Content-Length")),
-                    (Some(n), _) => len = Some(n),
+            RespName::TransferEncoding => {
+                if let Some(last) = comma_tokens(h.value).last() {
+                    chunked = Some(last.eq_ignore_ascii_case(b"chunked"));
+                } else if chunked.is_none() {
+                    chunked = Some(false);
                 }
             }
+            RespName::ContentLength => {
+                for part in h.value.split(|b| *b == b',') {
+                    let part = part.trim_ascii();
+                    let n = if part.is_empty() {
+                        None
+                    } else {
+                        part.iter().try_fold(0u64, |n, d| if d.is_ascii_digit() { n.checked_mul(10)?.checked_add(u64::from(d - b'0')) } else { None })
+                    };
+                    match (n, len) {
+                        (None, _) => return Err(HeadError::Invalid("invalid Content-Length")),
+                        (Some(n), Some(l)) if n != l => return Err(HeadError::Invalid("conflicting Content-Length")),
+                        (Some(n), _) => len = Some(n),
+                    }
+                }
+            }
+            RespName::Date | RespName::Dropped | RespName::Other => {}
+        }
+        if raw
+            && kind != RespName::Dropped
+            && kind != RespName::Connection
+            && kind != RespName::TransferEncoding
+            && (keep_length || kind != RespName::ContentLength)
+        {
+            // Values need no check here: httparse accepts exactly the bytes `HeaderValue` does
+            // (HTAB, SP, visible ASCII, obs-text).
+            has_date |= kind == RespName::Date;
+            lines.extend_from_slice(name);
+            lines.extend_from_slice(b": ");
+            lines.extend_from_slice(h.value);
+            lines.extend_from_slice(b"\r\n");
         }
     }
     let body = if *method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
@@ -586,10 +636,11 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
             keep_alive = false;
             BodyState::UntilClose
         }
-    } else if len.is_some() {
-        match len {
-            Some(0) | None => BodyState::Done,
-            Some(n) => BodyState::Length(n),
+    } else if let Some(n) = len {
+        if n == 0 {
+            BodyState::Done
+        } else {
+            BodyState::Length(n)
         }
     } else {
         keep_alive = false;
@@ -599,30 +650,27 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
     *response.status_mut() = status;
     *response.version_mut() = version;
     if raw {
-        // Headers named in Connection are hop-by-hop too (rare: only then the extra check).
-        let named: Vec<&[u8]> = if has_connection {
-            resp.headers.iter().filter(|h| h.name.eq_ignore_ascii_case("connection")).flat_map(|h| comma_tokens(h.value)).collect()
-        } else {
-            Vec::new()
-        };
-        // An upstream's Content-Length stays only where the client side cannot recompute it.
-        let keep_length = *method == Method::HEAD || status == StatusCode::NOT_MODIFIED;
-        let mut lines = Vec::with_capacity(end);
-        let mut has_date = false;
-        for h in resp.headers.iter() {
-            let name = h.name.as_bytes();
-            if raw_dropped(name) || (!keep_length && name.eq_ignore_ascii_case(b"content-length")) || named.iter().any(|n| name.eq_ignore_ascii_case(n)) {
-                continue;
+        if connection_names_other {
+            // Headers named in Connection are hop-by-hop too: drop those lines as well.
+            let named: Vec<&[u8]> =
+                resp.headers.iter().filter(|h| resp_name(h.name.as_bytes()) == RespName::Connection).flat_map(|h| comma_tokens(h.value)).collect();
+            lines.clear();
+            has_date = false;
+            for h in resp.headers.iter() {
+                let name = h.name.as_bytes();
+                let kind = resp_name(name);
+                let hop = matches!(kind, RespName::Dropped | RespName::Connection | RespName::TransferEncoding);
+                if hop || (!keep_length && kind == RespName::ContentLength) || named.iter().any(|n| name.eq_ignore_ascii_case(n)) {
+                    continue;
+                }
+                has_date |= kind == RespName::Date;
+                lines.extend_from_slice(name);
+                lines.extend_from_slice(b": ");
+                lines.extend_from_slice(h.value);
+                lines.extend_from_slice(b"\r\n");
             }
-            // Values need no check here: httparse accepts exactly the bytes `HeaderValue` does
-            // (HTAB, SP, visible ASCII, obs-text).
-            has_date |= name.eq_ignore_ascii_case(b"date");
-            lines.extend_from_slice(name);
-            lines.extend_from_slice(b": ");
-            lines.extend_from_slice(h.value);
-            lines.extend_from_slice(b"\r\n");
         }
-        let _ = rbuf.split_to(end);
+        rbuf.advance(end);
         return Ok(Some(ParsedHead { parts: response.into_parts().0, body, keep_alive, raw: Some(RawHead { lines, has_date }) }));
     }
     let base = head_bytes.as_ptr() as usize;
@@ -662,9 +710,10 @@ pub async fn send(
     for _ in 0..up.targets.len() + 2 {
         let Some(t) = up.pick(tried) else { break };
         set_host(&mut parts.headers, &up.targets[t].authority);
-        let (mut conn, reused) = match pool_take(up, t) {
+        let now = Instant::now();
+        let (mut conn, reused) = match pool_take(up, t, now) {
             Some(c) => (c, true),
-            None => match connect(up, t).await {
+            None => match connect(up, t, now).await {
                 Ok(c) => (c, false),
                 Err(e) => {
                     tracing::warn!(upstream = %up.cfg.name, error = %e, "upstream connect failed");
@@ -681,7 +730,8 @@ pub async fn send(
         head.clear();
         encode_head(&parts, extra_lines, chunked, &mut head);
         let replayable = matches!(body, UpBody::Full(_));
-        let mut timer = conn.arm(up.cfg.read_timeout);
+        // A fresh connection may have taken a while: its read timeout starts after the connect.
+        let mut timer = conn.arm(up.cfg.read_timeout, if reused { now } else { Instant::now() });
         let exchange = async {
             match write_request(&mut conn, &head, &mut body, chunked).await {
                 Ok(()) => {}
@@ -776,6 +826,22 @@ impl UpstreamBody {
     /// The upstream's header lines, when the response was read in pass-through mode.
     pub fn take_raw_head(&mut self) -> Option<RawHead> {
         self.raw_head.take()
+    }
+
+    /// When the whole rest of a length-delimited body (at most `max` bytes) already arrived with
+    /// the head, append it to `out` and finish the body (the connection goes back to the pool)
+    /// without making a frame of it. Returns the number of bytes appended, `None` when the body
+    /// must be streamed.
+    pub fn take_buffered(&mut self, out: &mut Vec<u8>, max: usize) -> Option<usize> {
+        use bytes::Buf;
+        let BodyState::Length(n) = self.state else { return None };
+        let conn = self.conn.as_mut()?;
+        let n = usize::try_from(n).ok().filter(|n| *n <= max && *n <= conn.rbuf.len())?;
+        out.extend_from_slice(&conn.rbuf[..n]);
+        conn.rbuf.advance(n);
+        self.state = BodyState::Done;
+        self.release();
+        Some(n)
     }
 
     fn release(&mut self) {
@@ -880,7 +946,7 @@ pub async fn health_loop(up: Arc<Upstream>, alive: impl Fn() -> bool) {
 }
 
 async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
-    let Ok(mut conn) = connect(up, t).await else { return false };
+    let Ok(mut conn) = connect(up, t, Instant::now()).await else { return false };
     let authority = up.targets[t].authority.to_str().unwrap_or("localhost");
     let req = format!("GET {path} HTTP/1.1\r\nhost: {authority}\r\nuser-agent: palisade-health-check\r\nconnection: close\r\n\r\n");
     if write_all(&mut conn.io, req.as_bytes()).await.is_err() {
@@ -951,6 +1017,21 @@ mod tests {
         assert!(lines(&p).is_empty());
         let p = parse(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 42\r\n\r\n", &Method::GET, true);
         assert_eq!(lines(&p).len(), 1);
+    }
+
+    #[test]
+    fn connection_close_and_named_headers_in_one_pass() {
+        let p = parse(b"HTTP/1.1 200 OK\r\nX-A: 1\r\nConnection: Close\r\nContent-Length: 00000000000000000002\r\nDate: x\r\n\r\nok", &Method::GET, true);
+        assert!(!p.keep_alive);
+        assert_eq!(p.body, BodyState::Length(2));
+        assert_eq!(lines(&p), [("x-a".to_string(), "1".to_string()), ("date".to_string(), "x".to_string())]);
+        assert!(p.raw.as_ref().unwrap().has_date);
+        let p = parse(b"HTTP/1.0 200 OK\r\nX-A: 1\r\nconnection: x-a, keep-alive\r\nContent-Length: 2\r\n\r\nok", &Method::GET, true);
+        assert!(p.keep_alive);
+        assert!(lines(&p).is_empty());
+        let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n"[..]);
+        let end = buf.len();
+        assert!(matches!(parse_response_head(&mut buf, end, &Method::GET, true), Err(HeadError::Invalid("invalid Content-Length"))));
     }
 
     #[test]

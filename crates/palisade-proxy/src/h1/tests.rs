@@ -204,3 +204,31 @@ fn whole_body_read_stops_at_the_body_and_keeps_the_pipelined_request() {
     assert!(text.ends_with("got 3 bytes: end"), "{}", &text[text.len().saturating_sub(300)..]);
     assert_eq!(RESERVED_AHEAD.with(|r| r.get()), 0, "reservations are returned");
 }
+
+#[test]
+fn head_end_with_a_bare_lf_before_the_first_crlfcrlf_is_the_line_walk_end() {
+    // The vectorised search finds the later `\r\n\r\n`; the bare LF before it sends the search
+    // back to the line walk, which ends the head where it always did (and parsing rejects it).
+    let buf = b"GET / HTTP/1.1\r\nA: b\n\r\nX: y\r\n\r\n";
+    let mut scanned = 0;
+    assert_eq!(find_head_end(buf, &mut scanned), Some(23));
+    let mut scanned = 0;
+    assert_eq!(find_head_end(b"GET / HTTP/1.1\r\nA: b\n\nX: y\r\n\r\n", &mut scanned), Some(22));
+    let mut scanned = 0;
+    assert_eq!(find_head_end(b"GET / HTTP/1.1\r\nA: b\r\n", &mut scanned), None);
+    assert_eq!(scanned, 22);
+}
+
+#[test]
+fn crlf_only_finds_every_bare_lf() {
+    assert!(codec::crlf_only(b""));
+    assert!(codec::crlf_only(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n"));
+    assert!(!codec::crlf_only(b"\n"));
+    assert!(!codec::crlf_only(b"GET / HTTP/1.1\nHost: a\r\n\r\n"));
+    assert!(!codec::crlf_only(b"GET / HTTP/1.1\r\nHost: a\r\n\n"));
+    // Past the width of one vector compare too.
+    let mut long = b"GET / HTTP/1.1\r\n".repeat(20);
+    assert!(codec::crlf_only(&long));
+    long[200] = b'\n';
+    assert!(!codec::crlf_only(&long));
+}
