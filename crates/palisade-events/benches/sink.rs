@@ -13,36 +13,26 @@ use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use palisade_events::jsonl::{JsonlSink, Rotation};
 use palisade_events::sqlite::{Retention, SqliteSink};
-use palisade_events::{Event, Sink, Verdict};
+use palisade_events::{Event, Sink};
 
-fn event(i: i64) -> Event {
-    Event {
-        id: None,
-        time_ms: 1_795_000_000_000 + i,
-        last_ms: 1_795_000_000_000 + i,
-        count: 1,
-        request_id: format!("{i:016x}"),
-        app: "api".into(),
-        client_ip: format!("198.51.100.{}", i % 250),
-        method: "GET".into(),
-        host: "api.example.com".into(),
-        path: "/v1/search".into(),
-        query: Some("q=%27%20or%201%3D1--&page=2".into()),
-        verdict: Verdict::Block,
-        stage: "detection".into(),
-        reason: "detect.sqli".into(),
-        detector: Some("sqli".into()),
-        category: Some("sqli".into()),
-        confidence: Some(95),
-        location: Some("query.q".into()),
-        fragment: Some("' or 1=1--".into()),
-        detail: Some("sqli confidence 95 (tautology) via url".into()),
-        others: Vec::new(),
-        status: 403,
-        upstream_status: None,
-        latency_us: 180,
-        tags: Vec::new(),
-    }
+#[path = "common/sample_event.rs"]
+mod sample_event;
+use sample_event::event;
+
+/// "sqlite batch of 1024": batches of new events written to `sqlite`, time moving forward
+/// from batch to batch (the time index grows at its end), under any measurement.
+fn sqlite_batches<M: Measurement>(g: &mut criterion::BenchmarkGroup<'_, M>, sqlite: &mut SqliteSink) {
+    let mut next = 0i64;
+    g.bench_function("sqlite batch of 1024", |b| {
+        b.iter_batched(
+            || {
+                next += 1024;
+                (0..1024).map(|i| event(next + i)).collect::<Vec<Event>>()
+            },
+            |batch| sqlite.write(&batch).unwrap(),
+            BatchSize::SmallInput,
+        )
+    });
 }
 
 fn sinks(c: &mut Criterion) {
@@ -56,17 +46,7 @@ fn sinks(c: &mut Criterion) {
     let mut sqlite = SqliteSink::open(&dir.join("bench.db"), Retention::default()).unwrap();
     // Time moves forward from batch to batch, as it does in production (the time index grows
     // at its end); client IPs cycle over 250 addresses.
-    let mut next = 0i64;
-    g.bench_function("sqlite batch of 1024", |b| {
-        b.iter_batched(
-            || {
-                next += 1024;
-                (0..1024).map(|i| event(next + i)).collect::<Vec<Event>>()
-            },
-            |batch| sqlite.write(&batch).unwrap(),
-            BatchSize::SmallInput,
-        )
-    });
+    sqlite_batches(&mut g, &mut sqlite);
     // The previous write path, for comparison in the same run: the statement prepared once per
     // batch and every row's values passed as a `params!` array of trait objects.
     let conn = palisade_events::sqlite::open_rw(&dir.join("baseline.db")).unwrap();
@@ -194,17 +174,7 @@ fn sqlite_cpu(c: &mut Criterion<ThreadCpu>) {
     g.throughput(Throughput::Elements(1024));
     g.measurement_time(Duration::from_secs(3));
     let mut sqlite = SqliteSink::open(&dir.join("bench.db"), Retention::default()).unwrap();
-    let mut next = 0i64;
-    g.bench_function("sqlite batch of 1024", |b| {
-        b.iter_batched(
-            || {
-                next += 1024;
-                (0..1024).map(|i| event(next + i)).collect::<Vec<Event>>()
-            },
-            |batch| sqlite.write(&batch).unwrap(),
-            BatchSize::SmallInput,
-        )
-    });
+    sqlite_batches(&mut g, &mut sqlite);
     g.finish();
     let _ = std::fs::remove_dir_all(&dir);
 }

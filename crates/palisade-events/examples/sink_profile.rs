@@ -11,37 +11,11 @@
 use std::path::PathBuf;
 
 use palisade_events::sqlite::{Retention, SqliteSink};
-use palisade_events::{Event, Sink, Verdict};
+use palisade_events::{Event, Sink};
 
-fn event(i: i64) -> Event {
-    Event {
-        id: None,
-        time_ms: 1_795_000_000_000 + i,
-        last_ms: 1_795_000_000_000 + i,
-        count: 1,
-        request_id: format!("{i:016x}"),
-        app: "api".into(),
-        client_ip: format!("198.51.100.{}", i % 250),
-        method: "GET".into(),
-        host: "api.example.com".into(),
-        path: "/v1/search".into(),
-        query: Some("q=%27%20or%201%3D1--&page=2".into()),
-        verdict: Verdict::Block,
-        stage: "detection".into(),
-        reason: "detect.sqli".into(),
-        detector: Some("sqli".into()),
-        category: Some("sqli".into()),
-        confidence: Some(95),
-        location: Some("query.q".into()),
-        fragment: Some("' or 1=1--".into()),
-        detail: Some("sqli confidence 95 (tautology) via url".into()),
-        others: Vec::new(),
-        status: 403,
-        upstream_status: None,
-        latency_us: 180,
-        tags: Vec::new(),
-    }
-}
+#[path = "../benches/common/sample_event.rs"]
+mod sample_event;
+use sample_event::event;
 
 fn io_field(name: &str) -> u64 {
     std::fs::read_to_string("/proc/self/io").ok().and_then(|s| s.lines().find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))).unwrap_or(0)
