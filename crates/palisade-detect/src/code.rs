@@ -129,6 +129,36 @@ impl Detector for CodeDetector {
     }
 }
 
+/// A request superglobal used as code rather than named in prose: interpolated with PHP's
+/// complex syntax into a string that is evaluated (`{$_GET["cmd"]}`, `${$_POST[x]}`), or
+/// called as a function (`$_GET['f']($_GET['a'])`, the one-line web shell). `l` is lowercase.
+fn superglobal_use(l: &str) -> Option<(usize, &'static str)> {
+    let b = l.as_bytes();
+    for p in memchr::memmem::find_iter(b, b"$_") {
+        let name_end = p + 2 + b[p + 2..].iter().take_while(|c| c.is_ascii_alphabetic()).count();
+        if !matches!(&l[p + 2..name_end], "get" | "post" | "request" | "server" | "cookie" | "files" | "env" | "session") {
+            continue;
+        }
+        // `[ ... ]` subscripts (bounded: a key is short), then what follows them.
+        let mut i = name_end;
+        while b.get(i) == Some(&b'[') {
+            match memchr::memchr(b']', &b[i..b.len().min(i + 64)]) {
+                Some(e) => i += e + 1,
+                None => break,
+            }
+        }
+        let j = i + b[i..].iter().take_while(|c| **c == b' ').count();
+        if i > name_end && b.get(j) == Some(&b'(') {
+            return Some((p, "PHP superglobal called as a function"));
+        }
+        let opened = p > 0 && b[p - 1] == b'{';
+        if opened && i > name_end && b.get(j) == Some(&b'}') {
+            return Some((p - 1, "PHP superglobal in complex-syntax interpolation"));
+        }
+    }
+    None
+}
+
 /// Calls that execute code or commands.
 const EXEC_CALLS: &[&str] = &[
     "system",
@@ -278,6 +308,11 @@ fn analyse(s: &str) -> Option<Hit> {
         add(95, Category::CodeInjection, &s[l.find("<?").unwrap_or(0)..], "PHP code block");
     } else if superglobal && calls > 0 {
         add(80, Category::CodeInjection, s, "PHP superglobal in code");
+    }
+    if superglobal {
+        if let Some((at, why)) = superglobal_use(&l) {
+            add(if why.starts_with("PHP superglobal called") { 90 } else { 75 }, Category::CodeInjection, &s[at..], why);
+        }
     }
     if interp && calls > 0 {
         add(90, Category::CodeInjection, s, "PHP complex-syntax interpolation with a call");

@@ -27,6 +27,10 @@ fn attacks() {
         "cos\nsystem\n(S'id'\ntR.",
         "!!python/object/apply:os.system ['id']",
         "exec('whoami')",
+        ";{$_GET[\"cmd\"]}",
+        "{$_POST['x']}",
+        "$_GET['f']($_GET['a'])",
+        "$_REQUEST[0] ($_REQUEST[1])",
     ] {
         if q(v) < 60 {
             bad.push(format!("{v:?}: {}", q(v)));
@@ -50,6 +54,9 @@ fn benign() {
         "md5(file) checksum",
         "call me (maybe)",
         "Execute (the plan)",
+        "read $_GET[\"id\"] and cast it to int",
+        "{$_GET}",
+        "$_SESSION is empty after redirect",
     ] {
         if q(v) >= 60 {
             bad.push(format!("{v:?}: {}", q(v)));

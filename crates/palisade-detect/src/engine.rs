@@ -48,7 +48,7 @@ pub const FAMILIES: &[(&[&str], &str)] = &[
     (&["cmdi", "shell"], " !\"#$%&'()*-/;<>?[\\]^`{|}~"),
     (&["path", "lfi", "path-traversal", "traversal", "rfi"], "./\\:%~$"),
     (&["ssti", "template"], "{}$#<>%[]()*@=|"),
-    (&["xxe", "xml"], "<&%"),
+    (&["xxe", "xml"], "<&%:("),
     (&["log4shell", "jndi"], "${}%"),
     (&["code", "code-injection"], "()`;$'\"[]{}<>\\"),
     (&["crlf"], "%\\"),

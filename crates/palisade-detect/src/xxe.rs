@@ -8,7 +8,7 @@
 //! document()/php:function access, which reach files the same way.
 
 use crate::other_util::{best, gate, mk, step, views, Anchors};
-use crate::{Category, Detector, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 use std::sync::LazyLock;
 
 const NAME: &str = "xxe";
@@ -25,10 +25,15 @@ impl Detector for XxeDetector {
         NAME
     }
 
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
+    }
+
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let mut h = None;
         for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
             h = best(h, analyse(v));
+            h = best(h, xpath(v));
         }
         gate(h, level)
     }
@@ -57,8 +62,80 @@ fn word(b: &[u8], i: usize) -> usize {
 
 /// Literals every finding of [`analyse`] needs (markup declarations `<!`, XInclude, XSLT
 /// extension functions, `document(`, `<?import`, data islands).
-static ANCHORS: LazyLock<Anchors> =
-    LazyLock::new(|| Anchors::new(&["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc=", "pingback.ping"]));
+const ANCHOR_LITERALS: &[&str] = &["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc=", "pingback.ping"];
+static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERALS));
+
+/// The pre-filter declared to the engine: `%` (encoded forms), the anchors of [`analyse`],
+/// and [`may_hold_xpath`] for [`xpath`].
+const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(may_hold_xpath), test_bytes: ":(" };
+
+/// See [`GATE`]: an axis separator or a function applied to an absolute path.
+fn may_hold_xpath(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr2_iter(b':', b'(', b).any(|p| b.get(p + 1) == Some(if b[p] == b':' { &b':' } else { &b'/' }))
+}
+
+/// XPath's thirteen axes (XPath 1.0 §2.2); an axis step is `axis::node-test`.
+const AXES: &[&[u8]] = &[
+    b"ancestor",
+    b"ancestor-or-self",
+    b"attribute",
+    b"child",
+    b"descendant",
+    b"descendant-or-self",
+    b"following",
+    b"following-sibling",
+    b"namespace",
+    b"parent",
+    b"preceding",
+    b"preceding-sibling",
+    b"self",
+];
+
+/// XPath injection: an explicit axis step (`child::node()`, `parent::*[1]`,
+/// `ancestor::user[...]`), which only an XPath expression contains, or a node-set function
+/// applied to an absolute path (`count(/*)`, `name(/*[1])`, `string-length(name(/*))`),
+/// the probes that walk an XML document a query was built on. Axis names are lowercase in
+/// XPath (`Self::new` in Rust or `std::vector` in C++ are not steps), the step must start a
+/// token, and its node test must follow the `::` directly.
+fn xpath(s: &str) -> Option<Hit> {
+    let b = s.as_bytes();
+    let mut out: Option<Hit> = None;
+    for p in memchr::memmem::find_iter(b, b"::") {
+        step(1);
+        let mut st = p;
+        while st > 0 && p - st < 18 && (b[st - 1].is_ascii_lowercase() || b[st - 1] == b'-') {
+            st -= 1;
+        }
+        if st == p || !AXES.contains(&&b[st..p]) || (st > 0 && (b[st - 1].is_ascii_alphanumeric() || matches!(b[st - 1], b'_' | b':' | b'.'))) {
+            continue;
+        }
+        let t = &b[p + 2..];
+        let name = t.iter().take_while(|c| c.is_ascii_alphanumeric() || matches!(**c, b'_' | b'-')).count();
+        let kind_test = [&b"node()"[..], b"text()", b"comment()", b"processing-instruction("].iter().any(|k| t.starts_with(k));
+        let c = if kind_test || t.first() == Some(&b'*') {
+            75
+        } else if name > 0 && matches!(t.get(name), Some(b'[' | b'/' | b')')) {
+            65
+        } else {
+            continue;
+        };
+        out = best(out, Some(mk(NAME, Category::Xxe, c, &s[st..], "XPath axis step (XPath injection)")));
+    }
+    for p in memchr::memmem::find_iter(b, b"(/") {
+        step(1);
+        let mut st = p;
+        while st > 0 && p - st < 14 && (b[st - 1].is_ascii_lowercase() || b[st - 1] == b'-') {
+            st -= 1;
+        }
+        let f = &b[st..p];
+        let path = b.get(p + 2).is_some_and(|c| matches!(c, b'*' | b'/') || c.is_ascii_alphabetic());
+        if path && matches!(f, b"count" | b"name" | b"local-name" | b"namespace-uri" | b"string-length") && (st == 0 || !b[st - 1].is_ascii_alphanumeric()) {
+            out = best(out, Some(mk(NAME, Category::Xxe, 65, &s[st..], "XPath node-set function on an absolute path (XPath injection)")));
+        }
+    }
+    out
+}
 
 fn analyse(s: &str) -> Option<Hit> {
     if !ANCHORS.any(s) {
@@ -197,6 +274,13 @@ mod tests {
             "  <!ATTLIST a xmlns CDATA #FIXED \"http://www.w3.org/1999/xhtml\">",
             "<!ELEMENT x ANY>",
             "<?xml version=\"1.0\"?><methodCall><methodName>pingback.ping</methodName><params><param><value><string>http://203.0.113.5/</string></value></param></params></methodCall>",
+            // XPath injection.
+            "count(/child::node())",
+            "' or count(parent::*[position()=1])=1 or 'a'='b",
+            "x' or name(/*[1])='users' or 'x'='y",
+            "1 or string-length(name(/*))>0",
+            "')] | //user/descendant::text() | a[('",
+            "admin' and ancestor::account[1]/password='x",
         ] {
             assert!(q(v) >= 60, "{v}: {}", q(v));
         }
@@ -213,6 +297,12 @@ mod tests {
             "the <!ELEMENT> and <!ATTLIST> declarations",
             "<methodCall><methodName>demo.sayHello</methodName><params></params></methodCall>",
             "<methodName>pingback.ping</methodName> takes two URLs",
+            "Self::new() returns the builder",
+            "std::vector<int> v; self::$instance",
+            "fe80::1 and ::ffff:127.0.0.1",
+            "the parent::child relation",
+            "count(/ 2) items",
+            "ns::child::x",
         ] {
             assert!(q(v) < 60, "{v}: {}", q(v));
         }
@@ -220,7 +310,19 @@ mod tests {
 
     #[test]
     fn linear() {
-        for unit in ["<!ENTITY ", "<!DOCTYPE ", "%x;", "<!", "<!DOCTYPE [", "<!ATTLIST a ", "<methodname>pingback.ping</methodname>"] {
+        for unit in [
+            "<!ENTITY ",
+            "<!DOCTYPE ",
+            "%x;",
+            "<!",
+            "<!DOCTYPE [",
+            "<!ATTLIST a ",
+            "<methodname>pingback.ping</methodname>",
+            "::",
+            "child::",
+            "count(/",
+            "a-a-a-a-a-a::",
+        ] {
             let v = unit.repeat(1_000_000 / unit.len());
             take_steps();
             let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::XmlDocument }, Level::Strict);

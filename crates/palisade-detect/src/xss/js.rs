@@ -20,6 +20,17 @@ fn sink_kind(w: &[u8]) -> Option<u8> {
     None
 }
 
+/// Whether `before` (the text before a call) ends with a `<code>`, `<pre>`, `<kbd>`, `<samp>`
+/// or `<tt>` start tag without attributes.
+fn in_code_element(before: &str) -> bool {
+    let b = before.as_bytes();
+    let Some(lt) = b.len().checked_sub(1).filter(|&e| b[e] == b'>').and_then(|e| memchr::memrchr(b'<', &b[..e])) else {
+        return false;
+    };
+    let name = &b[lt + 1..b.len() - 1];
+    [&b"code"[..], b"pre", b"kbd", b"samp", b"tt"].iter().any(|t| name.eq_ignore_ascii_case(t))
+}
+
 /// Skips whitespace and JS comments from `i`.
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     loop {
@@ -246,7 +257,9 @@ pub(crate) fn url_and_calls(s: &str, best: &mut Best, steps: &mut usize) {
         // Code being shown: a statement that starts with a keyword or name and opens a block
         // after a condition or parameter list (`if (x) { alert('saved'); }`). Breakouts
         // into such code are judged by `string_breakout`.
-        let shown_code = b.first().is_some_and(|c| c.is_ascii_alphabetic()) && (before.contains("){") || before.contains(") {"));
+        // So is a call right inside a code-formatting element (`Use the <code>fetch()</code>
+        // API`): markup there is text, and in a script context the tag is a syntax error.
+        let shown_code = b.first().is_some_and(|c| c.is_ascii_alphabetic()) && (before.contains("){") || before.contains(") {")) || in_code_element(before);
         best.add(if (statementish || whole) && !shown_code { 65 } else { 55 }, "sink call in script context", at);
     } else if let Some(at) = global_computed_call(s) {
         best.add(65, "computed call on the global object", at);

@@ -232,11 +232,24 @@ fn nul_names_and_processing_instructions_stay_linear() {
 
 #[test]
 fn code_that_shows_a_dialog_is_not_an_injection() {
-    for b in ["if (x) { alert('saved'); }", "function done() { confirm(\"Leave?\"); }", "for (const e of errors) { alert(e.message) }"] {
+    for b in [
+        "if (x) { alert('saved'); }",
+        "function done() { confirm(\"Leave?\"); }",
+        "for (const e of errors) { alert(e.message) }",
+        "Use the <code>fetch()</code> API",
+        "call <kbd>alert(1)</kbd> in the console",
+    ] {
         assert!(hit(b, Level::Balanced).is_none(), "false positive {b:?} (confidence {})", conf(b));
     }
     // The same call after a breakout, or as the whole value, is still reported.
-    for a in ["x'){alert(1)}//", "\"}); alert(1); if (a) {//", "alert(1)", "});alert(1);//"] {
+    for a in [
+        "x'){alert(1)}//",
+        "\"}); alert(1); if (a) {//",
+        "alert(1)",
+        "});alert(1);//",
+        "<code onmouseover=alert(1)>x</code>",
+        "</code><script>alert(1)</script>",
+    ] {
         assert!(hit(a, Level::Balanced).is_some(), "missed {a:?} (confidence {})", conf(a));
     }
 }
