@@ -142,59 +142,12 @@ enum Jwks {
 
 /// A JWKS server on its own thread (the proxy's start waits for the first fetch while the
 /// test's runtime is blocked), serving whatever `state` says; stops when dropped.
-struct JwksServer {
-    url: String,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl JwksServer {
-    fn start(state: Arc<Mutex<Jwks>>) -> JwksServer {
-        use std::io::{Read, Write};
-        use std::sync::atomic::Ordering;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let stop2 = stop.clone();
-        std::thread::spawn(move || {
-            let mut hung = Vec::new();
-            // Bounded: at most 60 s even if never dropped.
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
-                let Ok((mut c, _)) = listener.accept() else {
-                    #[allow(clippy::disallowed_methods)] // a test thread, not an event loop
-                    std::thread::sleep(Duration::from_millis(5));
-                    continue;
-                };
-                let _ = c.set_nonblocking(false);
-                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
-                let mut buf = [0u8; 4096];
-                let mut head = Vec::new();
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match c.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let body = match &*state.lock().unwrap() {
-                    Jwks::Keys(b) => b.clone().into_bytes(),
-                    Jwks::Garbage => b"<html>oops</html>".to_vec(),
-                    Jwks::Hang => {
-                        hung.push(c);
-                        continue;
-                    }
-                };
-                let _ = c.write_all(&response(200, &[("Content-Type", "application/json"), ("Connection", "close")], &body));
-            }
-        });
-        JwksServer { url, stop }
-    }
-}
-
-impl Drop for JwksServer {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
+fn jwks_server(state: Arc<Mutex<Jwks>>) -> ThreadServer {
+    ThreadServer::start(move |_| match &*state.lock().unwrap() {
+        Jwks::Keys(b) => Some((200, b.clone().into_bytes())),
+        Jwks::Garbage => Some((200, b"<html>oops</html>".to_vec())),
+        Jwks::Hang => None,
+    })
 }
 
 #[tokio::test]
@@ -203,7 +156,7 @@ async fn jwks_url_rotation_garbage_and_hangs() {
     let k1 = TestKey::hmac(Alg::HS256, b"jwks-key-one-jwks-key-one-jwks-1");
     let k2 = TestKey::hmac(Alg::HS256, b"jwks-key-two-jwks-key-two-jwks-2");
     let state = Arc::new(Mutex::new(Jwks::Keys(json!({"keys": [k1.jwk("k1")]}).to_string())));
-    let jwks = JwksServer::start(state.clone());
+    let jwks = jwks_server(state.clone());
     let access =
         format!("      jwt:\n        algorithms: [HS256]\n        jwks_url: {}/jwks.json\n        jwks_refresh: 1h\n        jwks_min_refetch: 0s\n", jwks.url);
     let proxy = Proxy::start(&cfg(&[], &app(&up.url(), &access)));

@@ -430,65 +430,31 @@ fn detect_explain_shows_layers_and_findings() {
 
 /// A loopback JWKS server for `check`: `/good.json` is a JWK set, `/missing.json` a 404,
 /// `/garbage.json` HTML, `/nokey.json` a set whose only key is unusable. Counts the requests
-/// per path; serves until dropped (at most 60 s).
+/// per path.
 struct JwksFiles {
-    url: String,
+    server: ThreadServer,
     hits: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
-    stop: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl JwksFiles {
     fn start() -> JwksFiles {
-        use std::io::{Read, Write};
-        use std::sync::atomic::Ordering;
         let good = serde_json::json!({"keys": [palisade_access::testing::TestKey::hmac(palisade_access::jwt::Alg::HS256, b"check-key-check-key-check-key-32").jwk("k1")]}).to_string();
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let hits = Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (hits2, stop2) = (hits.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !stop2.load(Ordering::Relaxed) && Instant::now() < deadline {
-                let Ok((mut c, _)) = listener.accept() else {
-                    #[allow(clippy::disallowed_methods)] // a test thread, not an event loop
-                    std::thread::sleep(Duration::from_millis(5));
-                    continue;
-                };
-                let _ = c.set_nonblocking(false);
-                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
-                let mut head = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match c.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let text = String::from_utf8_lossy(&head);
-                let path = text.split(' ').nth(1).unwrap_or("").to_string();
-                *hits2.lock().unwrap().entry(path.clone()).or_insert(0) += 1;
-                let (status, body) = match path.as_str() {
-                    "/good.json" => (200, good.clone()),
-                    "/garbage.json" => (200, "<html>oops</html>".to_string()),
-                    "/nokey.json" => (200, r#"{"keys": [{"kty": "oct", "kid": "x"}]}"#.to_string()),
-                    _ => (404, "not found".to_string()),
-                };
-                let _ = c.write_all(&response(status, &[("Content-Type", "application/json"), ("Connection", "close")], body.as_bytes()));
-            }
+        let counted = hits.clone();
+        let server = ThreadServer::start(move |path| {
+            *counted.lock().unwrap().entry(path.to_string()).or_insert(0) += 1;
+            Some(match path {
+                "/good.json" => (200, good.clone().into_bytes()),
+                "/garbage.json" => (200, b"<html>oops</html>".to_vec()),
+                "/nokey.json" => (200, br#"{"keys": [{"kty": "oct", "kid": "x"}]}"#.to_vec()),
+                _ => (404, b"not found".to_vec()),
+            })
         });
-        JwksFiles { url, hits, stop }
+        JwksFiles { server, hits }
     }
 
     fn hits(&self, path: &str) -> usize {
         self.hits.lock().unwrap().get(path).copied().unwrap_or(0)
-    }
-}
-
-impl Drop for JwksFiles {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -507,7 +473,7 @@ fn jwks_config(urls: &[String]) -> String {
 fn check_fetches_each_jwks_url_once_and_says_why_one_is_unusable() {
     let server = JwksFiles::start();
     let dir = TempDir::new();
-    let url = |p: &str| format!("{}/{p}", server.url);
+    let url = |p: &str| format!("{}/{p}", server.server.url);
 
     // A good set named by two apps: fetched once, exit 0.
     let good = dir.write("good.yaml", jwks_config(&[url("good.json"), url("good.json")]));

@@ -242,6 +242,62 @@ pub fn response(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A blocking HTTP/1.1 server on its own thread, for servers that must answer while the test's
+/// runtime is blocked (a proxy's start waiting for a JWKS fetch, `palisade check`).
+/// `answer(path)` gives the status and the JSON body of each request (the connection is then
+/// closed), or `None` to hold the connection open without answering. Serves until dropped,
+/// at most 60 s.
+pub struct ThreadServer {
+    pub url: String,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl ThreadServer {
+    pub fn start(mut answer: impl FnMut(&str) -> Option<(u16, Vec<u8>)> + Send + 'static) -> ThreadServer {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop2 = stop.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while !stop2.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                let Ok((mut c, _)) = listener.accept() else {
+                    #[allow(clippy::disallowed_methods)] // a test thread, not an event loop
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let _ = c.set_nonblocking(false);
+                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&head);
+                match answer(text.split(' ').nth(1).unwrap_or("")) {
+                    Some((status, body)) => {
+                        let _ = c.write_all(&response(status, &[("Content-Type", "application/json"), ("Connection", "close")], &body));
+                    }
+                    None => held.push(c),
+                }
+            }
+        });
+        ThreadServer { url, stop }
+    }
+}
+
+impl Drop for ThreadServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A handler answering every request with `200 OK` and `body`.
 pub fn reply(body: &'static str) -> Handler {
     handler(move |_| vec![Step::Write(ok(body))])
