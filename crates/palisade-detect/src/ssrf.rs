@@ -199,6 +199,22 @@ fn class_host(host: &str) -> (HostClass, bool) {
 const RAW_SCHEMES: &[(&str, u8)] =
     &[("gopher", 90), ("dict", 90), ("ldap", 70), ("ldaps", 70), ("jar", 80), ("tftp", 80), ("netdoc", 85), ("sftp", 55), ("file", 80)];
 
+/// Whether a host name holds a percent escape of a letter, digit, `.` or `-`: bytes that never
+/// need escaping in a host, so only a filter bypass writes them so (`%77%77%77%2e...`).
+fn encoded_host(host: &str) -> bool {
+    let b = host.as_bytes();
+    memchr::memchr_iter(b'%', b).any(|p| {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (b.get(p + 1).copied().and_then(hex), b.get(p + 2).copied().and_then(hex)) {
+            (Some(h), Some(l)) => {
+                let c = (h * 16 + l) as u8;
+                c.is_ascii_alphanumeric() || c == b'.' || c == b'-'
+            }
+            _ => false,
+        }
+    })
+}
+
 fn analyse(s: &str) -> Option<Hit> {
     let l = s.to_ascii_lowercase();
     step(l.len());
@@ -258,6 +274,12 @@ fn analyse(s: &str) -> Option<Hit> {
         let c = if userinfo_trick && c > 0 { c.max(85) } else { c };
         if c > 0 {
             out = best(out, Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address")));
+        } else if alt && parse_ipv4_loose(host.trim_end_matches('.')).is_some() {
+            // A public address written as one number, in octal or hex, or padded: no link is
+            // written that way except to get past a URL filter (`http://1113982867/`).
+            out = best(out, Some(mk(NAME, Category::Ssrf, 70, frag, "URL host in an alternate IPv4 notation (filter evasion)")));
+        } else if encoded_host(host) {
+            out = best(out, Some(mk(NAME, Category::Ssrf, 65, frag, "URL host with percent-encoded letters (filter evasion)")));
         }
         // RFI: a URL to a script-ish resource whose end is cut with `?` or a NUL.
         let after = crate::truncate(&auth_start[auth_end..], 2048);
@@ -316,6 +338,10 @@ mod tests {
             "http://user@127.0.0.1/",
             "url=http://10.0.0.5/admin",
             "http://127.0.0.1.nip.io/",
+            "<A HREF=\"http://1113982867/\">XSS</A>",
+            "http://0x42.0x0000066.0x7.0x93/",
+            "http://0102.0146.0007.00000223/",
+            "http://%77%77%77%2E%67%6F%6F%67%6C%65%2E%63%6F%6D",
         ] {
             assert!(q(v) >= 60, "{v}: {}", q(v));
         }
@@ -332,6 +358,11 @@ mod tests {
             "mailto:a@b.c",
             "https://example.com/robots.txt",
             "http://localhost:3000/callback",
+            "http://66.102.7.147/",
+            "http://8.8.8.8.nip.io/",
+            "https://example.com/a%20b?q=%41",
+            "http://[2001:db8::1]/",
+            "http://v1.2/",
         ] {
             assert!(q(v) < 60, "{v}: {}", q(v));
         }
