@@ -239,6 +239,11 @@ fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, 
         } else {
             best.add(40, "<style> element", at);
         }
+    } else if name_is(name, &[b"form", b"button", b"input"])
+        && attrs.iter().any(|a| (a.name.eq_ignore_ascii_case("action") || a.name.eq_ignore_ascii_case("formaction")) && a.value.is_some_and(absolute_url))
+    {
+        // An injected form that submits to another site (credential phishing in the page).
+        best.add(adj(65), "form submitting to an absolute URL", at);
     } else if name_is(name, &[b"svg", b"math", b"template", b"isindex", b"link", b"meta", b"form", b"video", b"audio", b"marquee"]) {
         best.add(if closed { 30 } else { 20 }, "active element", at);
     }
@@ -257,6 +262,12 @@ fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, 
     for a in attrs {
         judge_attr(name, a, animates_handler, is_meta, best, steps, adj);
     }
+}
+
+/// `//host/...` or `http(s)://...`: a URL that leaves the page's site.
+fn absolute_url(v: &str) -> bool {
+    let t = v.trim_start().as_bytes();
+    t.starts_with(b"//") || [&b"http://"[..], b"https://"].iter().any(|p| t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p))
 }
 
 /// `href`, `xlink:href`: the attribute an SVG animation must not rewrite.

