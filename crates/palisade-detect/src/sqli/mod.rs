@@ -316,19 +316,48 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     // in prose is neither).
     let b = s.as_bytes();
     let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
-    if !s.contains('(') && !memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor") || word_at(i, b"when")) {
+    if !s.contains('(') && !memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor") || word_at(i, b"when")) && !has_union(b) {
         return None;
     }
     let mut lx = Lexer::new(s);
     let mut prev: Option<Token<'_>> = None;
     let mut prev2: Option<Token<'_>> = None;
+    let mut prev3: Option<Token<'_>> = None;
     let mut found = None;
     // The conditional probe: 1 after CASE, 2 after IF/IIF, 3 in the condition (after WHEN or
     // `(`), 4 after its first number, 5 after the comparison.
     let mut cond = (0u8, None::<&str>);
+    // UNION [ALL] SELECT and its first item: 1 after UNION, 2 after SELECT, 3 after the item.
+    let mut union = (0u8, None::<&str>);
+    // Calls that reveal the server (`version()`, `user()`, `@@version`): two are extraction.
+    let mut info = (0u32, None::<&str>);
     for t in lx.by_ref() {
         if matches!(t.kind, Kind::Comment { .. }) {
+            if union.0 == 3 {
+                found = union.1.map(|u| (u, 75, "UNION SELECT of a column list"));
+                break;
+            }
             continue;
+        }
+        union = match (union.0, t.kind) {
+            (1, Kind::Word) if keyword(t.text) == Kw::SetQuant => union,
+            (1, Kind::Word) if keyword(t.text) == Kw::Select => (2, union.1),
+            (2, Kind::Num | Kind::Var | Kind::Str { .. }) => (3, union.1),
+            (2, Kind::Word) if keyword(t.text) == Kw::Value || keyword(t.text) == Kw::None => (3, union.1),
+            (2, Kind::Op) if t.text == "*" => (3, union.1),
+            (3, Kind::Comma) => {
+                found = union.1.map(|u| (u, 75, "UNION SELECT of a column list"));
+                break;
+            }
+            (3, Kind::Word) if keyword(t.text) == Kw::From => {
+                found = union.1.map(|u| (u, 75, "UNION SELECT of a column list"));
+                break;
+            }
+            _ if t.kind == Kind::Word && keyword(t.text) == Kw::Union && t.text.eq_ignore_ascii_case("union") => (1, Some(t.text)),
+            _ => (0, None),
+        };
+        if t.kind == Kind::Var && t.text.starts_with("@@") && prev.is_some_and(|x| matches!(x.kind, Kind::Comma | Kind::LParen | Kind::Op)) {
+            info = (info.0 + 1, info.1.or(Some(t.text)));
         }
         cond = match (cond.0, t.kind) {
             (1, Kind::Word) if t.text.eq_ignore_ascii_case("when") => (3, cond.1),
@@ -362,14 +391,42 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
                 found = Some((p.text, 70, "time-based or out-of-band function call"));
                 break;
             }
+            // Counted as an argument or operand (`concat_ws(0x3a,version(),user())`), not in prose.
+            let operand = prev3.is_some_and(|x| matches!(x.kind, Kind::Comma | Kind::LParen | Kind::Op));
+            if operand && p.kind == Kind::Word && f.kind == Kind::LParen && t.kind == Kind::RParen && function(p.text) == Func::Info {
+                info = (info.0 + 1, info.1.or(Some(p.text)));
+            }
+            // `ascii(substring(col,1,1))`: one character of a value at a time (blind extraction).
+            if p.kind == Kind::Word
+                && f.kind == Kind::LParen
+                && t.kind == Kind::Word
+                && ["ascii", "ord", "unicode"].iter().any(|n| p.text.eq_ignore_ascii_case(n))
+                && ["substring", "substr", "mid"].iter().any(|n| t.text.eq_ignore_ascii_case(n))
+            {
+                found = Some((p.text, 70, "character-by-character extraction (blind)"));
+                break;
+            }
         }
+        prev3 = prev2;
         prev2 = prev;
         prev = Some(t);
     }
     *steps += lx.steps;
+    if found.is_none() && info.0 >= 2 {
+        found = info.1.map(|f| (f, 70, "server information functions (extraction)"));
+    }
     let (f, confidence, why) = found?;
     let at = f.as_ptr() as usize - s.as_ptr() as usize;
     Some(Finding { confidence, why, fragment: truncate(&s[at..], 64).to_string() })
+}
+
+/// Whether `b` holds the word `union` (any case) with a non-letter before it.
+fn has_union(b: &[u8]) -> bool {
+    memchr::memchr2_iter(b'u', b'U', b).any(|i| {
+        b[i..].get(..5).is_some_and(|x| x.eq_ignore_ascii_case(b"union"))
+            && (i == 0 || !b[i - 1].is_ascii_alphabetic())
+            && b.get(i + 5).is_none_or(|c| !c.is_ascii_alphabetic())
+    })
 }
 
 /// The index just after the quote that closes a string of quote `q` opened before the value:

@@ -267,3 +267,28 @@ fn boolean_probes_and_dynamic_sql_anywhere() {
         assert!(conf(v) < 60, "{v:?} scored {}", conf(v));
     }
 }
+
+#[test]
+fn union_select_extraction_and_blind_reads_anywhere() {
+    // Behind text that fits no context (a path, a label, an operator the parser does not
+    // know): the construct alone is the injection.
+    for v in [
+        "id:-00000043398 union select 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15--",
+        "1001 sounds like '1001' union select 1,ccnumber,3,4 from credit_cards",
+        "product/show-7 union all select null,null--",
+        "x union select password from users",
+        "product/show-7 or 1 group by concat(concat_ws(0x3a3a,version(),user(),database(),@@version_compile_os),floor(rand(0)*2)) having min(0) or 1--",
+        "234 + (1 / ASCII(substring(passwd,1,1))-4)",
+        "x ord(mid(pass,2,1))>64",
+    ] {
+        assert!(conf(v) >= 60, "{v:?} scored {}", conf(v));
+    }
+    for v in [
+        "Navy Federal Credit Union Select Rewards card",
+        "the union selected a new chair, then left",
+        "Which version() of the app and user() do I need?",
+        "ascii art, substring search",
+    ] {
+        assert!(conf(v) < 60, "{v:?} scored {}", conf(v));
+    }
+}
