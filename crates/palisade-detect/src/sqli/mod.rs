@@ -43,6 +43,10 @@ impl Detector for SqliDetector {
         Some(GATE)
     }
 
+    fn product_token_gate(&self) -> Option<fn(&str) -> bool> {
+        Some(product_token_gate)
+    }
+
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let threshold = match level {
             Level::Balanced => 60,
@@ -78,6 +82,40 @@ impl Detector for SqliDetector {
 /// complete), `@@` or `--`. The word boundary of the gate allows a digit before a keyword
 /// (`1union select`).
 pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "" };
+
+/// [`GATE_WORDS`], sorted (binary search).
+static SORTED_GATE_WORDS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let mut v = GATE_WORDS.to_vec();
+    v.sort_unstable();
+    v
+});
+
+/// [`crate::Detector::product_token_gate`]: a text in the product-token shape
+/// ([`crate::shape`]) has no quote, backslash or `#` (no string breakout, no `#` comment), no
+/// comparison or arithmetic operator but `/`, `-`, `+` inside names, and its `;` stand inside
+/// parentheses (no stacked statement can follow a closed one). What remains is a numeric
+/// context continued by keywords (`a/1 union select pass from users`, `a/1 or true`), a call
+/// (`sleep (5)`: [`crate::shape::call_shape`]) or a `--` comment: the gate words looked up
+/// outside the parenthesised comments (inside one, they are at best an argument list, which
+/// needs a call or a keyword before it), calls and `--`.
+fn product_token_gate(s: &str) -> bool {
+    crate::other_util::find_short(s.as_bytes(), b"--").is_some()
+        || crate::shape::call_shape(s)
+        || crate::shape::products(s, |name, ver, _| {
+            [name, ver].iter().any(|part| {
+                part.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| {
+                    let mut buf = [0u8; 32];
+                    if w.is_empty() || !w.as_bytes()[0].is_ascii_alphabetic() {
+                        return false;
+                    }
+                    let Some(lc) = buf.get_mut(..w.len()) else { return false };
+                    lc.copy_from_slice(w.as_bytes());
+                    lc.make_ascii_lowercase();
+                    std::str::from_utf8(lc).is_ok_and(|lc| SORTED_GATE_WORDS.binary_search(&lc).is_ok())
+                })
+            })
+        })
+}
 
 pub(crate) const GATE_WORDS: &[&str] = &[
     "union",
