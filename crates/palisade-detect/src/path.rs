@@ -116,6 +116,10 @@ fn product_token_gate(s: &str) -> bool {
     ANCHORS.any(s)
         || b64_gate(s)
         || crate::shape::slash_tails(s, |t| {
+            // Every sensitive name and log pattern holds a letter (versions are digits and dots).
+            if !t.bytes().any(|c| c.is_ascii_alphabetic()) {
+                return false;
+            }
             let mut buf = [0u8; 128];
             let Some(lc) = buf.get_mut(..t.len()) else { return true };
             lc.copy_from_slice(t.as_bytes());

@@ -141,44 +141,51 @@ pub fn product_tokens(s: &str) -> bool {
     true
 }
 
-/// Calls `f` with each product outside the comments of a value in the shape: (name, version
-/// or "", whether a comment follows it).
-pub fn products(s: &str, mut f: impl FnMut(&str, &str, bool) -> bool) -> bool {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'(' {
-            i = memchr::memchr(b')', &b[i..]).map_or(b.len(), |p| i + p + 1);
-            continue;
-        }
-        if b[i] == b' ' {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < b.len() && b[i] != b' ' {
-            i += 1;
-        }
-        let tok = &s[start..i];
-        let (name, ver) = tok.split_once('/').unwrap_or((tok, ""));
-        let before_comment = b.get(i) == Some(&b' ') && b.get(i + 1) == Some(&b'(');
-        if f(name, ver, before_comment) {
-            return true;
-        }
-    }
-    false
-}
-
 /// Whether a comment follows a product whose last word (the run of letters, digits and `_`
 /// that ends it) starts like an identifier: the comment may be an argument list
 /// (`alert (1)`, `sleep (5)`, `a/alert (1)`, `a/1-sleep (5)`), the only way a text in the
-/// shape can hold a call.
+/// shape can hold a call. (In the shape every `(` opens a comment, after a blank.)
 pub fn call_shape(s: &str) -> bool {
-    products(s, |name, ver, before_comment| {
-        let tok = if ver.is_empty() { name } else { ver };
-        let last = tok.rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("");
-        before_comment && last.as_bytes().first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    let b = s.as_bytes();
+    memchr::memchr_iter(b'(', b).any(|p| {
+        if p < 2 || b[p - 1] != b' ' || b[p - 2] == b')' {
+            return false;
+        }
+        let mut k = p - 1;
+        while k > 0 && (b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_') {
+            k -= 1;
+        }
+        b[k].is_ascii_alphabetic() || b[k] == b'_'
     })
+}
+
+/// Calls `f` with each word (a run of letters, digits and `_`, from its start or from a letter
+/// that follows a digit, to its end, when that starts with a letter) outside the comments of a text in the shape; `f` returns true to stop, the result is
+/// whether it did.
+pub fn words_outside_comments(s: &str, mut f: impl FnMut(&[u8]) -> bool) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'(' {
+            i = memchr::memchr(b')', &b[i..]).map_or(b.len(), |p| i + p + 1);
+        } else if c.is_ascii_alphanumeric() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            // A word may also start after digits (`1union`: MySQL reads a number, then a
+            // keyword), as the engine's gate words do.
+            for j in start..i {
+                if ((j == start && !b[j].is_ascii_digit()) || (b[j].is_ascii_alphabetic() && b[j - 1].is_ascii_digit())) && f(&b[j..i]) {
+                    return true;
+                }
+            }
+        } else {
+            i += 1;
+        }
+    }
+    false
 }
 
 /// The texts a path reading of a value in the shape can end with after a `/`: from each `/`
@@ -248,7 +255,13 @@ mod tests {
     }
 
     #[test]
-    fn calls_and_slash_tails() {
+    fn calls_words_and_slash_tails() {
+        let mut words = Vec::new();
+        words_outside_comments("Mozilla/5.0 (X11; Linux) like Gecko/2010 x_1-sel a/1union", |w| {
+            words.push(String::from_utf8_lossy(w).into_owned());
+            false
+        });
+        assert_eq!(words, ["Mozilla", "like", "Gecko", "x_1", "sel", "a", "union"]);
         assert!(!call_shape("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"));
         assert!(call_shape("Mozilla/5.0 alert (1)"));
         assert!(call_shape("Mozilla/alert (1)"));
