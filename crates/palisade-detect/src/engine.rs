@@ -62,6 +62,8 @@ const DECODE: u64 = 1 << 30;
 const NON_B64: u64 = 1 << 29;
 /// A byte that cannot occur in the product-token shape ([`crate::shape`]).
 const NOT_SHAPE: u64 = 1 << 28;
+/// A `/`, which the product-token shape needs (its first product has a version).
+const SLASH: u64 = 1 << 27;
 /// Families bits are `1 << index in FAMILIES`.
 const ALL_FAMILIES: u64 = (1 << FAMILIES.len()) - 1;
 /// Bits 32.. of the class table: bit `32 + k` is set for the bytes of the `k`-th gate test's
@@ -94,6 +96,9 @@ fn class_table(gates: &Gates) -> [u64; 256] {
         }
         if !(b.is_ascii_alphanumeric() || matches!(b, b' ' | b'(' | b')' | b'/' | b';' | b',' | b':' | b'.' | b'-' | b'+' | b'_')) {
             m |= NOT_SHAPE;
+        }
+        if b == b'/' {
+            m |= SLASH;
         }
         for (k, (_, need, _)) in gates.tests.iter().enumerate() {
             if *need != 0 && need_bytes(gates, k).contains(&b) {
@@ -638,7 +643,7 @@ impl Engine {
     /// `|`, `!`, NUL, and `)(` cannot occur) and no XML.
     #[inline]
     fn todo(&self, t: &str, mask: u64, open: u64) -> u64 {
-        if mask & NOT_SHAPE == 0 && crate::shape::product_tokens(t) {
+        if mask & (NOT_SHAPE | SLASH) == SLASH && crate::shape::product_tokens(t) {
             (self.gates.admit_shaped(t, open, mask) & self.gates.gated) | self.ungated_always
         } else {
             self.admitted_set(mask, self.gates.admit(t, open, mask))

@@ -120,7 +120,7 @@ fn comment(b: &[u8], i: usize) -> Option<usize> {
 /// Whether `s` is in the product-token shape (see the module docs).
 pub fn product_tokens(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.is_empty() || b.len() > MAX_LEN || memchr::memmem::find(b, b"..").is_some() {
+    if b.is_empty() || b.len() > MAX_LEN {
         return false;
     }
     let Some((mut i, true)) = product(b, 0) else { return false };
@@ -138,7 +138,8 @@ pub fn product_tokens(s: &str) -> bool {
             return false;
         }
     }
-    true
+    // (`memmem` would build a searcher per call: more than the walk on a short value.)
+    crate::other_util::find_short(b, b"..").is_none()
 }
 
 /// Whether a comment follows a product whose last word (the run of letters, digits and `_`

@@ -313,7 +313,6 @@ fn attacks_in_a_user_agent_are_still_caught() {
         ("a/1 union select password from users".to_string(), true),
         ("a/1 or sleep (5)".to_string(), true),
         ("Mozilla/5.0 etc/passwd".to_string(), true),
-
     ] {
         assert_eq!(crate::shape::product_tokens(&v), shaped, "{v}");
         out.clear();
