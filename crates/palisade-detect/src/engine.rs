@@ -8,7 +8,9 @@
 //! 3. for each candidate, completes the gates in one pass of a shared Aho-Corasick automaton
 //!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`), skipped when
 //!    the bytes already opened every gate, then the structural tests (`Gate::test`) of the
-//!    gates still closed: a benign value typically opens no gate and runs no detector;
+//!    gates still closed: a benign value typically opens no gate and runs no detector; a
+//!    text in the product-token shape of `User-Agent` values ([`crate::shape`]) is judged by
+//!    the detectors' [`Detector::product_token_gate`]s instead, where declared;
 //! 4. runs each detector whose gate is open (detectors without a gate: whose family bits are
 //!    set; with a name not in [`FAMILIES`]: every value), keeps hits at or above the level's
 //!    threshold (Balanced 60, Strict 40) that no exclusion covers, and reports at most one
