@@ -3,7 +3,8 @@
 //! `cargo run --release -p palisade-detect --example profile_body -- FILE [N] [CONTENT-TYPE] [--bare]`
 //! inspects FILE as a request body N times (default 200) with the default engine
 //! (`--bare`: extraction only, no detectors) and prints the report of the last run.
-//! `profile_body --value TEXT [N]` inspects one query value N times instead.
+//! `profile_body --value TEXT [N] [header]` inspects one query value (or, with `header`, one
+//! `User-Agent` header value) N times instead.
 
 use palisade_core::Phase;
 use palisade_detect::engine::Report;
@@ -21,7 +22,11 @@ fn main() {
         let mut out = Vec::new();
         for _ in 0..n {
             out.clear();
-            engine.inspect_value(v, FieldKind::QueryValue, &Location::Query("q"), Level::Balanced, &mut scratch, &mut out);
+            if args.get(3).is_some_and(|k| k == "header") {
+                engine.inspect_value(v, FieldKind::Header, &Location::Header("User-Agent"), Level::Balanced, &mut scratch, &mut out);
+            } else {
+                engine.inspect_value(v, FieldKind::QueryValue, &Location::Query("q"), Level::Balanced, &mut scratch, &mut out);
+            }
         }
         println!("{} findings", out.len());
         for f in &out {

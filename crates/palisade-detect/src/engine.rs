@@ -8,7 +8,9 @@
 //! 3. for each candidate, completes the gates in one pass of a shared Aho-Corasick automaton
 //!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`), skipped when
 //!    the bytes already opened every gate, then the structural tests (`Gate::test`) of the
-//!    gates still closed: a benign value typically opens no gate and runs no detector;
+//!    gates still closed: a benign value typically opens no gate and runs no detector; a
+//!    text in the product-token shape of `User-Agent` values ([`crate::shape`]) is judged by
+//!    the detectors' [`Detector::product_token_gate`]s instead, where declared;
 //! 4. runs each detector whose gate is open (detectors without a gate: whose family bits are
 //!    set; with a name not in [`FAMILIES`]: every value), keeps hits at or above the level's
 //!    threshold (Balanced 60, Strict 40) that no exclusion covers, and reports at most one
@@ -60,6 +62,10 @@ pub const FAMILIES: &[(&[&str], &str)] = &[
 /// Bits of the class table beyond the families.
 const DECODE: u64 = 1 << 30;
 const NON_B64: u64 = 1 << 29;
+/// A byte that cannot occur in the product-token shape ([`crate::shape`]).
+const NOT_SHAPE: u64 = 1 << 28;
+/// A `/`, which the product-token shape needs (its first product has a version).
+const SLASH: u64 = 1 << 27;
 /// Families bits are `1 << index in FAMILIES`.
 const ALL_FAMILIES: u64 = (1 << FAMILIES.len()) - 1;
 /// Bits 32.. of the class table: bit `32 + k` is set for the bytes of the `k`-th gate test's
@@ -90,6 +96,12 @@ fn class_table(gates: &Gates) -> [u64; 256] {
         if !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_')) {
             m |= NON_B64;
         }
+        if !(b.is_ascii_alphanumeric() || matches!(b, b' ' | b'(' | b')' | b'/' | b';' | b',' | b':' | b'.' | b'-' | b'+' | b'_')) {
+            m |= NOT_SHAPE;
+        }
+        if b == b'/' {
+            m |= SLASH;
+        }
         for (k, (_, need, _)) in gates.tests.iter().enumerate() {
             if *need != 0 && need_bytes(gates, k).contains(&b) {
                 m |= 1 << (TEST_SHIFT as usize + k);
@@ -117,6 +129,9 @@ struct Gates {
     tests: Vec<(u64, u64, GateTest)>,
     /// The [`Gate::test_bytes`] of each test.
     test_bytes: Vec<&'static [u8]>,
+    /// Gated detectors with a [`Detector::product_token_gate`], and those gates.
+    shaped: u64,
+    shape_tests: Vec<(u64, GateTest)>,
 }
 
 /// Bytes the `k`-th test needs (empty: none).
@@ -128,13 +143,27 @@ fn need_bytes(gates: &Gates, k: usize) -> &'static [u8] {
 type GateTest = fn(&str) -> bool;
 
 impl Gates {
-    fn new(gates: &[Option<Gate>]) -> Gates {
-        let mut g = Gates { bytes: [0; 256], gated: 0, literal: 0, dfa: None, pats: Vec::new(), tests: Vec::new(), test_bytes: Vec::new() };
+    fn new(gates: &[Option<Gate>], shape_gates: &[Option<GateTest>]) -> Gates {
+        let mut g = Gates {
+            bytes: [0; 256],
+            gated: 0,
+            literal: 0,
+            dfa: None,
+            pats: Vec::new(),
+            tests: Vec::new(),
+            test_bytes: Vec::new(),
+            shaped: 0,
+            shape_tests: Vec::new(),
+        };
         let mut lits: Vec<(String, bool, u64)> = Vec::new();
         for (i, gate) in gates.iter().enumerate().take(64) {
             let Some(gate) = gate else { continue };
             let bit = 1u64 << i;
             g.gated |= bit;
+            if let Some(Some(t)) = shape_gates.get(i) {
+                g.shaped |= bit;
+                g.shape_tests.push((bit, *t));
+            }
             for (b, slot) in g.bytes.iter_mut().enumerate() {
                 if !(0x20..0x7F).contains(&b) || gate.bytes.as_bytes().contains(&(b as u8)) {
                     *slot |= bit;
@@ -204,7 +233,25 @@ impl Gates {
     /// The gates `t` opens, given those its bytes opened (`open`) and its class bits
     /// (`class`, for [`Gate::test_bytes`]). Only gated detectors' bits are set.
     fn admit(&self, t: &str, open: u64, class: u64) -> u64 {
-        let mut m = open & self.gated;
+        self.admit_but(t, open, class, 0)
+    }
+
+    /// [`Gates::admit`] for a text in the product-token shape ([`crate::shape`]): the
+    /// detectors with a [`Detector::product_token_gate`] are decided by it alone, the others
+    /// by their gates.
+    fn admit_shaped(&self, t: &str, open: u64, class: u64) -> u64 {
+        let mut m = self.admit_but(t, open, class, self.shaped);
+        for (bit, test) in &self.shape_tests {
+            if test(t) {
+                m |= bit;
+            }
+        }
+        m
+    }
+
+    /// [`Gates::admit`] for every gate but those of `skip` (left closed).
+    fn admit_but(&self, t: &str, open: u64, class: u64, skip: u64) -> u64 {
+        let mut m = (open & self.gated) | skip;
         if self.literal & !m != 0 {
             if let Some(dfa) = &self.dfa {
                 m = self.literals(dfa, t.as_bytes(), m);
@@ -215,7 +262,7 @@ impl Gates {
                 m |= bit;
             }
         }
-        m
+        m & !skip
     }
 }
 
@@ -474,7 +521,8 @@ impl Engine {
         }
         let extractor = Extractor::new(&config.headers, config.limits)?;
         let declared: Vec<Option<Gate>> = detectors.iter().map(|d| d.gate()).collect();
-        let gates = Gates::new(&declared);
+        let shape_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.product_token_gate()).collect();
+        let gates = Gates::new(&declared, &shape_gates);
         let (mut ungated_always, mut ungated_family, mut by_field) = (0u64, Vec::new(), [0u64; FIELD_KINDS]);
         let mut entries = Vec::with_capacity(detectors.len());
         for (i, det) in detectors.into_iter().enumerate() {
@@ -590,11 +638,25 @@ impl Engine {
         m
     }
 
+    /// The detectors the pre-filters let see a text `t` with class bits `mask` whose bytes
+    /// opened the gates `open`. A text in the product-token shape ([`crate::shape`]) is judged
+    /// by the [`Detector::product_token_gate`]s where declared, and shows the ungated family
+    /// detectors nothing: the shape's punctuation carries no LDAP filter (no `=`, `*`, `&`,
+    /// `|`, `!`, NUL, and `)(` cannot occur) and no XML.
+    #[inline]
+    fn todo(&self, t: &str, mask: u64, open: u64) -> u64 {
+        if mask & (NOT_SHAPE | SLASH) == SLASH && crate::shape::product_tokens(t) {
+            (self.gates.admit_shaped(t, open, mask) & self.gates.gated) | self.ungated_always
+        } else {
+            self.admitted_set(mask, self.gates.admit(t, open, mask))
+        }
+    }
+
     /// Names of the detectors the pre-filters (gates, or family bits for detectors without a
     /// gate) let see `t` as a candidate (tests and tools: the soundness check of the gates).
     pub fn admitted(&self, t: &str) -> Vec<&'static str> {
         let (mask, open) = self.classify(t);
-        let set = self.admitted_set(mask, self.gates.admit(t, open, mask));
+        let set = self.todo(t, mask, open);
         self.detectors.iter().enumerate().filter(|(i, _)| set & (1u64 << i) != 0).map(|(_, e)| e.det.name()).collect()
     }
 
@@ -618,7 +680,7 @@ impl Engine {
         let mut location: Option<String> = None;
         let may_b64 = mask & NON_B64 == 0 && raw.len() >= BASE64_MIN_LEN;
         if mask & DECODE == 0 && !may_b64 {
-            let todo = self.admitted_set(mask, self.gates.admit(raw, open, mask)) & applies;
+            let todo = self.todo(raw, mask, open) & applies;
             if todo == 0 {
                 return ControlFlow::Continue(());
             }
@@ -628,7 +690,7 @@ impl Engine {
         let cands = dec.decode(raw);
         for c in cands.iter() {
             let (cmask, copen) = if c.transforms.is_empty() { (mask, open) } else { self.classify(c.text) };
-            let todo = self.admitted_set(cmask, self.gates.admit(c.text, copen, cmask)) & applies;
+            let todo = self.todo(c.text, cmask, copen) & applies;
             if todo & !fired == 0 {
                 continue;
             }

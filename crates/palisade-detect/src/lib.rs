@@ -22,6 +22,7 @@ pub mod nosql;
 pub(crate) mod other_util;
 pub mod path;
 pub mod scanner;
+pub mod shape;
 pub mod sqli;
 pub mod ssrf;
 pub mod ssti;
@@ -193,6 +194,16 @@ pub trait Detector: Send + Sync {
     /// others). Default: every kind.
     fn applies_to(&self, _field: FieldKind) -> bool {
         true
+    }
+    /// The detector's pre-filter for a text in the product-token shape of `User-Agent` values
+    /// ([`shape::product_tokens`]: `Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101`), which
+    /// replaces [`Detector::gate`] for such texts: the engine shows the detector a shaped text
+    /// only when this test says yes. The shape's punctuation (`/ ( ) ; , :`) opens many gates
+    /// while carrying no attack by itself (see [`shape`]); the test looks only for what an
+    /// attack written in the shape still needs (a keyword, a call, a sensitive file name).
+    /// Same soundness rule as [`Gate`]. `None` (the default): the gate decides as for any text.
+    fn product_token_gate(&self) -> Option<fn(&str) -> bool> {
+        None
     }
 }
 

@@ -67,6 +67,12 @@ impl Detector for NosqlDetector {
         Some(GATE)
     }
 
+    /// In the product-token shape ([`crate::shape`]) there is no `$`, quote, `|`, `&` or `%`,
+    /// and the value starts with a letter (no `0;` breakout): only the `db.` shell call remains.
+    fn product_token_gate(&self) -> Option<fn(&str) -> bool> {
+        Some(|s| s.as_bytes().windows(3).any(|w| w.eq_ignore_ascii_case(b"db.")))
+    }
+
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let mut h = None;
         // The parameter or key name itself: `user[$ne]`, `{"$gt": ...}` keys.

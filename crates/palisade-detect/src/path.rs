@@ -107,6 +107,27 @@ fn b64_path_like(t: &str) -> bool {
 /// look-alike characters are non-ASCII or control bytes, which always open a gate).
 const GATE: Gate = Gate { bytes: "/\\%", anchors: ANCHOR_LITERALS, words: &[], test: Some(b64_gate), test_bytes: "" };
 
+/// [`Detector::product_token_gate`]: in the product-token shape ([`crate::shape`]) a `/` only
+/// stands inside `name/version`, so no segment climbs (no `..`), no path is absolute, no drive
+/// (`C:/`) or URL (`://`) occurs and there is no NUL: [`judge`] can only report a relative path
+/// whose last segment is a sensitive file (`etc/passwd`, `x/win.ini`, `x/access.log`); the
+/// wrapper and hex-dot anchors and base64 are looked for as in [`GATE`].
+fn product_token_gate(s: &str) -> bool {
+    ANCHORS.any(s)
+        || b64_gate(s)
+        || crate::shape::slash_tails(s, |t| {
+            // Every sensitive name and log pattern holds a letter (versions are digits and dots).
+            if !t.bytes().any(|c| c.is_ascii_alphabetic()) {
+                return false;
+            }
+            let mut buf = [0u8; 128];
+            let Some(lc) = buf.get_mut(..t.len()) else { return true };
+            lc.copy_from_slice(t.as_bytes());
+            lc.make_ascii_lowercase();
+            std::str::from_utf8(lc).map_or(true, sensitive_file)
+        })
+}
+
 fn b64_gate(s: &str) -> bool {
     let t = s.trim();
     t.len() >= 8 && t.len() <= 4096 && b64_path_like(t)
@@ -119,6 +140,10 @@ impl Detector for PathDetector {
 
     fn gate(&self) -> Option<Gate> {
         Some(GATE)
+    }
+
+    fn product_token_gate(&self) -> Option<fn(&str) -> bool> {
+        Some(product_token_gate)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

@@ -35,6 +35,12 @@ impl Detector for SstiDetector {
         Some(GATE)
     }
 
+    /// Every template opener ([`DELIMS`]) holds one of `{ $ # < * @ [ %`, none of which the
+    /// product-token shape ([`crate::shape`]) admits.
+    fn product_token_gate(&self) -> Option<fn(&str) -> bool> {
+        Some(|_| false)
+    }
+
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let mut h = None;
         for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {

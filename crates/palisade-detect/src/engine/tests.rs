@@ -129,7 +129,7 @@ fn prefilter_skips_safe_values_but_not_unknown_detectors() {
     assert_eq!(counter.0.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert!(out.is_empty());
     // Family table: letters and digits never trigger; `<` triggers xss; space triggers sqli.
-    let t = class_table(&Gates::new(&[]));
+    let t = class_table(&Gates::new(&[], &[]));
     let bit = |name| 1u64 << family_of(name).unwrap();
     assert_eq!(t[b'a' as usize] & ALL_FAMILIES, 0);
     assert_ne!(t[b'<' as usize] & bit("xss"), 0);
@@ -240,4 +240,96 @@ fn scanner_judges_only_headers_and_path_segments() {
     let mut get = OwnedRequest::new(http::Method::GET, "/");
     get.headers.insert(http::header::USER_AGENT, ua.parse().unwrap());
     assert!(e.inspect(&get.view()).iter().any(|f| f.detector == "scanner"));
+}
+
+/// Attacks written in the product-token shape of `User-Agent` values ([`crate::shape`]), which
+/// the detectors' product-token gates must let through.
+const SHAPED_ATTACKS: &[&str] = &[
+    "etc/passwd",
+    "Mozilla/5.0 etc/passwd",
+    "Mozilla/5.0 (X11; etc/passwd)",
+    "windows/win.ini",
+    "Mozilla/5.0 (x) log/access.log",
+    "Mozilla/5.0 (X11) access.log",
+    "a/1 union select password from users",
+    "a/1 or sleep (5)",
+    "Mozilla/5.0 or sleep (5)",
+    "a/1-sleep (5)",
+    "a/1union select password from users",
+    "a/1 or exists (select pass from users)",
+    "a/1 or benchmark (1000000, md5)",
+    "Mozilla/5.0 (x; net user)",
+    "Mozilla/5.0 (x; sleep 5)",
+    "a/1 procedure analyse (1)",
+    "a--b/1 x",
+    "Mozilla/5.0 (X11; id)",
+    "Mozilla/5.0 (X11; whoami)",
+    "Mozilla/5.0 (x; cat etc/passwd)",
+    "Mozilla/5.0 (x; wget 10.0.0.1)",
+    "Mozilla/5.0 alert (1)",
+    "Mozilla/alert (1)",
+    "Mozilla/5.0 (javascript:alert) x",
+    "Mozilla/5.0 confirm (1)",
+    "Mozilla/5.0 eval (atob)",
+    "Mozilla/5.0 (gopher:x)",
+    "Mozilla/5.0 (x) db.users.drop (1)",
+    "Mozilla/5.0 (compatible; Nmap Scripting Engine)",
+];
+
+#[test]
+fn product_token_gates_admit_every_detector_that_fires_on_a_shaped_value() {
+    let engine = Engine::new(EngineConfig::default()).unwrap();
+    let detectors = crate::registry::detectors();
+    let mut fired = 0;
+    for v in SHAPED_ATTACKS {
+        assert!(crate::shape::product_tokens(v), "{v} is not in the shape");
+        let admitted = engine.admitted(v);
+        for d in &detectors {
+            for field in [FieldKind::QueryValue, FieldKind::Header] {
+                if d.check(&Input { raw: v, decoded: v, field }, Level::Strict).is_some() {
+                    fired += 1;
+                    assert!(admitted.contains(&d.name()), "{} fires on {v:?} ({field:?}) but is not admitted", d.name());
+                }
+            }
+        }
+    }
+    assert!(fired >= SHAPED_ATTACKS.len());
+}
+
+#[test]
+fn attacks_in_a_user_agent_are_still_caught() {
+    let engine = Engine::new(EngineConfig::default()).unwrap();
+    let mut scratch = engine.scratch();
+    let mut out = Vec::new();
+    let ff = "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+    for (v, shaped) in [
+        (format!("{ff} ' OR 1=1--"), false),
+        (format!("{ff} <script>alert(1)</script>"), false),
+        (format!("{ff}; cat /etc/passwd"), false),
+        (format!("{ff} ../../etc/passwd"), false),
+        (format!("{ff} (x; uname -a)"), false),
+        (format!("{ff} (x; net user)"), true),
+        (format!("{ff} (x; wget 10.0.0.1)"), true),
+        ("a/1 union select password from users".to_string(), true),
+        ("a/1 or sleep (5)".to_string(), true),
+        ("Mozilla/5.0 etc/passwd".to_string(), true),
+    ] {
+        assert_eq!(crate::shape::product_tokens(&v), shaped, "{v}");
+        out.clear();
+        engine.inspect_value(&v, FieldKind::Header, &Location::Header("User-Agent"), Level::Balanced, &mut scratch, &mut out);
+        assert!(!out.is_empty(), "{v} not caught");
+    }
+}
+
+#[test]
+fn browser_user_agents_reach_only_the_scanner() {
+    let engine = Engine::new(EngineConfig::default()).unwrap();
+    for ua in [
+        "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0",
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36",
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1",
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15",
+    ] {
+        assert_eq!(engine.admitted(ua), ["scanner"], "{ua}");
+    }
 }

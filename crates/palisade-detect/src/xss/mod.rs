@@ -46,6 +46,10 @@ impl Detector for XssDetector {
         Some(GATE)
     }
 
+    fn product_token_gate(&self) -> Option<fn(&str) -> bool> {
+        Some(product_token_gate)
+    }
+
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let threshold = match level {
             Level::Balanced => 60,
@@ -84,6 +88,17 @@ const GATE: Gate = Gate {
     test: Some(handler_like),
     test_bytes: "",
 };
+
+static GATE_ANCHORS: std::sync::LazyLock<crate::other_util::Anchors> = std::sync::LazyLock::new(|| crate::other_util::Anchors::new(GATE.anchors));
+
+/// [`crate::Detector::product_token_gate`]: a text in the product-token shape
+/// ([`crate::shape`]) has no `<`, `>`, quote, backtick, `=`, `&`, `\`, `%` or bracket, so no
+/// tag, attribute, string breakout or encoding: it can only hold a scheme or sink name (the
+/// anchors of [`GATE`]), a bare handler name, or a call, which in the shape is a name ending
+/// in an identifier followed by ` (` ([`crate::shape::call_shape`]: `x/alert (1)`).
+fn product_token_gate(s: &str) -> bool {
+    GATE_ANCHORS.any(s) || handler_like(s) || crate::shape::call_shape(s)
+}
 
 /// A superset of what [`handler_name`] reports: the trimmed value starts with `on` and is 5 to
 /// 40 bytes long.
