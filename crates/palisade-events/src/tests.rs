@@ -847,7 +847,10 @@ fn a_busy_key_rolls_over_at_window_ends_without_building_events_and_the_accounti
     // The row of a rolled-over window carries the details of the row that opened the run, its
     // own times and count.
     assert_eq!(rows_now()[1], t(4, 2000, 2003, "/first"));
-    assert_eq!(rows.lock().unwrap()[1].request_id, rows.lock().unwrap()[0].request_id);
+    {
+        let r = rows.lock().unwrap();
+        assert_eq!(r[1].request_id, r[0].request_id);
+    }
     // Window 3: a queued event of the key reaches the writer before any producer folds into
     // the window: it heads the row and lends it its details.
     tx.send(ev_at("192.0.2.1", "detect.sqli", 3000, "/queued"));
