@@ -26,8 +26,8 @@
 //! event is folded either before the row is written or not at all. An empty table costs the
 //! producer one relaxed atomic load.
 //!
-//! **Busy keys roll over.** When a window ends and its key is still busy (producers folded at
-//! least as many events into it as would have kept the writer behind: `aggregate_after` per
+//! **Busy keys roll over.** When a window ends and its key is still busy (at least as many
+//! events were folded into it as would have kept the writer behind: `aggregate_after` per
 //! `tick`, over the window), the writer writes the row and, under the same lock, re-opens the
 //! entry for a new window at once instead of removing it. Producers never see a gap, so a flood
 //! of identical events never falls back to building and queueing events at a window end (a
@@ -646,9 +646,9 @@ impl Writer {
         self.write(rows);
     }
 
-    /// Whether a key into which producers folded `folded` events over a whole window is still
-    /// busy: at least as many as would have kept the writer behind (`aggregate_after` per
-    /// `tick`) had they been queued.
+    /// Whether a key into which `folded` events were folded over a whole window (by producers;
+    /// in a re-opened window, by the writer too) is still busy: at least as many as would have
+    /// kept the writer behind (`aggregate_after` per `tick`) had they been queued.
     fn busy(opts: &Options, folded: u64) -> bool {
         let tick = opts.tick.as_nanos().max(1);
         u128::from(folded) * tick >= opts.aggregate_after.max(1) as u128 * opts.aggregate_window.as_nanos()
