@@ -22,9 +22,22 @@
 //! ([`EventSender::record`] with a [`FoldKey`]); when an aggregate with that key is open, it
 //! only bumps that aggregate's counter: the event is never built, queued or freed, which is what
 //! keeps a flood of identical events cheap for the request path. When the writer closes the
-//! window it removes the entry (under the same lock) and adds its count to the held row, so an
+//! window it takes the entry's count (under the same lock) and adds it to the held row, so an
 //! event is folded either before the row is written or not at all. An empty table costs the
 //! producer one relaxed atomic load.
+//!
+//! **Busy keys roll over.** When a window ends and its key is still busy (at least as many
+//! events were folded into it as would have kept the writer behind: `aggregate_after` per
+//! `tick`, over the window), the writer writes the row and, under the same lock, re-opens the
+//! entry for a new window at once instead of removing it. Producers never see a gap, so a flood
+//! of identical events never falls back to building and queueing events at a window end (a
+//! burst of a `tick`'s worth of events, allocated on the workers and freed on the writer, which
+//! showed as an RSS step every window). The re-opened window's row takes its details from the
+//! row that opened the run (path, fragment, request id: the events folded on the request path
+//! are never built, so theirs are not known; a queued event of the key that reaches the writer
+//! first lends the row its own); the first event folded into it heads the row (it counts as held
+//! until the row is stored, then written), every later one counts as aggregated. A re-opened
+//! window into which nothing was folded is closed without a row.
 //!
 //! Accounting is exact: every event produced ends in exactly one of `written` (it is, or heads,
 //! a stored row), `aggregated` (it was folded into another row's count) or `dropped` (queue full,
@@ -158,8 +171,34 @@ struct Fold {
     app: Box<str>,
     client_ip: IpAddr,
     reason: Box<str>,
+    /// Events folded into the current window.
     count: u64,
+    /// First and last time of those events.
+    first_ms: i64,
     last_ms: i64,
+    /// The window was re-opened at the end of the previous one: its first event heads the row.
+    rolled: bool,
+}
+
+/// What [`Folds::fold`] did with an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Folded {
+    /// No aggregate with this key is open.
+    No,
+    /// Counted into an open aggregate (`aggregated`).
+    Aggregated,
+    /// The first event of a re-opened window: it heads the row (`held` until it is written).
+    Head,
+}
+
+/// What an aggregate's entry held when its window ended.
+#[derive(Clone, Copy, Debug)]
+struct Taken {
+    count: u64,
+    first_ms: i64,
+    last_ms: i64,
+    /// The entry stays open for a new window.
+    reopened: bool,
 }
 
 impl Fold {
@@ -208,20 +247,29 @@ impl Folds {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Producer side: fold one event into the open aggregate with this key, if there is one.
-    fn fold(&self, k: &FoldKey<'_>, time_ms: i64) -> bool {
+    /// Fold one event into the open aggregate with this key, if there is one. A producer passes
+    /// the counters: a head is counted (`produced`, `held`) under the lock, so that the writer
+    /// never stores (and counts as written) a head not yet counted as produced; a plain fold is
+    /// counted by the caller.
+    fn fold(&self, k: &FoldKey<'_>, time_ms: i64, producer: Option<&Counters>) -> Folded {
         if self.open.load(Ordering::Relaxed) == 0 {
-            return false;
+            return Folded::No;
         }
         let h = self.hash(k);
         let mut t = self.lock();
-        match t.get_mut(&h).and_then(|l| l.iter_mut().find(|f| f.is(k))) {
-            Some(f) => {
-                f.count += 1;
-                f.last_ms = f.last_ms.max(time_ms);
-                true
+        let Some(f) = t.get_mut(&h).and_then(|l| l.iter_mut().find(|f| f.is(k))) else { return Folded::No };
+        let head = f.rolled && f.count == 0;
+        f.count += 1;
+        f.first_ms = f.first_ms.min(time_ms);
+        f.last_ms = f.last_ms.max(time_ms);
+        if head {
+            if let Some(c) = producer {
+                c.produced.fetch_add(1, Ordering::SeqCst);
+                c.held.fetch_add(1, Ordering::SeqCst);
             }
-            None => false,
+            Folded::Head
+        } else {
+            Folded::Aggregated
         }
     }
 
@@ -231,27 +279,45 @@ impl Folds {
         let mut t = self.lock();
         let list = t.entry(h).or_default();
         if !list.iter().any(|f| f.is(k)) {
-            list.push(Fold { app: k.app.into(), client_ip: k.client_ip, reason: k.reason.into(), count: 0, last_ms: i64::MIN });
+            list.push(Fold {
+                app: k.app.into(),
+                client_ip: k.client_ip,
+                reason: k.reason.into(),
+                count: 0,
+                first_ms: i64::MAX,
+                last_ms: i64::MIN,
+                rolled: false,
+            });
             self.open.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    /// Writer side: the aggregate is closing; what producers folded into it (count, last time).
-    fn close(&self, k: &FoldKey<'_>) -> (u64, i64) {
+    /// Writer side: the aggregate's window ends. Takes what was folded into it and, when
+    /// `reopen` says so for that count (and it is not 0), keeps the entry open for a new window
+    /// (emptied, its first event to head the next row); otherwise removes it.
+    fn roll(&self, k: &FoldKey<'_>, reopen: impl FnOnce(u64) -> bool) -> Taken {
+        let none = Taken { count: 0, first_ms: i64::MAX, last_ms: i64::MIN, reopened: false };
         let h = self.hash(k);
         let mut t = self.lock();
-        let Some(list) = t.get_mut(&h) else { return (0, i64::MIN) };
-        let Some(i) = list.iter().position(|f| f.is(k)) else { return (0, i64::MIN) };
-        let f = list.swap_remove(i);
-        if list.is_empty() {
-            t.remove(&h);
+        let Some(list) = t.get_mut(&h) else { return none };
+        let Some(i) = list.iter().position(|f| f.is(k)) else { return none };
+        let f = &mut list[i];
+        let mut taken = Taken { count: f.count, first_ms: f.first_ms, last_ms: f.last_ms, reopened: false };
+        if f.count > 0 && reopen(f.count) {
+            (f.count, f.first_ms, f.last_ms, f.rolled) = (0, i64::MAX, i64::MIN, true);
+            taken.reopened = true;
+        } else {
+            list.swap_remove(i);
+            if list.is_empty() {
+                t.remove(&h);
+            }
+            self.open.fetch_sub(1, Ordering::Relaxed);
         }
-        self.open.fetch_sub(1, Ordering::Relaxed);
-        (f.count, f.last_ms)
+        taken
     }
 }
 
-enum Msg {
+pub(crate) enum Msg {
     Event(Box<Event>),
     /// Write everything queued and held (aggregates included), then answer.
     Flush(SyncSender<()>),
@@ -298,17 +364,30 @@ impl EventSender {
     /// is not called; otherwise the event is built with `make` and [`send`](Self::send)t.
     /// Never waits (beyond a lock held for a table look-up).
     pub fn record(&self, key: FoldKey<'_>, time_ms: i64, make: impl FnOnce() -> Event) {
-        if !self.closed.load(Ordering::Relaxed) && self.folds.fold(&key, time_ms) {
-            // `produced` first: a snapshot never shows more outcomes than productions.
-            self.counters.produced.fetch_add(1, Ordering::SeqCst);
-            self.counters.aggregated.fetch_add(1, Ordering::SeqCst);
-            return;
+        if !self.closed.load(Ordering::Relaxed) {
+            match self.folds.fold(&key, time_ms, Some(&self.counters)) {
+                Folded::Aggregated => {
+                    // `produced` first: a snapshot never shows more outcomes than productions.
+                    self.counters.produced.fetch_add(1, Ordering::SeqCst);
+                    self.counters.aggregated.fetch_add(1, Ordering::SeqCst);
+                    return;
+                }
+                // Counted by `fold`.
+                Folded::Head => return,
+                Folded::No => {}
+            }
         }
         self.send(make());
     }
 
     pub fn counters(&self) -> &Arc<Counters> {
         &self.counters
+    }
+
+    /// Ask the writer to write everything queued and held (for a writer driven by hand).
+    #[cfg(test)]
+    pub(crate) fn send_flush(&self, ack: SyncSender<()>) {
+        let _ = self.tx.send(Msg::Flush(ack));
     }
 }
 
@@ -393,13 +472,29 @@ impl Drop for Pipeline {
     }
 }
 
+/// What one [`Writer::poll`] found.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Polled {
+    /// A full batch: poll again at once.
+    pub full: bool,
+    /// A stop request was answered.
+    pub stop: bool,
+    /// Every sender is gone.
+    pub gone: bool,
+}
+
 struct Held {
+    /// The row's head; for a re-opened window ([`Held::rolled`]) the details its row is written
+    /// with (time and count come from the fold).
     event: Event,
     /// When the window of this aggregate ends (writer clock).
     until: Instant,
+    /// A window re-opened at the end of the previous one: `event` heads no event of its own,
+    /// the first event folded into the window (on the request path or here) heads the row.
+    rolled: bool,
 }
 
-struct Writer {
+pub(crate) struct Writer {
     sink: Box<dyn Sink>,
     opts: Options,
     c: Arc<Counters>,
@@ -414,6 +509,28 @@ struct Writer {
 /// Most distinct aggregates held at once; beyond it events are written individually.
 const MAX_HELD: usize = 4096;
 
+#[cfg(test)]
+impl Writer {
+    /// A writer driven by hand (no thread; the test calls [`Writer::poll`]): the producers'
+    /// handle, the writer, and the queue between them.
+    pub(crate) fn manual(sink: Box<dyn Sink>, opts: Options) -> (EventSender, Writer, Receiver<Msg>) {
+        let (tx, rx) = mpsc::channel();
+        let counters = Arc::new(Counters::default());
+        let folds = Arc::new(Folds::default());
+        let w = Writer::new(sink, opts.clone(), counters.clone(), folds.clone());
+        let sender = EventSender { tx, capacity: opts.queue_size as u64, counters, closed: Arc::new(AtomicBool::new(false)), folds };
+        (sender, w, rx)
+    }
+
+    /// End every open window now: the next poll closes (or rolls over) them.
+    pub(crate) fn end_windows(&mut self) {
+        let now = Instant::now();
+        for h in self.held.values_mut() {
+            h.until = now;
+        }
+    }
+}
+
 impl Writer {
     fn new(sink: Box<dyn Sink>, opts: Options, c: Arc<Counters>, folds: Arc<Folds>) -> Writer {
         Writer { sink, opts, c, held: HashMap::new(), folds, key: String::new(), last_maintain: Instant::now() }
@@ -422,53 +539,59 @@ impl Writer {
     fn run(mut self, rx: Receiver<Msg>) {
         self.sink.start();
         let mut batch: Vec<Event> = Vec::with_capacity(self.opts.batch_size);
-        let mut acks: Vec<SyncSender<()>> = Vec::new();
-        let mut stop = false;
-        let mut gone = false;
-        while !stop && !gone {
-            let mut taken = 0u64;
-            let mut take = |m: Msg, batch: &mut Vec<Event>, acks: &mut Vec<SyncSender<()>>, stop: &mut bool| match m {
-                Msg::Event(e) => {
-                    taken += 1;
-                    batch.push(*e);
-                }
-                Msg::Flush(tx) => acks.push(tx),
-                Msg::Stop(tx) => {
-                    acks.push(tx);
-                    *stop = true;
-                }
-            };
-            // A flush or stop request ends the batch: what was queued before it is in it.
-            while batch.len() < self.opts.batch_size && acks.is_empty() {
-                match rx.try_recv() {
-                    Ok(m) => take(m, &mut batch, &mut acks, &mut stop),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => {
-                        gone = true;
-                        break;
-                    }
-                }
+        loop {
+            let p = self.poll(&rx, &mut batch);
+            if p.stop || p.gone {
+                break;
             }
-            let full = batch.len() >= self.opts.batch_size;
-            self.c.queued.fetch_sub(taken, Ordering::SeqCst);
-            self.c.held.fetch_add(taken, Ordering::SeqCst);
-            let behind = batch.len() >= self.opts.aggregate_after.max(1) || self.c.queued.load(Ordering::SeqCst) as usize >= self.opts.queue_size / 2;
-            self.process(&mut batch, behind);
-            self.close_windows(!acks.is_empty() || gone);
-            for a in acks.drain(..) {
-                let _ = a.try_send(());
-            }
-            if self.last_maintain.elapsed() >= self.opts.maintain_every {
-                self.last_maintain = Instant::now();
-                if let Err(e) = self.sink.maintain() {
-                    tracing::warn!(error = %e, "events sink maintenance failed");
-                }
-            }
-            if !full && !stop && !gone {
+            if !p.full {
                 #[allow(clippy::disallowed_methods)] // the events writer's own thread, not a worker's event loop
                 std::thread::sleep(self.opts.tick);
             }
         }
+    }
+
+    /// One poll: take up to a batch from the queue, fold or write it, end the windows that are
+    /// due, answer flush and stop requests, run the sink's maintenance when it is time.
+    pub(crate) fn poll(&mut self, rx: &Receiver<Msg>, batch: &mut Vec<Event>) -> Polled {
+        let mut taken = 0u64;
+        let mut acks: Vec<SyncSender<()>> = Vec::new();
+        let (mut stop, mut gone) = (false, false);
+        // A flush or stop request ends the batch: what was queued before it is in it.
+        while batch.len() < self.opts.batch_size && acks.is_empty() {
+            match rx.try_recv() {
+                Ok(Msg::Event(e)) => {
+                    taken += 1;
+                    batch.push(*e);
+                }
+                Ok(Msg::Flush(tx)) => acks.push(tx),
+                Ok(Msg::Stop(tx)) => {
+                    acks.push(tx);
+                    stop = true;
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    gone = true;
+                    break;
+                }
+            }
+        }
+        let full = batch.len() >= self.opts.batch_size;
+        self.c.queued.fetch_sub(taken, Ordering::SeqCst);
+        self.c.held.fetch_add(taken, Ordering::SeqCst);
+        let behind = batch.len() >= self.opts.aggregate_after.max(1) || self.c.queued.load(Ordering::SeqCst) as usize >= self.opts.queue_size / 2;
+        self.process(batch, behind);
+        self.close_windows(!acks.is_empty() || gone);
+        for a in acks.drain(..) {
+            let _ = a.try_send(());
+        }
+        if self.last_maintain.elapsed() >= self.opts.maintain_every {
+            self.last_maintain = Instant::now();
+            if let Err(e) = self.sink.maintain() {
+                tracing::warn!(error = %e, "events sink maintenance failed");
+            }
+        }
+        Polled { full, stop, gone }
     }
 
     /// Fold what can be folded, write the rest.
@@ -486,6 +609,25 @@ impl Writer {
                 self.key.push('\0');
             }
             if let Some(h) = self.held.get_mut(self.key.as_str()) {
+                if h.rolled {
+                    // Folded through the shared table, which knows whether the window has a
+                    // head yet; a head lends the row its own details.
+                    match FoldKey::of(&e).map(|k| self.folds.fold(&k, e.time_ms, None)) {
+                        Some(Folded::Head) => {
+                            // Already counted as produced and held (taken from the queue); the
+                            // fold counted it into the window.
+                            h.event = Event { count: 0, ..e };
+                            continue;
+                        }
+                        Some(Folded::Aggregated) => {
+                            self.c.aggregated.fetch_add(1, Ordering::SeqCst);
+                            self.c.held.fetch_sub(1, Ordering::SeqCst);
+                            continue;
+                        }
+                        // A rolled window always has its entry in the table.
+                        Some(Folded::No) | None => {}
+                    }
+                }
                 h.event.count = h.event.count.saturating_add(e.count);
                 h.event.last_ms = h.event.last_ms.max(e.last_ms);
                 self.c.aggregated.fetch_add(1, Ordering::SeqCst);
@@ -496,7 +638,7 @@ impl Writer {
                 if let Some(k) = FoldKey::of(&e) {
                     self.folds.open(&k);
                 }
-                self.held.insert(self.key.clone(), Held { event: e, until: now + self.opts.aggregate_window });
+                self.held.insert(self.key.clone(), Held { event: e, until: now + self.opts.aggregate_window, rolled: false });
                 continue;
             }
             rows.push(e);
@@ -504,25 +646,63 @@ impl Writer {
         self.write(rows);
     }
 
-    /// Write the aggregates whose window has ended (all of them when `all`).
+    /// Whether a key into which `folded` events were folded over a whole window (by producers;
+    /// in a re-opened window, by the writer too) is still busy: at least as many as would have
+    /// kept the writer behind (`aggregate_after` per `tick`) had they been queued.
+    fn busy(opts: &Options, folded: u64) -> bool {
+        let tick = opts.tick.as_nanos().max(1);
+        u128::from(folded) * tick >= opts.aggregate_after.max(1) as u128 * opts.aggregate_window.as_nanos()
+    }
+
+    /// Write the aggregates whose window has ended (all of them when `all`). A busy key's
+    /// aggregate is re-opened for a new window in the same step (see the module docs), unless
+    /// `all`.
     fn close_windows(&mut self, all: bool) {
         if self.held.is_empty() {
             return;
         }
         let now = Instant::now();
-        let keys: Vec<String> = self.held.iter().filter(|(_, h)| all || h.until <= now).map(|(k, _)| k.clone()).collect();
-        let mut rows: Vec<Event> = Vec::with_capacity(keys.len());
-        for k in &keys {
-            let Some(mut h) = self.held.remove(k) else { continue };
-            if let Some(k) = FoldKey::of(&h.event) {
-                // From here on producers build and queue events with this key again.
-                let (count, last_ms) = self.folds.close(&k);
-                h.event.count = h.event.count.saturating_add(u32::try_from(count).unwrap_or(u32::MAX));
-                h.event.last_ms = h.event.last_ms.max(last_ms);
+        let (opts, folds) = (&self.opts, &self.folds);
+        let mut rows: Vec<Event> = Vec::new();
+        // Closed for good: removed below (their keys are cloned; a re-opened one stays in place).
+        let mut closed: Vec<(String, Taken)> = Vec::new();
+        for (key, h) in self.held.iter_mut().filter(|(_, h)| all || h.until <= now) {
+            let none = Taken { count: 0, first_ms: i64::MAX, last_ms: i64::MIN, reopened: false };
+            // What producers folded (into a re-opened window: every event of it, its head too).
+            let taken = FoldKey::of(&h.event).map_or(none, |k| folds.roll(&k, |n| !all && Self::busy(opts, n)));
+            if taken.reopened {
+                rows.push(Self::row(h.event.clone(), h.rolled, &taken));
+                h.event.count = 0;
+                h.until = now + opts.aggregate_window;
+                h.rolled = true;
+            } else {
+                closed.push((key.clone(), taken));
             }
-            rows.push(h.event);
+        }
+        for (key, taken) in closed {
+            if let Some(h) = self.held.remove(&key) {
+                let row = Self::row(h.event, h.rolled, &taken);
+                // A re-opened window into which nothing was folded has no row.
+                if row.count > 0 {
+                    rows.push(row);
+                }
+            }
         }
         self.write(rows);
+    }
+
+    /// The row of a held aggregate whose window ended, with what producers folded into it.
+    fn row(mut event: Event, rolled: bool, taken: &Taken) -> Event {
+        event.count = event.count.saturating_add(u32::try_from(taken.count).unwrap_or(u32::MAX));
+        if rolled {
+            // Its events are the ones folded into the window (the writer's too).
+            if taken.count > 0 {
+                (event.time_ms, event.last_ms) = (taken.first_ms, taken.last_ms);
+            }
+        } else {
+            event.last_ms = event.last_ms.max(taken.last_ms);
+        }
+        event
     }
 
     fn write(&mut self, mut rows: Vec<Event>) {

@@ -781,3 +781,159 @@ fn an_unreachable_postgres_drops_batches_with_exact_counts_and_never_blocks_send
     assert_eq!((s.produced, s.written, s.dropped + s.aggregated), (100, 0, 100), "{s:?}");
     assert!(balanced(&s));
 }
+
+/// `ev` with its own path and request id, to tell which event lends a row its details.
+fn ev_at(ip: &str, reason: &str, time_ms: i64, path: &str) -> Event {
+    Event { path: path.into(), ..ev(ip, reason, time_ms) }
+}
+
+#[test]
+fn a_busy_key_rolls_over_at_window_ends_without_building_events_and_the_accounting_stays_exact() {
+    // A writer driven by hand: the test polls it and ends its windows, so every step is
+    // deterministic. Busy = at least 2 events folded by producers over a window
+    // (`aggregate_after` per `tick`, and the tick is as long as the window).
+    let rows = Arc::new(Mutex::new(Vec::new()));
+    let opts = Options {
+        queue_size: 64,
+        batch_size: 8,
+        aggregate_window: Duration::from_secs(3600),
+        tick: Duration::from_secs(3600),
+        aggregate_after: 2,
+        ..Options::default()
+    };
+    let (tx, mut w, rx) = pipeline::Writer::manual(Box::new(MemSink(rows.clone())), opts);
+    let mut batch = Vec::new();
+    let built = std::cell::Cell::new(0u32);
+    let record = |ip: &'static str, t: i64, path: &'static str| {
+        tx.record(key(ip), t, || {
+            built.set(built.get() + 1);
+            ev_at(ip, "detect.sqli", t, path)
+        })
+    };
+    let snap = || tx.counters().snapshot();
+    let rows_now = || rows.lock().unwrap().iter().map(|r: &Event| (r.count, r.time_ms, r.last_ms, r.path.clone())).collect::<Vec<_>>();
+    let t = |n: u32, ms: i64, last: i64, path: &str| (n, ms, last, path.to_string());
+
+    // Three events queued before any aggregate is open; the writer finds itself behind, holds
+    // the first and folds the other two.
+    for i in 0..3 {
+        record("192.0.2.1", 1000 + i, "/first");
+    }
+    w.poll(&rx, &mut batch);
+    let s = snap();
+    assert_eq!((built.get(), s.produced, s.written, s.aggregated, s.held, s.queued), (3, 3, 0, 2, 1, 0), "{s:?}");
+    // Producers fold into the open aggregate: nothing built.
+    for i in 0..5 {
+        tx.record(key("192.0.2.1"), 1010 + i, || panic!("folded, never built"));
+    }
+    // Window 1 ends with 5 events folded by producers: busy. Its row is written and the
+    // aggregate stays open for window 2 in the same step.
+    w.end_windows();
+    w.poll(&rx, &mut batch);
+    let s = snap();
+    assert_eq!((s.produced, s.written, s.aggregated, s.held), (8, 1, 7, 0), "{s:?}");
+    assert_eq!(rows_now(), [t(8, 1000, 1014, "/first")]);
+    // Window 2: still nothing built; the first event folded into it heads its row (held until
+    // written), the others are aggregated.
+    for i in 0..4 {
+        tx.record(key("192.0.2.1"), 2000 + i, || panic!("folded across the window end, never built"));
+    }
+    let s = snap();
+    assert_eq!((s.produced, s.aggregated, s.held, s.queued), (12, 10, 1, 0), "{s:?}");
+    w.end_windows();
+    w.poll(&rx, &mut batch);
+    let s = snap();
+    assert_eq!((s.produced, s.written, s.aggregated, s.held), (12, 2, 10, 0), "{s:?}");
+    // The row of a rolled-over window carries the details of the row that opened the run, its
+    // own times and count.
+    assert_eq!(rows_now()[1], t(4, 2000, 2003, "/first"));
+    {
+        let r = rows.lock().unwrap();
+        assert_eq!(r[1].request_id, r[0].request_id);
+    }
+    // Window 3: a queued event of the key reaches the writer before any producer folds into
+    // the window: it heads the row and lends it its details.
+    tx.send(ev_at("192.0.2.1", "detect.sqli", 3000, "/queued"));
+    w.poll(&rx, &mut batch);
+    for i in 1..3 {
+        tx.record(key("192.0.2.1"), 3000 + i, || panic!("never built"));
+    }
+    w.end_windows();
+    w.poll(&rx, &mut batch);
+    let s = snap();
+    assert_eq!((s.produced, s.written, s.aggregated, s.held), (15, 3, 12, 0), "{s:?}");
+    assert_eq!(rows_now()[2], t(3, 3000, 3002, "/queued"));
+    // Window 4: nothing folded. It ends without a row, and the key is closed: the next event
+    // is built and, the writer not being behind, stored as its own row.
+    w.end_windows();
+    w.poll(&rx, &mut batch);
+    assert_eq!(rows_now().len(), 3);
+    assert_eq!(built.get(), 3);
+    record("192.0.2.1", 5000, "/alone");
+    assert_eq!(built.get(), 4);
+    w.poll(&rx, &mut batch);
+    assert_eq!(rows_now()[3], t(1, 5000, 5000, "/alone"));
+    // Another key whose window ends with only one event folded by producers: not busy, closed
+    // with its row; the next event is built again.
+    record("192.0.2.2", 6000, "/b");
+    record("192.0.2.2", 6001, "/b");
+    w.poll(&rx, &mut batch);
+    tx.record(key("192.0.2.2"), 6002, || panic!("never built"));
+    w.end_windows();
+    w.poll(&rx, &mut batch);
+    assert_eq!(rows_now()[4], t(3, 6000, 6002, "/b"));
+    record("192.0.2.2", 7000, "/b");
+    assert_eq!(built.get(), 7);
+    w.poll(&rx, &mut batch);
+    // Everything is accounted for, exactly: each row has one written head, every other event
+    // is in a row's count.
+    let s = snap();
+    let rows = rows.lock().unwrap();
+    assert!(balanced(&s) && s.queued == 0 && s.held == 0 && s.dropped == 0, "{s:?}");
+    assert_eq!(rows.len() as u64, s.written);
+    assert_eq!(rows.iter().map(|r| r.count as u64).sum::<u64>(), s.written + s.aggregated);
+    assert_eq!(s.produced, 20);
+}
+
+#[test]
+fn a_flush_writes_a_rolled_over_aggregate_and_closes_it() {
+    let rows = Arc::new(Mutex::new(Vec::new()));
+    let opts = Options {
+        queue_size: 64,
+        batch_size: 8,
+        aggregate_window: Duration::from_secs(3600),
+        tick: Duration::from_secs(3600),
+        aggregate_after: 1,
+        ..Options::default()
+    };
+    let (tx, mut w, rx) = pipeline::Writer::manual(Box::new(MemSink(rows.clone())), opts);
+    let mut batch = Vec::new();
+    tx.send(ev("192.0.2.1", "detect.sqli", 1));
+    w.poll(&rx, &mut batch);
+    tx.record(key("192.0.2.1"), 2, || panic!("never built"));
+    w.end_windows();
+    w.poll(&rx, &mut batch);
+    // Rolled over; two events fold into window 2, then a flush arrives: the row is written and
+    // the aggregate closed, not rolled over.
+    tx.record(key("192.0.2.1"), 3, || panic!("never built"));
+    tx.record(key("192.0.2.1"), 4, || panic!("never built"));
+    let (ack_tx, ack_rx) = sync_channel(1);
+    tx.send_flush(ack_tx);
+    w.poll(&rx, &mut batch);
+    assert!(ack_rx.try_recv().is_ok());
+    let counts: Vec<(u32, i64, i64)> = rows.lock().unwrap().iter().map(|r| (r.count, r.time_ms, r.last_ms)).collect();
+    assert_eq!(counts, [(2, 1, 2), (2, 3, 4)]);
+    let built = std::cell::Cell::new(false);
+    tx.record(key("192.0.2.1"), 5, || {
+        built.set(true);
+        ev("192.0.2.1", "detect.sqli", 5)
+    });
+    assert!(built.get(), "closed by the flush: built again");
+    let (ack_tx, ack_rx) = sync_channel(1);
+    tx.send_flush(ack_tx);
+    w.poll(&rx, &mut batch);
+    assert!(ack_rx.try_recv().is_ok());
+    let s = tx.counters().snapshot();
+    assert!(balanced(&s) && s.held == 0 && s.queued == 0, "{s:?}");
+    assert_eq!((s.produced, s.written, s.aggregated), (5, 3, 2));
+}
