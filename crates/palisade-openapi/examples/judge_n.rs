@@ -7,6 +7,14 @@
 //! `small`, `large`; add `tape` as a third argument for the tape-only path). Judge
 //! instructions per request = inclusive cost of `Judge::check_request` / its call count.
 //! Needs ../shared/bench (exits with a message without it).
+//!
+//! `judge_n CASE N timing` instead prints the on-CPU time (thread CPU clock) per judgement,
+//! median of N, twice: warm (the same request judged back to back, as criterion does) and
+//! cold (8 MiB written between judgements, as the kernel's socket copies and the rest of the
+//! proxy do between two requests: caches and branch history no longer hold the judge's
+//! state). The ratio says how much of the difference between the in-process figure and the
+//! proxy's is the price of running cold. Timing figures move with the machine's load.
+#![allow(unsafe_code)]
 
 use std::path::Path;
 
@@ -23,6 +31,7 @@ fn main() {
     let case = args.get(1).map_or("large", String::as_str);
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
     let fused = args.get(3).map(String::as_str) != Some("tape");
+    let timing = args.get(3).map(String::as_str) == Some("timing");
     let spec = dir.join("bench-api.yaml").canonicalize().expect("spec path").display().to_string();
     let set = palisade_openapi::load(&spec, &palisade_openapi::FsFetch, &palisade_openapi::Limits::default()).expect("spec loads");
     let api = palisade_openapi::compile(&set, &Default::default()).expect("spec compiles");
@@ -40,10 +49,47 @@ fn main() {
     raw.extend_from_slice(&body);
     let req = parse_request(&raw).expect("request parses");
     let mut out = Vec::new();
+    if timing {
+        let mut junk = vec![0u8; 8 << 20];
+        for cold in [false, true] {
+            let mut times = Vec::with_capacity(n);
+            for i in 0..n {
+                if cold {
+                    // Touch every cache line of 8 MiB with a value that changes each round.
+                    for (j, b) in junk.iter_mut().step_by(64).enumerate() {
+                        *b = b.wrapping_add((i + j) as u8);
+                    }
+                    std::hint::black_box(&junk);
+                }
+                out.clear();
+                let t0 = cpu_ns();
+                judge.check_request(std::hint::black_box(&req.view()), Phase::Whole, &mut out);
+                times.push(cpu_ns().saturating_sub(t0));
+                assert!(out.is_empty(), "{case}: {out:?}");
+            }
+            times.sort_unstable();
+            let median = times[times.len() / 2] as f64 / 1000.0;
+            let p10 = times[times.len() / 10] as f64 / 1000.0;
+            println!("{case} {}: median {median:.2} µs on-CPU per judgement (p10 {p10:.2}, {n} judgements)", if cold { "cold" } else { "warm" });
+        }
+        return;
+    }
     for _ in 0..n {
         out.clear();
         judge.check_request(std::hint::black_box(&req.view()), Phase::Whole, &mut out);
         assert!(out.is_empty(), "{case}: {out:?}");
     }
     println!("{case}: {n} judgements, fused={fused}");
+}
+
+/// Nanoseconds this thread has run on a CPU (`CLOCK_THREAD_CPUTIME_ID`).
+fn cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if r == 0 {
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    } else {
+        0
+    }
 }
