@@ -9,10 +9,10 @@
 //! Needs ../shared/bench (exits with a message without it).
 //!
 //! `judge_n CASE N timing` instead prints the on-CPU time (thread CPU clock) per judgement,
-//! median of N, twice: warm (the same request judged back to back, as criterion does) and
-//! cold (8 MiB written between judgements, as the kernel's socket copies and the rest of the
-//! proxy do between two requests: caches and branch history no longer hold the judge's
-//! state). The ratio says how much of the difference between the in-process figure and the
+//! median of N, three times: warm (the same request judged back to back, as criterion does),
+//! light (between judgements, as many bytes written as the kernel copies for one proxied
+//! request: two bodies and 8 KiB) and cold (8 MiB written between judgements: caches no longer
+//! hold the judge's state). The ratio says how much of the difference between the in-process figure and the
 //! proxy's is the price of running cold. Timing figures move with the machine's load.
 #![allow(unsafe_code)]
 
@@ -51,12 +51,15 @@ fn main() {
     let mut out = Vec::new();
     if timing {
         let mut junk = vec![0u8; 8 << 20];
-        for cold in [false, true] {
+        // Bytes written between two judgements: none (warm), what the kernel copies for one
+        // proxied request of this size (about 2 bodies plus 8 KiB), 8 MiB (cold).
+        let light = (2 * body.len() + (8 << 10)).min(junk.len());
+        for (label, touch) in [("warm", 0), ("light", light), ("cold", junk.len())] {
             let mut times = Vec::with_capacity(n);
             for i in 0..n {
-                if cold {
-                    // Touch every cache line of 8 MiB with a value that changes each round.
-                    for (j, b) in junk.iter_mut().step_by(64).enumerate() {
+                if touch > 0 {
+                    // Touch every cache line of the span with a value that changes each round.
+                    for (j, b) in junk[..touch].iter_mut().step_by(64).enumerate() {
                         *b = b.wrapping_add((i + j) as u8);
                     }
                     std::hint::black_box(&junk);
@@ -70,7 +73,7 @@ fn main() {
             times.sort_unstable();
             let median = times[times.len() / 2] as f64 / 1000.0;
             let p10 = times[times.len() / 10] as f64 / 1000.0;
-            println!("{case} {}: median {median:.2} µs on-CPU per judgement (p10 {p10:.2}, {n} judgements)", if cold { "cold" } else { "warm" });
+            println!("{case} {label} ({touch} bytes written between): median {median:.2} µs on-CPU per judgement (p10 {p10:.2}, {n} judgements)");
         }
         return;
     }
