@@ -237,7 +237,7 @@ pub fn one_of<'a>(cx: &mut Ctx, node: &Node, path: &str, choices: &[&'a str]) ->
     }
 }
 
-/// `10s`, `500ms`, `2m`, `1h`, `1d`, or a bare number of seconds.
+/// `10s`, `500ms`, `100us` (or `100µs`), `2m`, `1h`, `1d`, or a bare number of seconds.
 pub fn duration(cx: &mut Ctx, node: &Node, path: &str) -> Option<Duration> {
     let parsed = match &node.value {
         Value::Int(i) if *i >= 0 => Some(Duration::from_secs(*i as u64)),
@@ -260,6 +260,7 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         return None;
     }
     let secs = match unit.trim() {
+        "us" | "µs" => n / 1_000_000.0,
         "ms" => n / 1000.0,
         "s" => n,
         "m" => n * 60.0,

@@ -19,6 +19,7 @@ pub const INSERTABLE: &[&[&str]] = &[
     &["admin", "token"],
     &["server", "max_connections"],
     &["server", "shutdown_timeout"],
+    &["server", "busy_poll"],
 ];
 
 /// Replace `${NAME}` (error when unset) and `${NAME:-default}` in every string; `$${` is a

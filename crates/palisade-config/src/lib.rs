@@ -274,6 +274,9 @@ pub struct ServerConfig {
     pub shutdown_timeout: Duration,
     /// Peers whose `X-Forwarded-For` / `Forwarded` headers are believed.
     pub trusted_proxies: Vec<IpNet>,
+    /// How long a worker keeps polling its sockets without sleeping after it last saw a request
+    /// (zero: never; it sleeps in the poller as soon as it has nothing to do). Read at start.
+    pub busy_poll: Duration,
 }
 
 impl Default for ServerConfig {
@@ -287,6 +290,7 @@ impl Default for ServerConfig {
             keepalive_timeout: Duration::from_secs(75),
             shutdown_timeout: Duration::from_secs(30),
             trusted_proxies: Vec::new(),
+            busy_poll: Duration::ZERO,
         }
     }
 }
@@ -639,6 +643,16 @@ fn decode_server(cx: &mut Ctx, n: &Node, p: &str) -> Option<ServerConfig> {
         keepalive_timeout: m.opt(cx, "keepalive_timeout", positive_duration).unwrap_or(d.keepalive_timeout),
         shutdown_timeout: m.opt(cx, "shutdown_timeout", decode::duration).unwrap_or(d.shutdown_timeout),
         trusted_proxies: m.opt(cx, "trusted_proxies", |cx, n, p| decode::one_or_seq(cx, n, p, decode::cidr)).unwrap_or_default(),
+        busy_poll: m
+            .opt(cx, "busy_poll", |cx, n, p| {
+                let d = decode::duration(cx, n, p)?;
+                if d > MAX_BUSY_POLL {
+                    cx.error(&n.origin, p, "must be at most 10ms (it is the time a worker spins after each request)");
+                    return None;
+                }
+                Some(d)
+            })
+            .unwrap_or(d.busy_poll),
     };
     m.finish_with(
         cx,
@@ -651,10 +665,14 @@ fn decode_server(cx: &mut Ctx, n: &Node, p: &str) -> Option<ServerConfig> {
             "keepalive_timeout",
             "shutdown_timeout",
             "trusted_proxies",
+            "busy_poll",
         ],
     );
     Some(s)
 }
+
+/// Longest `server.busy_poll`: a worker spins at most this long after each request.
+const MAX_BUSY_POLL: Duration = Duration::from_millis(10);
 
 fn positive_duration(cx: &mut Ctx, n: &Node, p: &str) -> Option<Duration> {
     let d = decode::duration(cx, n, p)?;

@@ -202,6 +202,17 @@ fn sizes_and_durations() {
     assert_eq!(decode::parse_duration("2m"), Some(Duration::from_secs(120)));
     assert_eq!(decode::parse_duration("10"), None);
     assert_eq!(decode::parse_duration("-1s"), None);
+    assert_eq!(decode::parse_duration("150us"), Some(Duration::from_micros(150)));
+    assert_eq!(decode::parse_duration("150µs"), Some(Duration::from_micros(150)));
+}
+
+#[test]
+fn busy_poll_defaults_off_and_is_bounded() {
+    let base = "listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1'}]\n";
+    assert_eq!(parse(base).unwrap().server.busy_poll, Duration::ZERO);
+    assert_eq!(parse(&format!("server: {{busy_poll: 200us}}\n{base}")).unwrap().server.busy_poll, Duration::from_micros(200));
+    let msgs: Vec<String> = errors(&format!("server: {{busy_poll: 1s}}\n{base}")).iter().map(|e| e.to_string()).collect();
+    assert!(msgs.iter().any(|m| m.contains("server.busy_poll") && m.contains("at most 10ms")), "{msgs:?}");
 }
 
 #[test]

@@ -89,6 +89,9 @@ pub enum Served {
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 /// Bodies with a Content-Length up to this are delivered as a single frame.
 const WHOLE_BODY_MAX: u64 = 256 * 1024;
+/// Room past a whole body's bytes for what its last read may bring of the next request (see
+/// `poll_whole_body`).
+const BODY_SLACK: usize = 4096;
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 struct Shared {
@@ -175,10 +178,21 @@ impl Shared {
                 let whole = self.body_buf.take().map(|(b, _)| b).unwrap_or_default();
                 return Poll::Ready(Ok(whole.freeze()));
             }
-            // Never read past the body: what follows belongs to the next request.
-            match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut (&mut *buf).limit(missing)) {
+            // Each read asks for up to BODY_SLACK bytes past the body. Usually fewer arrive: a
+            // read that does not fill its buffer tells tokio the socket is drained, so the next
+            // request's head is waited for in the poller instead of with a `recv` that fails with
+            // EAGAIN (one syscall per request saved). Bytes past the body belong to the next
+            // request (pipelining): they go to the connection's read buffer.
+            match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut (&mut *buf).limit(missing + BODY_SLACK)) {
                 Poll::Ready(Ok(0)) => return Poll::Ready(Err(BodyError::Incomplete)),
-                Poll::Ready(Ok(_)) => self.deadline_armed = false,
+                Poll::Ready(Ok(_)) => {
+                    self.deadline_armed = false;
+                    if buf.len() > n as usize {
+                        // The connection's buffer is empty here: the body took all it held.
+                        self.rbuf.extend_from_slice(&buf[n as usize..]);
+                        buf.truncate(n as usize);
+                    }
+                }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(BodyError::Io(e.to_string()))),
                 Poll::Pending => {
                     if self.body_deadline_passed(cx) {
@@ -226,9 +240,9 @@ impl Body for RequestBody {
             if let BodyState::Length(n) = s.body {
                 let whole = s.body_buf.is_some()
                     || (n <= WHOLE_BODY_MAX && (s.rbuf.len() as u64) < n && {
-                        match Reservation::take(n as usize) {
+                        match Reservation::take(n as usize + BODY_SLACK) {
                             Some(r) => {
-                                let mut b = BytesMut::with_capacity(n as usize);
+                                let mut b = BytesMut::with_capacity(n as usize + BODY_SLACK);
                                 let take = s.rbuf.len().min(n as usize);
                                 b.extend_from_slice(&s.rbuf.split_to(take));
                                 s.body_buf = Some((b, r));
@@ -350,7 +364,8 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
         let body_done = shared.borrow().body == BodyState::Done;
         let keep_alive = framing.keep_alive && body_done && !closing(&shutdown);
         match write_response(&shared, &mut wbuf, resp, framing.is_head, keep_alive, framing.version, limits).await {
-            Ok(true) => {}
+            // The response is out: busy-poll for the client's next request (`server.busy_poll`).
+            Ok(true) => crate::spin::kick(),
             Ok(false) | Err(_) => {
                 let _ = poll_fn(|cx| Pin::new(&mut shared.borrow_mut().io).poll_shutdown(cx)).await;
                 return Served::Closed;

@@ -26,6 +26,7 @@ pub mod response;
 pub mod router;
 pub mod server;
 pub mod snapshot;
+pub mod spin;
 pub mod tls;
 pub mod upstream;
 

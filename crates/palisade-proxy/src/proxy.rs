@@ -40,6 +40,8 @@ pub struct Proxy {
 
 impl Handler for Proxy {
     async fn call(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody> {
+        // A request: the worker busy-polls while it waits for the upstream (`server.busy_poll`).
+        crate::spin::kick();
         self.handle(req, conn).await
     }
 }

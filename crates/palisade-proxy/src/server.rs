@@ -334,6 +334,9 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, ind
             };
             accept_tasks.push(tokio::task::spawn_local(accept_loop(shared.clone(), listener, idx, proxy.clone(), active.clone())));
         }
+        // Busy polling after requests (`server.busy_poll`, read at start; see spin.rs).
+        let busy_poll = shared.snapshot.load().config.server.busy_poll;
+        let spinner = (!busy_poll.is_zero()).then(|| tokio::task::spawn_local(crate::spin::run(busy_poll)));
         let mut rx = shared.shutdown.subscribe();
         while !*rx.borrow() {
             if rx.changed().await.is_err() {
@@ -341,6 +344,9 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, ind
             }
         }
         for t in &accept_tasks {
+            t.abort();
+        }
+        if let Some(t) = &spinner {
             t.abort();
         }
         // Drain: wait for open connections to finish their in-flight requests.

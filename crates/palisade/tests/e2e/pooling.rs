@@ -114,3 +114,28 @@ async fn unix_socket_upstream() {
     assert_eq!(up.next_req().await.header("host"), Some("localhost"));
     assert_eq!(up.accepts(), 2);
 }
+
+#[tokio::test]
+async fn busy_polling_worker_forwards_requests_and_shuts_down() {
+    // `server.busy_poll`: the worker spins after each request instead of sleeping in the poller
+    // (spin.rs). Requests, bodies and keep-alive on both sides behave exactly as without it, and
+    // the spinning worker still stops on shutdown.
+    let mut up = Upstream::tcp(handler(|req| vec![Step::Write(ok(&format!("{} {}", req.path(), req.body.len())))])).await;
+    let mut proxy = Proxy::start(&cfg(&["busy_poll: 2ms"], &one_app(&up.url())));
+    assert_eq!(proxy.snapshot().config.server.busy_poll, std::time::Duration::from_millis(2));
+    let mut c = Conn::connect(proxy.addr).await;
+    let body = "x".repeat(40_000);
+    for i in 0..20 {
+        let r = if i % 2 == 0 {
+            c.roundtrip(format!("GET /b{i} HTTP/1.1\r\nHost: api.test\r\n\r\n")).await
+        } else {
+            c.roundtrip(format!("POST /b{i} HTTP/1.1\r\nHost: api.test\r\nContent-Length: {}\r\n\r\n{body}", body.len())).await
+        };
+        assert_eq!(r.status, 200);
+        assert_eq!(r.text(), format!("/b{i} {}", if i % 2 == 0 { 0 } else { body.len() }));
+    }
+    assert_eq!(up.drain().len(), 20);
+    assert_eq!(up.accepts(), 1, "the upstream connection is reused");
+    let running = proxy.take();
+    within("shutdown of a busy-polling worker", tokio::task::spawn_blocking(move || running.shutdown())).await.unwrap();
+}
