@@ -238,6 +238,57 @@ pub(crate) fn b64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// A sorted list of lowercase ASCII words with a length filter per first letter (bit `len` of
+/// the slot of the first byte: `a`..`z`, then any other byte; a word of 32 bytes or more is in
+/// no bit): most words not in the list are rejected by one table lookup, the rest by a binary
+/// search.
+pub(crate) struct SortedWords {
+    words: Vec<&'static str>,
+    lens: [u32; 27],
+}
+
+impl SortedWords {
+    pub(crate) fn new(words: &[&'static str]) -> SortedWords {
+        let mut words = words.to_vec();
+        words.sort_unstable();
+        let mut lens = [0u32; 27];
+        for w in &words {
+            lens[Self::slot(w.as_bytes()[0])] |= 1u32.checked_shl(w.len() as u32).unwrap_or(0);
+        }
+        SortedWords { words, lens }
+    }
+
+    fn slot(c: u8) -> usize {
+        let c = c.to_ascii_lowercase();
+        if c.is_ascii_lowercase() {
+            (c - b'a') as usize
+        } else {
+            26
+        }
+    }
+
+    fn may_hold(&self, w: &[u8]) -> bool {
+        w.first().is_some_and(|&c| self.lens[Self::slot(c)] & 1u32.checked_shl(w.len() as u32).unwrap_or(0) != 0)
+    }
+
+    /// Whether the lowercase word `w` is in the list.
+    pub(crate) fn contains(&self, w: &str) -> bool {
+        self.may_hold(w.as_bytes()) && self.words.binary_search(&w).is_ok()
+    }
+
+    /// Whether `w`, in any ASCII case, is in the list.
+    pub(crate) fn contains_ignore_case(&self, w: &[u8]) -> bool {
+        if !self.may_hold(w) {
+            return false;
+        }
+        let mut buf = [0u8; 32];
+        let Some(lc) = buf.get_mut(..w.len()) else { return false };
+        lc.copy_from_slice(w);
+        lc.make_ascii_lowercase();
+        std::str::from_utf8(lc).is_ok_and(|lc| self.words.binary_search(&lc).is_ok())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +339,17 @@ mod tests {
             for n in needles {
                 assert_eq!(find_short(h, n), memchr::memmem::find(h, n), "{:?} in {:?}", n, h);
             }
+        }
+    }
+
+    #[test]
+    fn sorted_words_find_exactly_their_words() {
+        let w = SortedWords::new(&["union", "select", "or", "sqlmap", "_x", "9lives"]);
+        for yes in ["union", "select", "or", "sqlmap", "_x", "9lives"] {
+            assert!(w.contains(yes) && w.contains_ignore_case(yes.to_ascii_uppercase().as_bytes()), "{yes}");
+        }
+        for no in ["unio", "unions", "selects", "o", "", "x", "sqlmapx", "a".repeat(40).as_str(), "ünion"] {
+            assert!(!w.contains(no) && !w.contains_ignore_case(no.as_bytes()), "{no}");
         }
     }
 }

@@ -82,37 +82,19 @@ impl Detector for ScannerDetector {
     }
 }
 
-/// [`TOOLS`] sorted (binary search), and per first byte (`a`..`z`, then any other) the name
-/// lengths that occur (bit `len`), a filter before the search.
-static SORTED_TOOLS: std::sync::LazyLock<(Vec<&'static str>, [u32; 27])> = std::sync::LazyLock::new(|| {
-    let mut v = TOOLS.to_vec();
-    v.sort_unstable();
-    let mut lens = [0u32; 27];
-    for t in &v {
-        lens[tool_slot(t.as_bytes()[0])] |= 1u32.checked_shl(t.len() as u32).unwrap_or(0);
-    }
-    (v, lens)
-});
-
-fn tool_slot(c: u8) -> usize {
-    if c.is_ascii_lowercase() {
-        (c - b'a') as usize
-    } else {
-        26
-    }
-}
+/// [`TOOLS`] with a length filter before the binary search.
+static SORTED_TOOLS: std::sync::LazyLock<crate::other_util::SortedWords> = std::sync::LazyLock::new(|| crate::other_util::SortedWords::new(TOOLS));
 
 fn user_agent(v: &str) -> Option<Hit> {
     let l = v.to_ascii_lowercase();
     step(l.len());
-    let (tools, lens) = &*SORTED_TOOLS;
     let (mut nmap, mut masscan) = (false, false);
     // Tokens split on anything that is not a letter or digit: `sqlmap/1.7`, `Nmap Scripting Engine`.
     for tok in l.split(|c: char| !c.is_ascii_alphanumeric()) {
         step(1);
         nmap |= tok == "nmap";
         masscan |= tok == "masscan";
-        if tok.len() >= 3 && lens[tool_slot(tok.as_bytes()[0])] & 1u32.checked_shl(tok.len() as u32).unwrap_or(0) != 0 && tools.binary_search(&tok).is_ok() {
+        if tok.len() >= 3 && SORTED_TOOLS.contains(tok) {
             let word = matches!(tok, "zap" | "vega" | "paros" | "httpx" | "qualys");
             // Names that are also words (Vega is a place name) count as a product token only:
             // `vega/1.0`.

@@ -83,27 +83,8 @@ impl Detector for SqliDetector {
 /// (`1union select`).
 pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "" };
 
-/// [`GATE_WORDS`], sorted (binary search), and per first letter the lengths that occur (bit
-/// `len`; a word of 32 bytes or more is in no bit), a filter before the search.
-static SORTED_GATE_WORDS: std::sync::LazyLock<(Vec<&'static str>, [u32; 27])> = std::sync::LazyLock::new(|| {
-    let mut v = GATE_WORDS.to_vec();
-    v.sort_unstable();
-    let mut lens = [0u32; 27];
-    for w in &v {
-        lens[first_slot(w.as_bytes()[0])] |= 1u32.checked_shl(w.len() as u32).unwrap_or(0);
-    }
-    (v, lens)
-});
-
-/// Slot of a word's first byte in the length filter of [`SORTED_GATE_WORDS`].
-fn first_slot(c: u8) -> usize {
-    let c = c.to_ascii_lowercase();
-    if c.is_ascii_lowercase() {
-        (c - b'a') as usize
-    } else {
-        26
-    }
-}
+/// [`GATE_WORDS`] with a length filter before the binary search.
+static SORTED_GATE_WORDS: std::sync::LazyLock<crate::other_util::SortedWords> = std::sync::LazyLock::new(|| crate::other_util::SortedWords::new(GATE_WORDS));
 
 /// [`crate::Detector::product_token_gate`]: a text in the product-token shape
 /// ([`crate::shape`]) has no quote, backslash or `#` (no string breakout, no `#` comment), no
@@ -116,17 +97,7 @@ fn first_slot(c: u8) -> usize {
 fn product_token_gate(s: &str) -> bool {
     crate::other_util::find_short(s.as_bytes(), b"--").is_some()
         || crate::shape::call_shape(s)
-        || crate::shape::words_outside_comments(s, |w| {
-            let (sorted, lens) = &*SORTED_GATE_WORDS;
-            if lens[first_slot(w[0])] & 1u32.checked_shl(w.len() as u32).unwrap_or(0) == 0 {
-                return false;
-            }
-            let mut buf = [0u8; 32];
-            let Some(lc) = buf.get_mut(..w.len()) else { return false };
-            lc.copy_from_slice(w);
-            lc.make_ascii_lowercase();
-            std::str::from_utf8(lc).is_ok_and(|lc| sorted.binary_search(&lc).is_ok())
-        })
+        || crate::shape::words_outside_comments(s, |w| SORTED_GATE_WORDS.contains_ignore_case(w))
 }
 
 pub(crate) const GATE_WORDS: &[&str] = &[
