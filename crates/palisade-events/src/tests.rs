@@ -782,6 +782,23 @@ fn an_unreachable_postgres_drops_batches_with_exact_counts_and_never_blocks_send
     assert!(balanced(&s));
 }
 
+/// A writer driven by hand into a memory sink, with hour-long windows and ticks (the test ends
+/// windows itself) and `aggregate_after` events per tick making a key busy.
+#[allow(clippy::type_complexity)]
+fn manual_writer(aggregate_after: usize) -> (Arc<Mutex<Vec<Event>>>, EventSender, pipeline::Writer, Receiver<pipeline::Msg>) {
+    let rows = Arc::new(Mutex::new(Vec::new()));
+    let opts = Options {
+        queue_size: 64,
+        batch_size: 8,
+        aggregate_window: Duration::from_secs(3600),
+        tick: Duration::from_secs(3600),
+        aggregate_after,
+        ..Options::default()
+    };
+    let (tx, w, rx) = pipeline::Writer::manual(Box::new(MemSink(rows.clone())), opts);
+    (rows, tx, w, rx)
+}
+
 /// `ev` with its own path and request id, to tell which event lends a row its details.
 fn ev_at(ip: &str, reason: &str, time_ms: i64, path: &str) -> Event {
     Event { path: path.into(), ..ev(ip, reason, time_ms) }
@@ -792,16 +809,7 @@ fn a_busy_key_rolls_over_at_window_ends_without_building_events_and_the_accounti
     // A writer driven by hand: the test polls it and ends its windows, so every step is
     // deterministic. Busy = at least 2 events folded by producers over a window
     // (`aggregate_after` per `tick`, and the tick is as long as the window).
-    let rows = Arc::new(Mutex::new(Vec::new()));
-    let opts = Options {
-        queue_size: 64,
-        batch_size: 8,
-        aggregate_window: Duration::from_secs(3600),
-        tick: Duration::from_secs(3600),
-        aggregate_after: 2,
-        ..Options::default()
-    };
-    let (tx, mut w, rx) = pipeline::Writer::manual(Box::new(MemSink(rows.clone())), opts);
+    let (rows, tx, mut w, rx) = manual_writer(2);
     let mut batch = Vec::new();
     let built = std::cell::Cell::new(0u32);
     let record = |ip: &'static str, t: i64, path: &'static str| {
@@ -897,16 +905,7 @@ fn a_busy_key_rolls_over_at_window_ends_without_building_events_and_the_accounti
 
 #[test]
 fn a_flush_writes_a_rolled_over_aggregate_and_closes_it() {
-    let rows = Arc::new(Mutex::new(Vec::new()));
-    let opts = Options {
-        queue_size: 64,
-        batch_size: 8,
-        aggregate_window: Duration::from_secs(3600),
-        tick: Duration::from_secs(3600),
-        aggregate_after: 1,
-        ..Options::default()
-    };
-    let (tx, mut w, rx) = pipeline::Writer::manual(Box::new(MemSink(rows.clone())), opts);
+    let (rows, tx, mut w, rx) = manual_writer(1);
     let mut batch = Vec::new();
     tx.send(ev("192.0.2.1", "detect.sqli", 1));
     w.poll(&rx, &mut batch);
