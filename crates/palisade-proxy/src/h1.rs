@@ -121,6 +121,45 @@ thread_local! {
 
 struct Reservation(usize);
 
+/// Whole-body buffers of this worker kept for the next bodies (at most `BODY_POOL` of at most
+/// `POOLED_BODY_MAX` bytes each): a body buffer is allocated and freed around every request,
+/// and the allocator returning those pages to the kernel (and faulting them in again) showed as
+/// page faults per 28 KiB POST.
+const BODY_POOL: usize = 8;
+const POOLED_BODY_MAX: usize = 64 * 1024 + BODY_SLACK;
+
+thread_local! {
+    static BODIES: RefCell<Vec<BytesMut>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A buffer for a whole body of `cap` bytes (its slack included): pooled when one is there.
+fn body_buffer(cap: usize) -> BytesMut {
+    match BODIES.with(|b| b.borrow_mut().pop()) {
+        Some(mut b) if b.capacity() >= cap => {
+            b.clear();
+            b
+        }
+        _ => BytesMut::with_capacity(cap),
+    }
+}
+
+/// Give a whole body back once it has been sent (kept only when nothing else holds it).
+pub fn recycle_body(body: Bytes) {
+    if body.len() > POOLED_BODY_MAX {
+        return;
+    }
+    if let Ok(b) = body.try_into_mut() {
+        if b.capacity() <= POOLED_BODY_MAX {
+            BODIES.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < BODY_POOL {
+                    p.push(b);
+                }
+            });
+        }
+    }
+}
+
 impl Reservation {
     fn take(n: usize) -> Option<Reservation> {
         RESERVED_AHEAD.with(|r| {
@@ -242,7 +281,7 @@ impl Body for RequestBody {
                     || (n <= WHOLE_BODY_MAX && (s.rbuf.len() as u64) < n && {
                         match Reservation::take(n as usize + BODY_SLACK) {
                             Some(r) => {
-                                let mut b = BytesMut::with_capacity(n as usize + BODY_SLACK);
+                                let mut b = body_buffer(n as usize + BODY_SLACK);
                                 let take = s.rbuf.len().min(n as usize);
                                 b.extend_from_slice(&s.rbuf.split_to(take));
                                 s.body_buf = Some((b, r));

@@ -252,8 +252,10 @@ impl UpConn {
     }
 }
 
+/// Connections are boxed for their whole life: a request moves a pointer in and out of the
+/// pool and through the response body, not the connection's state.
 struct Idle {
-    conn: UpConn,
+    conn: Box<UpConn>,
     since: Instant,
 }
 
@@ -268,7 +270,7 @@ thread_local! {
     static POOLS: RefCell<LocalPools> = RefCell::new(LocalPools::default());
 }
 
-fn pool_take(up: &Upstream, t: usize, now: Instant) -> Option<UpConn> {
+fn pool_take(up: &Upstream, t: usize, now: Instant) -> Option<Box<UpConn>> {
     POOLS.with(|p| {
         let mut p = p.borrow_mut();
         if p.generation != up.generation {
@@ -286,7 +288,7 @@ fn pool_take(up: &Upstream, t: usize, now: Instant) -> Option<UpConn> {
     })
 }
 
-fn pool_put(up: &Upstream, t: usize, conn: UpConn) {
+fn pool_put(up: &Upstream, t: usize, conn: Box<UpConn>) {
     let max_idle = up.cfg.max_idle;
     if max_idle == 0 {
         return;
@@ -326,7 +328,7 @@ pub fn idle_count(up: &Upstream, t: usize) -> usize {
     })
 }
 
-async fn connect(up: &Upstream, t: usize, now: Instant) -> Result<UpConn, String> {
+async fn connect(up: &Upstream, t: usize, now: Instant) -> Result<Box<UpConn>, String> {
     let ts = &up.targets[t];
     let io = match &ts.addr {
         Addr::Tcp(addr) => {
@@ -345,7 +347,7 @@ async fn connect(up: &Upstream, t: usize, now: Instant) -> Result<UpConn, String
             Stream::Unix(s)
         }
     };
-    Ok(UpConn { io, rbuf: BytesMut::with_capacity(4096), timer: None, used: now, wbuf: Vec::new() })
+    Ok(Box::new(UpConn { io, rbuf: BytesMut::with_capacity(4096), timer: None, used: now, wbuf: Vec::new() }))
 }
 
 /// Serialise a request head in origin form.
@@ -792,6 +794,11 @@ pub async fn send(
         match result {
             Ok(ParsedHead { parts: resp_parts, body: state, keep_alive, raw }) => {
                 up.record_success(t);
+                // The request body is not needed again (no retry after a response): its buffer
+                // goes back to the worker's pool.
+                if let UpBody::Full(Some(b)) = body {
+                    crate::h1::recycle_body(b);
+                }
                 let ub = UpstreamBody { conn: Some(conn), state, reusable: keep_alive, read_timeout: up.cfg.read_timeout, sleep: None, guard, raw_head: raw };
                 return Ok(Response::from_parts(resp_parts, ub));
             }
@@ -847,7 +854,7 @@ impl Drop for ActiveGuard {
 /// earlier, the connection is closed. Each read must complete within the upstream's
 /// `read_timeout`.
 pub struct UpstreamBody {
-    conn: Option<UpConn>,
+    conn: Option<Box<UpConn>>,
     state: BodyState,
     reusable: bool,
     read_timeout: Duration,

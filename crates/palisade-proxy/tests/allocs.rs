@@ -99,7 +99,9 @@ fn upstream() -> std::net::SocketAddr {
 fn allocations_per_request(request: &[u8], n: u64) -> f64 {
     let up = upstream();
     let dir = std::env::temp_dir();
-    let yaml = format!("workers: 1\nevents: off\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  shutdown_timeout: 500ms\napps:\n  - name: app\n    upstream: http://{up}\n");
+    let yaml = format!(
+        "workers: 1\nevents: off\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  shutdown_timeout: 500ms\napps:\n  - name: app\n    upstream: http://{up}\n"
+    );
     let config = palisade_config::parse_str(&yaml, "allocs.yaml", &dir).unwrap_or_else(|e| panic!("{e}"));
     let running = palisade_proxy::start(config, palisade_proxy::no_stages()).unwrap_or_else(|e| panic!("start: {e}"));
     let mut c = TcpStream::connect(running.listen_addrs[0]).expect("connect to the proxy");
@@ -145,7 +147,10 @@ fn allocations_per_proxied_request_stay_within_budget() {
     let small = allocations_per_request(&post("/orders", &json_body(1024)), 1000);
     let large = allocations_per_request(&post("/test/signup", &json_body(28_118)), 500);
     println!("allocations per request: GET {get:.2}, 1 KiB POST {small:.2}, 28 KiB POST {large:.2}");
-    assert!(get <= 12.5, "GET: {get:.2} allocations per request");
-    assert!(small <= 14.5, "1 KiB POST: {small:.2} allocations per request");
-    assert!(large <= 14.5, "28 KiB POST: {large:.2} allocations per request");
+    // GET: the request's header map (indices and entries) and its boxed head. The 28 KiB body
+    // adds the shared header of its frozen buffer (the buffer itself comes from the worker's
+    // pool). A little room for rare growth of a kept buffer.
+    assert!(get <= 3.2, "GET: {get:.2} allocations per request");
+    assert!(small <= 3.2, "1 KiB POST: {small:.2} allocations per request");
+    assert!(large <= 4.2, "28 KiB POST: {large:.2} allocations per request");
 }
