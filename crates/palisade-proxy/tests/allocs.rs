@@ -104,6 +104,7 @@ fn allocations_per_request(request: &[u8], n: u64) -> f64 {
     );
     let config = palisade_config::parse_str(&yaml, "allocs.yaml", &dir).unwrap_or_else(|e| panic!("{e}"));
     let running = palisade_proxy::start(config, palisade_proxy::no_stages()).unwrap_or_else(|e| panic!("start: {e}"));
+    #[allow(clippy::disallowed_methods)] // a test client on loopback; the proxy listens already
     let mut c = TcpStream::connect(running.listen_addrs[0]).expect("connect to the proxy");
     c.set_nodelay(true).expect("nodelay");
     c.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
