@@ -36,6 +36,19 @@ pub enum Chunk {
     Trailers(usize),
 }
 
+/// `n` in decimal, written at the end of `buf` (no formatting machinery).
+pub fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
 /// Read more bytes into `rbuf`. `Ok(0)` is end of stream.
 pub fn poll_read_more(io: &mut Stream, rbuf: &mut BytesMut, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
     // Keep buffers small for heads (4 KiB reclaims in place once earlier frames are gone); grow

@@ -121,6 +121,45 @@ thread_local! {
 
 struct Reservation(usize);
 
+/// Whole-body buffers of this worker kept for the next bodies (at most `BODY_POOL` of at most
+/// `POOLED_BODY_MAX` bytes each): a body buffer is allocated and freed around every request,
+/// and the allocator returning those pages to the kernel (and faulting them in again) showed as
+/// page faults per 28 KiB POST.
+const BODY_POOL: usize = 8;
+const POOLED_BODY_MAX: usize = 64 * 1024 + BODY_SLACK;
+
+thread_local! {
+    static BODIES: RefCell<Vec<BytesMut>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A buffer for a whole body of `cap` bytes (its slack included): pooled when one is there.
+fn body_buffer(cap: usize) -> BytesMut {
+    match BODIES.with(|b| b.borrow_mut().pop()) {
+        Some(mut b) if b.capacity() >= cap => {
+            b.clear();
+            b
+        }
+        _ => BytesMut::with_capacity(cap),
+    }
+}
+
+/// Give a whole body back once it has been sent (kept only when nothing else holds it).
+pub fn recycle_body(body: Bytes) {
+    if body.len() > POOLED_BODY_MAX {
+        return;
+    }
+    if let Ok(b) = body.try_into_mut() {
+        if b.capacity() <= POOLED_BODY_MAX {
+            BODIES.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() < BODY_POOL {
+                    p.push(b);
+                }
+            });
+        }
+    }
+}
+
 impl Reservation {
     fn take(n: usize) -> Option<Reservation> {
         RESERVED_AHEAD.with(|r| {
@@ -242,7 +281,7 @@ impl Body for RequestBody {
                     || (n <= WHOLE_BODY_MAX && (s.rbuf.len() as u64) < n && {
                         match Reservation::take(n as usize + BODY_SLACK) {
                             Some(r) => {
-                                let mut b = BytesMut::with_capacity(n as usize + BODY_SLACK);
+                                let mut b = body_buffer(n as usize + BODY_SLACK);
                                 let take = s.rbuf.len().min(n as usize);
                                 b.extend_from_slice(&s.rbuf.split_to(take));
                                 s.body_buf = Some((b, r));
@@ -320,6 +359,77 @@ struct Framing {
     is_head: bool,
 }
 
+/// The idle keep-alive connections of one thread (worker), woken when shutdown starts
+/// ([`close_idle`]). Waiting idle costs a waker comparison, where a `watch` channel's
+/// `changed()` took its lock twice per request (register, then deregister), shared by all
+/// workers.
+#[derive(Default)]
+struct IdleSet {
+    closing: bool,
+    wakers: Vec<Option<std::task::Waker>>,
+    free: Vec<usize>,
+}
+
+thread_local! {
+    static IDLE: RefCell<IdleSet> = RefCell::new(IdleSet::default());
+}
+
+/// A connection's place in its thread's [`IdleSet`].
+struct IdleSlot(usize);
+
+impl IdleSlot {
+    fn new() -> IdleSlot {
+        IDLE.with(|i| {
+            let mut i = i.borrow_mut();
+            match i.free.pop() {
+                Some(n) => IdleSlot(n),
+                None => {
+                    i.wakers.push(None);
+                    IdleSlot(i.wakers.len() - 1)
+                }
+            }
+        })
+    }
+
+    /// Ready once shutdown has started on this thread; otherwise the task is woken then.
+    fn poll_closing(&self, cx: &mut Context<'_>) -> Poll<()> {
+        IDLE.with(|i| {
+            let mut i = i.borrow_mut();
+            if i.closing {
+                return Poll::Ready(());
+            }
+            match &mut i.wakers[self.0] {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                slot => *slot = Some(cx.waker().clone()),
+            }
+            Poll::Pending
+        })
+    }
+}
+
+impl Drop for IdleSlot {
+    fn drop(&mut self) {
+        let _ = IDLE.try_with(|i| {
+            let mut i = i.borrow_mut();
+            i.wakers[self.0] = None;
+            i.free.push(self.0);
+        });
+    }
+}
+
+/// Shutdown: close this thread's idle keep-alive connections now (each is woken and closes),
+/// and any connection that goes idle from now on.
+pub fn close_idle() {
+    let wakers: Vec<std::task::Waker> = IDLE.with(|i| {
+        let mut i = i.borrow_mut();
+        i.closing = true;
+        i.wakers.iter_mut().filter_map(Option::take).collect()
+    });
+    for w in wakers {
+        w.wake();
+    }
+}
+
 /// Serve one HTTP/1 connection until it closes.
 pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: &Limits, mut shutdown: watch::Receiver<bool>, h2c: bool) -> Served {
     let shared = Rc::new(RefCell::new(Shared {
@@ -334,14 +444,15 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
         body_buf: None,
     }));
     if *shutdown.borrow() {
-        // Already closing: let `closing` and `changed` see it (they look at changes only).
+        // Already closing: let `closing` see it (it looks at changes only).
         shutdown.mark_changed();
     }
     let mut wbuf: Vec<u8> = Vec::with_capacity(1024);
     let mut idle_timer = Box::pin(tokio::time::sleep(limits.header_timeout));
     let mut first = true;
+    let idle = IdleSlot::new();
     loop {
-        let head = read_head(&shared, limits, &mut shutdown, &mut idle_timer, first && h2c, first).await;
+        let head = read_head(&shared, limits, &shutdown, &idle, &mut idle_timer, first && h2c, first).await;
         first = false;
         let (req, framing) = match head {
             Head::Request(req, framing) => (req, framing),
@@ -383,7 +494,8 @@ fn closing(shutdown: &watch::Receiver<bool>) -> bool {
 async fn read_head(
     shared: &Rc<RefCell<Shared>>,
     limits: &Limits,
-    shutdown: &mut watch::Receiver<bool>,
+    shutdown: &watch::Receiver<bool>,
+    idle_slot: &IdleSlot,
     idle_timer: &mut Pin<Box<Sleep>>,
     sniff_h2: bool,
     first: bool,
@@ -409,7 +521,7 @@ async fn read_head(
                 _ => return Head::Idle,
             },
             _ = idle_timer.as_mut() => return Head::Idle,
-            _ = shutdown.changed() => return Head::Idle,
+            _ = poll_fn(|cx| idle_slot.poll_closing(cx)) => return Head::Idle,
         }
     }
     // The head timer starts once a first part of the head is there and more must be waited for.
@@ -662,11 +774,19 @@ async fn write_response(
     wbuf.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
     wbuf.extend_from_slice(b"\r\n");
     let mut has_date = false;
-    // Pass-through: the upstream's own header lines, already filtered (see `upstream::RawHead`).
+    // Pass-through: the upstream's own header lines, already filtered (see `upstream::RawHead`),
+    // and the request id the proxy attached to them.
+    let mut raw_id = None;
     if let RespBody::Upstream(up) = &mut body {
         if let Some(raw) = up.take_raw_head() {
             wbuf.extend_from_slice(&raw.lines);
             has_date = raw.has_date;
+            if let Some(id) = raw.request_id {
+                wbuf.extend_from_slice(b"x-request-id: ");
+                wbuf.extend_from_slice(id.as_bytes());
+                wbuf.extend_from_slice(b"\r\n");
+                raw_id = Some(id);
+            }
         }
     }
     for (name, value) in parts.headers.iter() {
@@ -697,7 +817,9 @@ async fn write_response(
         _ => None,
     };
     if let Some(n) = length {
-        let _ = write!(wbuf, "content-length: {n}\r\n");
+        wbuf.extend_from_slice(b"content-length: ");
+        wbuf.extend_from_slice(codec::decimal(n, &mut [0u8; 20]));
+        wbuf.extend_from_slice(b"\r\n");
     } else if chunked {
         wbuf.extend_from_slice(b"transfer-encoding: chunked\r\n");
     }
@@ -776,7 +898,11 @@ async fn write_response(
                 tracing::warn!(error = %e, sent, "response body failed mid-stream; closing client connection");
                 if !head_sent {
                     // Nothing reached the client yet: an honest 502 is still possible.
-                    let rid = parts.headers.get(crate::headers::X_REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-").to_string();
+                    let rid = match (parts.headers.get(crate::headers::X_REQUEST_ID).and_then(|v| v.to_str().ok()), raw_id) {
+                        (Some(v), _) => v.to_string(),
+                        (None, Some(id)) => id.as_str().to_string(),
+                        (None, None) => "-".to_string(),
+                    };
                     let resp = problem::response(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", &rid, &[]);
                     return Box::pin(write_response(shared, wbuf, resp, is_head, false, version, limits)).await.map(|_| false);
                 }

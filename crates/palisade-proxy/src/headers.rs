@@ -239,7 +239,8 @@ pub struct Forwarding<'a> {
     pub tls: bool,
     /// The host the request was routed by.
     pub orig_host: Option<&'a HeaderValue>,
-    pub request_id: &'a HeaderValue,
+    /// The request id (16 hex digits).
+    pub request_id: &'a [u8],
 }
 
 #[inline]
@@ -290,7 +291,7 @@ pub fn set_forwarding_present(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwardi
     } else {
         line(out, "x-real-ip", f.peer_value.as_bytes());
     }
-    line(out, "x-request-id", f.request_id.as_bytes());
+    line(out, "x-request-id", f.request_id);
     if present & (P_XFF | P_XFP | P_XFH | P_XRI | P_XID) == 0 {
         return;
     }
@@ -363,8 +364,7 @@ mod tests {
         let p = strip_hop_by_hop_present(&mut h, p);
         assert_eq!(h.keys().map(|k| k.as_str()).collect::<Vec<_>>(), ["accept"]);
         let pv = HeaderValue::from_static("10.1.1.1");
-        let id = HeaderValue::from_static("req-1");
-        let f = Forwarding { peer_value: &pv, client: "10.1.1.1".parse().unwrap(), peer_trusted: true, tls: false, orig_host: None, request_id: &id };
+        let f = Forwarding { peer_value: &pv, client: "10.1.1.1".parse().unwrap(), peer_trusted: true, tls: false, orig_host: None, request_id: b"req-1" };
         let mut out = Vec::new();
         set_forwarding_present(&mut h, &mut out, &f, p);
         assert!(std::str::from_utf8(&out).unwrap().contains("x-forwarded-proto: http\r\n"));
@@ -424,9 +424,8 @@ mod tests {
 
     /// The map as the upstream sees it: what is left in `h` plus the lines written to `out`.
     fn forwarded(mut h: HeaderMap, pv: &HeaderValue, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) -> HeaderMap {
-        let id = HeaderValue::from_static("req-1");
         let mut out = Vec::new();
-        let f = Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host, request_id: &id };
+        let f = Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host, request_id: b"req-1" };
         set_forwarding(&mut h, &mut out, &f);
         for l in std::str::from_utf8(&out).unwrap().split_terminator("\r\n") {
             let (n, v) = l.split_once(": ").unwrap();

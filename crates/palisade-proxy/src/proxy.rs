@@ -54,13 +54,20 @@ impl Proxy {
         let method = req.method().clone();
         let access_log = snap.config.log.access_log;
         let path_for_log = access_log.then(|| req.uri().path().to_string());
-        let id_value = id.header_value();
         let mut rec = Record::default();
         if self.events.is_some() && record::sampled(snap.events.sample_allowed) {
             rec.req = Some(Box::new(Captured::new(req.method(), req.uri(), req.headers())));
         }
-        let (mut resp, client_ip, app) = handle_inner(&snap, req, conn, id, &id_value, &mut rec).await;
-        resp.headers_mut().insert(headers::X_REQUEST_ID, id_value);
+        let (mut resp, client_ip, app) = handle_inner(&snap, req, conn, id, &mut rec).await;
+        // A pass-through response head takes the id as one more header line (no map, no
+        // header value); any other response gets it in its map.
+        let in_raw_head = match resp.body_mut() {
+            RespBody::Upstream(up) => up.set_raw_request_id(id),
+            _ => false,
+        };
+        if !in_raw_head {
+            resp.headers_mut().insert(headers::X_REQUEST_ID, id.header_value());
+        }
         record::finish(&snap, &self.metrics, self.events.as_ref(), rec, &id, client_ip, resp.status().as_u16(), started.elapsed());
         if let Some(path) = path_for_log {
             tracing::info!(
@@ -88,7 +95,6 @@ async fn handle_inner<'s>(
     req: Request<ClientBody>,
     conn: &ConnInfo,
     id: RequestId,
-    id_value: &HeaderValue,
     rec: &mut Record,
 ) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
     let server = &snap.config.server;
@@ -181,9 +187,16 @@ async fn handle_inner<'s>(
     if present.expect() {
         parts.headers.remove(header::EXPECT);
     }
-    let mut forward_lines = Vec::with_capacity(192);
-    let fwd =
-        headers::Forwarding { peer_value: &conn.peer_ip_header, client: client_ip, peer_trusted, tls, orig_host: orig_host.as_ref(), request_id: id_value };
+    let mut forward_lines = FORWARD_LINES.with(|f| f.borrow_mut().pop()).unwrap_or_default();
+    forward_lines.clear();
+    let fwd = headers::Forwarding {
+        peer_value: &conn.peer_ip_header,
+        client: client_ip,
+        peer_trusted,
+        tls,
+        orig_host: orig_host.as_ref(),
+        request_id: id.as_bytes(),
+    };
     headers::set_forwarding_present(&mut parts.headers, &mut forward_lines, &fwd, present);
     let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
     headers::apply_stage_edits(&mut parts.headers, &mut outcome.context);
@@ -195,7 +208,13 @@ async fn handle_inner<'s>(
             let len = b.as_ref().map_or(0, |b| b.len());
             let method = &parts.method;
             if len > 0 || *method == http::Method::POST || *method == http::Method::PUT || *method == http::Method::PATCH {
-                parts.headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+                // The client's own Content-Length usually says exactly this: then it stays.
+                let mut digits = [0u8; 20];
+                let want = crate::codec::decimal(len as u64, &mut digits);
+                let same = !edits && present.content_length() && parts.headers.get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() == want);
+                if !same {
+                    parts.headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+                }
             } else if may_have_length {
                 parts.headers.remove(header::CONTENT_LENGTH);
             }
@@ -247,7 +266,14 @@ async fn handle_inner<'s>(
     // Stage-set response headers replace the upstream's of the same name: that needs the map.
     let raw = judged_req.is_none() && client_h1 && response_headers.is_empty();
     let up_req = Request::from_parts(parts, up_body);
-    match upstream::send(&app.upstream, up_req, &set_host, raw, &forward_lines).await {
+    let sent = upstream::send(&app.upstream, up_req, &set_host, raw, &forward_lines).await;
+    FORWARD_LINES.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.len() < 256 && forward_lines.capacity() <= 4096 {
+            f.push(forward_lines);
+        }
+    });
+    match sent {
         Ok(resp) => {
             rec.upstream_status = Some(resp.status().as_u16());
             let (mut resp_parts, body) = resp.into_parts();
@@ -324,6 +350,13 @@ async fn handle_inner<'s>(
             (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name)
         }
     }
+}
+
+thread_local! {
+    /// Buffers for the forwarding header lines of requests being sent upstream, kept for the
+    /// next requests (a worker needs one per request waiting for its upstream) instead of one
+    /// allocation, and its growth, per request.
+    static FORWARD_LINES: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// HTTP/2 heads are limited like HTTP/1 ones: the header list size as HPACK counts it

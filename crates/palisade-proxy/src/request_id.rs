@@ -46,6 +46,10 @@ impl RequestId {
         http::HeaderValue::from_bytes(&self.0).unwrap_or(http::HeaderValue::from_static("0"))
     }
 
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     pub fn as_str(&self) -> &str {
         // Only hex digits are ever stored.
         std::str::from_utf8(&self.0).unwrap_or("0000000000000000")

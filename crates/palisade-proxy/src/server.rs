@@ -349,6 +349,8 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, ind
         if let Some(t) = &spinner {
             t.abort();
         }
+        // Idle keep-alive connections of this worker close at once.
+        h1::close_idle();
         // Drain: wait for open connections to finish their in-flight requests.
         let timeout = shared.snapshot.load().config.server.shutdown_timeout;
         let deadline = tokio::time::Instant::now() + timeout;

@@ -221,6 +221,8 @@ pub struct UpConn {
     /// When the last request on this connection started: its idle time in the pool is counted
     /// from there (a little early, never late), which saves reading the clock on release.
     used: Instant,
+    /// The request head being written (with a small body), kept for the next request.
+    wbuf: Vec<u8>,
 }
 
 impl UpConn {
@@ -250,8 +252,10 @@ impl UpConn {
     }
 }
 
+/// Connections are boxed for their whole life: a request moves a pointer in and out of the
+/// pool and through the response body, not the connection's state.
 struct Idle {
-    conn: UpConn,
+    conn: Box<UpConn>,
     since: Instant,
 }
 
@@ -266,7 +270,7 @@ thread_local! {
     static POOLS: RefCell<LocalPools> = RefCell::new(LocalPools::default());
 }
 
-fn pool_take(up: &Upstream, t: usize, now: Instant) -> Option<UpConn> {
+fn pool_take(up: &Upstream, t: usize, now: Instant) -> Option<Box<UpConn>> {
     POOLS.with(|p| {
         let mut p = p.borrow_mut();
         if p.generation != up.generation {
@@ -284,7 +288,7 @@ fn pool_take(up: &Upstream, t: usize, now: Instant) -> Option<UpConn> {
     })
 }
 
-fn pool_put(up: &Upstream, t: usize, conn: UpConn) {
+fn pool_put(up: &Upstream, t: usize, conn: Box<UpConn>) {
     let max_idle = up.cfg.max_idle;
     if max_idle == 0 {
         return;
@@ -324,7 +328,7 @@ pub fn idle_count(up: &Upstream, t: usize) -> usize {
     })
 }
 
-async fn connect(up: &Upstream, t: usize, now: Instant) -> Result<UpConn, String> {
+async fn connect(up: &Upstream, t: usize, now: Instant) -> Result<Box<UpConn>, String> {
     let ts = &up.targets[t];
     let io = match &ts.addr {
         Addr::Tcp(addr) => {
@@ -343,7 +347,7 @@ async fn connect(up: &Upstream, t: usize, now: Instant) -> Result<UpConn, String
             Stream::Unix(s)
         }
     };
-    Ok(UpConn { io, rbuf: BytesMut::with_capacity(4096), timer: None, used: now })
+    Ok(Box::new(UpConn { io, rbuf: BytesMut::with_capacity(4096), timer: None, used: now, wbuf: Vec::new() }))
 }
 
 /// Serialise a request head in origin form.
@@ -402,19 +406,19 @@ enum SendError {
     ClientBody(BodyError),
 }
 
-/// Write the request. Streams the client's body for `UpBody::Chained`.
-async fn write_request(conn: &mut UpConn, head: &[u8], body: &mut UpBody, chunked: bool) -> Result<(), SendError> {
+/// Bodies up to this size are copied behind the head and go out in one plain write; larger ones
+/// go in the same vectored write as the head.
+const BODY_IN_HEAD: usize = 16 * 1024;
+
+/// Write the request. Streams the client's body for `UpBody::Chained`. A small full body has
+/// already been appended to `head` (see [`BODY_IN_HEAD`]).
+async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chunked: bool) -> Result<(), SendError> {
     match body {
-        UpBody::Full(None) => write_all(&mut conn.io, head).await.map_err(SendError::Write),
-        UpBody::Full(Some(b)) if b.len() <= 16 * 1024 => {
-            let mut buf = Vec::with_capacity(head.len() + b.len());
-            buf.extend_from_slice(head);
-            buf.extend_from_slice(b);
-            write_all(&mut conn.io, &buf).await.map_err(SendError::Write)
-        }
-        UpBody::Full(Some(b)) => write_two(&mut conn.io, head, b).await.map_err(SendError::Write),
+        UpBody::Full(None) => write_all(conn_io, head).await.map_err(SendError::Write),
+        UpBody::Full(Some(b)) if b.len() <= BODY_IN_HEAD => write_all(conn_io, head).await.map_err(SendError::Write),
+        UpBody::Full(Some(b)) => write_two(conn_io, head, b).await.map_err(SendError::Write),
         UpBody::Chained { .. } => {
-            write_all(&mut conn.io, head).await.map_err(SendError::Write)?;
+            write_all(conn_io, head).await.map_err(SendError::Write)?;
             loop {
                 let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
                 match frame {
@@ -427,16 +431,16 @@ async fn write_request(conn: &mut UpConn, head: &[u8], body: &mut UpBody, chunke
                         }
                         if chunked {
                             let size = format!("{:x}\r\n", data.len());
-                            write_two(&mut conn.io, size.as_bytes(), &data).await.map_err(SendError::Write)?;
-                            write_all(&mut conn.io, b"\r\n").await.map_err(SendError::Write)?;
+                            write_two(conn_io, size.as_bytes(), &data).await.map_err(SendError::Write)?;
+                            write_all(conn_io, b"\r\n").await.map_err(SendError::Write)?;
                         } else {
-                            write_all(&mut conn.io, &data).await.map_err(SendError::Write)?;
+                            write_all(conn_io, &data).await.map_err(SendError::Write)?;
                         }
                     }
                 }
             }
             if chunked {
-                write_all(&mut conn.io, b"0\r\n\r\n").await.map_err(SendError::Write)?;
+                write_all(conn_io, b"0\r\n\r\n").await.map_err(SendError::Write)?;
             }
             Ok(())
         }
@@ -470,6 +474,30 @@ struct ParsedHead {
 pub struct RawHead {
     pub lines: Vec<u8>,
     pub has_date: bool,
+    /// Palisade's request id, written by the HTTP/1 writer as `X-Request-Id` (set by the proxy).
+    pub request_id: Option<crate::request_id::RequestId>,
+}
+
+thread_local! {
+    /// A `RawHead` line buffer kept for the next response (one per worker, instead of one
+    /// allocation per response).
+    static SPARE_LINES: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+fn spare_lines(min: usize) -> Vec<u8> {
+    let mut v = SPARE_LINES.with(std::cell::Cell::take);
+    v.clear();
+    v.reserve(min);
+    v
+}
+
+impl Drop for RawHead {
+    fn drop(&mut self) {
+        if self.lines.capacity() <= 16 * 1024 {
+            let v = std::mem::take(&mut self.lines);
+            SPARE_LINES.with(|s| s.set(v));
+        }
+    }
 }
 
 /// Read a response head (skipping 1xx interim responses).
@@ -571,7 +599,7 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
     let mut connection_names_other = false;
     let mut chunked: Option<bool> = None; // Some(last coding is chunked) when Transfer-Encoding is present
     let mut len: Option<u64> = None;
-    let mut lines = if raw { Vec::with_capacity(end) } else { Vec::new() };
+    let mut lines = if raw { spare_lines(end) } else { Vec::new() };
     let mut has_date = false;
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
@@ -671,7 +699,7 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
             }
         }
         rbuf.advance(end);
-        return Ok(Some(ParsedHead { parts: response.into_parts().0, body, keep_alive, raw: Some(RawHead { lines, has_date }) }));
+        return Ok(Some(ParsedHead { parts: response.into_parts().0, body, keep_alive, raw: Some(RawHead { lines, has_date, request_id: None }) }));
     }
     let base = head_bytes.as_ptr() as usize;
     let mut ranges: Vec<(HeaderName, usize, usize)> = Vec::with_capacity(resp.headers.len());
@@ -704,9 +732,8 @@ pub async fn send(
     let idempotent = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE);
     let chunked = matches!(body, UpBody::Chained { .. }) && !parts.headers.contains_key(header::CONTENT_LENGTH);
     let mut tried: u64 = 0;
-    let mut last_err = String::from("no target available");
+    let mut last_err: Option<String> = None;
     let mut fresh_retry_used = false;
-    let mut head = Vec::with_capacity(512);
     for _ in 0..up.targets.len() + 2 {
         let Some(t) = up.pick(tried) else { break };
         set_host(&mut parts.headers, &up.targets[t].authority);
@@ -718,7 +745,7 @@ pub async fn send(
                 Err(e) => {
                     tracing::warn!(upstream = %up.cfg.name, error = %e, "upstream connect failed");
                     up.record_failure(t);
-                    last_err = e;
+                    last_err = Some(e);
                     if t < 64 {
                         tried |= 1 << t;
                     }
@@ -727,13 +754,20 @@ pub async fn send(
             },
         };
         let guard = ActiveGuard::new(up.clone(), t);
+        // The head goes into the connection's own buffer, with a small body behind it.
+        let mut head = std::mem::take(&mut conn.wbuf);
         head.clear();
         encode_head(&parts, extra_lines, chunked, &mut head);
+        if let UpBody::Full(Some(b)) = &body {
+            if b.len() <= BODY_IN_HEAD {
+                head.extend_from_slice(b);
+            }
+        }
         let replayable = matches!(body, UpBody::Full(_));
         // A fresh connection may have taken a while: its read timeout starts after the connect.
         let mut timer = conn.arm(up.cfg.read_timeout, if reused { now } else { Instant::now() });
         let exchange = async {
-            match write_request(&mut conn, &head, &mut body, chunked).await {
+            match write_request(&mut conn.io, &head, &mut body, chunked).await {
                 Ok(()) => {}
                 Err(SendError::ClientBody(e)) => return Err(e),
                 Err(SendError::Write(e)) => return Ok(Err(HeadError::Io(e))),
@@ -746,6 +780,9 @@ pub async fn send(
             _ = timer.as_mut() => None,
         };
         conn.timer = Some(timer);
+        if head.capacity() <= 64 * 1024 {
+            conn.wbuf = head;
+        }
         let result = match outcome {
             None => {
                 up.record_failure(t);
@@ -757,6 +794,11 @@ pub async fn send(
         match result {
             Ok(ParsedHead { parts: resp_parts, body: state, keep_alive, raw }) => {
                 up.record_success(t);
+                // The request body is not needed again (no retry after a response): its buffer
+                // goes back to the worker's pool.
+                if let UpBody::Full(Some(b)) = body {
+                    crate::h1::recycle_body(b);
+                }
                 let ub = UpstreamBody { conn: Some(conn), state, reusable: keep_alive, read_timeout: up.cfg.read_timeout, sleep: None, guard, raw_head: raw };
                 return Ok(Response::from_parts(resp_parts, ub));
             }
@@ -786,7 +828,7 @@ pub async fn send(
             }
         }
     }
-    Err(UpstreamError::Connect(last_err))
+    Err(UpstreamError::Connect(last_err.unwrap_or_else(|| "no target available".to_string())))
 }
 
 struct ActiveGuard {
@@ -812,7 +854,7 @@ impl Drop for ActiveGuard {
 /// earlier, the connection is closed. Each read must complete within the upstream's
 /// `read_timeout`.
 pub struct UpstreamBody {
-    conn: Option<UpConn>,
+    conn: Option<Box<UpConn>>,
     state: BodyState,
     reusable: bool,
     read_timeout: Duration,
@@ -823,6 +865,18 @@ pub struct UpstreamBody {
 }
 
 impl UpstreamBody {
+    /// In pass-through mode, have the HTTP/1 writer send `id` as `X-Request-Id` with the
+    /// upstream's header lines. False (nothing done) when the response has a header map.
+    pub fn set_raw_request_id(&mut self, id: crate::request_id::RequestId) -> bool {
+        match self.raw_head.as_mut() {
+            Some(raw) => {
+                raw.request_id = Some(id);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The upstream's header lines, when the response was read in pass-through mode.
     pub fn take_raw_head(&mut self) -> Option<RawHead> {
         self.raw_head.take()

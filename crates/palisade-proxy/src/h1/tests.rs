@@ -239,3 +239,27 @@ fn crlf_only_finds_every_bare_lf() {
     long[200] = b'\n';
     assert!(!codec::crlf_only(&long));
 }
+
+#[test]
+fn a_sent_body_buffer_is_reused_for_the_next_body_unless_still_shared() {
+    let mut b = super::body_buffer(40_000);
+    b.extend_from_slice(&[7u8; 28_000]);
+    let frozen = b.freeze();
+    let ptr = frozen.as_ptr();
+    super::recycle_body(frozen);
+    let again = super::body_buffer(30_000);
+    assert_eq!(again.as_ptr(), ptr, "the pooled buffer is handed out again");
+    assert!(again.is_empty() && again.capacity() >= 30_000);
+    // A body another holder still references is not pooled.
+    let mut again = again;
+    again.extend_from_slice(b"x");
+    let shared = again.freeze();
+    let other = shared.clone();
+    super::recycle_body(shared);
+    assert_ne!(super::body_buffer(30_000).as_ptr(), other.as_ptr());
+    // A buffer too small for the body asked for is not used.
+    let mut small = super::body_buffer(1_000);
+    small.extend_from_slice(b"y");
+    super::recycle_body(small.freeze());
+    assert!(super::body_buffer(50_000).capacity() >= 50_000);
+}
