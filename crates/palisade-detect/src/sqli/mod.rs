@@ -332,15 +332,15 @@ fn fold_quotes(s: &str) -> Option<String> {
     if s.is_ascii() || !s.chars().any(is_q) {
         return None;
     }
-    Some(
-        s.chars()
-            .map(|c| match c {
-                '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' => '\'',
-                '\u{201c}' | '\u{201d}' | '\u{2033}' => '"',
-                c => c,
-            })
-            .collect(),
-    )
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        out.push(match c {
+            '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' => '\'',
+            '\u{201c}' | '\u{201d}' | '\u{2033}' => '"',
+            c => c,
+        });
+    }
+    Some(out)
 }
 
 /// One URL-decoding layer (`%XX`, and `+` as a space) when the value contains `%XX`.
@@ -416,13 +416,7 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     // in prose is neither).
     // `WHEN` only matters after `CASE` (the conditional probe), so `case` is looked for instead:
     // prose says "when" far more often than "case".
-    let b = s.as_bytes();
-    let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
-    if memchr::memchr(b'(', b).is_none()
-        && !memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor"))
-        && !memchr::memchr2_iter(b'c', b'C', b).any(|i| word_at(i, b"case"))
-        && !has_union(b)
-    {
+    if !may_call(s.as_bytes()) {
         return None;
     }
     let mut lx = Lexer::new(s);
@@ -528,13 +522,21 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     Some(Finding { confidence, why, fragment: truncate(&s[at..], 64).to_string() })
 }
 
-/// Whether `b` holds the word `union` (any case) with a non-letter before it.
-fn has_union(b: &[u8]) -> bool {
-    memchr::memchr2_iter(b'u', b'U', b).any(|i| {
-        b[i..].get(..5).is_some_and(|x| x.eq_ignore_ascii_case(b"union"))
-            && (i == 0 || !b[i - 1].is_ascii_alphabetic())
-            && b.get(i + 5).is_none_or(|c| !c.is_ascii_alphabetic())
-    })
+/// The pre-filter of [`scan_calls`]: a `(`, `waitfor`, `case` (any case) or the word `union`
+/// (no letter before or after it). `memchr` jumps between the candidate letters.
+fn may_call(b: &[u8]) -> bool {
+    let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
+    memchr::memchr(b'(', b).is_some()
+        || memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor"))
+        || memchr::memchr2_iter(b'c', b'C', b).any(|i| word_at(i, b"case"))
+        || memchr::memchr2_iter(b'u', b'U', b).any(|i| has_union_at(b, i))
+}
+
+/// Whether `b` holds the word `union` (any case) at `i`, with no letter before or after it.
+fn has_union_at(b: &[u8], i: usize) -> bool {
+    b[i..].get(..5).is_some_and(|x| x.eq_ignore_ascii_case(b"union"))
+        && (i == 0 || !b[i - 1].is_ascii_alphabetic())
+        && b.get(i + 5).is_none_or(|c| !c.is_ascii_alphabetic())
 }
 
 /// The index just after the quote that closes a string of quote `q` opened before the value:
