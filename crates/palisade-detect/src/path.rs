@@ -553,10 +553,9 @@ fn plain_path(c: &str) -> bool {
     let kept = |seg: &[u8]| !seg.is_empty() && seg != b".";
     let mut segs = b.split(|&x| is_sep(x)).filter(|s| kept(s));
     let Some(first) = segs.next() else { return true };
-    if is_sep(b[0]) {
-        if SYSTEM_FIRST.iter().any(|r| first.eq_ignore_ascii_case(r.as_bytes())) || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':') {
-            return false;
-        }
+    let system = SYSTEM_FIRST.iter().any(|r| first.eq_ignore_ascii_case(r.as_bytes()));
+    if is_sep(b[0]) && (system || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':')) {
+        return false;
     }
     let last = b.rsplit(|&x| is_sep(x)).find(|s| kept(s)).unwrap_or(first);
     let mut buf = [0u8; 64];
