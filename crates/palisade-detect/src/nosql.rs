@@ -95,7 +95,23 @@ impl Detector for NosqlDetector {
     }
 }
 
+/// Whether [`analyse`] can find anything in `s`: an operator needs `$`, JavaScript a value that
+/// starts with a breakout (a quote, `0;`, `1;`, `||`, `&&`), a shell call `db.` (any case).
+/// Prose such as `Metabase's forum` or `don't; fine` has none (no lowercase copy is made).
+fn may_hold_nosql(s: &str) -> bool {
+    let b = s.as_bytes();
+    let t = s.trim_start().as_bytes();
+    memchr::memchr(b'$', b).is_some()
+        || matches!(t.first(), Some(b'\'' | b'"'))
+        || [&b"0;"[..], b"1;", b"||", b"&&"].iter().any(|p| t.starts_with(p))
+        || memchr::memchr2_iter(b'd', b'D', b).any(|i| b.get(i + 1..i + 3).is_some_and(|x| x.eq_ignore_ascii_case(b"b.")))
+}
+
 fn analyse(s: &str) -> Option<Hit> {
+    if !may_hold_nosql(s) {
+        step(s.len());
+        return None;
+    }
     let l = s.to_ascii_lowercase();
     let b = l.as_bytes();
     step(b.len());
@@ -189,6 +205,18 @@ mod tests {
     fn benign() {
         for v in ["costs $5", "$where is my order", "price in $: 10", "{\"amount\": \"$10\"}", "I'd say 1 == 1", "echo $HOME", "Don't; this.is fine"] {
             assert!(q(v) < 60, "{v}: {}", q(v));
+        }
+    }
+
+    /// [`may_hold_nosql`] lets prose through early, and none of the attack shapes.
+    #[test]
+    fn prefilter() {
+        for v in ["Welcome to Metabase's Discussion Forum", "Don't; this.is fine", "a || b", "it's 1 == 1", "/c/l/latest?page=1&x=2"] {
+            assert!(!may_hold_nosql(v), "{v}");
+            assert!(analyse(v).is_none(), "{v}");
+        }
+        for v in ["{\"$gt\": 1}", " 'x", "\"x", "0;return true", "1;x", "||1", "&&1", "DB.users.find()", "x db.a.drop()"] {
+            assert!(may_hold_nosql(v), "{v}");
         }
     }
 

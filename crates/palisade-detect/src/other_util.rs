@@ -67,6 +67,17 @@ impl WordSigs {
         let sig = Self::shape(w);
         self.0[sig / 64] & (1 << (sig % 64)) != 0
     }
+
+    /// [`WordSigs::may_contain`] of `w` in ASCII lowercase (for a table of lowercase words),
+    /// without lowercasing the word: the signature reads three bytes of it.
+    #[inline]
+    pub(crate) fn may_contain_lowercase_of(&self, w: &[u8]) -> bool {
+        let at = |i: usize| w.get(i).map_or(0, |c| c.to_ascii_lowercase()) as u32;
+        let last = w.last().map_or(0, |c| c.to_ascii_lowercase()) as u32;
+        let k = at(0) | at(1) << 8 | last << 16 | (w.len().min(255) as u32) << 24;
+        let sig = (k.wrapping_mul(0x9E37_79B1) >> 16) as usize;
+        self.0[sig / 64] & (1 << (sig % 64)) != 0
+    }
 }
 
 /// Position of the short literal `needle` (a few bytes) in `hay`: `memchr` on its first byte

@@ -298,7 +298,11 @@ fn fold_bogus_escapes(b: &[u8]) -> Vec<u8> {
 /// Normalised text plus whether a null byte was seen (borrowed when there is nothing to fold).
 pub(crate) fn normalise(s: &str) -> (Cow<'_, str>, bool) {
     // Nothing to fold: no escape, control, non-ASCII character or hex literal.
-    if s.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'%') && !s.as_bytes().windows(2).any(|w| w[0] == b'0' && (w[1] | 0x20) == b'x' || w == b"..") {
+    let b = s.as_bytes();
+    let plain = b.iter().all(|&c| CLASS[c as usize] & PLAIN != 0)
+        && !memchr::memchr_iter(b'.', b).any(|i| b.get(i + 1) == Some(&b'.'))
+        && !memchr::memchr_iter(b'0', b).any(|i| b.get(i + 1).is_some_and(|c| c | 0x20 == b'x'));
+    if plain {
         return (Cow::Borrowed(s), false);
     }
     let mut cur = s.as_bytes().to_vec();
@@ -365,88 +369,89 @@ fn is_up(seg: &str) -> bool {
 
 /// Files whose name alone says "configuration, credentials or logs of the host".
 fn sensitive_file(name: &str) -> bool {
-    const NAMES: &[&str] = &[
-        "passwd",
-        "master.passwd",
-        "shadow",
-        "shadow-",
-        "gshadow",
-        "group",
-        "hosts",
-        "issue",
-        "motd",
-        "sudoers",
-        "crontab",
-        "fstab",
-        "mtab",
-        "boot.ini",
-        "win.ini",
-        "system.ini",
-        "desktop.ini",
-        "autoexec.bat",
-        "config.sys",
-        "sam",
-        "ntds.dit",
-        "httpd.conf",
-        "httpd2.conf",
-        "apache2.conf",
-        "nginx.conf",
-        "lighttpd.conf",
-        "php.ini",
-        "my.cnf",
-        "my.ini",
-        "web.config",
-        "web.xml",
-        ".htaccess",
-        ".htpasswd",
-        ".passwd",
-        ".env",
-        ".bash_history",
-        ".bash_profile",
-        ".bashrc",
-        ".profile",
-        ".zsh_history",
-        ".mysql_history",
-        ".viminfo",
-        ".netrc",
-        ".pgpass",
-        ".git-credentials",
-        "id_rsa",
-        "id_dsa",
-        "id_ecdsa",
-        "id_ed25519",
-        "authorized_keys",
-        "known_hosts",
-        "wp-config.php",
-        "config.inc.php",
-        "configuration.php",
-        "localsettings.php",
-        "settings.php",
-        "database.yml",
-        "environ",
-        "cmdline",
-        "sysprep.xml",
-        "sysprep.inf",
-        "unattend.xml",
-        "unattended.xml",
-        "php.ini-development",
-        "tomcat-users.xml",
-        "server.xml",
-        "context.xml",
-        "applicationhost.config",
-        "credentials",
-        "config.php",
-        "ntuser.dat",
-        "metabase.xml",
-        ".rhosts",
-        ".shosts",
-        ".forward",
-        ".cshrc",
-        ".sh_history",
-        ".xauthority",
-    ];
+    // A `match` (dispatched on the length, then compared), not a search of a list.
     let n = name.trim_end_matches([' ', '.']);
-    if NAMES.contains(&n) {
+    if matches!(
+        n,
+        "passwd"
+            | "master.passwd"
+            | "shadow"
+            | "shadow-"
+            | "gshadow"
+            | "group"
+            | "hosts"
+            | "issue"
+            | "motd"
+            | "sudoers"
+            | "crontab"
+            | "fstab"
+            | "mtab"
+            | "boot.ini"
+            | "win.ini"
+            | "system.ini"
+            | "desktop.ini"
+            | "autoexec.bat"
+            | "config.sys"
+            | "sam"
+            | "ntds.dit"
+            | "httpd.conf"
+            | "httpd2.conf"
+            | "apache2.conf"
+            | "nginx.conf"
+            | "lighttpd.conf"
+            | "php.ini"
+            | "my.cnf"
+            | "my.ini"
+            | "web.config"
+            | "web.xml"
+            | ".htaccess"
+            | ".htpasswd"
+            | ".passwd"
+            | ".env"
+            | ".bash_history"
+            | ".bash_profile"
+            | ".bashrc"
+            | ".profile"
+            | ".zsh_history"
+            | ".mysql_history"
+            | ".viminfo"
+            | ".netrc"
+            | ".pgpass"
+            | ".git-credentials"
+            | "id_rsa"
+            | "id_dsa"
+            | "id_ecdsa"
+            | "id_ed25519"
+            | "authorized_keys"
+            | "known_hosts"
+            | "wp-config.php"
+            | "config.inc.php"
+            | "configuration.php"
+            | "localsettings.php"
+            | "settings.php"
+            | "database.yml"
+            | "environ"
+            | "cmdline"
+            | "sysprep.xml"
+            | "sysprep.inf"
+            | "unattend.xml"
+            | "unattended.xml"
+            | "php.ini-development"
+            | "tomcat-users.xml"
+            | "server.xml"
+            | "context.xml"
+            | "applicationhost.config"
+            | "credentials"
+            | "config.php"
+            | "ntuser.dat"
+            | "metabase.xml"
+            | ".rhosts"
+            | ".shosts"
+            | ".forward"
+            | ".cshrc"
+            | ".sh_history"
+            | ".xauthority"
+    ) {
         return true;
     }
     // Logs: `access.log`, `error_log`, `mysql.log.1`, `syslog.2.gz`, `sess_<id>`.
@@ -518,10 +523,50 @@ fn may_climb(c: &str) -> bool {
 fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
     // Without a separator or a segment that climbs, only a NUL can make a finding; a URL
     // (`scheme://`) needs a climbing segment or a NUL.
-    if !null && !may_climb(c) && (memchr::memchr2(b'/', b'\\', c.as_bytes()).is_none() || is_url(c)) {
+    if !null && !may_climb(c) && (memchr::memchr2(b'/', b'\\', c.as_bytes()).is_none() || is_url(c) || plain_path(c)) {
         step(c.len());
         return None;
     }
+    judge_walk(c, null, field)
+}
+
+/// First bytes of the first segments [`system_root`] knows (lowercase), for [`plain_path`].
+const SYSTEM_FIRST: &[&str] = &[
+    "etc", "proc", "usr", "var", "opt", "root", "boot", "srv", "mnt", "tmp", "inetpub", "xampp", "wamp", "lampp", "dev", "sys", "private", "windows", "winnt",
+    "home", "volumes", "library",
+];
+
+/// Whether [`judge_walk`] finds nothing in `c`, a text with a separator, no segment that
+/// climbs ([`may_climb`] is false: the walk resolves nothing, its segments are those of the
+/// text), no NUL and no URL scheme. Such a path can then only be reported for its root and its
+/// ends: a drive (`C:\`), a first segment that is a system directory (`/etc/...`) or a drive
+/// behind a slash (`/c:/`), a sensitive last segment (`x/web.config`), or a path of dots and
+/// separators alone. `/user_avatar/example.com/{size}/6_1.png`, `/c/latest?page=1` and
+/// `docs/guide.md` have none: two scans from the ends instead of the walk.
+fn plain_path(c: &str) -> bool {
+    let b = c.as_bytes();
+    if is_drive(c) || b.iter().all(|&x| matches!(x, b'.' | b'/' | b'\\')) {
+        return false;
+    }
+    let is_sep = |x: u8| x == b'/' || x == b'\\';
+    // The segments the walk keeps: not empty, not `.`.
+    let kept = |seg: &[u8]| !seg.is_empty() && seg != b".";
+    let mut segs = b.split(|&x| is_sep(x)).filter(|s| kept(s));
+    let Some(first) = segs.next() else { return true };
+    let system = SYSTEM_FIRST.iter().any(|r| first.eq_ignore_ascii_case(r.as_bytes()));
+    if is_sep(b[0]) && (system || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':')) {
+        return false;
+    }
+    let last = b.rsplit(|&x| is_sep(x)).find(|s| kept(s)).unwrap_or(first);
+    let mut buf = [0u8; 64];
+    let Some(lc) = buf.get_mut(..last.len()) else { return false };
+    lc.copy_from_slice(last);
+    lc.make_ascii_lowercase();
+    std::str::from_utf8(lc).is_ok_and(|n| !sensitive_file(n))
+}
+
+/// The walk of [`judge`]: segments after `..` resolution, root, sensitive names.
+fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
     let lc: Cow<'_, str> = if c.bytes().any(|b| b.is_ascii_uppercase()) { Cow::Owned(c.to_ascii_lowercase()) } else { Cow::Borrowed(c) };
     step(lc.len());
     let root = if is_url(&lc) {
@@ -716,16 +761,47 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
     r
 }
 
+/// [`CLASS`] bits: printable ASCII but `%` (nothing for [`normalise`] to fold), a
+/// [`token_separator`], an [`is_blank`] byte.
+const PLAIN: u8 = 1;
+const TOKEN_SEP: u8 = 2;
+const BLANK: u8 = 4;
+
+/// Byte classes, one lookup per byte in the scans of [`analyse`] and [`normalise`].
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0x20;
+    while c < 0x7f {
+        if c != b'%' as usize {
+            t[c] |= PLAIN;
+        }
+        c += 1;
+    }
+    let seps = b"\"'=()<>|&,`";
+    let mut i = 0;
+    while i < seps.len() {
+        t[seps[i] as usize] |= TOKEN_SEP;
+        i += 1;
+    }
+    let blanks = b" \t\n\x0b\x0c\r";
+    let mut i = 0;
+    while i < blanks.len() {
+        t[blanks[i] as usize] |= BLANK;
+        i += 1;
+    }
+    t
+};
+
 /// Quotes, operators and delimiters around a path named inside a larger value.
 #[inline]
 fn token_separator(c: u8) -> bool {
-    matches!(c, b'"' | b'\'' | b'=' | b'(' | b')' | b'<' | b'>' | b'|' | b'&' | b',' | b'`')
+    CLASS[c as usize] & TOKEN_SEP != 0
 }
 
 /// The ASCII characters `char::is_whitespace` accepts.
 #[inline]
 fn is_blank(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
+    CLASS[c as usize] & BLANK != 0
 }
 
 /// `str::contains(char::is_whitespace)`, by bytes when the text is ASCII.

@@ -148,3 +148,100 @@ fn the_wrapper_anchors_cover_every_wrapper_and_filter() {
     assert!(!WRAP_ANCHORS.any("https://avatars.example.org/v2/letter/a/c37758/{size}.png"));
     assert!(q("https://example.org/?page=php://filter/convert.base64-encode/resource=index.php") >= 60);
 }
+
+/// [`plain_path`] lets URL paths and relative paths through without the walk.
+#[test]
+fn plain_paths_skip_the_walk() {
+    for v in [
+        "/user_avatar/discourse.metabase.com/system/{size}/6_1.png",
+        "/uploads/default/original/1X/41bcf3b2a00dc7cfaff01cb3165d35d32a85bf1d.png",
+        "/c/uncategorized/l/latest?page",
+        "docs/guide.md",
+        "/v2/letter/z/0ea827/{size}.png",
+        "a\\b\\c.txt",
+        "/./x/./",
+    ] {
+        assert!(plain_path(v), "{v}");
+        assert!(judge_walk(v, false, FieldKind::QueryValue).is_none(), "{v}");
+        assert_eq!(q(v), 0, "{v}");
+    }
+}
+
+/// Roots, ends and dot paths that the walk reports are not plain.
+#[test]
+fn reportable_paths_are_not_plain() {
+    for v in [
+        "/etc/hosts",
+        "/ETC/x",
+        "\\windows\\system32\\x",
+        "/c:/boot.ini",
+        "C:\\x\\y",
+        "x/web.config",
+        "x/WEB.CONFIG",
+        "logs/access.log",
+        "a/passwd.",
+        "/./\\.",
+        "/home/u/.ssh/id_rsa",
+        "/private/etc/x",
+    ] {
+        assert!(!plain_path(v), "{v}");
+    }
+}
+
+/// Whenever [`judge`] stops at [`plain_path`], the walk finds nothing either (a bounded
+/// pseudo-random sample of paths built from roots, system directories, sensitive names).
+#[test]
+fn plain_path_agrees_with_the_walk() {
+    let parts = [
+        "/",
+        "\\",
+        ".",
+        "etc",
+        "passwd",
+        "web.config",
+        "a",
+        "1X",
+        "C:",
+        "c:",
+        "windows",
+        "system32",
+        "home",
+        ".ssh",
+        "access.log",
+        "tmp",
+        "x.png",
+        "{size}",
+        "?",
+        "=",
+        " ",
+        "dev",
+        "null",
+        "sess_1",
+        "private",
+        "Volumes",
+        "WinNT",
+        "win.ini",
+        "proc",
+        "self",
+        "environ",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut plain, mut found) = (0, 0);
+    for _ in 0..40_000 {
+        let len = 1 + (next() % 6) as usize;
+        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let walk = judge_walk(&v, false, FieldKind::QueryValue);
+        found += usize::from(walk.is_some());
+        if !may_climb(&v) && memchr::memchr2(b'/', b'\\', v.as_bytes()).is_some() && !is_url(&v) && plain_path(&v) {
+            plain += 1;
+            assert!(walk.is_none(), "{v:?}");
+        }
+    }
+    assert!(plain > 1000 && found > 1000, "{plain} {found}");
+}

@@ -105,16 +105,17 @@ fn lower<'b>(w: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
 /// signature table rejects them, then the keyword table is searched; [`classify`] is the
 /// grammar itself (`tests::the_keyword_table_agrees_with_the_grammar`).
 pub(crate) fn keyword(w: &str) -> Kw {
-    // Lowercased as bytes (no UTF-8 check: the table holds ASCII words only).
     let b = w.as_bytes();
+    // The signature first (most words are not keywords), on the word as it is.
+    let t = &*KEYWORDS;
+    if b.len() > 48 || !t.0.may_contain_lowercase_of(b) {
+        return Kw::None;
+    }
+    // Lowercased as bytes (no UTF-8 check: the table holds ASCII words only).
     let mut buf = [0u8; 48];
-    let Some(l) = buf.get_mut(..b.len()) else { return Kw::None };
+    let l = &mut buf[..b.len()];
     for (d, s) in l.iter_mut().zip(b) {
         *d = s.to_ascii_lowercase();
-    }
-    let t = &*KEYWORDS;
-    if !t.0.may_contain(l) {
-        return Kw::None;
     }
     t.1.binary_search_by(|(k, _)| k.as_bytes().cmp(l)).map_or(Kw::None, |i| t.1[i].1)
 }

@@ -52,10 +52,6 @@ fn is_ident_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
 }
 
-fn is_ident_cont(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
-}
-
 impl<'a> Lexer<'a> {
     pub fn new(src: &'a str) -> Self {
         Lexer { src, b: src.as_bytes(), pos: 0, in_exec_comment: false, steps: 0 }
@@ -116,35 +112,43 @@ impl<'a> Lexer<'a> {
     }
 
     fn word_end(&mut self) {
+        // On locals (not `self.pos`): this loop runs for every byte of every word.
+        let b = self.b;
+        let mut p = self.pos;
         loop {
-            while self.pos < self.b.len() && is_ident_cont(self.b[self.pos]) {
-                if self.b[self.pos] >= 0x80 {
-                    // Non-ASCII: letters continue the word, spaces (U+00A0...) end it.
-                    let ch = self.src.get(self.pos..).and_then(|r| r.chars().next()).unwrap_or(' ');
-                    if !ch.is_alphanumeric() {
-                        break;
+            while let Some(&c) = b.get(p) {
+                if c < 0x80 {
+                    if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' {
+                        p += 1;
+                        continue;
                     }
-                    self.pos += ch.len_utf8();
-                    continue;
+                    break;
                 }
-                self.pos += 1;
+                // Non-ASCII: letters continue the word, spaces (U+00A0...) end it.
+                let ch = self.src.get(p..).and_then(|r| r.chars().next()).unwrap_or(' ');
+                if !ch.is_alphanumeric() {
+                    break;
+                }
+                p += ch.len_utf8();
             }
             // Qualified names: a.b, a..b (MSSQL default schema).
-            if self.at(self.pos) == b'.' {
-                if is_ident_start(self.at(self.pos + 1)) {
-                    self.pos += 1;
+            if b.get(p) == Some(&b'.') {
+                let at = |i: usize| b.get(i).copied().unwrap_or(0);
+                if is_ident_start(at(p + 1)) {
+                    p += 1;
                     continue;
                 }
-                if self.at(self.pos + 1) == b'.' && is_ident_start(self.at(self.pos + 2)) {
-                    self.pos += 2;
+                if at(p + 1) == b'.' && is_ident_start(at(p + 2)) {
+                    p += 2;
                     continue;
                 }
             }
             break;
         }
-        while !self.src.is_char_boundary(self.pos) {
-            self.pos += 1;
+        while !self.src.is_char_boundary(p) {
+            p += 1;
         }
+        self.pos = p;
     }
 
     fn number(&mut self) {

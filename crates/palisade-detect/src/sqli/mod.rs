@@ -229,6 +229,16 @@ pub(crate) struct Finding {
 /// typographic quotes folded to ASCII (best-fit code page conversion in MSSQL does that), and one
 /// more URL-decoding layer when `%XX` escapes remain. `steps` counts the work.
 pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
+    // Only worth its pass where a breakout or a folded view would double the work.
+    if (memchr::memchr2(b'\'', b'"', s.as_bytes()).is_some() || !s.is_ascii()) && inert(s) {
+        *steps += s.len();
+        return None;
+    }
+    analyze_all(s, steps)
+}
+
+/// [`analyze`] without the [`inert`] shortcut (the reference the shortcut is tested against).
+fn analyze_all(s: &str, steps: &mut usize) -> Option<Finding> {
     let mut best = analyze_view(s, steps);
     let consider = |f: Option<Finding>, best: &mut Option<Finding>| {
         if f.as_ref().map_or(0, |f| f.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
@@ -247,28 +257,97 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
     best
 }
 
+/// Whether no view and no context of `s` can record a structure: a value such as
+/// `Welcome to Metabase's forum`, `it&#39;s` or `l’été` (apostrophes, entities, prose words).
+///
+/// Every structure the automaton ([`run`]) and [`scan_calls`] record needs one of: a keyword
+/// (a word [`keywords::keyword`] classifies: UNION, SELECT, OR, ORDER, LIKE, a statement, CASE,
+/// WAITFOR...), a parenthesis (calls, sub-selects, stacked expressions), a comparison (`=`, `<`,
+/// `>`, `!`), `||` or `&&`, a server variable (`@@`), a comment that follows a breakout (`--`,
+/// `/*`, `#` after a quote) or MySQL's `\N`. Without them the tokens are identifiers,
+/// literals, strings, `@x` variables, `+ - / :` operators, `, . ; ? { } [ ]` and single `&`,
+/// which continue an expression (or stop it) but record nothing, in the as-is context as after
+/// a breakout (`;` then needs a statement keyword or `(` to go on). `%` (one more URL layer)
+/// and `\`, `$` (escapes, dollar quoting, variables), `*` (comments, `*` items) and the other
+/// operator bytes are left to the full analysis. Typographic quotes (folded to ASCII ones) and
+/// every other non-ASCII character are neither letters of a keyword nor operators.
+///
+/// Words are checked as maximal runs of ASCII letters and `_` (keywords are made of those),
+/// a superset of the lexer's words: a word that follows a number can follow a hex literal
+/// (`0xabunion` is `0xab` then `union`), so after a digit the run is also checked without a
+/// leading `x`/`b` and hex letters.
+fn inert(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut quote = false;
+    let mut hash = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphabetic() || b[i] == b'_') {
+                i += 1;
+            }
+            let w = &s[start..i];
+            if keyword(w) != Kw::None {
+                return false;
+            }
+            if start > 0 && b[start - 1].is_ascii_digit() {
+                // After a digit: `0x1f`/`0b1` literals end before a later letter.
+                let mut k = usize::from(matches!(w.as_bytes()[0], b'x' | b'X' | b'b' | b'B'));
+                loop {
+                    if keyword(&w[k..]) != Kw::None {
+                        return false;
+                    }
+                    if k < w.len() && w.as_bytes()[k].is_ascii_hexdigit() {
+                        k += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        match c {
+            b'0'..=b'9' | b'.' | b',' | b':' | b'/' | b'?' | b'{' | b'}' | b'[' | b']' | b';' | b'+' => {}
+            b'\'' | b'"' => quote = true,
+            b'#' => hash = true,
+            b'-' if next != b'-' => {}
+            b'@' if next != b'@' => {}
+            b'&' if next != b'&' => {}
+            c if c <= b' ' || c == 0x7f => {}
+            c if c >= 0x80 => quote = true,
+            _ => return false,
+        }
+        i += 1;
+    }
+    // `#` is a comment, which only records a structure right after a breakout.
+    !(hash && quote)
+}
+
 /// `‘’‛′ʼ` to `'` and `“”″` to `"`, when present.
 fn fold_quotes(s: &str) -> Option<String> {
     let is_q = |c: char| matches!(c, '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' | '\u{201c}' | '\u{201d}' | '\u{2033}');
     if s.is_ascii() || !s.chars().any(is_q) {
         return None;
     }
-    Some(
-        s.chars()
-            .map(|c| match c {
-                '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' => '\'',
-                '\u{201c}' | '\u{201d}' | '\u{2033}' => '"',
-                c => c,
-            })
-            .collect(),
-    )
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        out.push(match c {
+            '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' => '\'',
+            '\u{201c}' | '\u{201d}' | '\u{2033}' => '"',
+            c => c,
+        });
+    }
+    Some(out)
 }
 
 /// One URL-decoding layer (`%XX`, and `+` as a space) when the value contains `%XX`.
 fn percent_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let hex = |c: u8| (c as char).to_digit(16);
-    if !b.windows(3).any(|w| w[0] == b'%' && hex(w[1]).is_some() && hex(w[2]).is_some()) {
+    if !memchr::memchr_iter(b'%', b).any(|i| b.get(i + 1).is_some_and(|&c| hex(c).is_some()) && b.get(i + 2).is_some_and(|&c| hex(c).is_some())) {
         return None;
     }
     let mut out = Vec::with_capacity(b.len());
@@ -335,15 +414,16 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
 fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     // A call needs `(`; `WAITFOR DELAY '...'` and `CASE WHEN` need their words (an apostrophe
     // in prose is neither).
-    let b = s.as_bytes();
-    let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
-    if !s.contains('(') && !memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor") || word_at(i, b"when")) && !has_union(b) {
+    // `WHEN` only matters after `CASE` (the conditional probe), so `case` is looked for instead:
+    // prose says "when" far more often than "case".
+    if !may_call(s.as_bytes()) {
         return None;
     }
     let mut lx = Lexer::new(s);
-    let mut prev: Option<Token<'_>> = None;
-    let mut prev2: Option<Token<'_>> = None;
-    let mut prev3: Option<Token<'_>> = None;
+    // The previous tokens, each with its keyword class (looked up once per word).
+    let mut prev: Option<(Token<'_>, Kw)> = None;
+    let mut prev2: Option<(Token<'_>, Kw)> = None;
+    let mut prev3: Option<(Token<'_>, Kw)> = None;
     let mut found = None;
     // The conditional probe: 1 after CASE, 2 after IF/IIF, 3 in the condition (after WHEN or
     // `(`), 4 after its first number, 5 after the comparison.
@@ -353,6 +433,7 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     // Calls that reveal the server (`version()`, `user()`, `@@version`): two are extraction.
     let mut info = (0u32, None::<&str>);
     for t in lx.by_ref() {
+        let kw = if t.kind == Kind::Word { keyword(t.text) } else { Kw::None };
         if matches!(t.kind, Kind::Comment { .. }) {
             if union.0 == 3 {
                 found = union.1.map(|u| (u, 75, "UNION SELECT of a column list"));
@@ -361,23 +442,23 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
             continue;
         }
         union = match (union.0, t.kind) {
-            (1, Kind::Word) if keyword(t.text) == Kw::SetQuant => union,
-            (1, Kind::Word) if keyword(t.text) == Kw::Select => (2, union.1),
+            (1, Kind::Word) if kw == Kw::SetQuant => union,
+            (1, Kind::Word) if kw == Kw::Select => (2, union.1),
             (2, Kind::Num | Kind::Var | Kind::Str { .. }) => (3, union.1),
-            (2, Kind::Word) if keyword(t.text) == Kw::Value || keyword(t.text) == Kw::None => (3, union.1),
+            (2, Kind::Word) if kw == Kw::Value || kw == Kw::None => (3, union.1),
             (2, Kind::Op) if t.text == "*" => (3, union.1),
             (3, Kind::Comma) => {
                 found = union.1.map(|u| (u, 75, "UNION SELECT of a column list"));
                 break;
             }
-            (3, Kind::Word) if keyword(t.text) == Kw::From => {
+            (3, Kind::Word) if kw == Kw::From => {
                 found = union.1.map(|u| (u, 75, "UNION SELECT of a column list"));
                 break;
             }
-            _ if t.kind == Kind::Word && keyword(t.text) == Kw::Union && t.text.eq_ignore_ascii_case("union") => (1, Some(t.text)),
+            _ if kw == Kw::Union && t.text.eq_ignore_ascii_case("union") => (1, Some(t.text)),
             _ => (0, None),
         };
-        if t.kind == Kind::Var && t.text.starts_with("@@") && prev.is_some_and(|x| matches!(x.kind, Kind::Comma | Kind::LParen | Kind::Op)) {
+        if t.kind == Kind::Var && t.text.starts_with("@@") && prev.is_some_and(|(x, _)| matches!(x.kind, Kind::Comma | Kind::LParen | Kind::Op)) {
             info = (info.0 + 1, info.1.or(Some(t.text)));
         }
         cond = match (cond.0, t.kind) {
@@ -390,11 +471,11 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
                 found = cond.1.map(|c| (c, 75, "conditional on a comparison of two numbers (boolean probe)"));
                 break;
             }
-            _ if t.kind == Kind::Word && keyword(t.text) == Kw::Case => (1, Some(t.text)),
+            _ if kw == Kw::Case => (1, Some(t.text)),
             _ if t.kind == Kind::Word && (t.text.eq_ignore_ascii_case("if") || t.text.eq_ignore_ascii_case("iif")) => (2, Some(t.text)),
             _ => (0, None),
         };
-        if let (Some(p), Some(f)) = (prev2, prev) {
+        if let (Some((p, pkw)), Some((f, fkw))) = (prev2, prev) {
             if p.kind == Kind::Word
                 && f.kind == Kind::LParen
                 && matches!(t.kind, Kind::Num | Kind::Str { .. } | Kind::Word | Kind::Var | Kind::LParen)
@@ -404,16 +485,16 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
                 break;
             }
             // `exec(@s)`: a string variable executed as SQL (MSSQL dynamic SQL).
-            if p.kind == Kind::Word && f.kind == Kind::LParen && t.kind == Kind::Var && keyword(p.text) == Kw::Stmt(Stmt::Exec) {
+            if p.kind == Kind::Word && f.kind == Kind::LParen && t.kind == Kind::Var && pkw == Kw::Stmt(Stmt::Exec) {
                 found = Some((p.text, 75, "a variable executed as SQL"));
                 break;
             }
-            if p.kind == Kind::Word && keyword(p.text) == Kw::Stmt(Stmt::Waitfor) && keyword(f.text) == Kw::Delay && matches!(t.kind, Kind::Str { .. }) {
+            if p.kind == Kind::Word && pkw == Kw::Stmt(Stmt::Waitfor) && fkw == Kw::Delay && matches!(t.kind, Kind::Str { .. }) {
                 found = Some((p.text, 70, "time-based or out-of-band function call"));
                 break;
             }
             // Counted as an argument or operand (`concat_ws(0x3a,version(),user())`), not in prose.
-            let operand = prev3.is_some_and(|x| matches!(x.kind, Kind::Comma | Kind::LParen | Kind::Op));
+            let operand = prev3.is_some_and(|(x, _)| matches!(x.kind, Kind::Comma | Kind::LParen | Kind::Op));
             if operand && p.kind == Kind::Word && f.kind == Kind::LParen && t.kind == Kind::RParen && function(p.text) == Func::Info {
                 info = (info.0 + 1, info.1.or(Some(p.text)));
             }
@@ -430,7 +511,7 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
         }
         prev3 = prev2;
         prev2 = prev;
-        prev = Some(t);
+        prev = Some((t, kw));
     }
     *steps += lx.steps;
     if found.is_none() && info.0 >= 2 {
@@ -441,13 +522,21 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     Some(Finding { confidence, why, fragment: truncate(&s[at..], 64).to_string() })
 }
 
-/// Whether `b` holds the word `union` (any case) with a non-letter before it.
-fn has_union(b: &[u8]) -> bool {
-    memchr::memchr2_iter(b'u', b'U', b).any(|i| {
-        b[i..].get(..5).is_some_and(|x| x.eq_ignore_ascii_case(b"union"))
-            && (i == 0 || !b[i - 1].is_ascii_alphabetic())
-            && b.get(i + 5).is_none_or(|c| !c.is_ascii_alphabetic())
-    })
+/// The pre-filter of [`scan_calls`]: a `(`, `waitfor`, `case` (any case) or the word `union`
+/// (no letter before or after it). `memchr` jumps between the candidate letters.
+fn may_call(b: &[u8]) -> bool {
+    let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
+    memchr::memchr(b'(', b).is_some()
+        || memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor"))
+        || memchr::memchr2_iter(b'c', b'C', b).any(|i| word_at(i, b"case"))
+        || memchr::memchr2_iter(b'u', b'U', b).any(|i| has_union_at(b, i))
+}
+
+/// Whether `b` holds the word `union` (any case) at `i`, with no letter before or after it.
+fn has_union_at(b: &[u8], i: usize) -> bool {
+    b[i..].get(..5).is_some_and(|x| x.eq_ignore_ascii_case(b"union"))
+        && (i == 0 || !b[i - 1].is_ascii_alphabetic())
+        && b.get(i + 5).is_none_or(|c| !c.is_ascii_alphabetic())
 }
 
 /// The index just after the quote that closes a string of quote `q` opened before the value:

@@ -292,3 +292,94 @@ fn union_select_extraction_and_blind_reads_anywhere() {
         assert!(conf(v) < 60, "{v:?} scored {}", conf(v));
     }
 }
+
+/// [`inert`] lets prose with apostrophes, entities and typographic quotes through early, and
+/// no SQL structure.
+#[test]
+fn inert_values_skip_the_analysis() {
+    for v in [
+        "Welcome to Metabase's Discussion Forum",
+        "Welcome to Metabase\u{2019}s Discussion Forum",
+        "Welcome to Metabase&#39;s Discussion Forum",
+        "Welcome to Metabase&rsquo;s Discussion Forum",
+        "Deploy to Heroku isn't working",
+        "\u{201c}We couldn\u{2019}t understand your question.\u{201d}",
+        "l\u{2019}\u{e9}t\u{e9} d'Ana, 3 p.m.; ok?",
+        "O'Reilly",
+        "issue #42 closed",
+        "2024-05-14T09:31:27Z",
+        "https://example.com/a/{size}.png",
+        "[solved: Mongo 3.0 required]",
+    ] {
+        assert!(inert(v), "{v}");
+        assert_eq!(conf(v), 0, "{v}");
+    }
+}
+
+/// Anything that can record a structure goes to the full analysis.
+#[test]
+fn values_with_sql_features_are_not_inert() {
+    for v in [
+        // keywords, also glued to a number or behind a hex literal
+        "Welcome to Metabase's forum, as well",
+        "1union select 1",
+        "0xabunion",
+        "0x1fselect",
+        "x' or 'a",
+        "it's in",
+        // operators, calls, comments, variables
+        "a'=1",
+        "a' || 'b",
+        "a' && 'b",
+        "sleep(5)",
+        "x')",
+        "admin'--",
+        "admin'#",
+        "admin\u{2019}#",
+        "a'/*",
+        "1,@@version",
+        "\\N",
+        "$$x$$",
+        "a%27",
+        "a`b`",
+        "a|b",
+        "a<b",
+        "!x",
+        "a*b",
+    ] {
+        assert!(!inert(v), "{v}");
+    }
+    // `#` without a quote is a comment that cannot follow a breakout.
+    assert!(inert("Metabase&#39;s"));
+}
+
+/// The shortcut agrees with the full analysis on every value built from SQL fragments (a
+/// bounded pseudo-random sample of sequences): whenever it says inert, nothing is found.
+#[test]
+fn inert_agrees_with_the_full_analysis() {
+    let parts = [
+        "1", "x", "it", "union", "select", "sleep", "case", "when", "'", "\"", " ", "#", "-", "@", "@@", "(", ")", "=", "or", "&", ";", "0xab", "\u{2019}",
+        "/", "*", ",", "%27", "\\N", "\n", "e5", "from", "s", "?", "{", "[", "]", ":", "+", ".", "shutdown", "where", "in",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut inert_n, mut found_n) = (0, 0);
+    for _ in 0..40_000 {
+        let len = 1 + (next() % 7) as usize;
+        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let mut steps = 0;
+        let full = analyze_all(&v, &mut steps);
+        if inert(&v) {
+            inert_n += 1;
+            assert_eq!(full, None, "{v:?}");
+        }
+        found_n += usize::from(full.is_some());
+    }
+    // The sample exercises both sides.
+    assert!(inert_n > 1000 && found_n > 1000, "{inert_n} {found_n}");
+}

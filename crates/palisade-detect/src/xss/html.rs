@@ -369,6 +369,10 @@ pub(crate) fn scheme(url: &str) -> Option<Scheme> {
             break;
         }
         buf[n] = c.to_ascii_lowercase();
+        // Every scheme below starts with one of these letters.
+        if n == 0 && !matches!(buf[0], b'j' | b'v' | b'l' | b'm' | b'd') {
+            return None;
+        }
         n += 1;
     }
     let l = &buf[..n];
@@ -489,9 +493,10 @@ pub(crate) fn decode_entities(v: &str) -> String {
                 }
             }
         }
-        let ch = v[i..].chars().next().unwrap_or('\u{fffd}');
-        out.push(ch);
-        i += ch.len_utf8();
+        // Copy up to the next `&` at once (`&` is ASCII: the cut is on a char boundary).
+        let next = memchr::memchr(b'&', &b[i + 1..]).map_or(b.len(), |p| i + 1 + p);
+        out.push_str(&v[i..next]);
+        i = next;
     }
     out
 }

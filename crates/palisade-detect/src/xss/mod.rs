@@ -150,7 +150,7 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
         consider(analyze_view(&s.replace('+', " "), steps));
     }
     // HTML character references (a value reflected in an attribute is decoded by the browser).
-    if s.contains('&') {
+    if memchr::memchr(b'&', s.as_bytes()).is_some() {
         let d = html::decode_entities(s);
         if d != s {
             *steps += s.len();
@@ -158,7 +158,7 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
         }
     }
     // 7-bit US-ASCII pages drop the high bit: `¼script¾` is `<script>`.
-    if s.contains(['\u{bc}', '\u{be}']) {
+    if !s.is_ascii() && s.contains(['\u{bc}', '\u{be}']) {
         let d: String = s
             .chars()
             .map(|c| match c {
@@ -181,7 +181,7 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
 fn percent_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let hex = |c: u8| (c as char).to_digit(16);
-    if !b.windows(3).any(|w| w[0] == b'%' && hex(w[1]).is_some() && hex(w[2]).is_some()) {
+    if !memchr::memchr_iter(b'%', b).any(|i| b.get(i + 1).is_some_and(|&c| hex(c).is_some()) && b.get(i + 2).is_some_and(|&c| hex(c).is_some())) {
         return None;
     }
     let mut out = Vec::with_capacity(b.len());
