@@ -258,8 +258,49 @@ fn single_words_agree_with_the_walk() {
     );
     assert!(words.len() > 400, "{}", words.len());
     for w in &words {
-        assert_eq!(single_word_program(w.as_bytes()), Some(command_position_walk(w.as_bytes())), "{w:?}");
+        assert_eq!(plain_first_word_program(w.as_bytes()), Some(command_position_walk(w.as_bytes())), "{w:?}");
     }
-    assert_eq!(single_word_program(b"cat /etc/passwd"), None);
+    assert_eq!(plain_first_word_program(b"cat /etc/passwd"), None);
     assert!(program_in_command_position("whoami") && program_in_command_position("x; whoami") && !program_in_command_position("customer"));
+}
+
+/// The plain-value fast path ([`plain_first_word_program`]) says what the walk says wherever it
+/// decides: over every value of the development corpus (`../shared`, when present) and of the
+/// benign sets, each also with a program put in front, after a blank and at the end, and over
+/// programs with blanks, `+`, `,`, `.exe` and case changes around them.
+#[test]
+fn plain_values_agree_with_the_walk() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(root.join("data/benign")).unwrap().map(|e| e.unwrap().path()).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    } else {
+        println!("skipping the development corpus ({} not found); benign sets only", corpus.display());
+    }
+    let mut values: Vec<String> = Vec::new();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        values.extend(crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap().into_iter().map(|s| s.value));
+    }
+    let n = values.len();
+    for i in 0..n {
+        let v = values[i].clone();
+        values.push(format!("whoami {v}"));
+        values.push(format!(" +,Cat.EXE {v}"));
+        values.push(format!("{v} id"));
+        values.extend(v.split_whitespace().map(String::from));
+    }
+    for p in PROGRAMS {
+        values.extend([p.to_string(), format!("  {p} -x"), format!("+{p}+1"), format!(",{}.exe", p.to_uppercase()), format!("x {p}"), format!("{p}\x0b")]);
+    }
+    let (mut decided, mut yes) = (0usize, 0usize);
+    for v in &values {
+        if let Some(fast) = plain_first_word_program(v.as_bytes()) {
+            decided += 1;
+            yes += fast as usize;
+            assert_eq!(fast, command_position_walk(v.as_bytes()), "{v:?}");
+        }
+    }
+    println!("{} values, {decided} decided by the fast path ({yes} yes)", values.len());
+    assert!(decided > values.len() / 4 && yes > 100, "{decided} {yes}");
 }
