@@ -295,6 +295,7 @@ fn plain_values_agree_with_the_walk() {
     }
     let (mut decided, mut yes) = (0usize, 0usize);
     for v in &values {
+        assert_eq!(program_in_command_position(v), reference_walk(v.as_bytes()), "{v:?}");
         if let Some(fast) = plain_first_word_program(v.as_bytes()) {
             decided += 1;
             yes += fast as usize;
@@ -303,4 +304,111 @@ fn plain_values_agree_with_the_walk() {
     }
     println!("{} values, {decided} decided by the fast path ({yes} yes)", values.len());
     assert!(decided > values.len() / 4 && yes > 100, "{decided} {yes}");
+}
+
+/// [`command_position_walk`] as it was before its fast paths (a byte at a time, no plain-value
+/// shortcut): the reference the fast paths are compared with.
+fn reference_walk(b: &[u8]) -> bool {
+    let mut cmdpos = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
+        if csi > 0 {
+            cmdpos = true;
+            i += csi;
+            continue;
+        }
+        if is_gate_op(c, next) {
+            cmdpos = true;
+            i += if c == b'$' || c == b'\\' { 2 } else { 1 };
+            continue;
+        }
+        if c == b'$' && b[i + 1..].starts_with(b"IFS") {
+            i += 4;
+            continue;
+        }
+        if c == b'$' && b[i + 1..].starts_with(b"{IFS") {
+            i += 1 + b[i + 1..].iter().position(|&x| x == b'}').map_or(4, |p| p + 1);
+            continue;
+        }
+        if c.is_ascii_whitespace() || c == b'+' || c == b',' {
+            i += 1;
+            continue;
+        }
+        // A word: up to a blank or an operator.
+        let word_start = i;
+        let mut a = [0u8; 20];
+        let mut la = 0usize; // after the last `/` or `\`
+        let mut bb = [0u8; 20];
+        let mut lb = 0usize; // after the last `/`, `\` dropped
+        let mut content = false;
+        while i < b.len() {
+            let c = b[i];
+            // Letters and digits (most bytes of most words) end nothing and are only recorded.
+            if c.is_ascii_alphanumeric() {
+                ref_push_lower(&mut a, &mut la, c);
+                ref_push_lower(&mut bb, &mut lb, c);
+                content = true;
+                i += 1;
+                continue;
+            }
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            if c.is_ascii_whitespace()
+                || c == b'+'
+                || c == b','
+                || is_gate_op(c, next)
+                || (c == b'\\' && csi_len(&b[i..]) > 0)
+                || (c == b'$' && (b[i + 1..].starts_with(b"IFS") || b[i + 1..].starts_with(b"{IFS")))
+            {
+                break;
+            }
+            i += 1;
+            match c {
+                b'\'' | b'"' | b'^' => continue,
+                b'$' if matches!(next, b'@' | b'*' | b'0'..=b'9') => {
+                    i += 1;
+                    continue;
+                }
+                b'/' => {
+                    la = 0;
+                    lb = 0;
+                }
+                b'\\' => la = 0,
+                _ => {
+                    ref_push_lower(&mut a, &mut la, c);
+                    ref_push_lower(&mut bb, &mut lb, c);
+                }
+            }
+            content = true;
+        }
+        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i])) {
+            return true;
+        }
+        if content {
+            cmdpos = false;
+            // Nothing is in command position again before the next operator: skip to it (a
+            // superset of the tokenizer's resets: an operator inside `${IFS...}` counts too).
+            loop {
+                let Some(k) = b[i..].iter().position(|&c| MAY_OPERATE[c as usize]) else {
+                    i = b.len();
+                    break;
+                };
+                i += k;
+                let c = b[i];
+                if is_gate_op(c, b.get(i + 1).copied().unwrap_or(0)) || (c == b'\\' && csi_len(&b[i..]) > 0) {
+                    break;
+                }
+                i += 1;
+            }
+        }
+    }
+    false
+}
+fn ref_push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
+    if let Some(slot) = buf.get_mut(*len) {
+        *slot = c.to_ascii_lowercase();
+    }
+    *len += 1;
 }
