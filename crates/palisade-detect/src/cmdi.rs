@@ -191,17 +191,12 @@ fn command_position_walk(b: &[u8]) -> bool {
         let mut content = false;
         while i < b.len() {
             let c = b[i];
-            // Letters and digits (most bytes of most words) end nothing and are only recorded,
-            // a run at a time.
+            // Letters and digits (most bytes of most words) end nothing and are only recorded.
             if c.is_ascii_alphanumeric() {
-                let run = i;
-                i += 1;
-                while i < b.len() && b[i].is_ascii_alphanumeric() {
-                    i += 1;
-                }
-                push_run(&mut a, &mut la, &b[run..i]);
-                push_run(&mut bb, &mut lb, &b[run..i]);
+                push_lower(&mut a, &mut la, c);
+                push_lower(&mut bb, &mut lb, c);
                 content = true;
+                i += 1;
                 continue;
             }
             let next = b.get(i + 1).copied().unwrap_or(0);
@@ -255,17 +250,6 @@ fn command_position_walk(b: &[u8]) -> bool {
         }
     }
     false
-}
-
-/// [`push_lower`] for each byte of `run`.
-#[inline]
-fn push_run(buf: &mut [u8; 20], len: &mut usize, run: &[u8]) {
-    if let Some(free) = buf.get_mut(*len..) {
-        for (o, c) in free.iter_mut().zip(run) {
-            *o = c.to_ascii_lowercase();
-        }
-    }
-    *len += run.len();
 }
 
 /// Appends `c` lowercased to the word buffer `buf` of length `len` (counting past its end:

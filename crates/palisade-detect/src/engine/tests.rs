@@ -333,3 +333,47 @@ fn browser_user_agents_reach_only_the_scanner() {
         assert_eq!(engine.admitted(ua), ["scanner"], "{ua}");
     }
 }
+
+/// Every value of the benign sets and of the development corpus (`../shared`, skipped with a
+/// message when absent), with every candidate the decoder derives from it.
+fn corpus_candidates() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(root.join("data/benign")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    } else {
+        println!("skipping the development corpus ({} not found); benign sets only", corpus.display());
+    }
+    let mut decoder = Decoder::new(decode::Limits::default());
+    let mut out = Vec::new();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
+            out.extend(decoder.decode(&s.value).iter().map(|c| c.text.to_string()));
+        }
+    }
+    out
+}
+
+/// The dense copy of the gate literals' automaton opens the same gates as the aho-corasick
+/// automaton it was copied from, on every corpus candidate, from no open gate and from the
+/// gates the bytes opened.
+#[test]
+fn dense_dfa_agrees_with_aho_corasick() {
+    let e = Engine::new(EngineConfig::default()).unwrap();
+    let g = &e.gates;
+    let dfa = g.dfa.as_ref().expect("the built-in gates have literals");
+    let (mut n, mut opened) = (0usize, 0usize);
+    for t in corpus_candidates() {
+        let (_, open) = e.classify(&t);
+        for m in [0, open & g.gated] {
+            let fast = g.literals(dfa, t.as_bytes(), m);
+            assert_eq!(fast, g.literals_reference(t.as_bytes(), m), "{t:?} from {m:#x}");
+            n += 1;
+            opened += (fast != m) as usize;
+        }
+    }
+    println!("{n} walks, {opened} opened a gate");
+    assert!(n > 1000 && opened > n / 10, "{n} {opened}");
+}
