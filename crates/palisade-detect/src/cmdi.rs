@@ -189,7 +189,25 @@ fn command_position_walk(b: &[u8]) -> bool {
         let mut bb = [0u8; 20];
         let mut lb = 0usize; // after the last `/`, `\` dropped
         let mut content = false;
-        while i < b.len() {
+        // Most words hold only plain bytes and `/` up to the blank or operator that ends them:
+        // found with one table lookup per byte, the base name read once. The others are read
+        // a byte at a time below.
+        let mut j = i;
+        while j < b.len() && (PLAIN_CLASS[b[j] as usize] == 0 || b[j] == b'/') {
+            j += 1;
+        }
+        let fast = j > i && (j == b.len() || PLAIN_CLASS[b[j] as usize] == BLANK || is_gate_op(b[j], b.get(j + 1).copied().unwrap_or(0)));
+        if fast {
+            let base = b[i..j].iter().rposition(|&c| c == b'/').map_or(i, |p| i + p + 1);
+            for (o, c) in a.iter_mut().zip(&b[base..j]) {
+                *o = c.to_ascii_lowercase();
+            }
+            la = j - base;
+            (bb, lb) = (a, la);
+            content = true;
+            i = j;
+        }
+        while !fast && i < b.len() {
             let c = b[i];
             // Letters and digits (most bytes of most words) end nothing and are only recorded.
             if c.is_ascii_alphanumeric() {
