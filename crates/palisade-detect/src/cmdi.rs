@@ -143,7 +143,14 @@ fn any_not_plain(b: &[u8]) -> bool {
     let t = &PLAIN_CLASS;
     let mut chunks = b.chunks_exact(8);
     for c in &mut chunks {
-        let m = t[c[0] as usize] | t[c[1] as usize] | t[c[2] as usize] | t[c[3] as usize] | t[c[4] as usize] | t[c[5] as usize] | t[c[6] as usize] | t[c[7] as usize];
+        let m = t[c[0] as usize]
+            | t[c[1] as usize]
+            | t[c[2] as usize]
+            | t[c[3] as usize]
+            | t[c[4] as usize]
+            | t[c[5] as usize]
+            | t[c[6] as usize]
+            | t[c[7] as usize];
         if m & NOT_PLAIN != 0 {
             return true;
         }
