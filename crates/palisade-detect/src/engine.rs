@@ -6,7 +6,8 @@
 //!    detectors without a gate) the bit set of [`FAMILIES`] the value could concern;
 //! 2. decodes it into candidates when it may hold encodings ([`crate::decode`]);
 //! 3. for each candidate, completes the gates in one pass of a shared Aho-Corasick automaton
-//!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`), skipped when
+//!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`; walked as a
+//!    [`DenseDfa`], a flat copy over byte classes with the match flag in each transition), skipped when
 //!    the bytes already opened every gate, then the structural tests (`Gate::test`) of the
 //!    gates still closed: a benign value typically opens no gate and runs no detector; a
 //!    text in the product-token shape of `User-Agent` values ([`crate::shape`]) is judged by
