@@ -6,8 +6,7 @@
 //!    detectors without a gate) the bit set of [`FAMILIES`] the value could concern;
 //! 2. decodes it into candidates when it may hold encodings ([`crate::decode`]);
 //! 3. for each candidate, completes the gates in one pass of a shared Aho-Corasick automaton
-//!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`; walked as a
-//!    [`DenseDfa`], a flat copy over byte classes with the match flag in each transition), skipped when
+//!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`), skipped when
 //!    the bytes already opened every gate, then the structural tests (`Gate::test`) of the
 //!    gates still closed: a benign value typically opens no gate and runs no detector; a
 //!    text in the product-token shape of `User-Agent` values ([`crate::shape`]) is judged by
@@ -121,12 +120,9 @@ struct Gates {
     gated: u64,
     /// Gated detectors with literals in `ac`.
     literal: u64,
-    /// Every literal of every gate, ASCII case-insensitive, all matches, as a [`DenseDfa`]
-    /// (walked byte by byte: no per-search setup, which matters for short values).
-    dfa: Option<DenseDfa>,
-    /// The automaton it was copied from (the reference of the tests).
-    #[cfg(test)]
-    ac: Option<DFA>,
+    /// Every literal of every gate, ASCII case-insensitive, all matches (walked byte by byte:
+    /// no per-search setup, which matters for short values).
+    dfa: Option<DFA>,
     /// Per pattern of `dfa`: the gates it opens, whether it must stand as a word, its length.
     pats: Vec<(u64, bool, usize)>,
     /// (detector bit, class-table bit its test needs (0: none), test).
@@ -154,8 +150,6 @@ impl Gates {
             literal: 0,
             dfa: None,
             pats: Vec::new(),
-            #[cfg(test)]
-            ac: None,
             tests: Vec::new(),
             test_bytes: Vec::new(),
             shaped: 0,
@@ -198,44 +192,14 @@ impl Gates {
                 .match_kind(MatchKind::Standard)
                 .build(lits.iter().map(|l| l.0.as_str()))
                 .expect("gate literals compile");
-            g.dfa = Some(DenseDfa::new(&dfa));
-            #[cfg(test)]
-            {
-                g.ac = Some(dfa);
-            }
+            g.dfa = Some(dfa);
             g.pats = lits.iter().map(|l| (l.2, l.1, l.0.len())).collect();
         }
         g
     }
 
     /// Adds to `m` the gates whose literals occur in `b` (every match, overlapping ones too).
-    fn literals(&self, dfa: &DenseDfa, b: &[u8], mut m: u64) -> u64 {
-        let mut sid = dfa.start;
-        for (i, &c) in b.iter().enumerate() {
-            let e = dfa.trans.get(sid + dfa.classes[c as usize] as usize).copied().unwrap_or(0);
-            sid = (e >> 1) as usize;
-            if e & 1 == 0 {
-                continue;
-            }
-            let (from, to) = dfa.matches[sid / dfa.stride];
-            for &pat in dfa.patterns.get(from as usize..to as usize).unwrap_or(&[]) {
-                let (dm, word, len) = self.pats[pat as usize];
-                if dm & !m == 0 || word && !stands_as_word(b, i, len) {
-                    continue;
-                }
-                m |= dm;
-            }
-            if self.literal & !m == 0 {
-                break;
-            }
-        }
-        m
-    }
-
-    /// [`Gates::literals`] with the aho-corasick automaton itself (the reference of the tests).
-    #[cfg(test)]
-    fn literals_reference(&self, b: &[u8], mut m: u64) -> u64 {
-        let Some(dfa) = &self.ac else { return m };
+    fn literals(&self, dfa: &DFA, b: &[u8], mut m: u64) -> u64 {
         let Ok(mut sid) = dfa.start_state(Anchored::No) else { return !0 };
         for (i, &c) in b.iter().enumerate() {
             sid = dfa.next_state(Anchored::No, sid, c);
@@ -247,8 +211,15 @@ impl Gates {
             }
             for k in 0..dfa.match_len(sid) {
                 let (dm, word, len) = self.pats[dfa.match_pattern(sid, k).as_usize()];
-                if dm & !m == 0 || word && !stands_as_word(b, i, len) {
+                if dm & !m == 0 {
                     continue;
+                }
+                if word {
+                    let before = (i + 1).checked_sub(len + 1).map(|p| b[p]);
+                    let after = b.get(i + 1).copied();
+                    if before.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') || after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+                        continue;
+                    }
                 }
                 m |= dm;
             }
@@ -292,93 +263,6 @@ impl Gates {
             }
         }
         m & !skip
-    }
-}
-
-/// Whether the literal of `len` bytes ending at `b[i]` stands as a word: not preceded by an
-/// ASCII letter or `_`, not followed by an ASCII letter, digit or `_` ([`Gate::words`]).
-#[inline]
-fn stands_as_word(b: &[u8], i: usize, len: usize) -> bool {
-    let before = (i + 1).checked_sub(len + 1).and_then(|p| b.get(p)).copied();
-    let after = b.get(i + 1).copied();
-    !(before.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') || after.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_'))
-}
-
-/// The gate literals' automaton copied into one flat table over byte classes, with the match
-/// flag in each transition, so that the walk costs a class lookup, a table lookup and a bit
-/// test per byte (the aho-corasick DFA it is copied from, walked through its `Automaton`
-/// interface, cost about twice as much). Same states, same matches, in the same order
-/// (`tests::dense_dfa_agrees_with_aho_corasick`).
-struct DenseDfa {
-    /// Byte → class (bytes with the same transitions from every state share a class).
-    classes: [u8; 256],
-    /// Number of classes (a state's row length).
-    stride: usize,
-    /// Per state row and class: `(next state's row offset) << 1 | next state matches`.
-    trans: Vec<u32>,
-    /// Row offset of the start state.
-    start: usize,
-    /// Per state: the range of `patterns` it matches.
-    matches: Vec<(u32, u32)>,
-    patterns: Vec<u32>,
-}
-
-impl DenseDfa {
-    fn new(dfa: &DFA) -> DenseDfa {
-        use std::collections::HashMap;
-        let Ok(start) = dfa.start_state(Anchored::No) else { return DenseDfa::never() };
-        // Every state reachable from the start, numbered in order of discovery.
-        let mut index: HashMap<aho_corasick::automaton::StateID, usize> = HashMap::new();
-        let mut states = vec![start];
-        index.insert(start, 0);
-        let mut next: Vec<[usize; 256]> = Vec::new();
-        let mut k = 0;
-        while k < states.len() {
-            let sid = states[k];
-            let mut row = [0usize; 256];
-            for (c, slot) in row.iter_mut().enumerate() {
-                let to = if dfa.is_dead(sid) { sid } else { dfa.next_state(Anchored::No, sid, c as u8) };
-                let n = states.len();
-                *slot = *index.entry(to).or_insert_with(|| {
-                    states.push(to);
-                    n
-                });
-            }
-            next.push(row);
-            k += 1;
-        }
-        // Byte classes: bytes whose columns agree.
-        let mut classes = [0u8; 256];
-        let mut columns: HashMap<Vec<usize>, u8> = HashMap::new();
-        for c in 0..256 {
-            let col: Vec<usize> = next.iter().map(|row| row[c]).collect();
-            let n = columns.len();
-            classes[c] = *columns.entry(col).or_insert(n as u8);
-        }
-        let stride = columns.len();
-        let mut matches = Vec::with_capacity(states.len());
-        let mut patterns = Vec::new();
-        for &sid in &states {
-            let from = patterns.len() as u32;
-            if dfa.is_match(sid) && !dfa.is_dead(sid) {
-                patterns.extend((0..dfa.match_len(sid)).map(|m| dfa.match_pattern(sid, m).as_u32()));
-            }
-            matches.push((from, patterns.len() as u32));
-        }
-        let mut trans = vec![0u32; states.len() * stride];
-        for (s, row) in next.iter().enumerate() {
-            for c in 0..256 {
-                let to = row[c];
-                let flag = u32::from(matches[to].1 > matches[to].0);
-                trans[s * stride + classes[c] as usize] = ((to * stride) as u32) << 1 | flag;
-            }
-        }
-        DenseDfa { classes, stride, trans, start: 0, matches, patterns }
-    }
-
-    /// An automaton that matches nothing.
-    fn never() -> DenseDfa {
-        DenseDfa { classes: [0; 256], stride: 1, trans: vec![0], start: 0, matches: vec![(0, 0)], patterns: Vec::new() }
     }
 }
 
