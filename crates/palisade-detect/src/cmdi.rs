@@ -74,25 +74,88 @@ fn may_hold_command(d: &str) -> bool {
 
 /// The structural half of [`may_hold_command`].
 fn program_in_command_position(d: &str) -> bool {
-    single_word_program(d.as_bytes()).unwrap_or_else(|| command_position_walk(d.as_bytes()))
+    plain_first_word_program(d.as_bytes()).unwrap_or_else(|| command_position_walk(d.as_bytes()))
 }
 
-/// [`command_position_walk`] for a value that is one word of letters, digits and `_` (most
-/// values): the only word, in command position, with no path, glob or quoting, decided
-/// without the walk's per-byte tests. `None` for any other value.
-/// (`tests::single_words_agree_with_the_walk` compares both.)
-fn single_word_program(b: &[u8]) -> Option<bool> {
-    if !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') {
+/// Classes of bytes for [`plain_first_word_program`]: a word byte (0), one of the walk's
+/// blanks ([`BLANK`]: whitespace but `\n` and `\r`, `+`, `,`), or a byte after which
+/// [`command_position_walk`] reads a value as more than blank-separated plain words
+/// ([`NOT_PLAIN`]: the operators and escapes of [`MAY_OPERATE`], the quotes and `^` it drops
+/// from words, `/` for base names and glob paths).
+static PLAIN_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let blanks = b" \t\x0c+,";
+    let mut k = 0;
+    while k < blanks.len() {
+        t[blanks[k] as usize] = BLANK;
+        k += 1;
+    }
+    let mut c = 0;
+    while c < 256 {
+        if MAY_OPERATE[c] {
+            t[c] = NOT_PLAIN;
+        }
+        c += 1;
+    }
+    let more = b"'\"^/";
+    k = 0;
+    while k < more.len() {
+        t[more[k] as usize] = NOT_PLAIN;
+        k += 1;
+    }
+    t
+};
+const BLANK: u8 = 1;
+const NOT_PLAIN: u8 = 2;
+
+/// [`command_position_walk`] for a value with no [`NOT_PLAIN`] byte (most values: prose,
+/// slugs, dates, names, e-mail addresses): only its first word is in command position (no
+/// operator ever puts another one there), and that word is read as written (nothing to drop,
+/// no base name, no glob path), so one table lookup per byte finds it and checks the rest.
+/// `None` for any other value. (`tests::plain_values_agree_with_the_walk` compares both.)
+fn plain_first_word_program(b: &[u8]) -> Option<bool> {
+    let class = |i: usize| PLAIN_CLASS[b[i] as usize];
+    let mut i = 0;
+    while i < b.len() && class(i) == BLANK {
+        i += 1;
+    }
+    let start = i;
+    while i < b.len() && class(i) == 0 {
+        i += 1;
+    }
+    let word = &b[start..i];
+    if any_not_plain(&b[i..]) {
         return None;
     }
     let mut a = [0u8; 20];
-    if b.len() > a.len() {
+    if word.is_empty() || word.len() > a.len() {
         return Some(false);
     }
-    for (o, c) in a.iter_mut().zip(b) {
+    for (o, c) in a.iter_mut().zip(word) {
         *o = c.to_ascii_lowercase();
     }
-    Some(known_program(&a, b.len()))
+    Some(known_program(&a, word.len()))
+}
+
+/// Whether a [`NOT_PLAIN`] byte occurs in `b` (eight table lookups per test).
+#[inline]
+fn any_not_plain(b: &[u8]) -> bool {
+    let t = &PLAIN_CLASS;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let m = t[c[0] as usize]
+            | t[c[1] as usize]
+            | t[c[2] as usize]
+            | t[c[3] as usize]
+            | t[c[4] as usize]
+            | t[c[5] as usize]
+            | t[c[6] as usize]
+            | t[c[7] as usize];
+        if m & NOT_PLAIN != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&c| t[c as usize] & NOT_PLAIN != 0)
 }
 
 /// Every word in command position (at the start, after an operator), checked against the
@@ -133,7 +196,25 @@ fn command_position_walk(b: &[u8]) -> bool {
         let mut bb = [0u8; 20];
         let mut lb = 0usize; // after the last `/`, `\` dropped
         let mut content = false;
-        while i < b.len() {
+        // Most words hold only plain bytes and `/` up to the blank or operator that ends them:
+        // found with one table lookup per byte, the base name read once. The others are read
+        // a byte at a time below.
+        let mut j = i;
+        while j < b.len() && (PLAIN_CLASS[b[j] as usize] == 0 || b[j] == b'/') {
+            j += 1;
+        }
+        let fast = j > i && (j == b.len() || PLAIN_CLASS[b[j] as usize] == BLANK || is_gate_op(b[j], b.get(j + 1).copied().unwrap_or(0)));
+        if fast {
+            let base = b[i..j].iter().rposition(|&c| c == b'/').map_or(i, |p| i + p + 1);
+            for (o, c) in a.iter_mut().zip(&b[base..j]) {
+                *o = c.to_ascii_lowercase();
+            }
+            la = j - base;
+            (bb, lb) = (a, la);
+            content = true;
+            i = j;
+        }
+        while !fast && i < b.len() {
             let c = b[i];
             // Letters and digits (most bytes of most words) end nothing and are only recorded.
             if c.is_ascii_alphanumeric() {

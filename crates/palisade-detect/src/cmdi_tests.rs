@@ -258,8 +258,157 @@ fn single_words_agree_with_the_walk() {
     );
     assert!(words.len() > 400, "{}", words.len());
     for w in &words {
-        assert_eq!(single_word_program(w.as_bytes()), Some(command_position_walk(w.as_bytes())), "{w:?}");
+        assert_eq!(plain_first_word_program(w.as_bytes()), Some(command_position_walk(w.as_bytes())), "{w:?}");
     }
-    assert_eq!(single_word_program(b"cat /etc/passwd"), None);
+    assert_eq!(plain_first_word_program(b"cat /etc/passwd"), None);
     assert!(program_in_command_position("whoami") && program_in_command_position("x; whoami") && !program_in_command_position("customer"));
+}
+
+/// The plain-value fast path ([`plain_first_word_program`]) says what the walk says wherever it
+/// decides: over every value of the development corpus (`../shared`, when present) and of the
+/// benign sets, each also with a program put in front, after a blank and at the end, and over
+/// programs with blanks, `+`, `,`, `.exe` and case changes around them.
+#[test]
+fn plain_values_agree_with_the_walk() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(root.join("data/benign")).unwrap().map(|e| e.unwrap().path()).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    } else {
+        println!("skipping the development corpus ({} not found); benign sets only", corpus.display());
+    }
+    let mut values: Vec<String> = Vec::new();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        values.extend(crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap().into_iter().map(|s| s.value));
+    }
+    let n = values.len();
+    for i in 0..n {
+        let v = values[i].clone();
+        values.push(format!("whoami {v}"));
+        values.push(format!(" +,Cat.EXE {v}"));
+        values.push(format!("{v} id"));
+        values.extend(v.split_whitespace().map(String::from));
+    }
+    for p in PROGRAMS {
+        values.extend([p.to_string(), format!("  {p} -x"), format!("+{p}+1"), format!(",{}.exe", p.to_uppercase()), format!("x {p}"), format!("{p}\x0b")]);
+    }
+    let (mut decided, mut yes) = (0usize, 0usize);
+    for v in &values {
+        assert_eq!(program_in_command_position(v), reference_walk(v.as_bytes()), "{v:?}");
+        if let Some(fast) = plain_first_word_program(v.as_bytes()) {
+            decided += 1;
+            yes += fast as usize;
+            assert_eq!(fast, command_position_walk(v.as_bytes()), "{v:?}");
+        }
+    }
+    println!("{} values, {decided} decided by the fast path ({yes} yes)", values.len());
+    assert!(decided > values.len() / 4 && yes > 100, "{decided} {yes}");
+}
+
+/// [`command_position_walk`] as it was before its fast paths (a byte at a time, no plain-value
+/// shortcut): the reference the fast paths are compared with.
+fn reference_walk(b: &[u8]) -> bool {
+    let mut cmdpos = true;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
+        if csi > 0 {
+            cmdpos = true;
+            i += csi;
+            continue;
+        }
+        if is_gate_op(c, next) {
+            cmdpos = true;
+            i += if c == b'$' || c == b'\\' { 2 } else { 1 };
+            continue;
+        }
+        if c == b'$' && b[i + 1..].starts_with(b"IFS") {
+            i += 4;
+            continue;
+        }
+        if c == b'$' && b[i + 1..].starts_with(b"{IFS") {
+            i += 1 + b[i + 1..].iter().position(|&x| x == b'}').map_or(4, |p| p + 1);
+            continue;
+        }
+        if c.is_ascii_whitespace() || c == b'+' || c == b',' {
+            i += 1;
+            continue;
+        }
+        // A word: up to a blank or an operator.
+        let word_start = i;
+        let mut a = [0u8; 20];
+        let mut la = 0usize; // after the last `/` or `\`
+        let mut bb = [0u8; 20];
+        let mut lb = 0usize; // after the last `/`, `\` dropped
+        let mut content = false;
+        while i < b.len() {
+            let c = b[i];
+            // Letters and digits (most bytes of most words) end nothing and are only recorded.
+            if c.is_ascii_alphanumeric() {
+                ref_push_lower(&mut a, &mut la, c);
+                ref_push_lower(&mut bb, &mut lb, c);
+                content = true;
+                i += 1;
+                continue;
+            }
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            if c.is_ascii_whitespace()
+                || c == b'+'
+                || c == b','
+                || is_gate_op(c, next)
+                || (c == b'\\' && csi_len(&b[i..]) > 0)
+                || (c == b'$' && (b[i + 1..].starts_with(b"IFS") || b[i + 1..].starts_with(b"{IFS")))
+            {
+                break;
+            }
+            i += 1;
+            match c {
+                b'\'' | b'"' | b'^' => continue,
+                b'$' if matches!(next, b'@' | b'*' | b'0'..=b'9') => {
+                    i += 1;
+                    continue;
+                }
+                b'/' => {
+                    la = 0;
+                    lb = 0;
+                }
+                b'\\' => la = 0,
+                _ => {
+                    ref_push_lower(&mut a, &mut la, c);
+                    ref_push_lower(&mut bb, &mut lb, c);
+                }
+            }
+            content = true;
+        }
+        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i])) {
+            return true;
+        }
+        if content {
+            cmdpos = false;
+            // Nothing is in command position again before the next operator: skip to it (a
+            // superset of the tokenizer's resets: an operator inside `${IFS...}` counts too).
+            loop {
+                let Some(k) = b[i..].iter().position(|&c| MAY_OPERATE[c as usize]) else {
+                    i = b.len();
+                    break;
+                };
+                i += k;
+                let c = b[i];
+                if is_gate_op(c, b.get(i + 1).copied().unwrap_or(0)) || (c == b'\\' && csi_len(&b[i..]) > 0) {
+                    break;
+                }
+                i += 1;
+            }
+        }
+    }
+    false
+}
+fn ref_push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
+    if let Some(slot) = buf.get_mut(*len) {
+        *slot = c.to_ascii_lowercase();
+    }
+    *len += 1;
 }

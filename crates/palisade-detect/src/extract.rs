@@ -487,7 +487,54 @@ fn json_string<'b>(b: &'b [u8], text: &'b str, q: usize, esc_buf: &mut Vec<u8>) 
 /// position, unescaped and judged clean ([`Verdict`]), the key is only counted: the objects of
 /// an array share their keys, and each would otherwise be scanned and looked up again.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn json_key<'b>(
+    b: &'b [u8],
+    text: &'b str,
+    p: usize,
+    at: (usize, usize),
+    path: &mut Vec<Seg<'b>>,
+    esc_buf: &mut Vec<u8>,
+    shapes: &mut Vec<[(u32, u32); SHAPE_KEYS]>,
+    budget: &mut Budget<'_>,
+) -> Result<Option<usize>, Stop> {
+    let (depth, pos) = at;
+    if let Some(&(s, e)) = shapes.get(depth).and_then(|d| d.get(pos)) {
+        let (s, e) = (s as usize, e as usize);
+        let end = p + 1 + (e - s);
+        // The same bytes between quotes: the same string, without escapes, and valid.
+        if e > s && b.get(p) == Some(&b'"') && b.get(end) == Some(&b'"') && same_bytes(&b[p + 1..end], &b[s..e]) {
+            let k = text.get(p + 1..end).unwrap_or("");
+            budget.count(k)?;
+            path.push(Seg::Key(Cow::Borrowed(k)));
+            return Ok(palisade_json::scan::colon(b, end + 1).ok());
+        }
+    }
+    json_key_read(b, text, p, at, path, esc_buf, shapes, budget)
+}
+
+/// Whether `x` and `y` hold the same bytes (short keys compared inline, eight bytes at a time).
+#[inline(always)]
+fn same_bytes(x: &[u8], y: &[u8]) -> bool {
+    if x.len() != y.len() {
+        return false;
+    }
+    if x.len() > 32 {
+        return x == y;
+    }
+    let (mut xc, mut yc) = (x.chunks_exact(8), y.chunks_exact(8));
+    for (a, b) in (&mut xc).zip(&mut yc) {
+        if a != b {
+            return false;
+        }
+    }
+    xc.remainder().iter().zip(yc.remainder()).all(|(a, b)| a == b)
+}
+
+/// [`json_key`] for a key not seen at that place before: read, put on the path, handed over.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn json_key_read<'b>(
     b: &'b [u8],
     text: &'b str,
     p: usize,
@@ -509,17 +556,6 @@ fn json_key<'b>(
     } else {
         None
     };
-    if let Some(&(s, e)) = slot.as_deref() {
-        let (s, e) = (s as usize, e as usize);
-        let end = p + 1 + (e - s);
-        // The same bytes then a quote: the same string, without escapes, and valid.
-        if e > s && b.get(p + 1..end) == Some(&b[s..e]) && b.get(end) == Some(&b'"') {
-            let k = text.get(p + 1..end).unwrap_or("");
-            budget.count(k)?;
-            path.push(Seg::Key(Cow::Borrowed(k)));
-            return Ok(palisade_json::scan::colon(b, end + 1).ok());
-        }
-    }
     let Some((k, after)) = json_string(b, text, p, esc_buf) else { return Ok(None) };
     let unescaped = matches!(k, Cow::Borrowed(_));
     path.push(Seg::Key(k));
