@@ -10,7 +10,7 @@
 //! the fuzz target `fused_vs_tape` check exactly that.
 //!
 //! How it reads:
-//! - The tokenizer is [`palisade_json::scan`] (same SWAR string scanner, same grammar, same
+//! - The tokenizer is [`palisade_json::scan`] (same string scanner, same grammar, same
 //!   depth and token limits as the tape parser); strings are not copied unless a check needs
 //!   their unescaped value, numbers are looked at only when the schema has numeric keywords.
 //! - Containers go on an explicit stack ([`Frame`]s in [`FusedScratch`]), never recursion;
@@ -276,12 +276,20 @@ impl Expect {
     #[inline(always)]
     fn is_at(&self, inp: &[u8], p: usize) -> bool {
         let n = self.quoted.len();
-        // 1 to 24 bytes (a quoted name has at least 2), with 24 input bytes to read.
+        // 1 to 24 bytes (a quoted name has at least 2), with 24 input bytes to read: as many
+        // words as the name takes.
         if n.wrapping_sub(1) < 24 {
             if let Some(s) = inp.get(p..p + 24) {
                 let w = |i: usize| u64::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]]);
                 let (k, m) = (&self.words, &self.masks);
-                return ((w(0) ^ k[0]) & m[0]) | ((w(8) ^ k[1]) & m[1]) | ((w(16) ^ k[2]) & m[2]) == 0;
+                let d = (w(0) ^ k[0]) & m[0];
+                return if n <= 8 {
+                    d == 0
+                } else if n <= 16 {
+                    d | ((w(8) ^ k[1]) & m[1]) == 0
+                } else {
+                    d | ((w(8) ^ k[1]) & m[1]) | ((w(16) ^ k[2]) & m[2]) == 0
+                };
             }
         }
         n != 0 && inp.get(p..p + n).is_some_and(|key| bytes_eq(key, &self.quoted))
