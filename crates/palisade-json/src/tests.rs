@@ -306,3 +306,38 @@ fn long_non_ascii_strings_are_linear() {
     bad_s.extend_from_slice(b"\xff\"");
     assert_eq!(bad(&bad_s).message, "invalid UTF-8 in string");
 }
+
+/// `plain_run` (sixteen-byte lane tests, then one word) stops exactly at the first special
+/// byte (`"`, `\`, a control character, a non-ASCII byte) for every byte value at every
+/// position of the first 48 bytes, with and without bytes after it; and a literal is matched
+/// only whole.
+#[test]
+fn plain_run_every_byte_at_every_position() {
+    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80;
+    for start in 0..3 {
+        for k in 0..48 {
+            for b in 0..=255u8 {
+                for tail in [0usize, 1, 9, 20] {
+                    let mut inp = vec![b'a'; start + k];
+                    inp.push(b);
+                    inp.extend(std::iter::repeat_n(b'"', tail));
+                    let at = super::plain_run(&inp, start);
+                    // Stops at the first special byte, or within the last seven bytes of the
+                    // input (the caller goes on byte by byte from there), never past one.
+                    let first = inp[start..].iter().position(|&c| special(c)).map(|i| i + start);
+                    match first {
+                        Some(f) => assert!(at == f || (inp.len() - at < 8 && at <= f), "start {start} k {k} byte {b:#x} tail {tail}: {at} vs {f:?}"),
+                        None => assert!(inp.len() - at < 8, "start {start} k {k} byte {b:#x}"),
+                    }
+                }
+            }
+        }
+    }
+    for (text, ok) in
+        [("true", true), ("false", true), ("null", true), ("tru", false), ("fals", false), ("nul", false), ("trux", false), ("falsy", false), ("nulL", false)]
+    {
+        let inp = format!("[{text}]");
+        assert_eq!(super::scan::literal(inp.as_bytes(), 1).is_ok(), ok, "{text}");
+        assert_eq!(super::scan::literal(&inp.as_bytes()[..inp.len() - 1], 1).is_ok(), ok, "{text} at the end");
+    }
+}

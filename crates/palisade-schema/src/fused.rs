@@ -10,7 +10,7 @@
 //! the fuzz target `fused_vs_tape` check exactly that.
 //!
 //! How it reads:
-//! - The tokenizer is [`palisade_json::scan`] (same SWAR string scanner, same grammar, same
+//! - The tokenizer is [`palisade_json::scan`] (same string scanner, same grammar, same
 //!   depth and token limits as the tape parser); strings are not copied unless a check needs
 //!   their unescaped value, numbers are looked at only when the schema has numeric keywords.
 //! - Containers go on an explicit stack ([`Frame`]s in [`FusedScratch`]), never recursion;
@@ -194,9 +194,21 @@ pub(crate) fn plan(nodes: &[SNode]) -> Vec<Plan> {
             let expect = (n.props.names.iter().zip(&n.props.ids).enumerate())
                 .map(|(k, (name, sid))| {
                     let plain = !name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20);
-                    let quoted = if plain { [&b"\""[..], name, b"\""].concat().into() } else { Box::from(&[0u8][..]) };
+                    let quoted = if plain { [&b"\""[..], name, b"\""].concat().into() } else { Box::default() };
                     let quick = quick.get(sid.0 as usize).copied().unwrap_or(0);
-                    Expect { quoted, bit: if k < 64 { 1 << k } else { 0 }, sid: sid.0, quick, target: sid.0, cost: 0, inline: false, irange: None }
+                    let (words, masks) = key_words(&quoted);
+                    Expect {
+                        quoted,
+                        words,
+                        masks,
+                        bit: if k < 64 { 1 << k } else { 0 },
+                        sid: sid.0,
+                        quick,
+                        target: sid.0,
+                        cost: 0,
+                        inline: false,
+                        irange: None,
+                    }
                 })
                 .collect();
             Plan { target: id as u32, class, cost, required, shadow_strict, expect, quick: quick[i], irange }
@@ -217,13 +229,31 @@ pub(crate) fn link(plans: &mut [Plan]) {
     }
 }
 
+/// `quoted` (at most 24 bytes) as three little-endian words, zero-padded, with the masks of
+/// its bytes: a key at `p` is `quoted` when the 24 input bytes from `p`, masked, equal the
+/// words (see [`Expect::is_at`]). Longer keys get all-zero masks and are compared by length.
+fn key_words(quoted: &[u8]) -> ([u64; 3], [u64; 3]) {
+    let (mut words, mut masks) = ([0u64; 3], [0u64; 3]);
+    if quoted.len() <= 24 {
+        for (i, &b) in quoted.iter().enumerate() {
+            words[i / 8] |= (b as u64) << (8 * (i % 8));
+            masks[i / 8] |= 0xFF << (8 * (i % 8));
+        }
+    }
+    (words, masks)
+}
+
 /// A property of an object schema as the member loop expects it next.
 #[derive(Clone, Debug)]
 pub(crate) struct Expect {
     /// `"name"` with its quotes when the name can be compared with the input bytes as they are
-    /// (no quote, backslash or control character in it), else a single NUL byte, which no key
-    /// (they start with `"`) equals.
+    /// (no quote, backslash or control character in it), else empty: such a property is never
+    /// expected in place (its key takes [`Walker::member_any`], which unescapes).
     pub quoted: Box<[u8]>,
+    /// `quoted` as masked words (see [`key_words`]): compared with the input without a call
+    /// or a branch on its length.
+    pub words: [u64; 3],
+    pub masks: [u64; 3],
     /// The property's bit in [`Frame::found`] (0 from index 64 on).
     pub bit: u64,
     /// The property's schema.
@@ -237,6 +267,33 @@ pub(crate) struct Expect {
     pub cost: u32,
     pub inline: bool,
     pub irange: Option<(i64, i64)>,
+}
+
+impl Expect {
+    /// Whether the key at `p` (its opening quote) is this property's: its quoted name is
+    /// there. (A key cannot hold an unescaped quote, so the closing quote ends it: a prefix
+    /// match is an exact one.)
+    #[inline(always)]
+    fn is_at(&self, inp: &[u8], p: usize) -> bool {
+        let n = self.quoted.len();
+        // 1 to 24 bytes (a quoted name has at least 2), with 24 input bytes to read: as many
+        // words as the name takes.
+        if n.wrapping_sub(1) < 24 {
+            if let Some(s) = inp.get(p..p + 24) {
+                let w = |i: usize| u64::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3], s[i + 4], s[i + 5], s[i + 6], s[i + 7]]);
+                let (k, m) = (&self.words, &self.masks);
+                let d = (w(0) ^ k[0]) & m[0];
+                return if n <= 8 {
+                    d == 0
+                } else if n <= 16 {
+                    d | ((w(8) ^ k[1]) & m[1]) == 0
+                } else {
+                    d | ((w(8) ^ k[1]) & m[1]) | ((w(16) ^ k[2]) & m[2]) == 0
+                };
+            }
+        }
+        n != 0 && inp.get(p..p + n).is_some_and(|key| bytes_eq(key, &self.quoted))
+    }
 }
 
 /// Reusable memory of the fused validator (keep one per worker).
@@ -304,7 +361,7 @@ fn type_ok(types: u8, bit: u8) -> bool {
 }
 
 /// `i64` of an integer text (as the tape validator computes it), else `None`.
-#[inline]
+#[inline(always)]
 fn int_value(t: &[u8], integer: bool) -> Option<i64> {
     if !integer {
         return None;
@@ -625,7 +682,7 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
         let plan = &s.plans[top.node as usize];
         // The frame's counters in registers while the loop runs; stored back on the way out.
         let (mut found, mut hint, mut count) = (top.found, top.hint, top.count);
-        let is_key = |m: &Expect, p: usize| inp.get(p..p + m.quoted.len()).is_some_and(|key| bytes_eq(key, &m.quoted));
+        let is_key = |m: &Expect, p: usize| m.is_at(inp, p);
         let out = 'members: loop {
             // The expected property, or the one after it (an optional property left out).
             let m = match plan.expect.get(hint as usize) {

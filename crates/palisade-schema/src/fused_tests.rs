@@ -389,3 +389,41 @@ fn skipped_optional_members() {
         }
     }
 }
+
+/// `Expect::is_at` (masked words for quoted names up to 24 bytes, a byte comparison beyond)
+/// against a plain prefix comparison: every name length, with and without 24 bytes of input
+/// after the key, every one-byte change of the key.
+#[test]
+fn expect_is_at_every_length() {
+    for len in 1..=30usize {
+        let name: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+        let quoted: Vec<u8> = [&b"\""[..], &name, b"\""].concat();
+        let (words, masks) = key_words(&quoted);
+        let e = Expect { quoted: quoted.clone().into(), words, masks, bit: 1, sid: 0, quick: 0, target: 0, cost: 0, inline: false, irange: None };
+        for tail in [&b":1}"[..], b":1,\"zzzzzzzzzzzzzzzzzzzzzzzzzzzz\":2}"] {
+            let doc: Vec<u8> = [&b"{"[..], &quoted, tail].concat();
+            assert!(e.is_at(&doc, 1), "length {len}, tail {}", tail.len());
+            for i in 0..quoted.len() {
+                let mut bad = doc.clone();
+                bad[1 + i] ^= 0x20;
+                assert!(!e.is_at(&bad, 1), "length {len}, byte {i}");
+            }
+            // Cut inside the key.
+            assert!(!e.is_at(&doc[..quoted.len()], 1), "length {len}, cut");
+        }
+    }
+}
+
+/// A property whose name holds a quote, a backslash or a control character is never matched
+/// in place (its key is unescaped by `member_any`); in particular not by a NUL byte where a
+/// key should start (invalid JSON, which the fused pass accepted before).
+#[test]
+fn non_plain_names_never_match_in_place() {
+    let (s, id) = one(Dialect::Oas30, r#"{type: object, properties: {"a\"b": {type: integer}, "c\\d": {type: integer}}}"#);
+    for o in [req(), Options { shadow_unknown: true, ..req() }] {
+        assert!(agree(&s, id, br#"{"a\"b":1,"c\\d":2}"#, &o));
+        assert!(!agree(&s, id, br#"{"a\"b":"x"}"#, &o));
+        assert!(!agree(&s, id, b"{\x00:1}", &o));
+        assert!(!agree(&s, id, b"{\"a\\\"b\":1,\x00:1}", &o));
+    }
+}
