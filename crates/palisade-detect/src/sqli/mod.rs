@@ -659,6 +659,13 @@ struct Parser<'a> {
     /// The as-is value starts with ORDER/GROUP: no operand of the application's before it
     /// (`order by price` is a search, `1 order by 5` a column probe).
     by_at_start: bool,
+    /// The whole value.
+    src: &'a str,
+}
+
+/// Letters, digits, `_` and `-` only, with at least one `-`: a slug or an identifier.
+fn is_slug(s: &str) -> bool {
+    s.contains('-') && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
 }
 
 /// Runs the automaton over `s[at..]` in the context `quote` (0: as-is).
@@ -697,6 +704,7 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         last_kind: Kind::Other,
         steps: 0,
         by_at_start: false,
+        src: s,
     };
     let mut end = p.parse();
     if end == End::Eof && p.last_kind == (Kind::Str { quote, closed: false }) && quote != 0 {
@@ -1025,7 +1033,9 @@ impl<'a> Parser<'a> {
             (Kind::Word, Kw::None) => Opnd::Ident,
             (Kind::Word, Kw::Value) => Opnd::Literal,
             (Kind::Word, Kw::Select) => {
-                if self.depth > 0 || self.n > 1 {
+                // A hyphenated slug (`my-select-box`, `drop-down-select-2`) is one identifier
+                // of the application, not arithmetic around a sub-select.
+                if (self.depth > 0 || self.n > 1) && !is_slug(self.src) {
                     self.signal(85, "sub-select");
                 }
                 self.begin_select();

@@ -66,6 +66,9 @@ fn attacks_are_detected_at_balanced() {
         // sub-selects
         "1 and (select count(*) from users)>0",
         "'||(select password from users limit 1)||'",
+        // arithmetic around a bare sub-select that is not a slug
+        "0-select/*!1 union select version()*/from test;",
+        "'-select/*!1 union select version()*/from test;",
         // typographic quotes (best-fit mapping) and a remaining URL-encoding layer
         "\u{2019} or \u{2018}1\u{2019}=\u{2019}1",
         "1%27%20or%201%3D1--",
@@ -129,6 +132,10 @@ fn prose_and_lookalikes_are_not_blocked() {
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
         "aGVsbG8gd29ybGQ=",
         "Apt is gated; call when you get here, and we'll come down to get it.",
+        // slugs and CSS class names around a keyword are identifiers
+        "my-select-box",
+        "drop-down-select-2",
+        "multi_select-field",
     ];
     for b in benign {
         assert!(hit(b, Level::Balanced).is_none(), "false positive {b:?} (confidence {})", conf(b));
