@@ -260,6 +260,13 @@ def tokens():
         out.append(R.choice(["$", "€", "£", ""]) + f"{R.randint(0, 9999)}.{R.randint(0, 99):02d}" + R.choice(["", " USD", " EUR"]))
     out += ["192.168.1.10", "2001:db8::1", "10.0.0.0/8", "00:1A:2B:3C:4D:5E", "v1.2.3-beta+exp.sha.5114f85", "ISBN 978-3-16-148410-0",
             "A-123/B", "#ff8800", "rgb(255, 136, 0)", "50%", "1e10", "-42", "3.14159", "0x1F", "N/A", "n/a", "--", "—", "?", "*", "...", "1/2", "a+b", "x^2"]
+    # URL slugs and CSS class names that contain SQL words (`my-select-box`, blog post slugs);
+    # an RNG of their own so that the values generated before and after them do not move.
+    rs = random.Random(4242)
+    sqlish = ["select", "union", "drop", "insert", "update", "delete", "order", "by", "or", "and", "where", "from", "table", "sleep", "case", "when", "exec", "join", "group", "having"]
+    for _ in range(120):
+        parts = [rs.choice(sqlish if rs.random() < 0.5 else WORDS) for _ in range(rs.randint(2, 6))]
+        out.append(rs.choice(["-", "_"]).join(parts) + rs.choice(["", "", "-2", "-v3", "-box"]))
     return out
 
 
