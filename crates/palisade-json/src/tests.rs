@@ -313,7 +313,7 @@ fn long_non_ascii_strings_are_linear() {
 /// only whole.
 #[test]
 fn plain_run_every_byte_at_every_position() {
-    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20 || b >= 0x80;
+    let special = |b: u8| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b);
     for start in 0..3 {
         for k in 0..48 {
             for b in 0..=255u8 {
