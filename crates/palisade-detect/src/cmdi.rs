@@ -690,6 +690,30 @@ fn base_name(w: &str) -> String {
     b
 }
 
+/// After a glued `{`: further glued `{`, then one word, then `}`.
+fn braced_single_word(rest: &[Tok]) -> bool {
+    let mut k = 0;
+    while matches!(rest.get(k), Some(Tok::Op("{", true))) {
+        k += 1;
+    }
+    matches!(rest.get(k), Some(Tok::Word { .. })) && matches!(rest.get(k + 1), Some(Tok::Op("}", _)))
+}
+
+/// Whether the quote `q` that opened just before `rest` is closed before the word ends (no
+/// blank or shell operator in between): `c''at`, `w'h'o'am'i`, `"i"d` hide a command name; the
+/// apostrophe of `I'd like to...` does not.
+fn quote_closes_in_word(rest: &[u8], q: u8) -> bool {
+    for &x in rest {
+        if x == q {
+            return true;
+        }
+        if x.is_ascii_whitespace() || matches!(x, b';' | b'|' | b'&' | b'<' | b'>' | b'(' | b')') {
+            return false;
+        }
+    }
+    false
+}
+
 fn lex(s: &str) -> Vec<Tok> {
     let b = s.as_bytes();
     let mut toks = Vec::new();
@@ -791,7 +815,13 @@ fn lex(s: &str) -> Vec<Tok> {
         }
         if matches!(c, b'\'' | b'"') {
             // Quotes are transparent for command words: `c''at`, `"c"at`, `'; id`.
-            if !raw.is_empty() && b.get(i + 1).is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'\'' || *x == b'"') {
+            // Only a quote that the shell closes within the word hides anything (a closing one,
+            // or an opening one closed before a blank): in `I'd like to go` the apostrophe
+            // opens a string that never ends (or ends words later), so the word is not `Id`.
+            if !raw.is_empty()
+                && b.get(i + 1).is_some_and(|x| x.is_ascii_alphanumeric() || *x == b'\'' || *x == b'"')
+                && (raw.bytes().filter(|&x| x == c).count() % 2 == 1 || quote_closes_in_word(&b[i + 1..], c))
+            {
                 obf = true;
             }
             raw.push(c as char);
@@ -985,6 +1015,10 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     ";" => Some(if !seen_word { Sep::Breakout } else { Sep::Semi }),
                     "\n" => Some(Sep::Newline),
                     "|" | "||" | "&&" | "&" => Some(if !seen_word { Sep::Breakout } else { Sep::Chain }),
+                    // `{word}` (nothing to split it, no blank after `{`) is a literal word to
+                    // the shell, not a group or a brace expansion: template placeholders
+                    // (`{{id}}`, `{name}`) run nothing.
+                    "{" if glued && braced_single_word(&toks[i + 1..]) => None,
                     "$(" | "{" => Some(Sep::Subst),
                     "(" | "call(" => Some(Sep::Semi),
                     "`" => {

@@ -22,11 +22,15 @@ fn attacks() {
         "x$(id)",
         "a);/usr/bin/id",
         "; c''at /etc/passwd",
+        "'i'd",
+        "x;i'd' ",
+        "a;w'h'o'am'i",
         "; c\\at /etc/passwd",
         ";w^h^o^a^m^i",
         "cat${IFS}/etc/passwd",
         ";cat$IFS$9/etc/passwd",
         "{cat,/etc/passwd}",
+        "a;{ id; }",
         "& dir C:\\Users",
         "| type %SYSTEMROOT%\\repair\\SAM",
         "& ipconfig /all",
@@ -74,6 +78,13 @@ fn prose_and_benign() {
         "Hello, world! How are you?",
         "price: 10 | 20 | 30",
         "(cat) is an animal",
+        // An apostrophe that never closes does not hide a command name (`I'd` is not `id`).
+        "I'd like to order 2 pizzas; one with cheese & one without.",
+        "I'd say yes | no",
+        // Template placeholders are literal words to a shell.
+        "Hello {{name}}, your order {{id}} shipped",
+        "{id}",
+        "x;{whoami}",
     ] {
         if q(v) >= 60 {
             bad.push(format!("{v:?}: {}", q(v)));

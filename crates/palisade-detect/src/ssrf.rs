@@ -6,7 +6,7 @@
 //! `::ffff:127.0.0.1` — and classified: loopback, private, link-local, unspecified, cloud
 //! metadata (`169.254.169.254`, `fd00:ec2::254`, `metadata.google.internal`). Alternate
 //! notations are evasion and score high; a plain `http://localhost` scores low (OAuth loopback
-//! redirects exist). Schemes that speak raw protocols (`gopher:`, `dict:`, `ldap:`, `jar:`,
+//! redirects exist) unless its port is an internal service's (Redis, databases, SSH, Docker...). Schemes that speak raw protocols (`gopher:`, `dict:`, `ldap:`, `jar:`,
 //! `tftp:`, `netdoc:`) are SSRF on their own. A remote script include (`http://host/x.txt?`
 //! with the trailing `?` or a NUL to cut the appended extension) is RFI. Public URLs pass.
 
@@ -176,6 +176,8 @@ fn class_host(host: &str) -> (HostClass, bool) {
         "metadata.google.internal" | "metadata" | "instance-data" | "instance-data.ec2.internal" | "metadata.azure.com" => (HostClass::Metadata, false),
         "localhost" | "localhost.localdomain" | "ip6-localhost" | "ip6-loopback" => (HostClass::Loopback, false),
         _ if h.ends_with(".localhost") => (HostClass::Loopback, true),
+        // Public names that resolve to 127.0.0.1 (with every subdomain): filter evasion.
+        "localtest.me" | "lvh.me" | "vcap.me" | "lacolhost.com" => (HostClass::Loopback, true),
         _ => {
             // Wildcard DNS services that embed an address: 127.0.0.1.nip.io, 10-0-0-1.sslip.io
             for svc in [".nip.io", ".sslip.io", ".xip.io", ".localtest.me", ".lvh.me"] {
@@ -272,6 +274,11 @@ fn analyse(s: &str) -> Option<Hit> {
             (HostClass::Public, _) => 0,
         };
         let c = if userinfo_trick && c > 0 { c.max(85) } else { c };
+        // A loopback or private host on the port of a service that speaks no HTTP to browsers
+        // (Redis, memcached, databases, SSH, SMTP, the Docker and kubelet APIs): no OAuth
+        // redirect or development server lives there.
+        let port = hostport[host.len()..].strip_prefix(':').and_then(|p| p.parse::<u16>().ok());
+        let c = if matches!(class, HostClass::Loopback | HostClass::Private) && port.is_some_and(internal_service_port) { c.max(80) } else { c };
         if c > 0 {
             out = best(out, Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address")));
         } else if alt && parse_ipv4_loose(host.trim_end_matches('.')).is_some() {
@@ -295,6 +302,12 @@ fn analyse(s: &str) -> Option<Hit> {
         }
     }
     out
+}
+
+/// Ports of services an SSRF reaches on an internal host (not web servers: a development
+/// server on `localhost:3000` or `:8080` is an ordinary redirect target).
+fn internal_service_port(p: u16) -> bool {
+    matches!(p, 22 | 23 | 25 | 110 | 143 | 389 | 1433 | 1521 | 2375 | 2379 | 3306 | 5432 | 5984 | 6379 | 9200 | 10250 | 11211 | 27017)
 }
 
 #[cfg(test)]
@@ -342,6 +355,12 @@ mod tests {
             "http://0x42.0x0000066.0x7.0x93/",
             "http://0102.0146.0007.00000223/",
             "http://%77%77%77%2E%67%6F%6F%67%6C%65%2E%63%6F%6D",
+            "http://127.0.0.1:6379/",
+            "http://localtest.me/",
+            "http://app.lvh.me:3000/",
+            "http://localhost:11211/",
+            "http://[::1]:2375/containers/json",
+            "http://10.1.2.3:10250/pods",
         ] {
             assert!(q(v) >= 60, "{v}: {}", q(v));
         }
@@ -358,6 +377,8 @@ mod tests {
             "mailto:a@b.c",
             "https://example.com/robots.txt",
             "http://localhost:3000/callback",
+            "http://127.0.0.1:8080/oauth/callback",
+            "http://localhost:6379x/",
             "http://66.102.7.147/",
             "http://8.8.8.8.nip.io/",
             "https://example.com/a%20b?q=%41",

@@ -259,6 +259,8 @@ fn judge(body: &str, fl: Flavour, whole: &str) -> Option<(u8, &'static str)> {
     }
     let n = norm_body(body);
     let t = n.trim().trim_matches(['{', '}', ' ']);
+    // Thymeleaf inlining wraps an expression: `[[${7*7}]]`, `[[*{x}]]`.
+    let t = t.strip_prefix(['$', '*', '#', '@', '~']).and_then(|r| r.strip_prefix('{')).map_or(t, |r| r.trim_matches(['{', '}', ' ']));
     if t.is_empty() {
         return None;
     }

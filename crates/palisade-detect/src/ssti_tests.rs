@@ -19,6 +19,8 @@ fn attacks() {
         "<%= 7*7 %>",
         "#{7*7}",
         "${{7*7}}",
+        "[[${7*7}]]",
+        "[[*{T(java.lang.Runtime).getRuntime()}]]",
         "{{7*'7'}}",
         "{{ ''.__class__.__mro__[2].__subclasses__() }}",
         "{{request|attr('application')|attr('\\x5f\\x5fglobals\\x5f\\x5f')}}",

@@ -1,6 +1,6 @@
 //! Soundness of the pre-filters against the detectors, generic over every detector of the
 //! registry: for every value of the development corpus (`../shared`, skipped with a message
-//! when absent) and of our benign sets, and for every candidate the engine's decoder derives
+//! when absent) and of our benign and handwritten attack sets (`data/`), and for every candidate the engine's decoder derives
 //! from it, a detector that fires on the candidate (strict level, as a query value and as a
 //! parameter name) must be admitted by the engine's pre-filter for that candidate
 //! (`Engine::admitted`: the detector's declared `Gate`, or the family byte classes for a
@@ -19,6 +19,7 @@ use palisade_detect::{Engine, EngineConfig, FieldKind, Input, Level};
 fn values() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<_> = std::fs::read_dir(root.join("data/benign")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.extend(std::fs::read_dir(root.join("data/attacks")).unwrap().map(|e| e.unwrap().path()));
     files.sort();
     let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
     if corpus.exists() {

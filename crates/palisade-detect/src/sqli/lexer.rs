@@ -38,6 +38,7 @@ pub(crate) struct Token<'a> {
     pub text: &'a str,
 }
 
+#[derive(Clone)]
 pub(crate) struct Lexer<'a> {
     src: &'a str,
     b: &'a [u8],

@@ -1340,6 +1340,39 @@ impl<'a> Parser<'a> {
         true
     }
 
+    /// A value that starts with `DROP TABLE name` (no breakout) and goes on with a plain word
+    /// is a sentence (`Drop table tennis lessons on Friday`), not a statement: after the object
+    /// name SQL has an end, `;`, a comment, a list, `(`, or a keyword.
+    fn ddl_reads_as_prose(&self) -> bool {
+        let mut first = self.peeked;
+        let mut lx = self.lx.clone();
+        let mut next = move || loop {
+            let t = match first.take() {
+                Some(t) => t,
+                None => lx.next(),
+            }?;
+            if !(t.kind == (Kind::Comment { to_eof: false }) && t.text.starts_with("/*")) {
+                return Some(t);
+            }
+        };
+        let mut t = next();
+        for w in ["if", "not", "exists"] {
+            if t.is_some_and(|t| t.kind == Kind::Word && t.text.eq_ignore_ascii_case(w)) {
+                t = next();
+            }
+        }
+        if !t.is_some_and(|t| matches!(t.kind, Kind::Word | Kind::QIdent)) {
+            return false;
+        }
+        const DDL_WORDS: &[&str] = &["cascade", "restrict", "purge", "add", "modify", "rename", "identified", "owner", "to", "with", "using"];
+        next().is_some_and(|t| {
+            t.kind == Kind::Word
+                && keyword(t.text) == Kw::None
+                && t.text.bytes().all(|c| c.is_ascii_alphabetic())
+                && !DDL_WORDS.iter().any(|w| t.text.eq_ignore_ascii_case(w))
+        })
+    }
+
     /// The word after a statement keyword decides whether it is a statement.
     fn stmt_head(&mut self, s: Stmt, t: Token<'a>, kw: Kw) -> bool {
         let head = self.stacked_head;
@@ -1367,7 +1400,7 @@ impl<'a> Parser<'a> {
                     ]
                     .iter()
                     .any(|o| word(o));
-                if !obj {
+                if !obj || head && self.quote == 0 && self.ddl_reads_as_prose() {
                     return false;
                 }
                 self.signal(strong, "stacked DDL statement");

@@ -201,12 +201,34 @@ const URL_ATTRS: &[&[u8]] = &[
     b"target",
 ];
 
+/// The text after `<script>` up to `</script` (or the end) is words, blanks and sentence
+/// punctuation only, and not empty: nothing in it can call, assign or build code.
+fn prose_script_body(rest: &[u8], steps: &mut usize) -> bool {
+    let n = rest
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || c == b' ' || matches!(c, b',' | b'.' | b'?' | b'!' | b'-' | b':') || c >= 0x80))
+        .unwrap_or(rest.len());
+    *steps += n;
+    let tail = &rest[n..];
+    rest[..n].iter().any(|c| c.is_ascii_alphabetic()) && (tail.is_empty() || tail.len() >= 9 && tail[..8].eq_ignore_ascii_case(b"</script") && tail[8] == b'>')
+}
+
 #[allow(clippy::too_many_arguments)]
 fn judge_tag(s: &str, name: &[u8], attrs: &[Attr<'_>], closed: bool, at: usize, end: usize, best: &mut Best, steps: &mut usize, css_done: &mut usize) {
     // An unclosed tag is completed by the page's next `>`: still a tag, slightly less certain.
     let adj = |c: u8| if closed { c } else { c.saturating_sub(5) };
     if eq_lower(name, b"script") {
-        best.add(adj(92), "<script> element", at);
+        let b = s.as_bytes();
+        let in_prose = at > 0 && b[at - 1] == b' ' && b.get(end) == Some(&b' ');
+        if attrs.is_empty() && closed && in_prose && prose_script_body(b.get(end..).unwrap_or_default(), steps) {
+            // `Learn <script> tags in HTML`: a tag between blanks in a sentence (no breakout
+            // before it) whose script holds words only (no call, no assignment, no string):
+            // it runs nothing. Glued to markup (`"><script>KCF`) or to its text (VBScript
+            // `<script>MsgBox 1` calls without parentheses) it stays a script.
+            best.add(50, "<script> element holding only words", at);
+        } else {
+            best.add(adj(92), "<script> element", at);
+        }
     } else if name_is(name, &[b"iframe", b"frame", b"frameset", b"object", b"embed", b"applet", b"layer", b"ilayer"]) {
         best.add(adj(if attrs.is_empty() { 55 } else { 70 }), "embedding element", at);
     } else if name_is(name, &[b"base", b"import", b"xml"]) {

@@ -14,6 +14,14 @@ fn conf(s: &str) -> u8 {
 fn attacks_are_detected_at_balanced() {
     let attacks = [
         "<script>alert(1)</script>",
+        "<script>",
+        "\"><script>",
+        "\"><script>KCF</script>",
+        "<svg contentScriptType=text/vbs><script>MsgBox 1",
+        "x <script>MsgBox 1",
+        "<script>alert`1`",
+        "<script> location = name </script>",
+        "Learn <script> tags; alert(1)",
         "<ScRiPt src=//evil.example/x.js></script>",
         "<img src=x onerror=alert(1)>",
         "<img/src=x\nonerror=alert(1)>",
@@ -78,6 +86,8 @@ fn attacks_are_detected_at_balanced() {
 fn benign_html_ish_text_is_not_blocked() {
     let benign = [
         "a < b and c > d",
+        "Learn <script> tags in HTML",
+        "What does <script> do?",
         "<3",
         "I <3 you",
         "x<y",
