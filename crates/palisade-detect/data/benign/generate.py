@@ -10,6 +10,8 @@ next to it. Sets:
 - tokens.jsonl:   URLs, e-mail addresses, JWTs, base64, UUIDs, hashes, file names, dates,
                   phone numbers, prices, search queries
 - browser.jsonl:  user agents, referers, accept headers, cookies
+
+handwritten.jsonl is not generated: values of API traffic written by hand (kept as they are).
 """
 import base64
 import json
