@@ -847,8 +847,9 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
             }
             if let Some(c) = judge(tok, null, field) {
                 // Paths named inside prose are weaker evidence than a value that is a path,
-                // except for traversal, which prose does not contain.
-                let conf = if c.cat == Category::PathTraversal && c.conf >= 85 { c.conf } else { c.conf.saturating_sub(15) };
+                // except for traversal, which prose does not contain: a system directory
+                // named in a sentence (`logs are in /var/log/app`) stays below the threshold.
+                let conf = if c.cat == Category::PathTraversal && c.conf >= 85 { c.conf } else { c.conf.saturating_sub(20) };
                 out = best(out, Some(mk(NAME, c.cat, conf, tok, c.why)));
             }
         }

@@ -95,6 +95,9 @@ fn benign_look_alikes() {
         "/lib/jquery.min.js",
         "/library/books/12",
         "/home/feed",
+        // A system directory named inside prose is a mention (a value that is the path is not).
+        "The config lives in /etc/myapp/config.yaml",
+        "Error: ENOENT: no such file or directory, open '/tmp/x.json'",
     ] {
         if q(v) >= 60 {
             bad.push(format!("{v:?}: {}", q(v)));
@@ -133,6 +136,8 @@ fn a_sentence_naming_a_dotfile_is_not_a_path() {
     assert!(q("Set `PATH=$PATH:/usr/local/bin` in your ~/.bashrc") < 60);
     assert!(q("C:\\Program Files\\app\\web.config") >= 60);
     assert!(q("../../etc/passwd and more words here") >= 60);
+    assert!(q("please show me /etc/passwd now") >= 60);
+    assert!(q("/etc/myapp/config.yaml") >= 60);
 }
 
 #[test]
