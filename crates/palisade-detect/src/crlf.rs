@@ -19,7 +19,7 @@ pub fn detector() -> Box<dyn Detector> {
 
 /// The pre-filter declared to the engine ([`Gate`]): a line break is a control character or
 /// a non-ASCII one (both always open a gate), or encoded (`%`, `\\`).
-const GATE: Gate = Gate { bytes: "%\\", anchors: &[], words: &[], test: None, test_bytes: "" };
+const GATE: Gate = Gate { bytes: "%\\", anchors: &[], words: &[], test: None, test_bytes: "", test_only: "" };
 
 impl Detector for CrlfDetector {
     fn name(&self) -> &'static str {

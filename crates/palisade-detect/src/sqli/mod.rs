@@ -81,7 +81,7 @@ impl Detector for SqliDetector {
 /// (the test `gate_words_cover_the_keywords` reads that function's source to keep the list
 /// complete), `@@` or `--`. The word boundary of the gate allows a digit before a keyword
 /// (`1union select`).
-pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "" };
+pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "", test_only: "" };
 
 /// [`GATE_WORDS`] with a length filter before the binary search.
 static SORTED_GATE_WORDS: std::sync::LazyLock<crate::other_util::SortedWords> = std::sync::LazyLock::new(|| crate::other_util::SortedWords::new(GATE_WORDS));
