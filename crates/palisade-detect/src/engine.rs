@@ -3,12 +3,17 @@
 //! For each value the extractor yields ([`crate::extract`]), the engine
 //! 1. classifies its bytes with one 256-entry table lookup per byte into "may need decoding"
 //!    and "could be base64" bits, the detectors whose [`Gate`] bytes occur, and (for
-//!    detectors without a gate) the bit set of [`FAMILIES`] the value could concern;
+//!    detectors without a gate) the bit set of [`FAMILIES`] the value could concern; a value
+//!    with non-ASCII bytes has its non-ASCII characters read by [`CodePoint`] in a second pass
+//!    (letters of other scripts open nothing, typographic quotes what `'`/`"` open, anything
+//!    else every gate and family);
 //! 2. decodes it into candidates when it may hold encodings ([`crate::decode`]);
 //! 3. for each candidate, completes the gates in one pass of a shared Aho-Corasick automaton
 //!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`), skipped when
 //!    the bytes already opened every gate, then the structural tests (`Gate::test`) of the
-//!    gates still closed: a benign value typically opens no gate and runs no detector; a
+//!    gates still closed (skipped by class bits: when none of a test's `Gate::test_bytes`
+//!    occurs, or an ASCII byte outside its `Gate::test_only` does): a benign value typically
+//!    opens no gate and runs no detector; a
 //!    text in the product-token shape of `User-Agent` values ([`crate::shape`]) is judged by
 //!    the detectors' [`Detector::product_token_gate`]s instead, where declared;
 //! 4. runs each detector whose gate is open (detectors without a gate: whose family bits are
@@ -36,8 +41,9 @@ use crate::{Category, Detector, FieldKind, Gate, Input, Level};
 mod tests;
 
 /// Per-family pre-filter: detector names (aliases share a family) and the ASCII punctuation
-/// that may carry the family's attacks. Letters and digits never do; control characters and
-/// non-ASCII bytes always may (for every family); a space only where listed.
+/// that may carry the family's attacks. Letters and digits never do; control characters
+/// always may (for every family); non-ASCII characters as [`CodePoint`] says (letters of other
+/// scripts never, typographic quotes as `'`/`"`, others always); a space only where listed.
 ///
 /// The rule for adding a byte to a family's list is conservative: a value made only of
 /// letters, digits and the bytes *not* listed must be unable to carry that family's attacks

@@ -103,8 +103,8 @@ fn b64_path_like(t: &str) -> bool {
 }
 
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`may_hold_path`] (separators,
-/// `%`, the [`ANCHORS`] literals, a base64 value that decodes to a path; controls and
-/// look-alike characters are non-ASCII or control bytes, which always open a gate).
+/// `%`, the [`ANCHORS`] literals, a base64 value that decodes to a path; controls and the
+/// non-ASCII look-alike characters always open a gate: [`crate::engine::CodePoint::Open`]).
 const GATE: Gate = Gate { bytes: "/\\%", anchors: ANCHOR_LITERALS, words: &[], test: Some(b64_gate), test_bytes: "", test_only: B64_TEST_ONLY };
 
 /// [`Detector::product_token_gate`]: in the product-token shape ([`crate::shape`]) a `/` only

@@ -73,8 +73,9 @@ impl Detector for SqliDetector {
 /// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ + { }`
 /// (braces only matter in ODBC escapes, `{fn f()}`, `{d '...'}`, `{oj a left join b}`, which
 /// need a call, a quote or a keyword; URL templates such as `/avatar/{size}.png` are common
-/// values; every other ASCII punctuation opens the gate; so do controls and non-ASCII characters,
-/// which cover typographic quotes) has no quote to break out of, no call, no comparison
+/// values; every other ASCII punctuation opens the gate; so do controls, typographic quotes (the
+/// engine reads them as `'` and `"`: [`crate::engine::CodePoint`]) and every non-ASCII character
+/// but the letters of other scripts, which are neither keyword letters nor operators) has no quote to break out of, no call, no comparison
 /// operator, no `;`: the automaton can only record a structure through a keyword (UNION,
 /// SELECT, OR, ORDER BY, a statement, a comparison word such as LIKE...), a server variable
 /// (`@@`) or a comment (`--`). So such a value needs one of the [`keywords::keyword`] words
