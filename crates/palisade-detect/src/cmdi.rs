@@ -51,8 +51,52 @@ const SPECIAL_LITERALS: &[&str] = &[
 static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(SPECIAL_LITERALS));
 
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`CmdiDetector::check`]'s own
-/// (`%` for residual escapes, the [`specials`] anchors, a program in command position).
-const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(program_in_command_position), test_bytes: "" };
+/// (`%` for residual escapes, the [`specials`] anchors, [`gate_test`]: a program in command
+/// position, or for a bare word, an unambiguous program).
+const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(gate_test), test_bytes: "", test_only: "" };
+
+/// The structural test of [`GATE`], run when no `%` and no special anchor occurs. A bare word
+/// (1 to 64 ASCII letters, digits and `_`: most JSON keys and many values, `id`, `source`,
+/// `created_at`) is judged by [`check`](CmdiDetector::check) with [`bare_word`] alone, which
+/// reports only an unambiguous program: the same answer here, with one signature lookup for
+/// most words (so `id` or `date` reach no detector). Any other value: a program in command
+/// position ([`program_in_command_position`], what [`may_hold_command`] adds to the anchors).
+/// `tests::gate_test_agrees_with_bare_word` compares both.
+fn gate_test(d: &str) -> bool {
+    let b = d.as_bytes();
+    let mut i = 0;
+    while i < b.len() && WORD_BYTE[b[i] as usize] {
+        i += 1;
+    }
+    if i == b.len() && !b.is_empty() && b.len() <= 64 {
+        return bare_program(b);
+    }
+    program_in_command_position(d)
+}
+
+/// ASCII letters, digits and `_` (the bytes of [`bare_word`]'s words).
+static WORD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_alphanumeric() || c == b'_' as usize;
+        c += 1;
+    }
+    t
+};
+
+/// Whether the bare word `b` (ASCII letters, digits, `_`; at most 64 bytes) is, lowercased, a
+/// program that is not ambiguous: when [`bare_word`] reports it.
+fn bare_program(b: &[u8]) -> bool {
+    if !PROGRAM_SHAPES.may_contain_lowercase_of(b) {
+        return false;
+    }
+    let mut buf = [0u8; 64];
+    let Some(lc) = buf.get_mut(..b.len()) else { return false };
+    lc.copy_from_slice(b);
+    lc.make_ascii_lowercase();
+    std::str::from_utf8(lc).is_ok_and(|w| is_program(w) && !is_ambiguous(w))
+}
 
 static SORTED_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut v = PROGRAMS.to_vec();

@@ -255,6 +255,36 @@ fn bare_words_agree_with_the_analysis() {
     }
 }
 
+/// The gate's bare-word answer ([`gate_test`]) is [`bare_word`]'s: yes exactly when the word is
+/// reported at any confidence; other values go to [`program_in_command_position`].
+#[test]
+fn gate_test_agrees_with_bare_word() {
+    let mut words: Vec<String> = Vec::new();
+    for w in PROGRAMS.iter().chain(AMBIGUOUS).chain(RECON) {
+        words.extend([w.to_string(), w.to_ascii_uppercase(), format!("{w}_x"), format!("{w}2"), format!("x{w}")]);
+    }
+    words.extend(["id", "ID", "source", "created_at", "customer", "whoami", "WhoAmI", "a", "_", "0", &"a".repeat(64), &"a".repeat(65)].map(String::from));
+    let (mut bare, mut yes) = (0, 0);
+    for w in &words {
+        if SPECIAL_ANCHORS.any(w) {
+            // A gate literal: the gate is open before its test runs.
+            continue;
+        }
+        let Some(h) = bare_word(w) else {
+            assert_eq!(gate_test(w), program_in_command_position(w), "{w:?}");
+            continue;
+        };
+        bare += 1;
+        yes += usize::from(h.is_some());
+        assert_eq!(gate_test(w), h.is_some(), "{w:?}");
+    }
+    assert!(bare > 1000 && yes > 100 && yes < bare, "{bare} bare words, {yes} programs");
+    // The literal anchors decide those words (bare_word leaves them to the analysis).
+    assert!(bare_word("powershell").is_none() && gate_test("whoami") && !gate_test("id") && !gate_test("created_at"));
+    // Not bare words: the walk.
+    assert!(gate_test("x; id") && gate_test("id -a") && !gate_test("id-card"));
+}
+
 #[test]
 fn single_words_agree_with_the_walk() {
     let mut words: Vec<String> = PROGRAMS.iter().filter(|p| p.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')).map(|p| p.to_string()).collect();

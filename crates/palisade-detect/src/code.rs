@@ -64,7 +64,7 @@ static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERAL
 
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`CodeDetector::check`]'s own
 /// (`%` for encoded forms, the anchors, a listed call or a serialized object).
-const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(call_or_serialized), test_bytes: "(:" };
+const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(call_or_serialized), test_bytes: "(:", test_only: "" };
 
 /// The pre-filter: whether [`analyse`] could fire on `s`. It can only through a call of a
 /// listed function (an identifier, blanks, `(`: found from each `(` backwards, no

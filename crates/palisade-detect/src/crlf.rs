@@ -18,8 +18,10 @@ pub fn detector() -> Box<dyn Detector> {
 }
 
 /// The pre-filter declared to the engine ([`Gate`]): a line break is a control character or
-/// a non-ASCII one (both always open a gate), or encoded (`%`, `\\`).
-const GATE: Gate = Gate { bytes: "%\\", anchors: &[], words: &[], test: None, test_bytes: "" };
+/// a non-ASCII one (controls and non-ASCII characters but letters of other scripts and
+/// typographic quotes always open a gate; `嘊`/`嘍` are kept out of the letters:
+/// [`crate::engine::NOT_LETTERS`]), or encoded (`%`, `\\`).
+const GATE: Gate = Gate { bytes: "%\\", anchors: &[], words: &[], test: None, test_bytes: "", test_only: "" };
 
 impl Detector for CrlfDetector {
     fn name(&self) -> &'static str {

@@ -3,12 +3,17 @@
 //! For each value the extractor yields ([`crate::extract`]), the engine
 //! 1. classifies its bytes with one 256-entry table lookup per byte into "may need decoding"
 //!    and "could be base64" bits, the detectors whose [`Gate`] bytes occur, and (for
-//!    detectors without a gate) the bit set of [`FAMILIES`] the value could concern;
+//!    detectors without a gate) the bit set of [`FAMILIES`] the value could concern; a value
+//!    with non-ASCII bytes has its non-ASCII characters read by [`CodePoint`] in a second pass
+//!    (letters of other scripts open nothing, typographic quotes what `'`/`"` open, anything
+//!    else every gate and family);
 //! 2. decodes it into candidates when it may hold encodings ([`crate::decode`]);
 //! 3. for each candidate, completes the gates in one pass of a shared Aho-Corasick automaton
 //!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`), skipped when
 //!    the bytes already opened every gate, then the structural tests (`Gate::test`) of the
-//!    gates still closed: a benign value typically opens no gate and runs no detector; a
+//!    gates still closed (skipped by class bits: when none of a test's `Gate::test_bytes`
+//!    occurs, or an ASCII byte outside its `Gate::test_only` does): a benign value typically
+//!    opens no gate and runs no detector; a
 //!    text in the product-token shape of `User-Agent` values ([`crate::shape`]) is judged by
 //!    the detectors' [`Detector::product_token_gate`]s instead, where declared;
 //! 4. runs each detector whose gate is open (detectors without a gate: whose family bits are
@@ -36,8 +41,9 @@ use crate::{Category, Detector, FieldKind, Gate, Input, Level};
 mod tests;
 
 /// Per-family pre-filter: detector names (aliases share a family) and the ASCII punctuation
-/// that may carry the family's attacks. Letters and digits never do; control characters and
-/// non-ASCII bytes always may (for every family); a space only where listed.
+/// that may carry the family's attacks. Letters and digits never do; control characters
+/// always may (for every family); non-ASCII characters as [`CodePoint`] says (letters of other
+/// scripts never, typographic quotes as `'`/`"`, others always); a space only where listed.
 ///
 /// The rule for adding a byte to a family's list is conservative: a value made only of
 /// letters, digits and the bytes *not* listed must be unable to carry that family's attacks
@@ -68,9 +74,15 @@ const NOT_SHAPE: u64 = 1 << 28;
 const SLASH: u64 = 1 << 27;
 /// Families bits are `1 << index in FAMILIES`.
 const ALL_FAMILIES: u64 = (1 << FAMILIES.len()) - 1;
+/// A non-ASCII byte: the value's non-ASCII characters are classified by code point
+/// ([`CodePoint`]) in a second pass.
+const NON_ASCII: u64 = 1 << 26;
 /// Bits 32.. of the class table: bit `32 + k` is set for the bytes of the `k`-th gate test's
-/// [`Gate::test_bytes`] (at most 32 tests declare bytes; further ones always run).
+/// [`Gate::test_bytes`], bit `48 + k` for the ASCII bytes outside its [`Gate::test_only`]
+/// (the first [`MAX_TEST_BITS`] tests; further ones always run).
 const TEST_SHIFT: u32 = 32;
+const ONLY_SHIFT: u32 = 48;
+const MAX_TEST_BITS: usize = 16;
 
 fn family_of(name: &str) -> Option<usize> {
     FAMILIES.iter().position(|(names, _)| names.contains(&name))
@@ -81,7 +93,9 @@ fn class_table(gates: &Gates) -> [u64; 256] {
     for (b, slot) in t.iter_mut().enumerate() {
         let b = b as u8;
         let mut m = 0;
-        if !(0x20..0x7F).contains(&b) {
+        if b >= 0x80 {
+            m |= NON_ASCII;
+        } else if !(0x20..0x7F).contains(&b) {
             m |= ALL_FAMILIES;
         } else {
             for (i, (_, triggers)) in FAMILIES.iter().enumerate() {
@@ -102,9 +116,12 @@ fn class_table(gates: &Gates) -> [u64; 256] {
         if b == b'/' {
             m |= SLASH;
         }
-        for (k, (_, need, _)) in gates.tests.iter().enumerate() {
-            if *need != 0 && need_bytes(gates, k).contains(&b) {
-                m |= 1 << (TEST_SHIFT as usize + k);
+        for (k, &(_, need, excl, _)) in gates.tests.iter().enumerate() {
+            if need != 0 && gates.test_bytes[k].contains(&b) {
+                m |= need;
+            }
+            if excl != 0 && b < 0x80 && !gates.test_only[k].contains(&b) {
+                m |= excl;
             }
         }
         *slot = m;
@@ -114,7 +131,8 @@ fn class_table(gates: &Gates) -> [u64; 256] {
 
 /// The gates of the detectors ([`Gate`]), compiled together. Bit `i` stands for detector `i`.
 struct Gates {
-    /// Per byte: the gates it opens (controls, DEL and non-ASCII open every gate).
+    /// Per byte: the gates it opens (controls and DEL open every gate; non-ASCII bytes none:
+    /// their characters are read by [`CodePoint`]).
     bytes: [u64; 256],
     /// Detectors that declared a gate.
     gated: u64,
@@ -125,18 +143,15 @@ struct Gates {
     dfa: Option<DFA>,
     /// Per pattern of `dfa`: the gates it opens, whether it must stand as a word, its length.
     pats: Vec<(u64, bool, usize)>,
-    /// (detector bit, class-table bit its test needs (0: none), test).
-    tests: Vec<(u64, u64, GateTest)>,
-    /// The [`Gate::test_bytes`] of each test.
+    /// (detector bit, class-table bit its test needs (0: none), class-table bit that rules
+    /// its test out (0: none), test).
+    tests: Vec<(u64, u64, u64, GateTest)>,
+    /// The [`Gate::test_bytes`] and [`Gate::test_only`] of each test.
     test_bytes: Vec<&'static [u8]>,
+    test_only: Vec<&'static [u8]>,
     /// Gated detectors with a [`Detector::product_token_gate`], and those gates.
     shaped: u64,
     shape_tests: Vec<(u64, GateTest)>,
-}
-
-/// Bytes the `k`-th test needs (empty: none).
-fn need_bytes(gates: &Gates, k: usize) -> &'static [u8] {
-    gates.test_bytes[k]
 }
 
 /// A gate's structural test ([`Gate::test`]).
@@ -152,6 +167,7 @@ impl Gates {
             pats: Vec::new(),
             tests: Vec::new(),
             test_bytes: Vec::new(),
+            test_only: Vec::new(),
             shaped: 0,
             shape_tests: Vec::new(),
         };
@@ -165,7 +181,7 @@ impl Gates {
                 g.shape_tests.push((bit, *t));
             }
             for (b, slot) in g.bytes.iter_mut().enumerate() {
-                if !(0x20..0x7F).contains(&b) || gate.bytes.as_bytes().contains(&(b as u8)) {
+                if b < 0x20 || b == 0x7F || gate.bytes.as_bytes().contains(&(b as u8)) {
                     *slot |= bit;
                 }
             }
@@ -181,9 +197,11 @@ impl Gates {
             }
             if let Some(t) = gate.test {
                 let k = g.tests.len();
-                let need = if gate.test_bytes.is_empty() || k >= 32 { 0 } else { 1u64 << (TEST_SHIFT as usize + k) };
-                g.tests.push((bit, need, t));
-                g.test_bytes.push(if need == 0 { &[] } else { gate.test_bytes.as_bytes() });
+                let need = if gate.test_bytes.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (TEST_SHIFT as usize + k) };
+                let excl = if gate.test_only.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (ONLY_SHIFT as usize + k) };
+                g.tests.push((bit, need, excl, t));
+                g.test_bytes.push(gate.test_bytes.as_bytes());
+                g.test_only.push(gate.test_only.as_bytes());
             }
         }
         if !lits.is_empty() {
@@ -257,12 +275,108 @@ impl Gates {
                 m = self.literals(dfa, t.as_bytes(), m);
             }
         }
-        for (bit, need, test) in &self.tests {
-            if m & bit == 0 && (*need == 0 || class & need != 0) && test(t) {
+        for &(bit, need, excl, test) in &self.tests {
+            if m & bit == 0 && (need == 0 || class & need != 0) && class & excl == 0 && test(t) {
                 m |= bit;
             }
         }
         m & !skip
+    }
+}
+
+/// How the pre-filters read a non-ASCII character (a control byte, DEL, or any character not
+/// listed here opens every gate and family, as before this reading existed):
+/// - a letter of another script (Latin-1 and Latin Extended letters, Greek, Cyrillic,
+///   Armenian, Hebrew, Arabic, the Indic scripts, Thai, Lao, Georgian, Vietnamese, kana, CJK
+///   ideographs, Hangul: [`LETTER_RANGES`], alphabetic) opens nothing, like an ASCII letter.
+///   No detector reads such a letter as anything but a word character: none folds it to
+///   ASCII or drops its diacritics, and the letters whose Unicode case mapping yields ASCII
+///   (`ſ`, `ı`, `İ`, `ß`...) are not in the class, nor the characters a detector reads
+///   specially ([`NOT_LETTERS`]: `ʼ` is a quote to the SQL detector, `嘊`/`嘍` carry a
+///   line break to the CRLF detector (`%E5%98%8A` reaches a server that keeps the low byte));
+/// - a typographic quote (`‘’‛′ʼ`, `“”″`: the SQL detector folds them to `'` and `"`, as a
+///   database's best-fit conversion does) opens what its ASCII quote opens
+///   ([`CodePoint::Fold`]); no other detector reads them;
+/// - everything else (look-alike dots and slashes, fullwidth forms, odd spaces, zero-width and
+///   replacement characters, symbols, combining marks, private use...) opens every gate.
+///
+/// `tests::code_point_classes` checks the classes; `tests/gate_soundness.rs` checks every
+/// detector on the corpus with letters of other scripts and typographic quotes put in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CodePoint {
+    /// A letter of another script: opens nothing.
+    Letter,
+    /// A typographic quote: opens what this ASCII quote opens.
+    Fold(u8),
+    /// Opens every gate and family.
+    Open,
+}
+
+/// The script blocks whose alphabetic characters are [`CodePoint::Letter`]s (inclusive ranges).
+pub const LETTER_RANGES: &[(u32, u32)] = &[
+    (0x00C0, 0x024F), // Latin-1 letters, Latin Extended-A and -B (× and ÷ are not alphabetic)
+    (0x0370, 0x03FF), // Greek
+    (0x0400, 0x052F), // Cyrillic
+    (0x0531, 0x058F), // Armenian
+    (0x05D0, 0x05EA), // Hebrew letters
+    (0x0620, 0x06D3), // Arabic letters
+    (0x0900, 0x0DFF), // Devanagari .. Sinhala
+    (0x0E00, 0x0EFF), // Thai, Lao
+    (0x10A0, 0x10FF), // Georgian
+    (0x1E00, 0x1EFF), // Latin Extended Additional (Vietnamese)
+    (0x3041, 0x30FF), // Hiragana, Katakana
+    (0x4E00, 0x9FFF), // CJK unified ideographs
+    (0xAC00, 0xD7A3), // Hangul syllables
+];
+
+/// Characters of [`LETTER_RANGES`] a detector reads specially: never [`CodePoint::Letter`]s.
+pub const NOT_LETTERS: &[char] = &['\u{02bc}', '\u{560a}', '\u{560d}'];
+
+/// The class of a non-ASCII character ([`CodePoint`]; ASCII characters are not classified
+/// here: [`CodePoint::Open`]).
+pub fn code_point(c: char) -> CodePoint {
+    match c {
+        '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' => CodePoint::Fold(b'\''),
+        '\u{201c}' | '\u{201d}' | '\u{2033}' => CodePoint::Fold(b'"'),
+        c if script_letter(c) => CodePoint::Letter,
+        _ => CodePoint::Open,
+    }
+}
+
+fn script_letter(c: char) -> bool {
+    let u = c as u32;
+    LETTER_RANGES.iter().any(|&(a, b)| (a..=b).contains(&u))
+        && c.is_alphabetic()
+        && !NOT_LETTERS.contains(&c)
+        && c.to_lowercase().chain(c.to_uppercase()).all(|x| !x.is_ascii())
+}
+
+/// [`code_point`] as a bitmap over the Basic Multilingual Plane (built once per engine; every
+/// class lies in it: beyond it, [`CodePoint::Open`]).
+struct CodePoints {
+    letters: Box<[u64]>,
+}
+
+impl CodePoints {
+    fn new() -> CodePoints {
+        let mut letters = vec![0u64; 0x10000 / 64].into_boxed_slice();
+        for &(a, b) in LETTER_RANGES {
+            for u in a..=b {
+                if char::from_u32(u).is_some_and(|c| code_point(c) == CodePoint::Letter) {
+                    letters[u as usize / 64] |= 1 << (u % 64);
+                }
+            }
+        }
+        CodePoints { letters }
+    }
+
+    #[inline]
+    fn class(&self, c: char) -> CodePoint {
+        let u = c as usize;
+        if u < 0x10000 && self.letters[u / 64] & (1 << (u % 64)) != 0 {
+            return CodePoint::Letter;
+        }
+        code_point(c)
     }
 }
 
@@ -489,6 +603,7 @@ pub struct Engine {
     detectors: Vec<Entry>,
     table: [u64; 256],
     gates: Gates,
+    code_points: CodePoints,
     /// Ungated detectors shown every value (not in [`FAMILIES`]).
     ungated_always: u64,
     /// Ungated detectors with a family: (family bit, detector bit).
@@ -544,7 +659,7 @@ impl Engine {
             entries.push(Entry { det });
         }
         let table = class_table(&gates);
-        Ok(Engine { detectors: entries, table, gates, ungated_always, ungated_family, by_field, extractor, config })
+        Ok(Engine { detectors: entries, table, gates, code_points: CodePoints::new(), ungated_always, ungated_family, by_field, extractor, config })
     }
 
     pub fn detector_names(&self) -> Vec<&'static str> {
@@ -614,7 +729,8 @@ impl Engine {
         let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings, &mut false);
     }
 
-    /// Class bits ([`FAMILIES`], decoding, test bytes) and the gates the bytes open.
+    /// Class bits ([`FAMILIES`], decoding, test bytes) and the gates the bytes open (and the
+    /// non-ASCII characters, by [`CodePoint`]).
     #[inline]
     fn classify(&self, s: &str) -> (u64, u64) {
         let (mut m, mut g) = (0, 0);
@@ -622,7 +738,30 @@ impl Engine {
             m |= self.table[b as usize];
             g |= self.gates.bytes[b as usize];
         }
+        if m & NON_ASCII != 0 {
+            self.classify_non_ascii(s, &mut m, &mut g);
+        }
         (m, g)
+    }
+
+    /// Adds the class bits and gates of the non-ASCII characters of `s` ([`CodePoint`]).
+    #[inline(never)]
+    fn classify_non_ascii(&self, s: &str, m: &mut u64, g: &mut u64) {
+        for c in s.chars().filter(|c| !c.is_ascii()) {
+            match self.code_points.class(c) {
+                CodePoint::Letter => {}
+                CodePoint::Fold(b) => {
+                    // Not the [`Gate::test_only`] bits: those concern ASCII bytes only.
+                    *m |= self.table[b as usize] & !(u64::MAX << ONLY_SHIFT);
+                    *g |= self.gates.bytes[b as usize];
+                }
+                CodePoint::Open => {
+                    *m |= ALL_FAMILIES;
+                    *g |= self.gates.gated;
+                    return;
+                }
+            }
+        }
     }
 
     /// The detectors the pre-filters let see a text with class bits `mask` that opened the

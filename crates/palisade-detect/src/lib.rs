@@ -212,13 +212,17 @@ pub trait Detector: Send + Sync {
 /// pass of a shared Aho-Corasick automaton ([`engine`]), so that a benign value is cleared
 /// without running any detector. The engine shows the detector a text (the raw value or a
 /// decoded candidate, as `Input { raw: t, decoded: t }`) only when, in `t`,
-/// - a byte of [`Gate::bytes`] occurs, or any control byte, DEL or non-ASCII byte (always), or
+/// - a byte of [`Gate::bytes`] occurs, or any control byte or DEL (always), or a non-ASCII
+///   character that is not a letter of another script or a typographic quote
+///   ([`engine::CodePoint`]: letters open nothing, typographic quotes what `'` or `"` opens), or
 /// - a literal of [`Gate::anchors`] occurs (ASCII case-insensitive, anywhere), or
 /// - a literal of [`Gate::words`] occurs as a word: ASCII case-insensitive, not preceded by an
 ///   ASCII letter or `_`, not followed by an ASCII letter, digit or `_`, or
 /// - [`Gate::test`] returns true (a structural check with no allocation, run only when the
 ///   bytes and literals said no, and only when one of [`Gate::test_bytes`] occurs, if any are
-///   declared: a test that can only say yes with a `:` in the value declares `":"`).
+///   declared: a test that can only say yes with a `:` in the value declares `":"`; and only
+///   when every ASCII byte of the text is one of [`Gate::test_only`], if declared: a test of a
+///   base64 shape declares its alphabet, whitespace and `=`).
 ///
 /// Soundness rule (checked generically over the corpus by `tests/gate_soundness.rs`): if the
 /// gate says no for `t`, `check` returns `None` for `t` at every level. A detector that adds a
@@ -233,6 +237,10 @@ pub struct Gate {
     /// ASCII bytes one of which must occur for [`Gate::test`] to be able to return true
     /// (empty: the test runs on every value the bytes and literals did not let through).
     pub test_bytes: &'static str,
+    /// ASCII bytes outside which [`Gate::test`] always says no: the test runs only when every
+    /// ASCII byte of the text is one of these (non-ASCII characters never exclude it; empty:
+    /// no such condition).
+    pub test_only: &'static str,
 }
 
 /// Cut `s` to at most `max` bytes on a char boundary (for [`Hit::fragment`]).

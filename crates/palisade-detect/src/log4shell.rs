@@ -21,7 +21,7 @@ pub fn detector() -> Box<dyn Detector> {
 
 /// The pre-filter declared to the engine ([`Gate`]): a lookup needs `${`, or `%` for its
 /// percent-encoded forms.
-const GATE: Gate = Gate { bytes: "$%", anchors: &[], words: &[], test: None, test_bytes: "" };
+const GATE: Gate = Gate { bytes: "$%", anchors: &[], words: &[], test: None, test_bytes: "", test_only: "" };
 
 impl Detector for Log4ShellDetector {
     fn name(&self) -> &'static str {

@@ -56,7 +56,7 @@ const OPS: &[&str] = &[
 
 /// The pre-filter declared to the engine ([`Gate`]): operators need `$` (or `%` encoding it),
 /// JavaScript after a breakout a quote, `;`, `||` or `&&`; a shell call `db.`.
-const GATE: Gate = Gate { bytes: "$%'\";|&", anchors: &["db."], words: &[], test: None, test_bytes: "" };
+const GATE: Gate = Gate { bytes: "$%'\";|&", anchors: &["db."], words: &[], test: None, test_bytes: "", test_only: "" };
 
 impl Detector for NosqlDetector {
     fn name(&self) -> &'static str {

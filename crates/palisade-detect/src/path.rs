@@ -103,9 +103,9 @@ fn b64_path_like(t: &str) -> bool {
 }
 
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`may_hold_path`] (separators,
-/// `%`, the [`ANCHORS`] literals, a base64 value that decodes to a path; controls and
-/// look-alike characters are non-ASCII or control bytes, which always open a gate).
-const GATE: Gate = Gate { bytes: "/\\%", anchors: ANCHOR_LITERALS, words: &[], test: Some(b64_gate), test_bytes: "" };
+/// `%`, the [`ANCHORS`] literals, a base64 value that decodes to a path; controls and the
+/// non-ASCII look-alike characters always open a gate: [`crate::engine::CodePoint::Open`]).
+const GATE: Gate = Gate { bytes: "/\\%", anchors: ANCHOR_LITERALS, words: &[], test: Some(b64_gate), test_bytes: "", test_only: B64_TEST_ONLY };
 
 /// [`Detector::product_token_gate`]: in the product-token shape ([`crate::shape`]) a `/` only
 /// stands inside `name/version`, so no segment climbs (no `..`), no path is absolute, no drive
@@ -128,9 +128,32 @@ fn product_token_gate(s: &str) -> bool {
         })
 }
 
+/// The bytes [`b64_gate`] can say yes on ([`Gate::test_only`]): the ASCII whitespace it trims,
+/// the `=` padding and [`b64_path_like`]'s alphabet.
+const B64_TEST_ONLY: &str = "\t\n\x0b\x0c\r =+-/_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/// The base64 half of [`may_hold_path`]. Most values are decided by their first byte (an ASCII
+/// byte that is neither whitespace nor of the base64 alphabet: no trimming can remove it, and
+/// [`b64_path_like`] rejects it) or their length, before any trimming.
 fn b64_gate(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 8 || (b[0] < 0x80 && !(char_ws(b[0]) || b64_byte(b[0]))) {
+        return false;
+    }
     let t = s.trim();
     t.len() >= 8 && t.len() <= 4096 && b64_path_like(t)
+}
+
+/// An ASCII byte that `char::is_whitespace` accepts (what `str::trim` removes).
+#[inline]
+fn char_ws(c: u8) -> bool {
+    matches!(c, b'\t'..=b'\r' | b' ')
+}
+
+/// A byte of [`b64_path_like`]'s alphabet.
+#[inline]
+fn b64_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'/' | b'_')
 }
 
 impl Detector for PathDetector {

@@ -24,7 +24,7 @@ pub fn detector() -> Box<dyn Detector> {
 /// The pre-filter declared to the engine ([`Gate`]): every finding of [`analyse`] starts at a
 /// `:` after a scheme that starts with a letter, followed by `/` or `\\` (or the scheme is
 /// `jar`, `dict`, `gopher`); `%` for the percent-decoded view.
-const GATE: Gate = Gate { bytes: "%", anchors: &[], words: &[], test: Some(may_hold_url), test_bytes: ":" };
+const GATE: Gate = Gate { bytes: "%", anchors: &[], words: &[], test: Some(may_hold_url), test_bytes: ":", test_only: "" };
 
 /// See [`GATE`]: the scheme walk of [`analyse`] without its allocation.
 fn may_hold_url(s: &str) -> bool {

@@ -24,7 +24,7 @@ pub fn detector() -> Box<dyn Detector> {
 
 /// The pre-filter declared to the engine ([`Gate`]): every opener of [`DELIMS`] holds one of
 /// `{ $ # < % [ (` (and `%` stands for the percent-decoded view).
-const GATE: Gate = Gate { bytes: "{$#<%[(", anchors: &[], words: &[], test: None, test_bytes: "" };
+const GATE: Gate = Gate { bytes: "{$#<%[(", anchors: &[], words: &[], test: None, test_bytes: "", test_only: "" };
 
 impl Detector for SstiDetector {
     fn name(&self) -> &'static str {

@@ -67,7 +67,7 @@ static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERAL
 
 /// The pre-filter declared to the engine: `%` (encoded forms), the anchors of [`analyse`],
 /// and [`may_hold_xpath`] for [`xpath`].
-const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(may_hold_xpath), test_bytes: ":(" };
+const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(may_hold_xpath), test_bytes: ":(", test_only: "" };
 
 /// See [`GATE`]: an axis separator or a function applied to an absolute path.
 fn may_hold_xpath(s: &str) -> bool {

@@ -135,7 +135,11 @@ fn prefilter_skips_safe_values_but_not_unknown_detectors() {
     assert_ne!(t[b'<' as usize] & bit("xss"), 0);
     assert_ne!(t[b' ' as usize] & bit("sqli"), 0);
     assert_eq!(t[b' ' as usize] & bit("xss"), 0);
-    assert_ne!(t[0xC3] & bit("xss"), 0);
+    // Controls open every family; non-ASCII bytes none (their characters are classified by
+    // code point: `code_point_classes`).
+    assert_ne!(t[0x01] & bit("xss"), 0);
+    assert_eq!(t[0xC3] & ALL_FAMILIES, 0);
+    assert_ne!(t[0xC3] & NON_ASCII, 0);
 }
 
 #[test]
@@ -331,5 +335,59 @@ fn browser_user_agents_reach_only_the_scanner() {
         "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15",
     ] {
         assert_eq!(engine.admitted(ua), ["scanner"], "{ua}");
+    }
+}
+
+#[test]
+fn code_point_classes() {
+    for c in ['é', 'ñ', 'Ø', 'ж', 'Ω', 'ש', 'ع', 'क', 'ก', 'ế', '中', 'あ', 'カ', '한', 'ა'] {
+        assert_eq!(code_point(c), CodePoint::Letter, "{c:?}");
+    }
+    for c in ['\u{2018}', '\u{2019}', '\u{201b}', '\u{2032}', '\u{02bc}'] {
+        assert_eq!(code_point(c), CodePoint::Fold(b'\''), "{c:?}");
+    }
+    for c in ['\u{201c}', '\u{201d}', '\u{2033}'] {
+        assert_eq!(code_point(c), CodePoint::Fold(b'"'), "{c:?}");
+    }
+    // Case mappings into ASCII, characters detectors read specially (CRLF's `嘊`/`嘍`, path
+    // look-alikes, XSS's `¼ ¾ ¢`, SQL's odd spaces), fullwidth forms, symbols, marks, emoji.
+    for c in [
+        'ſ', 'ı', 'İ', 'ß', '\u{212a}', '\u{560a}', '\u{560d}', '\u{2026}', '\u{2024}', '\u{ff0e}', '\u{ff0f}', '\u{2215}', '\u{ff3c}', '\u{ff1c}', '\u{bc}',
+        '\u{be}', '\u{a2}', '\u{a0}', '\u{3000}', '\u{2028}', '\u{200b}', '\u{feff}', '\u{fffd}', '\u{85}', '×', '÷', '\u{301}', 'ª', '😀', '\u{f025}',
+    ] {
+        assert_eq!(code_point(c), CodePoint::Open, "{c:?}");
+    }
+    // The engine's bitmap says what `code_point` says, over the whole BMP and beyond.
+    let cp = CodePoints::new();
+    let mut letters = 0;
+    for u in 0x80..0x11000u32 {
+        if let Some(c) = char::from_u32(u) {
+            assert_eq!(cp.class(c), code_point(c), "{c:?}");
+            letters += usize::from(code_point(c) == CodePoint::Letter);
+        }
+    }
+    assert!(letters > 30_000, "{letters}");
+}
+
+#[test]
+fn non_ascii_characters_open_gates_by_code_point() {
+    let e = Engine::new(EngineConfig::default()).unwrap();
+    // Letters of other scripts open what ASCII letters open (nothing, but the ungated scanner).
+    for (text, ascii) in
+        [("Привет, как дела", "Privet, kak dela"), ("l’été à Paris", "l'ete a Paris"), ("“Ärger” ändern", "\"Arger\" andern"), ("中文 検索", "zw js")]
+    {
+        assert_eq!(e.admitted(text), e.admitted(ascii), "{text}");
+    }
+    assert_eq!(e.admitted("Привет мир"), ["scanner"]);
+    // A typographic quote reaches the SQL detector (which folds it), not the others an ASCII
+    // quote does not reach.
+    let quoted = e.admitted("don’t");
+    assert!(quoted.contains(&"sqli") && !quoted.contains(&"cmdi") && !quoted.contains(&"path"), "{quoted:?}");
+    let f = findings(&e, Place::Json, "x’ UNION SELECT password FROM users--");
+    assert!(f.iter().any(|f| f.detector == "sqli"), "{f:?}");
+    // Anything else opens every gate, as before.
+    let all = e.admitted("\u{1}");
+    for text in ["a\u{2026}b", "\u{560a}\u{560d}Set-Cookie", "１２３", "x\u{a0}y", "日本\u{ff0f}etc"] {
+        assert_eq!(e.admitted(text), all, "{text}");
     }
 }

@@ -73,15 +73,16 @@ impl Detector for SqliDetector {
 /// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ + { }`
 /// (braces only matter in ODBC escapes, `{fn f()}`, `{d '...'}`, `{oj a left join b}`, which
 /// need a call, a quote or a keyword; URL templates such as `/avatar/{size}.png` are common
-/// values; every other ASCII punctuation opens the gate; so do controls and non-ASCII characters,
-/// which cover typographic quotes) has no quote to break out of, no call, no comparison
+/// values; every other ASCII punctuation opens the gate; so do controls, typographic quotes (the
+/// engine reads them as `'` and `"`: [`crate::engine::CodePoint`]) and every non-ASCII character
+/// but the letters of other scripts, which are neither keyword letters nor operators) has no quote to break out of, no call, no comparison
 /// operator, no `;`: the automaton can only record a structure through a keyword (UNION,
 /// SELECT, OR, ORDER BY, a statement, a comparison word such as LIKE...), a server variable
 /// (`@@`) or a comment (`--`). So such a value needs one of the [`keywords::keyword`] words
 /// (the test `gate_words_cover_the_keywords` reads that function's source to keep the list
 /// complete), `@@` or `--`. The word boundary of the gate allows a digit before a keyword
 /// (`1union select`).
-pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "" };
+pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "", test_only: "" };
 
 /// [`GATE_WORDS`] with a length filter before the binary search.
 static SORTED_GATE_WORDS: std::sync::LazyLock<crate::other_util::SortedWords> = std::sync::LazyLock::new(|| crate::other_util::SortedWords::new(GATE_WORDS));

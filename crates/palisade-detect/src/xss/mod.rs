@@ -87,6 +87,7 @@ const GATE: Gate = Gate {
     words: &[],
     test: Some(handler_like),
     test_bytes: "",
+    test_only: "",
 };
 
 static GATE_ANCHORS: std::sync::LazyLock<crate::other_util::Anchors> = std::sync::LazyLock::new(|| crate::other_util::Anchors::new(GATE.anchors));
@@ -103,6 +104,10 @@ fn product_token_gate(s: &str) -> bool {
 /// A superset of what [`handler_name`] reports: the trimmed value starts with `on` and is 5 to
 /// 40 bytes long.
 fn handler_like(s: &str) -> bool {
+    // First byte ASCII, not whitespace (so not trimmed) and not `o`: no.
+    if s.as_bytes().first().is_some_and(|&c| c < 0x80 && c | 0x20 != b'o' && !matches!(c, b'\t'..=b'\r' | b' ')) {
+        return false;
+    }
     let t = s.trim();
     t.len() >= 5 && t.len() <= 40 && t.as_bytes()[..2].eq_ignore_ascii_case(b"on")
 }
