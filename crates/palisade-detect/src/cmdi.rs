@@ -695,7 +695,8 @@ fn base_name(w: &str) -> String {
 
 fn lex(s: &str) -> Vec<Tok> {
     let b = s.as_bytes();
-    let mut toks = Vec::new();
+    // Sized once for a few words (a token per blank-separated word is the usual shape).
+    let mut toks = Vec::with_capacity(8);
     // A word's normalised form is computed from its raw form once every word is known (below).
     let mut raw = String::with_capacity(16);
     let mut obf = false;
@@ -1037,7 +1038,7 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     out = best(out, Some(mk(NAME, Category::Cmdi, 85u8.saturating_sub(penalty), raw, "glob pattern in command position")));
                 }
                 // Arguments up to the next operator.
-                let mut args: Vec<&str> = Vec::new();
+                let mut args: SmallVec<[&str; 8]> = SmallVec::new();
                 let mut j = i + 1;
                 let mut redirect = false;
                 while j < toks.len() {
