@@ -12,6 +12,8 @@
 
 use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors, WordSigs};
 use crate::{Category, Detector, Gate, Hit, Input, Level};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
@@ -21,6 +23,7 @@ pub struct CmdiDetector;
 
 pub fn detector() -> Box<dyn Detector> {
     LazyLock::force(&SPECIAL_ANCHORS);
+    LazyLock::force(&SPECIAL_SEARCH);
     LazyLock::force(&SORTED_PROGRAMS);
     LazyLock::force(&PROGRAM_SHAPES);
     LazyLock::force(&SORTED_AMBIGUOUS);
@@ -760,14 +763,16 @@ fn quote_closes_in_word(rest: &[u8], q: u8) -> bool {
 
 fn lex(s: &str) -> Vec<Tok> {
     let b = s.as_bytes();
-    let mut toks = Vec::new();
-    let mut raw = String::new();
-    let mut norm = String::new();
+    // Sized once for a few words (a token per blank-separated word is the usual shape).
+    let mut toks = Vec::with_capacity(8);
+    // A word's normalised form is computed from its raw form once every word is known (below).
+    let mut raw = String::with_capacity(16);
     let mut obf = false;
     let mut brace = 0u32;
-    let flush = |toks: &mut Vec<Tok>, raw: &mut String, norm: &mut String, obf: &mut bool| {
+    let flush = |toks: &mut Vec<Tok>, raw: &mut String, obf: &mut bool| {
         if !raw.is_empty() {
-            toks.push(Tok::Word { raw: std::mem::take(raw), norm: std::mem::take(norm), obf: *obf });
+            // The next word's buffer, sized for most words (no growth while it is written).
+            toks.push(Tok::Word { raw: std::mem::replace(raw, String::with_capacity(16)), norm: String::new(), obf: *obf });
         }
         *obf = false;
     };
@@ -808,13 +813,13 @@ fn lex(s: &str) -> Vec<Tok> {
             _ => None,
         };
         if let Some((op, len)) = op {
-            flush(&mut toks, &mut raw, &mut norm, &mut obf);
+            flush(&mut toks, &mut raw, &mut obf);
             toks.push(Tok::Op(op, b.get(i + len).is_some_and(|x| !x.is_ascii_whitespace())));
             i += len;
             continue;
         }
         if c.is_ascii_whitespace() || (c == b',' && brace > 0) {
-            flush(&mut toks, &mut raw, &mut norm, &mut obf);
+            flush(&mut toks, &mut raw, &mut obf);
             i += 1;
             continue;
         }
@@ -822,7 +827,7 @@ fn lex(s: &str) -> Vec<Tok> {
             let rest = &b[i + 1..];
             // `$IFS`, `${IFS}`, `$IFS$9`: a blank.
             if rest.starts_with(b"IFS") || rest.starts_with(b"{IFS") {
-                flush(&mut toks, &mut raw, &mut norm, &mut obf);
+                flush(&mut toks, &mut raw, &mut obf);
                 toks.push(Tok::Op("ifs", true));
                 i += 1 + if rest.starts_with(b"{") { rest.iter().position(|&x| x == b'}').map_or(4, |p| p + 1) } else { 3 };
                 continue;
@@ -886,16 +891,20 @@ fn lex(s: &str) -> Vec<Tok> {
         let end = (i + ch_len).min(b.len());
         let chunk = &s[i..end];
         raw.push_str(chunk);
-        if !(c == b'\\' && obf) {
-            norm.push_str(chunk);
-        }
         i = end;
     }
-    flush(&mut toks, &mut raw, &mut norm, &mut obf);
+    flush(&mut toks, &mut raw, &mut obf);
     // Normalised forms: quotes, `^`, `\` inside letters removed.
     for t in toks.iter_mut() {
         if let Tok::Word { raw, norm, .. } = t {
-            *norm = raw.chars().filter(|c| !matches!(c, '\'' | '"' | '^')).collect::<String>();
+            // Most words hold none of these: a copy, allocated once.
+            let mut n = String::with_capacity(raw.len());
+            if raw.bytes().any(|b| matches!(b, b'\'' | b'"' | b'^')) {
+                n.extend(raw.chars().filter(|c| !matches!(c, '\'' | '"' | '^')));
+            } else {
+                n.push_str(raw);
+            }
+            *norm = n;
             if norm.bytes().any(|b| b == b'\\') && !norm.contains(':') && !norm.starts_with('\\') {
                 let mut o = String::with_capacity(norm.len());
                 let cs: Vec<char> = norm.chars().collect();
@@ -1107,7 +1116,7 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     out = best(out, Some(mk(NAME, Category::Cmdi, 85u8.saturating_sub(penalty), raw, "glob pattern in command position")));
                 }
                 // Arguments up to the next operator.
-                let mut args: Vec<&str> = Vec::new();
+                let mut args: SmallVec<[&str; 8]> = SmallVec::new();
                 let mut j = i + 1;
                 let mut redirect = false;
                 while j < toks.len() {
@@ -1260,13 +1269,71 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
     out
 }
 
-/// Patterns that are command execution whatever the tokenizer says.
+/// The literal patterns of [`specials`] (`(pattern, confidence, why)`), searched for anywhere.
+const SHELL_LITERALS: [(&str, u8, &str); 11] = [
+    ("/dev/tcp/", 95, "bash /dev/tcp reverse shell"),
+    ("/dev/udp/", 90, "bash /dev/udp socket"),
+    ("%comspec%", 85, "cmd.exe through %COMSPEC%"),
+    ("invoke-expression", 90, "PowerShell Invoke-Expression"),
+    ("invoke-webrequest", 80, "PowerShell Invoke-WebRequest"),
+    ("invoke-restmethod", 75, "PowerShell Invoke-RestMethod"),
+    ("downloadstring(", 90, "PowerShell DownloadString"),
+    ("downloadfile(", 85, "PowerShell DownloadFile"),
+    ("net.webclient", 85, "PowerShell Net.WebClient"),
+    ("start-process", 70, "PowerShell Start-Process"),
+    ("frombase64string(", 75, "PowerShell FromBase64String"),
+];
+
+/// Shells invoked with a command, for [`specials`].
+const SHELL_INVOKED: [&str; 8] = ["cmd /c", "cmd.exe /c", "cmd /k", "cmd.exe /k", "/bin/sh -c", "/bin/bash -c", "bash -i", "sh -i"];
+
+/// Indexes of the patterns of [`SPECIAL_SEARCH`]: `() {`, `<!--#exec`, [`SHELL_LITERALS`],
+/// `iex`, `powershell`, `pwsh`, ` -e`, [`SHELL_INVOKED`].
+const SP_SHELLSHOCK: usize = 0;
+const SP_SSI: usize = 1;
+const SP_LITERALS: usize = 2;
+const SP_IEX: usize = SP_LITERALS + SHELL_LITERALS.len();
+const SP_POWERSHELL: usize = SP_IEX + 1;
+const SP_PWSH: usize = SP_IEX + 2;
+const SP_DASH_E: usize = SP_IEX + 3;
+const SP_INVOKED: usize = SP_DASH_E + 1;
+const SP_COUNT: usize = SP_INVOKED + SHELL_INVOKED.len();
+
+/// Every pattern [`specials`] looks for (lowercase), in one automaton (all matches,
+/// overlapping ones too): one pass over the value instead of one substring search per pattern.
+static SPECIAL_SEARCH: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let mut pats: Vec<&str> = vec!["() {", "<!--#exec"];
+    pats.extend(SHELL_LITERALS.iter().map(|p| p.0));
+    pats.extend(["iex", "powershell", "pwsh", " -e"]);
+    pats.extend(SHELL_INVOKED);
+    debug_assert_eq!(pats.len(), SP_COUNT);
+    AhoCorasick::builder().match_kind(MatchKind::Standard).kind(Some(AhoCorasickKind::DFA)).build(pats).expect("special patterns compile")
+});
+
+/// Patterns that are command execution whatever the tokenizer says. The positions are those
+/// of the lowercased value (`to_ascii_lowercase` keeps every byte where it is): the first
+/// occurrence of each pattern, and every occurrence of `iex` and ` -e` (neither overlaps
+/// itself, so these are also the occurrences `match_indices` yields).
+/// `tests::specials_agree_with_the_reference` compares it with the search per pattern.
 fn specials(s: &str) -> Option<Hit> {
     let l = s.to_ascii_lowercase();
     step(l.len() * 2);
+    let mut first = [None::<usize>; SP_COUNT];
+    let mut iex: SmallVec<[usize; 4]> = SmallVec::new();
+    let mut dash_e: SmallVec<[usize; 4]> = SmallVec::new();
+    for m in SPECIAL_SEARCH.find_overlapping_iter(l.as_str()) {
+        let k = m.pattern().as_usize();
+        // Matches come by end position; for one pattern (fixed length) also by start.
+        first[k].get_or_insert(m.start());
+        if k == SP_IEX {
+            iex.push(m.start());
+        } else if k == SP_DASH_E {
+            dash_e.push(m.start());
+        }
+    }
     let mut out = None;
     let mut add = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Cmdi, c, frag, why)));
-    if let Some(p) = l.find("() {") {
+    if let Some(p) = first[SP_SHELLSHOCK] {
         // Bash imports `() {` at the start of an environment value as a function: nothing but
         // blanks, a quote or an assignment before it (`f() { ... }` in code is a named
         // function, not Shellshock).
@@ -1275,28 +1342,16 @@ fn specials(s: &str) -> Option<Hit> {
             add(98, &s[p..], "shellshock function definition");
         }
     }
-    if let Some(p) = l.find("<!--#exec") {
+    if let Some(p) = first[SP_SSI] {
         add(95, &s[p..], "server-side include exec");
     }
-    for (pat, c, why) in [
-        ("/dev/tcp/", 95u8, "bash /dev/tcp reverse shell"),
-        ("/dev/udp/", 90, "bash /dev/udp socket"),
-        ("%comspec%", 85, "cmd.exe through %COMSPEC%"),
-        ("invoke-expression", 90, "PowerShell Invoke-Expression"),
-        ("invoke-webrequest", 80, "PowerShell Invoke-WebRequest"),
-        ("invoke-restmethod", 75, "PowerShell Invoke-RestMethod"),
-        ("downloadstring(", 90, "PowerShell DownloadString"),
-        ("downloadfile(", 85, "PowerShell DownloadFile"),
-        ("net.webclient", 85, "PowerShell Net.WebClient"),
-        ("start-process", 70, "PowerShell Start-Process"),
-        ("frombase64string(", 75, "PowerShell FromBase64String"),
-    ] {
-        if let Some(p) = l.find(pat) {
-            add(c, &s[p..], why);
+    for (k, (_, c, why)) in SHELL_LITERALS.iter().enumerate() {
+        if let Some(p) = first[SP_LITERALS + k] {
+            add(*c, &s[p..], why);
         }
     }
     // `iex(...)` / `| iex`, `powershell -enc <base64>`, `cmd /c`.
-    for (i, _) in l.match_indices("iex") {
+    for &i in &iex {
         step(1);
         let before = l[..i].trim_end();
         let after = l[i + 3..].trim_start();
@@ -1305,8 +1360,8 @@ fn specials(s: &str) -> Option<Hit> {
             add(85, &s[i..], "PowerShell IEX");
         }
     }
-    let has_ps = l.contains("powershell") || l.contains("pwsh");
-    for (i, _) in l.match_indices(" -e").take_while(|_| has_ps) {
+    let has_ps = first[SP_POWERSHELL].is_some() || first[SP_PWSH].is_some();
+    for &i in dash_e.iter().take_while(|_| has_ps) {
         step(1);
         let rest = &l[i + 3..];
         let flag_end = rest.find(' ').unwrap_or(rest.len());
@@ -1315,8 +1370,8 @@ fn specials(s: &str) -> Option<Hit> {
             add(90, &s[i..], "PowerShell encoded command");
         }
     }
-    for pat in ["cmd /c", "cmd.exe /c", "cmd /k", "cmd.exe /k", "/bin/sh -c", "/bin/bash -c", "bash -i", "sh -i"] {
-        if let Some(p) = l.find(pat) {
+    for k in 0..SHELL_INVOKED.len() {
+        if let Some(p) = first[SP_INVOKED + k] {
             add(85, &s[p..], "shell invoked with a command");
         }
     }

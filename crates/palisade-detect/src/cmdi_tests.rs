@@ -453,3 +453,132 @@ fn ref_push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
     }
     *len += 1;
 }
+
+#[test]
+fn specials_agree_with_the_reference() {
+    let parts = [
+        "() {",
+        "()",
+        " { ",
+        ";",
+        "}",
+        "=",
+        "'",
+        "<!--#exec",
+        "/dev/tcp/",
+        "/dev/udp/",
+        "%COMSPEC%",
+        "invoke-expression",
+        "Invoke-WebRequest",
+        "invoke-restmethod",
+        "DownloadString(",
+        "downloadfile(",
+        "net.webclient",
+        "start-process",
+        "frombase64string(",
+        "iex",
+        "IEX",
+        "(",
+        "|",
+        "x",
+        "powershell",
+        "pwsh",
+        " -e",
+        " -enc",
+        " -EncodedCommand",
+        " -c",
+        " ",
+        "cmd /c",
+        "cmd.exe /c",
+        "cmd /k",
+        "cmd.exe /K",
+        "/bin/sh -c",
+        "/bin/bash -c",
+        "bash -i",
+        "sh -i",
+        "a",
+        "é",
+        "ie",
+        "x ",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut found = 0;
+    for _ in 0..40_000 {
+        let len = 1 + (next() % 8) as usize;
+        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let r = specials_reference(&v);
+        found += usize::from(r.is_some());
+        assert_eq!(specials(&v), r, "{v:?}");
+    }
+    assert!(found > 10_000, "{found}");
+}
+
+/// [`specials`] as written before its single automaton pass: one substring search per pattern
+/// (the reference of `specials_agree_with_the_reference`).
+fn specials_reference(s: &str) -> Option<Hit> {
+    let l = s.to_ascii_lowercase();
+    step(l.len() * 2);
+    let mut out = None;
+    let mut add = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Cmdi, c, frag, why)));
+    if let Some(p) = l.find("() {") {
+        // Bash imports `() {` at the start of an environment value as a function: nothing but
+        // blanks, a quote or an assignment before it (`f() { ... }` in code is a named
+        // function, not Shellshock).
+        let before = l[..p].trim_end().as_bytes().last().copied();
+        if matches!(before, None | Some(b'=' | b'\'' | b'"' | b':')) && l[p..].contains(';') && l[p..].contains('}') {
+            add(98, &s[p..], "shellshock function definition");
+        }
+    }
+    if let Some(p) = l.find("<!--#exec") {
+        add(95, &s[p..], "server-side include exec");
+    }
+    for (pat, c, why) in [
+        ("/dev/tcp/", 95u8, "bash /dev/tcp reverse shell"),
+        ("/dev/udp/", 90, "bash /dev/udp socket"),
+        ("%comspec%", 85, "cmd.exe through %COMSPEC%"),
+        ("invoke-expression", 90, "PowerShell Invoke-Expression"),
+        ("invoke-webrequest", 80, "PowerShell Invoke-WebRequest"),
+        ("invoke-restmethod", 75, "PowerShell Invoke-RestMethod"),
+        ("downloadstring(", 90, "PowerShell DownloadString"),
+        ("downloadfile(", 85, "PowerShell DownloadFile"),
+        ("net.webclient", 85, "PowerShell Net.WebClient"),
+        ("start-process", 70, "PowerShell Start-Process"),
+        ("frombase64string(", 75, "PowerShell FromBase64String"),
+    ] {
+        if let Some(p) = l.find(pat) {
+            add(c, &s[p..], why);
+        }
+    }
+    // `iex(...)` / `| iex`, `powershell -enc <base64>`, `cmd /c`.
+    for (i, _) in l.match_indices("iex") {
+        step(1);
+        let before = l[..i].trim_end();
+        let after = l[i + 3..].trim_start();
+        let word = (i == 0 || !l.as_bytes()[i - 1].is_ascii_alphanumeric()) && !l.as_bytes().get(i + 3).is_some_and(|b| b.is_ascii_alphanumeric());
+        if word && (after.starts_with('(') || before.ends_with('|') || before.ends_with(';')) {
+            add(85, &s[i..], "PowerShell IEX");
+        }
+    }
+    let has_ps = l.contains("powershell") || l.contains("pwsh");
+    for (i, _) in l.match_indices(" -e").take_while(|_| has_ps) {
+        step(1);
+        let rest = &l[i + 3..];
+        let flag_end = rest.find(' ').unwrap_or(rest.len());
+        let flag = &rest[..flag_end];
+        if "ncodedcommand".starts_with(flag) || flag.is_empty() || flag == "nc" || flag == "c" {
+            add(90, &s[i..], "PowerShell encoded command");
+        }
+    }
+    for pat in ["cmd /c", "cmd.exe /c", "cmd /k", "cmd.exe /k", "/bin/sh -c", "/bin/bash -c", "bash -i", "sh -i"] {
+        if let Some(p) = l.find(pat) {
+            add(85, &s[p..], "shell invoked with a command");
+        }
+    }
+    out
+}

@@ -254,7 +254,8 @@ fn analyse(s: &str) -> Option<Hit> {
         }
         let off = p + 1 + (rest.len() - auth_start.len());
         let win = crate::truncate(auth_start, 512);
-        let auth_end = win.find(['/', '\\', '?', '#', ' ', '"', '\'', '<', '>']).unwrap_or(win.len());
+        // Byte searches (every delimiter is ASCII, so each match is on a char boundary).
+        let auth_end = win.bytes().position(|b| matches!(b, b'/' | b'\\' | b'?' | b'#' | b' ' | b'"' | b'\'' | b'<' | b'>')).unwrap_or(win.len());
         let auth = &auth_start[..auth_end];
         let hostport = auth.rsplit('@').next().unwrap_or(auth);
         let host = if hostport.starts_with('[') { hostport.find(']').map_or(hostport, |e| &hostport[..=e]) } else { hostport.split(':').next().unwrap_or("") };
@@ -290,7 +291,7 @@ fn analyse(s: &str) -> Option<Hit> {
         }
         // RFI: a URL to a script-ish resource whose end is cut with `?` or a NUL.
         let after = crate::truncate(&auth_start[auth_end..], 2048);
-        let path_end = after.find([' ', '"', '\'', '<', '>']).unwrap_or(after.len());
+        let path_end = after.bytes().position(|b| matches!(b, b' ' | b'"' | b'\'' | b'<' | b'>')).unwrap_or(after.len());
         let url_rest = &after[..path_end];
         let trimmed_q = url_rest.ends_with('?') || url_rest.ends_with("%00") || url_rest.ends_with('\0');
         let path_only = url_rest.split('?').next().unwrap_or("");

@@ -93,3 +93,18 @@ fn path_normalisation() {
     normalize_path("images/logo.png", &mut out);
     assert_eq!(out, "images/logo.png");
 }
+
+#[test]
+fn entity_lookup_agrees_with_the_list() {
+    // Every name of the list, and near misses (case, prefixes, extensions, unknown names).
+    let mut names: Vec<String> = Vec::new();
+    for (n, _) in ENTITIES {
+        names.extend([n.to_string(), n.to_ascii_uppercase(), n.to_ascii_lowercase(), n[..n.len() - 1].to_string(), format!("{n}x"), format!("x{n}")]);
+    }
+    names.extend(["", "ldquo", "rdquo", "rsquo", "hellip", "foo", "ltscript", "Amp", "nbsp1"].map(String::from));
+    for name in &names {
+        let linear = ENTITIES.iter().find(|(k, _)| k == name).map(|(_, t)| *t);
+        assert_eq!(entity(name), linear, "{name:?}");
+    }
+    assert_eq!(entity("rsquo"), Some("\u{2019}"));
+}

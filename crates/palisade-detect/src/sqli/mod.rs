@@ -230,6 +230,10 @@ pub(crate) struct Finding {
 /// typographic quotes folded to ASCII (best-fit code page conversion in MSSQL does that), and one
 /// more URL-decoding layer when `%XX` escapes remain. `steps` counts the work.
 pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
+    if slug_inert(s) {
+        *steps += s.len();
+        return None;
+    }
     // Only worth its pass where a breakout or a folded view would double the work.
     if (memchr::memchr2(b'\'', b'"', s.as_bytes()).is_some() || !s.is_ascii()) && inert(s) {
         *steps += s.len();
@@ -325,6 +329,30 @@ fn inert(s: &str) -> bool {
     }
     // `#` is a comment, which only records a structure right after a breakout.
     !(hash && quote)
+}
+
+/// Whether `s` is a slug that no view and no context can record a structure in: ASCII letters,
+/// digits, `_` and `-` only (`we-couldnt-understand-your-question-when-i-query-mongodb`), no
+/// `--` (a comment), no keyword in its first part (before the first `-`; checked as [`inert`]
+/// checks words, so `1union` counts), and no keyword right after a digit in the other parts
+/// (`x-0x1fmatch-1`). Such a value has no quote (no breakout, no other view), no parenthesis
+/// (no call), no comparison, no `@@`: the tokens are words, numbers and `-` operators. A
+/// structure then needs the value to open with a keyword that continues the application's
+/// value (`where-1`, `or-1`, `like-1`, `-where-x`) or a keyword operator right after an
+/// operand; after a first operand, `-` must be followed by an operand, which a keyword is not,
+/// so the automaton stops there. `tests::slug_shortcut_agrees_with_the_full_analysis` checks it against
+/// [`analyze_all`] on random slugs made of every keyword.
+fn slug_inert(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || !b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') || memchr::memmem::find(b, b"--").is_some() {
+        return false;
+    }
+    let mut parts = s.split('-');
+    let first = parts.next().unwrap_or("");
+    // A later part is one token (a word, or a number) unless it mixes digits and letters: then
+    // a keyword may stand right after a number (`0x1fmatch`, `1union`), as an operator.
+    let one_token = |p: &str| !(p.bytes().any(|c| c.is_ascii_digit()) && p.bytes().any(|c| c.is_ascii_alphabetic())) || inert(p);
+    !first.is_empty() && inert(first) && parts.all(one_token)
 }
 
 /// `‘’‛′ʼ` to `'` and `“”″` to `"`, when present.

@@ -397,3 +397,55 @@ fn inert_agrees_with_the_full_analysis() {
     // The sample exercises both sides.
     assert!(inert_n > 1000 && found_n > 1000, "{inert_n} {found_n}");
 }
+
+#[test]
+fn slug_shortcut_agrees_with_the_full_analysis() {
+    // Every keyword (gate word), numbers, hex and exponent literals, identifiers; joined by the
+    // bytes of a slug (and none), with leading and doubled hyphens.
+    let mut words: Vec<&str> = GATE_WORDS.to_vec();
+    words.extend(["1", "x", "we", "a1", "9", "0x1f", "0b1", "h2", "_", "e5", "1e5", "x1", "0xabunion", "1union", "db", "0"]);
+    let seps = ["-", "-", "-", "_", "", "--", "-_", "_-"];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut slugs, mut found) = (0, 0);
+    for _ in 0..300_000 {
+        let len = 1 + (next() % 6) as usize;
+        let mut v = String::new();
+        if next() % 8 == 0 {
+            v.push_str(seps[(next() % seps.len() as u64) as usize]);
+        }
+        for k in 0..len {
+            if k > 0 {
+                v.push_str(seps[(next() % seps.len() as u64) as usize]);
+            }
+            v.push_str(words[(next() % words.len() as u64) as usize]);
+        }
+        if next() % 8 == 0 {
+            v.push_str(seps[(next() % seps.len() as u64) as usize]);
+        }
+        let mut steps = 0;
+        let full = analyze_all(&v, &mut steps);
+        found += usize::from(full.is_some());
+        if slug_inert(&v) {
+            slugs += 1;
+            assert_eq!(full, None, "{v:?}");
+        }
+    }
+    // The sample exercises both sides.
+    assert!(slugs > 20_000 && found > 2_000, "{slugs} {found}");
+    for v in [
+        "we-couldnt-understand-your-question-when-i-query-mongodb",
+        "should-we-build-kafka-connecter-or-kafka-plugin",
+        "migrating-from-internal-h2-to-postgres",
+    ] {
+        assert!(slug_inert(v), "{v}");
+    }
+    for v in ["where-x", "or-1", "x--", "-where-1", "1union-select", "select-1"] {
+        assert!(!slug_inert(v), "{v}");
+    }
+}

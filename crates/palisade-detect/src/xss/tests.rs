@@ -267,3 +267,22 @@ fn code_that_shows_a_dialog_is_not_an_injection() {
         assert!(hit(a, Level::Balanced).is_some(), "missed {a:?} (confidence {})", conf(a));
     }
 }
+
+#[test]
+fn named_entity_agrees_with_the_list() {
+    // The search `decode_entities` did before the `match`: the first name of the list that
+    // `rest` starts with (ASCII case-insensitive).
+    let linear = |rest: &[u8]| html::NAMED.iter().find(|(n, _)| rest.len() >= n.len() && rest[..n.len()].eq_ignore_ascii_case(n)).map(|(n, c)| (*c, n.len()));
+    let mut rests: Vec<String> = Vec::new();
+    for (n, _) in html::NAMED {
+        let n = std::str::from_utf8(n).unwrap();
+        let word = &n[..n.len() - 1];
+        for v in [n.to_string(), n.to_ascii_uppercase(), format!("{n}x"), word.to_string(), format!("{word}x;"), format!("x{n}"), format!("{word} ;")] {
+            rests.push(v);
+        }
+    }
+    rests.extend(["", ";", "ldquo;", "rsquo;t", "amp", "ampx;", "lt;script", "NewLine;", "newlinex;", "é;", "#60;"].map(String::from));
+    for r in &rests {
+        assert_eq!(html::named_entity(r.as_bytes()), linear(r.as_bytes()), "{r:?}");
+    }
+}
