@@ -22,9 +22,14 @@ pub fn detector() -> Box<dyn Detector> {
     Box::new(SstiDetector)
 }
 
-/// The pre-filter declared to the engine ([`Gate`]): every opener of [`DELIMS`] holds one of
-/// `{ $ # < % [ (` (and `%` stands for the percent-decoded view).
-const GATE: Gate = Gate { bytes: "{$#<%[(", anchors: &[], words: &[], test: None, test_bytes: "", test_only: "" };
+/// The pre-filter declared to the engine ([`Gate`]): every finding of [`analyse`] starts at an
+/// opener of [`DELIMS`] (the Thymeleaf `__${` holds `${`), so the openers are the gate's
+/// literals (`tests::the_gate_holds_every_opener`); `%` stands for the percent-decoded view.
+/// A lone `{` (`/avatar/{size}.png`) opens nothing.
+const GATE: Gate = Gate { bytes: "%", anchors: OPENER_LITERALS, words: &[], test: None, test_bytes: "", test_only: "" };
+
+/// The openers of [`DELIMS`].
+const OPENER_LITERALS: &[&str] = &["{{", "{%", "${", "#{", "<%", "*{", "%{", "@(", "[[", "{$", "<#", "[#", "{php}", "#set("];
 
 impl Detector for SstiDetector {
     fn name(&self) -> &'static str {

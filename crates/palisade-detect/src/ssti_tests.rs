@@ -93,3 +93,11 @@ fn hex_escape_before_a_multibyte_character_does_not_panic() {
     let v = "${T(java.lang.Runtime).getRuntime().exec('\\x69d')}";
     assert!(detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Balanced).is_some());
 }
+
+#[test]
+fn the_gate_holds_every_opener() {
+    for (open, _, _) in DELIMS {
+        assert!(OPENER_LITERALS.iter().any(|l| open.contains(l)), "{open} has no gate literal");
+    }
+    assert_eq!(GATE.anchors, OPENER_LITERALS);
+}
