@@ -175,6 +175,19 @@ pub struct Scratch {
     run: Vec<u8>,
     /// The open containers of the JSON walk.
     open: Vec<u32>,
+    /// The allocations of the JSON walk's path and key memo, kept empty between bodies (see
+    /// [`recycle`]).
+    path: Vec<Seg<'static>>,
+    memo: Vec<&'static str>,
+}
+
+/// `v`, emptied, as a vector of another element type of the same layout (here: the same type
+/// with another lifetime), keeping its allocation: the buffers of the JSON walk borrow from one
+/// body, and are kept in the [`Scratch`] for the next one without those borrows. (The standard
+/// library collects in place when the layouts match; when not, this merely allocates.)
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// Headers inspected by default (besides `Cookie`, which is split into cookies).
@@ -225,13 +238,21 @@ impl Budget<'_> {
     fn count(&mut self, value: &str) -> Result<(), Stop> {
         self.values += 1;
         self.bytes += value.len();
-        if self.values > self.limits.max_values {
-            return Err(Stop::Exceeded(Exceeded::Values { limit: self.limits.max_values }));
-        }
-        if self.bytes > self.limits.max_bytes {
-            return Err(Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes }));
+        // One branch on the way through (both limits tested at once).
+        if (self.values > self.limits.max_values) | (self.bytes > self.limits.max_bytes) {
+            return Err(self.exceeded());
         }
         Ok(())
+    }
+
+    /// Which limit [`Budget::count`] found exceeded (the values first).
+    #[cold]
+    fn exceeded(&self) -> Stop {
+        if self.values > self.limits.max_values {
+            Stop::Exceeded(Exceeded::Values { limit: self.limits.max_values })
+        } else {
+            Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes })
+        }
     }
 }
 
@@ -384,26 +405,41 @@ const ARRAY: u32 = u32::MAX;
 /// deeper than the limit): the caller then inspects it as raw text, after whatever values came
 /// before the syntax error (inspecting them too does no harm).
 fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, Stop> {
-    use palisade_json::scan;
     // Checked once for the whole body, so that each string is borrowed from it with an O(1)
     // boundary check (the scanner checks the strings' UTF-8 as it goes anyway).
     let Ok(text) = std::str::from_utf8(body) else { return Ok(false) };
-    let b = body;
-    let max_depth = budget.limits.max_depth as usize;
-    let Scratch { open, run, .. } = sc;
-    // Per open container: the position of its current key (objects) or `ARRAY`.
-    open.clear();
     // The path to the current value: one segment per open container.
-    let mut path: Vec<Seg<'_>> = Vec::new();
+    let mut path: Vec<Seg<'_>> = recycle(std::mem::take(&mut sc.path));
     // Per depth and key position: the last clean key without escapes seen there.
-    let mut memo: Vec<&str> = Vec::new();
+    let mut memo: Vec<&str> = recycle(std::mem::take(&mut sc.memo));
+    let r = json_walk(body, text, &mut sc.open, &mut sc.run, &mut path, &mut memo, budget);
+    sc.path = recycle(path);
+    sc.memo = recycle(memo);
+    r
+}
+
+/// [`json`] with its buffers: `open` holds, per open container, the position of its current
+/// key (objects) or `ARRAY`.
+fn json_walk<'b>(
+    b: &'b [u8],
+    text: &'b str,
+    open: &mut Vec<u32>,
+    run: &mut Vec<u8>,
+    path: &mut Vec<Seg<'b>>,
+    memo: &mut Vec<&'b str>,
+    budget: &mut Budget<'_>,
+) -> Result<bool, Stop> {
+    use palisade_json::scan;
+    let max_depth = budget.limits.max_depth as usize;
+    open.clear();
+    path.reserve(16);
     let mut p = scan::skip_ws(b, 0);
     'value: loop {
         match b.get(p) {
             Some(b'"') => {
                 let Ok((end, escaped)) = scan::string(b, p) else { return Ok(false) };
                 let v = if escaped { unescaped(&b[p + 1..end], run) } else { text.get(p + 1..end).unwrap_or("") };
-                budget.emit(Location::Json(&path), FieldKind::JsonValue, v)?;
+                budget.emit(Location::Json(path), FieldKind::JsonValue, v)?;
                 p = end + 1;
             }
             Some(&c @ (b'{' | b'[')) => {
@@ -418,7 +454,7 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
                     path.push(Seg::Index(0));
                     if object {
                         open.push(0);
-                        let Some(v) = json_key(b, text, q, (path.len() - 1, 0), &mut path, &mut memo, run, budget)? else { return Ok(false) };
+                        let Some(v) = json_key(b, text, q, (path.len() - 1, 0), path, memo, run, budget)? else { return Ok(false) };
                         p = v;
                     } else {
                         open.push(ARRAY);
@@ -456,7 +492,7 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
                     if *top != ARRAY {
                         *top += 1;
                         let at = (path.len() - 1, *top as usize);
-                        let Some(v) = json_key(b, text, q, at, &mut path, &mut memo, run, budget)? else { return Ok(false) };
+                        let Some(v) = json_key(b, text, q, at, path, memo, run, budget)? else { return Ok(false) };
                         p = v;
                     } else {
                         if let Some(Seg::Index(i)) = path.last_mut() {
