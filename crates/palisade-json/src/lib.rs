@@ -179,26 +179,26 @@ fn special_lanes(c: &[u8; 16]) -> u128 {
 /// [`special_bytes`]), or a position within the last seven bytes of `inp` from which the
 /// caller goes on byte by byte.
 #[inline(always)]
-fn plain_run(inp: &[u8], mut p: usize) -> usize {
-    // Whole sixteen-byte chunks (one vector test each), then at most one word. The chunk is
-    // taken with `get` at each step rather than from a `chunks_exact` iterator: most strings
-    // (keys, short values) end in their first chunk, and the iterator's setup costs more than
-    // the test.
-    while let Some(c) = inp.get(p..p + 16) {
+fn plain_run(inp: &[u8], p: usize) -> usize {
+    // Whole sixteen-byte chunks (one vector test each, no bounds check), then at most one word.
+    let mut chunks = inp.get(p..).unwrap_or_default().chunks_exact(16);
+    let mut at = p;
+    for c in &mut chunks {
         let m = special_lanes(c.try_into().unwrap_or(&[0; 16]));
         if m != 0 {
-            return p + (m.trailing_zeros() / 8) as usize;
+            return at + (m.trailing_zeros() / 8) as usize;
         }
-        p += 16;
+        at += 16;
     }
-    if let Some(w) = inp.get(p..p + 8) {
-        let m = special_bytes(u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
+    let rest = chunks.remainder();
+    if rest.len() >= 8 {
+        let m = special_bytes(u64::from_le_bytes([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7]]));
         if m != 0 {
-            return p + (m.trailing_zeros() / 8) as usize;
+            return at + (m.trailing_zeros() / 8) as usize;
         }
-        p += 8;
+        at += 8;
     }
-    p
+    at
 }
 
 impl Parser<'_, '_> {
