@@ -163,7 +163,7 @@ pub struct Field<'a> {
 /// (the engine would find it in its memo of clean values anyway).
 pub type Verdict = std::ops::ControlFlow<(), bool>;
 
-/// Depths and key positions of [`Scratch::shapes`].
+/// Depths and key positions remembered by the JSON walk (see [`json_key`]).
 const SHAPE_DEPTHS: usize = 16;
 const SHAPE_KEYS: usize = 32;
 
@@ -173,9 +173,21 @@ pub struct Scratch {
     name: String,
     value: String,
     run: Vec<u8>,
-    /// Per depth and key position: the byte range in the body of the last clean, unescaped
-    /// key seen there (empty: none).
-    shapes: Vec<[(u32, u32); SHAPE_KEYS]>,
+    /// The open containers of the JSON walk.
+    open: Vec<u32>,
+    /// The allocations of the JSON walk's path and key memo, kept empty between bodies (see
+    /// [`recycle`]).
+    path: Vec<Seg<'static>>,
+    memo: Vec<&'static str>,
+}
+
+/// `v`, emptied, as a vector of another element type of the same layout (here: the same type
+/// with another lifetime), keeping its allocation: the buffers of the JSON walk borrow from one
+/// body, and are kept in the [`Scratch`] for the next one without those borrows. (The standard
+/// library collects in place when the layouts match; when not, this merely allocates.)
+fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().filter_map(|_| None).collect()
 }
 
 /// Headers inspected by default (besides `Cookie`, which is split into cookies).
@@ -226,13 +238,21 @@ impl Budget<'_> {
     fn count(&mut self, value: &str) -> Result<(), Stop> {
         self.values += 1;
         self.bytes += value.len();
-        if self.values > self.limits.max_values {
-            return Err(Stop::Exceeded(Exceeded::Values { limit: self.limits.max_values }));
-        }
-        if self.bytes > self.limits.max_bytes {
-            return Err(Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes }));
+        // One branch on the way through (both limits tested at once).
+        if (self.values > self.limits.max_values) | (self.bytes > self.limits.max_bytes) {
+            return Err(self.exceeded());
         }
         Ok(())
+    }
+
+    /// Which limit [`Budget::count`] found exceeded (the values first).
+    #[cold]
+    fn exceeded(&self) -> Stop {
+        if self.values > self.limits.max_values {
+            Stop::Exceeded(Exceeded::Values { limit: self.limits.max_values })
+        } else {
+            Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes })
+        }
     }
 }
 
@@ -375,32 +395,52 @@ fn body_inner(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: 
     Ok(())
 }
 
+/// Marks an open array on [`Scratch::open`] (objects hold the position of their current key).
+const ARRAY: u32 = u32::MAX;
+
 /// JSON: keys and strings at any depth, numbers and literals skipped. One streaming pass with
 /// `palisade_json::scan` (the same syntax rules as the tape parser, no tape): values are
-/// handed over as they are read, the path kept on a stack. `Ok(false)` when the body is not
-/// JSON (or deeper than the limit): the caller then inspects it as raw text, after whatever
-/// values came before the syntax error (inspecting them too does no harm).
+/// handed over as they are read, the path kept on a stack (one segment per open container,
+/// replaced in place as keys and indexes advance). `Ok(false)` when the body is not JSON (or
+/// deeper than the limit): the caller then inspects it as raw text, after whatever values came
+/// before the syntax error (inspecting them too does no harm).
 fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, Stop> {
-    use palisade_json::scan;
     // Checked once for the whole body, so that each string is borrowed from it with an O(1)
     // boundary check (the scanner checks the strings' UTF-8 as it goes anyway).
     let Ok(text) = std::str::from_utf8(body) else { return Ok(false) };
-    let b = body;
+    // The path to the current value: one segment per open container.
+    let mut path: Vec<Seg<'_>> = recycle(std::mem::take(&mut sc.path));
+    // Per depth and key position: the last clean key without escapes seen there.
+    let mut memo: Vec<&str> = recycle(std::mem::take(&mut sc.memo));
+    let r = json_walk(body, text, &mut sc.open, &mut sc.run, &mut path, &mut memo, budget);
+    sc.path = recycle(path);
+    sc.memo = recycle(memo);
+    r
+}
+
+/// [`json`] with its buffers: `open` holds, per open container, the position of its current
+/// key (objects) or `ARRAY`.
+fn json_walk<'b>(
+    b: &'b [u8],
+    text: &'b str,
+    open: &mut Vec<u32>,
+    run: &mut Vec<u8>,
+    path: &mut Vec<Seg<'b>>,
+    memo: &mut Vec<&'b str>,
+    budget: &mut Budget<'_>,
+) -> Result<bool, Stop> {
+    use palisade_json::scan;
     let max_depth = budget.limits.max_depth as usize;
-    // Open containers (true: object) and the path to the current value.
-    let mut objects: Vec<bool> = Vec::new();
-    // Per open container: the position of its current key (objects).
-    let mut key_at: Vec<usize> = Vec::new();
-    let mut path: Vec<Seg<'_>> = Vec::new();
-    let shapes = &mut sc.shapes;
-    shapes.clear();
+    open.clear();
+    path.reserve(16);
     let mut p = scan::skip_ws(b, 0);
     'value: loop {
         match b.get(p) {
             Some(b'"') => {
-                let Some((v, after)) = json_string(b, text, p, &mut sc.run) else { return Ok(false) };
-                budget.emit(Location::Json(&path), FieldKind::JsonValue, &v)?;
-                p = after;
+                let Ok((end, escaped)) = scan::string(b, p) else { return Ok(false) };
+                let v = if escaped { unescaped(&b[p + 1..end], run) } else { text.get(p + 1..end).unwrap_or("") };
+                budget.emit(Location::Json(path), FieldKind::JsonValue, v)?;
+                p = end + 1;
             }
             Some(&c @ (b'{' | b'[')) => {
                 let object = c == b'{';
@@ -408,17 +448,16 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
                 if b.get(q) == Some(if object { &b'}' } else { &b']' }) {
                     p = q + 1;
                 } else {
-                    if objects.len() >= max_depth {
+                    if path.len() >= max_depth {
                         return Ok(false);
                     }
-                    objects.push(object);
-                    key_at.push(0);
+                    path.push(Seg::Index(0));
                     if object {
-                        let at = (objects.len() - 1, 0);
-                        let Some(v) = json_key(b, text, q, at, &mut path, &mut sc.run, shapes, budget)? else { return Ok(false) };
+                        open.push(0);
+                        let Some(v) = json_key(b, text, q, (path.len() - 1, 0), path, memo, run, budget)? else { return Ok(false) };
                         p = v;
                     } else {
-                        path.push(Seg::Index(0));
+                        open.push(ARRAY);
                         p = q;
                     }
                     continue 'value;
@@ -434,18 +473,26 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
             },
             _ => return Ok(false),
         }
-        // After a value: a separator, a closer, or the end.
+        // After a value: a separator, a closer, or the end (compact JSON has no whitespace here).
         loop {
-            p = scan::skip_ws(b, p);
-            let Some(&object) = objects.last() else { return Ok(p == b.len()) };
-            match b.get(p) {
-                Some(b',') => {
+            let c = match b.get(p) {
+                Some(&c) if c > b' ' => c,
+                _ => {
+                    p = scan::skip_ws(b, p);
+                    match b.get(p) {
+                        Some(&c) => c,
+                        None => return Ok(open.is_empty()),
+                    }
+                }
+            };
+            let Some(top) = open.last_mut() else { return Ok(false) };
+            match c {
+                b',' => {
                     let q = scan::skip_ws(b, p + 1);
-                    if object {
-                        path.pop();
-                        let depth = objects.len() - 1;
-                        key_at[depth] += 1;
-                        let Some(v) = json_key(b, text, q, (depth, key_at[depth]), &mut path, &mut sc.run, shapes, budget)? else { return Ok(false) };
+                    if *top != ARRAY {
+                        *top += 1;
+                        let at = (path.len() - 1, *top as usize);
+                        let Some(v) = json_key(b, text, q, at, path, memo, run, budget)? else { return Ok(false) };
                         p = v;
                     } else {
                         if let Some(Seg::Index(i)) = path.last_mut() {
@@ -455,37 +502,31 @@ fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, 
                     }
                     continue 'value;
                 }
-                Some(b'}') if object => {}
-                Some(b']') if !object => {}
+                b'}' if *top != ARRAY => {}
+                b']' if *top == ARRAY => {}
                 _ => return Ok(false),
             }
-            objects.pop();
-            key_at.pop();
+            open.pop();
             path.pop();
             p += 1;
         }
     }
 }
 
-/// The JSON string whose opening quote is at `q` (unescaped, borrowed from `text` when it has
-/// no escape) and the offset after it; `None` when it is not a valid string.
-fn json_string<'b>(b: &'b [u8], text: &'b str, q: usize, esc_buf: &mut Vec<u8>) -> Option<(Cow<'b, str>, usize)> {
-    let (end, escaped) = palisade_json::scan::string(b, q).ok()?;
-    let s = if escaped {
-        esc_buf.clear();
-        palisade_json::scan::unescape_into(&b[q + 1..end], esc_buf);
-        Cow::Owned(String::from_utf8_lossy(esc_buf).into_owned())
-    } else {
-        Cow::Borrowed(text.get(q + 1..end)?)
-    };
-    Some((s, end + 1))
+/// The unescaped value of string contents checked by `palisade_json::scan::string`, in `buf`.
+fn unescaped<'r>(raw: &[u8], buf: &'r mut Vec<u8>) -> &'r str {
+    buf.clear();
+    palisade_json::scan::unescape_into(raw, buf);
+    // Checked strings unescape to UTF-8 (lone surrogates are rejected); never fails.
+    std::str::from_utf8(buf).unwrap_or("\u{FFFD}")
 }
 
 /// A JSON object key at `p` (after whitespace), the `at`-th key (position, from 0) of an
-/// object at depth `at.0`: put on the path and handed over; returns the offset of its value
-/// (`None`: not a key and `:`). When the last object at that depth had the same bytes at that
-/// position, unescaped and judged clean ([`Verdict`]), the key is only counted: the objects of
-/// an array share their keys, and each would otherwise be scanned and looked up again.
+/// object at depth `at.0`: put on the path (replacing the segment of the object's previous
+/// key) and handed over; returns the offset of its value (`None`: not a key and `:`). When the
+/// last object at that depth had the same key at that position, unescaped and judged clean
+/// ([`Verdict`]), the key is only counted: the objects of an array share their keys, and each
+/// would otherwise be scanned and looked up again.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn json_key<'b>(
@@ -493,42 +534,53 @@ fn json_key<'b>(
     text: &'b str,
     p: usize,
     at: (usize, usize),
-    path: &mut Vec<Seg<'b>>,
+    path: &mut [Seg<'b>],
+    memo: &mut Vec<&'b str>,
     esc_buf: &mut Vec<u8>,
-    shapes: &mut Vec<[(u32, u32); SHAPE_KEYS]>,
     budget: &mut Budget<'_>,
 ) -> Result<Option<usize>, Stop> {
     let (depth, pos) = at;
-    if let Some(&(s, e)) = shapes.get(depth).and_then(|d| d.get(pos)) {
-        let (s, e) = (s as usize, e as usize);
-        let end = p + 1 + (e - s);
-        // The same bytes between quotes: the same string, without escapes, and valid.
-        if e > s && b.get(p) == Some(&b'"') && b.get(end) == Some(&b'"') && same_bytes(&b[p + 1..end], &b[s..e]) {
-            let k = text.get(p + 1..end).unwrap_or("");
-            budget.count(k)?;
-            path.push(Seg::Key(Cow::Borrowed(k)));
-            return Ok(palisade_json::scan::colon(b, end + 1).ok());
+    if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
+        if let Some(&k) = memo.get(depth * SHAPE_KEYS + pos) {
+            let n = k.len();
+            // `"`, the same bytes, `"`: the same string, without escapes, and valid.
+            if n != 0 && b.get(p) == Some(&b'"') && b.get(p + 1 + n) == Some(&b'"') && same_bytes(&b[p + 1..p + 1 + n], k.as_bytes()) {
+                budget.count(k)?;
+                if let Some(top) = path.last_mut() {
+                    *top = Seg::Key(Cow::Borrowed(k));
+                }
+                return Ok(colon(b, p + 2 + n));
+            }
         }
     }
-    json_key_read(b, text, p, at, path, esc_buf, shapes, budget)
+    json_key_read(b, text, p, at, path, memo, esc_buf, budget)
 }
 
-/// Whether `x` and `y` hold the same bytes (short keys compared inline, eight bytes at a time).
+/// `:` (after whitespace) at `p`; the offset of the value after it (after whitespace).
+#[inline(always)]
+fn colon(b: &[u8], p: usize) -> Option<usize> {
+    if b.get(p) == Some(&b':') {
+        return Some(palisade_json::scan::skip_ws(b, p + 1));
+    }
+    palisade_json::scan::colon(b, p).ok()
+}
+
+/// Whether `x` and `y` (of the same length) hold the same bytes: short keys compared as one or
+/// two (overlapping) words.
 #[inline(always)]
 fn same_bytes(x: &[u8], y: &[u8]) -> bool {
-    if x.len() != y.len() {
+    let n = x.len();
+    if n != y.len() {
         return false;
     }
-    if x.len() > 32 {
-        return x == y;
+    let w8 = |s: &[u8], i: usize| s.get(i..i + 8).map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
+    let w4 = |s: &[u8], i: usize| s.get(i..i + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    match n {
+        0..=3 => x == y,
+        4..=8 => w4(x, 0) == w4(y, 0) && w4(x, n - 4) == w4(y, n - 4),
+        9..=16 => w8(x, 0) == w8(y, 0) && w8(x, n - 8) == w8(y, n - 8),
+        _ => x == y,
     }
-    let (mut xc, mut yc) = (x.chunks_exact(8), y.chunks_exact(8));
-    for (a, b) in (&mut xc).zip(&mut yc) {
-        if a != b {
-            return false;
-        }
-    }
-    xc.remainder().iter().zip(yc.remainder()).all(|(a, b)| a == b)
 }
 
 /// [`json_key`] for a key not seen at that place before: read, put on the path, handed over.
@@ -539,37 +591,34 @@ fn json_key_read<'b>(
     text: &'b str,
     p: usize,
     at: (usize, usize),
-    path: &mut Vec<Seg<'b>>,
+    path: &mut [Seg<'b>],
+    memo: &mut Vec<&'b str>,
     esc_buf: &mut Vec<u8>,
-    shapes: &mut Vec<[(u32, u32); SHAPE_KEYS]>,
     budget: &mut Budget<'_>,
 ) -> Result<Option<usize>, Stop> {
     if b.get(p) != Some(&b'"') {
         return Ok(None);
     }
-    let (depth, pos) = at;
-    let slot = if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
-        if shapes.len() <= depth {
-            shapes.resize(depth + 1, [(0, 0); SHAPE_KEYS]);
-        }
-        Some(&mut shapes[depth][pos])
-    } else {
-        None
-    };
-    let Some((k, after)) = json_string(b, text, p, esc_buf) else { return Ok(None) };
-    let unescaped = matches!(k, Cow::Borrowed(_));
-    path.push(Seg::Key(k));
+    let Ok((end, escaped)) = palisade_json::scan::string(b, p) else { return Ok(None) };
+    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(&b[p + 1..end], esc_buf).to_owned()) } else { Cow::Borrowed(text.get(p + 1..end).unwrap_or("")) };
+    let Some(top) = path.last_mut() else { return Ok(None) };
+    *top = Seg::Key(k);
     let mut clean = false;
     if let Some(Seg::Key(k)) = path.last() {
         clean = budget.emit_judged(Location::Json(path), FieldKind::JsonKey, k)?;
     }
-    if let Some(slot) = slot {
-        *slot = match (u32::try_from(p + 1), u32::try_from(after - 1)) {
-            (Ok(start), Ok(end)) if clean && unescaped && end > start => (start, end),
-            _ => (0, 0),
+    let (depth, pos) = at;
+    if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
+        let slot = depth * SHAPE_KEYS + pos;
+        if memo.len() <= slot {
+            memo.resize((depth + 1) * SHAPE_KEYS, "");
+        }
+        memo[slot] = match path.last() {
+            Some(Seg::Key(Cow::Borrowed(k))) if clean => k,
+            _ => "",
         };
     }
-    Ok(palisade_json::scan::colon(b, after).ok())
+    Ok(colon(b, end + 1))
 }
 
 fn multipart_body(ct: &str, body: &[u8], budget: &mut Budget<'_>) -> Result<bool, Stop> {

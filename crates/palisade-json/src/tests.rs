@@ -341,3 +341,120 @@ fn plain_run_every_byte_at_every_position() {
         assert_eq!(super::scan::literal(&inp.as_bytes()[..inp.len() - 1], 1).is_ok(), ok, "{text} at the end");
     }
 }
+
+/// Deterministic generator (xorshift64*) of JSON texts for the property test below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+fn gen_value(r: &mut Rng, depth: u32, out: &mut String) {
+    let ws = |r: &mut Rng, out: &mut String| {
+        if r.below(4) == 0 {
+            out.push_str(r.pick(&[" ", "\n", "\t", "\r\n  "]));
+        }
+    };
+    match if depth == 0 { 2 + r.below(6) } else { r.below(8) } {
+        0 | 1 => {
+            let object = r.below(2) == 0;
+            out.push(if object { '{' } else { '[' });
+            ws(r, out);
+            for i in 0..r.below(5) {
+                if i > 0 {
+                    out.push(',');
+                    ws(r, out);
+                }
+                if object {
+                    gen_value(r, 0, &mut String::new()); // keep the stream of choices varied
+                    out.push('"');
+                    out.push_str(r.pick(&["k", "", "a/b", "\\u00e9", "\\\"", "key_longer_than_sixteen"]));
+                    out.push('"');
+                    ws(r, out);
+                    out.push(':');
+                    ws(r, out);
+                }
+                gen_value(r, depth - 1, out);
+                ws(r, out);
+            }
+            out.push(if object { '}' } else { ']' });
+        }
+        2..=4 => {
+            out.push('"');
+            let len = if r.below(6) == 0 { 15 + r.below(40) } else { r.below(10) };
+            for _ in 0..len {
+                out.push_str(match r.below(12) {
+                    0 => r.pick(&["\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0000", "\\u001F", "\\uD83D\\uDE00"]),
+                    1 => r.pick(&["é", "中", "😀", "\u{7f}", "\u{80}", "\u{10FFFF}"]),
+                    _ => r.pick(&["a", "b", "z", " ", "<", "'", "0"]),
+                });
+            }
+            out.push('"');
+        }
+        5 => out.push_str(r.pick(&["0", "-0", "1.5e-3", "0.0", "1E+2", "-12.75", "42", "7e1"])),
+        _ => out.push_str(r.pick(&["true", "false", "null"])),
+    }
+}
+
+#[test]
+fn tape_skip_value_and_serde_agree_on_generated_and_mutated_documents() {
+    let mut r = Rng(0x0123_4567_89AB_CDEF);
+    let mut tape = Tape::default();
+    let limits = Limits::default();
+    let (mut accepted, mut rejected) = (0, 0);
+    for case in 0..6000 {
+        let mut doc = String::new();
+        let depth = 1 + r.below(5) as u32;
+        gen_value(&mut r, depth, &mut doc);
+        let mut doc = doc.into_bytes();
+        // Half the cases: one or two edits (cut, insert, delete, replace a byte).
+        if case % 2 == 1 {
+            for _ in 0..1 + r.below(2) {
+                let at = r.below(doc.len() as u64 + 1) as usize;
+                let bytes = b"\"\\{}[],: u0-.eE\x01\x80\xC3\xFFat";
+                let byte = bytes[r.below(bytes.len() as u64) as usize];
+                match r.below(4) {
+                    0 => doc.truncate(at),
+                    1 => doc.insert(at, byte),
+                    2 if at < doc.len() => {
+                        doc.remove(at);
+                    }
+                    _ if at < doc.len() => doc[at] = byte,
+                    _ => {}
+                }
+            }
+        }
+        let shown = String::from_utf8_lossy(&doc).into_owned();
+        let serde = match serde_json::from_slice::<serde_json::Value>(&doc) {
+            Ok(_) => true,
+            // JSON allows any number; serde_json rejects those beyond f64 (see above).
+            Err(e) if e.to_string().contains("number out of range") => continue,
+            Err(_) => false,
+        };
+        let tape_ok = parse_into(&doc, &mut tape, &limits).is_ok();
+        assert_eq!(tape_ok, serde, "case {case}: tape parser vs serde_json on {shown:?}");
+        // The one-pass reader accepts the same texts (one value, then only whitespace).
+        let p = scan::skip_ws(&doc, 0);
+        let mut tokens = 0;
+        let skip_ok = scan::skip_value(&doc, p, 0, &mut tokens, &limits).is_ok_and(|end| scan::skip_ws(&doc, end) == doc.len());
+        assert_eq!(skip_ok, serde, "case {case}: scan::skip_value vs serde_json on {shown:?}");
+        if tape_ok {
+            assert_eq!(tokens, tape.token_count(), "case {case}: token counts on {shown:?}");
+            accepted += 1;
+        } else {
+            rejected += 1;
+        }
+    }
+    assert!(accepted > 2000 && rejected > 1000, "{accepted} accepted, {rejected} rejected");
+}

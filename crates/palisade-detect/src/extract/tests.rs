@@ -247,3 +247,432 @@ fn a_repeated_attack_key_is_reported_in_every_object() {
     locs.dedup();
     assert_eq!(locs.len(), 3, "{findings:?}");
 }
+
+// Property tests of the JSON walk: on generated documents (escapes, unicode, long strings,
+// whitespace, repeated object shapes, deep nesting) the values and locations handed over equal
+// those of a reference walk over serde_json's parser, and mutated documents are rejected (the
+// body then inspected as text) exactly when serde_json rejects them.
+
+/// A reference walk: serde_json's parser, visited in document order, with the extractor's
+/// rules (keys and non-empty strings, JSON Pointer locations).
+mod reference {
+    use super::Got;
+    use crate::FieldKind;
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    enum Seg {
+        Key(String),
+        Index(usize),
+    }
+
+    #[derive(Default)]
+    pub struct Walk {
+        path: Vec<Seg>,
+        pub out: Got,
+    }
+
+    impl Walk {
+        fn location(&self) -> String {
+            let mut s = String::from("body");
+            for seg in &self.path {
+                s.push('/');
+                match seg {
+                    Seg::Key(k) => s.push_str(&k.replace('~', "~0").replace('/', "~1")),
+                    Seg::Index(i) => s.push_str(&i.to_string()),
+                }
+            }
+            s
+        }
+    }
+
+    struct Node<'w>(&'w mut Walk);
+
+    impl<'de> DeserializeSeed<'de> for Node<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Node<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, v: &str) -> Result<(), E> {
+            if !v.is_empty() {
+                let loc = self.0.location();
+                self.0.out.push((loc, FieldKind::JsonValue, v.to_string()));
+            }
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            for i in 0.. {
+                self.0.path.push(Seg::Index(i));
+                let more = a.next_element_seed(Node(self.0))?;
+                self.0.path.pop();
+                if more.is_none() {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            while let Some(k) = a.next_key::<String>()? {
+                self.0.path.push(Seg::Key(k.clone()));
+                if !k.is_empty() {
+                    let loc = self.0.location();
+                    self.0.out.push((loc, FieldKind::JsonKey, k));
+                }
+                a.next_value_seed(Node(self.0))?;
+                self.0.path.pop();
+            }
+            Ok(())
+        }
+    }
+
+    /// The fields of `body`, and whether serde_json accepts it (when not: those seen before
+    /// the error). Numbers beyond the range of `f64` (`1e400`), which serde_json rejects and
+    /// JSON allows, are accepted here as the extractor does.
+    pub fn walk(body: &[u8]) -> (Got, bool) {
+        let mut w = Walk::default();
+        let mut de = serde_json::Deserializer::from_slice(body);
+        let r = Node(&mut w).deserialize(&mut de).and_then(|_| de.end());
+        let ok = match r {
+            Ok(()) => true,
+            Err(e) if e.to_string().contains("number out of range") => return (out_of_range(body), true),
+            Err(_) => false,
+        };
+        (w.out, ok)
+    }
+
+    /// [`walk`] of a document with out-of-range numbers: the same document with each number
+    /// replaced by `0` (numbers are not handed over, so the fields are the same).
+    fn out_of_range(body: &[u8]) -> Got {
+        let text = String::from_utf8_lossy(body);
+        let mut out = String::new();
+        let mut in_str = false;
+        let mut esc = false;
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if in_str {
+                out.push(c);
+                match (esc, c) {
+                    (true, _) => esc = false,
+                    (false, '\\') => esc = true,
+                    (false, '"') => in_str = false,
+                    _ => {}
+                }
+            } else if c == '"' {
+                in_str = true;
+                out.push(c);
+            } else if c == '-' || c.is_ascii_digit() {
+                while chars.peek().is_some_and(|d| d.is_ascii_digit() || matches!(d, '.' | '+' | '-' | 'e' | 'E')) {
+                    chars.next();
+                }
+                out.push('0');
+            } else {
+                out.push(c);
+            }
+        }
+        let (got, ok) = walk(out.as_bytes());
+        assert!(ok, "{out}");
+        got
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so that failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+fn gen_ws(r: &mut Rng, out: &mut String) {
+    if r.below(4) == 0 {
+        out.push_str(r.pick(&[" ", "\n", "\t", "\r\n", "  \n\t "]));
+    }
+}
+
+/// A string literal (with its quotes) of random contents, each character written raw or
+/// escaped.
+fn gen_string(r: &mut Rng, out: &mut String) {
+    out.push('"');
+    let len = match r.below(8) {
+        0 => 20 + r.below(80),
+        1 => 0,
+        _ => r.below(12),
+    };
+    for _ in 0..len {
+        let piece = match r.below(16) {
+            0 => r.pick(&["\\\"", "\\\\", "\\/", "/", "~", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0000", "\\u001f", "\\u0041", "\\u00e9"]),
+            1 => r.pick(&["é", "中", "😀", "\\u4e2d", "\\ud83d\\ude00", "\\uD834\\uDD1E", "ß", "\u{7f}", "\u{80}", "\u{10FFFF}"]),
+            2 => r.pick(&["<script>", "' or 1=1--", "${jndi:x}", "../", "%27"]),
+            _ => {
+                let c = (b'a' + r.below(26) as u8) as char;
+                out.push(c);
+                continue;
+            }
+        };
+        out.push_str(piece);
+    }
+    out.push('"');
+}
+
+fn gen_key(r: &mut Rng, out: &mut String) {
+    if r.below(2) == 0 {
+        out.push('"');
+        out.push_str(r.pick(&["id", "name", "a/b", "t~x", "", "k\\u0041", "a_key_longer_than_sixteen_bytes", "é", "abcdefgh", "abcdefg", "abcdefghi"]));
+        out.push('"');
+    } else {
+        gen_string(r, out);
+    }
+}
+
+fn gen_number(r: &mut Rng, out: &mut String) {
+    if r.below(3) == 0 {
+        out.push_str(r.pick(&["0", "-0", "1.5e-3", "0.0", "1E+2", "-12.75", "123456789012345678901234567890", "2e10"]));
+    } else {
+        out.push_str(&(r.next() as i64 % 100_000).to_string());
+    }
+}
+
+fn gen_value(r: &mut Rng, depth: u32, out: &mut String) {
+    let choice = if depth == 0 { 2 + r.below(8) } else { r.below(10) };
+    match choice {
+        0 => {
+            // An object; sometimes an array of objects of one shape (the key memo's case).
+            if r.below(3) == 0 {
+                let keys: Vec<String> = (0..1 + r.below(4))
+                    .map(|_| {
+                        let mut k = String::new();
+                        gen_key(r, &mut k);
+                        k
+                    })
+                    .collect();
+                out.push('[');
+                for i in 0..r.below(5) {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push('{');
+                    for (j, k) in keys.iter().enumerate() {
+                        if j > 0 {
+                            out.push(',');
+                        }
+                        // Now and then another key at that position.
+                        if r.below(6) == 0 {
+                            gen_key(r, out);
+                        } else {
+                            out.push_str(k);
+                        }
+                        out.push(':');
+                        gen_value(r, depth - 1, out);
+                    }
+                    out.push('}');
+                }
+                out.push(']');
+                return;
+            }
+            out.push('{');
+            gen_ws(r, out);
+            for i in 0..r.below(5) {
+                if i > 0 {
+                    out.push(',');
+                    gen_ws(r, out);
+                }
+                gen_key(r, out);
+                gen_ws(r, out);
+                out.push(':');
+                gen_ws(r, out);
+                gen_value(r, depth - 1, out);
+                gen_ws(r, out);
+            }
+            out.push('}');
+        }
+        1 => {
+            out.push('[');
+            gen_ws(r, out);
+            for i in 0..r.below(5) {
+                if i > 0 {
+                    out.push(',');
+                    gen_ws(r, out);
+                }
+                gen_value(r, depth - 1, out);
+                gen_ws(r, out);
+            }
+            out.push(']');
+        }
+        2..=5 => gen_string(r, out),
+        6 | 7 => gen_number(r, out),
+        _ => out.push_str(r.pick(&["true", "false", "null"])),
+    }
+}
+
+fn gen_document(r: &mut Rng) -> String {
+    let mut doc = String::new();
+    gen_ws(r, &mut doc);
+    let depth = 1 + r.below(6) as u32;
+    // Mostly containers at the root, like request bodies.
+    if r.below(4) == 0 {
+        gen_value(r, depth, &mut doc);
+    } else {
+        doc.push('{');
+        for i in 0..1 + r.below(4) {
+            if i > 0 {
+                doc.push(',');
+            }
+            gen_key(r, &mut doc);
+            doc.push(':');
+            gen_value(r, depth, &mut doc);
+        }
+        doc.push('}');
+    }
+    gen_ws(r, &mut doc);
+    doc
+}
+
+fn body_fields(body: &[u8], clean: bool, sc: &mut Scratch) -> (Got, Counts, Result<(), Stop>) {
+    let e = Extractor::default();
+    let mut r = with_body("application/json", "");
+    r.body = body.to_vec();
+    let mut out = Vec::new();
+    let mut f = |fl: &Field<'_>| {
+        out.push((fl.location.to_string(), fl.kind, fl.value.to_string()));
+        std::ops::ControlFlow::Continue(clean)
+    };
+    let (counts, res) = e.body(&r.view(), sc, &mut f);
+    (out, counts, res)
+}
+
+#[test]
+fn json_walk_equals_a_serde_reference_walk_on_generated_documents() {
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut sc = Scratch::default();
+    for case in 0..3000 {
+        let doc = gen_document(&mut r);
+        let (want, ok) = reference::walk(doc.as_bytes());
+        assert!(ok, "case {case}: the generator wrote invalid JSON: {doc}");
+        let (got, counts, res) = body_fields(doc.as_bytes(), false, &mut sc);
+        assert_eq!(res, Ok(()));
+        assert_eq!(got, want, "case {case}: {doc}");
+        assert_eq!(counts.values, want.len());
+        assert_eq!(counts.bytes, want.iter().map(|x| x.2.len()).sum::<usize>());
+
+        // Every value judged clean: repeated keys are counted, not handed over again; the
+        // values (with their locations) are unchanged.
+        let (got, counts, _) = body_fields(doc.as_bytes(), true, &mut sc);
+        let values = |v: &Got| v.iter().filter(|x| x.1 == FieldKind::JsonValue).cloned().collect::<Vec<_>>();
+        assert_eq!(values(&got), values(&want), "case {case}: {doc}");
+        let mut rest = want.iter().filter(|x| x.1 == FieldKind::JsonKey);
+        for k in got.iter().filter(|x| x.1 == FieldKind::JsonKey) {
+            assert!(rest.any(|w| w == k), "case {case}: key {k:?} not in order: {doc}");
+        }
+        assert_eq!(counts.values, want.len(), "case {case}: {doc}");
+    }
+}
+
+#[test]
+fn json_walk_rejects_mutated_documents_as_serde_does() {
+    let mut r = Rng(0xD1B5_4A32_D192_ED03);
+    let mut sc = Scratch::default();
+    let mut rejected = 0;
+    for case in 0..4000 {
+        let mut doc = gen_document(&mut r).into_bytes();
+        // One or two edits: cut, insert, delete or replace a byte (structural bytes, escape
+        // bytes and invalid UTF-8 among them).
+        for _ in 0..1 + r.below(2) {
+            let at = r.below(doc.len() as u64 + 1) as usize;
+            let byte = *[b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b' ', b'u', b'0', b'-', b'.', b'e', 0x01, 0x80, 0xC3, 0xFF, b'a', b't']
+                .get(r.below(20) as usize)
+                .unwrap_or(&b'x');
+            match r.below(4) {
+                0 => doc.truncate(at),
+                1 => doc.insert(at, byte),
+                2 if at < doc.len() => {
+                    doc.remove(at);
+                }
+                _ if at < doc.len() => doc[at] = byte,
+                _ => {}
+            }
+        }
+        if doc.is_empty() {
+            continue; // An empty body is not inspected.
+        }
+        let (want, ok) = reference::walk(&doc);
+        let (got, _, res) = body_fields(&doc, false, &mut sc);
+        assert_eq!(res, Ok(()));
+        let shown = String::from_utf8_lossy(&doc);
+        if ok {
+            assert_eq!(got, want, "case {case}: {shown}");
+            continue;
+        }
+        rejected += 1;
+        // Not JSON: whatever came before the error, then the whole body as text.
+        let (last, before) = got.split_last().unwrap_or_else(|| panic!("case {case}: nothing handed over: {shown}"));
+        assert_eq!(last, &s("body", FieldKind::Body, &shown), "case {case}");
+        assert!(before.len() <= want.len() && before == &want[..before.len()], "case {case}: {shown}\n got {before:?}\nwant {want:?}");
+    }
+    assert!(rejected > 1000, "the mutations should break most documents ({rejected})");
+}
+
+#[test]
+fn json_walk_deep_nesting_matches_serde_at_the_limit() {
+    let mut sc = Scratch::default();
+    for depth in [1usize, 2, 16, 17, 127, 128, 129, 200] {
+        for inner in ["\"x\"", "{\"k\":\"v\"}", "[]", "{}"] {
+            let doc = format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth));
+            let (want, ok) = reference::walk(doc.as_bytes());
+            let (got, _, _) = body_fields(doc.as_bytes(), false, &mut sc);
+            // The extractor's limit: 128 open containers that hold something (an empty one
+            // is skipped without opening); serde_json's recursion limit: 127 containers.
+            let containers = depth + usize::from(inner.starts_with(['{', '[']));
+            let extractor_ok = depth + usize::from(inner.starts_with("{\"")) <= 128;
+            assert_eq!(ok, containers <= 127, "serde_json at depth {depth} {inner}");
+            if extractor_ok && ok {
+                assert_eq!(got, want, "depth {depth} {inner}");
+            } else if extractor_ok {
+                // Past serde_json's limit, within the extractor's: still walked as JSON.
+                assert!(got.iter().all(|x| x.1 != FieldKind::Body), "depth {depth} {inner}");
+            } else {
+                assert_eq!(got, vec![s("body", FieldKind::Body, &doc)], "depth {depth} {inner}");
+            }
+        }
+    }
+}
+
+#[test]
+fn reference_walk_accepts_numbers_beyond_f64_as_the_extractor_does() {
+    let doc = r#"{"a":[1e400,"x"],"b":-12e-999}"#;
+    let (want, ok) = reference::walk(doc.as_bytes());
+    assert!(ok);
+    assert_eq!(want, vec![s("body/a", FieldKind::JsonKey, "a"), s("body/a/1", FieldKind::JsonValue, "x"), s("body/b", FieldKind::JsonKey, "b")]);
+    assert_eq!(body_fields(doc.as_bytes(), false, &mut Scratch::default()).0, want);
+}
