@@ -83,7 +83,7 @@ impl Present {
 
 /// Whether a `Connection` token names a header removed anyway (or is `close`): such tokens need
 /// no header name built.
-fn removed_anyway(token: &[u8]) -> bool {
+pub(crate) fn removed_anyway(token: &[u8]) -> bool {
     token.eq_ignore_ascii_case(b"close")
         || token.eq_ignore_ascii_case(b"upgrade")
         || HOP_BY_HOP.iter().any(|n| token.eq_ignore_ascii_case(n.as_str().as_bytes()))
@@ -241,6 +241,55 @@ pub struct Forwarding<'a> {
     pub orig_host: Option<&'a HeaderValue>,
     /// The request id (16 hex digits).
     pub request_id: &'a [u8],
+}
+
+/// Whether a request header (name as sent) is one the proxy removes or sets itself when the peer
+/// is not a trusted proxy: hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` (recomputed)
+/// and the forwarding headers and `X-Request-Id`.
+fn replaced_upstream(n: &[u8]) -> bool {
+    let is = |s: &[u8]| n.eq_ignore_ascii_case(s);
+    match n.len() {
+        2 => is(b"te"),
+        6 => is(b"expect"),
+        7 => is(b"trailer") || is(b"upgrade"),
+        9 => is(b"x-real-ip"),
+        10 => is(b"connection") || is(b"keep-alive"),
+        12 => is(b"x-request-id"),
+        14 => is(b"content-length"),
+        15 => is(b"x-forwarded-for"),
+        16 => is(b"proxy-connection") || is(b"x-forwarded-host"),
+        17 => is(b"transfer-encoding") || is(b"x-forwarded-proto"),
+        18 => is(b"proxy-authenticate"),
+        19 => is(b"proxy-authorization"),
+        _ => false,
+    }
+}
+
+/// The header lines of a plain HTTP/1 request (see `h1::RawRequestHead::plain`, from a peer
+/// that is not a trusted proxy) that go upstream as they are, written into `out`: every field
+/// but the hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` and those
+/// [`set_forwarding`] replaces. What [`strip_hop_by_hop`] and [`set_forwarding`] leave of the
+/// same request's map, without the map.
+pub fn raw_request_lines<'a>(fields: impl Iterator<Item = (&'a [u8], &'a [u8])>, out: &mut Vec<u8>) {
+    for (name, value) in fields {
+        if !replaced_upstream(name) {
+            line_bytes(out, name, value);
+        }
+    }
+}
+
+/// A `content-length` line.
+pub fn length_line(out: &mut Vec<u8>, n: u64) {
+    line_bytes(out, b"content-length", crate::codec::decimal(n, &mut [0u8; 20]));
+}
+
+/// A header line from a name and a value.
+#[inline]
+pub fn line_bytes(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
 }
 
 #[inline]

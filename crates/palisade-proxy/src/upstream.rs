@@ -719,7 +719,8 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
 
 /// Send `req` to the upstream. The request's URI must be in origin form and its headers final;
 /// `set_host` sets the `Host` header for the chosen target; `extra_lines` (complete header
-/// lines, e.g. the forwarding headers) are appended to the head as they are. With `raw`, the
+/// lines, e.g. the forwarding headers) are appended to the head as they are (`length_in_lines`:
+/// they hold the Content-Length). With `raw`, the
 /// response's header lines are kept for pass-through ([`RawHead`]) instead of a `HeaderMap`.
 pub async fn send(
     up: &Arc<Upstream>,
@@ -727,10 +728,11 @@ pub async fn send(
     set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue),
     raw: bool,
     extra_lines: &[u8],
+    length_in_lines: bool,
 ) -> Result<Response<UpstreamBody>, UpstreamError> {
     let (mut parts, mut body) = req.into_parts();
     let idempotent = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE);
-    let chunked = matches!(body, UpBody::Chained { .. }) && !parts.headers.contains_key(header::CONTENT_LENGTH);
+    let chunked = matches!(body, UpBody::Chained { .. }) && !length_in_lines && !parts.headers.contains_key(header::CONTENT_LENGTH);
     let mut tried: u64 = 0;
     let mut last_err: Option<String> = None;
     let mut fresh_retry_used = false;
