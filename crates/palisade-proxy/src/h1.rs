@@ -636,7 +636,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     let base = head_bytes.as_ptr() as usize;
     let mut fields = spare_fields(req.headers.len());
     let (mut n_te, mut n_cl, mut n_host, mut n_expect, mut n_conn) = (0usize, 0usize, 0usize, 0usize, 0usize);
-    let (mut host_at, mut cl_at, mut expect_at) = (usize::MAX, usize::MAX, usize::MAX);
+    let (mut host_at, mut cl_at, mut expect_at, mut conn_at) = (usize::MAX, usize::MAX, usize::MAX, usize::MAX);
     for h in req.headers.iter() {
         let name = h.name.as_bytes();
         // httparse accepts exactly the name bytes (tchar) and value bytes that `HeaderName` and
@@ -658,7 +658,10 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
                 n_expect += 1;
                 expect_at = expect_at.min(fields.len());
             }
-            ReqName::Connection => n_conn += 1,
+            ReqName::Connection => {
+                n_conn += 1;
+                conn_at = conn_at.min(fields.len());
+            }
             ReqName::Other => {}
         }
         fields.push(RawField {
@@ -733,7 +736,11 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
             return Head::Reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
         }
     }
-    let (keep_alive, names_other) = if n_conn == 0 { (version == Version::HTTP_11, false) } else { connection_tokens(values(ReqName::Connection), version) };
+    let (keep_alive, names_other) = match n_conn {
+        0 => (version == Version::HTTP_11, false),
+        1 => connection_tokens(std::iter::once(raw.field(conn_at).1), version),
+        _ => connection_tokens(values(ReqName::Connection), version),
+    };
     // Plain: one Host, at most one Content-Length, and `Connection` names no header beyond the
     // hop-by-hop ones (see `RawRequestHead::plain`).
     raw.normalized_length = normalized_length;
@@ -831,6 +838,48 @@ impl RawRequestHead {
     pub fn fields(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
         let h = &self.head[..];
         self.fields.iter().map(move |f| (&h[f.name as usize..(f.name + f.name_len) as usize], &h[f.value as usize..(f.value + f.value_len) as usize]))
+    }
+
+    /// The header lines to forward, as runs of the head's own bytes: the fields `keep` accepts
+    /// (by name), each written `name: value\r\n`. Consecutive fields already written that way in
+    /// the head (the usual case) are copied as one run.
+    pub fn write_lines(&self, out: &mut Vec<u8>, keep: impl Fn(&[u8]) -> bool) {
+        let h = &self.head[..];
+        // The run of canonical lines pending (start, end) in the head.
+        let mut run: Option<(usize, usize)> = None;
+        for f in &self.fields {
+            let (n, nl, v, vl) = (f.name as usize, f.name_len as usize, f.value as usize, f.value_len as usize);
+            let name = &h[n..n + nl];
+            if !keep(name) {
+                if let Some((a, b)) = run.take() {
+                    out.extend_from_slice(&h[a..b]);
+                }
+                continue;
+            }
+            // Canonical: `name: value\r\n` exactly (one space, no trailing whitespace).
+            let canonical = v == n + nl + 2 && h[n + nl + 1] == b' ' && h.get(v + vl..v + vl + 2) == Some(b"\r\n");
+            if canonical {
+                run = match run {
+                    Some((a, b)) if b == n => Some((a, v + vl + 2)),
+                    Some((a, b)) => {
+                        out.extend_from_slice(&h[a..b]);
+                        Some((n, v + vl + 2))
+                    }
+                    None => Some((n, v + vl + 2)),
+                };
+            } else {
+                if let Some((a, b)) = run.take() {
+                    out.extend_from_slice(&h[a..b]);
+                }
+                out.extend_from_slice(name);
+                out.extend_from_slice(b": ");
+                out.extend_from_slice(&h[v..v + vl]);
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+        if let Some((a, b)) = run {
+            out.extend_from_slice(&h[a..b]);
+        }
     }
 
     fn field(&self, i: usize) -> (&[u8], &[u8]) {

@@ -270,12 +270,8 @@ fn replaced_upstream(n: &[u8]) -> bool {
 /// but the hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` and those
 /// [`set_forwarding`] replaces. What [`strip_hop_by_hop`] and [`set_forwarding`] leave of the
 /// same request's map, without the map.
-pub fn raw_request_lines<'a>(fields: impl Iterator<Item = (&'a [u8], &'a [u8])>, out: &mut Vec<u8>) {
-    for (name, value) in fields {
-        if !replaced_upstream(name) {
-            line_bytes(out, name, value);
-        }
-    }
+pub fn raw_request_lines(head: &crate::h1::RawRequestHead, out: &mut Vec<u8>) {
+    head.write_lines(out, |name| !replaced_upstream(name));
 }
 
 /// A `content-length` line.

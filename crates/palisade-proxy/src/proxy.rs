@@ -217,7 +217,7 @@ async fn handle_inner<'s>(
     let present = match &raw {
         // The client's lines that go upstream unchanged come first (the map is empty).
         Some(r) => {
-            headers::raw_request_lines(r.fields(), &mut forward_lines);
+            headers::raw_request_lines(r, &mut forward_lines);
             headers::Present::default()
         }
         None => {
