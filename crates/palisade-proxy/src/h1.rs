@@ -845,41 +845,16 @@ impl RawRequestHead {
     /// the head (the usual case) are copied as one run.
     pub fn write_lines(&self, out: &mut Vec<u8>, keep: impl Fn(&[u8]) -> bool) {
         let h = &self.head[..];
-        // The run of canonical lines pending (start, end) in the head.
-        let mut run: Option<(usize, usize)> = None;
+        let mut runs = codec::LineRuns::default();
         for f in &self.fields {
             let (n, nl, v, vl) = (f.name as usize, f.name_len as usize, f.value as usize, f.value_len as usize);
-            let name = &h[n..n + nl];
-            if !keep(name) {
-                if let Some((a, b)) = run.take() {
-                    out.extend_from_slice(&h[a..b]);
-                }
-                continue;
-            }
-            // Canonical: `name: value\r\n` exactly (one space, no trailing whitespace).
-            let canonical = v == n + nl + 2 && h[n + nl + 1] == b' ' && h.get(v + vl..v + vl + 2) == Some(b"\r\n");
-            if canonical {
-                run = match run {
-                    Some((a, b)) if b == n => Some((a, v + vl + 2)),
-                    Some((a, b)) => {
-                        out.extend_from_slice(&h[a..b]);
-                        Some((n, v + vl + 2))
-                    }
-                    None => Some((n, v + vl + 2)),
-                };
+            if keep(&h[n..n + nl]) {
+                runs.keep(h, out, (n, nl), (v, vl));
             } else {
-                if let Some((a, b)) = run.take() {
-                    out.extend_from_slice(&h[a..b]);
-                }
-                out.extend_from_slice(name);
-                out.extend_from_slice(b": ");
-                out.extend_from_slice(&h[v..v + vl]);
-                out.extend_from_slice(b"\r\n");
+                runs.flush(h, out);
             }
         }
-        if let Some((a, b)) = run {
-            out.extend_from_slice(&h[a..b]);
-        }
+        runs.flush(h, out);
     }
 
     fn field(&self, i: usize) -> (&[u8], &[u8]) {
