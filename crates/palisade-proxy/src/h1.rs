@@ -875,6 +875,17 @@ impl RawRequestHead {
         HeaderValue::from_maybe_shared(self.head.slice(f.value as usize..(f.value + f.value_len) as usize)).ok()
     }
 
+    /// The (first) Host field's value.
+    pub fn host_bytes(&self) -> Option<&[u8]> {
+        Some(self.field(self.host? as usize).1)
+    }
+
+    /// The (first) Host field's value as text (`HeaderValue::to_str`), "" when there is none or
+    /// it is not visible ASCII.
+    pub fn host_str(&self) -> &str {
+        self.host_bytes().and_then(|h| visible_ascii(h).ok()).unwrap_or("")
+    }
+
     /// The (first) Content-Length field's value as sent.
     pub fn content_length(&self) -> Option<&[u8]> {
         Some(self.field(self.content_length? as usize).1)

@@ -238,7 +238,7 @@ pub struct Forwarding<'a> {
     pub peer_trusted: bool,
     pub tls: bool,
     /// The host the request was routed by.
-    pub orig_host: Option<&'a HeaderValue>,
+    pub orig_host: Option<&'a [u8]>,
     /// The request id (16 hex digits).
     pub request_id: &'a [u8],
 }
@@ -328,7 +328,7 @@ pub fn set_forwarding_present(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwardi
     }
     let keep_host = f.peer_trusted && present & P_XFH != 0;
     if let (Some(host), false) = (f.orig_host, keep_host) {
-        line(out, "x-forwarded-host", host.as_bytes());
+        line(out, "x-forwarded-host", host);
     }
     // An untrusted peer is the client (see `client_ip`): reuse the cached value.
     if f.peer_trusted {
@@ -470,7 +470,7 @@ mod tests {
     /// The map as the upstream sees it: what is left in `h` plus the lines written to `out`.
     fn forwarded(mut h: HeaderMap, pv: &HeaderValue, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) -> HeaderMap {
         let mut out = Vec::new();
-        let f = Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host, request_id: b"req-1" };
+        let f = Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host: orig_host.map(HeaderValue::as_bytes), request_id: b"req-1" };
         set_forwarding(&mut h, &mut out, &f);
         for l in std::str::from_utf8(&out).unwrap().split_terminator("\r\n") {
             let (n, v) = l.split_once(": ").unwrap();

@@ -127,22 +127,22 @@ async fn handle_inner<'s>(
     }
     // 1. Route (absolute-form and HTTP/2 requests carry the host in the URI).
     // The Host header, looked up once (it is also what goes upstream with `host_header: preserve`).
-    let host_value = match (&raw, req.uri().authority()) {
-        (_, Some(_)) => None,
-        (Some(r), None) => r.host(),
-        (None, None) => req.headers().get(header::HOST).cloned(),
-    };
-    let host = match req.uri().authority() {
-        Some(a) => a.as_str(),
-        None => host_value.as_ref().and_then(|h| h.to_str().ok()).unwrap_or(""),
+    // (With the raw fields, the Host is read from them: no header value is made.)
+    let mut host_value = if raw.is_none() && req.uri().authority().is_none() { req.headers().get(header::HOST).cloned() } else { None };
+    let host = match (req.uri().authority(), &raw) {
+        (Some(a), _) => a.as_str(),
+        (None, Some(r)) => r.host_str(),
+        (None, None) => host_value.as_ref().and_then(|h| h.to_str().ok()).unwrap_or(""),
     };
     let Some(app_idx) = snap.router.route(crate::router::host_only(host), req.uri().path()) else {
         return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
     };
     let app = &snap.apps[app_idx];
     rec.app = Some(app_idx);
-    // Only an app without stages that preserves the Host takes the fields as they are.
-    if raw.is_some() && !(app.stages.is_empty() && host_value.is_some() && matches!(app.cfg.host_header, HostHeader::Preserve)) {
+    // Only an app without stages that preserves the Host takes the fields as they are (a plain
+    // request has its Host).
+    if raw.is_some() && !(app.stages.is_empty() && matches!(app.cfg.host_header, HostHeader::Preserve)) {
+        host_value = raw.as_ref().and_then(RawRequestHead::host);
         materialize(&mut req, &mut raw);
     }
     let app_name = Some(app.cfg.name.as_str());
@@ -235,7 +235,11 @@ async fn handle_inner<'s>(
         client: client_ip,
         peer_trusted,
         tls,
-        orig_host: orig_host.as_ref(),
+        orig_host: match (&orig_host, &raw) {
+            (Some(h), _) => Some(h.as_bytes()),
+            (None, Some(r)) => r.host_bytes(),
+            (None, None) => None,
+        },
         request_id: id.as_bytes(),
     };
     headers::set_forwarding_present(&mut parts.headers, &mut forward_lines, &fwd, present);
@@ -297,8 +301,9 @@ async fn handle_inner<'s>(
     let host_header = app.cfg.host_header.clone();
     // An HTTP/1 request in origin form carries exactly one Host header (`h1.rs`), which is the
     // host preserved: then there is nothing to set (unless a stage edited the headers).
-    let host_in_map = client_h1 && host_from_header && orig_host.is_some() && !edits;
-    let orig_host_for_set = orig_host.clone();
+    let host_in_map = client_h1 && host_from_header && (orig_host.is_some() || raw.is_some()) && !edits;
+    // (Not needed when the Host stays as it is.)
+    let orig_host_for_set = if host_in_map { None } else { orig_host.clone() };
     let set_host = move |h: &mut http::HeaderMap, authority: &HeaderValue| match &host_header {
         HostHeader::Preserve => {
             if host_in_map {
