@@ -738,7 +738,12 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     }
     let (keep_alive, names_other) = match n_conn {
         0 => (version == Version::HTTP_11, false),
-        1 => connection_tokens(std::iter::once(raw.field(conn_at).1), version),
+        1 => match raw.field(conn_at).1 {
+            // The usual values, without the token walk.
+            v if v.eq_ignore_ascii_case(b"keep-alive") => (true, false),
+            v if v.eq_ignore_ascii_case(b"close") => (false, false),
+            v => connection_tokens(std::iter::once(v), version),
+        },
         _ => connection_tokens(values(ReqName::Connection), version),
     };
     // Plain: one Host, at most one Content-Length, and `Connection` names no header beyond the
