@@ -213,3 +213,43 @@ pub fn crlf_only(head: &[u8]) -> bool {
     let bare = head[1..].iter().zip(head).fold(0u8, |acc, (&b, &prev)| acc | (u8::from(b == b'\n') & u8::from(prev != b'\r')));
     bare == 0
 }
+
+/// Copies header lines of a parsed head into a new head: consecutive lines that the parsed head
+/// already holds written exactly `name: value\r\n` go as one copy (the usual case), others are
+/// written piece by piece. Offsets are into the parsed head.
+#[derive(Default)]
+pub struct LineRuns {
+    /// The run of lines pending, as a range of the head.
+    run: Option<(usize, usize)>,
+}
+
+impl LineRuns {
+    /// Copy the line of the field whose name is at `n` (`nl` bytes) and value at `v` (`vl`).
+    #[inline]
+    pub fn keep(&mut self, head: &[u8], out: &mut Vec<u8>, (n, nl): (usize, usize), (v, vl): (usize, usize)) {
+        let end = v + vl + 2;
+        if v == n + nl + 2 && head[n + nl] == b':' && head[n + nl + 1] == b' ' && head.get(v + vl..end) == Some(b"\r\n") {
+            match self.run {
+                Some((a, b)) if b == n => self.run = Some((a, end)),
+                _ => {
+                    self.flush(head, out);
+                    self.run = Some((n, end));
+                }
+            }
+        } else {
+            self.flush(head, out);
+            out.extend_from_slice(&head[n..n + nl]);
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(&head[v..v + vl]);
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+
+    /// Write the pending run (before a line that is not copied, and at the end).
+    #[inline]
+    pub fn flush(&mut self, head: &[u8], out: &mut Vec<u8>) {
+        if let Some((a, b)) = self.run.take() {
+            out.extend_from_slice(&head[a..b]);
+        }
+    }
+}

@@ -75,6 +75,14 @@ impl ConnInfo {
 #[allow(async_fn_in_trait)]
 pub trait Handler {
     async fn call(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody>;
+
+    /// An HTTP/1 request: its header map is empty, `raw` holds its header fields. By default the
+    /// map is built and the request goes to [`Handler::call`].
+    async fn call_h1(&self, mut req: Request<ClientBody>, raw: RawRequestHead, conn: &ConnInfo) -> Response<RespBody> {
+        *req.headers_mut() = raw.to_map();
+        drop(raw);
+        self.call(req, conn).await
+    }
 }
 
 /// How a connection ended.
@@ -346,7 +354,8 @@ impl Body for RequestBody {
 
 /// A parsed request head, or why there is none.
 enum Head {
-    Request(Box<Request<ClientBody>>, Framing),
+    /// The request (its header map empty) and its header fields.
+    Request(Box<(Request<ClientBody>, RawRequestHead)>, Framing),
     /// The connection is idle and closed, timed out while idle, or shutdown was requested.
     Idle,
     H2,
@@ -454,8 +463,8 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
     loop {
         let head = read_head(&shared, limits, &shutdown, &idle, &mut idle_timer, first && h2c, first).await;
         first = false;
-        let (req, framing) = match head {
-            Head::Request(req, framing) => (req, framing),
+        let ((req, raw), framing) = match head {
+            Head::Request(req, framing) => (*req, framing),
             Head::Idle => return Served::Closed,
             Head::H2 => {
                 let Ok(cell) = Rc::try_unwrap(shared) else { return Served::Closed };
@@ -471,7 +480,7 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
                 return Served::Closed;
             }
         };
-        let resp = handler.call(*req, &info).await;
+        let resp = handler.call_h1(req, raw, &info).await;
         let body_done = shared.borrow().body == BodyState::Done;
         let keep_alive = framing.keep_alive && body_done && !closing(&shutdown);
         match write_response(&shared, &mut wbuf, resp, framing.is_head, keep_alive, framing.version, limits).await {
@@ -620,27 +629,50 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     if uri.scheme().is_none() && uri.path() != "*" && !uri.path().starts_with('/') {
         return bad("Invalid request target");
     }
-    // Room for the few headers added on the way upstream without growing the map.
-    let mut headers = HeaderMap::with_capacity(req.headers.len() + 2);
-    // Which framing-relevant headers are present, noted while the names are at hand (standard
-    // names compare cheaply), so that absent ones cost no map lookup below.
+    // The header map is not built here: the fields are noted as offsets into the head
+    // (`RawRequestHead`), and the map is made only when something needs it (a plain proxied
+    // request goes upstream as these lines). Which framing-relevant headers are present is noted
+    // while the names are at hand (told apart by length first).
+    let base = head_bytes.as_ptr() as usize;
+    let mut fields = spare_fields(req.headers.len());
     let (mut n_te, mut n_cl, mut n_host, mut n_expect, mut n_conn) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut host_at, mut cl_at, mut expect_at, mut conn_at) = (usize::MAX, usize::MAX, usize::MAX, usize::MAX);
     for h in req.headers.iter() {
-        let Ok(name) = HeaderName::from_bytes(h.name.as_bytes()) else { return bad("Invalid header name") };
-        if name == header::TRANSFER_ENCODING {
-            n_te += 1;
-        } else if name == header::CONTENT_LENGTH {
-            n_cl += 1;
-        } else if name == header::HOST {
-            n_host += 1;
-        } else if name == header::EXPECT {
-            n_expect += 1;
-        } else if name == header::CONNECTION {
-            n_conn += 1;
+        let name = h.name.as_bytes();
+        // httparse accepts exactly the name bytes (tchar) and value bytes that `HeaderName` and
+        // `HeaderValue` accept; only the name length limit is left to check.
+        if name.is_empty() || name.len() > MAX_HEADER_NAME_LEN {
+            return bad("Invalid header name");
         }
-        let Ok(value) = HeaderValue::from_maybe_shared(head.slice_ref(h.value)) else { return bad("Invalid header value") };
-        headers.append(name, value);
+        match req_name(name) {
+            ReqName::TransferEncoding => n_te += 1,
+            ReqName::ContentLength => {
+                n_cl += 1;
+                cl_at = cl_at.min(fields.len());
+            }
+            ReqName::Host => {
+                n_host += 1;
+                host_at = host_at.min(fields.len());
+            }
+            ReqName::Expect => {
+                n_expect += 1;
+                expect_at = expect_at.min(fields.len());
+            }
+            ReqName::Connection => {
+                n_conn += 1;
+                conn_at = conn_at.min(fields.len());
+            }
+            ReqName::Other => {}
+        }
+        fields.push(RawField {
+            name: (name.as_ptr() as usize - base) as u32,
+            name_len: name.len() as u32,
+            value: (h.value.as_ptr() as usize - base) as u32,
+            value_len: h.value.len() as u32,
+        });
     }
+    let mut raw = RawRequestHead { head, fields, plain: false, host: None, content_length: None, normalized_length: None };
+    let values = |kind: ReqName| raw.fields().filter(move |(n, _)| req_name(n) == kind).map(|(_, v)| v);
 
     // Framing (RFC 9112 §6): refuse everything ambiguous.
     let te_present = n_te > 0;
@@ -650,13 +682,14 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     }
     let mut body = BodyState::Length(0);
     let mut hint = SizeHint::with_exact(0);
+    let mut normalized_length = None;
     if te_present {
         if version == Version::HTTP_10 {
             return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Transfer-Encoding in HTTP/1.0");
         }
         let mut codings = Vec::new();
-        for v in headers.get_all(header::TRANSFER_ENCODING) {
-            let Ok(v) = v.to_str() else { return bad("Invalid Transfer-Encoding") };
+        for v in values(ReqName::TransferEncoding) {
+            let Ok(v) = visible_ascii(v) else { return bad("Invalid Transfer-Encoding") };
             codings.extend(v.split(',').map(|c| c.trim().to_ascii_lowercase()).filter(|c| !c.is_empty()));
         }
         if codings.last().map(String::as_str) != Some("chunked") {
@@ -669,8 +702,8 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
         hint = SizeHint::new();
     } else if cl_present {
         let mut len: Option<u64> = None;
-        for v in headers.get_all(header::CONTENT_LENGTH) {
-            for part in v.as_bytes().split(|b| *b == b',') {
+        for v in values(ReqName::ContentLength) {
+            for part in v.split(|b| *b == b',') {
                 let part = part.trim_ascii();
                 if part.is_empty() || part.len() > 19 || !part.iter().all(u8::is_ascii_digit) {
                     return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Invalid Content-Length");
@@ -683,26 +716,42 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
             }
         }
         let n = len.unwrap_or(0);
-        if n_cl > 1 {
-            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
-        }
         body = BodyState::Length(n);
         hint = SizeHint::with_exact(n);
+        if n_cl > 1 {
+            // Several equal lengths: the map gets one.
+            normalized_length = Some(n);
+        }
     }
     let hosts = n_host;
     if hosts > 1 || (version == Version::HTTP_11 && hosts == 0 && uri.authority().is_none()) {
         return bad("Exactly one Host header is required");
     }
     let mut expect_continue = false;
-    let expect = if n_expect > 0 { headers.get(header::EXPECT) } else { None };
-    if let Some(expect) = expect {
-        if expect.as_bytes().eq_ignore_ascii_case(b"100-continue") {
+    if n_expect > 0 {
+        let expect = raw.field(expect_at).1;
+        if expect.eq_ignore_ascii_case(b"100-continue") {
             expect_continue = version == Version::HTTP_11 && body != BodyState::Length(0);
         } else {
             return Head::Reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
         }
     }
-    let keep_alive = if n_conn == 0 { version == Version::HTTP_11 } else { connection_keep_alive(&headers, version) };
+    let (keep_alive, names_other) = match n_conn {
+        0 => (version == Version::HTTP_11, false),
+        1 => match raw.field(conn_at).1 {
+            // The usual values, without the token walk.
+            v if v.eq_ignore_ascii_case(b"keep-alive") => (true, false),
+            v if v.eq_ignore_ascii_case(b"close") => (false, false),
+            v => connection_tokens(std::iter::once(v), version),
+        },
+        _ => connection_tokens(values(ReqName::Connection), version),
+    };
+    // Plain: one Host, at most one Content-Length, and `Connection` names no header beyond the
+    // hop-by-hop ones (see `RawRequestHead::plain`).
+    raw.normalized_length = normalized_length;
+    raw.plain = n_host == 1 && n_cl <= 1 && !names_other;
+    raw.host = (n_host > 0).then_some(host_at as u32);
+    raw.content_length = (n_cl > 0).then_some(cl_at as u32);
     let is_head = method == Method::HEAD;
     s.seq += 1;
     s.body_buf = None;
@@ -714,8 +763,168 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     *req.method_mut() = method;
     *req.uri_mut() = uri;
     *req.version_mut() = version;
-    *req.headers_mut() = headers;
-    Head::Request(Box::new(req), Framing { keep_alive, version, is_head })
+    Head::Request(Box::new((req, raw)), Framing { keep_alive, version, is_head })
+}
+
+/// `HeaderName`'s length limit.
+const MAX_HEADER_NAME_LEN: usize = (1 << 16) - 1;
+
+/// The request header names the HTTP/1 server looks at, told apart by length first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ReqName {
+    TransferEncoding,
+    ContentLength,
+    Host,
+    Expect,
+    Connection,
+    Other,
+}
+
+fn req_name(name: &[u8]) -> ReqName {
+    match name.len() {
+        4 if name.eq_ignore_ascii_case(b"host") => ReqName::Host,
+        6 if name.eq_ignore_ascii_case(b"expect") => ReqName::Expect,
+        10 if name.eq_ignore_ascii_case(b"connection") => ReqName::Connection,
+        14 if name.eq_ignore_ascii_case(b"content-length") => ReqName::ContentLength,
+        17 if name.eq_ignore_ascii_case(b"transfer-encoding") => ReqName::TransferEncoding,
+        _ => ReqName::Other,
+    }
+}
+
+/// `HeaderValue::to_str`: the value as text when it is visible ASCII (and HTAB) only.
+fn visible_ascii(v: &[u8]) -> Result<&str, ()> {
+    if v.iter().all(|b| (32..127).contains(b) || *b == b'\t') {
+        std::str::from_utf8(v).map_err(|_| ())
+    } else {
+        Err(())
+    }
+}
+
+/// Where one header field of a request head is (offsets into the head).
+#[derive(Clone, Copy)]
+struct RawField {
+    name: u32,
+    name_len: u32,
+    value: u32,
+    value_len: u32,
+}
+
+thread_local! {
+    /// A field list kept for the next request head (one per worker, instead of one allocation
+    /// per request).
+    static SPARE_FIELDS: std::cell::Cell<Vec<RawField>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+fn spare_fields(min: usize) -> Vec<RawField> {
+    let mut v = SPARE_FIELDS.with(std::cell::Cell::take);
+    v.clear();
+    v.reserve(min);
+    v
+}
+
+/// The header fields of an HTTP/1 request head, checked (names and values as `HeaderName` and
+/// `HeaderValue` accept them) but not put in a `HeaderMap`: the map is built by [`to_map`]
+/// when something needs it, and a plain proxied request goes upstream as these lines
+/// (`proxy.rs`, `raw_request_lines`).
+///
+/// [`to_map`]: RawRequestHead::to_map
+pub struct RawRequestHead {
+    head: Bytes,
+    fields: Vec<RawField>,
+    plain: bool,
+    host: Option<u32>,
+    content_length: Option<u32>,
+    /// Set when several (equal) Content-Length fields were sent: the map holds one, with this.
+    normalized_length: Option<u64>,
+}
+
+impl RawRequestHead {
+    /// The header fields in the order received: (name as sent, value).
+    pub fn fields(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        let h = &self.head[..];
+        self.fields.iter().map(move |f| (&h[f.name as usize..(f.name + f.name_len) as usize], &h[f.value as usize..(f.value + f.value_len) as usize]))
+    }
+
+    /// The header lines to forward, as runs of the head's own bytes: the fields `keep` accepts
+    /// (by name), each written `name: value\r\n`. Consecutive fields already written that way in
+    /// the head (the usual case) are copied as one run.
+    pub fn write_lines(&self, out: &mut Vec<u8>, keep: impl Fn(&[u8]) -> bool) {
+        let h = &self.head[..];
+        let mut runs = codec::LineRuns::default();
+        for f in &self.fields {
+            let (n, nl, v, vl) = (f.name as usize, f.name_len as usize, f.value as usize, f.value_len as usize);
+            if keep(&h[n..n + nl]) {
+                runs.keep(h, out, (n, nl), (v, vl));
+            } else {
+                runs.flush(h, out);
+            }
+        }
+        runs.flush(h, out);
+    }
+
+    fn field(&self, i: usize) -> (&[u8], &[u8]) {
+        let f = self.fields[i];
+        let h = &self.head[..];
+        (&h[f.name as usize..(f.name + f.name_len) as usize], &h[f.value as usize..(f.value + f.value_len) as usize])
+    }
+
+    /// One Host field, at most one Content-Length field, and no header named in `Connection`
+    /// but hop-by-hop ones (`close`, `keep-alive`, ...): the head can go upstream line by line.
+    pub fn plain(&self) -> bool {
+        self.plain
+    }
+
+    /// The (first) Host field's value.
+    pub fn host(&self) -> Option<HeaderValue> {
+        let f = self.fields[self.host? as usize];
+        HeaderValue::from_maybe_shared(self.head.slice(f.value as usize..(f.value + f.value_len) as usize)).ok()
+    }
+
+    /// The (first) Host field's value.
+    pub fn host_bytes(&self) -> Option<&[u8]> {
+        Some(self.field(self.host? as usize).1)
+    }
+
+    /// The (first) Host field's value as text (`HeaderValue::to_str`), "" when there is none or
+    /// it is not visible ASCII.
+    pub fn host_str(&self) -> &str {
+        self.host_bytes().and_then(|h| visible_ascii(h).ok()).unwrap_or("")
+    }
+
+    /// The (first) Content-Length field's value as sent.
+    pub fn content_length(&self) -> Option<&[u8]> {
+        Some(self.field(self.content_length? as usize).1)
+    }
+
+    /// The header map, as the request would have had it: names lowercase, values sharing the
+    /// head's bytes, several equal Content-Lengths folded into one.
+    pub fn to_map(&self) -> HeaderMap {
+        // Room for the few headers added on the way upstream without growing the map.
+        let mut headers = HeaderMap::with_capacity(self.fields.len() + 2);
+        for f in &self.fields {
+            let name = &self.head[f.name as usize..(f.name + f.name_len) as usize];
+            // Checked by the parse (see `parse_head`): neither conversion fails.
+            let (Ok(name), Ok(value)) =
+                (HeaderName::from_bytes(name), HeaderValue::from_maybe_shared(self.head.slice(f.value as usize..(f.value + f.value_len) as usize)))
+            else {
+                continue;
+            };
+            headers.append(name, value);
+        }
+        if let Some(n) = self.normalized_length {
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
+        }
+        headers
+    }
+}
+
+impl Drop for RawRequestHead {
+    fn drop(&mut self) {
+        if self.fields.capacity() <= 256 {
+            let v = std::mem::take(&mut self.fields);
+            SPARE_FIELDS.with(|s| s.set(v));
+        }
+    }
 }
 
 /// Whether the request line is `METHOD SP TARGET SP HTTP/d.d` (a version we do not speak, as
@@ -727,23 +936,31 @@ fn other_http_version(head: &[u8]) -> bool {
         && v.len() == 8 && v.starts_with(b"HTTP/") && v[5].is_ascii_digit() && v[6] == b'.' && v[7].is_ascii_digit())
 }
 
+#[cfg(test)]
 fn connection_keep_alive(headers: &HeaderMap, version: Version) -> bool {
+    connection_tokens(headers.get_all(header::CONNECTION).iter().map(HeaderValue::as_bytes), version).0
+}
+
+/// Whether the connection stays open after this request, from the `Connection` values; and
+/// whether they name a header other than the hop-by-hop ones (`close` and `keep-alive`
+/// included), which the proxy then removes by name.
+fn connection_tokens<'a>(values: impl Iterator<Item = &'a [u8]>, version: Version) -> (bool, bool) {
     let mut close = false;
     let mut keep = false;
-    for v in headers.get_all(header::CONNECTION) {
-        for token in v.as_bytes().split(|b| *b == b',') {
+    let mut names_other = false;
+    for v in values {
+        for token in v.split(|b| *b == b',') {
             let t = token.trim_ascii();
             if t.eq_ignore_ascii_case(b"close") {
                 close = true;
             } else if t.eq_ignore_ascii_case(b"keep-alive") {
                 keep = true;
+            } else if !t.is_empty() && !crate::headers::removed_anyway(t) {
+                names_other = true;
             }
         }
     }
-    if close {
-        return false;
-    }
-    version == Version::HTTP_11 || keep
+    (!close && (version == Version::HTTP_11 || keep), names_other)
 }
 
 /// Write a response. Returns whether the connection may be reused.

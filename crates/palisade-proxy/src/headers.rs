@@ -83,7 +83,7 @@ impl Present {
 
 /// Whether a `Connection` token names a header removed anyway (or is `close`): such tokens need
 /// no header name built.
-fn removed_anyway(token: &[u8]) -> bool {
+pub(crate) fn removed_anyway(token: &[u8]) -> bool {
     token.eq_ignore_ascii_case(b"close")
         || token.eq_ignore_ascii_case(b"upgrade")
         || HOP_BY_HOP.iter().any(|n| token.eq_ignore_ascii_case(n.as_str().as_bytes()))
@@ -238,9 +238,54 @@ pub struct Forwarding<'a> {
     pub peer_trusted: bool,
     pub tls: bool,
     /// The host the request was routed by.
-    pub orig_host: Option<&'a HeaderValue>,
+    pub orig_host: Option<&'a [u8]>,
     /// The request id (16 hex digits).
     pub request_id: &'a [u8],
+}
+
+/// Whether a request header (name as sent) is one the proxy removes or sets itself when the peer
+/// is not a trusted proxy: hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` (recomputed)
+/// and the forwarding headers and `X-Request-Id`.
+fn replaced_upstream(n: &[u8]) -> bool {
+    let is = |s: &[u8]| n.eq_ignore_ascii_case(s);
+    match n.len() {
+        2 => is(b"te"),
+        6 => is(b"expect"),
+        7 => is(b"trailer") || is(b"upgrade"),
+        9 => is(b"x-real-ip"),
+        10 => is(b"connection") || is(b"keep-alive"),
+        12 => is(b"x-request-id"),
+        14 => is(b"content-length"),
+        15 => is(b"x-forwarded-for"),
+        16 => is(b"proxy-connection") || is(b"x-forwarded-host"),
+        17 => is(b"transfer-encoding") || is(b"x-forwarded-proto"),
+        18 => is(b"proxy-authenticate"),
+        19 => is(b"proxy-authorization"),
+        _ => false,
+    }
+}
+
+/// The header lines of a plain HTTP/1 request (see `h1::RawRequestHead::plain`, from a peer
+/// that is not a trusted proxy) that go upstream as they are, written into `out`: every field
+/// but the hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` and those
+/// [`set_forwarding`] replaces. What [`strip_hop_by_hop`] and [`set_forwarding`] leave of the
+/// same request's map, without the map.
+pub fn raw_request_lines(head: &crate::h1::RawRequestHead, out: &mut Vec<u8>) {
+    head.write_lines(out, |name| !replaced_upstream(name));
+}
+
+/// A `content-length` line.
+pub fn length_line(out: &mut Vec<u8>, n: u64) {
+    line_bytes(out, b"content-length", crate::codec::decimal(n, &mut [0u8; 20]));
+}
+
+/// A header line from a name and a value.
+#[inline]
+pub fn line_bytes(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
 }
 
 #[inline]
@@ -283,7 +328,7 @@ pub fn set_forwarding_present(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwardi
     }
     let keep_host = f.peer_trusted && present & P_XFH != 0;
     if let (Some(host), false) = (f.orig_host, keep_host) {
-        line(out, "x-forwarded-host", host.as_bytes());
+        line(out, "x-forwarded-host", host);
     }
     // An untrusted peer is the client (see `client_ip`): reuse the cached value.
     if f.peer_trusted {
@@ -425,7 +470,7 @@ mod tests {
     /// The map as the upstream sees it: what is left in `h` plus the lines written to `out`.
     fn forwarded(mut h: HeaderMap, pv: &HeaderValue, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) -> HeaderMap {
         let mut out = Vec::new();
-        let f = Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host, request_id: b"req-1" };
+        let f = Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host: orig_host.map(HeaderValue::as_bytes), request_id: b"req-1" };
         set_forwarding(&mut h, &mut out, &f);
         for l in std::str::from_utf8(&out).unwrap().split_terminator("\r\n") {
             let (n, v) = l.split_once(": ").unwrap();

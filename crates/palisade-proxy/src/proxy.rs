@@ -22,7 +22,7 @@ use palisade_config::{HostHeader, Oversize};
 use palisade_core::{run_response_stages, run_stages, Outcome, Phase, RequestView, ResponseView};
 
 use crate::body::{BodyError, ClientBody, RespBody, UpBody};
-use crate::h1::{ConnInfo, Handler};
+use crate::h1::{ConnInfo, Handler, RawRequestHead};
 use crate::headers;
 use crate::metrics::{Metrics, PhaseKind, UpstreamErr};
 use crate::problem::{self, code};
@@ -42,12 +42,27 @@ impl Handler for Proxy {
     async fn call(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody> {
         // A request: the worker busy-polls while it waits for the upstream (`server.busy_poll`).
         crate::spin::kick();
-        self.handle(req, conn).await
+        self.handle(req, None, conn).await
+    }
+
+    async fn call_h1(&self, req: Request<ClientBody>, raw: RawRequestHead, conn: &ConnInfo) -> Response<RespBody> {
+        crate::spin::kick();
+        self.handle(req, Some(raw), conn).await
+    }
+}
+
+/// Give an HTTP/1 request its header map (see `h1::RawRequestHead`), when it has none yet.
+fn materialize(req: &mut Request<ClientBody>, raw: &mut Option<RawRequestHead>) {
+    if let Some(r) = raw.take() {
+        *req.headers_mut() = r.to_map();
     }
 }
 
 impl Proxy {
-    pub async fn handle(&self, req: Request<ClientBody>, conn: &ConnInfo) -> Response<RespBody> {
+    /// Handle a request. An HTTP/1 request comes with its header fields in `raw` and an empty
+    /// header map: a plain request to an app without stages goes upstream from those fields
+    /// (no map is built), any other gets its map first.
+    pub async fn handle(&self, mut req: Request<ClientBody>, mut raw: Option<RawRequestHead>, conn: &ConnInfo) -> Response<RespBody> {
         let snap = self.snapshot.load_full();
         let started = Instant::now();
         let id = crate::request_id::next();
@@ -56,9 +71,10 @@ impl Proxy {
         let path_for_log = access_log.then(|| req.uri().path().to_string());
         let mut rec = Record::default();
         if self.events.is_some() && record::sampled(snap.events.sample_allowed) {
+            materialize(&mut req, &mut raw);
             rec.req = Some(Box::new(Captured::new(req.method(), req.uri(), req.headers())));
         }
-        let (mut resp, client_ip, app) = handle_inner(&snap, req, conn, id, &mut rec).await;
+        let (mut resp, client_ip, app) = handle_inner(&snap, req, raw, conn, id, &mut rec).await;
         // A pass-through response head takes the id as one more header line (no map, no
         // header value); any other response gets it in its map.
         let in_raw_head = match resp.body_mut() {
@@ -92,28 +108,43 @@ fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Respons
 
 async fn handle_inner<'s>(
     snap: &'s Snapshot,
-    req: Request<ClientBody>,
+    mut req: Request<ClientBody>,
+    mut raw: Option<RawRequestHead>,
     conn: &ConnInfo,
     id: RequestId,
     rec: &mut Record,
 ) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
     let server = &snap.config.server;
+    // The header fields can go upstream as they are only for a plain origin-form request from a
+    // peer that is not a trusted proxy (the client IP and forwarding headers then do not depend
+    // on the request's headers); otherwise the map is built now.
+    if raw.as_ref().is_some_and(|r| !r.plain() || req.uri().authority().is_some() || headers::peer_trusted(conn.peer.ip(), &server.trusted_proxies)) {
+        materialize(&mut req, &mut raw);
+    }
     let client_ip = headers::client_ip(conn.peer.ip(), req.headers(), &server.trusted_proxies);
     if req.version() == Version::HTTP_2 && h2_head_too_large(&req, server.max_header_size, server.max_headers) {
         return (reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large", id), client_ip, None);
     }
     // 1. Route (absolute-form and HTTP/2 requests carry the host in the URI).
     // The Host header, looked up once (it is also what goes upstream with `host_header: preserve`).
-    let host_value = if req.uri().authority().is_none() { req.headers().get(header::HOST).cloned() } else { None };
-    let host = match req.uri().authority() {
-        Some(a) => a.as_str(),
-        None => host_value.as_ref().and_then(|h| h.to_str().ok()).unwrap_or(""),
+    // (With the raw fields, the Host is read from them: no header value is made.)
+    let mut host_value = if raw.is_none() && req.uri().authority().is_none() { req.headers().get(header::HOST).cloned() } else { None };
+    let host = match (req.uri().authority(), &raw) {
+        (Some(a), _) => a.as_str(),
+        (None, Some(r)) => r.host_str(),
+        (None, None) => host_value.as_ref().and_then(|h| h.to_str().ok()).unwrap_or(""),
     };
     let Some(app_idx) = snap.router.route(crate::router::host_only(host), req.uri().path()) else {
         return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
     };
     let app = &snap.apps[app_idx];
     rec.app = Some(app_idx);
+    // Only an app without stages that preserves the Host takes the fields as they are (a plain
+    // request has its Host).
+    if raw.is_some() && !(app.stages.is_empty() && matches!(app.cfg.host_header, HostHeader::Preserve)) {
+        host_value = raw.as_ref().and_then(RawRequestHead::host);
+        materialize(&mut req, &mut raw);
+    }
     let app_name = Some(app.cfg.name.as_str());
     let client_h1 = req.version() != Version::HTTP_2;
     let (mut parts, body) = req.into_parts();
@@ -181,20 +212,34 @@ async fn handle_inner<'s>(
         None => host_value,
     };
     let peer_trusted = headers::peer_trusted(conn.peer.ip(), &server.trusted_proxies);
-    // One pass over the names tells which of the headers rewritten below are there at all.
-    let present = headers::Present::scan(&parts.headers);
-    let present = headers::strip_hop_by_hop_present(&mut parts.headers, present);
-    if present.expect() {
-        parts.headers.remove(header::EXPECT);
-    }
     let mut forward_lines = FORWARD_LINES.with(|f| f.borrow_mut().pop()).unwrap_or_default();
     forward_lines.clear();
+    let present = match &raw {
+        // The client's lines that go upstream unchanged come first (the map is empty).
+        Some(r) => {
+            headers::raw_request_lines(r, &mut forward_lines);
+            headers::Present::default()
+        }
+        None => {
+            // One pass over the names tells which of the headers rewritten below are there at all.
+            let present = headers::Present::scan(&parts.headers);
+            let present = headers::strip_hop_by_hop_present(&mut parts.headers, present);
+            if present.expect() {
+                parts.headers.remove(header::EXPECT);
+            }
+            present
+        }
+    };
     let fwd = headers::Forwarding {
         peer_value: &conn.peer_ip_header,
         client: client_ip,
         peer_trusted,
         tls,
-        orig_host: orig_host.as_ref(),
+        orig_host: match (&orig_host, &raw) {
+            (Some(h), _) => Some(h.as_bytes()),
+            (None, Some(r)) => r.host_bytes(),
+            (None, None) => None,
+        },
         request_id: id.as_bytes(),
     };
     headers::set_forwarding_present(&mut parts.headers, &mut forward_lines, &fwd, present);
@@ -203,8 +248,25 @@ async fn handle_inner<'s>(
     // A Content-Length may be there from the client or from a stage's edits.
     let may_have_length = present.content_length() || edits;
     let response_headers = std::mem::take(&mut outcome.context.response_headers);
-    match &up_body {
-        UpBody::Full(b) => {
+    // With the raw fields, the Content-Length goes upstream as a line of its own (the client's was
+    // not copied): the buffered body's length, or for a streamed body the client's.
+    let mut length_in_lines = false;
+    match (&up_body, &raw) {
+        (UpBody::Full(b), Some(_)) => {
+            let len = b.as_ref().map_or(0, |b| b.len());
+            let method = &parts.method;
+            if len > 0 || *method == http::Method::POST || *method == http::Method::PUT || *method == http::Method::PATCH {
+                headers::length_line(&mut forward_lines, len as u64);
+                length_in_lines = true;
+            }
+        }
+        (UpBody::Chained { .. }, Some(r)) => {
+            if let Some(v) = r.content_length() {
+                headers::line_bytes(&mut forward_lines, b"content-length", v);
+                length_in_lines = true;
+            }
+        }
+        (UpBody::Full(b), None) => {
             let len = b.as_ref().map_or(0, |b| b.len());
             let method = &parts.method;
             if len > 0 || *method == http::Method::POST || *method == http::Method::PUT || *method == http::Method::PATCH {
@@ -219,7 +281,7 @@ async fn handle_inner<'s>(
                 parts.headers.remove(header::CONTENT_LENGTH);
             }
         }
-        UpBody::Chained { .. } => {
+        (UpBody::Chained { .. }, None) => {
             if declared.is_none() && may_have_length {
                 parts.headers.remove(header::CONTENT_LENGTH);
             }
@@ -239,8 +301,9 @@ async fn handle_inner<'s>(
     let host_header = app.cfg.host_header.clone();
     // An HTTP/1 request in origin form carries exactly one Host header (`h1.rs`), which is the
     // host preserved: then there is nothing to set (unless a stage edited the headers).
-    let host_in_map = client_h1 && host_from_header && orig_host.is_some() && !edits;
-    let orig_host_for_set = orig_host.clone();
+    let host_in_map = client_h1 && host_from_header && (orig_host.is_some() || raw.is_some()) && !edits;
+    // (Not needed when the Host stays as it is.)
+    let orig_host_for_set = if host_in_map { None } else { orig_host.clone() };
     let set_host = move |h: &mut http::HeaderMap, authority: &HeaderValue| match &host_header {
         HostHeader::Preserve => {
             if host_in_map {
@@ -264,9 +327,10 @@ async fn handle_inner<'s>(
     // Without response stages, an HTTP/1 client gets the upstream's header lines copied as
     // they are (hop-by-hop ones removed) instead of going through a `HeaderMap`.
     // Stage-set response headers replace the upstream's of the same name: that needs the map.
-    let raw = judged_req.is_none() && client_h1 && response_headers.is_empty();
+    let raw_response = judged_req.is_none() && client_h1 && response_headers.is_empty();
+    drop(raw);
     let up_req = Request::from_parts(parts, up_body);
-    let sent = upstream::send(&app.upstream, up_req, &set_host, raw, &forward_lines).await;
+    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines).await;
     FORWARD_LINES.with(|f| {
         let mut f = f.borrow_mut();
         if f.len() < 256 && forward_lines.capacity() <= 4096 {

@@ -601,6 +601,9 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
     let mut len: Option<u64> = None;
     let mut lines = if raw { spare_lines(end) } else { Vec::new() };
     let mut has_date = false;
+    // The lines to forward, copied in runs (see `codec::LineRuns`).
+    let base = head_bytes.as_ptr() as usize;
+    let mut runs = codec::LineRuns::default();
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
         let kind = resp_name(name);
@@ -649,12 +652,13 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
             // Values need no check here: httparse accepts exactly the bytes `HeaderValue` does
             // (HTAB, SP, visible ASCII, obs-text).
             has_date |= kind == RespName::Date;
-            lines.extend_from_slice(name);
-            lines.extend_from_slice(b": ");
-            lines.extend_from_slice(h.value);
-            lines.extend_from_slice(b"\r\n");
+            let at = |s: &[u8]| s.as_ptr() as usize - base;
+            runs.keep(head_bytes, &mut lines, (at(name), name.len()), (at(h.value), h.value.len()));
+        } else if raw {
+            runs.flush(head_bytes, &mut lines);
         }
     }
+    runs.flush(head_bytes, &mut lines);
     let body = if *method == Method::HEAD || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
         BodyState::Done
     } else if let Some(is_chunked) = chunked {
@@ -701,7 +705,6 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
         rbuf.advance(end);
         return Ok(Some(ParsedHead { parts: response.into_parts().0, body, keep_alive, raw: Some(RawHead { lines, has_date, request_id: None }) }));
     }
-    let base = head_bytes.as_ptr() as usize;
     let mut ranges: Vec<(HeaderName, usize, usize)> = Vec::with_capacity(resp.headers.len());
     for h in resp.headers.iter() {
         let name = HeaderName::from_bytes(h.name.as_bytes()).map_err(|_| HeadError::Invalid("invalid header name"))?;
@@ -719,7 +722,8 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
 
 /// Send `req` to the upstream. The request's URI must be in origin form and its headers final;
 /// `set_host` sets the `Host` header for the chosen target; `extra_lines` (complete header
-/// lines, e.g. the forwarding headers) are appended to the head as they are. With `raw`, the
+/// lines, e.g. the forwarding headers) are appended to the head as they are (`length_in_lines`:
+/// they hold the Content-Length). With `raw`, the
 /// response's header lines are kept for pass-through ([`RawHead`]) instead of a `HeaderMap`.
 pub async fn send(
     up: &Arc<Upstream>,
@@ -727,10 +731,11 @@ pub async fn send(
     set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue),
     raw: bool,
     extra_lines: &[u8],
+    length_in_lines: bool,
 ) -> Result<Response<UpstreamBody>, UpstreamError> {
     let (mut parts, mut body) = req.into_parts();
     let idempotent = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE);
-    let chunked = matches!(body, UpBody::Chained { .. }) && !parts.headers.contains_key(header::CONTENT_LENGTH);
+    let chunked = matches!(body, UpBody::Chained { .. }) && !length_in_lines && !parts.headers.contains_key(header::CONTENT_LENGTH);
     let mut tried: u64 = 0;
     let mut last_err: Option<String> = None;
     let mut fresh_retry_used = false;
@@ -1040,6 +1045,16 @@ mod tests {
     }
 
     const HEAD: &[u8] = b"HTTP/1.1 200 OK\r\nServer: up\r\nConnection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: timeout=5\r\nTE: x\r\nTrailer: y\r\nUpgrade: h2c\r\nProxy-Authenticate: Basic\r\nProxy-Connection: x\r\nX-Request-Id: theirs\r\nContent-Length: 2\r\nDATE: Sun, 22 Nov 2026 10:00:00 GMT\r\n\r\nok";
+
+    /// Lines are copied in runs where the head holds them as `name: value\r\n`, and rewritten
+    /// that way where it does not: the same bytes either way.
+    #[test]
+    fn pass_through_lines_are_canonical_whether_copied_in_runs_or_not() {
+        let head = b"HTTP/1.1 200 OK\r\nServer: up\r\nX-A: a\r\nConnection: keep-alive\r\nX-B:  b  \r\nX-C:\tc\r\nX-D: d\r\nX-E:\r\nX-F: \r\nContent-Length: 2\r\nX-G: g\r\n\r\nok";
+        let p = parse(head, &Method::GET, true);
+        let raw = p.raw.as_ref().unwrap();
+        assert_eq!(std::str::from_utf8(&raw.lines).unwrap(), "Server: up\r\nX-A: a\r\nX-B: b\r\nX-C: c\r\nX-D: d\r\nX-E: \r\nX-F: \r\nX-G: g\r\n");
+    }
 
     #[test]
     fn pass_through_head_keeps_end_to_end_headers_only() {

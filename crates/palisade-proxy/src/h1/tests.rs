@@ -263,3 +263,13 @@ fn a_sent_body_buffer_is_reused_for_the_next_body_unless_still_shared() {
     super::recycle_body(small.freeze());
     assert!(super::body_buffer(50_000).capacity() >= 50_000);
 }
+
+#[test]
+fn connection_tokens_tell_headers_named_beyond_the_hop_by_hop_ones() {
+    let t = |v: &[&str], ver| connection_tokens(v.iter().map(|s| s.as_bytes()), ver);
+    assert_eq!(t(&["Keep-Alive"], Version::HTTP_10), (true, false));
+    assert_eq!(t(&["keep-alive, TE, upgrade"], Version::HTTP_11), (true, false));
+    assert_eq!(t(&["close"], Version::HTTP_11), (false, false));
+    assert_eq!(t(&["keep-alive, X-Secret"], Version::HTTP_11), (true, true));
+    assert_eq!(t(&["te", " , x-b ,"], Version::HTTP_10), (false, true));
+}

@@ -194,3 +194,43 @@ async fn absolute_form_authority_wins_over_a_conflicting_host_header() {
         assert_problem(&r, 400, "http.bad_request");
     }
 }
+
+/// A plain request to an app without stages goes upstream from its own header lines (no header
+/// map): the same removals and replacements as through the map, names as the client sent them,
+/// values without the whitespace around them, and the Content-Length recomputed.
+#[tokio::test]
+async fn plain_request_lines_go_upstream_filtered() {
+    let mut up = Upstream::tcp(reply("ok")).await;
+    // No stages (detection is on by default).
+    let proxy = Proxy::start(&cfg(&[], &format!("{}    detection: off\n", one_app(&up.url()))));
+    let mut c = Conn::connect(proxy.addr).await;
+    let req = "POST /p HTTP/1.1\r\nhOST: api.test\r\nConnection: Keep-Alive, TE\r\nX-A:  spaced  \r\nKeep-Alive: timeout=5\r\nX-B: b\r\n\
+               X-Request-Id: client-id\r\nTE: trailers\r\nUpgrade: websocket\r\nProxy-Authorization: Basic c2VjcmV0\r\nX-Forwarded-For: 6.6.6.6\r\n\
+               X-Real-IP: 6.6.6.6\r\nx-forwarded-host: evil.example\r\nX-C:\tc\r\nContent-Length: 05\r\nX-D: d\r\nX-E: e\r\n\r\nhello";
+    let r = c.roundtrip(req).await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    let got = up.next_req().await;
+    for h in ["connection", "keep-alive", "te", "upgrade", "proxy-authorization"] {
+        assert!(got.header(h).is_none(), "{h} reached the upstream:\n{}", got.raw_head);
+    }
+    assert_eq!(got.header_all("host"), ["api.test"], "{}", got.raw_head);
+    assert_eq!(got.header("x-a"), Some("spaced"));
+    assert_eq!(got.header("x-c"), Some("c"));
+    assert!(got.raw_head.contains("\r\nX-B: b\r\n"), "{}", got.raw_head);
+    assert!(got.raw_head.contains("\r\nX-D: d\r\nX-E: e\r\n"), "{}", got.raw_head);
+    assert_eq!(got.header_all("content-length"), ["5"], "{}", got.raw_head);
+    assert_eq!(got.header_all("x-forwarded-for"), ["127.0.0.1"]);
+    assert_eq!(got.header_all("x-real-ip"), ["127.0.0.1"]);
+    assert_eq!(got.header_all("x-forwarded-host"), ["api.test"]);
+    assert_eq!(got.header_all("x-forwarded-proto"), ["http"]);
+    let id = r.header("x-request-id").expect("x-request-id on the response").to_string();
+    assert_eq!(got.header_all("x-request-id"), [id.as_str()]);
+    assert_eq!(got.body, b"hello");
+
+    // On the same connection: a GET's `Content-Length: 0` does not go upstream.
+    let r = c.roundtrip("GET /g HTTP/1.1\r\nHost: api.test\r\nContent-Length: 0\r\n\r\n").await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    let got = up.next_req().await;
+    assert!(got.header("content-length").is_none(), "{}", got.raw_head);
+    assert_eq!(got.target, "/g");
+}
