@@ -426,13 +426,39 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
     consider(run(s, 0, 0, steps));
     consider(scan_calls(s, steps));
     for q in [b'\'', b'"'] {
-        if let Some(at) = breakout(s.as_bytes(), q, steps) {
+        let mysql = breakout(s.as_bytes(), q, steps);
+        if let Some(at) = mysql {
             consider(run(s, q, at, steps));
             // The calls and probes after the breakout (from the start, the quote opened a string).
             consider(scan_calls(&s[at..], steps));
         }
+        // In standard SQL (PostgreSQL's default, SQL Server, Oracle, SQLite) a backslash is an
+        // ordinary character: `\' OR 1=1--` closes the string there.
+        if let Some(at) = breakout_standard(s.as_bytes(), q, steps).filter(|&at| Some(at) != mysql) {
+            consider(run(s, q, at, steps));
+            consider(scan_calls(&s[at..], steps));
+        }
     }
     best
+}
+
+/// [`breakout`] where only a doubled quote escapes (a backslash is an ordinary character);
+/// `None` when the value has no backslash before a quote (then both agree).
+fn breakout_standard(b: &[u8], q: u8, steps: &mut usize) -> Option<usize> {
+    if !memchr::memchr_iter(b'\\', b).any(|p| b.get(p + 1) == Some(&q)) {
+        return None;
+    }
+    let mut i = 0;
+    while let Some(p) = memchr::memchr(q, &b[i..]) {
+        let j = i + p;
+        *steps += p + 1;
+        if b.get(j + 1) == Some(&q) {
+            i = j + 2;
+            continue;
+        }
+        return Some(j + 1);
+    }
+    None
 }
 
 /// Calls of time-based and out-of-band functions (`sleep(5)`, `xp_cmdshell '...'`,

@@ -25,6 +25,9 @@ fn attacks_are_detected_at_balanced() {
         "x' union (select 1,2)--",
         // stacked
         "1; DROP TABLE users--",
+        // A backslash does not escape in standard SQL.
+        "\\' OR 1=1 -- ",
+        "x\\' union select password from users--",
         "DROP TABLE users",
         "drop table if exists users cascade",
         "DROP TABLE users; --",
@@ -110,6 +113,8 @@ fn prose_and_lookalikes_are_not_blocked() {
         "It's a 'quoted' word, isn't it?",
         "I'd like to select the union of both; or not",
         "Don't drop the table; it's fine",
+        "It\\'s a \\\"quoted\\\" word",
+        "C:\\Users\\'s folder",
         "Drop table tennis lessons on Friday",
         "Create view of the old town",
         "rock 'n' roll",
