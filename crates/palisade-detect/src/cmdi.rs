@@ -74,7 +74,8 @@ fn gate_test(d: &str) -> bool {
     if i == b.len() && !b.is_empty() && b.len() <= 64 {
         return bare_program(b);
     }
-    program_in_command_position(d)
+    // `b[..i]` are word bytes: the plain path goes on from there.
+    plain_first_word_program_after(b, i).unwrap_or_else(|| command_position_walk(b))
 }
 
 /// ASCII letters, digits and `_` (the bytes of [`bare_word`]'s words).
@@ -161,13 +162,23 @@ const NOT_PLAIN: u8 = 2;
 /// no base name, no glob path), so one table lookup per byte finds it and checks the rest.
 /// `None` for any other value. (`tests::plain_values_agree_with_the_walk` compares both.)
 fn plain_first_word_program(b: &[u8]) -> Option<bool> {
+    plain_first_word_program_after(b, 0)
+}
+
+/// [`plain_first_word_program`] of `b` whose first `known` bytes are known to be [`WORD_BYTE`]s
+/// (word bytes of [`PLAIN_CLASS`]): they are not read again.
+fn plain_first_word_program_after(b: &[u8], known: usize) -> Option<bool> {
     let class = |i: usize| PLAIN_CLASS[b[i] as usize];
     let mut i = 0;
     while i < b.len() && class(i) == BLANK {
         i += 1;
     }
     let start = i;
-    while i < b.len() && class(i) == 0 {
+    i = i.max(known);
+    // A word of more than 20 bytes names no program: its end need not be found (the bytes after
+    // the 21st are checked by `any_not_plain` below like the rest).
+    let stop = b.len().min(start + 21);
+    while i < stop && class(i) == 0 {
         i += 1;
     }
     let word = &b[start..i];
@@ -205,9 +216,45 @@ fn any_not_plain(b: &[u8]) -> bool {
     chunks.remainder().iter().any(|&c| t[c as usize] & NOT_PLAIN != 0)
 }
 
+/// Bytes of a word the walk reads without dropping anything: [`PLAIN_CLASS`] 0, and `/` (a
+/// base name is taken after the last one).
+static FAST_WORD: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        if PLAIN_CLASS[c] == 0 || c == b'/' as usize {
+            t[c] = 1;
+        }
+        c += 1;
+    }
+    t
+};
+
+/// The first offset at or after `j` whose byte is not a [`FAST_WORD`] byte (`b.len()` if none):
+/// eight table lookups per test.
+#[inline]
+fn fast_word_end(b: &[u8], mut j: usize) -> usize {
+    let t = &FAST_WORD;
+    while let Some(c) = b.get(j..j + 8) {
+        if t[c[0] as usize] & t[c[1] as usize] & t[c[2] as usize] & t[c[3] as usize] & t[c[4] as usize] & t[c[5] as usize] & t[c[6] as usize] & t[c[7] as usize]
+            == 0
+        {
+            break;
+        }
+        j += 8;
+    }
+    while j < b.len() && t[b[j] as usize] != 0 {
+        j += 1;
+    }
+    j
+}
+
 /// Every word in command position (at the start, after an operator), checked against the
 /// programs.
 fn command_position_walk(b: &[u8]) -> bool {
+    // [`hidden_program`] needs a `?` or `*` (glob path) or a `$` (ANSI-C quoting): without
+    // them, no word is looked at for it.
+    let may_hide = memchr::memchr3(b'?', b'*', b'$', b).is_some();
     let mut cmdpos = true;
     let mut i = 0;
     while i < b.len() {
@@ -246,10 +293,7 @@ fn command_position_walk(b: &[u8]) -> bool {
         // Most words hold only plain bytes and `/` up to the blank or operator that ends them:
         // found with one table lookup per byte, the base name read once. The others are read
         // a byte at a time below.
-        let mut j = i;
-        while j < b.len() && (PLAIN_CLASS[b[j] as usize] == 0 || b[j] == b'/') {
-            j += 1;
-        }
+        let j = fast_word_end(b, i);
         let fast = j > i && (j == b.len() || PLAIN_CLASS[b[j] as usize] == BLANK || is_gate_op(b[j], b.get(j + 1).copied().unwrap_or(0)));
         if fast {
             let base = b[i..j].iter().rposition(|&c| c == b'/').map_or(i, |p| i + p + 1);
@@ -300,7 +344,11 @@ fn command_position_walk(b: &[u8]) -> bool {
             }
             content = true;
         }
-        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i])) {
+        // (A word read by the fast path has `bb` equal to `a`: looked up once.)
+        if cmdpos
+            && content
+            && (known_program(&a, la) || !fast && known_program(&bb, lb) || may_hide && word_start < b.len() && hidden_program(&b[word_start..i]))
+        {
             return true;
         }
         if content {

@@ -347,6 +347,128 @@ fn plain_values_agree_with_the_walk() {
     assert!(decided > values.len() / 4 && yes > 100, "{decided} {yes}");
 }
 
+/// The gate's test ([`gate_test`]) and [`program_in_command_position`] say what the slow
+/// references say ([`bare_word`] for a bare word, [`reference_walk`] otherwise) on generated
+/// values: concatenations of programs (plain, upper case, with `.exe`, after a path), URL and
+/// path pieces (`https://x.org/v2/`, `{size}`, `/???/?at`), operators, blanks, quotes, escapes,
+/// `$IFS`, ANSI-C quoting and words longer than any program; and the whole gate (`%`, the
+/// literals, the test) admits each of those the check reports (those whose length is a
+/// multiple of 8: the check costs more).
+#[test]
+fn gate_test_agrees_with_the_references_on_generated_values() {
+    const PARTS: &[&str] = &[
+        "cat",
+        "whoami",
+        "id",
+        "ls",
+        "nc",
+        "CAT.EXE",
+        "Bash",
+        "size",
+        "uname",
+        "x",
+        "abc",
+        "0ea827",
+        "6_1",
+        "abcdefghijklmnopqrstuvwxyz",
+        "formatting-dates",
+        "2016-01-14T06:30:45.397Z",
+        "/",
+        "/usr/bin/",
+        "/bin/",
+        "/???/?at",
+        "*",
+        "?",
+        ".png",
+        "https://avatars.discourse.org/v2/letter/z/",
+        "/user_avatar/d.com/system/",
+        "{size}",
+        "{",
+        "}",
+        ";",
+        "|",
+        "||",
+        "&",
+        "&&",
+        "`",
+        "$(",
+        "(",
+        ")",
+        "<",
+        ">",
+        "\n",
+        "\r",
+        "\\n",
+        "\\r",
+        " ",
+        "  ",
+        "+",
+        ",",
+        "\t",
+        "\x0b",
+        "'",
+        "\"",
+        "^",
+        "$'\\x69d'",
+        "$IFS",
+        "${IFS}",
+        "${IFS",
+        "$@",
+        "$1",
+        "$",
+        "\\",
+        "\\033[0m",
+        "\\e[1m",
+        ".",
+        "-",
+        ":",
+        "_",
+        "=",
+        "@",
+        "%",
+        "é",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut yes, mut walks, mut bare, mut fired) = (0usize, 0usize, 0usize, 0usize);
+    for _ in 0..200_000 {
+        let mut v = String::new();
+        for _ in 0..1 + next(8) {
+            v.push_str(PARTS[next(PARTS.len())]);
+        }
+        let walk = reference_walk(v.as_bytes());
+        assert_eq!(program_in_command_position(&v), walk, "{v:?}");
+        let word = !v.is_empty() && v.len() <= 64 && v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+        if word {
+            // A gate literal opens the gate before its test runs; bare_word leaves those words
+            // to the analysis.
+            if let Some(h) = bare_word(&v) {
+                bare += 1;
+                assert_eq!(gate_test(&v), h.is_some(), "{v:?}");
+            }
+        } else {
+            walks += 1;
+            assert_eq!(gate_test(&v), walk, "{v:?}");
+        }
+        yes += usize::from(walk);
+        // And the gate as the engine declares it (`%`, the literals, the test) lets through
+        // every value the check reports.
+        if v.len() % 8 == 0 {
+            let input = Input { raw: &v, decoded: &v, field: FieldKind::QueryValue };
+            if let Some(h) = CmdiDetector.check(&input, Level::Strict) {
+                fired += 1;
+                assert!(v.contains('%') || SPECIAL_ANCHORS.any(&v) || gate_test(&v), "{v:?} fires ({}) but the gate is closed", h.why);
+            }
+        }
+    }
+    assert!(yes > 20_000 && walks > 150_000 && bare > 1_000 && fired > 1_000, "{yes} yes, {walks} walked, {bare} bare words, {fired} hits");
+}
+
 /// [`command_position_walk`] as it was before its fast paths (a byte at a time, no plain-value
 /// shortcut): the reference the fast paths are compared with.
 fn reference_walk(b: &[u8]) -> bool {
