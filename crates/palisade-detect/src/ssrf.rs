@@ -218,8 +218,7 @@ fn encoded_host(host: &str) -> bool {
 }
 
 fn analyse(s: &str) -> Option<Hit> {
-    // Lowercased only when it has an uppercase letter (most URLs are written in lowercase).
-    let l: std::borrow::Cow<'_, str> = if s.bytes().any(|b| b.is_ascii_uppercase()) { s.to_ascii_lowercase().into() } else { s.into() };
+    let l = s.to_ascii_lowercase();
     step(l.len());
     let mut out = None;
     for (p, _) in l.match_indices(':') {

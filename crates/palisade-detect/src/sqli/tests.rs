@@ -587,3 +587,57 @@ fn typographic_quotes_are_found_by_their_bytes() {
     assert_eq!(quotes, 8);
     assert_eq!(fold_quotes("l\u{2019}\u{e9}t\u{e9} \u{201c}x\u{201d}").as_deref(), Some("l'\u{e9}t\u{e9} \"x\""));
 }
+
+/// [`slug_inert`] as it was before its one-pass form (the reference it is tested against).
+fn slug_inert_reference(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || !b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') || memchr::memmem::find(b, b"--").is_some() {
+        return false;
+    }
+    let mut parts = s.split('-');
+    let first = parts.next().unwrap_or("");
+    let one_token = |p: &str| !(p.bytes().any(|c| c.is_ascii_digit()) && p.bytes().any(|c| c.is_ascii_alphabetic())) || inert(p);
+    !first.is_empty() && inert(first) && parts.all(one_token)
+}
+
+#[test]
+fn slug_inert_agrees_with_its_reference() {
+    let mut words: Vec<&str> = GATE_WORDS.to_vec();
+    words.extend(["1", "x", "we", "a1", "9", "0x1f", "0b1", "h2", "_", "e5", "1e5", "x1", "0xabunion", "1union", "db", "0", "", "'", " ", ".", "\u{e9}"]);
+    let seps = ["-", "-", "-", "_", "", "--", "-_", "_-"];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut yes, mut no) = (0, 0);
+    for _ in 0..200_000 {
+        let len = 1 + (next() % 6) as usize;
+        let mut v = String::new();
+        if next() % 8 == 0 {
+            v.push_str(seps[(next() % seps.len() as u64) as usize]);
+        }
+        for k in 0..len {
+            if k > 0 {
+                v.push_str(seps[(next() % seps.len() as u64) as usize]);
+            }
+            v.push_str(words[(next() % words.len() as u64) as usize]);
+        }
+        if next() % 8 == 0 {
+            v.push_str(seps[(next() % seps.len() as u64) as usize]);
+        }
+        let want = slug_inert_reference(&v);
+        if want {
+            yes += 1;
+        } else {
+            no += 1;
+        }
+        assert_eq!(slug_inert(&v), want, "{v:?}");
+    }
+    assert!(yes > 20_000 && no > 20_000, "{yes} {no}");
+    for v in ["", "-", "a", "a-", "-a", "a--b", "a-1x", "1union-x", "x-0x1fmatch-1", "we-couldnt-understand"] {
+        assert_eq!(slug_inert(v), slug_inert_reference(v), "{v:?}");
+    }
+}
