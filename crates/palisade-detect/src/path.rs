@@ -544,9 +544,15 @@ fn may_climb(c: &str) -> bool {
 }
 
 fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
+    judge_known(c, null, field, may_climb(c), memchr::memchr2(b'/', b'\\', c.as_bytes()).is_some())
+}
+
+/// [`judge`] with [`may_climb`] of `c` (`climb`) and whether `c` holds a separator (`slash`)
+/// already known.
+fn judge_known(c: &str, null: bool, field: FieldKind, climb: bool, slash: bool) -> Option<Cand> {
     // Without a separator or a segment that climbs, only a NUL can make a finding; a URL
     // (`scheme://`) needs a climbing segment or a NUL.
-    if !null && !may_climb(c) && (memchr::memchr2(b'/', b'\\', c.as_bytes()).is_none() || is_url(c) || plain_path(c)) {
+    if !null && !climb && (!slash || is_url(c) || plain_path(c)) {
         step(c.len());
         return None;
     }
@@ -733,6 +739,26 @@ static WRAP_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
     ])
 });
 
+/// A superset of [`WRAP_ANCHORS`]`.any(s)` without the automaton: every wrapper anchor is a
+/// name right before a `:` (`php`, `expect`, `phar`, `zip`, `glob`, `rar`, `ogg`, `file`,
+/// `data`) or a `.` (`compress`, `ssh2`, `convert`, `string`, `zlib`), so a value where no `:`
+/// or `.` follows one of these names (ASCII case-insensitive) holds no anchor. A URL or path
+/// has a few of these bytes, each rejected by the byte before it mostly; the automaton reads
+/// every byte (`tests::may_wrap_covers_the_wrapper_anchors`).
+fn may_wrap(b: &[u8]) -> bool {
+    const COLON: [&[u8]; 9] = [b"php", b"expect", b"phar", b"zip", b"glob", b"rar", b"ogg", b"file", b"data"];
+    const DOT: [&[u8]; 5] = [b"compress", b"ssh2", b"convert", b"string", b"zlib"];
+    let ends = |p: usize, w: &[u8]| p >= w.len() && b[p - w.len()..p].eq_ignore_ascii_case(w);
+    memchr::memchr2_iter(b':', b'.', b).any(|p| {
+        let Some(&prev) = p.checked_sub(1).and_then(|i| b.get(i)) else { return false };
+        if b[p] == b':' {
+            matches!(prev | 0x20, b'p' | b't' | b'r' | b'b' | b'g' | b'e' | b'a') && COLON.iter().any(|w| ends(p, w))
+        } else {
+            matches!(prev | 0x20, b's' | b'2' | b't' | b'g' | b'b') && DOT.iter().any(|w| ends(p, w))
+        }
+    })
+}
+
 fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
     if !WRAP_ANCHORS.any(lc) {
         return None;
@@ -789,6 +815,11 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
 const PLAIN: u8 = 1;
 const TOKEN_SEP: u8 = 2;
 const BLANK: u8 = 4;
+/// `.`, `?` and `0`: the first byte of a pair [`normalise`] folds (`..`, `0x`) or of a
+/// segment that may climb ([`may_climb`]: `..`, `.?`, `?.`).
+const PAIR: u8 = 8;
+/// `/` and `\`.
+const SLASH: u8 = 16;
 
 /// Byte classes, one lookup per byte in the scans of [`analyse`] and [`normalise`].
 static CLASS: [u8; 256] = {
@@ -812,8 +843,52 @@ static CLASS: [u8; 256] = {
         t[blanks[i] as usize] |= BLANK;
         i += 1;
     }
+    t[b'.' as usize] |= PAIR;
+    t[b'?' as usize] |= PAIR;
+    t[b'0' as usize] |= PAIR;
+    t[b'/' as usize] |= SLASH;
+    t[b'\\' as usize] |= SLASH;
     t
 };
+
+/// What one pass over the bytes of a value says, for [`analyse`]'s common case (a URL or a
+/// path of printable ASCII: nothing to normalise, no blank, no delimiter to cut tokens at).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Facts {
+    /// [`normalise`] returns the value itself, without a NUL: every byte is [`PLAIN`], and
+    /// there is no `..` and no `0x`/`0X`.
+    plain: bool,
+    /// An [`is_blank`] byte.
+    blank: bool,
+    /// A [`token_separator`].
+    sep: bool,
+    /// [`may_climb`].
+    climb: bool,
+    /// A `/` or `\`.
+    slash: bool,
+}
+
+fn facts(b: &[u8]) -> Facts {
+    let (mut all, mut any) = (PLAIN, 0u8);
+    let (mut fold, mut climb) = (false, false);
+    for (i, &c) in b.iter().enumerate() {
+        let k = CLASS[c as usize];
+        all &= k;
+        any |= k;
+        if k & PAIR != 0 {
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            match c {
+                b'.' => {
+                    fold |= next == b'.';
+                    climb |= matches!(next, b'.' | b'?');
+                }
+                b'?' => climb |= next == b'.',
+                _ => fold |= next | 0x20 == b'x',
+            }
+        }
+    }
+    Facts { plain: all & PLAIN != 0 && !fold, blank: any & BLANK != 0, sep: any & TOKEN_SEP != 0, climb, slash: any & SLASH != 0 }
+}
 
 /// Quotes, operators and delimiters around a path named inside a larger value.
 #[inline]
@@ -841,10 +916,56 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     if s.is_empty() || !may_hold_path(s) {
         return None;
     }
+    let f = facts(s.as_bytes());
+    if f.plain && !f.blank && !f.sep {
+        return analyse_plain(s, field, depth, f);
+    }
+    analyse_general(s, field, depth)
+}
+
+/// [`analyse_general`] of a value whose [`Facts`] say: nothing to normalise (the value is its
+/// own normal form, with no NUL), nothing to trim, a single token. One pass over the bytes
+/// ([`facts`]) instead of one per question (`tests::analyse_plain_agrees_with_the_general_path`).
+fn analyse_plain(s: &str, field: FieldKind, depth: u8, f: Facts) -> Option<Hit> {
+    step(s.len());
+    let mut out: Option<Hit> = None;
+    if may_wrap(s.as_bytes()) && WRAP_ANCHORS.any(s) {
+        if let Some((c, why)) = wrappers(&s.to_ascii_lowercase()) {
+            out = Some(mk(NAME, Category::Lfi, c, s, why));
+        }
+    }
+    if let Some(c) = judge_known(s, false, field, f.climb, f.slash) {
+        out = best(out, Some(mk(NAME, c.cat, c.conf, s, c.why)));
+    }
+    if depth == 0 && out.is_none() {
+        out = b64_path(s, field);
+    }
+    out
+}
+
+/// A whole value in base64 (`Li4vLi4v...` = `../../`), for [`analyse`] (`t` trimmed, without
+/// whitespace).
+fn b64_path(t: &str, field: FieldKind) -> Option<Hit> {
+    if t.len() < 8 || t.len() > 4096 || !b64_path_like(t) {
+        return None;
+    }
+    let bytes = b64_decode(t)?;
+    let t = std::str::from_utf8(&bytes).ok()?;
+    if !(t.bytes().all(|b| (0x20..0x7f).contains(&b)) && t.contains(['/', '\\'])) {
+        return None;
+    }
+    let mut h = analyse(t, field, 1)?;
+    h.confidence = h.confidence.saturating_sub(5);
+    h.why = "base64-encoded path";
+    Some(h)
+}
+
+/// [`analyse`] of any value: normalised, the whole value then its tokens judged, base64.
+fn analyse_general(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     let (n, null) = normalise(s);
     step(n.len());
     let mut out: Option<Hit> = None;
-    if WRAP_ANCHORS.any(&n) {
+    if may_wrap(n.as_bytes()) && WRAP_ANCHORS.any(&n) {
         if let Some((c, why)) = wrappers(&n.to_ascii_lowercase()) {
             out = Some(mk(NAME, Category::Lfi, c, &n, why));
         }
@@ -878,18 +999,8 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
         }
     }
     // A whole value in base64 (`Li4vLi4v...` = `../../`).
-    if depth == 0 && out.is_none() && trimmed.len() >= 8 && trimmed.len() <= 4096 && !whole_has_space && b64_path_like(trimmed) {
-        if let Some(bytes) = b64_decode(trimmed) {
-            if let Ok(t) = std::str::from_utf8(&bytes) {
-                if t.bytes().all(|b| (0x20..0x7f).contains(&b)) && t.contains(['/', '\\']) {
-                    if let Some(mut h) = analyse(t, field, 1) {
-                        h.confidence = h.confidence.saturating_sub(5);
-                        h.why = "base64-encoded path";
-                        out = best(out, Some(h));
-                    }
-                }
-            }
-        }
+    if depth == 0 && out.is_none() && !whole_has_space {
+        out = b64_path(trimmed, field);
     }
     out
 }

@@ -250,3 +250,148 @@ fn plain_path_agrees_with_the_walk() {
     }
     assert!(plain > 1000 && found > 1000, "{plain} {found}");
 }
+
+/// [`may_wrap`] says yes wherever the wrapper automaton finds an anchor: every wrapper and
+/// filter in any case, and a bounded pseudo-random sample of texts made of anchor pieces,
+/// look-alike names and delimiters.
+#[test]
+fn may_wrap_covers_the_wrapper_anchors() {
+    for (w, _, _) in WRAPPERS {
+        assert!(may_wrap(w.as_bytes()) && may_wrap(w.to_ascii_uppercase().as_bytes()), "{w}");
+    }
+    for f in PHP_FILTERS {
+        assert!(may_wrap(f.as_bytes()), "{f}");
+    }
+    let parts = [
+        "php", "PHP", "expect", "phar", "zip", "glob", "rar", "ogg", "file", "FILE", "data", "compress", "ssh2", "convert", "string", "zlib", "ph", "p", "hp",
+        "a", "x", "2", ":", ".", "//", "/", ":/", "https", "{size}", ".png", "zli", "b", "Data", "sTrInG", "-", " ", "\u{e9}",
+    ];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut anchored, mut skipped) = (0, 0);
+    for _ in 0..100_000 {
+        let len = 1 + (next() % 6) as usize;
+        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        if WRAP_ANCHORS.any(&v) {
+            anchored += 1;
+            assert!(may_wrap(v.as_bytes()), "{v:?}");
+        } else if !may_wrap(v.as_bytes()) {
+            skipped += 1;
+        }
+    }
+    assert!(anchored > 2_000 && skipped > 20_000, "{anchored} {skipped}");
+    assert!(!may_wrap(b"https://avatars.discourse.org/v2/letter/z/0ea827/{size}.png"));
+    assert!(!may_wrap(b"/user_avatar/discourse.metabase.com/system/{size}/6_1.png"));
+}
+
+/// [`facts`] agrees with the questions it answers in one pass.
+#[test]
+fn facts_agree_with_the_separate_scans() {
+    generated_paths(50_000, |v| {
+        let f = facts(v.as_bytes());
+        let (n, null) = normalise(v);
+        assert_eq!(f.plain, matches!(n, Cow::Borrowed(_)) && !null && v.bytes().all(|c| CLASS[c as usize] & PLAIN != 0), "{v:?}");
+        assert_eq!(f.blank, v.bytes().any(is_blank), "{v:?}");
+        assert_eq!(f.sep, v.bytes().any(token_separator), "{v:?}");
+        assert_eq!(f.climb, may_climb(v), "{v:?}");
+        assert_eq!(f.slash, v.contains(['/', '\\']), "{v:?}");
+    });
+}
+
+/// The one-pass path for URLs and paths of printable ASCII gives what the general path gives,
+/// at both depths and for URL-borne and document field kinds.
+#[test]
+fn analyse_plain_agrees_with_the_general_path() {
+    let (mut plain, mut found) = (0, 0);
+    generated_paths(60_000, |v| {
+        if !may_hold_path(v) {
+            return;
+        }
+        let f = facts(v.as_bytes());
+        for field in [FieldKind::QueryValue, FieldKind::JsonValue] {
+            let want = analyse_general(v, field, 0);
+            found += usize::from(want.is_some());
+            assert_eq!(analyse(v, field, 0), want, "{v:?}");
+            assert_eq!(analyse(v, field, 1), analyse_general(v, field, 1), "{v:?}");
+        }
+        plain += usize::from(f.plain && !f.blank && !f.sep);
+    });
+    assert!(plain > 5_000 && found > 5_000, "{plain} {found}");
+}
+
+/// Values built from path pieces: roots, system directories, sensitive names, dot segments,
+/// encodings, wrappers, URL parts, base64 of `../`, blanks and delimiters (a bounded
+/// pseudo-random sample).
+fn generated_paths(n: usize, mut f: impl FnMut(&str)) {
+    let parts = [
+        "/",
+        "\\",
+        ".",
+        "..",
+        "?",
+        "etc",
+        "passwd",
+        "web.config",
+        "a",
+        "1X",
+        "C:",
+        "windows",
+        "win.ini",
+        "home",
+        ".ssh",
+        "access.log",
+        "x.png",
+        "{size}",
+        "=",
+        " ",
+        "dev",
+        "null",
+        "proc",
+        "self",
+        "environ",
+        "https://",
+        "http://",
+        "avatars.example.org",
+        "v2",
+        "0x2e",
+        "0X2F",
+        "0",
+        "x",
+        "%2e",
+        "%00",
+        "php://",
+        "filter",
+        "file:",
+        "data:",
+        "zip://",
+        "convert.",
+        "Li4vLi4v",
+        "ZXRj",
+        "'",
+        "\"",
+        "&",
+        "\u{ff0e}",
+        "\t",
+        "..;",
+        "~",
+        "latest?page=1",
+        ":",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..n {
+        let len = 1 + (next() % 7) as usize;
+        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        f(&v);
+    }
+}

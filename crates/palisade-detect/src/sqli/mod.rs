@@ -343,22 +343,38 @@ fn inert(s: &str) -> bool {
 /// so the automaton stops there. `tests::slug_shortcut_agrees_with_the_full_analysis` checks it against
 /// [`analyze_all`] on random slugs made of every keyword.
 fn slug_inert(s: &str) -> bool {
+    // One pass over the bytes, part by part (`tests::slug_inert_agrees_with_its_reference`).
     let b = s.as_bytes();
-    if b.is_empty() || !b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') || memchr::memmem::find(b, b"--").is_some() {
+    if b.first().is_none_or(|&c| c == b'-') {
         return false;
     }
-    let mut parts = s.split('-');
-    let first = parts.next().unwrap_or("");
-    // A later part is one token (a word, or a number) unless it mixes digits and letters: then
-    // a keyword may stand right after a number (`0x1fmatch`, `1union`), as an operator.
-    let one_token = |p: &str| !(p.bytes().any(|c| c.is_ascii_digit()) && p.bytes().any(|c| c.is_ascii_alphabetic())) || inert(p);
-    !first.is_empty() && inert(first) && parts.all(one_token)
+    let (mut start, mut digit, mut alpha) = (0, false, false);
+    for i in 0..=b.len() {
+        match b.get(i) {
+            None | Some(b'-') => {
+                if b.get(i + 1) == Some(&b'-') && i < b.len() {
+                    return false;
+                }
+                // A later part is one token (a word, or a number) unless it mixes digits and
+                // letters: then a keyword may stand right after a number (`0x1fmatch`,
+                // `1union`), as an operator.
+                if (start == 0 || (digit && alpha)) && !inert(&s[start..i]) {
+                    return false;
+                }
+                (start, digit, alpha) = (i + 1, false, false);
+            }
+            Some(c) if c.is_ascii_digit() => digit = true,
+            Some(c) if c.is_ascii_alphabetic() => alpha = true,
+            Some(b'_') => {}
+            Some(_) => return false,
+        }
+    }
+    true
 }
 
 /// `‘’‛′ʼ` to `'` and `“”″` to `"`, when present.
 fn fold_quotes(s: &str) -> Option<String> {
-    let is_q = |c: char| matches!(c, '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' | '\u{201c}' | '\u{201d}' | '\u{2033}');
-    if s.is_ascii() || !s.chars().any(is_q) {
+    if !has_typographic_quote(s.as_bytes()) {
         return None;
     }
     let mut out = String::with_capacity(s.len());
@@ -370,6 +386,17 @@ fn fold_quotes(s: &str) -> Option<String> {
         });
     }
     Some(out)
+}
+
+/// Whether the UTF-8 text `b` holds one of the quotes [`fold_quotes`] folds: `‘ ’ ‛ “ ”` are
+/// `E2 80 98/99/9B/9C/9D`, `′ ″` are `E2 80 B2/B3`, `ʼ` is `CA BC` (in valid UTF-8 these lead
+/// bytes start a character), found by `memchr` on the lead bytes rather than by decoding every
+/// character (`tests::typographic_quotes_are_found_by_their_bytes`).
+fn has_typographic_quote(b: &[u8]) -> bool {
+    memchr::memchr2_iter(0xE2, 0xCA, b).any(|i| match b[i] {
+        0xE2 => b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0x98 | 0x99 | 0x9B | 0x9C | 0x9D | 0xB2 | 0xB3)),
+        _ => b.get(i + 1) == Some(&0xBC),
+    })
 }
 
 /// One URL-decoding layer (`%XX`, and `+` as a space) when the value contains `%XX`.
@@ -424,19 +451,34 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
         }
     };
     consider(run(s, 0, 0, steps));
-    consider(scan_calls(s, steps));
+    // The pre-filter of [`scan_calls`] holds for every tail after a breakout when it holds for
+    // nothing of `s`: a tail starts after a quote, so `union` at its start has no letter before
+    // it in `s` either (`tests::may_call_of_a_tail_implies_may_call_of_the_value`).
+    let calls = may_call(s.as_bytes());
+    if calls {
+        consider(scan_calls(s, steps));
+    }
+    // Without a quote there is no breakout (one pass instead of one per quote and dialect).
+    if memchr::memchr2(b'\'', b'"', s.as_bytes()).is_none() {
+        *steps += s.len();
+        return best;
+    }
     for q in [b'\'', b'"'] {
         let mysql = breakout(s.as_bytes(), q, steps);
         if let Some(at) = mysql {
             consider(run(s, q, at, steps));
             // The calls and probes after the breakout (from the start, the quote opened a string).
-            consider(scan_calls(&s[at..], steps));
+            if calls {
+                consider(scan_calls(&s[at..], steps));
+            }
         }
         // In standard SQL (PostgreSQL's default, SQL Server, Oracle, SQLite) a backslash is an
         // ordinary character: `\' OR 1=1--` closes the string there.
         if let Some(at) = breakout_standard(s.as_bytes(), q, steps).filter(|&at| Some(at) != mysql) {
             consider(run(s, q, at, steps));
-            consider(scan_calls(&s[at..], steps));
+            if calls {
+                consider(scan_calls(&s[at..], steps));
+            }
         }
     }
     best

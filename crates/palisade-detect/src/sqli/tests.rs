@@ -454,3 +454,190 @@ fn slug_shortcut_agrees_with_the_full_analysis() {
         assert!(!slug_inert(v), "{v}");
     }
 }
+
+/// [`analyze_view`] as it was before its shortcuts (every context, [`scan_calls`] after every
+/// breakout): the reference the shortcuts are tested against.
+fn analyze_view_reference(s: &str) -> Option<Finding> {
+    let steps = &mut 0;
+    if s.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'@' | b':' | b'/' | b',')) && !s.contains('-') && !s.contains('/') {
+        return None;
+    }
+    let mut best: Option<Finding> = None;
+    let mut consider = |f: Option<Finding>| {
+        if let Some(f) = f {
+            if best.as_ref().is_none_or(|b| f.confidence > b.confidence) {
+                best = Some(f);
+            }
+        }
+    };
+    consider(run(s, 0, 0, steps));
+    consider(scan_calls(s, steps));
+    for q in [b'\'', b'"'] {
+        let mysql = breakout(s.as_bytes(), q, steps);
+        if let Some(at) = mysql {
+            consider(run(s, q, at, steps));
+            consider(scan_calls(&s[at..], steps));
+        }
+        if let Some(at) = breakout_standard(s.as_bytes(), q, steps).filter(|&at| Some(at) != mysql) {
+            consider(run(s, q, at, steps));
+            consider(scan_calls(&s[at..], steps));
+        }
+    }
+    best
+}
+
+/// Values built from SQL fragments, quotes, backslashes and the words [`may_call`] looks for
+/// (a bounded pseudo-random sample).
+fn generated_values(n: usize, mut f: impl FnMut(&str)) {
+    let parts = [
+        "1",
+        "x",
+        "union",
+        "UNION",
+        "select",
+        "sleep",
+        "case",
+        "waitfor",
+        "delay",
+        "when",
+        "'",
+        "\"",
+        "\\",
+        "\\'",
+        "''",
+        " ",
+        "#",
+        "--",
+        "@@version",
+        "(",
+        ")",
+        "=",
+        "or",
+        "and",
+        ";",
+        "0x1f",
+        "\u{2019}",
+        "/*",
+        "*/",
+        ",",
+        "%27",
+        "u",
+        "a",
+        "from",
+        "1=1",
+        "if",
+        "version()",
+        "concat",
+        "exec",
+        "@s",
+        "'0:0:5'",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..n {
+        let len = 1 + (next() % 9) as usize;
+        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        f(&v);
+    }
+}
+
+#[test]
+fn may_call_of_a_tail_implies_may_call_of_the_value() {
+    let mut tails = 0;
+    generated_values(60_000, |v| {
+        let b = v.as_bytes();
+        for (i, &c) in b.iter().enumerate() {
+            if matches!(c, b'\'' | b'"') && may_call(&b[i + 1..]) {
+                tails += 1;
+                assert!(may_call(b), "{v:?} at {i}");
+            }
+        }
+    });
+    assert!(tails > 10_000, "{tails}");
+}
+
+#[test]
+fn analyze_view_agrees_with_its_reference() {
+    let mut found = 0;
+    generated_values(60_000, |v| {
+        let want = analyze_view_reference(v);
+        found += usize::from(want.is_some());
+        assert_eq!(analyze_view(v, &mut 0), want, "{v:?}");
+    });
+    assert!(found > 5_000, "{found}");
+}
+
+/// The byte search for typographic quotes agrees with a search of the characters, on every
+/// character around them (all of U+0000..U+3000 once, each between ASCII letters).
+#[test]
+fn typographic_quotes_are_found_by_their_bytes() {
+    let is_q = |c: char| matches!(c, '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' | '\u{201c}' | '\u{201d}' | '\u{2033}');
+    let mut quotes = 0;
+    for c in (0..0x3000u32).filter_map(char::from_u32) {
+        let v = format!("a{c}b");
+        quotes += usize::from(is_q(c));
+        assert_eq!(has_typographic_quote(v.as_bytes()), is_q(c), "{c:?}");
+        assert_eq!(fold_quotes(&v).is_some(), is_q(c), "{c:?}");
+    }
+    assert_eq!(quotes, 8);
+    assert_eq!(fold_quotes("l\u{2019}\u{e9}t\u{e9} \u{201c}x\u{201d}").as_deref(), Some("l'\u{e9}t\u{e9} \"x\""));
+}
+
+/// [`slug_inert`] as it was before its one-pass form (the reference it is tested against).
+fn slug_inert_reference(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.is_empty() || !b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') || memchr::memmem::find(b, b"--").is_some() {
+        return false;
+    }
+    let mut parts = s.split('-');
+    let first = parts.next().unwrap_or("");
+    let one_token = |p: &str| !(p.bytes().any(|c| c.is_ascii_digit()) && p.bytes().any(|c| c.is_ascii_alphabetic())) || inert(p);
+    !first.is_empty() && inert(first) && parts.all(one_token)
+}
+
+#[test]
+fn slug_inert_agrees_with_its_reference() {
+    let mut words: Vec<&str> = GATE_WORDS.to_vec();
+    words.extend(["1", "x", "we", "a1", "9", "0x1f", "0b1", "h2", "_", "e5", "1e5", "x1", "0xabunion", "1union", "db", "0", "", "'", " ", ".", "\u{e9}"]);
+    let seps = ["-", "-", "-", "_", "", "--", "-_", "_-"];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut yes, mut no) = (0, 0);
+    for _ in 0..200_000 {
+        let len = 1 + (next() % 6) as usize;
+        let mut v = String::new();
+        if next() % 8 == 0 {
+            v.push_str(seps[(next() % seps.len() as u64) as usize]);
+        }
+        for k in 0..len {
+            if k > 0 {
+                v.push_str(seps[(next() % seps.len() as u64) as usize]);
+            }
+            v.push_str(words[(next() % words.len() as u64) as usize]);
+        }
+        if next() % 8 == 0 {
+            v.push_str(seps[(next() % seps.len() as u64) as usize]);
+        }
+        let want = slug_inert_reference(&v);
+        if want {
+            yes += 1;
+        } else {
+            no += 1;
+        }
+        assert_eq!(slug_inert(&v), want, "{v:?}");
+    }
+    assert!(yes > 20_000 && no > 20_000, "{yes} {no}");
+    for v in ["", "-", "a", "a-", "-a", "a--b", "a-1x", "1union-x", "x-0x1fmatch-1", "we-couldnt-understand"] {
+        assert_eq!(slug_inert(v), slug_inert_reference(v), "{v:?}");
+    }
+}
