@@ -175,6 +175,23 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
             .collect();
         consider(analyze_view(&d, steps));
     }
+    // Fullwidth forms typed as such (`＜script＞`, `＂ onmouseover=...`): a back end that
+    // normalises text (NFKC) or converts it to a legacy code page (Windows "best fit") turns
+    // them into ASCII markup. Only a value with a fullwidth `<`, `"` or `'` is folded, and the
+    // folded text is judged like any other: CJK prose with fullwidth brackets around words
+    // (`＜お知らせ＞`) or fullwidth parentheses holds no tag or call.
+    if !s.is_ascii() && s.contains(['\u{ff1c}', '\u{ff02}', '\u{ff07}']) {
+        let d: String = s
+            .chars()
+            .map(|c| match c {
+                '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+                '\u{3000}' => ' ',
+                c => c,
+            })
+            .collect();
+        *steps += s.len();
+        consider(analyze_view(&d, steps));
+    }
     if s.contains("+AD") || s.contains("+ad") {
         let u = s.replace("+ADw-", "<").replace("+AD4-", ">").replace("+ACI-", "\"").replace("+adw-", "<").replace("+ad4-", ">").replace("+aci-", "\"");
         *steps += s.len() * 6;

@@ -286,3 +286,29 @@ fn named_entity_agrees_with_the_list() {
         assert_eq!(html::named_entity(r.as_bytes()), linear(r.as_bytes()), "{r:?}");
     }
 }
+
+#[test]
+fn fullwidth_markup_typed_as_such_is_folded() {
+    // Written for this view, not taken from a corpus: NFKC or best-fit folding makes these ASCII.
+    for v in [
+        "＜script＞alert(1)＜/script＞",
+        "＜ｓｃｒｉｐｔ＞alert(document.domain)＜／ｓｃｒｉｐｔ＞",
+        "＜img src=x onerror=alert(1)＞",
+        "＜svg／onload＝alert(1)＞",
+        "x＂ onmouseover＝＂alert(1)",
+    ] {
+        assert!(conf(v) >= 60, "{v}: {}", conf(v));
+    }
+    // CJK text with fullwidth brackets, parentheses and quotes.
+    for v in [
+        "＜お知らせ＞年末年始の営業について",
+        "【重要】＜ご案内＞（２０２４年１２月）",
+        "「テスト」（ｔｅｓｔ）と＂引用＂",
+        "価格＜１０００円＞",
+        "＜ｂ＞太字＜／ｂ＞のテスト",
+        "他说：＂你好＂（ｎｉ ｈａｏ）",
+        "１＜２ かつ ３＞２",
+    ] {
+        assert!(conf(v) < 40, "{v}: {}", conf(v));
+    }
+}
