@@ -56,7 +56,46 @@ static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(SPECIA
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`CmdiDetector::check`]'s own
 /// (`%` for residual escapes, the [`specials`] anchors, [`gate_test`]: a program in command
 /// position, or for a bare word, an unambiguous program).
-const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(gate_test), test_bytes: "", test_only: "" };
+const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(gate_test_or_probe), test_bytes: "", test_only: "" };
+
+/// [`gate_test`], or the shape of [`breakout_probe`] (a short value: one comparison of the
+/// length for every other value).
+fn gate_test_or_probe(d: &str) -> bool {
+    gate_test(d) || breakout_probe(d).is_some()
+}
+
+/// A value that is nothing but a shell separator or quotes, with blanks: `;`, `| `, `&&`,
+/// `||`, `&`, a backtick, a newline (raw, or written `\n`/`\r` after one escaping layer),
+/// `'`, `"`, `'"` (not `''` or `""`, an empty string written out). Appended to a command line, a separator ends the application's command
+/// and a quote leaves its string: these are the probes that test for command injection (an
+/// error or a changed answer), and a value carries nothing else. Strict level only (45): a
+/// lone `;` or `|` is also a delimiter someone picks in a settings form, a lone quote a typo.
+fn breakout_probe(d: &str) -> Option<Hit> {
+    if d.len() > 8 {
+        return None;
+    }
+    let t = d.trim_matches(|c: char| c == ' ' || c == '\t');
+    let mut b = t.as_bytes();
+    if b.is_empty() {
+        return None;
+    }
+    let (mut seps, mut quotes) = (0, 0);
+    while let Some(&c) = b.first() {
+        match c {
+            b';' | b'|' | b'&' | b'`' | b'\n' | b'\r' => seps += 1,
+            b'\'' | b'"' => quotes += 1,
+            b'\\' if matches!(b.get(1), Some(b'n' | b'r')) => {
+                seps += 1;
+                b = &b[1..];
+            }
+            _ => return None,
+        }
+        b = &b[1..];
+    }
+    // `''` and `""` are an empty string written out, not a breakout.
+    let empty_string = seps == 0 && quotes == 2 && t.as_bytes()[0] == t.as_bytes()[1];
+    (seps + quotes <= 3 && !empty_string).then(|| mk(NAME, Category::Cmdi, 45, d, "shell separator or quote alone (injection probe)"))
+}
 
 /// The structural test of [`GATE`], run when no `%` and no special anchor occurs. A bare word
 /// (1 to 64 ASCII letters, digits and `_`: most JSON keys and many values, `id`, `source`,
@@ -418,6 +457,9 @@ impl Detector for CmdiDetector {
         let d = input.decoded;
         if let Some(h) = bare_word(d) {
             return gate(h, level);
+        }
+        if let Some(h) = breakout_probe(d) {
+            return gate(Some(h), level);
         }
         if !has_pct(d) && !may_hold_command(d) {
             return None;

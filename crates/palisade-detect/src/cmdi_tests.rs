@@ -582,3 +582,17 @@ fn specials_reference(s: &str) -> Option<Hit> {
     }
     out
 }
+
+#[test]
+fn separators_and_quotes_alone_are_a_strict_probe() {
+    let balanced = |v: &str| detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Balanced);
+    // Written for this rule, not taken from a corpus.
+    for v in [";", " ; ", "|", "||", "&", "&&", "`", "\n", "\r\n", "\\n", "\\r\\n", "'", "\"", "'\"", "\"'", ";'", "|\n", "';", "`;`"] {
+        assert_eq!(q(v), 45, "{v:?}");
+        assert!(balanced(v).is_none(), "{v:?}");
+        assert!(gate_test_or_probe(v), "{v:?}");
+    }
+    for v in ["''", "\"\"", "a;", "; a", ";;;;", "' OR", "\\", "\\t", "", " ", "-", "N/A", "1;2", "x|y"] {
+        assert_eq!(q(v), 0, "{v:?}");
+    }
+}

@@ -141,6 +141,9 @@ impl Best {
 /// escapes remain, and UTF-7 `+ADw-`/`+AD4-` when present (pages served without a charset).
 pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
     let mut best = analyze_view(s, steps);
+    if best.is_none() && encoded_angle(s) {
+        best = Some(Finding { confidence: 45, why: "encoded `<` or `>` alone (filter probe)", fragment: truncate(s, 64).to_string() });
+    }
     let mut consider = |f: Option<Finding>| {
         if f.as_ref().map_or(0, |f| f.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
             best = f;
@@ -238,7 +241,8 @@ fn handler_name(s: &str, best: &mut Best) {
 }
 
 /// DOM event names (HTML, DOM, CSS animations/transitions, pointer, touch, media, SVG/SMIL,
-/// legacy IE/Gecko events), sorted.
+/// composition, device and gamepad, legacy IE (HTML+TIME `onmediacomplete`, `onundo`) and
+/// prefixed Gecko/WebKit events), sorted.
 const EVENTS: &[&str] = &[
     "abort",
     "activate",
@@ -249,6 +253,7 @@ const EVENTS: &[&str] = &[
     "animationend",
     "animationiteration",
     "animationstart",
+    "appinstalled",
     "auxclick",
     "beforeactivate",
     "beforecopy",
@@ -256,6 +261,7 @@ const EVENTS: &[&str] = &[
     "beforedeactivate",
     "beforeeditfocus",
     "beforeinput",
+    "beforeinstallprompt",
     "beforematch",
     "beforepaste",
     "beforeprint",
@@ -274,6 +280,9 @@ const EVENTS: &[&str] = &[
     "click",
     "close",
     "command",
+    "compositionend",
+    "compositionstart",
+    "compositionupdate",
     "contentvisibilityautostatechange",
     "contextlost",
     "contextmenu",
@@ -287,6 +296,10 @@ const EVENTS: &[&str] = &[
     "datasetcomplete",
     "dblclick",
     "deactivate",
+    "devicemotion",
+    "deviceorientation",
+    "deviceorientationabsolute",
+    "dommousescroll",
     "drag",
     "dragdrop",
     "dragend",
@@ -308,8 +321,11 @@ const EVENTS: &[&str] = &[
     "focusin",
     "focusout",
     "formdata",
+    "freeze",
     "fullscreenchange",
     "fullscreenerror",
+    "gamepadconnected",
+    "gamepaddisconnected",
     "gotpointercapture",
     "hashchange",
     "help",
@@ -318,6 +334,7 @@ const EVENTS: &[&str] = &[
     "keydown",
     "keypress",
     "keyup",
+    "languagechange",
     "layoutcomplete",
     "load",
     "loadeddata",
@@ -326,6 +343,8 @@ const EVENTS: &[&str] = &[
     "loadstart",
     "losecapture",
     "lostpointercapture",
+    "mediacomplete",
+    "mediaerror",
     "message",
     "messageerror",
     "mousedown",
@@ -339,8 +358,14 @@ const EVENTS: &[&str] = &[
     "move",
     "moveend",
     "movestart",
+    "mozfullscreenchange",
+    "mozfullscreenerror",
+    "mozmousepixelscroll",
+    "mozpointerlockchange",
+    "mozpointerlockerror",
     "offline",
     "online",
+    "orientationchange",
     "outofsync",
     "pagehide",
     "pagereveal",
@@ -354,6 +379,8 @@ const EVENTS: &[&str] = &[
     "pointerdown",
     "pointerenter",
     "pointerleave",
+    "pointerlockchange",
+    "pointerlockerror",
     "pointermove",
     "pointerout",
     "pointerover",
@@ -364,6 +391,8 @@ const EVENTS: &[&str] = &[
     "propertychange",
     "ratechange",
     "readystatechange",
+    "redo",
+    "rejectionhandled",
     "repeat",
     "reset",
     "resize",
@@ -409,14 +438,18 @@ const EVENTS: &[&str] = &[
     "transitionend",
     "transitionrun",
     "transitionstart",
+    "undo",
     "unhandledrejection",
     "unload",
     "urlflip",
+    "visibilitychange",
     "volumechange",
     "waiting",
     "webkitanimationend",
     "webkitanimationiteration",
     "webkitanimationstart",
+    "webkitfullscreenchange",
+    "webkitfullscreenerror",
     "webkittransitionend",
     "wheel",
 ];
@@ -430,10 +463,67 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
         return finding(s, &best);
     }
     html::scan(s, &mut best, steps);
+    js_entity(s, &mut best, steps);
     html::attribute_breakout(s, &mut best, steps);
     js::string_breakout(s, &mut best, steps);
     js::url_and_calls(s, &mut best, steps);
     finding(s, &best)
+}
+
+/// Netscape 4 JavaScript entities: `&{code};` in an attribute value runs `code`. One whose
+/// code uses a sink (`&{alert(1)};`, `&{document.cookie=true};`) is script wherever the value
+/// lands in a tag; `&{()}` (the XSS locator's filter probe) or `&{x}` in a template is not.
+/// At most the first eight `&{` are read, each up to its `}` within 256 bytes (linear).
+fn js_entity(s: &str, best: &mut Best, steps: &mut usize) {
+    let b = s.as_bytes();
+    for p in memchr::memmem::find_iter(b, b"&{").take(8) {
+        let body = &b[p + 2..b.len().min(p + 2 + 256)];
+        *steps += body.len();
+        let Some(e) = memchr::memchr(b'}', body) else { continue };
+        let mut end = p + 2 + e;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        if js::find_sink(&s[p + 2..end]).is_some() {
+            best.add(65, "JavaScript entity running a sink", p);
+            return;
+        }
+    }
+}
+
+/// A value that is exactly one `<` or `>` written in an encoding (`&lt`, `&#x0003c;`,
+/// `&#0000060`, `%3C` after the transport's own decoding, `\x3c`, `\u003C`, `%u003c`): the
+/// probes that test which encodings a page decodes before it reflects a value. Alone it makes
+/// no tag, so strict level only (45); a bare `<` (a comparison operator in a filter form) is
+/// not one.
+fn encoded_angle(s: &str) -> bool {
+    let t = s.trim();
+    if t.len() < 3 || t.len() > 14 || !t.is_ascii() {
+        return false;
+    }
+    let l = t.to_ascii_lowercase();
+    let l = l.as_str();
+    let hex_angle = |h: &str| !h.is_empty() && h.len() <= 8 && h.bytes().all(|c| c.is_ascii_hexdigit()) && matches!(u32::from_str_radix(h, 16), Ok(0x3c | 0x3e));
+    let body = l.strip_suffix(';').unwrap_or(l);
+    if let Some(h) = body.strip_prefix("&#x") {
+        return hex_angle(h);
+    }
+    if let Some(d) = body.strip_prefix("&#") {
+        return !d.is_empty() && d.len() <= 8 && d.bytes().all(|c| c.is_ascii_digit()) && matches!(d.parse::<u32>(), Ok(60 | 62));
+    }
+    if matches!(body, "&lt" | "&gt") {
+        return true;
+    }
+    if let Some(h) = l.strip_prefix("\\u{").and_then(|r| r.strip_suffix('}')) {
+        return hex_angle(h);
+    }
+    for p in ["%u", "\\u", "\\x", "%"] {
+        if let Some(h) = l.strip_prefix(p) {
+            let want = if p.ends_with('u') { 4 } else { 2 };
+            return h.len() == want && hex_angle(h);
+        }
+    }
+    false
 }
 
 /// The pre-filter of [`analyze_view`], one pass over the bytes, no allocation. Markup needs
