@@ -1236,7 +1236,9 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             }
                         }
                         Sep::Start => {
-                            if *obf {
+                            // `${IFS}id`: a blank written as `$IFS` before the program, which
+                            // only a filter of blanks makes anyone write.
+                            if *obf || i > 0 && matches!(toks[i - 1], Tok::Op("ifs", _)) {
                                 85
                             } else if shell_args && (!amb || args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
                                 // A command line without any separator runs only where the

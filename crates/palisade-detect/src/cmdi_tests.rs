@@ -596,3 +596,14 @@ fn separators_and_quotes_alone_are_a_strict_probe() {
         assert_eq!(q(v), 0, "{v:?}");
     }
 }
+
+#[test]
+fn a_blank_written_as_ifs_before_the_program_is_evasion() {
+    // Written for this rule, not taken from a corpus.
+    for v in ["${IFS}id", "$IFS$9whoami", "${IFS}cat${IFS}/etc/hosts", "${IFS}uname"] {
+        assert!(q(v) >= 80, "{v:?}: {}", q(v));
+    }
+    for v in ["IFS=, read -r a b", "while IFS= read -r line; do echo \"$line\"; done", "id", "${name}"] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+}
