@@ -72,7 +72,8 @@ const ANCHOR_LITERALS: &[&str] = &["<!", "xi:include", "xmlns:xi=", "php:functio
 static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERALS));
 
 /// [`ANCHOR_LITERALS`] and the XML declaration of [`xml_probe`].
-const GATE_LITERALS: &[&str] = &["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc=", "pingback.ping", "<?xml"];
+const GATE_LITERALS: &[&str] =
+    &["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc=", "pingback.ping", "<?xml"];
 
 /// The pre-filter declared to the engine: `%` (encoded forms, parameter entity references),
 /// the anchors of [`analyse`], `<?xml`, and [`gate_test`] for [`xpath`] and the entity

@@ -4,6 +4,7 @@
 //! `html.entities.html5`); every XML predefined entity (`amp`, `lt`, `gt`, `quot`, `apos`) is
 //! in it.
 
+#[rustfmt::skip]
 pub(crate) const NAMES: &[&str] = &[
     "AElig", "AMP", "Aacute", "Abreve", "Acirc", "Acy", "Afr", "Agrave", "Alpha", "Amacr", "And", "Aogon", "Aopf", "ApplyFunction", "Aring", "Ascr",
     "Assign", "Atilde", "Auml", "Backslash", "Barv", "Barwed", "Bcy", "Because", "Bernoullis", "Beta", "Bfr", "Bopf", "Breve", "Bscr", "Bumpeq",

@@ -503,7 +503,8 @@ fn encoded_angle(s: &str) -> bool {
     }
     let l = t.to_ascii_lowercase();
     let l = l.as_str();
-    let hex_angle = |h: &str| !h.is_empty() && h.len() <= 8 && h.bytes().all(|c| c.is_ascii_hexdigit()) && matches!(u32::from_str_radix(h, 16), Ok(0x3c | 0x3e));
+    let hex_angle =
+        |h: &str| !h.is_empty() && h.len() <= 8 && h.bytes().all(|c| c.is_ascii_hexdigit()) && matches!(u32::from_str_radix(h, 16), Ok(0x3c | 0x3e));
     let body = l.strip_suffix(';').unwrap_or(l);
     if let Some(h) = body.strip_prefix("&#x") {
         return hex_angle(h);
