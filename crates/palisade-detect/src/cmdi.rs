@@ -1096,6 +1096,9 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
     let mut seen_word = false;
     let mut in_backtick = false;
     let mut bt_prose = false;
+    // `a`uname -a`b`: a span glued to letters or digits on both sides is a substitution inside
+    // a word, not a markdown code span between prose words.
+    let glued_span = memchr::memchr(b'`', s.as_bytes()).is_some() && glued_backtick_span(s.as_bytes());
     let mut in_fence = false;
     let mut glued = false;
     let mut i = 0;
@@ -1119,11 +1122,13 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     "`" => {
                         in_backtick = !in_backtick;
                         if in_backtick {
-                            // Markdown code spans sit between prose words.
+                            // Markdown code spans sit between prose words (of any script:
+                            // CJK prose glues them, `使用`ls`命令`).
                             // A word glued to the span by `=` or `/` (`?user=`whoami``) is an assignment or a
                             // URL being built, not prose.
                             bt_prose = i > 0
-                                && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric()) && !raw.ends_with(['=', '/']));
+                                && !glued_span
+                                && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric() || b >= 0x80) && !raw.ends_with(['=', '/']));
                             Some(Sep::Subst)
                         } else {
                             None
@@ -1311,6 +1316,23 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
         }
     }
     out
+}
+
+/// Whether a pair of backticks (the first and second, the third and fourth...) has an ASCII
+/// letter or digit right before its opening and right after its closing backtick. A markdown
+/// fence (three backticks) is a listing: no.
+fn glued_backtick_span(b: &[u8]) -> bool {
+    if memchr::memmem::find(b, b"```").is_some() {
+        return false;
+    }
+    let mut it = memchr::memchr_iter(b'`', b);
+    while let (Some(o), Some(c)) = (it.next(), it.next()) {
+        step(1);
+        if o > 0 && b[o - 1].is_ascii_alphanumeric() && b.get(c + 1).is_some_and(|x| x.is_ascii_alphanumeric()) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The literal patterns of [`specials`] (`(pattern, confidence, why)`), searched for anywhere.

@@ -600,10 +600,24 @@ fn separators_and_quotes_alone_are_a_strict_probe() {
 #[test]
 fn a_blank_written_as_ifs_before_the_program_is_evasion() {
     // Written for this rule, not taken from a corpus.
-    for v in ["${IFS}id", "$IFS$9whoami", "${IFS}cat${IFS}/etc/hosts", "${IFS}uname"] {
+    for v in ["${IFS}id", "$IFS/usr/bin/whoami", "${IFS}cat${IFS}/etc/hosts", "${IFS}uname"] {
         assert!(q(v) >= 80, "{v:?}: {}", q(v));
     }
     for v in ["IFS=, read -r a b", "while IFS= read -r line; do echo \"$line\"; done", "id", "${name}"] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+}
+
+#[test]
+fn a_backtick_span_glued_inside_a_word_is_a_substitution() {
+    // Written for this rule, not taken from a corpus.
+    for v in ["a`uname -a`b", "x`id`y", "report`whoami`txt", "v1`cat /etc/hostname`2"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+    // Markdown spans between words, CJK prose glued to a span, tagged templates, SQL names.
+    for v in
+        ["run `ls -la` to list", "使用`ls`命令", "html`<p>${name}</p>`;", "SELECT `id`,`name` FROM `db`.`users`", "Use `id` and `date`, then ```sh\nid\n```"]
+    {
         assert!(q(v) < 60, "{v:?}: {}", q(v));
     }
 }
