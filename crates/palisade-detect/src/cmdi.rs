@@ -61,7 +61,7 @@ const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], tes
 /// [`gate_test`], or the shape of [`breakout_probe`] (a short value: one comparison of the
 /// length for every other value).
 fn gate_test_or_probe(d: &str) -> bool {
-    gate_test(d) || breakout_probe(d).is_some()
+    (d.len() <= 8 && breakout_probe(d).is_some()) || gate_test(d)
 }
 
 /// A value that is nothing but a shell separator or quotes, with blanks: `;`, `| `, `&&`,
@@ -71,7 +71,8 @@ fn gate_test_or_probe(d: &str) -> bool {
 /// error or a changed answer), and a value carries nothing else. Strict level only (45): a
 /// lone `;` or `|` is also a delimiter someone picks in a settings form, a lone quote a typo.
 fn breakout_probe(d: &str) -> Option<Hit> {
-    if d.len() > 8 {
+    // Most short values (keys, numbers, words) start with a letter or digit: one look.
+    if d.len() > 8 || !d.as_bytes().first().is_some_and(|c| matches!(c, b' ' | b'\t' | b';' | b'|' | b'&' | b'`' | b'\n' | b'\r' | b'\'' | b'"' | b'\\')) {
         return None;
     }
     let t = d.trim_matches(|c: char| c == ' ' || c == '\t');

@@ -168,3 +168,8 @@ pub(crate) const NAMES: &[&str] = &[
     "yacute", "yacy", "ycirc", "ycy", "yen", "yfr", "yicy", "yopf", "yscr", "yucy", "yuml", "zacute", "zcaron", "zcy", "zdot", "zeetrf", "zeta",
     "zfr", "zhcy", "zigrarr", "zopf", "zscr", "zwj", "zwnj",
 ];
+
+/// Whether `name` (without `&` and `;`) is an HTML named character reference.
+pub(crate) fn is_html_name(name: &str) -> bool {
+    NAMES.binary_search(&name).is_ok()
+}

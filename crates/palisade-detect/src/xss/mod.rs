@@ -476,7 +476,7 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
 /// At most the first eight `&{` are read, each up to its `}` within 256 bytes (linear).
 fn js_entity(s: &str, best: &mut Best, steps: &mut usize) {
     let b = s.as_bytes();
-    for p in memchr::memmem::find_iter(b, b"&{").take(8) {
+    for p in memchr::memchr_iter(b'&', b).filter(|&p| b.get(p + 1) == Some(&b'{')).take(8) {
         let body = &b[p + 2..b.len().min(p + 2 + 256)];
         *steps += body.len();
         let Some(e) = memchr::memchr(b'}', body) else { continue };
@@ -497,31 +497,35 @@ fn js_entity(s: &str, best: &mut Best, steps: &mut usize) {
 /// no tag, so strict level only (45); a bare `<` (a comparison operator in a filter form) is
 /// not one.
 fn encoded_angle(s: &str) -> bool {
-    let t = s.trim();
-    if t.len() < 3 || t.len() > 14 || !t.is_ascii() {
+    let t = s.trim().as_bytes();
+    // One look rejects nearly every value: an encoding starts with `&`, `%` or `\`.
+    if t.len() < 3 || t.len() > 14 || !matches!(t[0], b'&' | b'%' | b'\\') {
         return false;
     }
-    let l = t.to_ascii_lowercase();
-    let l = l.as_str();
-    let hex_angle =
-        |h: &str| !h.is_empty() && h.len() <= 8 && h.bytes().all(|c| c.is_ascii_hexdigit()) && matches!(u32::from_str_radix(h, 16), Ok(0x3c | 0x3e));
-    let body = l.strip_suffix(';').unwrap_or(l);
-    if let Some(h) = body.strip_prefix("&#x") {
-        return hex_angle(h);
+    let hex_angle = |h: &[u8]| {
+        !h.is_empty()
+            && h.len() <= 8
+            && h.iter().all(|c| c.is_ascii_hexdigit())
+            && h.iter().fold(0u32, |v, c| v * 16 + (*c as char).to_digit(16).unwrap_or(0)) | 2 == 0x3e
+    };
+    let pre = |p: &[u8]| t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p);
+    let body = t.strip_suffix(b";").unwrap_or(t);
+    if pre(b"&#x") {
+        return hex_angle(&body[3..]);
     }
-    if let Some(d) = body.strip_prefix("&#") {
-        return !d.is_empty() && d.len() <= 8 && d.bytes().all(|c| c.is_ascii_digit()) && matches!(d.parse::<u32>(), Ok(60 | 62));
+    if pre(b"&#") {
+        let d = &body[2..];
+        return !d.is_empty() && d.len() <= 8 && d.iter().all(|c| c.is_ascii_digit()) && d.iter().fold(0u32, |v, c| v * 10 + u32::from(c - b'0')) | 2 == 62;
     }
-    if matches!(body, "&lt" | "&gt") {
+    if body.eq_ignore_ascii_case(b"&lt") || body.eq_ignore_ascii_case(b"&gt") {
         return true;
     }
-    if let Some(h) = l.strip_prefix("\\u{").and_then(|r| r.strip_suffix('}')) {
-        return hex_angle(h);
+    if pre(b"\\u{") && t[t.len() - 1] == b'}' {
+        return hex_angle(&t[3..t.len() - 1]);
     }
-    for p in ["%u", "\\u", "\\x", "%"] {
-        if let Some(h) = l.strip_prefix(p) {
-            let want = if p.ends_with('u') { 4 } else { 2 };
-            return h.len() == want && hex_angle(h);
+    for (p, want) in [(&b"%u"[..], 4), (b"\\u", 4), (b"\\x", 2), (b"%", 2)] {
+        if pre(p) {
+            return t.len() - p.len() == want && hex_angle(&t[p.len()..]);
         }
     }
     false
