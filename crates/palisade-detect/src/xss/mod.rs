@@ -165,8 +165,9 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
             consider(analyze_view(&d, steps));
         }
     }
+    let ascii = s.is_ascii();
     // 7-bit US-ASCII pages drop the high bit: `¼script¾` is `<script>`.
-    if !s.is_ascii() && s.contains(['\u{bc}', '\u{be}']) {
+    if !ascii && s.contains(['\u{bc}', '\u{be}']) {
         let d: String = s
             .chars()
             .map(|c| match c {
@@ -183,7 +184,9 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
     // them into ASCII markup. Only a value with a fullwidth `<`, `"` or `'` is folded, and the
     // folded text is judged like any other: CJK prose with fullwidth brackets around words
     // (`＜お知らせ＞`) or fullwidth parentheses holds no tag or call.
-    if !s.is_ascii() && s.contains(['\u{ff1c}', '\u{ff02}', '\u{ff07}']) {
+    // `＜` `＂` `＇` are EF BC 9C, EF BC 82, EF BC 87 in UTF-8: a byte search, not a char walk.
+    let b = s.as_bytes();
+    if !ascii && memchr::memchr_iter(0xEF, b).any(|p| b.get(p + 1) == Some(&0xBC) && matches!(b.get(p + 2), Some(0x9C | 0x82 | 0x87))) {
         let d: String = s
             .chars()
             .map(|c| match c {
@@ -497,6 +500,10 @@ fn js_entity(s: &str, best: &mut Best, steps: &mut usize) {
 /// no tag, so strict level only (45); a bare `<` (a comparison operator in a filter form) is
 /// not one.
 fn encoded_angle(s: &str) -> bool {
+    // Before trimming: a value that starts with a letter or digit is no encoding.
+    if s.as_bytes().first().is_none_or(|c| c.is_ascii_alphanumeric()) {
+        return false;
+    }
     let t = s.trim().as_bytes();
     // One look rejects nearly every value: an encoding starts with `&`, `%` or `\`.
     if t.len() < 3 || t.len() > 14 || !matches!(t[0], b'&' | b'%' | b'\\') {
