@@ -2,7 +2,8 @@
 //! files (the format of `../shared/data/attack-corpus/`) at every location and print the
 //! report; `--max N` samples at most N values per category (0: all, the default);
 //! `--misses CATEGORY` (or `all`) also lists the attack values missed in the query and the
-//! benign values reported anywhere.
+//! benign values reported anywhere; `--level strict` evaluates at the strict level (default
+//! balanced).
 //!
 //! ```sh
 //! cargo run --release -p palisade-detect --example eval -- ../shared/data/attack-corpus/corpus.jsonl
@@ -15,11 +16,19 @@ fn main() {
     let mut files = Vec::new();
     let mut max = 0usize;
     let mut misses: Option<String> = None;
+    let mut level = palisade_detect::Level::Balanced;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--max" => max = args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage()),
             "--misses" => misses = Some(args.next().unwrap_or_else(|| usage())),
+            "--level" => {
+                level = match args.next().as_deref() {
+                    Some("balanced") => palisade_detect::Level::Balanced,
+                    Some("strict") => palisade_detect::Level::Strict,
+                    _ => usage(),
+                }
+            }
             _ if a.starts_with("--") => usage(),
             _ => files.push(a),
         }
@@ -27,7 +36,7 @@ fn main() {
     if files.is_empty() {
         usage();
     }
-    let engine = Engine::new(EngineConfig::default()).expect("default engine");
+    let engine = Engine::new(EngineConfig { level, ..EngineConfig::default() }).expect("default engine");
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap_or_else(|e| {
             eprintln!("{f}: {e}");
@@ -60,6 +69,6 @@ fn main() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: eval CORPUS.jsonl... [--max N] [--misses CATEGORY|all]");
+    eprintln!("usage: eval CORPUS.jsonl... [--max N] [--misses CATEGORY|all] [--level balanced|strict]");
     std::process::exit(1)
 }

@@ -56,7 +56,47 @@ static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(SPECIA
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`CmdiDetector::check`]'s own
 /// (`%` for residual escapes, the [`specials`] anchors, [`gate_test`]: a program in command
 /// position, or for a bare word, an unambiguous program).
-const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(gate_test), test_bytes: "", test_only: "" };
+const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(gate_test_or_probe), test_bytes: "", test_only: "" };
+
+/// [`gate_test`], or the shape of [`breakout_probe`] (a short value: one comparison of the
+/// length for every other value).
+fn gate_test_or_probe(d: &str) -> bool {
+    (d.len() <= 8 && breakout_probe(d).is_some()) || gate_test(d)
+}
+
+/// A value that is nothing but a shell separator or quotes, with blanks: `;`, `| `, `&&`,
+/// `||`, `&`, a backtick, a newline (raw, or written `\n`/`\r` after one escaping layer),
+/// `'`, `"`, `'"` (not `''` or `""`, an empty string written out). Appended to a command line, a separator ends the application's command
+/// and a quote leaves its string: these are the probes that test for command injection (an
+/// error or a changed answer), and a value carries nothing else. Strict level only (45): a
+/// lone `;` or `|` is also a delimiter someone picks in a settings form, a lone quote a typo.
+fn breakout_probe(d: &str) -> Option<Hit> {
+    // Most short values (keys, numbers, words) start with a letter or digit: one look.
+    if d.len() > 8 || !d.as_bytes().first().is_some_and(|c| matches!(c, b' ' | b'\t' | b';' | b'|' | b'&' | b'`' | b'\n' | b'\r' | b'\'' | b'"' | b'\\')) {
+        return None;
+    }
+    let t = d.trim_matches(|c: char| c == ' ' || c == '\t');
+    let mut b = t.as_bytes();
+    if b.is_empty() {
+        return None;
+    }
+    let (mut seps, mut quotes) = (0, 0);
+    while let Some(&c) = b.first() {
+        match c {
+            b';' | b'|' | b'&' | b'`' | b'\n' | b'\r' => seps += 1,
+            b'\'' | b'"' => quotes += 1,
+            b'\\' if matches!(b.get(1), Some(b'n' | b'r')) => {
+                seps += 1;
+                b = &b[1..];
+            }
+            _ => return None,
+        }
+        b = &b[1..];
+    }
+    // `''` and `""` are an empty string written out, not a breakout.
+    let empty_string = seps == 0 && quotes == 2 && t.as_bytes()[0] == t.as_bytes()[1];
+    (seps + quotes <= 3 && !empty_string).then(|| mk(NAME, Category::Cmdi, 45, d, "shell separator or quote alone (injection probe)"))
+}
 
 /// The structural test of [`GATE`], run when no `%` and no special anchor occurs. A bare word
 /// (1 to 64 ASCII letters, digits and `_`: most JSON keys and many values, `id`, `source`,
@@ -466,6 +506,9 @@ impl Detector for CmdiDetector {
         let d = input.decoded;
         if let Some(h) = bare_word(d) {
             return gate(h, level);
+        }
+        if let Some(h) = breakout_probe(d) {
+            return gate(Some(h), level);
         }
         if !has_pct(d) && !may_hold_command(d) {
             return None;
@@ -1102,6 +1145,9 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
     let mut seen_word = false;
     let mut in_backtick = false;
     let mut bt_prose = false;
+    // `a`uname -a`b`: a span glued to letters or digits on both sides is a substitution inside
+    // a word, not a markdown code span between prose words.
+    let glued_span = memchr::memchr(b'`', s.as_bytes()).is_some() && glued_backtick_span(s.as_bytes());
     let mut in_fence = false;
     let mut glued = false;
     let mut i = 0;
@@ -1125,11 +1171,13 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                     "`" => {
                         in_backtick = !in_backtick;
                         if in_backtick {
-                            // Markdown code spans sit between prose words.
+                            // Markdown code spans sit between prose words (of any script:
+                            // CJK prose glues them, `使用`ls`命令`).
                             // A word glued to the span by `=` or `/` (`?user=`whoami``) is an assignment or a
                             // URL being built, not prose.
                             bt_prose = i > 0
-                                && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric()) && !raw.ends_with(['=', '/']));
+                                && !glued_span
+                                && matches!(&toks[i - 1], Tok::Word { raw, .. } if raw.bytes().any(|b| b.is_ascii_alphanumeric() || b >= 0x80) && !raw.ends_with(['=', '/']));
                             Some(Sep::Subst)
                         } else {
                             None
@@ -1242,7 +1290,9 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             }
                         }
                         Sep::Start => {
-                            if *obf {
+                            // `${IFS}id`: a blank written as `$IFS` before the program, which
+                            // only a filter of blanks makes anyone write.
+                            if *obf || i > 0 && matches!(toks[i - 1], Tok::Op("ifs", _)) {
                                 85
                             } else if shell_args && (!amb || args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
                                 // A command line without any separator runs only where the
@@ -1315,6 +1365,23 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
         }
     }
     out
+}
+
+/// Whether a pair of backticks (the first and second, the third and fourth...) has an ASCII
+/// letter or digit right before its opening and right after its closing backtick. A markdown
+/// fence (three backticks) is a listing: no.
+fn glued_backtick_span(b: &[u8]) -> bool {
+    if memchr::memmem::find(b, b"```").is_some() {
+        return false;
+    }
+    let mut it = memchr::memchr_iter(b'`', b);
+    while let (Some(o), Some(c)) = (it.next(), it.next()) {
+        step(1);
+        if o > 0 && b[o - 1].is_ascii_alphanumeric() && b.get(c + 1).is_some_and(|x| x.is_ascii_alphanumeric()) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The literal patterns of [`specials`] (`(pattern, confidence, why)`), searched for anywhere.

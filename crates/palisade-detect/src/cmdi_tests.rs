@@ -704,3 +704,42 @@ fn specials_reference(s: &str) -> Option<Hit> {
     }
     out
 }
+
+#[test]
+fn separators_and_quotes_alone_are_a_strict_probe() {
+    let balanced = |v: &str| detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Balanced);
+    // Written for this rule, not taken from a corpus.
+    for v in [";", " ; ", "|", "||", "&", "&&", "`", "\n", "\r\n", "\\n", "\\r\\n", "'", "\"", "'\"", "\"'", ";'", "|\n", "';", "`;`"] {
+        assert_eq!(q(v), 45, "{v:?}");
+        assert!(balanced(v).is_none(), "{v:?}");
+        assert!(gate_test_or_probe(v), "{v:?}");
+    }
+    for v in ["''", "\"\"", "a;", "; a", ";;;;", "' OR", "\\", "\\t", "", " ", "-", "N/A", "1;2", "x|y"] {
+        assert_eq!(q(v), 0, "{v:?}");
+    }
+}
+
+#[test]
+fn a_blank_written_as_ifs_before_the_program_is_evasion() {
+    // Written for this rule, not taken from a corpus.
+    for v in ["${IFS}id", "$IFS/usr/bin/whoami", "${IFS}cat${IFS}/etc/hosts", "${IFS}uname"] {
+        assert!(q(v) >= 80, "{v:?}: {}", q(v));
+    }
+    for v in ["IFS=, read -r a b", "while IFS= read -r line; do echo \"$line\"; done", "id", "${name}"] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+}
+
+#[test]
+fn a_backtick_span_glued_inside_a_word_is_a_substitution() {
+    // Written for this rule, not taken from a corpus.
+    for v in ["a`uname -a`b", "x`id`y", "report`whoami`txt", "v1`cat /etc/hostname`2"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+    // Markdown spans between words, CJK prose glued to a span, tagged templates, SQL names.
+    for v in
+        ["run `ls -la` to list", "使用`ls`命令", "html`<p>${name}</p>`;", "SELECT `id`,`name` FROM `db`.`users`", "Use `id` and `date`, then ```sh\nid\n```"]
+    {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+}

@@ -180,9 +180,28 @@ fn shape(s: &str) -> Shape {
     sh
 }
 
+/// A value that is nothing but one to four LDAP filter metacharacters, at least one of them
+/// structural (`(`, `)`, `&`, `|`, `!`): `)`, `(`, `*|`, `|`. Pasted into a filter unescaped
+/// such a value makes it unbalanced (an error page) or changes its operators: these are the
+/// probes that test for LDAP injection, and carry nothing a person types as a search or a
+/// name. A lone `*` (a wildcard in any search box), `**` or `!!` are not probes. Strict level
+/// only (45): a lone `&` or `|` is also a delimiter someone may choose in a settings form.
+fn metacharacter_probe(s: &str) -> Option<Hit> {
+    let t = s.trim();
+    let b = t.as_bytes();
+    if b.is_empty() || b.len() > 4 || !b.iter().all(|c| matches!(c, b'*' | b'(' | b')' | b'&' | b'|' | b'!')) {
+        return None;
+    }
+    // `(*)` is a footnote marker.
+    if b.iter().all(|&c| c == b'*') || (b.len() > 1 && b.iter().all(|&c| c == b'!')) || (b.len() > 2 && b[0] == b'(' && b[b.len() - 1] == b')') {
+        return None;
+    }
+    Some(mk(NAME, Category::Ldap, 45, t, "LDAP filter metacharacters alone (injection probe)"))
+}
+
 fn analyse(s: &str) -> Option<Hit> {
     if !s.contains(['(', ')']) {
-        return None;
+        return metacharacter_probe(s);
     }
     let sh = shape(s);
     let mut out = None;
@@ -214,7 +233,7 @@ fn analyse(s: &str) -> Option<Hit> {
         // unescaped filter syntax.
         put(60, "LDAP filter metacharacter probe");
     }
-    out
+    out.or_else(|| metacharacter_probe(s))
 }
 
 #[cfg(test)]
@@ -278,6 +297,18 @@ mod tests {
             "(|(mail=a@example.com)(mail=b@example.com))",
         ] {
             assert!(q(v) < 60, "{v}: {}", q(v));
+        }
+    }
+
+    #[test]
+    fn lone_metacharacters_are_a_strict_probe() {
+        let balanced = |v: &str| detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Balanced);
+        for v in [")", "(", "*|", "|", "&", "!", "()", ")(", "*)", " | ", "%29", "%2A%7C"] {
+            assert_eq!(q(v), 45, "{v}");
+            assert!(balanced(v).is_none(), "{v}");
+        }
+        for v in ["*", "**", "!!", "!!!", ":)", "(555)", "a|b", "R&D", "|||||", "(a)", "(*)", "* ", "*/*", "//*", "admin*"] {
+            assert_eq!(q(v), 0, "{v}");
         }
     }
 

@@ -8,8 +8,11 @@
 //! document()/php:function access, which reach files the same way.
 
 use crate::other_util::{best, gate, mk, step, views, Anchors};
-use crate::{Category, Detector, Gate, Hit, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 use std::sync::LazyLock;
+
+#[path = "xxe_html_names.rs"]
+mod html_names;
 
 const NAME: &str = "xxe";
 
@@ -34,6 +37,9 @@ impl Detector for XxeDetector {
         for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
             h = best(h, analyse(v));
             h = best(h, xpath(v));
+            if !matches!(input.field, FieldKind::XmlDocument | FieldKind::Body) {
+                h = best(h, xml_probe(v));
+            }
         }
         gate(h, level)
     }
@@ -65,14 +71,70 @@ fn word(b: &[u8], i: usize) -> usize {
 const ANCHOR_LITERALS: &[&str] = &["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc=", "pingback.ping"];
 static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERALS));
 
-/// The pre-filter declared to the engine: `%` (encoded forms), the anchors of [`analyse`],
-/// and [`may_hold_xpath`] for [`xpath`].
-const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(may_hold_xpath), test_bytes: ":(", test_only: "" };
+/// [`ANCHOR_LITERALS`] and the XML declaration of [`xml_probe`].
+const GATE_LITERALS: &[&str] =
+    &["<!", "xi:include", "xmlns:xi=", "php:function(", "xmlns:php=", "document(", "<?import ", "datasrc=", "pingback.ping", "<?xml"];
 
-/// See [`GATE`]: an axis separator or a function applied to an absolute path.
-fn may_hold_xpath(s: &str) -> bool {
+/// The pre-filter declared to the engine: `%` (encoded forms, parameter entity references),
+/// the anchors of [`analyse`], `<?xml`, and [`gate_test`] for [`xpath`] and the entity
+/// references of [`xml_probe`].
+const GATE: Gate = Gate { bytes: "%", anchors: GATE_LITERALS, words: &[], test: Some(gate_test), test_bytes: ":(&", test_only: "" };
+
+/// See [`GATE`]: an axis separator, a function applied to an absolute path, or `&name;` with
+/// a name HTML does not define (`&amp;` and `&eacute;` in text open nothing).
+fn gate_test(s: &str) -> bool {
     let b = s.as_bytes();
-    memchr::memchr2_iter(b':', b'(', b).any(|p| b.get(p + 1) == Some(if b[p] == b':' { &b':' } else { &b'/' }))
+    memchr::memchr3_iter(b':', b'(', b'&', b).any(|p| match b[p] {
+        b':' => b.get(p + 1) == Some(&b':'),
+        b'(' => b.get(p + 1) == Some(&b'/'),
+        _ => entity_name(b, p + 1).is_some_and(|e| !html_names::is_html_name(&s[p + 1..e])),
+    })
+}
+
+/// The XML name of a reference that starts at `b[i]` (after its `&` or `%`) and ends with
+/// `;`: a letter or `_`, then letters, digits, `_ - .` (at most 64 bytes); its end.
+fn entity_name(b: &[u8], i: usize) -> Option<usize> {
+    if !b.get(i).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') {
+        return None;
+    }
+    let n = b[i..].iter().take(65).take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.')).count();
+    (n <= 64 && b.get(i + n) == Some(&b';')).then_some(i + n)
+}
+
+/// XML injection probes in a value that is not itself an XML body (strict level, 45): an XML
+/// declaration starting the value (a document sent where a field goes, to see whether it is
+/// parsed as XML); a CDATA section around markup (`<![CDATA[<x/>]]>`: markup smuggled past
+/// the escaping of a document built by concatenation); a reference to an entity that only a
+/// DTD can declare (`&xxe;`, `<text>&file;</text>`: a general entity HTML does not define,
+/// or a parameter entity `%dtd;`, which exists only inside a DTD; a name of at least three
+/// bytes not glued to a word), which another field or an earlier request declared. A plain document
+/// (`<a>b</a>`), an HTML reference (`&hellip;`, `caf&eacute;`) or `AT&T;` is not reported.
+fn xml_probe(s: &str) -> Option<Hit> {
+    let b = s.as_bytes();
+    let t = s.trim_start();
+    let tb = t.as_bytes();
+    if tb.len() > 6 && tb[..5].eq_ignore_ascii_case(b"<?xml") && tb[5].is_ascii_whitespace() {
+        return Some(mk(NAME, Category::Xxe, 45, t, "XML document in a parameter value (XML injection probe)"));
+    }
+    if let Some(p) = memchr::memchr_iter(b'<', b).find(|&p| b[p..].starts_with(b"<![CDATA[")) {
+        let body = &b[p + 9..];
+        let end = memchr::memmem::find(body, b"]]>").unwrap_or(body.len());
+        if memchr::memchr(b'<', &body[..end]).is_some() {
+            return Some(mk(NAME, Category::Xxe, 45, &s[p..], "CDATA section around markup (XML injection probe)"));
+        }
+    }
+    for p in memchr::memchr2_iter(b'&', b'%', b) {
+        step(1);
+        if p > 0 && b[p - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let Some(e) = entity_name(b, p + 1) else { continue };
+        let name = &s[p + 1..e];
+        if name.len() >= 3 && (b[p] == b'%' || !html_names::is_html_name(name)) {
+            return Some(mk(NAME, Category::Xxe, 45, &s[p..], "reference to an entity only a DTD declares (XML injection probe)"));
+        }
+    }
+    None
 }
 
 /// XPath's thirteen axes (XPath 1.0 §2.2); an axis step is `axis::node-test`.
@@ -309,6 +371,63 @@ mod tests {
     }
 
     #[test]
+    fn xml_injection_probes_are_strict_only() {
+        let at = |v: &str, field: FieldKind, level: Level| detector().check(&Input { raw: v, decoded: v, field }, level).map_or(0, |h| h.confidence);
+        // Written for this rule, not taken from a corpus.
+        for v in [
+            "<?xml version=\"1.0\"?><order><id>1</id></order>",
+            "  <?xml version='1.0' encoding='UTF-8' standalone='yes'?>",
+            "<![CDATA[<admin>true</admin>]]>",
+            "</name><![CDATA[<role>admin</role>]]><name>",
+            "&xxe;",
+            "<comment>&exfil;</comment>",
+            "%remote;",
+            "a %payload; b",
+            "&my.entity-1;",
+        ] {
+            assert_eq!(at(v, FieldKind::QueryValue, Level::Strict), 45, "{v}");
+            assert_eq!(at(v, FieldKind::JsonValue, Level::Balanced), 0, "{v}");
+        }
+        // The same texts are a document's own syntax in an XML body.
+        assert_eq!(at("<?xml version=\"1.0\"?><a>&ext;</a>", FieldKind::XmlDocument, Level::Strict), 0);
+        assert_eq!(at("<?xml version=\"1.0\"?><a/>", FieldKind::Body, Level::Strict), 0);
+        for v in [
+            "<a>b</a>",
+            "<?xml-stylesheet?>",
+            "<?xmlfoo",
+            "caf&eacute; &hellip; &nbsp; &amp; &lt;b&gt; &rsquo; &NotNestedGreaterGreater;",
+            "AT&T; R&D; Q&A;",
+            "Procter&Gamble;",
+            "&foo",
+            "&#x3c; &#60;",
+            "printf(\"%s; %d;\")",
+            "50%off; today",
+            "<![CDATA[plain text]]>",
+            "//<![CDATA[ var a = 1; //]]>",
+            "&ab;",
+        ] {
+            assert_eq!(at(v, FieldKind::QueryValue, Level::Strict), 0, "{v}");
+        }
+    }
+
+    #[test]
+    fn html_names_are_sorted_and_complete() {
+        assert!(html_names::NAMES.windows(2).all(|w| w[0] < w[1]));
+        for n in ["amp", "lt", "gt", "quot", "apos", "nbsp", "eacute", "hellip", "NotNestedGreaterGreater", "zwnj"] {
+            assert!(html_names::NAMES.binary_search(&n).is_ok(), "{n}");
+        }
+    }
+
+    #[test]
+    fn gate_admits_every_probe() {
+        for v in ["&xxe;", "<c>&exfil;</c>", "%remote;", "<![CDATA[<a/>]]>", "<?xml version=\"1.0\"?>"] {
+            assert!(GATE.bytes.bytes().any(|c| v.as_bytes().contains(&c)) || GATE_LITERALS.iter().any(|l| v.contains(l)) || gate_test(v), "{v}");
+        }
+        assert!(!gate_test("Tom & Jerry; AT&T"));
+        assert!(!gate_test("caf&eacute; &amp; &hellip;"));
+    }
+
+    #[test]
     fn linear() {
         for unit in [
             "<!ENTITY ",
@@ -322,6 +441,10 @@ mod tests {
             "child::",
             "count(/",
             "a-a-a-a-a-a::",
+            "&xyz",
+            "&abc;",
+            "%abc;",
+            "<![CDATA[",
         ] {
             let v = unit.repeat(1_000_000 / unit.len());
             take_steps();

@@ -141,6 +141,9 @@ impl Best {
 /// escapes remain, and UTF-7 `+ADw-`/`+AD4-` when present (pages served without a charset).
 pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
     let mut best = analyze_view(s, steps);
+    if best.is_none() && encoded_angle(s) {
+        best = Some(Finding { confidence: 45, why: "encoded `<` or `>` alone (filter probe)", fragment: truncate(s, 64).to_string() });
+    }
     let mut consider = |f: Option<Finding>| {
         if f.as_ref().map_or(0, |f| f.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
             best = f;
@@ -162,8 +165,9 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
             consider(analyze_view(&d, steps));
         }
     }
+    let ascii = s.is_ascii();
     // 7-bit US-ASCII pages drop the high bit: `¼script¾` is `<script>`.
-    if !s.is_ascii() && s.contains(['\u{bc}', '\u{be}']) {
+    if !ascii && s.contains(['\u{bc}', '\u{be}']) {
         let d: String = s
             .chars()
             .map(|c| match c {
@@ -173,6 +177,25 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
                 c => c,
             })
             .collect();
+        consider(analyze_view(&d, steps));
+    }
+    // Fullwidth forms typed as such (`＜script＞`, `＂ onmouseover=...`): a back end that
+    // normalises text (NFKC) or converts it to a legacy code page (Windows "best fit") turns
+    // them into ASCII markup. Only a value with a fullwidth `<`, `"` or `'` is folded, and the
+    // folded text is judged like any other: CJK prose with fullwidth brackets around words
+    // (`＜お知らせ＞`) or fullwidth parentheses holds no tag or call.
+    // `＜` `＂` `＇` are EF BC 9C, EF BC 82, EF BC 87 in UTF-8: a byte search, not a char walk.
+    let b = s.as_bytes();
+    if !ascii && memchr::memchr_iter(0xEF, b).any(|p| b.get(p + 1) == Some(&0xBC) && matches!(b.get(p + 2), Some(0x9C | 0x82 | 0x87))) {
+        let d: String = s
+            .chars()
+            .map(|c| match c {
+                '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+                '\u{3000}' => ' ',
+                c => c,
+            })
+            .collect();
+        *steps += s.len();
         consider(analyze_view(&d, steps));
     }
     if s.contains("+AD") || s.contains("+ad") {
@@ -221,7 +244,8 @@ fn handler_name(s: &str, best: &mut Best) {
 }
 
 /// DOM event names (HTML, DOM, CSS animations/transitions, pointer, touch, media, SVG/SMIL,
-/// legacy IE/Gecko events), sorted.
+/// composition, device and gamepad, legacy IE (HTML+TIME `onmediacomplete`, `onundo`) and
+/// prefixed Gecko/WebKit events), sorted.
 const EVENTS: &[&str] = &[
     "abort",
     "activate",
@@ -232,6 +256,7 @@ const EVENTS: &[&str] = &[
     "animationend",
     "animationiteration",
     "animationstart",
+    "appinstalled",
     "auxclick",
     "beforeactivate",
     "beforecopy",
@@ -239,6 +264,7 @@ const EVENTS: &[&str] = &[
     "beforedeactivate",
     "beforeeditfocus",
     "beforeinput",
+    "beforeinstallprompt",
     "beforematch",
     "beforepaste",
     "beforeprint",
@@ -257,6 +283,9 @@ const EVENTS: &[&str] = &[
     "click",
     "close",
     "command",
+    "compositionend",
+    "compositionstart",
+    "compositionupdate",
     "contentvisibilityautostatechange",
     "contextlost",
     "contextmenu",
@@ -270,6 +299,10 @@ const EVENTS: &[&str] = &[
     "datasetcomplete",
     "dblclick",
     "deactivate",
+    "devicemotion",
+    "deviceorientation",
+    "deviceorientationabsolute",
+    "dommousescroll",
     "drag",
     "dragdrop",
     "dragend",
@@ -291,8 +324,11 @@ const EVENTS: &[&str] = &[
     "focusin",
     "focusout",
     "formdata",
+    "freeze",
     "fullscreenchange",
     "fullscreenerror",
+    "gamepadconnected",
+    "gamepaddisconnected",
     "gotpointercapture",
     "hashchange",
     "help",
@@ -301,6 +337,7 @@ const EVENTS: &[&str] = &[
     "keydown",
     "keypress",
     "keyup",
+    "languagechange",
     "layoutcomplete",
     "load",
     "loadeddata",
@@ -309,6 +346,8 @@ const EVENTS: &[&str] = &[
     "loadstart",
     "losecapture",
     "lostpointercapture",
+    "mediacomplete",
+    "mediaerror",
     "message",
     "messageerror",
     "mousedown",
@@ -322,8 +361,14 @@ const EVENTS: &[&str] = &[
     "move",
     "moveend",
     "movestart",
+    "mozfullscreenchange",
+    "mozfullscreenerror",
+    "mozmousepixelscroll",
+    "mozpointerlockchange",
+    "mozpointerlockerror",
     "offline",
     "online",
+    "orientationchange",
     "outofsync",
     "pagehide",
     "pagereveal",
@@ -337,6 +382,8 @@ const EVENTS: &[&str] = &[
     "pointerdown",
     "pointerenter",
     "pointerleave",
+    "pointerlockchange",
+    "pointerlockerror",
     "pointermove",
     "pointerout",
     "pointerover",
@@ -347,6 +394,8 @@ const EVENTS: &[&str] = &[
     "propertychange",
     "ratechange",
     "readystatechange",
+    "redo",
+    "rejectionhandled",
     "repeat",
     "reset",
     "resize",
@@ -392,14 +441,18 @@ const EVENTS: &[&str] = &[
     "transitionend",
     "transitionrun",
     "transitionstart",
+    "undo",
     "unhandledrejection",
     "unload",
     "urlflip",
+    "visibilitychange",
     "volumechange",
     "waiting",
     "webkitanimationend",
     "webkitanimationiteration",
     "webkitanimationstart",
+    "webkitfullscreenchange",
+    "webkitfullscreenerror",
     "webkittransitionend",
     "wheel",
 ];
@@ -413,10 +466,76 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
         return finding(s, &best);
     }
     html::scan(s, &mut best, steps);
+    js_entity(s, &mut best, steps);
     html::attribute_breakout(s, &mut best, steps);
     js::string_breakout(s, &mut best, steps);
     js::url_and_calls(s, &mut best, steps);
     finding(s, &best)
+}
+
+/// Netscape 4 JavaScript entities: `&{code};` in an attribute value runs `code`. One whose
+/// code uses a sink (`&{alert(1)};`, `&{document.cookie=true};`) is script wherever the value
+/// lands in a tag; `&{()}` (the XSS locator's filter probe) or `&{x}` in a template is not.
+/// At most the first eight `&{` are read, each up to its `}` within 256 bytes (linear).
+fn js_entity(s: &str, best: &mut Best, steps: &mut usize) {
+    let b = s.as_bytes();
+    for p in memchr::memchr_iter(b'&', b).filter(|&p| b.get(p + 1) == Some(&b'{')).take(8) {
+        let body = &b[p + 2..b.len().min(p + 2 + 256)];
+        *steps += body.len();
+        let Some(e) = memchr::memchr(b'}', body) else { continue };
+        let mut end = p + 2 + e;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        if js::find_sink(&s[p + 2..end]).is_some() {
+            best.add(65, "JavaScript entity running a sink", p);
+            return;
+        }
+    }
+}
+
+/// A value that is exactly one `<` or `>` written in an encoding (`&lt`, `&#x0003c;`,
+/// `&#0000060`, `%3C` after the transport's own decoding, `\x3c`, `\u003C`, `%u003c`): the
+/// probes that test which encodings a page decodes before it reflects a value. Alone it makes
+/// no tag, so strict level only (45); a bare `<` (a comparison operator in a filter form) is
+/// not one.
+fn encoded_angle(s: &str) -> bool {
+    // Before trimming: a value that starts with a letter or digit is no encoding.
+    if s.as_bytes().first().is_none_or(|c| c.is_ascii_alphanumeric()) {
+        return false;
+    }
+    let t = s.trim().as_bytes();
+    // One look rejects nearly every value: an encoding starts with `&`, `%` or `\`.
+    if t.len() < 3 || t.len() > 14 || !matches!(t[0], b'&' | b'%' | b'\\') {
+        return false;
+    }
+    let hex_angle = |h: &[u8]| {
+        !h.is_empty()
+            && h.len() <= 8
+            && h.iter().all(|c| c.is_ascii_hexdigit())
+            && h.iter().fold(0u32, |v, c| v * 16 + (*c as char).to_digit(16).unwrap_or(0)) | 2 == 0x3e
+    };
+    let pre = |p: &[u8]| t.len() >= p.len() && t[..p.len()].eq_ignore_ascii_case(p);
+    let body = t.strip_suffix(b";").unwrap_or(t);
+    if pre(b"&#x") {
+        return hex_angle(&body[3..]);
+    }
+    if pre(b"&#") {
+        let d = &body[2..];
+        return !d.is_empty() && d.len() <= 8 && d.iter().all(|c| c.is_ascii_digit()) && d.iter().fold(0u32, |v, c| v * 10 + u32::from(c - b'0')) | 2 == 62;
+    }
+    if body.eq_ignore_ascii_case(b"&lt") || body.eq_ignore_ascii_case(b"&gt") {
+        return true;
+    }
+    if pre(b"\\u{") && t[t.len() - 1] == b'}' {
+        return hex_angle(&t[3..t.len() - 1]);
+    }
+    for (p, want) in [(&b"%u"[..], 4), (b"\\u", 4), (b"\\x", 2), (b"%", 2)] {
+        if pre(p) {
+            return t.len() - p.len() == want && hex_angle(&t[p.len()..]);
+        }
+    }
+    false
 }
 
 /// The pre-filter of [`analyze_view`], one pass over the bytes, no allocation. Markup needs

@@ -286,3 +286,65 @@ fn named_entity_agrees_with_the_list() {
         assert_eq!(html::named_entity(r.as_bytes()), linear(r.as_bytes()), "{r:?}");
     }
 }
+
+#[test]
+fn fullwidth_markup_typed_as_such_is_folded() {
+    // Written for this view, not taken from a corpus: NFKC or best-fit folding makes these ASCII.
+    for v in [
+        "＜script＞alert(1)＜/script＞",
+        "＜ｓｃｒｉｐｔ＞alert(document.domain)＜／ｓｃｒｉｐｔ＞",
+        "＜img src=x onerror=alert(1)＞",
+        "＜svg／onload＝alert(1)＞",
+        "x＂ onmouseover＝＂alert(1)",
+    ] {
+        assert!(conf(v) >= 60, "{v}: {}", conf(v));
+    }
+    // CJK text with fullwidth brackets, parentheses and quotes.
+    for v in [
+        "＜お知らせ＞年末年始の営業について",
+        "【重要】＜ご案内＞（２０２４年１２月）",
+        "「テスト」（ｔｅｓｔ）と＂引用＂",
+        "価格＜１０００円＞",
+        "＜ｂ＞太字＜／ｂ＞のテスト",
+        "他说：＂你好＂（ｎｉ ｈａｏ）",
+        "１＜２ かつ ３＞２",
+    ] {
+        assert!(conf(v) < 40, "{v}: {}", conf(v));
+    }
+}
+
+#[test]
+fn javascript_entities_with_a_sink_are_script() {
+    // Written for this rule, not taken from a corpus.
+    for v in ["&{alert(1)};", "x&{document.cookie='a=b'};", "<b title=\"&{prompt(document.domain)};\">", "&{ window['al'+'ert'](1) };"] {
+        assert!(conf(v) >= 60, "{v}: {}", conf(v));
+    }
+    for v in ["&{()}", "'';!--\"<xss>=&{()}", "Price &{total} due", "a &{b: 1}; c", "&{"] {
+        assert!(conf(v) < 60, "{v}: {}", conf(v));
+    }
+}
+
+#[test]
+fn legacy_and_prefixed_event_names_are_handler_names() {
+    for v in ["onMediaComplete", "onundo", "onRedo", "onmozfullscreenchange", "onvisibilitychange", "oncompositionend"] {
+        assert_eq!(conf(v), 60, "{v}");
+    }
+    for v in ["online", "onion", "onset", "ongoing", "onboarding", "onrecord"] {
+        assert_eq!(conf(v), 0, "{v}");
+    }
+    assert!(EVENTS.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn an_encoded_angle_bracket_alone_is_a_strict_probe() {
+    // Encodings written for this rule (not the corpus's list): every reference form, `%XX`,
+    // `%uXXXX`, JavaScript escapes.
+    for v in ["&lt", "&GT;", "&#62", "&#0062;", "&#x3E", "&#X00003c;", "%3c", "%3E", "%u003C", "\\x3e", "\\u003c", "\\u{3C}", " &lt; "] {
+        assert_eq!(conf(v), 45, "{v}");
+        assert!(hit(v, Level::Balanced).is_none(), "{v}");
+        assert_eq!(hit(v, Level::Strict).map(|h| h.confidence), Some(45), "{v}");
+    }
+    for v in ["<", ">", "&amp;", "&#61;", "%3D", "\\x3d", "&lt;b&gt;", "&lt;3", "a &lt; b", "%3C%3C", "&#x3c3c;", "\\u003cb"] {
+        assert_eq!(conf(v), 0, "{v}");
+    }
+}
