@@ -167,14 +167,9 @@ mod tests {
 
     #[test]
     fn hundred_thousand_entries_agree_with_a_linear_scan() {
-        // Deterministic pseudo-random networks (xorshift), checked against the naive answer.
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        // Deterministic pseudo-random networks (xorshift64), checked against the naive answer.
+        let mut rng = palisade_testkit::rng::XorShift64::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next_u64();
         let mut nets = Vec::new();
         for _ in 0..100_000 {
             let r = next();

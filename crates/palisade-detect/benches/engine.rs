@@ -11,43 +11,18 @@
 //! before the timings (the engine is meant to allocate nothing for a benign value), and
 //! `body/*/extract_only` (an engine without detectors) shows the share of JSON extraction.
 
-#![allow(unsafe_code)] // the counting global allocator below
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Counts allocations (and reallocations) made through the global allocator.
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use palisade_testkit::alloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc::Counting = alloc::Counting;
 
 /// Heap allocations made by `f`.
 fn allocs(mut f: impl FnMut()) -> u64 {
-    let a = ALLOCS.load(Ordering::Relaxed);
+    let a = alloc::total();
     f();
-    ALLOCS.load(Ordering::Relaxed) - a
+    alloc::total() - a
 }
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

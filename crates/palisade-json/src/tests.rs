@@ -1,4 +1,5 @@
 use super::*;
+use palisade_testkit::rng::Rng;
 
 fn parse(s: &[u8]) -> Result<Tape, JsonError> {
     let mut t = Tape::default();
@@ -342,23 +343,7 @@ fn plain_run_every_byte_at_every_position() {
     }
 }
 
-/// Deterministic generator (xorshift64*) of JSON texts for the property test below.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-}
+// Generated JSON texts for the property test below (`Rng`: a deterministic xorshift64*).
 
 fn gen_value(r: &mut Rng, depth: u32, out: &mut String) {
     let ws = |r: &mut Rng, out: &mut String| {
@@ -409,7 +394,7 @@ fn gen_value(r: &mut Rng, depth: u32, out: &mut String) {
 
 #[test]
 fn tape_skip_value_and_serde_agree_on_generated_and_mutated_documents() {
-    let mut r = Rng(0x0123_4567_89AB_CDEF);
+    let mut r = Rng::new(0x0123_4567_89AB_CDEF);
     let mut tape = Tape::default();
     let limits = Limits::default();
     let (mut accepted, mut rejected) = (0, 0);
@@ -421,9 +406,9 @@ fn tape_skip_value_and_serde_agree_on_generated_and_mutated_documents() {
         // Half the cases: one or two edits (cut, insert, delete, replace a byte).
         if case % 2 == 1 {
             for _ in 0..1 + r.below(2) {
-                let at = r.below(doc.len() as u64 + 1) as usize;
+                let at = r.below(doc.len() + 1);
                 let bytes = b"\"\\{}[],: u0-.eE\x01\x80\xC3\xFFat";
-                let byte = bytes[r.below(bytes.len() as u64) as usize];
+                let byte = bytes[r.below(bytes.len())];
                 match r.below(4) {
                     0 => doc.truncate(at),
                     1 => doc.insert(at, byte),

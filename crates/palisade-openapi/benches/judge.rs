@@ -7,37 +7,16 @@
 //! clock, so that waiting for a core on a shared machine does not count).
 //!
 //! `cargo bench -p palisade-openapi --bench judge`. Skipped (with a message) without ../shared.
-#![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: delegates to the system allocator; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use palisade_openapi::judge::{Judge, Phase};
 use palisade_openapi::rawhttp::{parse_request, OwnedRequest};
+use palisade_testkit::alloc;
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
 
 fn shared() -> Option<std::path::PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
@@ -58,6 +37,7 @@ fn judge(dir: &Path, fused: bool) -> Judge {
 
 /// Nanoseconds this thread has run on a CPU (`CLOCK_THREAD_CPUTIME_ID`), to give a figure that
 /// waiting for a core on a shared machine does not inflate.
+#[allow(unsafe_code)] // a libc call
 fn cpu_ns() -> Option<u64> {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `ts` is a valid, writable timespec.
@@ -94,12 +74,12 @@ fn bench(c: &mut Criterion) {
             }
             judge.check_request(&req.view(), Phase::Whole, &mut out);
             assert!(out.is_empty(), "{name}: {out:?}");
-            let before = ALLOCS.load(Ordering::Relaxed);
+            let before = alloc::total();
             for _ in 0..100 {
                 out.clear();
                 judge.check_request(&req.view(), Phase::Whole, &mut out);
             }
-            let per = (ALLOCS.load(Ordering::Relaxed) - before) as f64 / 100.0;
+            let per = (alloc::total() - before) as f64 / 100.0;
             eprintln!("{group}/{name}: {per} allocs/request");
             // On-CPU time per request over a fixed count (best of 5 rounds).
             let n = if *name == "post_signup_large" { 500 } else { 5000 };

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use palisade_openapi::judge::{Finding, Judge, Phase};
 use palisade_openapi::rawhttp::parse_request;
+use palisade_testkit::rng::Rng;
 
 fn shared() -> Option<PathBuf> {
     let p = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench"));
@@ -24,21 +25,6 @@ fn judge(dir: &Path, settings: &str, fused: bool) -> Judge {
     let mut j = Judge::new(api, settings).unwrap();
     j.set_fused(fused);
     j
-}
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 const PIECES: &[&[u8]] = &[
@@ -83,7 +69,7 @@ fn mutate(base: &[u8], rng: &mut Rng) -> Vec<u8> {
             0 => {
                 v.remove(at);
             }
-            1 => v[at] = rng.next() as u8,
+            1 => v[at] = rng.next_u64() as u8,
             2 | 3 => {
                 let piece = PIECES[rng.below(PIECES.len())];
                 v.splice(at..at, piece.iter().copied());
@@ -131,7 +117,7 @@ fn run(file: &str, head: &str, count: usize, seed: u64) {
         let (fused, tape) = (judge(&dir, settings, true), judge(&dir, settings, false));
         assert_eq!(findings(&fused, head, &base), findings(&tape, head, &base));
         assert!(findings(&fused, head, &base).is_empty(), "{file} is valid");
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let (mut clean, mut dirty) = (0, 0);
         for i in 0..count {
             let m = mutate(&base, &mut rng);

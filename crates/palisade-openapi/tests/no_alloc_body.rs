@@ -2,39 +2,19 @@
 //! on the fused path and on the tape path: `POST /orders` with ../shared/bench/small.json and
 //! `POST /test/signup` with large.json, counted with a global allocator. (One test in this
 //! binary, so no other test thread allocates meanwhile.) Skipped without ../shared.
-#![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use palisade_openapi::judge::{Judge, Phase};
 use palisade_openapi::rawhttp::parse_request;
-
-struct Counting;
-
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: delegates to the system allocator; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use palisade_testkit::alloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc::Counting = alloc::Counting;
 
 #[test]
 fn valid_bodies_do_not_allocate() {
+    alloc::assert_installed();
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench"));
     if !dir.join("bench-api.yaml").exists() {
         eprintln!("no_alloc_body skipped: ../shared/bench not found");
@@ -60,12 +40,12 @@ fn valid_bodies_do_not_allocate() {
             // Warm-up grows the buffers.
             judge.check_request(&req.view(), Phase::Whole, &mut out);
             assert!(out.is_empty(), "{file}: {out:?}");
-            let before = ALLOCS.load(Ordering::Relaxed);
+            let before = alloc::total();
             for _ in 0..20 {
                 out.clear();
                 judge.check_request(&req.view(), Phase::Whole, &mut out);
             }
-            let after = ALLOCS.load(Ordering::Relaxed);
+            let after = alloc::total();
             assert!(out.is_empty());
             assert_eq!(after - before, 0, "{file} (fused: {fused}): allocations per 20 requests");
         }

@@ -572,17 +572,76 @@ async fn read_head(
 }
 
 fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: usize, shared: &Rc<RefCell<Shared>>) -> Head {
-    let bad = |msg| Head::Reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, msg);
+    let p = match parse_request_head(&mut s.rbuf, end, max_headers, max_header_size) {
+        Ok(p) => p,
+        Err(r) => return Head::Reject(r.status, r.code, r.title),
+    };
+    let hint = match p.body {
+        BodyState::Length(n) => SizeHint::with_exact(n),
+        _ => SizeHint::new(),
+    };
+    let is_head = p.method == Method::HEAD;
+    s.seq += 1;
+    s.body_buf = None;
+    s.body = if p.body == BodyState::Length(0) { BodyState::Done } else { p.body };
+    s.continue_at = p.expect_continue.then_some(0);
+    s.deadline_armed = false;
+    let client_body = if s.body == BodyState::Done { ClientBody::Empty } else { ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint }) };
+    let mut req = Request::new(client_body);
+    *req.method_mut() = p.method;
+    *req.uri_mut() = p.uri;
+    *req.version_mut() = p.version;
+    Head::Request(Box::new((req, p.raw)), Framing { keep_alive: p.keep_alive, version: p.version, is_head })
+}
+
+/// Why a request head is refused: the response's status, problem code and title. The
+/// connection closes after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rejection {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub title: &'static str,
+}
+
+const fn reject(status: StatusCode, code: &'static str, title: &'static str) -> Result<ParsedHead, Rejection> {
+    Err(Rejection { status, code, title })
+}
+
+/// A request head accepted by [`parse_request_head`].
+pub struct ParsedHead {
+    pub method: Method,
+    pub uri: Uri,
+    pub version: Version,
+    /// The header fields, as offsets into the head.
+    pub raw: RawRequestHead,
+    /// The body's framing: `Length(n)` (`Length(0)` when there is no body) or `Chunked`.
+    pub body: BodyState,
+    /// `Expect: 100-continue` on an HTTP/1.1 request with a body.
+    pub expect_continue: bool,
+    /// Whether the connection may stay open after this request (version and `Connection`).
+    pub keep_alive: bool,
+}
+
+/// Parse the request head that ends at `end` in `rbuf` (as found by `codec::find_head_end`)
+/// and check its framing (RFC 9112 §6: everything ambiguous is refused). On success the head
+/// has left `rbuf`, which keeps exactly the bytes after it, and the fields and the target share
+/// the head's bytes (no copy). A rejected head closes the connection, so what is left in `rbuf`
+/// then does not matter.
+///
+/// Called by the connection loop; public for the fuzz target `fuzz/fuzz_targets/h1_head.rs`.
+#[inline]
+pub fn parse_request_head(rbuf: &mut BytesMut, end: usize, max_headers: usize, max_header_size: usize) -> Result<ParsedHead, Rejection> {
+    let bad = |msg| reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, msg);
     if end > max_header_size {
-        return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
+        return reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
     }
     // Bare LF line endings are a request smuggling vector: require CRLF everywhere.
-    if !codec::crlf_only(&s.rbuf[..end]) {
+    if !codec::crlf_only(&rbuf[..end]) {
         return bad("Malformed request: bare LF line ending");
     }
     // The head leaves the read buffer before it is parsed (a rejected head closes the
     // connection), so that header values can be shared zero-copy straight from the parse.
-    let head = s.rbuf.split_to(end).freeze();
+    let head = rbuf.split_to(end).freeze();
     let head_bytes = &head[..];
     // Up to 128 header slots live on the stack (left uninitialised: httparse writes before it
     // reads, and zeroing 4 KiB per request showed in profiles); larger limits use the heap.
@@ -599,10 +658,10 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
         Ok(httparse::Status::Complete(n)) if n == end => n,
         Ok(_) => return bad("Malformed request head"),
         Err(httparse::Error::Version) if other_http_version(head_bytes) => {
-            return Head::Reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, code::BAD_REQUEST, "HTTP version not supported")
+            return reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, code::BAD_REQUEST, "HTTP version not supported")
         }
         Err(httparse::Error::TooManyHeaders) => {
-            return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Too many request header fields")
+            return reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Too many request header fields")
         }
         Err(_) => return bad("Malformed request head"),
     };
@@ -610,7 +669,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     let version = match req.version {
         Some(1) => Version::HTTP_11,
         Some(0) => Version::HTTP_10,
-        _ => return Head::Reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, code::BAD_REQUEST, "HTTP version not supported"),
+        _ => return reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, code::BAD_REQUEST, "HTTP version not supported"),
     };
     let Some(method) = req.method.and_then(|m| Method::from_bytes(m.as_bytes()).ok()) else {
         return bad("Invalid method");
@@ -618,13 +677,13 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     let path = req.path.unwrap_or("");
     // The `http` crate cannot represent targets of 64 KiB or more.
     if path.len() >= u16::MAX as usize - 1 {
-        return Head::Reject(StatusCode::URI_TOO_LONG, code::URI_TOO_LONG, "Request target too long");
+        return reject(StatusCode::URI_TOO_LONG, code::URI_TOO_LONG, "Request target too long");
     }
     let Ok(uri) = Uri::from_maybe_shared(head.slice_ref(path.as_bytes())) else {
         return bad("Invalid request target");
     };
     if method == Method::CONNECT {
-        return Head::Reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported");
+        return reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported");
     }
     if uri.scheme().is_none() && uri.path() != "*" && !uri.path().starts_with('/') {
         return bad("Invalid request target");
@@ -678,14 +737,13 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     let te_present = n_te > 0;
     let cl_present = n_cl > 0;
     if te_present && cl_present {
-        return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Both Content-Length and Transfer-Encoding");
+        return reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Both Content-Length and Transfer-Encoding");
     }
     let mut body = BodyState::Length(0);
-    let mut hint = SizeHint::with_exact(0);
     let mut normalized_length = None;
     if te_present {
         if version == Version::HTTP_10 {
-            return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Transfer-Encoding in HTTP/1.0");
+            return reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Transfer-Encoding in HTTP/1.0");
         }
         let mut codings = Vec::new();
         for v in values(ReqName::TransferEncoding) {
@@ -693,31 +751,29 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
             codings.extend(v.split(',').map(|c| c.trim().to_ascii_lowercase()).filter(|c| !c.is_empty()));
         }
         if codings.last().map(String::as_str) != Some("chunked") {
-            return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Transfer-Encoding must end with chunked");
+            return reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Transfer-Encoding must end with chunked");
         }
         if codings.len() != 1 {
-            return Head::Reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "Unsupported transfer coding");
+            return reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "Unsupported transfer coding");
         }
         body = BodyState::Chunked(Chunk::Size);
-        hint = SizeHint::new();
     } else if cl_present {
         let mut len: Option<u64> = None;
         for v in values(ReqName::ContentLength) {
             for part in v.split(|b| *b == b',') {
                 let part = part.trim_ascii();
                 if part.is_empty() || part.len() > 19 || !part.iter().all(u8::is_ascii_digit) {
-                    return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Invalid Content-Length");
+                    return reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Invalid Content-Length");
                 }
                 let n: u64 = std::str::from_utf8(part).ok().and_then(|p| p.parse().ok()).unwrap_or(u64::MAX);
                 if len.is_some_and(|l| l != n) {
-                    return Head::Reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Conflicting Content-Length values");
+                    return reject(StatusCode::BAD_REQUEST, code::SMUGGLING, "Conflicting Content-Length values");
                 }
                 len = Some(n);
             }
         }
         let n = len.unwrap_or(0);
         body = BodyState::Length(n);
-        hint = SizeHint::with_exact(n);
         if n_cl > 1 {
             // Several equal lengths: the map gets one.
             normalized_length = Some(n);
@@ -733,7 +789,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
         if expect.eq_ignore_ascii_case(b"100-continue") {
             expect_continue = version == Version::HTTP_11 && body != BodyState::Length(0);
         } else {
-            return Head::Reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
+            return reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
         }
     }
     let (keep_alive, names_other) = match n_conn {
@@ -752,18 +808,7 @@ fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: u
     raw.plain = n_host == 1 && n_cl <= 1 && !names_other;
     raw.host = (n_host > 0).then_some(host_at as u32);
     raw.content_length = (n_cl > 0).then_some(cl_at as u32);
-    let is_head = method == Method::HEAD;
-    s.seq += 1;
-    s.body_buf = None;
-    s.body = if body == BodyState::Length(0) { BodyState::Done } else { body };
-    s.continue_at = expect_continue.then_some(0);
-    s.deadline_armed = false;
-    let client_body = if s.body == BodyState::Done { ClientBody::Empty } else { ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint }) };
-    let mut req = Request::new(client_body);
-    *req.method_mut() = method;
-    *req.uri_mut() = uri;
-    *req.version_mut() = version;
-    Head::Request(Box::new((req, raw)), Framing { keep_alive, version, is_head })
+    Ok(ParsedHead { method, uri, version, raw, body, expect_continue, keep_alive })
 }
 
 /// `HeaderName`'s length limit.
@@ -839,6 +884,11 @@ pub struct RawRequestHead {
 }
 
 impl RawRequestHead {
+    /// The whole head as received: request line, header lines and the final empty line.
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
     /// The header fields in the order received: (name as sent, value).
     pub fn fields(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
         let h = &self.head[..];

@@ -7,40 +7,15 @@
 //! guards for the request path (docs/BENCHMARKS.md has the history); the count does not depend
 //! on timing, only on the code path taken.
 
-// A global allocator is an `unsafe impl`; this one only counts and forwards to `System`.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-struct Counting;
+use palisade_testkit::alloc;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded to the system allocator unchanged.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
+// Counts every allocation of the process (the proxy's worker thread is the one that matters).
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc::Counting = alloc::Counting;
 
 const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: up\r\nDate: Sun, 22 Nov 2026 10:00:00 GMT\r\nContent-Type: application/json\r\nContent-Length: 11\r\nConnection: keep-alive\r\n\r\n{\"ok\":true}";
 
@@ -117,11 +92,11 @@ fn allocations_per_request(request: &[u8], n: u64) -> f64 {
     for _ in 0..200 {
         one(&mut c);
     }
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = alloc::total();
     for _ in 0..n {
         one(&mut c);
     }
-    let after = ALLOCS.load(Ordering::Relaxed);
+    let after = alloc::total();
     drop(c);
     running.shutdown();
     (after - before) as f64 / n as f64

@@ -1,47 +1,14 @@
 //! Steady-state validation of valid instances allocates nothing: counted with a counting
 //! global allocator, over the shared benchmark bodies (when present) and an inline sample.
-//! `GlobalAlloc` is an unsafe trait: this test binary (not the library, which forbids unsafe
-//! code) allows it for the allocator wrapper only.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
 use palisade_config::yaml::{self, Node};
 use palisade_json::{parse_into, Limits, Tape};
 use palisade_schema::{Compiler, Dialect, Direction, DocId, Options, Resolved, Resolver, SchemaId, Schemas, Scratch};
+use palisade_testkit::alloc;
 
-struct Counting;
-
-thread_local! {
-    // Per thread: tests run in parallel.
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-fn allocs() -> usize {
-    ALLOCS.with(Cell::get)
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
+// Counted per thread (`alloc::this_thread`): the tests of this binary run in parallel.
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc::Counting = alloc::Counting;
 
 struct Local(Node);
 
@@ -66,6 +33,7 @@ fn compile(spec: &str, names: &[&str]) -> (Schemas, Vec<SchemaId>) {
 
 /// Allocations per (parse + validate) after warm-up.
 fn per_validation(s: &Schemas, id: SchemaId, body: &[u8]) -> f64 {
+    alloc::assert_installed();
     let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 16 };
     let mut tape = Tape::default();
     let mut scratch = Scratch::default();
@@ -76,14 +44,14 @@ fn per_validation(s: &Schemas, id: SchemaId, body: &[u8]) -> f64 {
         assert!(s.validate_with(id, &tape, body, 0, &opts, &mut scratch, &mut out), "{out:?}");
     }
     let n = 100;
-    let before = allocs();
+    let before = alloc::this_thread();
     for _ in 0..n {
         parse_into(body, &mut tape, &limits).unwrap();
         assert!(s.validate_with(id, &tape, body, 0, &opts, &mut scratch, &mut out));
         // The plain entry point too (its Scratch is empty and never grows for these schemas).
         assert!(s.validate(id, &tape, body, &opts, &mut out));
     }
-    (allocs() - before) as f64 / n as f64
+    (alloc::this_thread() - before) as f64 / n as f64
 }
 
 #[test]

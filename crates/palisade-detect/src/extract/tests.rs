@@ -1,5 +1,6 @@
 use super::*;
 use crate::eval::OwnedRequest;
+use palisade_testkit::rng::Rng;
 
 type Got = Vec<(String, FieldKind, String)>;
 
@@ -397,23 +398,7 @@ mod reference {
     }
 }
 
-/// A small deterministic generator (xorshift64*), so that failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-}
+// Generated documents: `Rng` is a deterministic xorshift64*, so that failures reproduce.
 
 fn gen_ws(r: &mut Rng, out: &mut String) {
     if r.below(4) == 0 {
@@ -460,7 +445,7 @@ fn gen_number(r: &mut Rng, out: &mut String) {
     if r.below(3) == 0 {
         out.push_str(r.pick(&["0", "-0", "1.5e-3", "0.0", "1E+2", "-12.75", "123456789012345678901234567890", "2e10"]));
     } else {
-        out.push_str(&(r.next() as i64 % 100_000).to_string());
+        out.push_str(&(r.next_u64() as i64 % 100_000).to_string());
     }
 }
 
@@ -574,7 +559,7 @@ fn body_fields(body: &[u8], clean: bool, sc: &mut Scratch) -> (Got, Counts, Resu
 
 #[test]
 fn json_walk_equals_a_serde_reference_walk_on_generated_documents() {
-    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut sc = Scratch::default();
     for case in 0..3000 {
         let doc = gen_document(&mut r);
@@ -601,7 +586,7 @@ fn json_walk_equals_a_serde_reference_walk_on_generated_documents() {
 
 #[test]
 fn json_walk_rejects_mutated_documents_as_serde_does() {
-    let mut r = Rng(0xD1B5_4A32_D192_ED03);
+    let mut r = Rng::new(0xD1B5_4A32_D192_ED03);
     let mut sc = Scratch::default();
     let mut rejected = 0;
     for case in 0..4000 {
@@ -609,9 +594,9 @@ fn json_walk_rejects_mutated_documents_as_serde_does() {
         // One or two edits: cut, insert, delete or replace a byte (structural bytes, escape
         // bytes and invalid UTF-8 among them).
         for _ in 0..1 + r.below(2) {
-            let at = r.below(doc.len() as u64 + 1) as usize;
+            let at = r.below(doc.len() + 1);
             let byte = *[b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b' ', b'u', b'0', b'-', b'.', b'e', 0x01, 0x80, 0xC3, 0xFF, b'a', b't']
-                .get(r.below(20) as usize)
+                .get(r.below(20))
                 .unwrap_or(&b'x');
             match r.below(4) {
                 0 => doc.truncate(at),

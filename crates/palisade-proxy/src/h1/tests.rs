@@ -273,3 +273,44 @@ fn connection_tokens_tell_headers_named_beyond_the_hop_by_hop_ones() {
     assert_eq!(t(&["keep-alive, X-Secret"], Version::HTTP_11), (true, true));
     assert_eq!(t(&["te", " , x-b ,"], Version::HTTP_10), (false, true));
 }
+
+#[test]
+fn parse_request_head_keeps_what_follows_and_shares_the_head() {
+    let input = b"POST /a?b HTTP/1.1\r\nHost:  h.example \r\nContent-Length: 2\r\nX-Empty:\r\n\r\nhiGET / HTTP/1.1\r\n";
+    let end = find_head_end(input, &mut 0).unwrap();
+    let mut rbuf = BytesMut::from(&input[..]);
+    let p = parse_request_head(&mut rbuf, end, 16, 4096).unwrap_or_else(|r| panic!("{r:?}"));
+    assert_eq!(&rbuf[..], b"hiGET / HTTP/1.1\r\n");
+    assert_eq!((p.method, p.uri.to_string(), p.version), (Method::POST, "/a?b".to_string(), Version::HTTP_11));
+    assert_eq!(p.body, BodyState::Length(2));
+    assert!(p.keep_alive && !p.expect_continue && p.raw.plain());
+    assert_eq!(p.raw.head(), &input[..end]);
+    let fields: Vec<_> = p.raw.fields().collect();
+    let want: [(&[u8], &[u8]); 3] = [(b"Host", b"h.example"), (b"Content-Length", b"2"), (b"X-Empty", b"")];
+    assert_eq!(fields, want);
+    // Offsets into the head: the value without its surrounding spaces.
+    let base = p.raw.head().as_ptr() as usize;
+    assert_eq!(fields[0].1.as_ptr() as usize - base, input.windows(9).position(|w| w == b"h.example").unwrap());
+    assert_eq!(p.raw.host_str(), "h.example");
+    assert_eq!(p.raw.content_length(), Some(&b"2"[..]));
+}
+
+#[test]
+fn parse_request_head_refusals_carry_status_and_code() {
+    let cases: &[(&[u8], u16, &str)] = &[
+        (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", 400, code::SMUGGLING),
+        (b"POST / HTTP/1.1\r\nHost: a\r\ncontent-length: 3\r\nContent-Length: 3, 4\r\n\r\n", 400, code::SMUGGLING),
+        (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400, code::SMUGGLING),
+        (b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400, code::SMUGGLING),
+        (b"GET / HTTP/1.1\r\nHost: a\r\nX: a\nY: b\r\n\r\n", 400, code::BAD_REQUEST),
+        (b"GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400, code::BAD_REQUEST),
+        (b"GET / HTTP/1.1\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n", 431, code::HEADERS_TOO_LARGE),
+        (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505, code::BAD_REQUEST),
+    ];
+    for (input, status, c) in cases {
+        let end = find_head_end(input, &mut 0).unwrap();
+        let r =
+            parse_request_head(&mut BytesMut::from(&input[..]), end, 3, 4096).err().unwrap_or_else(|| panic!("accepted {:?}", String::from_utf8_lossy(input)));
+        assert_eq!((r.status.as_u16(), r.code), (*status, *c), "{:?}", String::from_utf8_lossy(input));
+    }
+}

@@ -2,6 +2,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use palisade_core::Context;
+use palisade_testkit::rng::Rng;
 
 use crate::model::{Action, Atom, Cmp, Expr, Field, Op, Rule};
 use crate::testutil::{hit, matching, rules, Req};
@@ -245,27 +246,6 @@ fn operation_field() {
 // ---------------------------------------------------------------------------------------------
 // Differential test: 1,000 generated rules, compiled, against a naive evaluator.
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
-        v[self.below(v.len())]
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-}
-
 const WORDS: &[&str] = &[
     "a",
     "ab",
@@ -463,7 +443,7 @@ fn naive_atom(a: &Atom, r: &Req, cx: &Context, regexes: &mut HashMap<String, reg
 
 #[test]
 fn a_thousand_generated_rules_agree_with_a_naive_evaluator() {
-    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut rng = Rng::new(0x5eed_1234_abcd_0001);
     let list: Vec<Rule> = (0..1000)
         .map(|i| Rule {
             id: format!("r{i}"),

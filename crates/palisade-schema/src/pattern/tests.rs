@@ -85,13 +85,8 @@ fn simple_patterns_agree_with_the_regex() {
         assert!(Simple::parse(p).is_none(), "{p} must not be simple");
     }
     let alphabet: &[u8] = b"aAbcdefzZ09_-+ ()$.@xSKUord5\n\xc3\xa9";
-    let mut seed = 0x2545_F491_4F6C_DD1Du64;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x2545_F491_4F6C_DD1D);
+    let mut rnd = move || rng.next_u64();
     for p in simple {
         let s = Simple::parse(p).unwrap_or_else(|| panic!("{p} must be simple"));
         let re = compile(p).unwrap();
