@@ -1,6 +1,7 @@
 use super::*;
 use crate::other_util::take_steps;
 use crate::FieldKind;
+use palisade_testkit::rng::XorShift64;
 
 fn q(v: &str) -> u8 {
     detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
@@ -428,18 +429,12 @@ fn gate_test_agrees_with_the_references_on_generated_values() {
         "%",
         "é",
     ];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
     let (mut yes, mut walks, mut bare, mut fired) = (0usize, 0usize, 0usize, 0usize);
     for _ in 0..200_000 {
         let mut v = String::new();
-        for _ in 0..1 + next(8) {
-            v.push_str(PARTS[next(PARTS.len())]);
+        for _ in 0..1 + rng.below(8) {
+            v.push_str(PARTS[rng.below(PARTS.len())]);
         }
         let walk = reference_walk(v.as_bytes());
         assert_eq!(program_in_command_position(&v), walk, "{v:?}");
@@ -623,17 +618,10 @@ fn specials_agree_with_the_reference() {
         "ie",
         "x ",
     ];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
     let mut found = 0;
     for _ in 0..40_000 {
-        let len = 1 + (next() % 8) as usize;
-        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let v = rng.joined(&parts, 8);
         let r = specials_reference(&v);
         found += usize::from(r.is_some());
         assert_eq!(specials(&v), r, "{v:?}");

@@ -1,5 +1,6 @@
 use super::*;
 use crate::other_util::take_steps;
+use palisade_testkit::rng::XorShift64;
 
 fn conf(v: &str, field: FieldKind) -> u8 {
     detector().check(&Input { raw: v, decoded: v, field }, Level::Strict).map_or(0, |h| h.confidence)
@@ -230,17 +231,10 @@ fn plain_path_agrees_with_the_walk() {
         "self",
         "environ",
     ];
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
     let (mut plain, mut found) = (0, 0);
     for _ in 0..40_000 {
-        let len = 1 + (next() % 6) as usize;
-        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let v = rng.joined(&parts, 6);
         let walk = judge_walk(&v, false, FieldKind::QueryValue);
         found += usize::from(walk.is_some());
         if !may_climb(&v) && memchr::memchr2(b'/', b'\\', v.as_bytes()).is_some() && !is_url(&v) && plain_path(&v) {
@@ -266,17 +260,10 @@ fn may_wrap_covers_the_wrapper_anchors() {
         "php", "PHP", "expect", "phar", "zip", "glob", "rar", "ogg", "file", "FILE", "data", "compress", "ssh2", "convert", "string", "zlib", "ph", "p", "hp",
         "a", "x", "2", ":", ".", "//", "/", ":/", "https", "{size}", ".png", "zli", "b", "Data", "sTrInG", "-", " ", "\u{e9}",
     ];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
     let (mut anchored, mut skipped) = (0, 0);
     for _ in 0..100_000 {
-        let len = 1 + (next() % 6) as usize;
-        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let v = rng.joined(&parts, 6);
         if WRAP_ANCHORS.any(&v) {
             anchored += 1;
             assert!(may_wrap(v.as_bytes()), "{v:?}");
@@ -382,16 +369,9 @@ fn generated_paths(n: usize, mut f: impl FnMut(&str)) {
         "latest?page=1",
         ":",
     ];
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
     for _ in 0..n {
-        let len = 1 + (next() % 7) as usize;
-        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let v = rng.joined(&parts, 7);
         f(&v);
     }
 }

@@ -55,4 +55,21 @@ impl XorShift64 {
         self.0 ^= self.0 << 17;
         self.0
     }
+
+    /// A number in `0..n` (`next_u64() % n`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// One to `max_parts` elements of `parts` joined: first the count (`1 + below(max_parts)`),
+    /// then each element (`below(parts.len())`). The generated values of the detectors'
+    /// property tests (phrases made of keywords, separators and quotes).
+    pub fn joined(&mut self, parts: &[&str], max_parts: usize) -> String {
+        let n = 1 + self.below(max_parts);
+        let mut s = String::new();
+        for _ in 0..n {
+            s.push_str(parts[self.below(parts.len())]);
+        }
+        s
+    }
 }

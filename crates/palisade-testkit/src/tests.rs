@@ -68,3 +68,20 @@ fn allocations_are_counted_per_thread_and_in_total() {
     assert_eq!(other, 1);
     assert!(alloc::total() - all1 >= 1);
 }
+
+#[test]
+fn joined_draws_the_count_then_each_part() {
+    let parts = ["a", "bc", "'", " or ", "1=1"];
+    let (mut a, mut b) = (XorShift64::new(0x2545_F491_4F6C_DD1D), XorShift64::new(0x2545_F491_4F6C_DD1D));
+    let mut lens = [0usize; 9];
+    for _ in 0..2_000 {
+        let got = a.joined(&parts, 8);
+        let n = 1 + (b.next_u64() % 8) as usize;
+        let want: String = (0..n).map(|_| parts[(b.next_u64() % parts.len() as u64) as usize]).collect();
+        assert_eq!(got, want);
+        lens[n] += 1;
+    }
+    // Every count from 1 to 8 occurs, and no other.
+    assert_eq!(lens[0], 0);
+    assert!(lens[1..].iter().all(|&c| c > 0), "{lens:?}");
+}

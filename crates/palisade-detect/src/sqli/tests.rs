@@ -1,5 +1,6 @@
 use super::*;
 use crate::{Detector, FieldKind, Input, Level};
+use palisade_testkit::rng::XorShift64;
 
 fn hit(s: &str, level: Level) -> Option<Hit> {
     SqliDetector.check(&Input { raw: s, decoded: s, field: FieldKind::QueryValue }, level)
@@ -380,17 +381,10 @@ fn inert_agrees_with_the_full_analysis() {
         "1", "x", "it", "union", "select", "sleep", "case", "when", "'", "\"", " ", "#", "-", "@", "@@", "(", ")", "=", "or", "&", ";", "0xab", "\u{2019}",
         "/", "*", ",", "%27", "\\N", "\n", "e5", "from", "s", "?", "{", "[", "]", ":", "+", ".", "shutdown", "where", "in",
     ];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
     let (mut inert_n, mut found_n) = (0, 0);
     for _ in 0..40_000 {
-        let len = 1 + (next() % 7) as usize;
-        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let v = rng.joined(&parts, 7);
         let mut steps = 0;
         let full = analyze_all(&v, &mut steps);
         if inert(&v) {
@@ -403,6 +397,26 @@ fn inert_agrees_with_the_full_analysis() {
     assert!(inert_n > 1000 && found_n > 1000, "{inert_n} {found_n}");
 }
 
+/// A generated slug: one to six `words` joined by `seps`, sometimes with a separator before or
+/// after (the property tests of `slug_inert`).
+fn slug(rng: &mut XorShift64, words: &[&str], seps: &[&str]) -> String {
+    let len = 1 + (rng.next_u64() % 6) as usize;
+    let mut v = String::new();
+    if rng.next_u64() % 8 == 0 {
+        v.push_str(seps[rng.below(seps.len())]);
+    }
+    for k in 0..len {
+        if k > 0 {
+            v.push_str(seps[rng.below(seps.len())]);
+        }
+        v.push_str(words[rng.below(words.len())]);
+    }
+    if rng.next_u64() % 8 == 0 {
+        v.push_str(seps[rng.below(seps.len())]);
+    }
+    v
+}
+
 #[test]
 fn slug_shortcut_agrees_with_the_full_analysis() {
     // Every keyword (gate word), numbers, hex and exponent literals, identifiers; joined by the
@@ -410,29 +424,10 @@ fn slug_shortcut_agrees_with_the_full_analysis() {
     let mut words: Vec<&str> = GATE_WORDS.to_vec();
     words.extend(["1", "x", "we", "a1", "9", "0x1f", "0b1", "h2", "_", "e5", "1e5", "x1", "0xabunion", "1union", "db", "0"]);
     let seps = ["-", "-", "-", "_", "", "--", "-_", "_-"];
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
     let (mut slugs, mut found) = (0, 0);
     for _ in 0..300_000 {
-        let len = 1 + (next() % 6) as usize;
-        let mut v = String::new();
-        if next() % 8 == 0 {
-            v.push_str(seps[(next() % seps.len() as u64) as usize]);
-        }
-        for k in 0..len {
-            if k > 0 {
-                v.push_str(seps[(next() % seps.len() as u64) as usize]);
-            }
-            v.push_str(words[(next() % words.len() as u64) as usize]);
-        }
-        if next() % 8 == 0 {
-            v.push_str(seps[(next() % seps.len() as u64) as usize]);
-        }
+        let v = slug(&mut rng, &words, &seps);
         let mut steps = 0;
         let full = analyze_all(&v, &mut steps);
         found += usize::from(full.is_some());
@@ -532,16 +527,9 @@ fn generated_values(n: usize, mut f: impl FnMut(&str)) {
         "@s",
         "'0:0:5'",
     ];
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
     for _ in 0..n {
-        let len = 1 + (next() % 9) as usize;
-        let v: String = (0..len).map(|_| parts[(next() % parts.len() as u64) as usize]).collect();
+        let v = rng.joined(&parts, 9);
         f(&v);
     }
 }
@@ -605,29 +593,10 @@ fn slug_inert_agrees_with_its_reference() {
     let mut words: Vec<&str> = GATE_WORDS.to_vec();
     words.extend(["1", "x", "we", "a1", "9", "0x1f", "0b1", "h2", "_", "e5", "1e5", "x1", "0xabunion", "1union", "db", "0", "", "'", " ", ".", "\u{e9}"]);
     let seps = ["-", "-", "-", "_", "", "--", "-_", "_-"];
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
     let (mut yes, mut no) = (0, 0);
     for _ in 0..200_000 {
-        let len = 1 + (next() % 6) as usize;
-        let mut v = String::new();
-        if next() % 8 == 0 {
-            v.push_str(seps[(next() % seps.len() as u64) as usize]);
-        }
-        for k in 0..len {
-            if k > 0 {
-                v.push_str(seps[(next() % seps.len() as u64) as usize]);
-            }
-            v.push_str(words[(next() % words.len() as u64) as usize]);
-        }
-        if next() % 8 == 0 {
-            v.push_str(seps[(next() % seps.len() as u64) as usize]);
-        }
+        let v = slug(&mut rng, &words, &seps);
         let want = slug_inert_reference(&v);
         if want {
             yes += 1;
