@@ -275,7 +275,9 @@ fn analyze_all(s: &str, steps: &mut usize) -> Option<Finding> {
 /// a breakout (`;` then needs a statement keyword or `(` to go on). `%` (one more URL layer)
 /// and `\`, `$` (escapes, dollar quoting, variables), `*` (comments, `*` items) and the other
 /// operator bytes are left to the full analysis. Typographic quotes (folded to ASCII ones) and
-/// every other non-ASCII character are neither letters of a keyword nor operators.
+/// every other non-ASCII character are neither letters of a keyword nor operators, except in
+/// a value with a fullwidth quote, whose fullwidth letters and operators [`fold_quotes`] turns
+/// into ASCII: such a value is never inert.
 ///
 /// Words are checked as maximal runs of ASCII letters and `_` (keywords are made of those),
 /// a superset of the lexer's words: a word that follows a number can follow a hex literal
@@ -283,6 +285,9 @@ fn analyze_all(s: &str, steps: &mut usize) -> Option<Finding> {
 /// leading `x`/`b` and hex letters.
 fn inert(s: &str) -> bool {
     let b = s.as_bytes();
+    if has_fullwidth_quote(b) {
+        return false;
+    }
     let mut quote = false;
     let mut hash = false;
     let mut i = 0;
@@ -374,7 +379,8 @@ fn slug_inert(s: &str) -> bool {
 
 /// `‘’‛′ʼ` to `'` and `“”″` to `"`, when present.
 fn fold_quotes(s: &str) -> Option<String> {
-    if !has_typographic_quote(s.as_bytes()) {
+    let wide = has_fullwidth_quote(s.as_bytes());
+    if !wide && !has_typographic_quote(s.as_bytes()) {
         return None;
     }
     let mut out = String::with_capacity(s.len());
@@ -382,10 +388,21 @@ fn fold_quotes(s: &str) -> Option<String> {
         out.push(match c {
             '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' => '\'',
             '\u{201c}' | '\u{201d}' | '\u{2033}' => '"',
+            // Fullwidth ASCII (`＇ ｏｒ １＝１－－`) and the ideographic space, which best-fit
+            // conversions and NFKC turn into ASCII: folded only when a fullwidth quote can
+            // break out of a string, so CJK prose with fullwidth brackets is left as it is.
+            '\u{ff01}'..='\u{ff5e}' if wide => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+            '\u{3000}' if wide => ' ',
             c => c,
         });
     }
     Some(out)
+}
+
+/// Whether the UTF-8 text `b` holds a fullwidth apostrophe or quotation mark (`＇` U+FF07 is
+/// `EF BC 87`, `＂` U+FF02 is `EF BC 82`).
+fn has_fullwidth_quote(b: &[u8]) -> bool {
+    memchr::memchr_iter(0xEF, b).any(|i| b.get(i + 1) == Some(&0xBC) && matches!(b.get(i + 2), Some(0x82 | 0x87)))
 }
 
 /// Whether the UTF-8 text `b` holds one of the quotes [`fold_quotes`] folds: `‘ ’ ‛ “ ”` are

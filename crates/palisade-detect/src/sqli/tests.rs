@@ -610,3 +610,31 @@ fn slug_inert_agrees_with_its_reference() {
         assert_eq!(slug_inert(v), slug_inert_reference(v), "{v:?}");
     }
 }
+
+#[test]
+fn fullwidth_quotes_and_operators_are_folded_when_a_fullwidth_quote_is_present() {
+    // Typed in fullwidth forms: a best-fit conversion (or NFKC) hands the database ASCII.
+    for v in [
+        "\u{ff07} or 1=1--",
+        "\u{ff07}\u{3000}\u{ff2f}\u{ff32}\u{3000}\u{ff11}\u{ff1d}\u{ff11}\u{ff0d}\u{ff0d}",
+        "admin\u{ff07} union select password from users--",
+        "1\u{ff02} or \u{ff02}a\u{ff02}=\u{ff02}a",
+    ] {
+        assert!(conf(v) >= 60, "{v:?} scored {}", conf(v));
+        let mut steps = 0;
+        assert!(analyze(v, &mut steps).is_some(), "{v:?}");
+    }
+    // CJK prose with fullwidth quotes, brackets, digits and letters holds no SQL.
+    for v in [
+        "\u{4ed6}\u{8bf4}\u{ff1a}\u{ff02}\u{4f60}\u{597d}\u{ff02}",
+        "\u{ff07}\u{ff19}\u{ff10}\u{5e74}\u{4ee3}\u{306e}\u{97f3}\u{697d}",
+        "\u{ff08}\u{6ce8}\u{ff09}\u{ff21}\u{ff22}\u{ff23}\u{682a}\u{5f0f}\u{4f1a}\u{793e}",
+        "\u{ff02}\u{ff33}\u{ff2f}\u{ff2e}\u{ff39}\u{ff02}\u{306e}\u{65b0}\u{88fd}\u{54c1}",
+    ] {
+        assert_eq!(conf(v), 0, "{v:?}");
+    }
+    // Without a fullwidth quote, fullwidth forms stay as they are (no breakout to fold).
+    assert_eq!(fold_quotes("\u{ff2f}\u{ff32} \u{ff11}\u{ff1d}\u{ff11}"), None);
+    assert_eq!(fold_quotes("\u{ff07}\u{3000}\u{ff2f}\u{ff32}").as_deref(), Some("' OR"));
+    assert!(!inert("\u{ff07}\u{3000}\u{ff2f}\u{ff32}\u{3000}\u{ff11}\u{ff1d}\u{ff11}"));
+}
