@@ -56,6 +56,12 @@ impl Detector for SsrfDetector {
         let mut h = None;
         for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
             h = best(h, analyse(v));
+            // WHATWG URL parsing (browsers, Node's `URL`) removes every ASCII tab and newline
+            // from a URL before reading it: `htt\tp://6\t6.0x7.147/` is `http://66.0x7.147/`.
+            if memchr::memchr3(b'\t', b'\n', b'\r', v.as_bytes()).is_some() {
+                let joined: String = v.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
+                h = best(h, analyse(&joined));
+            }
         }
         gate(h, level)
     }
@@ -319,6 +325,25 @@ mod tests {
 
     fn q(v: &str) -> u8 {
         detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    #[test]
+    fn tabs_and_newlines_inside_a_url_are_removed_as_url_parsers_do() {
+        // The same confidence as the URL written without them.
+        for (with, without) in [
+            ("htt\tp://6\t6.000146.0x7.147/", "http://66.000146.0x7.147/"),
+            ("http://127.0.0\t.1:6379/", "http://127.0.0.1:6379/"),
+            ("http://169.254.169\n.254/latest/meta-data/", "http://169.254.169.254/latest/meta-data/"),
+            ("gop\r\nher://10.0.0.1:25/_HELO", "gopher://10.0.0.1:25/_HELO"),
+        ] {
+            assert!(q(without) >= 60, "{without:?} scored {}", q(without));
+            assert_eq!(q(with), q(without), "{with:?}");
+        }
+        // Lines of text that mention a public site stay clean when joined.
+        for v in ["see https://example.com/docs\nand https://github.com/a/b", "first line\r\nsecond: line\tthird", "Visit\thttps://www.example.org/\tfor more"]
+        {
+            assert_eq!(q(v), 0, "{v:?}");
+        }
     }
 
     #[test]
