@@ -337,17 +337,27 @@ async fn kill_9_during_a_flood_keeps_every_event_acknowledged_as_written() {
     );
     let mut bin = Bin::run(&cfg);
     let addr = bin.started().await;
-    // Attack traffic from 4 clients until the process dies (bounded in count).
+    // Attack traffic from 4 clients until the process dies (bounded in count). Every
+    // connection comes from its own loopback address (127.x.y.z), so that events do not share
+    // an aggregation key (app, client IP, reason): identical events from one address would be
+    // folded into one held row, and on a fast machine the whole flood could fold before the
+    // first row is stored.
     let stop = Arc::new(AtomicBool::new(false));
     let mut clients = Vec::new();
-    for _ in 0..4 {
+    for c in 0..4u32 {
         let stop = stop.clone();
         clients.push(tokio::spawn(async move {
-            for _ in 0..20_000 {
+            for j in 0..20_000u32 {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                let Ok(Ok(mut s)) = tokio::time::timeout(LIMIT, tokio::net::TcpStream::connect(addr)).await else { break };
+                let n = c * 20_000 + j;
+                let ip = std::net::Ipv4Addr::new(127, 1 + (n / 62_500) as u8, ((n / 250) % 250) as u8, (n % 250 + 1) as u8);
+                let Ok(sock) = tokio::net::TcpSocket::new_v4() else { break };
+                if sock.bind(SocketAddr::new(ip.into(), 0)).is_err() {
+                    break;
+                }
+                let Ok(Ok(mut s)) = tokio::time::timeout(LIMIT, sock.connect(addr)).await else { break };
                 let req = "GET /search?q=%27%20or%201%3D1-- HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n";
                 if s.write_all(req.as_bytes()).await.is_err() {
                     break;
