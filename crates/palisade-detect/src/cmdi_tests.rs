@@ -648,19 +648,8 @@ fn specials_reference(s: &str) -> Option<Hit> {
     if let Some(p) = l.find("<!--#exec") {
         add(95, &s[p..], "server-side include exec");
     }
-    for (pat, c, why) in [
-        ("/dev/tcp/", 95u8, "bash /dev/tcp reverse shell"),
-        ("/dev/udp/", 90, "bash /dev/udp socket"),
-        ("%comspec%", 85, "cmd.exe through %COMSPEC%"),
-        ("invoke-expression", 90, "PowerShell Invoke-Expression"),
-        ("invoke-webrequest", 80, "PowerShell Invoke-WebRequest"),
-        ("invoke-restmethod", 75, "PowerShell Invoke-RestMethod"),
-        ("downloadstring(", 90, "PowerShell DownloadString"),
-        ("downloadfile(", 85, "PowerShell DownloadFile"),
-        ("net.webclient", 85, "PowerShell Net.WebClient"),
-        ("start-process", 70, "PowerShell Start-Process"),
-        ("frombase64string(", 75, "PowerShell FromBase64String"),
-    ] {
+    // The same table as `specials` (the search is what this reference checks, not the data).
+    for (pat, c, why) in SHELL_LITERALS {
         if let Some(p) = l.find(pat) {
             add(c, &s[p..], why);
         }
