@@ -446,10 +446,13 @@ fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(headers: &http::HeaderMa
     Ok(())
 }
 
-/// The current container of the JSON walk: an open array; below it, the position (from 0) of
-/// an open object's current key; [`ROOT`]: none (the enclosing ones are on [`Scratch::open`]).
+/// The current container of the JSON walk: an open array; [`ROOT`]: none (the enclosing ones
+/// are on [`Scratch::open`]); below, an open object: the slot of its current key in the key
+/// memo (`depth * SHAPE_KEYS + position`), or [`NO_SLOT`] past the depths and positions it
+/// remembers.
 const ARRAY: u32 = u32::MAX;
 const ROOT: u32 = u32::MAX - 1;
+const NO_SLOT: u32 = u32::MAX - 2;
 
 /// Why the JSON walk ends early: the body is not JSON (or too deep), or [`Stop`].
 enum Halt {
@@ -541,8 +544,9 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     path.push(Seg::Index(0));
                     open.push(top);
                     if c == b'{' {
-                        top = 0;
-                        p = json_key::<CHECK, F>(text, q, (path.len() - 1, 0), path, memo, run, tally, f)?;
+                        let depth = path.len() - 1;
+                        top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
+                        p = json_key::<CHECK, F>(text, q, top, path, memo, run, tally, f)?;
                     } else {
                         top = ARRAY;
                         p = q;
@@ -585,9 +589,11 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     }
                     p += 1;
                 } else if top != ROOT {
-                    top += 1;
+                    // The next position; past the last one a row remembers, none.
+                    let next = top.wrapping_add(1);
+                    top = if next % SHAPE_KEYS as u32 == 0 || top == NO_SLOT { NO_SLOT } else { next };
                     let q = scan::skip_ws(b, p + 1);
-                    p = json_key::<CHECK, F>(text, q, (path.len() - 1, top as usize), path, memo, run, tally, f)?;
+                    p = json_key::<CHECK, F>(text, q, top, path, memo, run, tally, f)?;
                 } else {
                     return Err(Halt::NotJson);
                 }
@@ -621,7 +627,8 @@ const WINDOW: usize = 24;
 /// as compact and pretty-printed JSON write it) with up to `WINDOW - 3` bytes, those bytes are
 /// kept as three words and masks, so that the key written so again at a later place is
 /// recognised by comparing three words ([`Known::at`]); otherwise by byte slices
-/// ([`Known::quoted_at`]). The empty key (never remembered) marks an empty slot.
+/// ([`Known::quoted_at`]; the words are made when the key is seen there a second time). The
+/// empty key (never remembered) marks an empty slot.
 #[derive(Clone, Copy, Debug)]
 struct Known<'b> {
     key: &'b str,
@@ -679,10 +686,11 @@ impl<'b> Known<'b> {
     /// Whether `"key"` is written at `p`, by byte slices (long keys, whitespace before the
     /// `:`, a key that differs, the last bytes of the body); if so, the offset after its
     /// closing quote, else 0.
-    #[inline(never)]
+    #[inline(always)]
     fn quoted_at(&self, b: &[u8], p: usize) -> usize {
         let n = self.key.len();
-        let same = n != 0 && b.get(p) == Some(&b'"') && b.get(p + 1..p + 1 + n) == Some(self.key.as_bytes()) && b.get(p + 1 + n) == Some(&b'"');
+        // The quotes first: a key of another length fails there.
+        let same = n != 0 && b.get(p + 1 + n) == Some(&b'"') && b.get(p) == Some(&b'"') && b.get(p + 1..p + 1 + n) == Some(self.key.as_bytes());
         if same {
             p + n + 2
         } else {
@@ -691,46 +699,53 @@ impl<'b> Known<'b> {
     }
 }
 
-/// A JSON object key at `p` (after whitespace), the `at`-th key (position, from 0) of an
-/// object at depth `at.0`: put on the path (replacing the segment of the object's previous
-/// key) and handed over; returns the offset after its `:` (not JSON: not a key and `:`). When
-/// the last object at that depth had the same key at that position, followed by `:`, unescaped
-/// and judged clean ([`Verdict`]), the key is only counted: the objects of an array share their
-/// keys, and each would otherwise be scanned and looked up again.
+/// A JSON object key at `p` (after whitespace), remembered in `slot` of the key memo (see
+/// [`NO_SLOT`]): put on the path (replacing the segment of the object's previous key) and
+/// handed over; returns the offset after its `:` (not JSON: not a key and `:`). When the last
+/// object at that depth had the same key at that position, unescaped and judged clean
+/// ([`Verdict`]), the key is only counted: the objects of an array share their keys, and each
+/// would otherwise be scanned and looked up again.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     p: usize,
-    at: (usize, usize),
+    slot: u32,
     path: &mut [Seg<'b>],
     memo: &mut Vec<Known<'b>>,
     esc_buf: &mut Vec<u8>,
     tally: &mut Tally,
     f: &mut F,
 ) -> Result<usize, Halt> {
-    let (depth, pos) = at;
-    if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
-        if let Some(known) = memo.get(depth * SHAPE_KEYS + pos) {
-            let b = text.as_bytes();
-            let mut after = known.at(b, p);
-            let with_colon = after != 0;
-            if !with_colon && !known.key.is_empty() {
-                after = known.quoted_at(b, p);
+    // `NO_SLOT` is past the end of the memo.
+    if let Some(known) = memo.get_mut(slot as usize) {
+        let b = text.as_bytes();
+        let after = known.at(b, p);
+        if after != 0 {
+            tally.tick::<CHECK>(known.key.len())?;
+            if let Some(top) = path.last_mut() {
+                *top = Seg::Key(Cow::Borrowed(known.key));
             }
+            return Ok(after);
+        }
+        if !known.key.is_empty() {
+            let after = known.quoted_at(b, p);
             if after != 0 {
-                let k = known.key;
-                tally.tick::<CHECK>(k.len())?;
-                if let Some(top) = path.last_mut() {
-                    *top = Seg::Key(Cow::Borrowed(k));
+                // Seen a second time at this place: its words from now on (when it has them).
+                if known.key.len() <= WINDOW - 3 && b.get(after) == Some(&b':') {
+                    *known = Known::new(b, p, after - 1, known.key);
                 }
-                return if with_colon { Ok(after) } else { colon(b, after) };
+                tally.tick::<CHECK>(known.key.len())?;
+                if let Some(top) = path.last_mut() {
+                    *top = Seg::Key(Cow::Borrowed(known.key));
+                }
+                return colon(b, after);
             }
         }
     }
     // A copy of the counters for the call, so that the walk's stay in registers.
     let mut t = *tally;
-    let r = json_key_read::<CHECK, F>(text, p, at, path, memo, esc_buf, &mut t, f);
+    let r = json_key_read::<CHECK, F>(text, p, slot, path, memo, esc_buf, &mut t, f);
     *tally = t;
     r
 }
@@ -741,7 +756,7 @@ fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
 fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     p: usize,
-    at: (usize, usize),
+    slot: u32,
     path: &mut [Seg<'b>],
     memo: &mut Vec<Known<'b>>,
     esc_buf: &mut Vec<u8>,
@@ -760,14 +775,14 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
     if let Some(Seg::Key(k)) = path.last() {
         clean = tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, k)?;
     }
-    let (depth, pos) = at;
-    if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
-        let slot = depth * SHAPE_KEYS + pos;
+    if slot != NO_SLOT {
+        let slot = slot as usize;
         if memo.len() <= slot {
-            memo.resize((depth + 1) * SHAPE_KEYS, Known::EMPTY);
+            memo.resize((slot / SHAPE_KEYS + 1) * SHAPE_KEYS, Known::EMPTY);
         }
         memo[slot] = match path.last() {
-            Some(Seg::Key(Cow::Borrowed(k))) if clean && !k.is_empty() => Known::new(b, p, end, k),
+            // Its words are made when it is seen again (most keys of a body are not).
+            Some(Seg::Key(Cow::Borrowed(k))) if clean && !k.is_empty() => Known { key: k, ..Known::EMPTY },
             _ => Known::EMPTY,
         };
     }
