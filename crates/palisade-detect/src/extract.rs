@@ -528,7 +528,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         match c {
             b'"' => {
                 let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
-                let v = if escaped { unescaped(&b[p + 1..end], run) } else { text.get(p + 1..end).unwrap_or("") };
+                let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
                 tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
                 p = end + 1;
             }
@@ -610,6 +610,16 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     }
 }
 
+/// The contents of the string whose quotes are at `q` and `end` of `text` (both char
+/// boundaries, after and at an ASCII byte): two boundary checks, inlined.
+#[inline(always)]
+fn contents(text: &str, q: usize, end: usize) -> &str {
+    match text.split_at_checked(end) {
+        Some((head, _)) => head.split_at_checked(q + 1).map_or("", |(_, s)| s),
+        None => "",
+    }
+}
+
 /// The unescaped value of string contents checked by `palisade_json::scan::string`, in `buf`.
 fn unescaped<'r>(raw: &[u8], buf: &'r mut Vec<u8>) -> &'r str {
     buf.clear();
@@ -627,11 +637,11 @@ const WINDOW: usize = 24;
 /// as compact and pretty-printed JSON write it) with up to `WINDOW - 3` bytes, those bytes are
 /// kept as three words and masks, so that the key written so again at a later place is
 /// recognised by comparing three words ([`Known::at`]); otherwise by byte slices
-/// ([`Known::quoted_at`]; the words are made when the key is seen there a second time). The
-/// empty key (never remembered) marks an empty slot.
+/// ([`Known::quoted_at`]; the words are made when the key is seen there a second time).
 #[derive(Clone, Copy, Debug)]
 struct Known<'b> {
-    key: &'b str,
+    /// `None` (all bits zero, so that new slots are written as a block): an empty slot.
+    key: Option<&'b str>,
     /// The key's length when the words hold `"key":`, else 0.
     fast: usize,
     word: [u64; 3],
@@ -645,7 +655,13 @@ fn word_at(w: &[u8], i: usize) -> u64 {
 }
 
 impl<'b> Known<'b> {
-    const EMPTY: Known<'static> = Known { key: "", fast: 0, word: [0; 3], mask: [0; 3] };
+    const EMPTY: Known<'static> = Known { key: None, fast: 0, word: [0; 3], mask: [0; 3] };
+
+    /// The key (`""`: an empty slot).
+    #[inline(always)]
+    fn key(&self) -> &'b str {
+        self.key.unwrap_or("")
+    }
 
     /// The key `key` read at `p` of `b` (its opening quote; its closing quote at `end`).
     #[inline]
@@ -661,10 +677,10 @@ impl<'b> Known<'b> {
                 };
                 let mask = [mask(0), mask(8), mask(16)];
                 let word = [word_at(w, 0) & mask[0], word_at(w, 8) & mask[1], word_at(w, 16) & mask[2]];
-                return Known { key, fast: n, word, mask };
+                return Known { key: Some(key), fast: n, word, mask };
             }
         }
-        Known { key, ..Known::EMPTY }
+        Known { key: Some(key), ..Known::EMPTY }
     }
 
     /// Whether `"key":` is written at `p` (the same bytes: the same string, without escapes,
@@ -688,9 +704,9 @@ impl<'b> Known<'b> {
     /// closing quote, else 0.
     #[inline(always)]
     fn quoted_at(&self, b: &[u8], p: usize) -> usize {
-        let n = self.key.len();
+        let n = self.key().len();
         // The quotes first: a key of another length fails there.
-        let same = n != 0 && b.get(p + 1 + n) == Some(&b'"') && b.get(p) == Some(&b'"') && b.get(p + 1..p + 1 + n) == Some(self.key.as_bytes());
+        let same = n != 0 && b.get(p + 1 + n) == Some(&b'"') && b.get(p) == Some(&b'"') && b.get(p + 1..p + 1 + n) == Some(self.key().as_bytes());
         if same {
             p + n + 2
         } else {
@@ -722,22 +738,23 @@ fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         let b = text.as_bytes();
         let after = known.at(b, p);
         if after != 0 {
-            tally.tick::<CHECK>(known.key.len())?;
+            let k = known.key();
+            tally.tick::<CHECK>(k.len())?;
             if let Some(top) = path.last_mut() {
-                *top = Seg::Key(Cow::Borrowed(known.key));
+                *top = Seg::Key(Cow::Borrowed(k));
             }
             return Ok(after);
         }
-        if !known.key.is_empty() {
+        if let Some(k) = known.key {
             let after = known.quoted_at(b, p);
             if after != 0 {
                 // Seen a second time at this place: its words from now on (when it has them).
-                if known.key.len() <= WINDOW - 3 && b.get(after) == Some(&b':') {
-                    *known = Known::new(b, p, after - 1, known.key);
+                if k.len() <= WINDOW - 3 && b.get(after) == Some(&b':') {
+                    *known = Known::new(b, p, after - 1, k);
                 }
-                tally.tick::<CHECK>(known.key.len())?;
+                tally.tick::<CHECK>(k.len())?;
                 if let Some(top) = path.last_mut() {
-                    *top = Seg::Key(Cow::Borrowed(known.key));
+                    *top = Seg::Key(Cow::Borrowed(k));
                 }
                 return colon(b, after);
             }
@@ -768,7 +785,7 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
         return Err(Halt::NotJson);
     }
     let Ok((end, escaped)) = palisade_json::scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
-    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(&b[p + 1..end], esc_buf).to_owned()) } else { Cow::Borrowed(text.get(p + 1..end).unwrap_or("")) };
+    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(&b[p + 1..end], esc_buf).to_owned()) } else { Cow::Borrowed(contents(text, p, end)) };
     let Some(top) = path.last_mut() else { return Err(Halt::NotJson) };
     *top = Seg::Key(k);
     let mut clean = false;
@@ -782,7 +799,7 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
         }
         memo[slot] = match path.last() {
             // Its words are made when it is seen again (most keys of a body are not).
-            Some(Seg::Key(Cow::Borrowed(k))) if clean && !k.is_empty() => Known { key: k, ..Known::EMPTY },
+            Some(Seg::Key(Cow::Borrowed(k))) if clean && !k.is_empty() => Known { key: Some(k), ..Known::EMPTY },
             _ => Known::EMPTY,
         };
     }

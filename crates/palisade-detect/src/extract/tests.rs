@@ -954,7 +954,7 @@ fn a_remembered_key_is_recognised_exactly_where_it_is_written() {
             _ => format!("\"{key}\":"),
         };
         let known = Known::new(src.as_bytes(), 0, key.len() + 1, &src[1..1 + key.len()]);
-        assert_eq!(known.key, key);
+        assert_eq!(known.key(), key);
         let words = kind != 1 && key.len() <= WINDOW - 3 && src.len() >= WINDOW;
         assert_eq!(known.fast, if words { key.len() } else { 0 }, "{key:?} {kind}");
         for p in 0..=b.len() {
