@@ -410,7 +410,12 @@ fn content_type(headers: &http::HeaderMap) -> &str {
     headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("")
 }
 
-fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_, F>) -> Result<(), Stop> {
+fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+    headers: &http::HeaderMap,
+    body: &[u8],
+    sc: &mut Scratch,
+    budget: &mut Budget<'_, F>,
+) -> Result<(), Stop> {
     if body.is_empty() {
         return Ok(());
     }
@@ -690,7 +695,9 @@ impl<'b> Known<'b> {
     fn at(&self, b: &[u8], p: usize) -> usize {
         let n = self.fast;
         if let Some(w) = b.get(p..p + WINDOW) {
-            let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0]) | ((word_at(w, 8) ^ self.word[1]) & self.mask[1]) | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
+            let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
+                | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
+                | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
             // Not an entry without words (`fast` 0).
             if diff == 0 && n != 0 {
                 return p + n + 3;

@@ -473,8 +473,30 @@ fn string_in_text_equals_string_on_utf8_input() {
     // same end, escape flag and acceptance as `scan::string`, on generated strings (escapes,
     // controls, every width of UTF-8, unterminated) at every length around the word sizes.
     let pieces = [
-        "a", "Z", " ", "é", "中", "😀", "\u{7f}", "\u{80}", "\u{10FFFF}", "\\\"", "\\\\", "\\/", "\\n", "\\u0041", "\\ud83d\\ude00", "\\ud800", "\\udc00x", "\\x", "\\u12",
-        "\u{1}", "\u{1f}", "\t", "\"", "\\",
+        "a",
+        "Z",
+        " ",
+        "é",
+        "中",
+        "😀",
+        "\u{7f}",
+        "\u{80}",
+        "\u{10FFFF}",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\n",
+        "\\u0041",
+        "\\ud83d\\ude00",
+        "\\ud800",
+        "\\udc00x",
+        "\\x",
+        "\\u12",
+        "\u{1}",
+        "\u{1f}",
+        "\t",
+        "\"",
+        "\\",
     ];
     let mut r = Rng::new(0x51ED_2701_9A4C_33F1);
     for case in 0..20_000 {

@@ -796,7 +796,8 @@ fn mutated(r: &mut Rng, doc: &str) -> Vec<u8> {
     let mut doc = doc.as_bytes().to_vec();
     for _ in 0..1 + r.below(2) {
         let at = r.below(doc.len() + 1);
-        let byte = r.pick(&[b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b' ', b'u', b'0', b'-', b'.', b'e', 0x01, 0x1F, 0x80, 0xC3, 0xFF, b'a', b't', b'\n']);
+        let byte =
+            r.pick(&[b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b' ', b'u', b'0', b'-', b'.', b'e', 0x01, 0x1F, 0x80, 0xC3, 0xFF, b'a', b't', b'\n']);
         match r.below(4) {
             0 => doc.truncate(at),
             1 => doc.insert(at, byte),
