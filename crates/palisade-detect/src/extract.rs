@@ -178,7 +178,7 @@ pub struct Scratch {
     /// The allocations of the JSON walk's path and key memo, kept empty between bodies (see
     /// [`recycle`]).
     path: Vec<Seg<'static>>,
-    memo: Vec<&'static str>,
+    memo: Vec<Known<'static>>,
 }
 
 /// `v`, emptied, as a vector of another element type of the same layout (here: the same type
@@ -207,37 +207,23 @@ impl Default for Extractor {
     }
 }
 
-struct Budget<'f> {
+/// The callback of [`Extractor::head`].
+type Callback<'c> = dyn FnMut(&Field<'_>) -> Verdict + 'c;
+
+/// The counters of one phase against its limits.
+#[derive(Clone, Copy, Debug)]
+struct Tally {
     values: usize,
     bytes: usize,
     limits: Limits,
-    f: &'f mut dyn FnMut(&Field<'_>) -> Verdict,
 }
 
-impl Budget<'_> {
-    #[inline]
-    fn emit(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<(), Stop> {
-        self.emit_judged(location, kind, value).map(|_| ())
-    }
-
-    /// Hands a value over; `Ok(true)` when the callback judged it clean.
-    #[inline]
-    fn emit_judged(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<bool, Stop> {
-        if value.is_empty() {
-            return Ok(false);
-        }
-        self.count(value)?;
-        match (self.f)(&Field { location, kind, value }) {
-            std::ops::ControlFlow::Continue(clean) => Ok(clean),
-            std::ops::ControlFlow::Break(()) => Err(Stop::Caller),
-        }
-    }
-
-    /// Counts a value against the limits (every value, handed over or not).
-    #[inline]
-    fn count(&mut self, value: &str) -> Result<(), Stop> {
+impl Tally {
+    /// Counts a value of `len` bytes against the limits (every value, handed over or not).
+    #[inline(always)]
+    fn count(&mut self, len: usize) -> Result<(), Stop> {
         self.values += 1;
-        self.bytes += value.len();
+        self.bytes += len;
         // One branch on the way through (both limits tested at once).
         if (self.values > self.limits.max_values) | (self.bytes > self.limits.max_bytes) {
             return Err(self.exceeded());
@@ -245,7 +231,7 @@ impl Budget<'_> {
         Ok(())
     }
 
-    /// Which limit [`Budget::count`] found exceeded (the values first).
+    /// Which limit [`Tally::count`] found exceeded (the values first).
     #[cold]
     fn exceeded(&self) -> Stop {
         if self.values > self.limits.max_values {
@@ -253,6 +239,71 @@ impl Budget<'_> {
         } else {
             Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes })
         }
+    }
+
+    /// [`Tally::count`], or (`CHECK` false: the caller knows that the limits cannot be
+    /// reached) only the counting.
+    #[inline(always)]
+    fn tick<const CHECK: bool>(&mut self, len: usize) -> Result<(), Stop> {
+        if CHECK {
+            return self.count(len);
+        }
+        self.values += 1;
+        self.bytes += len;
+        Ok(())
+    }
+
+    /// Counts a value and hands it over (not the empty one); `Ok(true)` when the callback
+    /// judged it clean.
+    #[inline(always)]
+    fn hand<const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+        &mut self,
+        f: &mut F,
+        location: Location<'_>,
+        kind: FieldKind,
+        value: &str,
+    ) -> Result<bool, Stop> {
+        if value.is_empty() {
+            return Ok(false);
+        }
+        self.tick::<CHECK>(value.len())?;
+        judge(f, &Field { location, kind, value })
+    }
+}
+
+/// The callback's verdict on a field, as a `Result` (`Break`: [`Stop::Caller`]). Not inlined:
+/// the walks keep their counters in registers around it.
+#[inline(never)]
+fn judge<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(f: &mut F, field: &Field<'_>) -> Result<bool, Stop> {
+    match f(field) {
+        std::ops::ControlFlow::Continue(clean) => Ok(clean),
+        std::ops::ControlFlow::Break(()) => Err(Stop::Caller),
+    }
+}
+
+/// The counters and limits of one phase, and its callback: generic, so that the body's callback
+/// (called for every value of a JSON body) is a direct call.
+struct Budget<'f, F: ?Sized> {
+    tally: Tally,
+    f: &'f mut F,
+}
+
+impl<F: ?Sized + FnMut(&Field<'_>) -> Verdict> Budget<'_, F> {
+    #[inline]
+    fn emit(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<(), Stop> {
+        self.tally.hand::<true, F>(self.f, location, kind, value).map(|_| ())
+    }
+
+    /// Counts a value against the limits (every value, handed over or not).
+    #[cfg(test)]
+    fn count(&mut self, value: &str) -> Result<(), Stop> {
+        self.tally.count(value.len())
+    }
+
+    /// Hands a value over; `Ok(true)` when the callback judged it clean.
+    #[cfg(test)]
+    fn emit_judged(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<bool, Stop> {
+        self.tally.hand::<true, F>(self.f, location, kind, value)
     }
 }
 
@@ -283,19 +334,19 @@ impl Extractor {
 
     /// Path, query, headers and cookies.
     pub fn head(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
-        let mut budget = Budget { values: 0, bytes: 0, limits: self.limits, f };
+        let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
         let r = self.head_inner(req, scratch, &mut budget);
-        (Counts { values: budget.values, bytes: budget.bytes }, r)
+        (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
     }
 
-    /// The body, by its `Content-Type`.
-    pub fn body(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
-        let mut budget = Budget { values: 0, bytes: 0, limits: self.limits, f };
+    /// The body, by its `Content-Type`. Generic in the callback (a `&mut dyn FnMut` works too).
+    pub fn body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut F) -> (Counts, Result<(), Stop>) {
+        let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
         let r = body_inner(req.headers, req.body, scratch, &mut budget);
-        (Counts { values: budget.values, bytes: budget.bytes }, r)
+        (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
     }
 
-    fn head_inner(&self, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<(), Stop> {
+    fn head_inner(&self, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
         // Path segments.
         let path = req.path.strip_prefix('/').unwrap_or(req.path);
         for (i, seg) in path.split('/').enumerate() {
@@ -333,7 +384,7 @@ impl Extractor {
 }
 
 /// `name=value&...` (query strings and form bodies; `+` is a space).
-fn pairs(q: &str, sc: &mut Scratch, budget: &mut Budget<'_>, query: bool) -> Result<(), Stop> {
+fn pairs<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(q: &str, sc: &mut Scratch, budget: &mut Budget<'_, F>, query: bool) -> Result<(), Stop> {
     let (name_kind, value_kind) = if query { (FieldKind::QueryName, FieldKind::QueryValue) } else { (FieldKind::FormName, FieldKind::FormValue) };
     fn loc(query: bool, n: &str) -> Location<'_> {
         if query {
@@ -359,7 +410,12 @@ fn content_type(headers: &http::HeaderMap) -> &str {
     headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("")
 }
 
-fn body_inner(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<(), Stop> {
+fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+    headers: &http::HeaderMap,
+    body: &[u8],
+    sc: &mut Scratch,
+    budget: &mut Budget<'_, F>,
+) -> Result<(), Stop> {
     if body.is_empty() {
         return Ok(());
     }
@@ -395,8 +451,26 @@ fn body_inner(headers: &http::HeaderMap, body: &[u8], sc: &mut Scratch, budget: 
     Ok(())
 }
 
-/// Marks an open array on [`Scratch::open`] (objects hold the position of their current key).
+/// The current container of the JSON walk: an open array; [`ROOT`]: none (the enclosing ones
+/// are on [`Scratch::open`]); below, an open object: the slot of its current key in the key
+/// memo (`depth * SHAPE_KEYS + position`), or [`NO_SLOT`] past the depths and positions it
+/// remembers.
 const ARRAY: u32 = u32::MAX;
+const ROOT: u32 = u32::MAX - 1;
+const NO_SLOT: u32 = u32::MAX - 2;
+
+/// Why the JSON walk ends early: the body is not JSON (or too deep), or [`Stop`].
+enum Halt {
+    NotJson,
+    Stop(Stop),
+}
+
+impl From<Stop> for Halt {
+    #[inline(always)]
+    fn from(s: Stop) -> Self {
+        Halt::Stop(s)
+    }
+}
 
 /// JSON: keys and strings at any depth, numbers and literals skipped. One streaming pass with
 /// `palisade_json::scan` (the same syntax rules as the tape parser, no tape): values are
@@ -404,74 +478,101 @@ const ARRAY: u32 = u32::MAX;
 /// replaced in place as keys and indexes advance). `Ok(false)` when the body is not JSON (or
 /// deeper than the limit): the caller then inspects it as raw text, after whatever values came
 /// before the syntax error (inspecting them too does no harm).
-fn json(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_>) -> Result<bool, Stop> {
-    // Checked once for the whole body, so that each string is borrowed from it with an O(1)
-    // boundary check (the scanner checks the strings' UTF-8 as it goes anyway).
+fn json<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_, F>) -> Result<bool, Stop> {
+    // Checked once for the whole body: each string is then scanned without checking its UTF-8
+    // again (`scan::string_in_text`) and borrowed from it with an O(1) boundary check.
     let Ok(text) = std::str::from_utf8(body) else { return Ok(false) };
     // The path to the current value: one segment per open container.
     let mut path: Vec<Seg<'_>> = recycle(std::mem::take(&mut sc.path));
     // Per depth and key position: the last clean key without escapes seen there.
-    let mut memo: Vec<&str> = recycle(std::mem::take(&mut sc.memo));
-    let r = json_walk(body, text, &mut sc.open, &mut sc.run, &mut path, &mut memo, budget);
+    let mut memo: Vec<Known<'_>> = recycle(std::mem::take(&mut sc.memo));
+    // The counters as a local (kept in registers through the walk).
+    let mut tally = budget.tally;
+    // Every value counted takes three bytes of the body at least (`"x"`; empty strings are
+    // not counted) and counts at most the bytes between its quotes (unescaping only shortens):
+    // when the whole body cannot reach the limits, the walk does not test them.
+    let limits = tally.limits;
+    let unbounded = tally.values.saturating_add(body.len() / 3) <= limits.max_values && tally.bytes.saturating_add(body.len()) <= limits.max_bytes;
+    let r = if unbounded {
+        json_walk::<false, F>(text, &mut sc.open, &mut sc.run, &mut path, &mut memo, &mut tally, budget.f)
+    } else {
+        json_walk::<true, F>(text, &mut sc.open, &mut sc.run, &mut path, &mut memo, &mut tally, budget.f)
+    };
+    budget.tally = tally;
     sc.path = recycle(path);
     sc.memo = recycle(memo);
-    r
+    match r {
+        Ok(()) => Ok(true),
+        Err(Halt::NotJson) => Ok(false),
+        Err(Halt::Stop(s)) => Err(s),
+    }
 }
 
-/// [`json`] with its buffers: `open` holds, per open container, the position of its current
-/// key (objects) or `ARRAY`.
-fn json_walk<'b>(
-    b: &'b [u8],
+/// [`json`] with its buffers. The current container's state (`top`: [`ARRAY`], an object's
+/// key position, or [`ROOT`]) is kept in a local, the enclosing ones on `open`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     open: &mut Vec<u32>,
     run: &mut Vec<u8>,
     path: &mut Vec<Seg<'b>>,
-    memo: &mut Vec<&'b str>,
-    budget: &mut Budget<'_>,
-) -> Result<bool, Stop> {
+    memo: &mut Vec<Known<'b>>,
+    tally: &mut Tally,
+    f: &mut F,
+) -> Result<(), Halt> {
     use palisade_json::scan;
-    let max_depth = budget.limits.max_depth as usize;
+    let b = text.as_bytes();
+    let max_depth = tally.limits.max_depth as usize;
     open.clear();
     path.reserve(16);
-    let mut p = scan::skip_ws(b, 0);
+    let mut top = ROOT;
+    let mut p = 0;
     'value: loop {
-        match b.get(p) {
-            Some(b'"') => {
-                let Ok((end, escaped)) = scan::string(b, p) else { return Ok(false) };
-                let v = if escaped { unescaped(&b[p + 1..end], run) } else { text.get(p + 1..end).unwrap_or("") };
-                budget.emit(Location::Json(path), FieldKind::JsonValue, v)?;
+        let Some(&c) = b.get(p) else { return Err(Halt::NotJson) };
+        match c {
+            b'"' => {
+                let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
+                let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
+                tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
                 p = end + 1;
             }
-            Some(&c @ (b'{' | b'[')) => {
-                let object = c == b'{';
+            b'{' | b'[' => {
                 let q = scan::skip_ws(b, p + 1);
-                if b.get(q) == Some(if object { &b'}' } else { &b']' }) {
+                // `}` and `]` are two after `{` and `[`: an empty container is skipped.
+                if b.get(q) == Some(&(c + 2)) {
                     p = q + 1;
                 } else {
                     if path.len() >= max_depth {
-                        return Ok(false);
+                        return Err(Halt::NotJson);
                     }
                     path.push(Seg::Index(0));
-                    if object {
-                        open.push(0);
-                        let Some(v) = json_key(b, text, q, (path.len() - 1, 0), path, memo, run, budget)? else { return Ok(false) };
-                        p = v;
+                    open.push(top);
+                    if c == b'{' {
+                        let depth = path.len() - 1;
+                        top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
+                        p = json_key::<CHECK, F>(text, q, top, path, memo, run, tally, f)?;
                     } else {
-                        open.push(ARRAY);
+                        top = ARRAY;
                         p = q;
                     }
                     continue 'value;
                 }
             }
-            Some(b'-' | b'0'..=b'9') => match scan::number(b, p) {
+            b'-' | b'0'..=b'9' => match scan::number(b, p) {
                 Ok((after, _)) => p = after,
-                Err(_) => return Ok(false),
+                Err(_) => return Err(Halt::NotJson),
             },
-            Some(b't' | b'f' | b'n') => match scan::literal(b, p) {
+            b't' | b'f' | b'n' => match scan::literal(b, p) {
                 Ok(after) => p = after,
-                Err(_) => return Ok(false),
+                Err(_) => return Err(Halt::NotJson),
             },
-            _ => return Ok(false),
+            // Whitespace before a value (at the start, after `[`, `,` or a remembered key's `:`).
+            b' ' | b'\n' | b'\r' | b'\t' => {
+                p = scan::skip_ws(b, p);
+                continue 'value;
+            }
+            _ => return Err(Halt::NotJson),
         }
         // After a value: a separator, a closer, or the end (compact JSON has no whitespace here).
         loop {
@@ -481,35 +582,46 @@ fn json_walk<'b>(
                     p = scan::skip_ws(b, p);
                     match b.get(p) {
                         Some(&c) => c,
-                        None => return Ok(open.is_empty()),
+                        None if top == ROOT => return Ok(()),
+                        None => return Err(Halt::NotJson),
                     }
                 }
             };
-            let Some(top) = open.last_mut() else { return Ok(false) };
-            match c {
-                b',' => {
-                    let q = scan::skip_ws(b, p + 1);
-                    if *top != ARRAY {
-                        *top += 1;
-                        let at = (path.len() - 1, *top as usize);
-                        let Some(v) = json_key(b, text, q, at, path, memo, run, budget)? else { return Ok(false) };
-                        p = v;
-                    } else {
-                        if let Some(Seg::Index(i)) = path.last_mut() {
-                            *i += 1;
-                        }
-                        p = q;
+            if c == b',' {
+                if top == ARRAY {
+                    if let Some(Seg::Index(i)) = path.last_mut() {
+                        *i += 1;
                     }
-                    continue 'value;
+                    p += 1;
+                } else if top != ROOT {
+                    // The next position; past the last one a row remembers, none.
+                    let next = top.wrapping_add(1);
+                    top = if next % SHAPE_KEYS as u32 == 0 || top == NO_SLOT { NO_SLOT } else { next };
+                    let q = scan::skip_ws(b, p + 1);
+                    p = json_key::<CHECK, F>(text, q, top, path, memo, run, tally, f)?;
+                } else {
+                    return Err(Halt::NotJson);
                 }
-                b'}' if *top != ARRAY => {}
-                b']' if *top == ARRAY => {}
-                _ => return Ok(false),
+                continue 'value;
             }
-            open.pop();
+            let close = if top == ARRAY { b']' } else { b'}' };
+            if c != close || top == ROOT {
+                return Err(Halt::NotJson);
+            }
+            top = open.pop().unwrap_or(ROOT);
             path.pop();
             p += 1;
         }
+    }
+}
+
+/// The contents of the string whose quotes are at `q` and `end` of `text` (both char
+/// boundaries, after and at an ASCII byte): two boundary checks, inlined.
+#[inline(always)]
+fn contents(text: &str, q: usize, end: usize) -> &str {
+    match text.split_at_checked(end) {
+        Some((head, _)) => head.split_at_checked(q + 1).map_or("", |(_, s)| s),
+        None => "",
     }
 }
 
@@ -521,107 +633,197 @@ fn unescaped<'r>(raw: &[u8], buf: &'r mut Vec<u8>) -> &'r str {
     std::str::from_utf8(buf).unwrap_or("\u{FFFD}")
 }
 
-/// A JSON object key at `p` (after whitespace), the `at`-th key (position, from 0) of an
-/// object at depth `at.0`: put on the path (replacing the segment of the object's previous
-/// key) and handed over; returns the offset of its value (`None`: not a key and `:`). When the
-/// last object at that depth had the same key at that position, unescaped and judged clean
+/// Bytes of a remembered key (`"key":`) compared as words by [`Known::at`]: keys of up to
+/// `WINDOW - 3` bytes are told by them alone.
+const WINDOW: usize = 24;
+
+/// A key the JSON walk remembers at a depth and key position (see [`json_key`]): a clean key
+/// without escapes, borrowed from the body. When it was written `"key":` (the `:` right after,
+/// as compact and pretty-printed JSON write it) with up to `WINDOW - 3` bytes, those bytes are
+/// kept as three words and masks, so that the key written so again at a later place is
+/// recognised by comparing three words ([`Known::at`]); otherwise by byte slices
+/// ([`Known::quoted_at`]; the words are made when the key is seen there a second time).
+#[derive(Clone, Copy, Debug)]
+struct Known<'b> {
+    /// `None` (all bits zero, so that new slots are written as a block): an empty slot.
+    key: Option<&'b str>,
+    /// The key's length when the words hold `"key":`, else 0.
+    fast: usize,
+    word: [u64; 3],
+    mask: [u64; 3],
+}
+
+/// The little-endian word of the eight bytes at `i` of `w`.
+#[inline(always)]
+fn word_at(w: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes([w[i], w[i + 1], w[i + 2], w[i + 3], w[i + 4], w[i + 5], w[i + 6], w[i + 7]])
+}
+
+impl<'b> Known<'b> {
+    const EMPTY: Known<'static> = Known { key: None, fast: 0, word: [0; 3], mask: [0; 3] };
+
+    /// The key (`""`: an empty slot).
+    #[inline(always)]
+    fn key(&self) -> &'b str {
+        self.key.unwrap_or("")
+    }
+
+    /// The key `key` read at `p` of `b` (its opening quote; its closing quote at `end`).
+    #[inline]
+    fn new(b: &[u8], p: usize, end: usize, key: &'b str) -> Self {
+        let n = key.len();
+        if n <= WINDOW - 3 && b.get(end + 1) == Some(&b':') {
+            if let Some(w) = b.get(p..p + WINDOW) {
+                // The bytes of `"key":` in each word.
+                let mask = |i: usize| match (n + 3).saturating_sub(i) {
+                    0 => 0,
+                    c if c >= 8 => u64::MAX,
+                    c => (1u64 << (8 * c)) - 1,
+                };
+                let mask = [mask(0), mask(8), mask(16)];
+                let word = [word_at(w, 0) & mask[0], word_at(w, 8) & mask[1], word_at(w, 16) & mask[2]];
+                return Known { key: Some(key), fast: n, word, mask };
+            }
+        }
+        Known { key: Some(key), ..Known::EMPTY }
+    }
+
+    /// Whether `"key":` is written at `p` (the same bytes: the same string, without escapes,
+    /// and valid, then its `:`), told by three words; if so, the offset after the `:`, else 0
+    /// (then [`Known::quoted_at`] decides).
+    #[inline(always)]
+    fn at(&self, b: &[u8], p: usize) -> usize {
+        let n = self.fast;
+        if let Some(w) = b.get(p..p + WINDOW) {
+            let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
+                | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
+                | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
+            // Not an entry without words (`fast` 0).
+            if diff == 0 && n != 0 {
+                return p + n + 3;
+            }
+        }
+        0
+    }
+
+    /// Whether `"key"` is written at `p`, by byte slices (long keys, whitespace before the
+    /// `:`, a key that differs, the last bytes of the body); if so, the offset after its
+    /// closing quote, else 0.
+    #[inline(always)]
+    fn quoted_at(&self, b: &[u8], p: usize) -> usize {
+        let n = self.key().len();
+        // The quotes first: a key of another length fails there.
+        let same = n != 0 && b.get(p + 1 + n) == Some(&b'"') && b.get(p) == Some(&b'"') && b.get(p + 1..p + 1 + n) == Some(self.key().as_bytes());
+        if same {
+            p + n + 2
+        } else {
+            0
+        }
+    }
+}
+
+/// A JSON object key at `p` (after whitespace), remembered in `slot` of the key memo (see
+/// [`NO_SLOT`]): put on the path (replacing the segment of the object's previous key) and
+/// handed over; returns the offset after its `:` (not JSON: not a key and `:`). When the last
+/// object at that depth had the same key at that position, unescaped and judged clean
 /// ([`Verdict`]), the key is only counted: the objects of an array share their keys, and each
 /// would otherwise be scanned and looked up again.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn json_key<'b>(
-    b: &'b [u8],
+fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     p: usize,
-    at: (usize, usize),
+    slot: u32,
     path: &mut [Seg<'b>],
-    memo: &mut Vec<&'b str>,
+    memo: &mut Vec<Known<'b>>,
     esc_buf: &mut Vec<u8>,
-    budget: &mut Budget<'_>,
-) -> Result<Option<usize>, Stop> {
-    let (depth, pos) = at;
-    if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
-        if let Some(&k) = memo.get(depth * SHAPE_KEYS + pos) {
-            let n = k.len();
-            // `"`, the same bytes, `"`: the same string, without escapes, and valid.
-            if n != 0 && b.get(p) == Some(&b'"') && b.get(p + 1 + n) == Some(&b'"') && same_bytes(&b[p + 1..p + 1 + n], k.as_bytes()) {
-                budget.count(k)?;
+    tally: &mut Tally,
+    f: &mut F,
+) -> Result<usize, Halt> {
+    // `NO_SLOT` is past the end of the memo.
+    if let Some(known) = memo.get_mut(slot as usize) {
+        let b = text.as_bytes();
+        let after = known.at(b, p);
+        if after != 0 {
+            let k = known.key();
+            tally.tick::<CHECK>(k.len())?;
+            if let Some(top) = path.last_mut() {
+                *top = Seg::Key(Cow::Borrowed(k));
+            }
+            return Ok(after);
+        }
+        if let Some(k) = known.key {
+            let after = known.quoted_at(b, p);
+            if after != 0 {
+                // Seen a second time at this place: its words from now on (when it has them).
+                if k.len() <= WINDOW - 3 && b.get(after) == Some(&b':') {
+                    *known = Known::new(b, p, after - 1, k);
+                }
+                tally.tick::<CHECK>(k.len())?;
                 if let Some(top) = path.last_mut() {
                     *top = Seg::Key(Cow::Borrowed(k));
                 }
-                return Ok(colon(b, p + 2 + n));
+                return colon(b, after);
             }
         }
     }
-    json_key_read(b, text, p, at, path, memo, esc_buf, budget)
-}
-
-/// `:` (after whitespace) at `p`; the offset of the value after it (after whitespace).
-#[inline(always)]
-fn colon(b: &[u8], p: usize) -> Option<usize> {
-    if b.get(p) == Some(&b':') {
-        return Some(palisade_json::scan::skip_ws(b, p + 1));
-    }
-    palisade_json::scan::colon(b, p).ok()
-}
-
-/// Whether `x` and `y` (of the same length) hold the same bytes: short keys compared as one or
-/// two (overlapping) words.
-#[inline(always)]
-fn same_bytes(x: &[u8], y: &[u8]) -> bool {
-    let n = x.len();
-    if n != y.len() {
-        return false;
-    }
-    let w8 = |s: &[u8], i: usize| s.get(i..i + 8).map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
-    let w4 = |s: &[u8], i: usize| s.get(i..i + 4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
-    match n {
-        0..=3 => x == y,
-        4..=8 => w4(x, 0) == w4(y, 0) && w4(x, n - 4) == w4(y, n - 4),
-        9..=16 => w8(x, 0) == w8(y, 0) && w8(x, n - 8) == w8(y, n - 8),
-        _ => x == y,
-    }
+    // A copy of the counters for the call, so that the walk's stay in registers.
+    let mut t = *tally;
+    let r = json_key_read::<CHECK, F>(text, p, slot, path, memo, esc_buf, &mut t, f);
+    *tally = t;
+    r
 }
 
 /// [`json_key`] for a key not seen at that place before: read, put on the path, handed over.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn json_key_read<'b>(
-    b: &'b [u8],
+fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     p: usize,
-    at: (usize, usize),
+    slot: u32,
     path: &mut [Seg<'b>],
-    memo: &mut Vec<&'b str>,
+    memo: &mut Vec<Known<'b>>,
     esc_buf: &mut Vec<u8>,
-    budget: &mut Budget<'_>,
-) -> Result<Option<usize>, Stop> {
+    tally: &mut Tally,
+    f: &mut F,
+) -> Result<usize, Halt> {
+    let b = text.as_bytes();
     if b.get(p) != Some(&b'"') {
-        return Ok(None);
+        return Err(Halt::NotJson);
     }
-    let Ok((end, escaped)) = palisade_json::scan::string(b, p) else { return Ok(None) };
-    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(&b[p + 1..end], esc_buf).to_owned()) } else { Cow::Borrowed(text.get(p + 1..end).unwrap_or("")) };
-    let Some(top) = path.last_mut() else { return Ok(None) };
+    let Ok((end, escaped)) = palisade_json::scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
+    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(&b[p + 1..end], esc_buf).to_owned()) } else { Cow::Borrowed(contents(text, p, end)) };
+    let Some(top) = path.last_mut() else { return Err(Halt::NotJson) };
     *top = Seg::Key(k);
     let mut clean = false;
     if let Some(Seg::Key(k)) = path.last() {
-        clean = budget.emit_judged(Location::Json(path), FieldKind::JsonKey, k)?;
+        clean = tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, k)?;
     }
-    let (depth, pos) = at;
-    if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
-        let slot = depth * SHAPE_KEYS + pos;
+    if slot != NO_SLOT {
+        let slot = slot as usize;
         if memo.len() <= slot {
-            memo.resize((depth + 1) * SHAPE_KEYS, "");
+            memo.resize((slot / SHAPE_KEYS + 1) * SHAPE_KEYS, Known::EMPTY);
         }
         memo[slot] = match path.last() {
-            Some(Seg::Key(Cow::Borrowed(k))) if clean => k,
-            _ => "",
+            // Its words are made when it is seen again (most keys of a body are not).
+            Some(Seg::Key(Cow::Borrowed(k))) if clean && !k.is_empty() => Known { key: Some(k), ..Known::EMPTY },
+            _ => Known::EMPTY,
         };
     }
-    Ok(colon(b, end + 1))
+    colon(b, end + 1)
 }
 
-fn multipart_body(ct: &str, body: &[u8], budget: &mut Budget<'_>) -> Result<bool, Stop> {
+/// `:` (after whitespace) at `p`; the offset after it (whitespace before the value is skipped
+/// by the walk).
+#[inline(always)]
+fn colon(b: &[u8], p: usize) -> Result<usize, Halt> {
+    if b.get(p) == Some(&b':') {
+        return Ok(p + 1);
+    }
+    palisade_json::scan::colon(b, p).map_err(|_| Halt::NotJson)
+}
+
+fn multipart_body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(ct: &str, body: &[u8], budget: &mut Budget<'_, F>) -> Result<bool, Stop> {
     let Ok(boundary) = multipart::boundary(ct) else { return Ok(false) };
     let mut parts = Vec::new();
     if multipart::parse(body, &boundary, &multipart::Limits::default(), &mut parts).is_err() {
@@ -640,7 +842,7 @@ fn multipart_body(ct: &str, body: &[u8], budget: &mut Budget<'_>) -> Result<bool
     Ok(true)
 }
 
-fn xml_body(body: &[u8], budget: &mut Budget<'_>) -> Result<bool, Stop> {
+fn xml_body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], budget: &mut Budget<'_, F>) -> Result<bool, Stop> {
     let Ok(doc) = std::str::from_utf8(body) else { return Ok(false) };
     budget.emit(Location::Body, FieldKind::XmlDocument, doc)?;
     let mut stack: Vec<&str> = Vec::new();

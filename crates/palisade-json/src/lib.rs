@@ -175,6 +175,55 @@ fn special_lanes(c: &[u8; 16]) -> u128 {
     u128::from_le_bytes(v)
 }
 
+/// The bytes of a sixteen-byte chunk that end a plain run of string contents in text known to
+/// be UTF-8 (see [`plain_run_utf8`]): `"`, `\\` and control characters (an unsigned `< 0x20`;
+/// non-ASCII bytes are part of valid sequences there and need no check), as `0xFF` lanes.
+#[inline(always)]
+fn special_lanes_utf8(c: &[u8; 16]) -> u128 {
+    let mut v = [0u8; 16];
+    for (o, &b) in v.iter_mut().zip(c) {
+        *o = if (b == b'"') | (b == b'\\') | (b < 0x20) { 0xFF } else { 0 };
+    }
+    u128::from_le_bytes(v)
+}
+
+/// High bit set in the bytes of `w` that are `"`, `\\` or a control character (exact for the
+/// lowest such byte, as [`special_bytes`]; bytes `>= 0x80` are not flagged).
+#[inline(always)]
+fn special_bytes_utf8(w: u64) -> u64 {
+    let q = w ^ (LO * b'"' as u64);
+    let b = w ^ (LO * b'\\' as u64);
+    let quote = q.wrapping_sub(LO) & !q;
+    let bslash = b.wrapping_sub(LO) & !b;
+    // A byte `< 0x20`: subtracting 0x20 borrows, and its high bit was clear.
+    let ctrl = w.wrapping_sub(LO * 0x20) & !w;
+    (quote | bslash | ctrl) & HI
+}
+
+/// [`plain_run`] for text known to be UTF-8: non-ASCII bytes do not end the run (there is
+/// nothing to validate), so prose in any script is scanned sixteen bytes at a time too.
+#[inline(always)]
+fn plain_run_utf8(inp: &[u8], p: usize) -> usize {
+    let mut chunks = inp.get(p..).unwrap_or_default().chunks_exact(16);
+    let mut at = p;
+    for c in &mut chunks {
+        let m = special_lanes_utf8(c.try_into().unwrap_or(&[0; 16]));
+        if m != 0 {
+            return at + (m.trailing_zeros() / 8) as usize;
+        }
+        at += 16;
+    }
+    let rest = chunks.remainder();
+    if rest.len() >= 8 {
+        let m = special_bytes_utf8(u64::from_le_bytes([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7]]));
+        if m != 0 {
+            return at + (m.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at
+}
+
 /// Offset of the first byte at or after `p` that ends a plain run of string contents (see
 /// [`special_bytes`]), or a position within the last seven bytes of `inp` from which the
 /// caller goes on byte by byte.
@@ -421,6 +470,31 @@ fn string_end(inp: &[u8], q: usize) -> Result<(usize, bool), JsonError> {
             0..=0x1F => return err(p, "control character in string"),
             0x20..=0x7F => p += 1,
             _ => p = utf8_char(inp, p)?,
+        }
+    }
+}
+
+/// [`string_end`] in text known to be UTF-8 (a `&str`): the same result, without checking
+/// the UTF-8 of the contents again (`"`, `\\` and control characters are ASCII, so they never
+/// occur inside a multi-byte sequence, and every sequence of a `&str` is valid).
+#[inline(always)]
+fn string_end_utf8(text: &str, q: usize) -> Result<(usize, bool), JsonError> {
+    let inp = text.as_bytes();
+    let mut p = q + 1;
+    let mut escaped = false;
+    loop {
+        p = plain_run_utf8(inp, p);
+        let Some(&b) = inp.get(p) else {
+            return err(inp.len(), "unterminated string");
+        };
+        match b {
+            b'"' => return Ok((p, escaped)),
+            b'\\' => {
+                escaped = true;
+                p = escape(inp, p)?;
+            }
+            0..=0x1F => return err(p, "control character in string"),
+            _ => p += 1,
         }
     }
 }
@@ -797,6 +871,14 @@ pub mod scan {
     #[inline(always)]
     pub fn string(inp: &[u8], q: usize) -> Result<(usize, bool), JsonError> {
         super::string_end(inp, q)
+    }
+
+    /// [`string`] in a document known to be UTF-8 (a `&str`, whose UTF-8 was checked once as a
+    /// whole): the same result and errors (invalid UTF-8, the one error it skips, cannot occur
+    /// there), with non-ASCII contents scanned at the speed of ASCII.
+    #[inline(always)]
+    pub fn string_in_text(text: &str, q: usize) -> Result<(usize, bool), JsonError> {
+        super::string_end_utf8(text, q)
     }
 
     /// The number starting at `start` (`-` or a digit): the offset after it, and whether it is

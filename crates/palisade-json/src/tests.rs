@@ -443,3 +443,78 @@ fn tape_skip_value_and_serde_agree_on_generated_and_mutated_documents() {
     }
     assert!(accepted > 2000 && rejected > 1000, "{accepted} accepted, {rejected} rejected");
 }
+
+#[test]
+fn plain_run_utf8_every_byte_at_every_position() {
+    // As `plain_run`, without stopping at non-ASCII bytes (the input is known to be UTF-8).
+    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    for start in 0..3 {
+        for k in 0..48 {
+            for b in 0..=255u8 {
+                for tail in [0usize, 1, 9, 20] {
+                    let mut inp = vec![b'a'; start + k];
+                    inp.push(b);
+                    inp.extend(std::iter::repeat_n(b'"', tail));
+                    let at = super::plain_run_utf8(&inp, start);
+                    let first = inp[start..].iter().position(|&c| special(c)).map(|i| i + start);
+                    match first {
+                        Some(f) => assert!(at == f || (inp.len() - at < 8 && at <= f), "start {start} k {k} byte {b:#x} tail {tail}: {at} vs {f:?}"),
+                        None => assert!(inp.len() - at < 8, "start {start} k {k} byte {b:#x}"),
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn string_in_text_equals_string_on_utf8_input() {
+    // `scan::string_in_text` skips the UTF-8 check of the contents: on any `&str` it gives the
+    // same end, escape flag and acceptance as `scan::string`, on generated strings (escapes,
+    // controls, every width of UTF-8, unterminated) at every length around the word sizes.
+    let pieces = [
+        "a",
+        "Z",
+        " ",
+        "é",
+        "中",
+        "😀",
+        "\u{7f}",
+        "\u{80}",
+        "\u{10FFFF}",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\n",
+        "\\u0041",
+        "\\ud83d\\ude00",
+        "\\ud800",
+        "\\udc00x",
+        "\\x",
+        "\\u12",
+        "\u{1}",
+        "\u{1f}",
+        "\t",
+        "\"",
+        "\\",
+    ];
+    let mut r = Rng::new(0x51ED_2701_9A4C_33F1);
+    for case in 0..20_000 {
+        let mut s = String::from("\"");
+        for _ in 0..r.below(40) {
+            s.push_str(r.pick(&pieces));
+        }
+        if r.below(4) != 0 {
+            s.push('"');
+        }
+        if r.below(2) == 0 {
+            s.push_str(r.pick(&[",", "]", "   ", "\"x\"", "ééééééééééééééééé"]));
+        }
+        let want = scan::string(s.as_bytes(), 0);
+        let got = scan::string_in_text(&s, 0);
+        assert_eq!(got.is_ok(), want.is_ok(), "case {case}: {s:?} {got:?} {want:?}");
+        if let (Ok(g), Ok(w)) = (got, want) {
+            assert_eq!(g, w, "case {case}: {s:?}");
+        }
+    }
+}

@@ -661,3 +661,321 @@ fn reference_walk_accepts_numbers_beyond_f64_as_the_extractor_does() {
     assert_eq!(want, vec![s("body/a", FieldKind::JsonKey, "a"), s("body/a/1", FieldKind::JsonValue, "x"), s("body/b", FieldKind::JsonKey, "b")]);
     assert_eq!(body_fields(doc.as_bytes(), false, &mut Scratch::default()).0, want);
 }
+
+// The one-pass JSON walk (2026-11-23) against the walk it replaced ([`previous`], kept as the
+// slow reference): on generated, corpus-like, mutated, deep, whitespace-laden and invalid
+// UTF-8 documents, under random limits and random verdicts of the callback (clean, not clean,
+// stop), both hand over the same fields (location, kind, value) in the same order, count the
+// same values and bytes, and end the same way (JSON or not, exceeded, stopped).
+
+#[path = "tests/previous.rs"]
+mod previous;
+
+/// What a callback says of the `i`-th field it sees (`Err`: stop there).
+#[derive(Clone, Copy)]
+enum Judge {
+    AllClean,
+    NoneClean,
+    /// Clean unless the value's bytes hash to a multiple of the number.
+    Mixed(u64),
+    /// Clean, and `Break` at the field of that index.
+    StopAt(usize),
+}
+
+fn judged(j: Judge, i: usize, value: &str) -> Verdict {
+    match j {
+        Judge::AllClean => Verdict::Continue(true),
+        Judge::NoneClean => Verdict::Continue(false),
+        Judge::Mixed(m) => {
+            let h = value.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+            Verdict::Continue(h % m != 0)
+        }
+        Judge::StopAt(k) if i == k => Verdict::Break(()),
+        Judge::StopAt(_) => Verdict::Continue(true),
+    }
+}
+
+type Walked = (Got, Counts, Result<bool, Stop>);
+
+/// The JSON walk of `body` (the current one, or the previous with `old`), as the body extractor
+/// runs it, with its fields, counts and result.
+fn walk_json(body: &[u8], limits: Limits, judge: Judge, old: bool, sc: &mut Scratch) -> Walked {
+    let mut out = Vec::new();
+    let mut f = |fl: &Field<'_>| {
+        let v = judged(judge, out.len(), fl.value);
+        out.push((fl.location.to_string(), fl.kind, fl.value.to_string()));
+        v
+    };
+    let f: &mut Callback<'_> = &mut f;
+    let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits }, f };
+    let r = if old { previous::json(body, sc, &mut budget) } else { json(body, sc, &mut budget) };
+    let counts = Counts { values: budget.tally.values, bytes: budget.tally.bytes };
+    (out, counts, r)
+}
+
+/// Compares both walks on `body` under `limits` and `judge`; returns the current one's result.
+fn same_walk(body: &[u8], limits: Limits, judge: Judge, sc: &mut Scratch, what: &str) -> Walked {
+    let want = walk_json(body, limits, judge, true, &mut Scratch::default());
+    let got = walk_json(body, limits, judge, false, sc);
+    if got != want {
+        let shown = String::from_utf8_lossy(body);
+        panic!("{what}: the walks differ on {shown:?}\n got {got:?}\nwant {want:?}");
+    }
+    got
+}
+
+fn random_limits(r: &mut Rng) -> Limits {
+    match r.below(4) {
+        0 => Limits::default(),
+        1 => Limits { max_values: 1 + r.below(40), ..Limits::default() },
+        2 => Limits { max_bytes: 1 + r.below(400), ..Limits::default() },
+        _ => Limits { max_values: 1 + r.below(60), max_bytes: 1 + r.below(600), max_depth: 1 + r.below(8) as u32 },
+    }
+}
+
+fn random_judge(r: &mut Rng) -> Judge {
+    match r.below(4) {
+        0 => Judge::AllClean,
+        1 => Judge::NoneClean,
+        2 => Judge::Mixed(2 + r.below(5) as u64),
+        _ => Judge::StopAt(r.below(30)),
+    }
+}
+
+/// A document like an API's (arrays of objects of one shape, nested objects, ids, timestamps,
+/// flags), its strings drawn from the benign corpus (prose in several scripts, tokens, code,
+/// browser strings), written by serde_json (its escapes), compact or pretty.
+fn corpus_document(r: &mut Rng, values: &[String]) -> String {
+    let pick = |r: &mut Rng| values[r.below(values.len())].as_str();
+    const KEYS: &[&str] = &["id", "username", "avatar_template", "created_at", "title", "slug", "a/b", "t~x", "é", "", "posts_count", "reply_count"];
+    let mut keys: Vec<&str> = (0..1 + r.below(6)).map(|_| r.pick(KEYS)).collect();
+    keys.dedup();
+    let mut items = Vec::new();
+    for _ in 0..r.below(12) {
+        let mut o = serde_json::Map::new();
+        for &k in &keys {
+            let v = match r.below(6) {
+                0 => serde_json::json!(r.below(100_000)),
+                1 => serde_json::json!(r.below(2) == 0),
+                2 => serde_json::Value::Null,
+                3 => serde_json::json!({ "name": pick(r), "tags": [pick(r), pick(r)] }),
+                _ => serde_json::json!(pick(r)),
+            };
+            o.insert(k.to_string(), v);
+        }
+        items.push(serde_json::Value::Object(o));
+    }
+    let doc = serde_json::json!({ "users": items, "more": pick(r), "n": r.below(10) });
+    if r.below(3) == 0 {
+        serde_json::to_string_pretty(&doc).unwrap()
+    } else {
+        doc.to_string()
+    }
+}
+
+fn corpus_values() -> Vec<String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/data/benign");
+    let mut out = Vec::new();
+    for name in ["prose.jsonl", "tokens.jsonl", "code.jsonl", "browser.jsonl", "handwritten.jsonl"] {
+        let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
+        for line in text.lines().take(400) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
+                if let Some(s) = v.get("value").and_then(|v| v.as_str()) {
+                    out.push(s.to_string());
+                }
+            }
+        }
+    }
+    assert!(out.len() > 500, "{}", out.len());
+    out
+}
+
+/// `doc` with one or two random edits (cut, insert, delete, replace), structural bytes, escape
+/// bytes, control characters and invalid UTF-8 among the bytes written.
+fn mutated(r: &mut Rng, doc: &str) -> Vec<u8> {
+    let mut doc = doc.as_bytes().to_vec();
+    for _ in 0..1 + r.below(2) {
+        let at = r.below(doc.len() + 1);
+        let byte =
+            r.pick(&[b'"', b'\\', b'{', b'}', b'[', b']', b',', b':', b' ', b'u', b'0', b'-', b'.', b'e', 0x01, 0x1F, 0x80, 0xC3, 0xFF, b'a', b't', b'\n']);
+        match r.below(4) {
+            0 => doc.truncate(at),
+            1 => doc.insert(at, byte),
+            2 if at < doc.len() => {
+                doc.remove(at);
+            }
+            _ if at < doc.len() => doc[at] = byte,
+            _ => {}
+        }
+    }
+    doc
+}
+
+#[test]
+fn json_walk_equals_the_previous_walk_on_generated_and_mutated_documents() {
+    let mut r = Rng::new(0x2545_F491_4F6C_DD1D);
+    let mut sc = Scratch::default();
+    let mut exceeded = 0;
+    let mut stopped = 0;
+    let mut not_json = 0;
+    for case in 0..6000 {
+        let doc = gen_document(&mut r);
+        let body = if r.below(2) == 0 { doc.into_bytes() } else { mutated(&mut r, &doc) };
+        let (limits, judge) = (random_limits(&mut r), random_judge(&mut r));
+        let (_, _, res) = same_walk(&body, limits, judge, &mut sc, &format!("case {case}"));
+        match res {
+            Err(Stop::Exceeded(_)) => exceeded += 1,
+            Err(Stop::Caller) => stopped += 1,
+            Ok(false) => not_json += 1,
+            Ok(true) => {}
+        }
+    }
+    // Every way to end is exercised.
+    assert!(exceeded > 300 && stopped > 100 && not_json > 1000, "{exceeded} {stopped} {not_json}");
+}
+
+#[test]
+fn json_walk_equals_the_previous_walk_on_corpus_like_documents() {
+    let values = corpus_values();
+    let mut r = Rng::new(0x9E37_79B9_7F4A_7C15 ^ 0xFFFF);
+    let mut sc = Scratch::default();
+    for case in 0..1500 {
+        let doc = corpus_document(&mut r, &values);
+        let judge = random_judge(&mut r);
+        let limits = if r.below(2) == 0 { Limits::default() } else { random_limits(&mut r) };
+        let _ = same_walk(doc.as_bytes(), limits, judge, &mut sc, &format!("case {case}"));
+        // Also as the serde reference walks it (every field, nothing judged clean).
+        let (got, _, res) = same_walk(doc.as_bytes(), Limits::default(), Judge::NoneClean, &mut sc, &format!("case {case}"));
+        assert_eq!(res, Ok(true));
+        assert_eq!((got, true), reference::walk(doc.as_bytes()), "case {case}");
+        let m = mutated(&mut r, &doc);
+        let _ = same_walk(&m, limits, judge, &mut sc, &format!("case {case} mutated"));
+    }
+}
+
+#[test]
+fn json_walk_equals_the_previous_walk_on_edge_documents() {
+    let mut sc = Scratch::default();
+    let mut docs: Vec<Vec<u8>> = Vec::new();
+    // Deep nesting around the limit, in arrays and objects.
+    for depth in [1usize, 15, 16, 17, 127, 128, 129] {
+        docs.push(format!("{}\"x\"{}", "[".repeat(depth), "]".repeat(depth)).into_bytes());
+        docs.push(format!("{}1{}", "{\"k\":".repeat(depth), "}".repeat(depth)).into_bytes());
+        docs.push(format!("{}{{}}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes());
+    }
+    // Keys repeated at more positions and depths than the memo holds.
+    let wide: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+    let obj = format!("{{{}}}", wide.join(","));
+    docs.push(format!("[{obj},{obj},{obj}]").into_bytes());
+    let mut deep = String::from("\"v\"");
+    for _ in 0..20 {
+        deep = format!("[{{\"a\":{deep},\"b\":\"w\"}},{{\"a\":{deep},\"b\":\"w\"}}]");
+        if deep.len() > 200_000 {
+            break;
+        }
+    }
+    docs.push(deep.into_bytes());
+    // Keys near the end of the body (the word compares' bounds), of every length to 30 (the
+    // words hold keys of up to 21 bytes).
+    for n in 1..=30 {
+        let k = "k".repeat(n);
+        docs.push(format!("[{{\"{k}\":1}},{{\"{k}\":2}}]").into_bytes());
+        docs.push(format!("[{{\"{k}\":1}},{{\"{k}\"").into_bytes());
+        docs.push(format!("[{{\"{k}\":1}},{{\"{k}x\":1}},{{\"{k}\":1}}]").into_bytes());
+        docs.push(format!("[{{\"{k}\":1}},{{\"{}\":1}}]", "k".repeat(n - 1) + "\\u006b").into_bytes());
+        docs.push(format!("[{{\"{k}\" : 1}},{{\"{k}\"\t:\n1}}]").into_bytes());
+    }
+    // Whitespace everywhere, escapes, invalid UTF-8, controls, literals and numbers cut short.
+    for d in [
+        " { \"a\" : [ 1 , \"x\" , { } , [ ] , true , null ] , \"b\" : \"\\u00e9\\n\" } ",
+        "{\"a\":\"\u{7f}é中😀\",\"\\ud83d\\ude00\":\"\\\"\"}",
+        "[\"a\u{1}\"]",
+        "[tru]",
+        "[nul",
+        "[-]",
+        "[01]",
+        "[1.]",
+        "[1e]",
+        "{\"a\" 1}",
+        "{\"a\":1,}",
+        "[1,]",
+        "[1]]",
+        "{}}",
+        "\"x\" \"y\"",
+        "",
+        "   ",
+        "[\"\\ud800\"]",
+        "[\"\\x\"]",
+    ] {
+        docs.push(d.as_bytes().to_vec());
+    }
+    docs.push(b"[\"a\xff\"]".to_vec());
+    docs.push(b"{\"k\":\"\xc3\"}".to_vec());
+    docs.push(b"[\"\xed\xa0\x80\"]".to_vec());
+    for (i, d) in docs.iter().enumerate() {
+        for judge in [Judge::AllClean, Judge::NoneClean, Judge::Mixed(3), Judge::StopAt(5)] {
+            for limits in [Limits::default(), Limits { max_values: 7, max_bytes: 50, max_depth: 16 }, Limits { max_depth: 17, ..Limits::default() }] {
+                let _ = same_walk(d, limits, judge, &mut sc, &format!("edge {i}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn a_remembered_key_is_recognised_exactly_where_it_is_written() {
+    // `Known::at` (three masked words) and `Known::quoted_at` against a plain comparison, for
+    // keys of every length around the window, at every position of a body holding the key,
+    // its prefixes and extensions, with and without a `:` right after.
+    let mut r = Rng::new(0x5DEE_CE66_D1CE_4E5B);
+    for _ in 0..3000 {
+        let n = 1 + r.below(30);
+        let key: String = (0..n).map(|_| r.pick(&['a', 'b', '"', ':', ' '])).filter(|c| *c != '"').collect();
+        if key.is_empty() {
+            continue;
+        }
+        let mut body = String::new();
+        for _ in 0..1 + r.below(6) {
+            let cut = r.below(key.len() + 1);
+            let piece = match r.below(5) {
+                0 => format!("\"{key}\":"),
+                1 => format!("\"{key}\" :"),
+                2 => format!("\"{}\":", &key[..cut]),
+                3 => format!("\"{key}x\":"),
+                _ => format!("\"{key}\""),
+            };
+            body.push_str(&piece);
+            body.push_str(r.pick(&["", "1,", " ", "\"", "{"]));
+        }
+        let b = body.as_bytes();
+        // Remembered where it was written with `:` right after, or ` :`, or at the end.
+        let kind = r.below(3);
+        let src = match kind {
+            0 => format!("\"{key}\":{}", " ".repeat(30)),
+            1 => format!("\"{key}\" :{}", " ".repeat(30)),
+            _ => format!("\"{key}\":"),
+        };
+        let known = Known::new(src.as_bytes(), 0, key.len() + 1, &src[1..1 + key.len()]);
+        assert_eq!(known.key(), key);
+        let words = kind != 1 && key.len() <= WINDOW - 3 && src.len() >= WINDOW;
+        assert_eq!(known.fast, if words { key.len() } else { 0 }, "{key:?} {kind}");
+        for p in 0..=b.len() {
+            let quoted = format!("\"{key}\"");
+            let want_quoted = b.get(p..).is_some_and(|t| t.starts_with(quoted.as_bytes()));
+            let want_colon = want_quoted && b.get(p + quoted.len()) == Some(&b':');
+            let fast = known.at(b, p);
+            if fast != 0 {
+                assert!(want_colon && fast == p + key.len() + 3, "{key:?} at {p} of {body:?}");
+            } else {
+                // Only keys without words and the last bytes of the body are left to the slices.
+                assert!(!want_colon || known.fast == 0 || p + WINDOW > b.len(), "{key:?} at {p} of {body:?}");
+            }
+            let slow = known.quoted_at(b, p);
+            assert_eq!(slow, if want_quoted { p + key.len() + 2 } else { 0 }, "{key:?} at {p} of {body:?}");
+        }
+    }
+    // The empty slot matches nothing.
+    let b = br#""":"":1,"a":2"#;
+    for p in 0..=b.len() {
+        assert_eq!((Known::EMPTY.at(b, p), Known::EMPTY.quoted_at(b, p)), (0, 0));
+    }
+}
