@@ -298,46 +298,51 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     let mut hash = false;
     let mut semi = false;
     let mut seen = 0u16;
+    let mut words = WordSet::default();
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        if c.is_ascii_alphabetic() || c == b'_' {
-            let start = i;
-            while i < b.len() && (b[i].is_ascii_alphabetic() || b[i] == b'_') {
-                i += 1;
-            }
-            let w = &s[start..i];
-            let mut check = |kw: Kw| kw == Kw::None || (with_keywords && keyword_is_inert(kw, b, i, &mut seen));
-            if !check(keyword(w)) {
-                return false;
-            }
-            if start > 0 && b[start - 1].is_ascii_digit() {
-                // After a digit: `0x1f`/`0b1` literals end before a later letter.
-                let mut k = usize::from(matches!(w.as_bytes()[0], b'x' | b'X' | b'b' | b'B'));
-                loop {
-                    if !check(keyword(&w[k..])) {
-                        return false;
+        match INERT_BYTES[c as usize] {
+            B_WORD => {
+                let start = i;
+                while i < b.len() && INERT_BYTES[b[i] as usize] == B_WORD {
+                    i += 1;
+                }
+                let w = &s[start..i];
+                let mut check = |w: &str| {
+                    let kw = keyword(w);
+                    if !with_keywords {
+                        return kw == Kw::None;
                     }
-                    if k < w.len() && w.as_bytes()[k].is_ascii_hexdigit() {
-                        k += 1;
-                    } else {
-                        break;
+                    let ok = kw == Kw::None || keyword_is_inert(kw, b, i, &mut seen, &words);
+                    words.insert(w.as_bytes());
+                    ok
+                };
+                if !check(w) {
+                    return false;
+                }
+                if start > 0 && b[start - 1].is_ascii_digit() {
+                    // After a digit: `0x1f`/`0b1` literals end before a later letter.
+                    let mut k = usize::from(matches!(w.as_bytes()[0], b'x' | b'X' | b'b' | b'B'));
+                    loop {
+                        if !check(&w[k..]) {
+                            return false;
+                        }
+                        if k < w.len() && w.as_bytes()[k].is_ascii_hexdigit() {
+                            k += 1;
+                        } else {
+                            break;
+                        }
                     }
                 }
+                continue;
             }
-            continue;
-        }
-        let next = b.get(i + 1).copied().unwrap_or(0);
-        match c {
-            b';' => semi = true,
-            b'0'..=b'9' | b'.' | b',' | b':' | b'/' | b'?' | b'{' | b'}' | b'[' | b']' | b'+' => {}
-            b'\'' | b'"' => quote = true,
-            b'#' => hash = true,
-            b'-' if next != b'-' => {}
-            b'@' if next != b'@' => {}
-            b'&' if next != b'&' => {}
-            c if c <= b' ' || c == 0x7f => {}
-            c if c >= 0x80 => quote = true,
+            B_NEUTRAL => {}
+            B_QUOTE => quote = true,
+            B_HASH => hash = true,
+            B_SEMI => semi = true,
+            // `-`, `@`, `&` alone; `--`, `@@`, `&&` are a comment, a server variable, a logic operator.
+            B_SINGLE if b.get(i + 1) != Some(&c) => {}
             _ => return false,
         }
         i += 1;
@@ -350,8 +355,45 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     }
     // Statements that need their second keyword, and those only heard after `;`.
     let both = |x: u16, y: u16| seen & x != 0 && seen & y != 0;
-    !(both(SEEN_INSERT, SEEN_INTO) || both(SEEN_DELETE, SEEN_FROM) || both(SEEN_UPDATE, SEEN_SET) || both(SEEN_ORDER, SEEN_BY) || (semi && seen & SEEN_AFTER_SEMI != 0))
+    !(both(SEEN_INSERT, SEEN_INTO)
+        || both(SEEN_DELETE, SEEN_FROM)
+        || both(SEEN_UPDATE, SEEN_SET)
+        || both(SEEN_ORDER, SEEN_BY)
+        || (semi && seen & SEEN_AFTER_SEMI != 0))
 }
+
+/// The classes of bytes for [`inert_with`]: letters and `_` (words), bytes that continue or
+/// stop an expression without recording anything (digits, `. , : / ? { } [ ] +`, blanks and
+/// controls), quotes (`'`, `"`, and every non-ASCII byte: typographic quotes fold to ASCII
+/// ones), `#`, `;`, the bytes that are inert alone (`-`, `@`, `&`), and the others.
+const B_WORD: u8 = 0;
+const B_NEUTRAL: u8 = 1;
+const B_QUOTE: u8 = 2;
+const B_HASH: u8 = 3;
+const B_SEMI: u8 = 4;
+const B_SINGLE: u8 = 5;
+const B_OTHER: u8 = 6;
+
+const INERT_BYTES: [u8; 256] = {
+    let mut t = [B_OTHER; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => B_WORD,
+            b'0'..=b'9' | b'.' | b',' | b':' | b'/' | b'?' | b'{' | b'}' | b'[' | b']' | b'+' => B_NEUTRAL,
+            b'\'' | b'"' => B_QUOTE,
+            b'#' => B_HASH,
+            b';' => B_SEMI,
+            b'-' | b'@' | b'&' => B_SINGLE,
+            0..=b' ' | 0x7f => B_NEUTRAL,
+            0x80..=0xff => B_QUOTE,
+            _ => B_OTHER,
+        };
+        c += 1;
+    }
+    t
+};
 
 const SEEN_ANY: u16 = 1;
 const SEEN_INSERT: u16 = 1 << 1;
@@ -363,6 +405,33 @@ const SEEN_SET: u16 = 1 << 6;
 const SEEN_ORDER: u16 = 1 << 7;
 const SEEN_BY: u16 = 1 << 8;
 const SEEN_AFTER_SEMI: u16 = 1 << 9;
+const SEEN_LOGIC: u16 = 1 << 10;
+
+/// A set of words (ASCII case-insensitive) that may answer yes for a word it does not hold: a
+/// 512-bit filter of a hash of each word.
+#[derive(Default)]
+struct WordSet([u64; 8]);
+
+impl WordSet {
+    /// A hash of the length and the first, second and last bytes (`| 0x20`: ASCII case folded);
+    /// words equal ignoring ASCII case have the same.
+    fn bit(w: &[u8]) -> usize {
+        let (Some(&first), Some(&last)) = (w.first(), w.last()) else { return 0 };
+        let second = w.get(1).copied().unwrap_or(0);
+        let k = u32::from_le_bytes([first | 0x20, second | 0x20, last | 0x20, w.len() as u8]);
+        (k.wrapping_mul(0x9E37_79B1) >> 23) as usize
+    }
+
+    fn insert(&mut self, w: &[u8]) {
+        let b = Self::bit(w);
+        self.0[b / 64] |= 1 << (b % 64);
+    }
+
+    fn may_contain(&self, w: &[u8]) -> bool {
+        let b = Self::bit(w);
+        self.0[b / 64] & (1 << (b % 64)) != 0
+    }
+}
 
 /// Whether the keyword class `kw`, of the word that ends at `end` in `b`, cannot record a
 /// structure in a value that [`inert_with`] accepts otherwise (no parenthesis, no comparison
@@ -381,11 +450,15 @@ const SEEN_AFTER_SEMI: u16 = 1 << 9;
 /// ALTER/TRUNCATE record a statement only when the next token is an object word (TABLE,
 /// USER, OR...). INSERT/REPLACE/MERGE need INTO, DELETE needs FROM, UPDATE needs SET, ORDER
 /// and GROUP need BY; SET needs `=`; GRANT, LOAD, COPY, BEGIN, CALL, IF, USE, KILL, SHOW,
-/// PREPARE are statements only after `;`. UNION, SELECT, WHERE, HAVING, the comparison words
-/// (LIKE, IN, IS...), OUTFILE, PROCEDURE, EXEC, DECLARE, WAITFOR and SHUTDOWN are never inert.
+/// PREPARE are statements only after `;`. A comparison word (LIKE, IN, IS...) records a
+/// structure only in a condition (after ON, OR, AND, XOR: none may come before it), against
+/// a literal, or between two equal names: the next token must be a name (a word that is no
+/// keyword, not a prefixed string `N'..'`) that no earlier word spells (a [`WordSet`] of
+/// every word before it, and of the words after a number's digits). UNION, SELECT, WHERE,
+/// HAVING, OUTFILE, PROCEDURE, EXEC, DECLARE, WAITFOR and SHUTDOWN are never inert.
 /// `tests::inert_agrees_with_the_full_analysis` checks it on generated values made of every
 /// class.
-fn keyword_is_inert(kw: Kw, b: &[u8], end: usize, seen: &mut u16) -> bool {
+fn keyword_is_inert(kw: Kw, b: &[u8], end: usize, seen: &mut u16, before: &WordSet) -> bool {
     // The first byte of the next token, and the word there (letters and `_`).
     let mut at = end;
     while at < b.len() && (b[at] <= b' ' || b[at] == 0x7f) {
@@ -398,8 +471,40 @@ fn keyword_is_inert(kw: Kw, b: &[u8], end: usize, seen: &mut u16) -> bool {
     };
     *seen |= SEEN_ANY;
     *seen |= match kw {
-        Kw::AscDesc | Kw::Not | Kw::Prefix | Kw::Case | Kw::CaseMid | Kw::End | Kw::As | Kw::JoinMod | Kw::Join | Kw::On | Kw::Limit | Kw::Offset
-        | Kw::For | Kw::Top | Kw::SetQuant | Kw::Delay | Kw::Value => 0,
+        Kw::AscDesc
+        | Kw::Not
+        | Kw::Prefix
+        | Kw::Case
+        | Kw::CaseMid
+        | Kw::End
+        | Kw::As
+        | Kw::JoinMod
+        | Kw::Join
+        | Kw::Limit
+        | Kw::Offset
+        | Kw::For
+        | Kw::Top
+        | Kw::SetQuant
+        | Kw::Delay
+        | Kw::Value => 0,
+        Kw::On => SEEN_LOGIC,
+        Kw::BinOp => {
+            // A comparison records only under a condition (after ON, OR...), against a literal,
+            // or between two equal names: the next token must be a name (a word that is no
+            // keyword) that no word before it spells.
+            let name = match next {
+                Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                    let prefixed = b.get(at + 1).is_some_and(|&q| q == b'\'' || q >= 0x80) && matches!(c | 0x20, b'n' | b'e' | b'x' | b'b' | b'q');
+                    let w = next_word();
+                    !prefixed && std::str::from_utf8(w).is_ok_and(|w| keyword(w) == Kw::None) && !before.may_contain(w)
+                }
+                _ => false,
+            };
+            if !name || *seen & SEEN_LOGIC != 0 {
+                return false;
+            }
+            0
+        }
         Kw::Into => SEEN_INTO,
         Kw::From => SEEN_FROM,
         Kw::By => SEEN_BY,
@@ -418,12 +523,25 @@ fn keyword_is_inert(kw: Kw, b: &[u8], end: usize, seen: &mut u16) -> bool {
             if literal {
                 return false;
             }
-            0
+            SEEN_LOGIC
         }
         Kw::Stmt(Stmt::Drop | Stmt::Create | Stmt::Alter | Stmt::Truncate) => {
             const OBJECTS: &[&[u8]] = &[
-                b"table", b"database", b"schema", b"view", b"user", b"procedure", b"function", b"index", b"trigger", b"login", b"column", b"proc", b"role",
-                b"temporary", b"or",
+                b"table",
+                b"database",
+                b"schema",
+                b"view",
+                b"user",
+                b"procedure",
+                b"function",
+                b"index",
+                b"trigger",
+                b"login",
+                b"column",
+                b"proc",
+                b"role",
+                b"temporary",
+                b"or",
             ];
             let object = match next {
                 Some(c) if c.is_ascii_alphabetic() || c == b'_' => OBJECTS.iter().any(|o| o.eq_ignore_ascii_case(next_word())),
@@ -447,7 +565,6 @@ fn keyword_is_inert(kw: Kw, b: &[u8], end: usize, seen: &mut u16) -> bool {
         | Kw::Select
         | Kw::Where
         | Kw::Having
-        | Kw::BinOp
         | Kw::Outfile
         | Kw::Procedure
         | Kw::Stmt(Stmt::Exec | Stmt::Declare | Stmt::Waitfor | Stmt::Shutdown) => return false,
@@ -1019,11 +1136,12 @@ fn callable(kw: Kw) -> bool {
 }
 
 fn is_cmp(op: &str) -> bool {
-    matches!(op, "=" | "==" | "<" | ">" | "<=" | ">=" | "<>" | "!=" | "<=>" | "!<" | "!>")
+    // On the bytes (a slice pattern compares lengths and bytes; a `&str` pattern calls `memcmp`).
+    matches!(op.as_bytes(), b"=" | b"==" | b"<" | b">" | b"<=" | b">=" | b"<>" | b"!=" | b"<=>" | b"!<" | b"!>")
 }
 
 fn is_binop(op: &str) -> bool {
-    !matches!(op, "!" | "~")
+    !matches!(op.as_bytes(), b"!" | b"~")
 }
 
 impl<'a> Parser<'a> {
@@ -1331,7 +1449,7 @@ impl<'a> Parser<'a> {
                 self.st = St::Operator;
                 return true;
             }
-            (Kind::Op, _) if matches!(t.text, "-" | "+" | "~" | "!") => return true,
+            (Kind::Op, _) if matches!(t.text.as_bytes(), b"-" | b"+" | b"~" | b"!") => return true,
             (Kind::Op, _) if t.text == "*" => Opnd::Ident,
             (Kind::Word, Kw::Case) => {
                 self.case_seen = true;
@@ -1409,7 +1527,7 @@ impl<'a> Parser<'a> {
                     self.cmp_lhs_text = self.last_text;
                     self.note_direct_cmp();
                     self.st = St::Operand;
-                } else if matches!(t.text, "||" | "&&") {
+                } else if matches!(t.text.as_bytes(), b"||" | b"&&") {
                     self.logic_op();
                 } else {
                     self.st = St::Operand;
