@@ -250,7 +250,8 @@ fn analyze_all(s: &str, steps: &mut usize) -> Option<Finding> {
             *best = f;
         }
     };
-    let folded = fold_quotes(s);
+    // An ASCII text has no typographic or fullwidth quote to fold.
+    let folded = if s.is_ascii() { None } else { fold_quotes(s) };
     if let Some(f) = &folded {
         consider(analyze_view(f, steps), &mut best);
     }
@@ -296,7 +297,6 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     }
     let mut quote = false;
     let mut hash = false;
-    let mut semi = false;
     let mut seen = 0u16;
     let mut words = WordSet::default();
     let mut i = 0;
@@ -309,23 +309,14 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                     i += 1;
                 }
                 let w = &s[start..i];
-                let mut check = |w: &str| {
-                    let kw = keyword(w);
-                    if !with_keywords {
-                        return kw == Kw::None;
-                    }
-                    let ok = kw == Kw::None || keyword_is_inert(kw, b, i, &mut seen, &words);
-                    words.insert(w.as_bytes());
-                    ok
-                };
-                if !check(w) {
+                if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
                     return false;
                 }
                 if start > 0 && b[start - 1].is_ascii_digit() {
                     // After a digit: `0x1f`/`0b1` literals end before a later letter.
                     let mut k = usize::from(matches!(w.as_bytes()[0], b'x' | b'X' | b'b' | b'B'));
                     loop {
-                        if !check(&w[k..]) {
+                        if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
                             return false;
                         }
                         if k < w.len() && w.as_bytes()[k].is_ascii_hexdigit() {
@@ -340,7 +331,6 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
             B_NEUTRAL => {}
             B_QUOTE => quote = true,
             B_HASH => hash = true,
-            B_SEMI => semi = true,
             // `-`, `@`, `&` alone; `--`, `@@`, `&&` are a comment, a server variable, a logic operator.
             B_SINGLE if b.get(i + 1) != Some(&c) => {}
             _ => return false,
@@ -353,26 +343,34 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     if hash && (quote || seen != 0) {
         return false;
     }
-    // Statements that need their second keyword, and those only heard after `;`.
+    // Statements that need their second keyword.
     let both = |x: u16, y: u16| seen & x != 0 && seen & y != 0;
-    !(both(SEEN_INSERT, SEEN_INTO)
-        || both(SEEN_DELETE, SEEN_FROM)
-        || both(SEEN_UPDATE, SEEN_SET)
-        || both(SEEN_ORDER, SEEN_BY)
-        || (semi && seen & SEEN_AFTER_SEMI != 0))
+    !(both(SEEN_INSERT, SEEN_INTO) || both(SEEN_DELETE, SEEN_FROM) || both(SEEN_UPDATE, SEEN_SET) || both(SEEN_ORDER, SEEN_BY))
+}
+
+/// One word of [`inert_with`] (`b[start..end]`): not a keyword, or (`with_keywords`) one of
+/// the [`keyword_is_inert`] classes; remembered in `words`.
+#[inline]
+fn word_is_inert(w: &str, b: &[u8], start: usize, end: usize, with_keywords: bool, seen: &mut u16, words: &mut WordSet) -> bool {
+    let kw = keyword(w);
+    if !with_keywords {
+        return kw == Kw::None;
+    }
+    let ok = kw == Kw::None || keyword_is_inert(kw, b, start, end, seen, words);
+    words.insert(w.as_bytes());
+    ok
 }
 
 /// The classes of bytes for [`inert_with`]: letters and `_` (words), bytes that continue or
-/// stop an expression without recording anything (digits, `. , : / ? { } [ ] +`, blanks and
+/// stop an expression without recording anything (digits, `. , : ; / ? { } [ ] +`, blanks and
 /// controls), quotes (`'`, `"`, and every non-ASCII byte: typographic quotes fold to ASCII
-/// ones), `#`, `;`, the bytes that are inert alone (`-`, `@`, `&`), and the others.
+/// ones), `#`, the bytes that are inert alone (`-`, `@`, `&`), and the others.
 const B_WORD: u8 = 0;
 const B_NEUTRAL: u8 = 1;
 const B_QUOTE: u8 = 2;
 const B_HASH: u8 = 3;
-const B_SEMI: u8 = 4;
-const B_SINGLE: u8 = 5;
-const B_OTHER: u8 = 6;
+const B_SINGLE: u8 = 4;
+const B_OTHER: u8 = 5;
 
 const INERT_BYTES: [u8; 256] = {
     let mut t = [B_OTHER; 256];
@@ -381,10 +379,9 @@ const INERT_BYTES: [u8; 256] = {
         let b = c as u8;
         t[c] = match b {
             b'a'..=b'z' | b'A'..=b'Z' | b'_' => B_WORD,
-            b'0'..=b'9' | b'.' | b',' | b':' | b'/' | b'?' | b'{' | b'}' | b'[' | b']' | b'+' => B_NEUTRAL,
+            b'0'..=b'9' | b'.' | b',' | b':' | b';' | b'/' | b'?' | b'{' | b'}' | b'[' | b']' | b'+' => B_NEUTRAL,
             b'\'' | b'"' => B_QUOTE,
             b'#' => B_HASH,
-            b';' => B_SEMI,
             b'-' | b'@' | b'&' => B_SINGLE,
             0..=b' ' | 0x7f => B_NEUTRAL,
             0x80..=0xff => B_QUOTE,
@@ -404,8 +401,7 @@ const SEEN_UPDATE: u16 = 1 << 5;
 const SEEN_SET: u16 = 1 << 6;
 const SEEN_ORDER: u16 = 1 << 7;
 const SEEN_BY: u16 = 1 << 8;
-const SEEN_AFTER_SEMI: u16 = 1 << 9;
-const SEEN_LOGIC: u16 = 1 << 10;
+const SEEN_LOGIC: u16 = 1 << 9;
 
 /// A set of words (ASCII case-insensitive) that may answer yes for a word it does not hold: a
 /// 512-bit filter of a hash of each word.
@@ -450,7 +446,7 @@ impl WordSet {
 /// ALTER/TRUNCATE record a statement only when the next token is an object word (TABLE,
 /// USER, OR...). INSERT/REPLACE/MERGE need INTO, DELETE needs FROM, UPDATE needs SET, ORDER
 /// and GROUP need BY; SET needs `=`; GRANT, LOAD, COPY, BEGIN, CALL, IF, USE, KILL, SHOW,
-/// PREPARE are statements only after `;`. A comparison word (LIKE, IN, IS...) records a
+/// PREPARE are statements only as the first token after `;`. A comparison word (LIKE, IN, IS...) records a
 /// structure only in a condition (after ON, OR, AND, XOR: none may come before it), against
 /// a literal, or between two equal names: the next token must be a name (a word that is no
 /// keyword, not a prefixed string `N'..'`) that no earlier word spells (a [`WordSet`] of
@@ -458,7 +454,7 @@ impl WordSet {
 /// HAVING, OUTFILE, PROCEDURE, EXEC, DECLARE, WAITFOR and SHUTDOWN are never inert.
 /// `tests::inert_agrees_with_the_full_analysis` checks it on generated values made of every
 /// class.
-fn keyword_is_inert(kw: Kw, b: &[u8], end: usize, seen: &mut u16, before: &WordSet) -> bool {
+fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, before: &WordSet) -> bool {
     // The first byte of the next token, and the word there (letters and `_`).
     let mut at = end;
     while at < b.len() && (b[at] <= b' ' || b[at] == 0x7f) {
@@ -558,7 +554,16 @@ fn keyword_is_inert(kw: Kw, b: &[u8], end: usize, seen: &mut u16, before: &WordS
         Kw::Stmt(Stmt::Update) => SEEN_UPDATE,
         Kw::Stmt(Stmt::Set) => SEEN_SET,
         Kw::Stmt(Stmt::Grant | Stmt::Load | Stmt::Copy | Stmt::Begin | Stmt::Call | Stmt::If | Stmt::Use | Stmt::Kill | Stmt::Show | Stmt::Prepare) => {
-            SEEN_AFTER_SEMI
+            // A statement only as the first token after `;` (ASCII blanks between; a non-ASCII
+            // character may be a blank too).
+            let mut p = start;
+            while p > 0 && (b[p - 1] <= b' ' || b[p - 1] == 0x7f) {
+                p -= 1;
+            }
+            if p > 0 && (b[p - 1] == b';' || b[p - 1] >= 0x80) {
+                return false;
+            }
+            0
         }
         Kw::None => 0,
         Kw::Union
@@ -896,6 +901,10 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
 fn may_call(b: &[u8]) -> bool {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
+    // Every byte set to `c`.
+    const fn all(c: u8) -> u64 {
+        LO * c as u64
+    }
     // The high bit of every byte of `x` that is zero (exact: no carry between bytes).
     let zero = |x: u64| !(((x & !HI) + !HI) | x | !HI);
     let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
@@ -905,8 +914,8 @@ fn may_call(b: &[u8]) -> bool {
         let n = (b.len() - at).min(8);
         chunk[..n].copy_from_slice(&b[at..at + n]);
         let x = u64::from_le_bytes(chunk);
-        let l = x | LO * 0x20;
-        let mut m = zero(x ^ LO * u64::from(b'(')) | zero(l ^ LO * u64::from(b'w')) | zero(l ^ LO * u64::from(b'c')) | zero(l ^ LO * u64::from(b'u'));
+        let l = x | all(0x20);
+        let mut m = zero(x ^ all(b'(')) | zero(l ^ all(b'w')) | zero(l ^ all(b'c')) | zero(l ^ all(b'u'));
         while m != 0 {
             let i = at + (m.trailing_zeros() / 8) as usize;
             m &= m - 1;
