@@ -921,3 +921,44 @@ fn fullwidth_quotes_and_operators_are_folded_when_a_fullwidth_quote_is_present()
     assert_eq!(fold_quotes("\u{ff07}\u{3000}\u{ff2f}\u{ff32}").as_deref(), Some("' OR"));
     assert!(!inert("\u{ff07}\u{3000}\u{ff2f}\u{ff32}\u{3000}\u{ff11}\u{ff1d}\u{ff11}"));
 }
+
+/// Every value of the development corpus (`../shared`, when present), of the benign sets and of
+/// the handwritten attacks, as it comes and decoded (the candidates the engine shows sqli):
+/// the shortcuts of [`analyze`] give the full analysis's answer, and [`may_call`],
+/// [`fold_quotes`] and [`keywords::keyword`] (on every word) their references'.
+#[test]
+fn corpus_values_agree_with_the_references() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    } else {
+        println!("skipping the development corpus ({} not found); our sets only", corpus.display());
+    }
+    let mut values: Vec<String> = Vec::new();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        values.extend(crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap().into_iter().map(|s| s.value));
+    }
+    let mut dec = crate::decode::Decoder::default();
+    let (mut n, mut inert_n) = (0, 0);
+    for v in &values {
+        let texts: Vec<String> = dec.decode(v).iter().map(|c| c.text.to_string()).collect();
+        for t in &texts {
+            n += 1;
+            let full = analyze_all(t, &mut 0);
+            assert_eq!(analyze(t, &mut 0), full, "{t:?}");
+            if inert(t) {
+                inert_n += 1;
+                assert_eq!(full, None, "{t:?}");
+            }
+            assert_eq!(may_call(t.as_bytes()), may_call_reference(t.as_bytes()), "{t:?}");
+            assert_eq!(fold_quotes(t), fold_quotes_reference(t), "{t:?}");
+            for w in t.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\\')) {
+                assert_eq!(super::keywords::keyword(w), keyword_reference(w), "{w:?}");
+            }
+        }
+    }
+    println!("{n} texts, {inert_n} inert");
+    assert!(n > 1000 && inert_n > 100, "{n} {inert_n}");
+}
