@@ -2,8 +2,6 @@
 //! by its role in the grammar, not by how "dangerous" it looks: the analyser decides from the
 //! structure around it.
 
-use crate::other_util::WordSigs;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kw {
     /// Not a keyword: an identifier (column, table, alias) or a function name.
@@ -102,31 +100,87 @@ fn lower<'b>(w: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
 }
 
 /// The class of a word (ASCII case-insensitive). Most words of a value are not keywords: a
-/// signature table rejects them, then the keyword table is searched; [`classify`] is the
-/// grammar itself (`tests::the_keyword_table_agrees_with_the_grammar`).
+/// perfect hash of the word's length and four of its bytes picks the one keyword it can be,
+/// then one comparison decides; [`classify`] is the grammar itself
+/// (`tests::the_keyword_table_agrees_with_the_grammar`, and `keyword_reference` in the tests:
+/// the sorted-table search this replaced).
+#[inline]
 pub(crate) fn keyword(w: &str) -> Kw {
     let b = w.as_bytes();
-    // The signature first (most words are not keywords), on the word as it is.
     let t = &*KEYWORDS;
-    if b.len() > 48 || !t.0.may_contain_lowercase_of(b) {
+    if b.len() < 2 || b.len() > t.max_len {
         return Kw::None;
     }
-    // Lowercased as bytes (no UTF-8 check: the table holds ASCII words only).
-    let mut buf = [0u8; 48];
-    let l = &mut buf[..b.len()];
-    for (d, s) in l.iter_mut().zip(b) {
-        *d = s.to_ascii_lowercase();
+    let slot = t.slots[hash_slot(hash_key(b), t.mul)];
+    if slot == 0 {
+        return Kw::None;
     }
-    t.1.binary_search_by(|(k, _)| k.as_bytes().cmp(l)).map_or(Kw::None, |i| t.1[i].1)
+    let (k, kw) = t.words[slot as usize - 1];
+    if k.len() == b.len() && k.as_bytes().eq_ignore_ascii_case(b) {
+        kw
+    } else {
+        Kw::None
+    }
 }
 
-/// Signatures and the sorted (word, class) pairs of every keyword. The words are the sqli gate
-/// words (every keyword is one: `tests::gate_words_cover_the_keywords`) and `\\n`.
-static KEYWORDS: std::sync::LazyLock<(WordSigs, Vec<(&'static str, Kw)>)> = std::sync::LazyLock::new(|| {
+/// Bits of the perfect hash's table index.
+const SLOT_BITS: u32 = 11;
+
+/// The hash key of a word of two bytes or more: its length and its first two and last two
+/// bytes with `0x20` set (ASCII letters folded to lowercase, other bytes kept apart by the
+/// comparison that follows): a word equal to a keyword ignoring ASCII case has its key.
+#[inline]
+fn hash_key(b: &[u8]) -> u64 {
+    let n = b.len();
+    let k = u32::from_le_bytes([b[0], b[1], b[n - 2], b[n - 1]]) | 0x2020_2020;
+    u64::from(k) | (n as u64) << 32
+}
+
+#[inline]
+fn hash_slot(key: u64, mul: u64) -> usize {
+    (key.wrapping_mul(mul) >> (64 - SLOT_BITS)) as usize
+}
+
+/// The keyword table: (word, class) pairs, and their perfect hash (a multiplier found at start
+/// that sends every keyword to its own slot; `slots` holds 1 + the index of the pair).
+struct Keywords {
+    words: Vec<(&'static str, Kw)>,
+    slots: Box<[u8; 1 << SLOT_BITS]>,
+    mul: u64,
+    max_len: usize,
+}
+
+/// Every keyword: the sqli gate words (every keyword is one: `tests::gate_words_cover_the_keywords`)
+/// that [`classify`] classifies, and `\\n` (MySQL's `\N`).
+pub(crate) fn keyword_words() -> Vec<(&'static str, Kw)> {
     let mut v: Vec<(&'static str, Kw)> = super::GATE_WORDS.iter().chain(&["\\n"]).map(|w| (*w, classify(w))).filter(|(_, k)| *k != Kw::None).collect();
     v.sort_unstable_by(|a, b| a.0.cmp(b.0));
     v.dedup_by(|a, b| a.0 == b.0);
-    (WordSigs::new(v.iter().map(|(w, _)| w.as_bytes())), v)
+    v
+}
+
+static KEYWORDS: std::sync::LazyLock<Keywords> = std::sync::LazyLock::new(|| {
+    let words = keyword_words();
+    assert!(words.len() < 255);
+    let max_len = words.iter().map(|(w, _)| w.len()).max().unwrap_or(0);
+    // Odd multipliers from a fixed sequence (the same table every run): the first without a
+    // collision (`tests::the_keyword_hash_is_perfect`; a few dozen tries for ~125 words in
+    // 2,048 slots).
+    let mut mul = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..100_000 {
+        let mut slots = Box::new([0u8; 1 << SLOT_BITS]);
+        let free = words.iter().enumerate().all(|(i, (w, _))| {
+            let s = &mut slots[hash_slot(hash_key(w.as_bytes()), mul)];
+            let was = *s;
+            *s = i as u8 + 1;
+            was == 0
+        });
+        if free {
+            return Keywords { words, slots, mul, max_len };
+        }
+        mul = mul.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407) | 1;
+    }
+    panic!("no perfect hash for the SQL keywords");
 });
 
 /// The grammar class of a lowercase word (the reference [`keyword`] is built from).

@@ -265,6 +265,77 @@ fn the_keyword_table_agrees_with_the_grammar() {
     }
 }
 
+/// The keyword lookup as it was before its perfect hash (a search of the sorted table, which
+/// held the lowercase words [`keywords::classify`] classifies): the class of the lowercase word.
+fn keyword_reference(w: &str) -> super::keywords::Kw {
+    super::keywords::classify(&w.to_ascii_lowercase())
+}
+
+#[test]
+fn the_keyword_hash_is_perfect() {
+    use super::keywords::{keyword, keyword_words};
+    let words = keyword_words();
+    assert!(words.len() > 100, "{}", words.len());
+    // Every keyword is found (its own slot), in any ASCII case.
+    for (w, kw) in &words {
+        assert_eq!(keyword(w), *kw, "{w:?}");
+        assert_eq!(keyword(&w.to_ascii_uppercase()), *kw, "{w:?}");
+    }
+}
+
+/// The hashed lookup agrees with the grammar on every keyword changed by one byte (each
+/// position replaced, dropped, doubled; a byte added before and after), in mixed case, and on
+/// bounded pseudo-random words over the bytes of keywords and their neighbours.
+#[test]
+fn keyword_agrees_with_its_reference() {
+    use super::keywords::{keyword, keyword_words};
+    let bytes: &[u8] = b"abcdefghijklmnopqrstuvwxyzAEINORSTU_\\N0159.$@?{}[]\x7f ";
+    let mut n = 0;
+    let mut check = |w: &[u8]| {
+        if let Ok(w) = std::str::from_utf8(w) {
+            n += 1;
+            assert_eq!(keyword(w), keyword_reference(w), "{w:?}");
+        }
+    };
+    for (w, _) in keyword_words() {
+        let w = w.as_bytes();
+        for i in 0..=w.len() {
+            for &c in bytes {
+                let mut v = w.to_vec();
+                if i < w.len() {
+                    v[i] = c;
+                    check(&v);
+                    v[i] = w[i];
+                }
+                v.insert(i, c);
+                check(&v);
+            }
+            if i < w.len() {
+                let mut v = w.to_vec();
+                v.remove(i);
+                check(&v);
+                v.insert(i, w[i]);
+                v.insert(i, w[i]);
+                check(&v);
+                let mut v = w.to_vec();
+                v[i] = v[i].to_ascii_uppercase();
+                check(&v);
+            }
+        }
+        check(format!("{}\u{e9}", std::str::from_utf8(w).unwrap()).as_bytes());
+    }
+    let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
+    for _ in 0..200_000 {
+        let len = rng.below(19);
+        let w: Vec<u8> = (0..len).map(|_| bytes[rng.below(bytes.len())]).collect();
+        check(&w);
+    }
+    for w in ["", "a", "\\N", "\\n", "\u{e9}\u{e9}", "union\u{e9}", "current_timestamp", "current_timestampx", "CURRENT_DATE", "current_time", "sysdate"] {
+        check(w.as_bytes());
+    }
+    assert!(n > 250_000, "{n}");
+}
+
 #[test]
 fn boolean_probes_and_dynamic_sql_anywhere() {
     for v in [
@@ -330,6 +401,25 @@ fn inert_values_skip_the_analysis() {
         "2024-05-14T09:31:27Z",
         "https://example.com/a/{size}.png",
         "[solved: Mongo 3.0 required]",
+        // keywords that cannot start a structure here
+        "Welcome to Metabase's forum, as well",
+        "\u{201c}We couldn\u{2019}t understand your question.\u{201d} when I query mongoDB",
+        "Pulses posted to Slack don\u{2019}t show question output",
+        "Pulses posted to Slack don't show question output",
+        "It's not working on Heroku, and the logs show nothing",
+        "Don't drop the ball; create a new one",
+        "Set site url from admin panel's menu",
+        "Can't update the dashboard, it's the default",
+        "x' or y",
+        "x' or @a",
+        "x' or - y",
+        "x' or",
+        "Pulses posted to Slack don&rsquo;t show question output",
+        "x'; it's to show; a use",
+        "Welcome to Metabase's discussion forum. This is a place to get help on installation, setting up as well as sharing tips and tricks.",
+        "What is the expected return order of columns for graphing results when using raw SQL? It's slow",
+        "it's a in b",
+        "it's x in y, is z and w",
     ] {
         assert!(inert(v), "{v}");
         assert_eq!(conf(v), 0, "{v}");
@@ -341,7 +431,52 @@ fn inert_values_skip_the_analysis() {
 fn values_with_sql_features_are_not_inert() {
     for v in [
         // keywords, also glued to a number or behind a hex literal
-        "Welcome to Metabase's forum, as well",
+        "Welcome to Metabase's forum, or 1",
+        "it's in",
+        "it's in 1",
+        "it's in 'x'",
+        "it's in null",
+        "it's in n'x'",
+        "it's in \u{2019}x",
+        "it's x in x",
+        "it's X in x.y",
+        "it's 0xabx in x",
+        "it's on a in b",
+        "it's a or b is c",
+        "it's a is not b",
+        "it's a like in",
+        "it's a in\u{a0}b",
+        "it's a in",
+        "it's a#b in c",
+        "it's 1 or 'x'",
+        "it's or null",
+        "it's or n'x'",
+        "it's or 1",
+        "it's or .5",
+        "it\u{2019}s or \u{201c}x",
+        "a' drop table x",
+        "a' CREATE   User",
+        "a' alter \u{a0}table",
+        "merge into x'",
+        "delete from x'",
+        "update x set y'",
+        "order by x'",
+        "x'; show tables",
+        "x';show tables",
+        "x'; \u{a0}show tables",
+        "x&rsquo; show tables; \n use x",
+        "x' union all",
+        "x' where",
+        "x' having",
+        "1' procedure analyse",
+        "x' into outfile 'f",
+        "x' exec xp_x",
+        "x' declare @a",
+        "x' waitfor delay '0:0:5",
+        "x' shutdown",
+        "x' select",
+        "x on y #",
+        "x' 1or 2",
         "1union select 1",
         "0xabunion",
         "0x1fselect",
@@ -395,6 +530,55 @@ fn inert_agrees_with_the_full_analysis() {
     }
     // The sample exercises both sides.
     assert!(inert_n > 1000 && found_n > 1000, "{inert_n} {found_n}");
+}
+
+/// The same on values made of every keyword class [`keyword_is_inert`] lets through, their
+/// partners and the tokens around them (literals of every kind after them, object words,
+/// `;`, `#` and line breaks, typographic quotes, blanks), in sequences of up to eight parts.
+#[test]
+fn inert_keywords_agree_with_the_full_analysis() {
+    let mut parts: Vec<&str> = vec![
+        "1", "x", "it", "'", "\"", " ", "  ", "\t", "\n", "#", "-", "+", "@a", ";", ".", ".5", ",", "0xab", "n'", "e'x'", "\u{2019}", "\u{201c}", "\u{a0}",
+        "\u{e9}", "[a]", "?", ":", "&", "s", "x.y", "a1", "1e5", "2",
+    ];
+    // Every keyword, and the words the automaton reads after some of them.
+    parts.extend(GATE_WORDS.iter().copied());
+    parts.extend(["analyse", "share", "data", "xml", "temporary", "login", "Table", "USER"]);
+    parts.extend(["=", "(", ")", "--", "1=1", "'1'='1"]);
+    let seps = [" ", " ", " ", " ", "", "  ", "\n", "\u{a0}"];
+    // `SQLI_INERT_N`, `SQLI_INERT_SEED`: a longer run, another sample.
+    let seed = std::env::var("SQLI_INERT_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(0x9e37_79b9_7f4a_7c15);
+    let mut rng = XorShift64::new(seed);
+    let (mut inert_n, mut found_n, mut keyword_n) = (0, 0, 0);
+    let n: usize = std::env::var("SQLI_INERT_N").ok().and_then(|n| n.parse().ok()).unwrap_or(300_000);
+    for _ in 0..n {
+        let mut v = String::new();
+        for _ in 0..=rng.below(8) {
+            v.push_str(parts[rng.below(parts.len())]);
+            v.push_str(seps[rng.below(seps.len())]);
+        }
+        let mut steps = 0;
+        let full = analyze_all(&v, &mut steps);
+        if inert(&v) {
+            inert_n += 1;
+            keyword_n += usize::from(!inert_with(&v, false));
+            assert_eq!(full, None, "{v:?}");
+        }
+        found_n += usize::from(full.is_some());
+    }
+    // Both sides, and many values that are inert only through a keyword class.
+    assert!(inert_n > 20_000 && found_n > 10_000 && keyword_n > 10_000, "{inert_n} {found_n} {keyword_n}");
+}
+
+/// Whenever the strict form (no keyword at all, the form before keyword classes) says inert,
+/// the form with keywords does too.
+#[test]
+fn inert_with_keywords_extends_the_strict_form() {
+    generated_values(60_000, |v| {
+        if inert_with(v, false) {
+            assert!(inert(v), "{v:?}");
+        }
+    });
 }
 
 /// A generated slug: one to six `words` joined by `seps`, sometimes with a separator before or
@@ -534,6 +718,44 @@ fn generated_values(n: usize, mut f: impl FnMut(&str)) {
     }
 }
 
+/// [`may_call`] as it was before its one-pass form (four `memchr` passes).
+fn may_call_reference(b: &[u8]) -> bool {
+    let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
+    memchr::memchr(b'(', b).is_some()
+        || memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor"))
+        || memchr::memchr2_iter(b'c', b'C', b).any(|i| word_at(i, b"case"))
+        || memchr::memchr2_iter(b'u', b'U', b).any(|i| has_union_at(b, i))
+}
+
+/// On generated values, on every byte value at every position of a short text, and on the
+/// words around every chunk boundary.
+#[test]
+fn may_call_agrees_with_its_reference() {
+    let mut yes = 0;
+    generated_values(60_000, |v| {
+        let want = may_call_reference(v.as_bytes());
+        yes += usize::from(want);
+        assert_eq!(may_call(v.as_bytes()), want, "{v:?}");
+    });
+    assert!(yes > 20_000, "{yes}");
+    for c in 0..=255u8 {
+        for at in 0..17 {
+            let mut v = b"xxxxxxxxxxxxxxxxx".to_vec();
+            v[at] = c;
+            assert_eq!(may_call(&v), may_call_reference(&v), "{c} at {at}");
+        }
+    }
+    let words = ["waitfor", "WaitFor", "waitfo", "case", "CASE", "cas", "union", "UNION", "unio", "unions", "xunion", "(", "showcase", "aunion"];
+    for w in words {
+        for pad in 0..18 {
+            for sep in ["", " ", "a", "1", "\u{e9}"] {
+                let v = format!("{}{sep}{w}{sep}", "y".repeat(pad));
+                assert_eq!(may_call(v.as_bytes()), may_call_reference(v.as_bytes()), "{v:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn may_call_of_a_tail_implies_may_call_of_the_value() {
     let mut tails = 0;
@@ -576,6 +798,67 @@ fn typographic_quotes_are_found_by_their_bytes() {
     assert_eq!(fold_quotes("l\u{2019}\u{e9}t\u{e9} \u{201c}x\u{201d}").as_deref(), Some("l'\u{e9}t\u{e9} \"x\""));
 }
 
+/// [`fold_quotes`] as it was before its byte copy of the text between quotes.
+fn fold_quotes_reference(s: &str) -> Option<String> {
+    let wide = has_fullwidth_quote(s.as_bytes());
+    if !wide && !has_typographic_quote(s.as_bytes()) {
+        return None;
+    }
+    Some(
+        s.chars()
+            .map(|c| match c {
+                '\u{2018}' | '\u{2019}' | '\u{201b}' | '\u{2032}' | '\u{02bc}' => '\'',
+                '\u{201c}' | '\u{201d}' | '\u{2033}' => '"',
+                '\u{ff01}'..='\u{ff5e}' if wide => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+                '\u{3000}' if wide => ' ',
+                c => c,
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn fold_quotes_agrees_with_its_reference() {
+    let parts = [
+        "a",
+        " ",
+        "\u{2018}",
+        "\u{2019}",
+        "\u{201b}",
+        "\u{2032}",
+        "\u{02bc}",
+        "\u{201c}",
+        "\u{201d}",
+        "\u{2033}",
+        "\u{2010}",
+        "\u{2020}",
+        "\u{2039}",
+        "\u{0280}",
+        "\u{02bd}",
+        "\u{ff07}",
+        "\u{ff02}",
+        "\u{ff2f}",
+        "\u{3000}",
+        "\u{e9}",
+        "'",
+        "\"",
+        "\u{1f600}",
+    ];
+    let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
+    let mut folded = 0;
+    for _ in 0..50_000 {
+        let v = rng.joined(&parts, 8);
+        let want = fold_quotes_reference(&v);
+        folded += usize::from(want.is_some());
+        assert_eq!(fold_quotes(&v), want, "{v:?}");
+    }
+    assert!(folded > 20_000, "{folded}");
+    for c in (0..0x3100u32).filter_map(char::from_u32) {
+        let v = format!("a{c}\u{2019}b{c}");
+        assert_eq!(fold_quotes(&v), fold_quotes_reference(&v), "{c:?}");
+    }
+}
+
 /// [`slug_inert`] as it was before its one-pass form (the reference it is tested against).
 fn slug_inert_reference(s: &str) -> bool {
     let b = s.as_bytes();
@@ -584,8 +867,8 @@ fn slug_inert_reference(s: &str) -> bool {
     }
     let mut parts = s.split('-');
     let first = parts.next().unwrap_or("");
-    let one_token = |p: &str| !(p.bytes().any(|c| c.is_ascii_digit()) && p.bytes().any(|c| c.is_ascii_alphabetic())) || inert(p);
-    !first.is_empty() && inert(first) && parts.all(one_token)
+    let one_token = |p: &str| !(p.bytes().any(|c| c.is_ascii_digit()) && p.bytes().any(|c| c.is_ascii_alphabetic())) || inert_with(p, false);
+    !first.is_empty() && inert_with(first, false) && parts.all(one_token)
 }
 
 #[test]
@@ -637,4 +920,45 @@ fn fullwidth_quotes_and_operators_are_folded_when_a_fullwidth_quote_is_present()
     assert_eq!(fold_quotes("\u{ff2f}\u{ff32} \u{ff11}\u{ff1d}\u{ff11}"), None);
     assert_eq!(fold_quotes("\u{ff07}\u{3000}\u{ff2f}\u{ff32}").as_deref(), Some("' OR"));
     assert!(!inert("\u{ff07}\u{3000}\u{ff2f}\u{ff32}\u{3000}\u{ff11}\u{ff1d}\u{ff11}"));
+}
+
+/// Every value of the development corpus (`../shared`, when present), of the benign sets and of
+/// the handwritten attacks, as it comes and decoded (the candidates the engine shows sqli):
+/// the shortcuts of [`analyze`] give the full analysis's answer, and [`may_call`],
+/// [`fold_quotes`] and [`keywords::keyword`] (on every word) their references'.
+#[test]
+fn corpus_values_agree_with_the_references() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    } else {
+        println!("skipping the development corpus ({} not found); our sets only", corpus.display());
+    }
+    let mut values: Vec<String> = Vec::new();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        values.extend(crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap().into_iter().map(|s| s.value));
+    }
+    let mut dec = crate::decode::Decoder::default();
+    let (mut n, mut inert_n) = (0, 0);
+    for v in &values {
+        let texts: Vec<String> = dec.decode(v).iter().map(|c| c.text.to_string()).collect();
+        for t in &texts {
+            n += 1;
+            let full = analyze_all(t, &mut 0);
+            assert_eq!(analyze(t, &mut 0), full, "{t:?}");
+            if inert(t) {
+                inert_n += 1;
+                assert_eq!(full, None, "{t:?}");
+            }
+            assert_eq!(may_call(t.as_bytes()), may_call_reference(t.as_bytes()), "{t:?}");
+            assert_eq!(fold_quotes(t), fold_quotes_reference(t), "{t:?}");
+            for w in t.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\\')) {
+                assert_eq!(super::keywords::keyword(w), keyword_reference(w), "{w:?}");
+            }
+        }
+    }
+    println!("{n} texts, {inert_n} inert");
+    assert!(n > 1000 && inert_n > 100, "{n} {inert_n}");
 }
