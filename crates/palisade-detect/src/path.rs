@@ -9,7 +9,7 @@
 //! wrappers are local file inclusion. A bare file name (`passwd`, `index.php`) is not an attack
 //! by itself and is not reported (see `docs-other-misses.md`).
 
-use crate::other_util::{b64_decode, best, find_short, gate, mk, pct_round, step, Anchors};
+use crate::other_util::{b64_decode, best, each_byte_of, find_short, gate, mk, pct_round, step, Anchors};
 use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -527,8 +527,15 @@ fn is_drive(s: &str) -> bool {
 }
 
 fn is_url(s: &str) -> bool {
-    let Some(p) = find_short(s.as_bytes(), b"://") else { return false };
-    p > 1 && s[..p].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'.' || b == b'-')
+    // The first `://` (as `find_short(b, b"://")` finds it, without a searcher's setup).
+    let b = s.as_bytes();
+    let mut at = None;
+    each_byte_of(b, [b':'], |p| {
+        at = Some(p);
+        b[p + 1..].starts_with(b"//")
+    });
+    let Some(p) = at.filter(|&p| b[p + 1..].starts_with(b"//")) else { return false };
+    p > 1 && b[..p].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'.' || c == b'-')
 }
 
 struct Cand {
@@ -749,7 +756,7 @@ fn may_wrap(b: &[u8]) -> bool {
     const COLON: [&[u8]; 9] = [b"php", b"expect", b"phar", b"zip", b"glob", b"rar", b"ogg", b"file", b"data"];
     const DOT: [&[u8]; 5] = [b"compress", b"ssh2", b"convert", b"string", b"zlib"];
     let ends = |p: usize, w: &[u8]| p >= w.len() && b[p - w.len()..p].eq_ignore_ascii_case(w);
-    memchr::memchr2_iter(b':', b'.', b).any(|p| {
+    each_byte_of(b, [b':', b'.'], |p| {
         let Some(&prev) = p.checked_sub(1).and_then(|i| b.get(i)) else { return false };
         if b[p] == b':' {
             matches!(prev | 0x20, b'p' | b't' | b'r' | b'b' | b'g' | b'e' | b'a') && COLON.iter().any(|w| ends(p, w))
