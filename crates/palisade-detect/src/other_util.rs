@@ -159,6 +159,60 @@ pub(crate) fn each_byte_of<const N: usize>(b: &[u8], set: [u8; N], mut f: impl F
     i < n && visit(hits(word(n - 8)) & (!0u64 << (8 * (i + 8 - n))), n - 8)
 }
 
+/// The position of the last byte of `b` that is one of `set` (ASCII bytes): `rposition`, eight
+/// bytes per step from the end, as [`each_byte_of`] compares them
+/// (`tests::last_byte_of_agrees_with_rposition`).
+#[inline]
+pub(crate) fn last_byte_of<const N: usize>(b: &[u8], set: [u8; N]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const M7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    assert!(set.iter().all(|c| c.is_ascii()), "ASCII bytes only");
+    let hits = |w: u64| -> u64 {
+        let low = w & M7;
+        let mut all = !0u64;
+        for c in set {
+            all &= (low ^ (LO * c as u64)) + M7;
+        }
+        !(all | w) & !M7
+    };
+    let mut end = b.len();
+    while end >= 8 {
+        let m = hits(u64::from_le_bytes(b[end - 8..end].try_into().expect("eight bytes")));
+        if m != 0 {
+            return Some(end - 8 + (63 - m.leading_zeros() as usize) / 8);
+        }
+        end -= 8;
+    }
+    b[..end].iter().rposition(|c| set.contains(c))
+}
+
+/// `dst` = `src` in ASCII lowercase (the two have one length): eight bytes per step, the
+/// bytes `A`..=`Z` found by word arithmetic and given their `0x20` bit
+/// (`tests::lowercase_into_agrees_with_make_ascii_lowercase`).
+#[inline]
+pub(crate) fn lowercase_into(dst: &mut [u8], src: &[u8]) {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const M7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let lower = |w: u64| -> u64 {
+        let low = w & M7;
+        // High bit of each byte: ASCII and >= `A`, and not >= `[`.
+        let ge_a = low + LO * (0x80 - b'A' as u64);
+        let ge_past_z = low + LO * (0x80 - b'[' as u64);
+        let upper = ge_a & !ge_past_z & !w & !M7;
+        w | (upper >> 2)
+    };
+    let n = src.len();
+    let mut i = 0;
+    while i + 8 <= n {
+        let w = lower(u64::from_le_bytes(src[i..i + 8].try_into().expect("eight bytes")));
+        dst[i..i + 8].copy_from_slice(&w.to_le_bytes());
+        i += 8;
+    }
+    for k in i..n {
+        dst[k] = src[k].to_ascii_lowercase();
+    }
+}
+
 /// Every value of the development corpus (`../shared`, when present), of our benign and attack
 /// sets, and every string (and key) of the bench bodies (`../shared/bench/*.json`, when present):
 /// the real values the oracle tests of the fast paths run on, besides generated ones.
@@ -491,6 +545,41 @@ mod tests {
             let len = rng.below(200);
             let v: Vec<u8> = (0..len).map(|_| if rng.below(6) == 0 { alphabet[rng.below(3)] } else { rng.below(256) as u8 }).collect();
             check(&v);
+        }
+    }
+
+    /// [`last_byte_of`] and [`lowercase_into`] against `rposition` and `make_ascii_lowercase`:
+    /// every string over a small alphabet up to length 5, and a bounded sample of longer ones.
+    #[test]
+    fn last_byte_of_agrees_with_rposition() {
+        let alphabet = [b'/', b'\\', b'A', b'z', b'Z', b'@', b'[', 0x80, 0xc1, 0xff, b'`', b'{'];
+        let check = |s: &[u8]| {
+            assert_eq!(last_byte_of(s, [b'/', b'\\']), s.iter().rposition(|&c| c == b'/' || c == b'\\'), "{s:?}");
+            assert_eq!(last_byte_of(s, [b'@']), s.iter().rposition(|&c| c == b'@'), "{s:?}");
+            let mut got = vec![0u8; s.len()];
+            lowercase_into(&mut got, s);
+            assert_eq!(got, s.to_ascii_lowercase(), "{s:?}");
+        };
+        let mut buf = Vec::new();
+        for len in 0..=5u32 {
+            for n in 0..alphabet.len().pow(len) {
+                buf.clear();
+                let mut k = n;
+                for _ in 0..len {
+                    buf.push(alphabet[k % alphabet.len()]);
+                    k /= alphabet.len();
+                }
+                check(&buf);
+            }
+        }
+        let mut rng = palisade_testkit::rng::XorShift64::new(0x2545_f491_4f6c_dd1d);
+        for _ in 0..20_000 {
+            let len = rng.below(100);
+            let v: Vec<u8> = (0..len).map(|_| if rng.below(4) == 0 { alphabet[rng.below(alphabet.len())] } else { rng.below(256) as u8 }).collect();
+            check(&v);
+        }
+        for c in 0..=255u8 {
+            check(&[c; 9]);
         }
     }
 

@@ -281,35 +281,6 @@ fn scripty_ext(path: &[u8]) -> bool {
     tail.iter().rposition(|&c| c == b'.').is_some_and(|d| SCRIPT_EXTS.iter().any(|e| tail[d..].eq_ignore_ascii_case(e.as_bytes())))
 }
 
-/// [`URL_BYTES`] classes (low two bits): the end of an authority (`/ \\ ? # ' " < >` and a space), `@`, `:`;
-/// then bits of their own: the end of a URL (`' " < >` and a space), `?`.
-const AUTH_END: u8 = 1;
-const AT: u8 = 2;
-const COLON: u8 = 3;
-const URL_END: u8 = 4;
-const QUERY: u8 = 8;
-
-/// The bytes [`http_url`] cuts a URL at: one lookup per byte.
-static URL_BYTES: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let auth_end = b"/\\?# \"'<>";
-    let mut i = 0;
-    while i < auth_end.len() {
-        t[auth_end[i] as usize] = AUTH_END;
-        i += 1;
-    }
-    t[b'@' as usize] = AT;
-    t[b':' as usize] = COLON;
-    let url_end = b" \"'<>";
-    let mut i = 0;
-    while i < url_end.len() {
-        t[url_end[i] as usize] |= URL_END;
-        i += 1;
-    }
-    t[b'?' as usize] |= QUERY;
-    t
-};
-
 /// Every SSRF and RFI finding in `s`: at each `:` after a scheme [`analyse`] knows. Read on
 /// the bytes of `s` with ASCII case-insensitive comparisons (no lowercase copy: every test
 /// below is case-blind or case-folds itself, as [`class_host`] does; `tests::analyse_agrees_with_the_reference`).
@@ -350,17 +321,20 @@ fn http_url(s: &str, st: usize, p: usize) -> Option<Hit> {
     // One pass to the end of the authority (every delimiter is ASCII, so each match is on a
     // char boundary): its last `@` (userinfo before it) and the first `:` after that (a port).
     let (mut auth_end, mut at, mut colon) = (win.len(), None, None);
-    for (i, &c) in win.iter().enumerate() {
-        match URL_BYTES[c as usize] & 3 {
-            0 => {}
-            AUTH_END => {
-                auth_end = i;
-                break;
-            }
-            AT => (at, colon) = (Some(i), None),
-            _ => colon = colon.or(Some(i)),
+    each_byte_of(win, [b'/', b'\\', b'?', b'#', b' ', b'"', b'\'', b'<', b'>', b'@', b':'], |i| match win[i] {
+        b'@' => {
+            (at, colon) = (Some(i), None);
+            false
         }
-    }
+        b':' => {
+            colon = colon.or(Some(i));
+            false
+        }
+        _ => {
+            auth_end = i;
+            true
+        }
+    });
     let auth = &auth_start[..auth_end];
     let hostport = at.map_or(auth, |a| &auth[a + 1..]);
     let host = if hostport.starts_with('[') {
@@ -403,16 +377,14 @@ fn http_url(s: &str, st: usize, p: usize) -> Option<Hit> {
     let after = crate::truncate(&auth_start[auth_end..], 2048).as_bytes();
     // One pass to the end of the URL: where it ends, and its first `?`.
     let (mut path_end, mut query) = (after.len(), None);
-    for (i, &c) in after.iter().enumerate() {
-        match URL_BYTES[c as usize] & (URL_END | QUERY) {
-            0 => {}
-            QUERY => query = query.or(Some(i)),
-            _ => {
-                path_end = i;
-                break;
-            }
+    each_byte_of(after, [b' ', b'"', b'\'', b'<', b'>', b'?'], |i| {
+        if after[i] == b'?' {
+            query = query.or(Some(i));
+            return false;
         }
-    }
+        path_end = i;
+        true
+    });
     let url_rest = &after[..path_end];
     let path_only = &url_rest[..query.unwrap_or(url_rest.len())];
     if !scripty_ext(path_only) {
