@@ -77,7 +77,13 @@ fn may_hold_code(s: &str) -> bool {
 /// ([`each_byte_of`]; `tests::call_or_serialized_agrees_with_the_reference`).
 fn call_or_serialized(s: &str) -> bool {
     let b = s.as_bytes();
-    each_byte_of(b, [b'(', b':'], |p| if b[p] == b'(' { listed_call_before(b, p) } else { p > 0 && matches!(b[p - 1], b'O' | b'C') && b.get(p + 1).is_some_and(u8::is_ascii_digit) })
+    each_byte_of(b, [b'(', b':'], |p| {
+        if b[p] == b'(' {
+            listed_call_before(b, p)
+        } else {
+            p > 0 && matches!(b[p - 1], b'O' | b'C') && b.get(p + 1).is_some_and(u8::is_ascii_digit)
+        }
+    })
 }
 
 /// Whether the identifier before the `(` at `p` (after blanks; leading digits dropped) is a

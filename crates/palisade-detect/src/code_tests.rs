@@ -135,8 +135,35 @@ fn call_or_serialized_reference(s: &str) -> bool {
 #[test]
 fn call_or_serialized_agrees_with_the_reference() {
     let parts = [
-        "system", "SYSTEM", "eval", "exec", "base64_decode", "assert", "x", "_", "9", "12", "a1", " ", "  ", "(", ")", ":", "O", "C", "O:8", "C:1", "o:2", "16:55", "T",
-        "(/", "&", "\u{e9}", ".", "passthru", "abcdefghijklmnopqrstuvwxyz",
+        "system",
+        "SYSTEM",
+        "eval",
+        "exec",
+        "base64_decode",
+        "assert",
+        "x",
+        "_",
+        "9",
+        "12",
+        "a1",
+        " ",
+        "  ",
+        "(",
+        ")",
+        ":",
+        "O",
+        "C",
+        "O:8",
+        "C:1",
+        "o:2",
+        "16:55",
+        "T",
+        "(/",
+        "&",
+        "\u{e9}",
+        ".",
+        "passthru",
+        "abcdefghijklmnopqrstuvwxyz",
     ];
     let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
     let (mut yes, mut no) = (0, 0);

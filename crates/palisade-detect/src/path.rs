@@ -567,14 +567,9 @@ fn judge_known(c: &str, null: bool, field: FieldKind, climb: bool, slash: bool) 
     judge_walk(c, null, field)
 }
 
-/// First bytes of the first segments [`system_root`] knows (lowercase), for [`plain_path`].
-const SYSTEM_FIRST: &[&str] = &[
-    "etc", "proc", "usr", "var", "opt", "root", "boot", "srv", "mnt", "tmp", "inetpub", "xampp", "wamp", "lampp", "dev", "sys", "private", "windows", "winnt",
-    "home", "volumes", "library",
-];
-
-/// Whether `seg` is one of [`SYSTEM_FIRST`] in any ASCII case: lowercased into a buffer (every
-/// name has 3 to 8 bytes) and compared by a `match` (`tests::system_first_agrees_with_the_list`).
+/// Whether `seg` is, in any ASCII case, a first segment [`system_root`] knows: lowercased into a
+/// buffer (every name has 3 to 8 bytes) and compared by a `match` (the list it replaces is
+/// `tests::SYSTEM_FIRST`; `tests::system_first_agrees_with_the_list`).
 #[inline]
 fn system_first(seg: &[u8]) -> bool {
     if !(3..=8).contains(&seg.len()) {
