@@ -98,13 +98,14 @@ pub(crate) fn find_short(hay: &[u8], needle: &[u8]) -> Option<usize> {
     None
 }
 
-/// The length above which [`each_byte_of`] leaves the search to `memchr` (for one to three bytes).
-const LONG: usize = 64;
+/// The lengths above which [`each_byte_of`] leaves the search of one, two or three bytes to
+/// `memchr` (its setup costs about what three, five or seven words of arithmetic cost).
+const LONG: [usize; 3] = [32, 48, 64];
 
 /// Calls `f` with the position of each byte of `b` that is one of `set` (ASCII bytes), in
 /// ascending order, until `f` says yes; whether it did. What `memchr::memchr3_iter(..).any(f)`
 /// does, without its per-call dispatch and setup, which cost more than the search on the short
-/// values of a request (a timestamp, a URL; texts longer than [`LONG`] bytes go to `memchr`):
+/// values of a request (a timestamp, a URL; longer texts, see [`LONG`], go to `memchr`):
 /// eight bytes per step, each compared with every byte of the set by word arithmetic (SWAR,
 /// exact per byte: no carry crosses a byte), one `trailing_zeros` per match.
 /// `tests::each_byte_of_agrees_with_memchr` checks it.
@@ -128,7 +129,7 @@ pub(crate) fn each_byte_of<const N: usize>(b: &[u8], set: [u8; N], mut f: impl F
     if n < 8 {
         return (0..n).any(|i| set.contains(&b[i]) && f(i));
     }
-    if n > LONG {
+    if N <= 3 && n > LONG[N.saturating_sub(1).min(2)] {
         // Long texts: `memchr`'s vector search is faster than word arithmetic once its setup
         // is paid for.
         match set.as_slice() {

@@ -152,7 +152,7 @@ fn char_ws(c: u8) -> bool {
 
 /// A byte of [`b64_path_like`]'s alphabet.
 #[inline]
-fn b64_byte(c: u8) -> bool {
+const fn b64_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'/' | b'_')
 }
 
@@ -880,6 +880,8 @@ const SLASH: u8 = 16;
 const COLON: u8 = 32;
 /// Not [`PLAIN`] (so that one OR over the bytes tells whether all are).
 const NOT_PLAIN: u8 = 64;
+/// Not of [`b64_path_like`]'s alphabet ([`b64_byte`]) nor `=`: a value with one is no base64.
+const NOT_B64: u8 = 128;
 
 /// Byte classes, one lookup per byte in the scans of [`analyse`] and [`normalise`].
 static CLASS: [u8; 256] = {
@@ -887,6 +889,9 @@ static CLASS: [u8; 256] = {
     let mut c = 0;
     while c < 256 {
         t[c] |= if c >= 0x20 && c < 0x7f && c != b'%' as usize { PLAIN } else { NOT_PLAIN };
+        if !(b64_byte(c as u8) || c == b'=' as usize) {
+            t[c] |= NOT_B64;
+        }
         c += 1;
     }
     let seps = b"\"'=()<>|&,`";
@@ -929,6 +934,8 @@ struct Facts {
     colon: bool,
     /// [`may_wrap`].
     wrap: bool,
+    /// A byte that is neither of the base64 alphabet nor `=` ([`b64_path_like`] says no).
+    not_b64: bool,
 }
 
 fn facts(b: &[u8]) -> Facts {
@@ -962,6 +969,7 @@ fn facts(b: &[u8]) -> Facts {
         slash: any & SLASH != 0,
         colon: any & COLON != 0,
         wrap,
+        not_b64: any & NOT_B64 != 0,
     }
 }
 
@@ -1015,7 +1023,7 @@ fn analyse_plain(s: &str, field: FieldKind, depth: u8, f: Facts) -> Option<Hit> 
             out = best(out, Some(mk(NAME, c.cat, c.conf, s, c.why)));
         }
     }
-    if depth == 0 && out.is_none() {
+    if depth == 0 && out.is_none() && !f.not_b64 {
         out = b64_path(s, field);
     }
     out

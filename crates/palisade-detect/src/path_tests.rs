@@ -344,6 +344,7 @@ fn facts_reference(b: &[u8]) -> Facts {
         slash: any & SLASH != 0,
         colon: any & COLON != 0,
         wrap,
+        not_b64: !b.iter().all(|&c| b64_byte(c) || c == b'='),
     }
 }
 
