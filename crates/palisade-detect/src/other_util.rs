@@ -132,10 +132,10 @@ pub(crate) fn each_byte_of<const N: usize>(b: &[u8], set: [u8; N], mut f: impl F
     if N <= 3 && n > LONG[N.saturating_sub(1).min(2)] {
         // Long texts: `memchr`'s vector search is faster than word arithmetic once its setup
         // is paid for.
-        match set.as_slice() {
-            &[x] => return memchr::memchr_iter(x, b).any(f),
-            &[x, y] => return memchr::memchr2_iter(x, y, b).any(f),
-            &[x, y, z] => return memchr::memchr3_iter(x, y, z, b).any(f),
+        match *set.as_slice() {
+            [x] => return memchr::memchr_iter(x, b).any(f),
+            [x, y] => return memchr::memchr2_iter(x, y, b).any(f),
+            [x, y, z] => return memchr::memchr3_iter(x, y, z, b).any(f),
             _ => {}
         }
     }

@@ -34,7 +34,7 @@ fn may_hold_url(s: &str) -> bool {
     let b = s.as_bytes();
     each_byte_of(b, [b':'], |p| {
         let slash = matches!(b.get(p + 1), Some(b'/' | b'\\'));
-        if !slash && !(p > 0 && matches!(b[p - 1] | 0x20, b'r' | b't')) {
+        if !(slash || p > 0 && matches!(b[p - 1] | 0x20, b'r' | b't')) {
             return false;
         }
         let Some(st) = scheme_start(b, p) else { return false };
