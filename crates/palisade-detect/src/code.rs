@@ -8,7 +8,7 @@
 //! not. PHP openers, superglobals, nested calls and `{${...}}` complex-syntax interpolation
 //! add to the evidence.
 
-use crate::other_util::{best, gate, has_pct, mk, step, views, Anchors};
+use crate::other_util::{best, each_byte_of, gate, has_pct, mk, step, views, Anchors};
 use crate::{Category, Detector, Gate, Hit, Input, Level};
 use std::sync::LazyLock;
 
@@ -73,39 +73,42 @@ fn may_hold_code(s: &str) -> bool {
     call_or_serialized(s) || ANCHORS.any(s)
 }
 
-/// The structural half of [`may_hold_code`].
+/// The structural half of [`may_hold_code`]: one pass over the `(` and `:` of `s`
+/// ([`each_byte_of`]; `tests::call_or_serialized_agrees_with_the_reference`).
 fn call_or_serialized(s: &str) -> bool {
     let b = s.as_bytes();
-    for p in memchr::memchr_iter(b'(', b) {
-        let mut e = p;
-        while e > 0 && b[e - 1] == b' ' {
-            e -= 1;
+    each_byte_of(b, [b'(', b':'], |p| {
+        if b[p] == b'(' {
+            listed_call_before(b, p)
+        } else {
+            p > 0 && matches!(b[p - 1], b'O' | b'C') && b.get(p + 1).is_some_and(u8::is_ascii_digit)
         }
-        let mut st = e;
-        while st > 0 && (b[st - 1].is_ascii_alphanumeric() || b[st - 1] == b'_') {
-            st -= 1;
-        }
-        while st < e && b[st].is_ascii_digit() {
-            st += 1;
-        }
-        if e - st < 2 || e - st > 24 {
-            continue;
-        }
-        let mut buf = [0u8; 24];
-        for (k, &c) in b[st..e].iter().enumerate() {
-            buf[k] = c.to_ascii_lowercase();
-        }
-        let Ok(name) = std::str::from_utf8(&buf[..e - st]) else { continue };
-        if EXEC_CALLS.contains(&name) || DECODE_CALLS.contains(&name) {
-            return true;
-        }
+    })
+}
+
+/// Whether the identifier before the `(` at `p` (after blanks; leading digits dropped) is a
+/// listed call.
+fn listed_call_before(b: &[u8], p: usize) -> bool {
+    let mut e = p;
+    while e > 0 && b[e - 1] == b' ' {
+        e -= 1;
     }
-    for p in memchr::memchr_iter(b':', b) {
-        if p > 0 && matches!(b[p - 1], b'O' | b'C') && b.get(p + 1).is_some_and(u8::is_ascii_digit) {
-            return true;
-        }
+    let mut st = e;
+    while st > 0 && (b[st - 1].is_ascii_alphanumeric() || b[st - 1] == b'_') {
+        st -= 1;
     }
-    false
+    while st < e && b[st].is_ascii_digit() {
+        st += 1;
+    }
+    if e - st < 2 || e - st > 24 {
+        return false;
+    }
+    let mut buf = [0u8; 24];
+    for (k, &c) in b[st..e].iter().enumerate() {
+        buf[k] = c.to_ascii_lowercase();
+    }
+    let Ok(name) = std::str::from_utf8(&buf[..e - st]) else { return false };
+    EXEC_CALLS.contains(&name) || DECODE_CALLS.contains(&name)
 }
 
 impl Detector for CodeDetector {

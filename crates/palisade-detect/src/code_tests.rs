@@ -1,6 +1,7 @@
 use super::*;
 use crate::other_util::take_steps;
 use crate::FieldKind;
+use palisade_testkit::rng::XorShift64;
 
 fn q(v: &str) -> u8 {
     detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
@@ -91,4 +92,95 @@ fn anchors_gate_each_literal_search() {
     ] {
         assert!(CodeDetector.check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Balanced).is_some(), "{v}");
     }
+}
+
+/// [`call_or_serialized`] as two `memchr` passes (the oracle of its one-pass form).
+fn call_or_serialized_reference(s: &str) -> bool {
+    let b = s.as_bytes();
+    for p in memchr::memchr_iter(b'(', b) {
+        let mut e = p;
+        while e > 0 && b[e - 1] == b' ' {
+            e -= 1;
+        }
+        let mut st = e;
+        while st > 0 && (b[st - 1].is_ascii_alphanumeric() || b[st - 1] == b'_') {
+            st -= 1;
+        }
+        while st < e && b[st].is_ascii_digit() {
+            st += 1;
+        }
+        if e - st < 2 || e - st > 24 {
+            continue;
+        }
+        let mut buf = [0u8; 24];
+        for (k, &c) in b[st..e].iter().enumerate() {
+            buf[k] = c.to_ascii_lowercase();
+        }
+        let Ok(name) = std::str::from_utf8(&buf[..e - st]) else { continue };
+        if EXEC_CALLS.contains(&name) || DECODE_CALLS.contains(&name) {
+            return true;
+        }
+    }
+    for p in memchr::memchr_iter(b':', b) {
+        if p > 0 && matches!(b[p - 1], b'O' | b'C') && b.get(p + 1).is_some_and(u8::is_ascii_digit) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The one-pass [`call_or_serialized`] answers what the two-pass reference answers: on a bounded
+/// pseudo-random sample of texts made of call names, parentheses, blanks, serialized-object
+/// heads and times, and on every real value of the sets and bench bodies.
+#[test]
+fn call_or_serialized_agrees_with_the_reference() {
+    let parts = [
+        "system",
+        "SYSTEM",
+        "eval",
+        "exec",
+        "base64_decode",
+        "assert",
+        "x",
+        "_",
+        "9",
+        "12",
+        "a1",
+        " ",
+        "  ",
+        "(",
+        ")",
+        ":",
+        "O",
+        "C",
+        "O:8",
+        "C:1",
+        "o:2",
+        "16:55",
+        "T",
+        "(/",
+        "&",
+        "\u{e9}",
+        ".",
+        "passthru",
+        "abcdefghijklmnopqrstuvwxyz",
+    ];
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
+    let (mut yes, mut no) = (0, 0);
+    let mut check = |v: &str| {
+        let want = call_or_serialized_reference(v);
+        assert_eq!(call_or_serialized(v), want, "{v:?}");
+        if want {
+            yes += 1;
+        } else {
+            no += 1;
+        }
+    };
+    for _ in 0..100_000 {
+        check(&rng.joined(&parts, 8));
+    }
+    for v in crate::other_util::test_values() {
+        check(&v);
+    }
+    assert!(yes > 10_000 && no > 10_000, "{yes} {no}");
 }

@@ -98,6 +98,156 @@ pub(crate) fn find_short(hay: &[u8], needle: &[u8]) -> Option<usize> {
     None
 }
 
+/// The lengths above which [`each_byte_of`] leaves the search of one, two or three bytes to
+/// `memchr` (its setup costs about what three, five or seven words of arithmetic cost).
+const LONG: [usize; 3] = [32, 48, 64];
+
+/// Calls `f` with the position of each byte of `b` that is one of `set` (ASCII bytes), in
+/// ascending order, until `f` says yes; whether it did. What `memchr::memchr3_iter(..).any(f)`
+/// does, without its per-call dispatch and setup, which cost more than the search on the short
+/// values of a request (a timestamp, a URL; longer texts, see [`LONG`], go to `memchr`):
+/// eight bytes per step, each compared with every byte of the set by word arithmetic (SWAR,
+/// exact per byte: no carry crosses a byte), one `trailing_zeros` per match.
+/// `tests::each_byte_of_agrees_with_memchr` checks it.
+#[inline]
+pub(crate) fn each_byte_of<const N: usize>(b: &[u8], set: [u8; N], mut f: impl FnMut(usize) -> bool) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const M7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    assert!(set.iter().all(|c| c.is_ascii()), "ASCII bytes only");
+    // The high bit of each byte of `w` equal to a byte of the set: a byte is equal to the ASCII
+    // `c` when its high bit is clear and its low seven bits xor `c` are zero, that is when
+    // adding 0x7f to them carries nothing into the high bit (no carry leaves a byte).
+    let hits = |w: u64| -> u64 {
+        let low = w & M7;
+        let mut all = !0u64;
+        for c in set {
+            all &= (low ^ (LO * c as u64)) + M7;
+        }
+        !(all | w) & !M7
+    };
+    let n = b.len();
+    if n < 8 {
+        return (0..n).any(|i| set.contains(&b[i]) && f(i));
+    }
+    if N <= 3 && n > LONG[N.saturating_sub(1).min(2)] {
+        // Long texts: `memchr`'s vector search is faster than word arithmetic once its setup
+        // is paid for.
+        match *set.as_slice() {
+            [x] => return memchr::memchr_iter(x, b).any(f),
+            [x, y] => return memchr::memchr2_iter(x, y, b).any(f),
+            [x, y, z] => return memchr::memchr3_iter(x, y, z, b).any(f),
+            _ => {}
+        }
+    }
+    let mut visit = |mut m: u64, at: usize| -> bool {
+        while m != 0 {
+            if f(at + (m.trailing_zeros() / 8) as usize) {
+                return true;
+            }
+            m &= m - 1;
+        }
+        false
+    };
+    let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("eight bytes"));
+    let mut i = 0;
+    while i + 8 <= n {
+        if visit(hits(word(i)), i) {
+            return true;
+        }
+        i += 8;
+    }
+    // The last bytes: the last word, without those of it already read.
+    i < n && visit(hits(word(n - 8)) & (!0u64 << (8 * (i + 8 - n))), n - 8)
+}
+
+/// The position of the last byte of `b` that is one of `set` (ASCII bytes): `rposition`, eight
+/// bytes per step from the end, as [`each_byte_of`] compares them
+/// (`tests::last_byte_of_agrees_with_rposition`).
+#[inline]
+pub(crate) fn last_byte_of<const N: usize>(b: &[u8], set: [u8; N]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const M7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    assert!(set.iter().all(|c| c.is_ascii()), "ASCII bytes only");
+    let hits = |w: u64| -> u64 {
+        let low = w & M7;
+        let mut all = !0u64;
+        for c in set {
+            all &= (low ^ (LO * c as u64)) + M7;
+        }
+        !(all | w) & !M7
+    };
+    let mut end = b.len();
+    while end >= 8 {
+        let m = hits(u64::from_le_bytes(b[end - 8..end].try_into().expect("eight bytes")));
+        if m != 0 {
+            return Some(end - 8 + (63 - m.leading_zeros() as usize) / 8);
+        }
+        end -= 8;
+    }
+    b[..end].iter().rposition(|c| set.contains(c))
+}
+
+/// `dst` = `src` in ASCII lowercase (the two have one length): eight bytes per step, the
+/// bytes `A`..=`Z` found by word arithmetic and given their `0x20` bit
+/// (`tests::lowercase_into_agrees_with_make_ascii_lowercase`).
+#[inline]
+pub(crate) fn lowercase_into(dst: &mut [u8], src: &[u8]) {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const M7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let lower = |w: u64| -> u64 {
+        let low = w & M7;
+        // High bit of each byte: ASCII and >= `A`, and not >= `[`.
+        let ge_a = low + LO * (0x80 - b'A' as u64);
+        let ge_past_z = low + LO * (0x80 - b'[' as u64);
+        let upper = ge_a & !ge_past_z & !w & !M7;
+        w | (upper >> 2)
+    };
+    let n = src.len();
+    let mut i = 0;
+    while i + 8 <= n {
+        let w = lower(u64::from_le_bytes(src[i..i + 8].try_into().expect("eight bytes")));
+        dst[i..i + 8].copy_from_slice(&w.to_le_bytes());
+        i += 8;
+    }
+    for k in i..n {
+        dst[k] = src[k].to_ascii_lowercase();
+    }
+}
+
+/// Every value of the development corpus (`../shared`, when present), of our benign and attack
+/// sets, and every string (and key) of the bench bodies (`../shared/bench/*.json`, when present):
+/// the real values the oracle tests of the fast paths run on, besides generated ones.
+#[cfg(test)]
+pub(crate) fn test_values() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for dir in ["data/benign", "data/attacks"] {
+        files.extend(std::fs::read_dir(root.join(dir)).unwrap().map(|e| e.unwrap().path()));
+    }
+    files.push(root.join("../../../shared/data/attack-corpus/corpus.jsonl"));
+    let mut values = Vec::new();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        let Ok(text) = std::fs::read_to_string(f) else { continue };
+        values.extend(crate::eval::parse_corpus(&text).unwrap().into_iter().map(|s| s.value));
+    }
+    fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| {
+                out.push(k.clone());
+                strings(x, out)
+            }),
+            _ => {}
+        }
+    }
+    for body in ["large.json", "small.json"] {
+        let Ok(text) = std::fs::read_to_string(root.join("../../../shared/bench").join(body)) else { continue };
+        strings(&serde_json::from_str(&text).unwrap(), &mut values);
+    }
+    values
+}
+
 #[cfg(test)]
 thread_local! {
     static STEPS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
@@ -340,6 +490,98 @@ mod tests {
         assert!(a.any("xx PHP://filter"));
         assert!(a.any("see FILE:///etc"));
         assert!(!a.any("https://example.org/x.png"));
+    }
+
+    /// [`each_byte_of`] visits exactly the positions `memchr3_iter` yields, in order, and stops
+    /// where `f` says yes: every string over a small alphabet up to length 6, then a bounded
+    /// pseudo-random sample of longer ones (word boundaries, the overlapping last word).
+    #[test]
+    fn each_byte_of_agrees_with_memchr() {
+        let alphabet = [b':', b'(', b'&', b'a', 0x80, 0xff, b'9'];
+        let check = |s: &[u8]| {
+            let want: Vec<usize> = memchr::memchr3_iter(b':', b'(', b'&', s).collect();
+            let mut got = Vec::new();
+            assert!(!each_byte_of(s, [b':', b'(', b'&'], |p| {
+                got.push(p);
+                false
+            }));
+            assert_eq!(got, want, "{s:?}");
+            for stop in 0..want.len() {
+                let mut seen = 0;
+                assert!(each_byte_of(s, [b':', b'(', b'&'], |_| {
+                    seen += 1;
+                    seen > stop
+                }));
+                assert_eq!(seen, stop + 1);
+            }
+            let five: Vec<usize> = (0..s.len()).filter(|&i| b":(&a9".contains(&s[i])).collect();
+            let mut got = Vec::new();
+            each_byte_of(s, [b':', b'(', b'&', b'a', b'9'], |p| {
+                got.push(p);
+                false
+            });
+            assert_eq!(got, five, "{s:?}");
+            let one: Vec<usize> = memchr::memchr_iter(b':', s).collect();
+            let mut got = Vec::new();
+            each_byte_of(s, [b':'], |p| {
+                got.push(p);
+                false
+            });
+            assert_eq!(got, one, "{s:?}");
+        };
+        let mut buf = Vec::new();
+        for len in 0..=6u32 {
+            for n in 0..alphabet.len().pow(len) {
+                buf.clear();
+                let mut k = n;
+                for _ in 0..len {
+                    buf.push(alphabet[k % alphabet.len()]);
+                    k /= alphabet.len();
+                }
+                check(&buf);
+            }
+        }
+        let mut rng = palisade_testkit::rng::XorShift64::new(0x51_7cc1_b727_220a);
+        for _ in 0..20_000 {
+            let len = rng.below(200);
+            let v: Vec<u8> = (0..len).map(|_| if rng.below(6) == 0 { alphabet[rng.below(3)] } else { rng.below(256) as u8 }).collect();
+            check(&v);
+        }
+    }
+
+    /// [`last_byte_of`] and [`lowercase_into`] against `rposition` and `make_ascii_lowercase`:
+    /// every string over a small alphabet up to length 5, and a bounded sample of longer ones.
+    #[test]
+    fn last_byte_of_agrees_with_rposition() {
+        let alphabet = [b'/', b'\\', b'A', b'z', b'Z', b'@', b'[', 0x80, 0xc1, 0xff, b'`', b'{'];
+        let check = |s: &[u8]| {
+            assert_eq!(last_byte_of(s, [b'/', b'\\']), s.iter().rposition(|&c| c == b'/' || c == b'\\'), "{s:?}");
+            assert_eq!(last_byte_of(s, [b'@']), s.iter().rposition(|&c| c == b'@'), "{s:?}");
+            let mut got = vec![0u8; s.len()];
+            lowercase_into(&mut got, s);
+            assert_eq!(got, s.to_ascii_lowercase(), "{s:?}");
+        };
+        let mut buf = Vec::new();
+        for len in 0..=5u32 {
+            for n in 0..alphabet.len().pow(len) {
+                buf.clear();
+                let mut k = n;
+                for _ in 0..len {
+                    buf.push(alphabet[k % alphabet.len()]);
+                    k /= alphabet.len();
+                }
+                check(&buf);
+            }
+        }
+        let mut rng = palisade_testkit::rng::XorShift64::new(0x2545_f491_4f6c_dd1d);
+        for _ in 0..20_000 {
+            let len = rng.below(100);
+            let v: Vec<u8> = (0..len).map(|_| if rng.below(4) == 0 { alphabet[rng.below(alphabet.len())] } else { rng.below(256) as u8 }).collect();
+            check(&v);
+        }
+        for c in 0..=255u8 {
+            check(&[c; 9]);
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! wrappers are local file inclusion. A bare file name (`passwd`, `index.php`) is not an attack
 //! by itself and is not reported (see `docs-other-misses.md`).
 
-use crate::other_util::{b64_decode, best, find_short, gate, mk, pct_round, step, Anchors};
+use crate::other_util::{b64_decode, best, each_byte_of, gate, last_byte_of, lowercase_into, mk, pct_round, step, Anchors};
 use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -152,7 +152,7 @@ fn char_ws(c: u8) -> bool {
 
 /// A byte of [`b64_path_like`]'s alphabet.
 #[inline]
-fn b64_byte(c: u8) -> bool {
+const fn b64_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'/' | b'_')
 }
 
@@ -482,7 +482,8 @@ fn sensitive_file(name: &str) -> bool {
         return true;
     }
     // Every remaining pattern contains `log` (one search instead of eight).
-    if find_short(n.as_bytes(), b"log").is_none() {
+    let nb = n.as_bytes();
+    if !each_byte_of(nb, [b'l'], |p| nb[p..].starts_with(b"log")) {
         return false;
     }
     n.contains("access_log")
@@ -527,8 +528,15 @@ fn is_drive(s: &str) -> bool {
 }
 
 fn is_url(s: &str) -> bool {
-    let Some(p) = find_short(s.as_bytes(), b"://") else { return false };
-    p > 1 && s[..p].bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'.' || b == b'-')
+    // The first `://` (as `find_short(b, b"://")` finds it, without a searcher's setup).
+    let b = s.as_bytes();
+    let mut at = None;
+    each_byte_of(b, [b':'], |p| {
+        at = Some(p);
+        b[p + 1..].starts_with(b"//")
+    });
+    let Some(p) = at.filter(|&p| b[p + 1..].starts_with(b"//")) else { return false };
+    p > 1 && b[..p].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'.' || c == b'-')
 }
 
 struct Cand {
@@ -559,11 +567,44 @@ fn judge_known(c: &str, null: bool, field: FieldKind, climb: bool, slash: bool) 
     judge_walk(c, null, field)
 }
 
-/// First bytes of the first segments [`system_root`] knows (lowercase), for [`plain_path`].
-const SYSTEM_FIRST: &[&str] = &[
-    "etc", "proc", "usr", "var", "opt", "root", "boot", "srv", "mnt", "tmp", "inetpub", "xampp", "wamp", "lampp", "dev", "sys", "private", "windows", "winnt",
-    "home", "volumes", "library",
-];
+/// Whether `seg` is, in any ASCII case, a first segment [`system_root`] knows: lowercased into a
+/// buffer (every name has 3 to 8 bytes) and compared by a `match` (the list it replaces is
+/// `tests::SYSTEM_FIRST`; `tests::system_first_agrees_with_the_list`).
+#[inline]
+fn system_first(seg: &[u8]) -> bool {
+    if !(3..=8).contains(&seg.len()) {
+        return false;
+    }
+    let mut buf = [0u8; 8];
+    let lc = &mut buf[..seg.len()];
+    lc.copy_from_slice(seg);
+    lc.make_ascii_lowercase();
+    matches!(
+        &*lc,
+        b"etc"
+            | b"proc"
+            | b"usr"
+            | b"var"
+            | b"opt"
+            | b"root"
+            | b"boot"
+            | b"srv"
+            | b"mnt"
+            | b"tmp"
+            | b"inetpub"
+            | b"xampp"
+            | b"wamp"
+            | b"lampp"
+            | b"dev"
+            | b"sys"
+            | b"private"
+            | b"windows"
+            | b"winnt"
+            | b"home"
+            | b"volumes"
+            | b"library"
+    )
+}
 
 /// Whether [`judge_walk`] finds nothing in `c`, a text with a separator, no segment that
 /// climbs ([`may_climb`] is false: the walk resolves nothing, its segments are those of the
@@ -582,15 +623,26 @@ fn plain_path(c: &str) -> bool {
     let kept = |seg: &[u8]| !seg.is_empty() && seg != b".";
     let mut segs = b.split(|&x| is_sep(x)).filter(|s| kept(s));
     let Some(first) = segs.next() else { return true };
-    let system = SYSTEM_FIRST.iter().any(|r| first.eq_ignore_ascii_case(r.as_bytes()));
+    let system = system_first(first);
     if is_sep(b[0]) && (system || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':')) {
         return false;
     }
-    let last = b.rsplit(|&x| is_sep(x)).find(|s| kept(s)).unwrap_or(first);
+    // The last kept segment (`rsplit` of the separators, from the end), or the first.
+    let mut end = b.len();
+    let last = loop {
+        let start = last_byte_of(&b[..end], [b'/', b'\\']).map_or(0, |p| p + 1);
+        let seg = &b[start..end];
+        if kept(seg) {
+            break seg;
+        }
+        if start == 0 {
+            break first;
+        }
+        end = start - 1;
+    };
     let mut buf = [0u8; 64];
     let Some(lc) = buf.get_mut(..last.len()) else { return false };
-    lc.copy_from_slice(last);
-    lc.make_ascii_lowercase();
+    lowercase_into(lc, last);
     std::str::from_utf8(lc).is_ok_and(|n| !sensitive_file(n))
 }
 
@@ -746,17 +798,21 @@ static WRAP_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
 /// has a few of these bytes, each rejected by the byte before it mostly; the automaton reads
 /// every byte (`tests::may_wrap_covers_the_wrapper_anchors`).
 fn may_wrap(b: &[u8]) -> bool {
-    const COLON: [&[u8]; 9] = [b"php", b"expect", b"phar", b"zip", b"glob", b"rar", b"ogg", b"file", b"data"];
-    const DOT: [&[u8]; 5] = [b"compress", b"ssh2", b"convert", b"string", b"zlib"];
-    let ends = |p: usize, w: &[u8]| p >= w.len() && b[p - w.len()..p].eq_ignore_ascii_case(w);
-    memchr::memchr2_iter(b':', b'.', b).any(|p| {
-        let Some(&prev) = p.checked_sub(1).and_then(|i| b.get(i)) else { return false };
-        if b[p] == b':' {
-            matches!(prev | 0x20, b'p' | b't' | b'r' | b'b' | b'g' | b'e' | b'a') && COLON.iter().any(|w| ends(p, w))
-        } else {
-            matches!(prev | 0x20, b's' | b'2' | b't' | b'g' | b'b') && DOT.iter().any(|w| ends(p, w))
-        }
-    })
+    each_byte_of(b, [b':', b'.'], |p| wrap_at(b, p))
+}
+
+/// [`may_wrap`]'s question at the `:` or `.` at `p`: whether a wrapper name ends right before it.
+#[inline]
+fn wrap_at(b: &[u8], p: usize) -> bool {
+    const COLON_NAMES: [&[u8]; 9] = [b"php", b"expect", b"phar", b"zip", b"glob", b"rar", b"ogg", b"file", b"data"];
+    const DOT_NAMES: [&[u8]; 5] = [b"compress", b"ssh2", b"convert", b"string", b"zlib"];
+    let ends = |w: &[u8]| p >= w.len() && b[p - w.len()..p].eq_ignore_ascii_case(w);
+    let Some(&prev) = p.checked_sub(1).and_then(|i| b.get(i)) else { return false };
+    if b[p] == b':' {
+        matches!(prev | 0x20, b'p' | b't' | b'r' | b'b' | b'g' | b'e' | b'a') && COLON_NAMES.iter().any(|w| ends(w))
+    } else {
+        matches!(prev | 0x20, b's' | b'2' | b't' | b'g' | b'b') && DOT_NAMES.iter().any(|w| ends(w))
+    }
 }
 
 fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
@@ -820,14 +876,21 @@ const BLANK: u8 = 4;
 const PAIR: u8 = 8;
 /// `/` and `\`.
 const SLASH: u8 = 16;
+/// `:`, after which a wrapper name or a URL scheme may end ([`wrap_at`], [`is_url`]).
+const COLON: u8 = 32;
+/// Not [`PLAIN`] (so that one OR over the bytes tells whether all are).
+const NOT_PLAIN: u8 = 64;
+/// Not of [`b64_path_like`]'s alphabet ([`b64_byte`]) nor `=`: a value with one is no base64.
+const NOT_B64: u8 = 128;
 
 /// Byte classes, one lookup per byte in the scans of [`analyse`] and [`normalise`].
 static CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
-    let mut c = 0x20;
-    while c < 0x7f {
-        if c != b'%' as usize {
-            t[c] |= PLAIN;
+    let mut c = 0;
+    while c < 256 {
+        t[c] |= if c >= 0x20 && c < 0x7f && c != b'%' as usize { PLAIN } else { NOT_PLAIN };
+        if !(b64_byte(c as u8) || c == b'=' as usize) {
+            t[c] |= NOT_B64;
         }
         c += 1;
     }
@@ -848,6 +911,7 @@ static CLASS: [u8; 256] = {
     t[b'0' as usize] |= PAIR;
     t[b'/' as usize] |= SLASH;
     t[b'\\' as usize] |= SLASH;
+    t[b':' as usize] |= COLON;
     t
 };
 
@@ -866,28 +930,47 @@ struct Facts {
     climb: bool,
     /// A `/` or `\`.
     slash: bool,
+    /// A `:`.
+    colon: bool,
+    /// [`may_wrap`].
+    wrap: bool,
+    /// A byte that is neither of the base64 alphabet nor `=` ([`b64_path_like`] says no).
+    not_b64: bool,
 }
 
 fn facts(b: &[u8]) -> Facts {
-    let (mut all, mut any) = (PLAIN, 0u8);
-    let (mut fold, mut climb) = (false, false);
-    for (i, &c) in b.iter().enumerate() {
-        let k = CLASS[c as usize];
-        all &= k;
-        any |= k;
-        if k & PAIR != 0 {
+    // One OR of the byte classes, then the pairs at the few `.`, `?`, `0` and `:` there are.
+    let mut any = 0u8;
+    for &c in b {
+        any |= CLASS[c as usize];
+    }
+    let (mut fold, mut climb, mut wrap) = (false, false, false);
+    if any & (PAIR | COLON) != 0 {
+        each_byte_of(b, [b'.', b'?', b'0', b':'], |i| {
             let next = b.get(i + 1).copied().unwrap_or(0);
-            match c {
+            match b[i] {
                 b'.' => {
                     fold |= next == b'.';
                     climb |= matches!(next, b'.' | b'?');
+                    wrap = wrap || wrap_at(b, i);
                 }
+                b':' => wrap = wrap || wrap_at(b, i),
                 b'?' => climb |= next == b'.',
                 _ => fold |= next | 0x20 == b'x',
             }
-        }
+            false
+        });
     }
-    Facts { plain: all & PLAIN != 0 && !fold, blank: any & BLANK != 0, sep: any & TOKEN_SEP != 0, climb, slash: any & SLASH != 0 }
+    Facts {
+        plain: any & NOT_PLAIN == 0 && !fold,
+        blank: any & BLANK != 0,
+        sep: any & TOKEN_SEP != 0,
+        climb,
+        slash: any & SLASH != 0,
+        colon: any & COLON != 0,
+        wrap,
+        not_b64: any & NOT_B64 != 0,
+    }
 }
 
 /// Quotes, operators and delimiters around a path named inside a larger value.
@@ -929,15 +1012,18 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
 fn analyse_plain(s: &str, field: FieldKind, depth: u8, f: Facts) -> Option<Hit> {
     step(s.len());
     let mut out: Option<Hit> = None;
-    if may_wrap(s.as_bytes()) && WRAP_ANCHORS.any(s) {
+    if f.wrap && WRAP_ANCHORS.any(s) {
         if let Some((c, why)) = wrappers(&s.to_ascii_lowercase()) {
             out = Some(mk(NAME, Category::Lfi, c, s, why));
         }
     }
-    if let Some(c) = judge_known(s, false, field, f.climb, f.slash) {
-        out = best(out, Some(mk(NAME, c.cat, c.conf, s, c.why)));
+    // [`judge_known`] without a NUL, knowing whether there is a `:` (no `:`, no URL).
+    if f.climb || (f.slash && !(f.colon && is_url(s)) && !plain_path(s)) {
+        if let Some(c) = judge_walk(s, false, field) {
+            out = best(out, Some(mk(NAME, c.cat, c.conf, s, c.why)));
+        }
     }
-    if depth == 0 && out.is_none() {
+    if depth == 0 && out.is_none() && !f.not_b64 {
         out = b64_path(s, field);
     }
     out

@@ -276,6 +276,78 @@ fn may_wrap_covers_the_wrapper_anchors() {
     assert!(!may_wrap(b"/user_avatar/discourse.metabase.com/system/{size}/6_1.png"));
 }
 
+/// [`may_wrap`] as two `memchr` searches (the oracle of its [`wrap_at`] form).
+fn may_wrap_reference(b: &[u8]) -> bool {
+    const COLON: [&[u8]; 9] = [b"php", b"expect", b"phar", b"zip", b"glob", b"rar", b"ogg", b"file", b"data"];
+    const DOT: [&[u8]; 5] = [b"compress", b"ssh2", b"convert", b"string", b"zlib"];
+    let ends = |p: usize, w: &[u8]| p >= w.len() && b[p - w.len()..p].eq_ignore_ascii_case(w);
+    each_byte_of(b, [b':', b'.'], |p| {
+        let Some(&prev) = p.checked_sub(1).and_then(|i| b.get(i)) else { return false };
+        if b[p] == b':' {
+            matches!(prev | 0x20, b'p' | b't' | b'r' | b'b' | b'g' | b'e' | b'a') && COLON.iter().any(|w| ends(p, w))
+        } else {
+            matches!(prev | 0x20, b's' | b'2' | b't' | b'g' | b'b') && DOT.iter().any(|w| ends(p, w))
+        }
+    })
+}
+
+/// [`may_wrap`] answers what the reference answers: on generated texts of wrapper pieces and
+/// on every real value of the sets and bench bodies.
+#[test]
+fn may_wrap_agrees_with_the_reference() {
+    let parts = [
+        "php", "PHP", "expect", "phar", "zip", "glob", "rar", "ogg", "file", "FILE", "data", "compress", "ssh2", "convert", "string", "zlib", "ph", "p", "hp",
+        "a", "x", "2", ":", ".", "//", "/", ":/", "https", "{size}", ".png", "zli", "b", "Data", "sTrInG", "-", " ", "\u{e9}",
+    ];
+    let mut rng = XorShift64::new(0x51_7cc1_b727_220a);
+    let mut yes = 0;
+    for _ in 0..100_000 {
+        let v = rng.joined(&parts, 8);
+        let want = may_wrap_reference(v.as_bytes());
+        yes += usize::from(want);
+        assert_eq!(may_wrap(v.as_bytes()), want, "{v:?}");
+    }
+    for v in crate::other_util::test_values() {
+        assert_eq!(may_wrap(v.as_bytes()), may_wrap_reference(v.as_bytes()), "{v:?}");
+    }
+    assert!(yes > 5_000, "{yes}");
+}
+
+/// [`facts`] as one loop over every byte with the pairs checked in it (the oracle of the
+/// OR-then-pairs form).
+fn facts_reference(b: &[u8]) -> Facts {
+    let (mut all, mut any) = (PLAIN, 0u8);
+    let (mut fold, mut climb, mut wrap) = (false, false, false);
+    for (i, &c) in b.iter().enumerate() {
+        let k = CLASS[c as usize];
+        all &= k;
+        any |= k;
+        if k & (PAIR | COLON) != 0 {
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            match c {
+                b'.' => {
+                    fold |= next == b'.';
+                    climb |= matches!(next, b'.' | b'?');
+                    wrap = wrap || wrap_at(b, i);
+                }
+                b':' => wrap = wrap || wrap_at(b, i),
+                b'?' => climb |= next == b'.',
+                _ => fold |= next | 0x20 == b'x',
+            }
+        }
+    }
+    Facts {
+        plain: all & PLAIN != 0 && !fold,
+        blank: any & BLANK != 0,
+        sep: any & TOKEN_SEP != 0,
+        climb,
+        slash: any & SLASH != 0,
+        colon: any & COLON != 0,
+        wrap,
+        not_b64: !b.iter().all(|&c| b64_byte(c) || c == b'='),
+    }
+}
+
 /// [`facts`] agrees with the questions it answers in one pass.
 #[test]
 fn facts_agree_with_the_separate_scans() {
@@ -287,7 +359,15 @@ fn facts_agree_with_the_separate_scans() {
         assert_eq!(f.sep, v.bytes().any(token_separator), "{v:?}");
         assert_eq!(f.climb, may_climb(v), "{v:?}");
         assert_eq!(f.slash, v.contains(['/', '\\']), "{v:?}");
+        assert_eq!(f.colon, v.contains(':'), "{v:?}");
+        assert_eq!(f.wrap, may_wrap(v.as_bytes()), "{v:?}");
     });
+    generated_paths(50_000, |v| assert_eq!(facts(v.as_bytes()), facts_reference(v.as_bytes()), "{v:?}"));
+    for v in crate::other_util::test_values() {
+        assert_eq!(facts(v.as_bytes()), facts_reference(v.as_bytes()), "{v:?}");
+        let f = facts(v.as_bytes());
+        assert_eq!((f.climb, f.wrap, f.colon), (may_climb(&v), may_wrap(v.as_bytes()), v.contains(':')), "{v:?}");
+    }
 }
 
 /// The one-pass path for URLs and paths of printable ASCII gives what the general path gives,
@@ -374,4 +454,232 @@ fn generated_paths(n: usize, mut f: impl FnMut(&str)) {
         let v = rng.joined(&parts, 7);
         f(&v);
     }
+}
+
+/// First bytes of the first segments [`system_root`] knows (lowercase), the list [`plain_path`]
+/// searched before [`system_first`] (its oracle).
+const SYSTEM_FIRST: &[&str] = &[
+    "etc", "proc", "usr", "var", "opt", "root", "boot", "srv", "mnt", "tmp", "inetpub", "xampp", "wamp", "lampp", "dev", "sys", "private", "windows", "winnt",
+    "home", "volumes", "library",
+];
+
+/// [`system_first`] is [`SYSTEM_FIRST`] searched in any case: every name in three cases, and
+/// every string of up to four bytes over the names' letters.
+#[test]
+fn system_first_agrees_with_the_list() {
+    let listed = |w: &[u8]| SYSTEM_FIRST.iter().any(|r| w.eq_ignore_ascii_case(r.as_bytes()));
+    for r in SYSTEM_FIRST {
+        for w in [r.to_string(), r.to_ascii_uppercase(), format!("{}{}", &r[..1].to_ascii_uppercase(), &r[1..])] {
+            assert!(system_first(w.as_bytes()), "{w}");
+        }
+        for w in [format!("{r}x"), format!("x{r}"), r[1..].to_string(), format!("{r}\u{e9}")] {
+            assert_eq!(system_first(w.as_bytes()), listed(w.as_bytes()), "{w}");
+        }
+    }
+    let alphabet = b"etcprousvabinwdlyhmEX.";
+    let mut buf = Vec::new();
+    for len in 0..=4u32 {
+        for n in 0..alphabet.len().pow(len) {
+            buf.clear();
+            let mut k = n;
+            for _ in 0..len {
+                buf.push(alphabet[k % alphabet.len()]);
+                k /= alphabet.len();
+            }
+            assert_eq!(system_first(&buf), listed(&buf), "{buf:?}");
+        }
+    }
+}
+
+/// [`plain_path`] and [`sensitive_file`] before their byte-set scans (the oracles).
+fn plain_path_reference(c: &str) -> bool {
+    let b = c.as_bytes();
+    if is_drive(c) || b.iter().all(|&x| matches!(x, b'.' | b'/' | b'\\')) {
+        return false;
+    }
+    let is_sep = |x: u8| x == b'/' || x == b'\\';
+    // The segments the walk keeps: not empty, not `.`.
+    let kept = |seg: &[u8]| !seg.is_empty() && seg != b".";
+    let mut segs = b.split(|&x| is_sep(x)).filter(|s| kept(s));
+    let Some(first) = segs.next() else { return true };
+    let system = SYSTEM_FIRST.iter().any(|r| first.eq_ignore_ascii_case(r.as_bytes()));
+    if is_sep(b[0]) && (system || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':')) {
+        return false;
+    }
+    let last = b.rsplit(|&x| is_sep(x)).find(|s| kept(s)).unwrap_or(first);
+    let mut buf = [0u8; 64];
+    let Some(lc) = buf.get_mut(..last.len()) else { return false };
+    lc.copy_from_slice(last);
+    lc.make_ascii_lowercase();
+    std::str::from_utf8(lc).is_ok_and(|n| !sensitive_file_reference(n))
+}
+
+fn sensitive_file_reference(name: &str) -> bool {
+    // A `match` (dispatched on the length, then compared), not a search of a list.
+    let n = name.trim_end_matches([' ', '.']);
+    if matches!(
+        n,
+        "passwd"
+            | "master.passwd"
+            | "shadow"
+            | "shadow-"
+            | "gshadow"
+            | "group"
+            | "hosts"
+            | "issue"
+            | "motd"
+            | "sudoers"
+            | "crontab"
+            | "fstab"
+            | "mtab"
+            | "boot.ini"
+            | "win.ini"
+            | "system.ini"
+            | "desktop.ini"
+            | "autoexec.bat"
+            | "config.sys"
+            | "sam"
+            | "ntds.dit"
+            | "httpd.conf"
+            | "httpd2.conf"
+            | "apache2.conf"
+            | "nginx.conf"
+            | "lighttpd.conf"
+            | "php.ini"
+            | "my.cnf"
+            | "my.ini"
+            | "web.config"
+            | "web.xml"
+            | ".htaccess"
+            | ".htpasswd"
+            | ".passwd"
+            | ".env"
+            | ".bash_history"
+            | ".bash_profile"
+            | ".bashrc"
+            | ".profile"
+            | ".zsh_history"
+            | ".mysql_history"
+            | ".viminfo"
+            | ".netrc"
+            | ".pgpass"
+            | ".git-credentials"
+            | "id_rsa"
+            | "id_dsa"
+            | "id_ecdsa"
+            | "id_ed25519"
+            | "authorized_keys"
+            | "known_hosts"
+            | "wp-config.php"
+            | "config.inc.php"
+            | "configuration.php"
+            | "localsettings.php"
+            | "settings.php"
+            | "database.yml"
+            | "environ"
+            | "cmdline"
+            | "sysprep.xml"
+            | "sysprep.inf"
+            | "unattend.xml"
+            | "unattended.xml"
+            | "php.ini-development"
+            | "tomcat-users.xml"
+            | "server.xml"
+            | "context.xml"
+            | "applicationhost.config"
+            | "credentials"
+            | "config.php"
+            | "ntuser.dat"
+            | "metabase.xml"
+            | ".rhosts"
+            | ".shosts"
+            | ".forward"
+            | ".cshrc"
+            | ".sh_history"
+            | ".xauthority"
+    ) {
+        return true;
+    }
+    // Logs: `access.log`, `error_log`, `mysql.log.1`, `syslog.2.gz`, `sess_<id>`.
+    if n.starts_with("sess_") || n == "messages" || n.ends_with(".err") {
+        return true;
+    }
+    // Every remaining pattern contains `log` (one search instead of eight).
+    if crate::other_util::find_short(n.as_bytes(), b"log").is_none() {
+        return false;
+    }
+    n.contains("access_log")
+        || n.contains("access.log")
+        || n.contains("error_log")
+        || n.contains("error.log")
+        || n.ends_with(".log")
+        || n.ends_with(".err")
+        || n.ends_with("_log")
+        || n.contains(".log.")
+        || n.starts_with("sess_")
+        || n == "syslog"
+        || n == "messages"
+}
+
+/// [`plain_path`] and [`sensitive_file`] answer what the references answer: on generated paths
+/// (roots, system directories in every case, sensitive names, logs, trailing separators and
+/// dots, long segments) and on every real value of the sets and bench bodies.
+#[test]
+fn plain_path_agrees_with_the_reference() {
+    let parts = [
+        "/",
+        "\\",
+        "//",
+        ".",
+        "etc",
+        "ETC",
+        "Windows",
+        "passwd",
+        "web.config",
+        "WEB.CONFIG",
+        "access.log",
+        "error_log",
+        "x.LOG",
+        "sess_9",
+        "syslog",
+        "messages",
+        "a.err",
+        "catalog",
+        "1X",
+        "C:",
+        "c:",
+        "{size}",
+        "41bcf3b2a00dc7cfaff01cb3165d35d32a85bf1d.png",
+        "user_avatar",
+        "Volumes",
+        "home",
+        ".ssh",
+        "id_rsa",
+        " ",
+        "\u{e9}",
+        "Ab",
+        "x",
+    ];
+    let mut rng = XorShift64::new(0x51_7cc1_b727_220a);
+    let (mut yes, mut no) = (0, 0);
+    let mut check = |v: &str| {
+        let want = plain_path_reference(v);
+        assert_eq!(plain_path(v), want, "{v:?}");
+        let lc = v.to_ascii_lowercase();
+        assert_eq!(sensitive_file(&lc), sensitive_file_reference(&lc), "{v:?}");
+        if want {
+            yes += 1;
+        } else {
+            no += 1;
+        }
+    };
+    for _ in 0..100_000 {
+        check(&rng.joined(&parts, 8));
+    }
+    for v in crate::other_util::test_values() {
+        if v.contains(['/', '\\']) {
+            check(&v);
+        }
+    }
+    assert!(yes > 10_000 && no > 10_000, "{yes} {no}");
 }

@@ -10,7 +10,7 @@
 //! `tftp:`, `netdoc:`) are SSRF on their own. A remote script include (`http://host/x.txt?`
 //! with the trailing `?` or a NUL to cut the appended extension) is RFI. Public URLs pass.
 
-use crate::other_util::{best, gate, mk, step, views};
+use crate::other_util::{best, each_byte_of, gate, mk, step, views};
 use crate::{Category, Detector, Gate, Hit, Input, Level};
 
 const NAME: &str = "ssrf";
@@ -26,20 +26,21 @@ pub fn detector() -> Box<dyn Detector> {
 /// `jar`, `dict`, `gopher`); `%` for the percent-decoded view.
 const GATE: Gate = Gate { bytes: "%", anchors: &[], words: &[], test: Some(may_hold_url), test_bytes: ":", test_only: "" };
 
-/// See [`GATE`]: the scheme walk of [`analyse`] without its allocation.
+/// See [`GATE`]: the scheme walk of [`analyse`]. A `:` that is not followed by `/` or `\\` can
+/// only count after `jar`, `dict` or `gopher`, whose last letter is `r` or `t`: any other `:`
+/// (a time `16:55:37`, a `key: value`) is passed over on its two neighbours, before the
+/// scheme walk (`tests::may_hold_url_agrees_with_the_reference`).
 fn may_hold_url(s: &str) -> bool {
     let b = s.as_bytes();
-    memchr::memchr_iter(b':', b).any(|p| {
-        let mut st = p;
-        while st > 0 && p - st < 16 && (b[st - 1].is_ascii_alphanumeric() || matches!(b[st - 1], b'+' | b'-' | b'.')) {
-            st -= 1;
-        }
-        if st == p || !b[st].is_ascii_alphabetic() {
+    each_byte_of(b, [b':'], |p| {
+        let slash = matches!(b.get(p + 1), Some(b'/' | b'\\'));
+        if !(slash || p > 0 && matches!(b[p - 1] | 0x20, b'r' | b't')) {
             return false;
         }
+        let Some(st) = scheme_start(b, p) else { return false };
         let scheme = &b[st..p];
         let ends = |x: &[u8]| scheme.len() >= x.len() && scheme[scheme.len() - x.len()..].eq_ignore_ascii_case(x);
-        matches!(b.get(p + 1), Some(b'/' | b'\\')) || ends(b"jar") || ends(b"dict") || ends(b"gopher")
+        slash || ends(b"jar") || ends(b"dict") || ends(b"gopher")
     })
 }
 
@@ -169,8 +170,28 @@ fn class_v6(h: &str) -> Option<(HostClass, bool)> {
     Some((HostClass::Public, false))
 }
 
+/// The last labels of every name [`class_host`] does not call public (its names, the
+/// `.localhost` names, the public names and wildcard DNS services that resolve to an address).
+const SPECIAL_LABELS: [&str; 10] = ["internal", "metadata", "instance-data", "com", "localhost", "localdomain", "ip6-localhost", "ip6-loopback", "me", "io"];
+
+/// Whether [`class_host`] says `(Public, false)` of `h` (trailing dots trimmed) by its last
+/// label alone: `h` is not bracketed (IPv6), its last label holds a byte that is neither a hex
+/// digit nor `x` (so `h` is no IPv4 address in any notation), and is none of
+/// [`SPECIAL_LABELS`] in any case: `avatars.example.org` is decided here, `api.github.com.`
+/// by the slow path (`tests::class_host_agrees_with_the_reference`).
+#[inline]
+fn surely_public(h: &[u8]) -> bool {
+    let last = h.iter().rposition(|&c| c == b'.').map_or(h, |d| &h[d + 1..]);
+    h.first() != Some(&b'[')
+        && !last.iter().all(|c| c.is_ascii_hexdigit() || matches!(c, b'x' | b'X'))
+        && !SPECIAL_LABELS.iter().any(|l| last.eq_ignore_ascii_case(l.as_bytes()))
+}
+
 fn class_host(host: &str) -> (HostClass, bool) {
     let h = host.trim_end_matches('.');
+    if surely_public(h.as_bytes()) {
+        return (HostClass::Public, false);
+    }
     let h: std::borrow::Cow<'_, str> = if h.bytes().any(|b| b.is_ascii_uppercase()) { h.to_ascii_lowercase().into() } else { h.into() };
     if let Some(inner) = h.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
         return class_v6(inner).unwrap_or((HostClass::Public, false));
@@ -223,90 +244,157 @@ fn encoded_host(host: &str) -> bool {
     })
 }
 
+/// The scheme of a URL whose `:` is at `p`: letters, digits, `+ - .` before it, at most 16,
+/// starting with a letter (its start), or None.
+#[inline]
+fn scheme_start(b: &[u8], p: usize) -> Option<usize> {
+    let mut st = p;
+    while st > 0 && p - st < 16 && (b[st - 1].is_ascii_alphanumeric() || matches!(b[st - 1], b'+' | b'-' | b'.')) {
+        st -= 1;
+    }
+    (st < p && b[st].is_ascii_alphabetic()).then_some(st)
+}
+
+/// The schemes [`analyse`] reads, by their ASCII-lowercase bytes (at most 6; longer schemes
+/// are none of them): a raw-protocol scheme's confidence ([`RAW_SCHEMES`]), or 0 for `http`,
+/// `https`, `ftp`, `ws`, `wss`.
+#[inline]
+fn known_scheme(scheme: &[u8]) -> Option<(&'static str, u8)> {
+    let mut buf = [0u8; 6];
+    let lc = buf.get_mut(..scheme.len())?;
+    lc.copy_from_slice(scheme);
+    lc.make_ascii_lowercase();
+    if let Some(&(n, c)) = RAW_SCHEMES.iter().find(|(n, _)| n.as_bytes() == &*lc) {
+        return Some((n, c));
+    }
+    matches!(&*lc, b"http" | b"https" | b"ftp" | b"ws" | b"wss").then_some(("", 0))
+}
+
+/// The extensions of a script-ish resource (RFI).
+const SCRIPT_EXTS: [&str; 9] = [".txt", ".php", ".sh", ".pl", ".py", ".jsp", ".asp", ".inc", ".cgi"];
+
+/// Whether `path` ends with one of [`SCRIPT_EXTS`] (ASCII case-insensitive): the extension is
+/// what follows the last `.` of the last 4 bytes (an extension holds no `.`).
+#[inline]
+fn scripty_ext(path: &[u8]) -> bool {
+    let tail = &path[path.len().saturating_sub(4)..];
+    tail.iter().rposition(|&c| c == b'.').is_some_and(|d| SCRIPT_EXTS.iter().any(|e| tail[d..].eq_ignore_ascii_case(e.as_bytes())))
+}
+
+/// Every SSRF and RFI finding in `s`: at each `:` after a scheme [`analyse`] knows. Read on
+/// the bytes of `s` with ASCII case-insensitive comparisons (no lowercase copy: every test
+/// below is case-blind or case-folds itself, as [`class_host`] does; `tests::analyse_agrees_with_the_reference`).
 fn analyse(s: &str) -> Option<Hit> {
-    let l = s.to_ascii_lowercase();
-    step(l.len());
+    step(s.len());
+    let bs = s.as_bytes();
     let mut out = None;
-    for (p, _) in l.match_indices(':') {
+    each_byte_of(bs, [b':'], |p| {
         step(1);
-        // Scheme: letters before the colon, starting at a token boundary.
-        let bs = l.as_bytes();
-        let mut st = p;
-        while st > 0 && p - st < 16 && (bs[st - 1].is_ascii_alphanumeric() || matches!(bs[st - 1], b'+' | b'-' | b'.')) {
-            st -= 1;
-        }
-        let scheme = &l[st..p];
-        if scheme.is_empty() || !scheme.as_bytes()[0].is_ascii_alphabetic() {
-            continue;
-        }
-        let rest = &l[p + 1..];
-        if let Some((_, c)) = RAW_SCHEMES.iter().find(|(n, _)| *n == scheme) {
-            if scheme == "file" {
-                // file: URLs are local file inclusion; the path detector reports them.
-                continue;
-            }
-            if rest.starts_with("//") || scheme == "jar" || scheme == "dict" || scheme == "gopher" {
-                out = best(out, Some(mk(NAME, Category::Ssrf, *c, &s[st..], "URL scheme that speaks a raw protocol")));
-            }
-            continue;
-        }
-        if !matches!(scheme, "http" | "https" | "ftp" | "ws" | "wss") {
-            continue;
-        }
-        // Lenient: `http:/x`, `http:\\x` also reach the network in many clients.
-        let auth_start = rest.trim_start_matches(['/', '\\']);
-        if auth_start.len() == rest.len() {
-            continue;
-        }
-        let off = p + 1 + (rest.len() - auth_start.len());
-        let win = crate::truncate(auth_start, 512);
-        // Byte searches (every delimiter is ASCII, so each match is on a char boundary).
-        let auth_end = win.bytes().position(|b| matches!(b, b'/' | b'\\' | b'?' | b'#' | b' ' | b'"' | b'\'' | b'<' | b'>')).unwrap_or(win.len());
-        let auth = &auth_start[..auth_end];
-        let hostport = auth.rsplit('@').next().unwrap_or(auth);
-        let host = if hostport.starts_with('[') { hostport.find(']').map_or(hostport, |e| &hostport[..=e]) } else { hostport.split(':').next().unwrap_or("") };
-        if host.is_empty() {
-            continue;
-        }
-        let (class, alt) = class_host(host);
-        let userinfo_trick = auth.contains('@');
-        let frag = &s[st..(off + auth_end).min(s.len())];
-        let c: u8 = match (class, alt) {
-            (HostClass::Metadata, _) => 95,
-            (HostClass::Loopback | HostClass::Private | HostClass::LinkLocal | HostClass::Unspecified, true) => 90,
-            (HostClass::Unspecified, false) => 80,
-            (HostClass::LinkLocal, false) => 80,
-            (HostClass::Loopback, false) => 55,
-            (HostClass::Private, false) => 60,
-            (HostClass::Public, _) => 0,
-        };
-        let c = if userinfo_trick && c > 0 { c.max(85) } else { c };
-        // A loopback or private host on the port of a service that speaks no HTTP to browsers
-        // (Redis, memcached, databases, SSH, SMTP, the Docker and kubelet APIs): no OAuth
-        // redirect or development server lives there.
-        let port = hostport[host.len()..].strip_prefix(':').and_then(|p| p.parse::<u16>().ok());
-        let c = if matches!(class, HostClass::Loopback | HostClass::Private) && port.is_some_and(internal_service_port) { c.max(80) } else { c };
+        let Some(st) = scheme_start(bs, p) else { return false };
+        let Some((raw, c)) = known_scheme(&bs[st..p]) else { return false };
+        let rest = &s[p + 1..];
         if c > 0 {
-            out = best(out, Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address")));
-        } else if alt && parse_ipv4_loose(host.trim_end_matches('.')).is_some() {
-            // A public address written as one number, in octal or hex, or padded: no link is
-            // written that way except to get past a URL filter (`http://1113982867/`).
-            out = best(out, Some(mk(NAME, Category::Ssrf, 70, frag, "URL host in an alternate IPv4 notation (filter evasion)")));
-        } else if encoded_host(host) {
-            out = best(out, Some(mk(NAME, Category::Ssrf, 65, frag, "URL host with percent-encoded letters (filter evasion)")));
+            // file: URLs are local file inclusion; the path detector reports them.
+            if raw != "file" && (rest.starts_with("//") || matches!(raw, "jar" | "dict" | "gopher")) {
+                out = best(out.take(), Some(mk(NAME, Category::Ssrf, c, &s[st..], "URL scheme that speaks a raw protocol")));
+            }
+            return false;
         }
-        // RFI: a URL to a script-ish resource whose end is cut with `?` or a NUL.
-        let after = crate::truncate(&auth_start[auth_end..], 2048);
-        let path_end = after.bytes().position(|b| matches!(b, b' ' | b'"' | b'\'' | b'<' | b'>')).unwrap_or(after.len());
-        let url_rest = &after[..path_end];
-        let trimmed_q = url_rest.ends_with('?') || url_rest.ends_with("%00") || url_rest.ends_with('\0');
-        let path_only = url_rest.split('?').next().unwrap_or("");
-        let scripty = [".txt", ".php", ".sh", ".pl", ".py", ".jsp", ".asp", ".inc", ".cgi"].iter().any(|e| path_only.ends_with(e));
-        if trimmed_q && scripty {
-            out = best(out, Some(mk(NAME, Category::Rfi, 80, &s[st..], "remote include with the appended extension cut off")));
-        } else if scripty && path_only.ends_with(".txt") && p == st + scheme.len() && st == 0 && url_rest.contains("?") {
-            out = best(out, Some(mk(NAME, Category::Rfi, 50, &s[st..], "remote text file with a query")));
+        if let Some(h) = http_url(s, st, p) {
+            out = best(out.take(), Some(h));
         }
+        false
+    });
+    out
+}
+
+/// The finding of an `http`, `https`, `ftp`, `ws` or `wss` URL whose scheme is `s[st..p]`.
+fn http_url(s: &str, st: usize, p: usize) -> Option<Hit> {
+    let rest = &s[p + 1..];
+    // Lenient: `http:/x`, `http:\\x` also reach the network in many clients.
+    let auth_start = rest.trim_start_matches(['/', '\\']);
+    if auth_start.len() == rest.len() {
+        return None;
+    }
+    let off = p + 1 + (rest.len() - auth_start.len());
+    let win = crate::truncate(auth_start, 512).as_bytes();
+    // One pass to the end of the authority (every delimiter is ASCII, so each match is on a
+    // char boundary): its last `@` (userinfo before it) and the first `:` after that (a port).
+    let (mut auth_end, mut at, mut colon) = (win.len(), None, None);
+    each_byte_of(win, [b'/', b'\\', b'?', b'#', b' ', b'"', b'\'', b'<', b'>', b'@', b':'], |i| match win[i] {
+        b'@' => {
+            (at, colon) = (Some(i), None);
+            false
+        }
+        b':' => {
+            colon = colon.or(Some(i));
+            false
+        }
+        _ => {
+            auth_end = i;
+            true
+        }
+    });
+    let auth = &auth_start[..auth_end];
+    let hostport = at.map_or(auth, |a| &auth[a + 1..]);
+    let host = if hostport.starts_with('[') {
+        hostport.find(']').map_or(hostport, |e| &hostport[..=e])
+    } else {
+        colon.map_or(hostport, |c| &auth[at.map_or(0, |a| a + 1)..c])
+    };
+    if host.is_empty() {
+        return None;
+    }
+    let (class, alt) = class_host(host);
+    let userinfo_trick = at.is_some();
+    let frag = &s[st..(off + auth_end).min(s.len())];
+    let c: u8 = match (class, alt) {
+        (HostClass::Metadata, _) => 95,
+        (HostClass::Loopback | HostClass::Private | HostClass::LinkLocal | HostClass::Unspecified, true) => 90,
+        (HostClass::Unspecified, false) => 80,
+        (HostClass::LinkLocal, false) => 80,
+        (HostClass::Loopback, false) => 55,
+        (HostClass::Private, false) => 60,
+        (HostClass::Public, _) => 0,
+    };
+    let c = if userinfo_trick && c > 0 { c.max(85) } else { c };
+    // A loopback or private host on the port of a service that speaks no HTTP to browsers
+    // (Redis, memcached, databases, SSH, SMTP, the Docker and kubelet APIs): no OAuth
+    // redirect or development server lives there.
+    let port = hostport[host.len()..].strip_prefix(':').and_then(|p| p.parse::<u16>().ok());
+    let c = if matches!(class, HostClass::Loopback | HostClass::Private) && port.is_some_and(internal_service_port) { c.max(80) } else { c };
+    let mut out = None;
+    if c > 0 {
+        out = Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address"));
+    } else if alt && parse_ipv4_loose(host.trim_end_matches('.')).is_some() {
+        // A public address written as one number, in octal or hex, or padded: no link is
+        // written that way except to get past a URL filter (`http://1113982867/`).
+        out = Some(mk(NAME, Category::Ssrf, 70, frag, "URL host in an alternate IPv4 notation (filter evasion)"));
+    } else if encoded_host(host) {
+        out = Some(mk(NAME, Category::Ssrf, 65, frag, "URL host with percent-encoded letters (filter evasion)"));
+    }
+    // RFI: a URL to a script-ish resource whose end is cut with `?` or a NUL.
+    let after = crate::truncate(&auth_start[auth_end..], 2048).as_bytes();
+    // One pass to the end of the URL: where it ends, and its first `?`.
+    let (mut path_end, mut query) = (after.len(), None);
+    each_byte_of(after, [b' ', b'"', b'\'', b'<', b'>', b'?'], |i| {
+        if after[i] == b'?' {
+            query = query.or(Some(i));
+            return false;
+        }
+        path_end = i;
+        true
+    });
+    let url_rest = &after[..path_end];
+    let path_only = &url_rest[..query.unwrap_or(url_rest.len())];
+    if !scripty_ext(path_only) {
+        return out;
+    }
+    let trimmed_q = url_rest.ends_with(b"?") || url_rest.ends_with(b"%00") || url_rest.ends_with(b"\0");
+    if trimmed_q {
+        out = best(out, Some(mk(NAME, Category::Rfi, 80, &s[st..], "remote include with the appended extension cut off")));
+    } else if path_only.len() >= 4 && path_only[path_only.len() - 4..].eq_ignore_ascii_case(b".txt") && st == 0 && query.is_some() {
+        out = best(out, Some(mk(NAME, Category::Rfi, 50, &s[st..], "remote text file with a query")));
     }
     out
 }
@@ -322,9 +410,377 @@ mod tests {
     use super::*;
     use crate::other_util::take_steps;
     use crate::FieldKind;
+    use palisade_testkit::rng::XorShift64;
 
     fn q(v: &str) -> u8 {
         detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    /// [`class_host`] before its [`surely_public`] shortcut (the oracle).
+    fn class_host_reference(host: &str) -> (HostClass, bool) {
+        let h = host.trim_end_matches('.');
+        let h: std::borrow::Cow<'_, str> = if h.bytes().any(|b| b.is_ascii_uppercase()) { h.to_ascii_lowercase().into() } else { h.into() };
+        if let Some(inner) = h.strip_prefix('[').and_then(|x| x.strip_suffix(']')) {
+            return class_v6(inner).unwrap_or((HostClass::Public, false));
+        }
+        if let Some((a, alt)) = parse_ipv4_loose(&h) {
+            return (class_v4(a), alt);
+        }
+        match &*h {
+            "metadata.google.internal" | "metadata" | "instance-data" | "instance-data.ec2.internal" | "metadata.azure.com" => (HostClass::Metadata, false),
+            "localhost" | "localhost.localdomain" | "ip6-localhost" | "ip6-loopback" => (HostClass::Loopback, false),
+            _ if h.ends_with(".localhost") => (HostClass::Loopback, true),
+            // Public names that resolve to 127.0.0.1 (with every subdomain): filter evasion.
+            "localtest.me" | "lvh.me" | "vcap.me" | "lacolhost.com" => (HostClass::Loopback, true),
+            _ => {
+                // Wildcard DNS services that embed an address: 127.0.0.1.nip.io, 10-0-0-1.sslip.io
+                for svc in [".nip.io", ".sslip.io", ".xip.io", ".localtest.me", ".lvh.me"] {
+                    if let Some(pre) = h.strip_suffix(svc) {
+                        if svc == ".localtest.me" || svc == ".lvh.me" {
+                            return (HostClass::Loopback, true);
+                        }
+                        let dotted = pre.replace('-', ".");
+                        let parts: Vec<&str> = dotted.rsplit('.').take(4).collect();
+                        let ip = parts.into_iter().rev().collect::<Vec<_>>().join(".");
+                        if let Some((a, _)) = parse_ipv4_loose(&ip) {
+                            return (class_v4(a), true);
+                        }
+                    }
+                }
+                (HostClass::Public, false)
+            }
+        }
+    }
+
+    /// [`analyse`] as it was before it read the value without a lowercase copy (the oracle of
+    /// `analyse_agrees_with_the_reference`).
+    fn analyse_reference(s: &str) -> Option<Hit> {
+        let l = s.to_ascii_lowercase();
+        step(l.len());
+        let mut out = None;
+        for (p, _) in l.match_indices(':') {
+            step(1);
+            // Scheme: letters before the colon, starting at a token boundary.
+            let bs = l.as_bytes();
+            let mut st = p;
+            while st > 0 && p - st < 16 && (bs[st - 1].is_ascii_alphanumeric() || matches!(bs[st - 1], b'+' | b'-' | b'.')) {
+                st -= 1;
+            }
+            let scheme = &l[st..p];
+            if scheme.is_empty() || !scheme.as_bytes()[0].is_ascii_alphabetic() {
+                continue;
+            }
+            let rest = &l[p + 1..];
+            if let Some((_, c)) = RAW_SCHEMES.iter().find(|(n, _)| *n == scheme) {
+                if scheme == "file" {
+                    // file: URLs are local file inclusion; the path detector reports them.
+                    continue;
+                }
+                if rest.starts_with("//") || scheme == "jar" || scheme == "dict" || scheme == "gopher" {
+                    out = best(out, Some(mk(NAME, Category::Ssrf, *c, &s[st..], "URL scheme that speaks a raw protocol")));
+                }
+                continue;
+            }
+            if !matches!(scheme, "http" | "https" | "ftp" | "ws" | "wss") {
+                continue;
+            }
+            // Lenient: `http:/x`, `http:\\x` also reach the network in many clients.
+            let auth_start = rest.trim_start_matches(['/', '\\']);
+            if auth_start.len() == rest.len() {
+                continue;
+            }
+            let off = p + 1 + (rest.len() - auth_start.len());
+            let win = crate::truncate(auth_start, 512);
+            // Byte searches (every delimiter is ASCII, so each match is on a char boundary).
+            let auth_end = win.bytes().position(|b| matches!(b, b'/' | b'\\' | b'?' | b'#' | b' ' | b'"' | b'\'' | b'<' | b'>')).unwrap_or(win.len());
+            let auth = &auth_start[..auth_end];
+            let hostport = auth.rsplit('@').next().unwrap_or(auth);
+            let host =
+                if hostport.starts_with('[') { hostport.find(']').map_or(hostport, |e| &hostport[..=e]) } else { hostport.split(':').next().unwrap_or("") };
+            if host.is_empty() {
+                continue;
+            }
+            let (class, alt) = class_host_reference(host);
+            let userinfo_trick = auth.contains('@');
+            let frag = &s[st..(off + auth_end).min(s.len())];
+            let c: u8 = match (class, alt) {
+                (HostClass::Metadata, _) => 95,
+                (HostClass::Loopback | HostClass::Private | HostClass::LinkLocal | HostClass::Unspecified, true) => 90,
+                (HostClass::Unspecified, false) => 80,
+                (HostClass::LinkLocal, false) => 80,
+                (HostClass::Loopback, false) => 55,
+                (HostClass::Private, false) => 60,
+                (HostClass::Public, _) => 0,
+            };
+            let c = if userinfo_trick && c > 0 { c.max(85) } else { c };
+            // A loopback or private host on the port of a service that speaks no HTTP to browsers
+            // (Redis, memcached, databases, SSH, SMTP, the Docker and kubelet APIs): no OAuth
+            // redirect or development server lives there.
+            let port = hostport[host.len()..].strip_prefix(':').and_then(|p| p.parse::<u16>().ok());
+            let c = if matches!(class, HostClass::Loopback | HostClass::Private) && port.is_some_and(internal_service_port) { c.max(80) } else { c };
+            if c > 0 {
+                out = best(out, Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address")));
+            } else if alt && parse_ipv4_loose(host.trim_end_matches('.')).is_some() {
+                // A public address written as one number, in octal or hex, or padded: no link is
+                // written that way except to get past a URL filter (`http://1113982867/`).
+                out = best(out, Some(mk(NAME, Category::Ssrf, 70, frag, "URL host in an alternate IPv4 notation (filter evasion)")));
+            } else if encoded_host(host) {
+                out = best(out, Some(mk(NAME, Category::Ssrf, 65, frag, "URL host with percent-encoded letters (filter evasion)")));
+            }
+            // RFI: a URL to a script-ish resource whose end is cut with `?` or a NUL.
+            let after = crate::truncate(&auth_start[auth_end..], 2048);
+            let path_end = after.bytes().position(|b| matches!(b, b' ' | b'"' | b'\'' | b'<' | b'>')).unwrap_or(after.len());
+            let url_rest = &after[..path_end];
+            let trimmed_q = url_rest.ends_with('?') || url_rest.ends_with("%00") || url_rest.ends_with('\0');
+            let path_only = url_rest.split('?').next().unwrap_or("");
+            let scripty = [".txt", ".php", ".sh", ".pl", ".py", ".jsp", ".asp", ".inc", ".cgi"].iter().any(|e| path_only.ends_with(e));
+            if trimmed_q && scripty {
+                out = best(out, Some(mk(NAME, Category::Rfi, 80, &s[st..], "remote include with the appended extension cut off")));
+            } else if scripty && path_only.ends_with(".txt") && p == st + scheme.len() && st == 0 && url_rest.contains("?") {
+                out = best(out, Some(mk(NAME, Category::Rfi, 50, &s[st..], "remote text file with a query")));
+            }
+        }
+        out
+    }
+
+    /// [`may_hold_url`] before its neighbour check (the oracle).
+    fn may_hold_url_reference(s: &str) -> bool {
+        let b = s.as_bytes();
+        memchr::memchr_iter(b':', b).any(|p| {
+            let mut st = p;
+            while st > 0 && p - st < 16 && (b[st - 1].is_ascii_alphanumeric() || matches!(b[st - 1], b'+' | b'-' | b'.')) {
+                st -= 1;
+            }
+            if st == p || !b[st].is_ascii_alphabetic() {
+                return false;
+            }
+            let scheme = &b[st..p];
+            let ends = |x: &[u8]| scheme.len() >= x.len() && scheme[scheme.len() - x.len()..].eq_ignore_ascii_case(x);
+            matches!(b.get(p + 1), Some(b'/' | b'\\')) || ends(b"jar") || ends(b"dict") || ends(b"gopher")
+        })
+    }
+
+    /// URL-ish values: schemes in every case, separators, hosts of every class and notation,
+    /// userinfo, ports, script extensions, query marks, NULs, escapes, blanks, times and
+    /// non-ASCII text (a bounded pseudo-random sample).
+    fn generated_urls(n: usize, mut f: impl FnMut(&str)) {
+        let parts = [
+            "http",
+            "HTTPS",
+            "hTtP",
+            "ftp",
+            "ws",
+            "wss",
+            "gopher",
+            "GoPher",
+            "dict",
+            "jar",
+            "ldap",
+            "file",
+            "netdoc",
+            "sftp",
+            "tftp",
+            "x",
+            "a+b",
+            "2",
+            "://",
+            ":/",
+            ":\\",
+            ":",
+            "//",
+            "/",
+            "\\",
+            "127.0.0.1",
+            "0x7f.1",
+            "2130706433",
+            "localhost",
+            "LOCALHOST",
+            "metadata.google.internal",
+            "Example.COM",
+            "avatars.discourse.org",
+            "[::1]",
+            "[::ffff:127.0.0.1]",
+            "[fd00:ec2::254]",
+            "10-0-0-1.sslip.io",
+            "127.0.0.1.NIP.IO",
+            "app.lvh.me",
+            "%77%77",
+            "@",
+            ":6379",
+            ":80",
+            "/x.TXT",
+            ".php",
+            ".Sh",
+            "shell.txt",
+            "?",
+            "%00",
+            "\0",
+            "%2e",
+            " ",
+            "'",
+            "\"",
+            "<",
+            "#",
+            "16:55",
+            "T",
+            "-",
+            ".",
+            "\t",
+            "\u{e9}",
+            "{size}.png",
+        ];
+        let schemes = ["http", "HTTPS", "hTtP", "ftp", "wss", "gopher", "Dict", "jar", "ldap", "file", "netdoc", "sftp", "xhttp", "url=http", "a.http"];
+        let seps = ["://", ":/", ":\\\\", ":", "://user@", "://a:b@"];
+        let hosts = [
+            "127.0.0.1",
+            "0177.0.0.1",
+            "0x7F.1",
+            "2130706433",
+            "1113982867",
+            "0x42.0x0000066.0x7.0x93",
+            "localhost",
+            "LocalHost.",
+            "metadata.google.internal",
+            "Example.COM",
+            "[::1]",
+            "[::FFFF:127.0.0.1]",
+            "[fd00:ec2::254]",
+            "10-0-0-1.sslip.io",
+            "127.0.0.1.NIP.IO",
+            "x.localtest.me",
+            "%77%77%77%2E%67",
+            "169.254.169.254",
+            "10.0.0.5",
+            "192.168.1.1",
+            "8.8.8.8",
+            "",
+        ];
+        let tails = ["", ":6379", ":80", ":3000", "/", "/x.TXT", "/s.php?", "/a.txt?q=1", "/x.sh%00", "/y.PL\0", "#f", " more", "'", "?a=b", "/{size}.png"];
+        let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
+        for i in 0..n {
+            if i % 2 == 0 {
+                f(&rng.joined(&parts, 8));
+            } else {
+                let pre = if rng.below(3) == 0 { rng.joined(&parts, 2) } else { String::new() };
+                let v = format!(
+                    "{pre}{}{}{}{}{}",
+                    schemes[rng.below(schemes.len())],
+                    seps[rng.below(seps.len())],
+                    hosts[rng.below(hosts.len())],
+                    tails[rng.below(tails.len())],
+                    tails[rng.below(tails.len())]
+                );
+                f(&v);
+            }
+        }
+    }
+
+    /// [`class_host`] (with [`surely_public`]) classifies as the reference does: host names made
+    /// of labels of every kind (special last labels in any case, hex and `x` labels, addresses,
+    /// wildcard DNS names, brackets, trailing dots, non-ASCII; a bounded pseudo-random sample).
+    #[test]
+    fn class_host_agrees_with_the_reference() {
+        let labels = [
+            "internal",
+            "Metadata",
+            "instance-data",
+            "COM",
+            "com",
+            "localhost",
+            "localdomain",
+            "ip6-localhost",
+            "ip6-loopback",
+            "me",
+            "IO",
+            "io",
+            "org",
+            "example",
+            "google",
+            "azure",
+            "ec2",
+            "127",
+            "0x7f",
+            "0X7F",
+            "0177",
+            "1",
+            "10-0-0-1",
+            "nip",
+            "sslip",
+            "xip",
+            "localtest",
+            "lvh",
+            "vcap",
+            "lacolhost",
+            "abc",
+            "x",
+            "",
+            "[::1]",
+            "[",
+            "]",
+            "\u{e9}t\u{e9}",
+            "ffff",
+            "deadbeef",
+            "app",
+        ];
+        let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
+        let (mut public, mut other) = (0, 0);
+        for _ in 0..200_000 {
+            let n = 1 + rng.below(5);
+            let mut h = (0..n).map(|_| labels[rng.below(labels.len())]).collect::<Vec<_>>().join(".");
+            if rng.below(4) == 0 {
+                h.push('.');
+            }
+            let want = class_host_reference(&h);
+            assert_eq!(class_host(&h), want, "{h:?}");
+            if want == (HostClass::Public, false) {
+                public += 1;
+            } else {
+                other += 1;
+            }
+        }
+        assert!(public > 50_000 && other > 10_000, "{public} {other}");
+    }
+
+    /// [`analyse`] (no lowercase copy) finds what the lowercasing reference finds, on generated
+    /// URL-ish values and every real value of the sets and bench bodies.
+    #[test]
+    fn analyse_agrees_with_the_reference() {
+        let mut found = 0;
+        let mut check = |v: &str| {
+            let want = analyse_reference(v);
+            found += usize::from(want.is_some());
+            assert_eq!(analyse(v), want, "{v:?}");
+        };
+        generated_urls(150_000, &mut check);
+        for v in crate::other_util::test_values() {
+            check(&v);
+        }
+        assert!(found > 20_000, "{found}");
+    }
+
+    /// [`may_hold_url`] answers what the reference walk answers, and says yes wherever
+    /// [`analyse`] finds something.
+    #[test]
+    fn may_hold_url_agrees_with_the_reference() {
+        let (mut yes, mut no) = (0, 0);
+        let mut check = |v: &str| {
+            let want = may_hold_url_reference(v);
+            assert_eq!(may_hold_url(v), want, "{v:?}");
+            if want {
+                yes += 1;
+            } else {
+                no += 1;
+                assert!(v.contains('%') || analyse(v).is_none(), "{v:?}");
+            }
+        };
+        generated_urls(150_000, &mut check);
+        for v in crate::other_util::test_values() {
+            check(&v);
+        }
+        for v in ["2015-12-08T16:55:37.397Z", "key: value", "a:b", "JAR:x", "xdict:", "Gopher:", "http:\\x", ":", "r:", "9jar:"] {
+            check(v);
+        }
+        assert!(yes > 10_000 && no > 20_000, "{yes} {no}");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! that reference other entities (expansion bombs) are reported. Also XInclude and XSLT
 //! document()/php:function access, which reach files the same way.
 
-use crate::other_util::{best, gate, mk, step, views, Anchors};
+use crate::other_util::{best, each_byte_of, gate, mk, step, views, Anchors};
 use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 use std::sync::LazyLock;
 
@@ -84,7 +84,7 @@ const GATE: Gate = Gate { bytes: "%", anchors: GATE_LITERALS, words: &[], test: 
 /// a name HTML does not define (`&amp;` and `&eacute;` in text open nothing).
 fn gate_test(s: &str) -> bool {
     let b = s.as_bytes();
-    memchr::memchr3_iter(b':', b'(', b'&', b).any(|p| match b[p] {
+    each_byte_of(b, [b':', b'(', b'&'], |p| match b[p] {
         b':' => b.get(p + 1) == Some(&b':'),
         b'(' => b.get(p + 1) == Some(&b'/'),
         _ => entity_name(b, p + 1).is_some_and(|e| !html_names::is_html_name(&s[p + 1..e])),
@@ -315,6 +315,7 @@ mod tests {
     use super::*;
     use crate::other_util::take_steps;
     use crate::FieldKind;
+    use palisade_testkit::rng::XorShift64;
 
     fn q(v: &str) -> u8 {
         detector().check(&Input { raw: v, decoded: v, field: FieldKind::XmlDocument }, Level::Strict).map_or(0, |h| h.confidence)
@@ -416,6 +417,45 @@ mod tests {
         for n in ["amp", "lt", "gt", "quot", "apos", "nbsp", "eacute", "hellip", "NotNestedGreaterGreater", "zwnj"] {
             assert!(html_names::NAMES.binary_search(&n).is_ok(), "{n}");
         }
+    }
+
+    /// [`gate_test`] with `memchr3_iter` (the oracle of its [`each_byte_of`] form).
+    fn gate_test_reference(s: &str) -> bool {
+        let b = s.as_bytes();
+        memchr::memchr3_iter(b':', b'(', b'&', b).any(|p| match b[p] {
+            b':' => b.get(p + 1) == Some(&b':'),
+            b'(' => b.get(p + 1) == Some(&b'/'),
+            _ => entity_name(b, p + 1).is_some_and(|e| !html_names::is_html_name(&s[p + 1..e])),
+        })
+    }
+
+    /// [`gate_test`] answers what the reference answers: on a bounded pseudo-random sample of
+    /// texts made of axes, calls on paths, entity references (HTML and not), times and
+    /// blanks, and on every real value of the sets and bench bodies.
+    #[test]
+    fn gate_test_agrees_with_the_reference() {
+        let parts = [
+            "::", ":", "child", "(", "(/", "count", "&", "amp", "eacute", "xxe", "file", ";", "&amp;", "&xxe;", "16:55", "T", " ", "a", "_", "-", ".", "9",
+            "\u{e9}", "%", "/",
+        ];
+        let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
+        let (mut yes, mut no) = (0, 0);
+        let mut check = |v: &str| {
+            let want = gate_test_reference(v);
+            assert_eq!(gate_test(v), want, "{v:?}");
+            if want {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+        };
+        for _ in 0..100_000 {
+            check(&rng.joined(&parts, 8));
+        }
+        for v in crate::other_util::test_values() {
+            check(&v);
+        }
+        assert!(yes > 10_000 && no > 10_000, "{yes} {no}");
     }
 
     #[test]
