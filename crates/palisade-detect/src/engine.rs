@@ -150,6 +150,9 @@ struct Gates {
     tests: Vec<(u64, u64, u64, GateTest)>,
     /// Detectors with a test.
     tested: u64,
+    /// Bit `k`: the `k`-th test needs no class bit (no [`Gate::test_bytes`]) (the first
+    /// [`MAX_TEST_BITS`] tests).
+    need_free: u16,
     /// The [`Gate::test_bytes`] and [`Gate::test_only`] of each test.
     test_bytes: Vec<&'static [u8]>,
     test_only: Vec<&'static [u8]>,
@@ -183,6 +186,7 @@ impl Gates {
             lits: None,
             tests: Vec::new(),
             tested: 0,
+            need_free: 0,
             test_bytes: Vec::new(),
             test_only: Vec::new(),
             shaped: 0,
@@ -218,6 +222,9 @@ impl Gates {
                 let excl = if gate.test_only.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (ONLY_SHIFT as usize + k) };
                 g.tests.push((bit, need, excl, t));
                 g.tested |= bit;
+                if need == 0 && k < MAX_TEST_BITS {
+                    g.need_free |= 1 << k;
+                }
                 g.test_bytes.push(gate.test_bytes.as_bytes());
                 g.test_only.push(gate.test_only.as_bytes());
             }
@@ -297,8 +304,20 @@ impl Gates {
     fn admit_but(&self, t: &str, open: u64, class: u64, skip: u64) -> u64 {
         let mut m = (open & self.gated) | skip;
         if self.tested & !m != 0 {
-            for &(bit, need, excl, test) in &self.tests {
-                if m & bit == 0 && (need == 0 || class & need != 0) && class & excl == 0 && test(t) {
+            // The tests whose class bits let them run: bit `k` for the `k`-th test (the first
+            // [`MAX_TEST_BITS`]; further ones always run, below).
+            let bits = (class >> TEST_SHIFT) as u16 | self.need_free;
+            let mut run = bits & !((class >> ONLY_SHIFT) as u16);
+            while run != 0 {
+                let k = run.trailing_zeros() as usize;
+                run &= run - 1;
+                let Some(&(bit, _, _, test)) = self.tests.get(k) else { break };
+                if m & bit == 0 && test(t) {
+                    m |= bit;
+                }
+            }
+            for &(bit, _, _, test) in self.tests.iter().skip(MAX_TEST_BITS) {
+                if m & bit == 0 && test(t) {
                     m |= bit;
                 }
             }
