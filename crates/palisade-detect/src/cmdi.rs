@@ -417,7 +417,9 @@ fn command_position_walk(b: &[u8]) -> bool {
         // (A word read by the fast path has `bb` equal to `a`: looked up once.)
         if cmdpos
             && content
-            && (known_program(&a, la) || !fast && known_program(&bb, lb) || word_start < b.len()
+            && (known_program(&a, la)
+                || !fast && known_program(&bb, lb)
+                || word_start < b.len()
                     && matches!(b[word_start], b'/' | b'$')
                     && *may_hide.get_or_insert_with(|| memchr::memchr3(b'?', b'*', b'$', b).is_some())
                     && hidden_program(&b[word_start..i]))

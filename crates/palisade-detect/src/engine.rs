@@ -997,19 +997,42 @@ impl Engine {
         let (mut m, mut g, mut lit) = (0u64, 0u64, 0u64);
         let mut i = 0;
         if let Some(l) = &self.gates.lits {
-            let (t, mask) = (&*l.trans, l.trans.len() - 1);
-            let (mut sid, limit) = (l.start as usize, l.match_limit as usize);
-            while i < b.len() {
-                let c = b[i];
-                m |= self.table[c as usize];
-                g |= self.gates.bytes[c as usize];
-                sid = t[(sid + l.classes[c as usize] as usize) & mask] as usize;
-                i += 1;
-                if sid < limit {
-                    lit = l.matched(sid, b, i - 1, lit, g);
-                    if self.gates.literal & !(lit | g) == 0 {
-                        break;
+            let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
+            let (mut sid, limit, words) = (l.start as usize, l.match_limit as usize, l.word_limit as usize);
+            // A match state whose literals are all words, followed by a word byte, opens
+            // nothing (none stands as a word): not looked at.
+            let wants = |sid: usize, next: Option<&u8>| sid < limit && (sid >= words || !next.is_some_and(|&n| WORD_BYTE[n as usize]));
+            'walk: {
+                // Two bytes per step.
+                while i + 1 < b.len() {
+                    let (c0, c1) = (b[i] as usize, b[i + 1] as usize);
+                    m |= self.table[c0] | self.table[c1];
+                    g |= self.gates.bytes[c0] | self.gates.bytes[c1];
+                    sid = t[(sid + classes[c0] as usize) & mask] as usize;
+                    if wants(sid, Some(&b[i + 1])) {
+                        lit = l.matched(sid, b, i, lit, g);
+                        if self.gates.literal & !(lit | g) == 0 {
+                            i += 2;
+                            break 'walk;
+                        }
                     }
+                    sid = t[(sid + classes[c1] as usize) & mask] as usize;
+                    i += 2;
+                    if wants(sid, b.get(i)) {
+                        lit = l.matched(sid, b, i - 1, lit, g);
+                        if self.gates.literal & !(lit | g) == 0 {
+                            break 'walk;
+                        }
+                    }
+                }
+                if let Some(&c) = b.get(i) {
+                    m |= self.table[c as usize];
+                    g |= self.gates.bytes[c as usize];
+                    sid = t[(sid + classes[c as usize] as usize) & mask] as usize;
+                    if wants(sid, None) {
+                        lit = l.matched(sid, b, i, lit, g);
+                    }
+                    i += 1;
                 }
             }
         }

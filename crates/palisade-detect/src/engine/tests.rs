@@ -461,7 +461,10 @@ fn fused_pass_agrees_with_the_reference_on_generated_values() {
     }
     let n = parts.len();
     assert!(n > 400, "{n}");
-    for p in ["a", "x", "Z", "1", "9", "_", "-", ".", "/", ":", " ", "  ", "\t", "\n", "%", "&", "'", "\"", "<", "(", ")", ";", "{size}", "é", "ж", "\u{2019}", "\u{ff0f}", "\u{0}"] {
+    for p in [
+        "a", "x", "Z", "1", "9", "_", "-", ".", "/", ":", " ", "  ", "\t", "\n", "%", "&", "'", "\"", "<", "(", ")", ";", "{size}", "é", "ж", "\u{2019}",
+        "\u{ff0f}", "\u{0}",
+    ] {
         for _ in 0..n / 40 {
             parts.push(p.to_string());
         }
