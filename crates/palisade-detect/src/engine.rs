@@ -387,32 +387,44 @@ impl Literals {
     fn new(dfa: &DFA, pats: &[(u64, bool, usize)]) -> Literals {
         use aho_corasick::automaton::StateID;
         use std::collections::HashMap;
+        const NONE: u32 = u32::MAX;
         let start = dfa.start_state(Anchored::No).expect("unanchored start state");
-        // Every state reachable from the start (in discovery order) and its 256 successors.
-        let mut index: HashMap<StateID, usize> = HashMap::from([(start, 0)]);
+        // Every state reachable from the start (in discovery order), indexed by the
+        // automaton's own ids, and the successor of each state on each byte (`cols[byte]`).
+        let mut index: Vec<u32> = Vec::new();
+        let seen = |index: &mut Vec<u32>, id: StateID, n: usize| -> (usize, bool) {
+            let k = id.as_usize();
+            if k >= index.len() {
+                index.resize(k + 1, NONE);
+            }
+            if index[k] == NONE {
+                index[k] = n as u32;
+                (n, true)
+            } else {
+                (index[k] as usize, false)
+            }
+        };
+        seen(&mut index, start, 0);
         let mut states = vec![start];
-        let mut rows: Vec<[usize; 256]> = Vec::new();
+        let mut cols: Vec<Vec<u32>> = vec![Vec::new(); 256];
         let mut k = 0;
         while k < states.len() {
-            let mut row = [0usize; 256];
-            for (b, slot) in row.iter_mut().enumerate() {
+            for (b, col) in cols.iter_mut().enumerate() {
                 let next = dfa.next_state(Anchored::No, states[k], b as u8);
-                let n = states.len();
-                *slot = *index.entry(next).or_insert(n);
-                if *slot == n {
+                let (n, new) = seen(&mut index, next, states.len());
+                if new {
                     states.push(next);
                 }
+                col.push(n as u32);
             }
-            rows.push(row);
             k += 1;
         }
         // Bytes with the same column share a class.
         let mut classes = [0u8; 256];
-        let mut columns: HashMap<Vec<usize>, u8> = HashMap::new();
+        let mut columns: HashMap<&[u32], u8> = HashMap::new();
         for (b, class) in classes.iter_mut().enumerate() {
-            let col: Vec<usize> = rows.iter().map(|r| r[b]).collect();
             let n = columns.len();
-            *class = *columns.entry(col).or_insert(n as u8);
+            *class = *columns.entry(&cols[b]).or_insert(n as u8);
         }
         let stride = columns.len();
         let width = stride + 1;
@@ -443,7 +455,7 @@ impl Literals {
         let mut mpats = Vec::new();
         for (n, &old) in order.iter().enumerate() {
             for b in 0..256 {
-                trans[n * width + classes[b] as usize] = new_id[rows[old][b]];
+                trans[n * width + classes[b] as usize] = new_id[cols[b][old] as usize];
             }
             let lo = mpats.len();
             mpats.extend_from_slice(&all[old]);
