@@ -108,7 +108,7 @@ fn breakout_probe(d: &str) -> Option<Hit> {
 fn gate_test(d: &str) -> bool {
     let b = d.as_bytes();
     let mut i = 0;
-    while i < b.len() && WORD_BYTE[b[i] as usize] {
+    while i < b.len() && WORD_BYTE[b[i] as usize] != 0 {
         i += 1;
     }
     if i == b.len() && !b.is_empty() && b.len() <= 64 {
@@ -119,11 +119,42 @@ fn gate_test(d: &str) -> bool {
 }
 
 /// ASCII letters, digits and `_` (the bytes of [`bare_word`]'s words).
-static WORD_BYTE: [bool; 256] = {
-    let mut t = [false; 256];
+static WORD_BYTE: [u8; 256] = {
+    let mut t = [0u8; 256];
     let mut c = 0;
     while c < 256 {
-        t[c] = (c as u8).is_ascii_alphanumeric() || c == b'_' as usize;
+        t[c] = ((c as u8).is_ascii_alphanumeric() || c == b'_' as usize) as u8;
+        c += 1;
+    }
+    t
+};
+
+/// The first offset at or after `j` and before `stop` (`stop` if none) whose byte `c` has
+/// `t[c] == 0`: eight table lookups per test.
+#[inline]
+fn run_end(t: &[u8; 256], b: &[u8], mut j: usize, stop: usize) -> usize {
+    let stop = stop.min(b.len());
+    while j + 8 <= stop {
+        let c = &b[j..j + 8];
+        if t[c[0] as usize] & t[c[1] as usize] & t[c[2] as usize] & t[c[3] as usize] & t[c[4] as usize] & t[c[5] as usize] & t[c[6] as usize] & t[c[7] as usize]
+            == 0
+        {
+            break;
+        }
+        j += 8;
+    }
+    while j < stop && t[b[j] as usize] != 0 {
+        j += 1;
+    }
+    j
+}
+
+/// The word bytes of [`PLAIN_CLASS`] (class 0), as 1.
+static PLAIN_WORD: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (PLAIN_CLASS[c] == 0) as u8;
         c += 1;
     }
     t
@@ -218,9 +249,7 @@ fn plain_first_word_program_after(b: &[u8], known: usize) -> Option<bool> {
     // A word of more than 20 bytes names no program: its end need not be found (the bytes after
     // the 21st are checked by `any_not_plain` below like the rest).
     let stop = b.len().min(start + 21);
-    while i < stop && class(i) == 0 {
-        i += 1;
-    }
+    i = run_end(&PLAIN_WORD, b, i, stop);
     let word = &b[start..i];
     if any_not_plain(&b[i..]) {
         return None;
@@ -293,8 +322,9 @@ fn fast_word_end(b: &[u8], mut j: usize) -> usize {
 /// programs.
 fn command_position_walk(b: &[u8]) -> bool {
     // [`hidden_program`] needs a `?` or `*` (glob path) or a `$` (ANSI-C quoting): without
-    // them, no word is looked at for it.
-    let may_hide = memchr::memchr3(b'?', b'*', b'$', b).is_some();
+    // them, no word is looked at for it (found once, for the first word that starts with `/` or
+    // `$`).
+    let mut may_hide: Option<bool> = None;
     let mut cmdpos = true;
     let mut i = 0;
     while i < b.len() {
@@ -387,7 +417,12 @@ fn command_position_walk(b: &[u8]) -> bool {
         // (A word read by the fast path has `bb` equal to `a`: looked up once.)
         if cmdpos
             && content
-            && (known_program(&a, la) || !fast && known_program(&bb, lb) || may_hide && word_start < b.len() && hidden_program(&b[word_start..i]))
+            && (known_program(&a, la)
+                || !fast && known_program(&bb, lb)
+                || word_start < b.len()
+                    && matches!(b[word_start], b'/' | b'$')
+                    && *may_hide.get_or_insert_with(|| memchr::memchr3(b'?', b'*', b'$', b).is_some())
+                    && hidden_program(&b[word_start..i]))
         {
             return true;
         }
@@ -467,9 +502,15 @@ fn is_gate_op(c: u8, next: u8) -> bool {
 }
 
 /// A word in command position whose program the shell computes: a glob path (`/???/?at`) or
-/// ANSI-C quoting with escapes (`$'\x69\x64'`).
+/// ANSI-C quoting with escapes (`$'\x69\x64'`). Both start with `/` or `$`: one look for
+/// most words.
+#[inline]
 fn hidden_program(w: &[u8]) -> bool {
-    glob_path_bytes(w) || w.starts_with(b"$'") && w.contains(&b'\\')
+    match w.first() {
+        Some(b'/') => glob_path_bytes(w),
+        Some(b'$') => w.starts_with(b"$'") && w.contains(&b'\\'),
+        _ => false,
+    }
 }
 
 fn known_program(buf: &[u8; 20], len: usize) -> bool {
@@ -477,10 +518,13 @@ fn known_program(buf: &[u8; 20], len: usize) -> bool {
         return false;
     }
     let mut w = &buf[..len];
-    for ext in [&b".exe"[..], b".com", b".bat"] {
-        if let Some(x) = w.strip_suffix(ext) {
-            w = x;
-            break;
+    // (Each suffix starts with `.`: one look for most words.)
+    if len >= 4 && w[len - 4] == b'.' {
+        for ext in [&b".exe"[..], b".com", b".bat"] {
+            if let Some(x) = w.strip_suffix(ext) {
+                w = x;
+                break;
+            }
         }
     }
     // Most words are not programs: a 65,536-bit signature table rejects them before the search.

@@ -138,20 +138,38 @@ struct Gates {
     gated: u64,
     /// Gated detectors with literals in `ac`.
     literal: u64,
-    /// Every literal of every gate, ASCII case-insensitive, all matches (walked byte by byte:
-    /// no per-search setup, which matters for short values).
+    /// Every literal of every gate, ASCII case-insensitive, all matches: the automaton
+    /// [`Literals`] is built from (and the reference of `tests::fused_pass_agrees_with_the_reference`).
     dfa: Option<DFA>,
     /// Per pattern of `dfa`: the gates it opens, whether it must stand as a word, its length.
     pats: Vec<(u64, bool, usize)>,
+    /// `dfa` as a dense table, walked in the engine's byte pass ([`Engine::classify`]).
+    lits: Option<Literals>,
     /// (detector bit, class-table bit its test needs (0: none), class-table bit that rules
     /// its test out (0: none), test).
     tests: Vec<(u64, u64, u64, GateTest)>,
+    /// Detectors with a test.
+    tested: u64,
+    /// Bit `k`: the `k`-th test needs no class bit (no [`Gate::test_bytes`]) (the first
+    /// [`MAX_TEST_BITS`] tests).
+    need_free: u16,
     /// The [`Gate::test_bytes`] and [`Gate::test_only`] of each test.
     test_bytes: Vec<&'static [u8]>,
     test_only: Vec<&'static [u8]>,
     /// Gated detectors with a [`Detector::product_token_gate`], and those gates.
     shaped: u64,
     shape_tests: Vec<(u64, GateTest)>,
+}
+
+/// What one pass over a text finds ([`Engine::classify`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Classes {
+    /// Class bits: [`FAMILIES`], [`DECODE`], [`NON_B64`], the shape and test bits.
+    mask: u64,
+    /// The gates its bytes (and non-ASCII characters) open.
+    open: u64,
+    /// The gates its literals open ([`Gate::anchors`], [`Gate::words`]).
+    lits: u64,
 }
 
 /// A gate's structural test ([`Gate::test`]).
@@ -165,7 +183,10 @@ impl Gates {
             literal: 0,
             dfa: None,
             pats: Vec::new(),
+            lits: None,
             tests: Vec::new(),
+            tested: 0,
+            need_free: 0,
             test_bytes: Vec::new(),
             test_only: Vec::new(),
             shaped: 0,
@@ -200,6 +221,10 @@ impl Gates {
                 let need = if gate.test_bytes.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (TEST_SHIFT as usize + k) };
                 let excl = if gate.test_only.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (ONLY_SHIFT as usize + k) };
                 g.tests.push((bit, need, excl, t));
+                g.tested |= bit;
+                if need == 0 && k < MAX_TEST_BITS {
+                    g.need_free |= 1 << k;
+                }
                 g.test_bytes.push(gate.test_bytes.as_bytes());
                 g.test_only.push(gate.test_only.as_bytes());
             }
@@ -210,13 +235,17 @@ impl Gates {
                 .match_kind(MatchKind::Standard)
                 .build(lits.iter().map(|l| l.0.as_str()))
                 .expect("gate literals compile");
-            g.dfa = Some(dfa);
             g.pats = lits.iter().map(|l| (l.2, l.1, l.0.len())).collect();
+            g.lits = Some(Literals::new(&dfa, &g.pats));
+            g.dfa = Some(dfa);
         }
         g
     }
 
-    /// Adds to `m` the gates whose literals occur in `b` (every match, overlapping ones too).
+    /// Adds to `m` the gates whose literals occur in `b` (every match, overlapping ones too):
+    /// the walk of the `aho_corasick` automaton that [`Engine::classify`] replaced with the
+    /// dense table [`Literals`] (the reference of the tests).
+    #[cfg(test)]
     fn literals(&self, dfa: &DFA, b: &[u8], mut m: u64) -> u64 {
         let Ok(mut sid) = dfa.start_state(Anchored::No) else { return !0 };
         for (i, &c) in b.iter().enumerate() {
@@ -248,8 +277,10 @@ impl Gates {
         m
     }
 
-    /// The gates `t` opens, given those its bytes opened (`open`) and its class bits
-    /// (`class`, for [`Gate::test_bytes`]). Only gated detectors' bits are set.
+    /// The gates `t` opens, given those its bytes and literals opened (`open`: [`Classes::open`]
+    /// and [`Classes::lits`]) and its class bits (`class`, for [`Gate::test_bytes`]). Only gated
+    /// detectors' bits are set.
+    #[inline]
     fn admit(&self, t: &str, open: u64, class: u64) -> u64 {
         self.admit_but(t, open, class, 0)
     }
@@ -267,8 +298,37 @@ impl Gates {
         m
     }
 
-    /// [`Gates::admit`] for every gate but those of `skip` (left closed).
+    /// [`Gates::admit`] for every gate but those of `skip` (left closed). The literals were
+    /// looked for in the byte pass ([`Engine::classify`]): only the structural tests are left.
+    #[inline]
     fn admit_but(&self, t: &str, open: u64, class: u64, skip: u64) -> u64 {
+        let mut m = (open & self.gated) | skip;
+        if self.tested & !m != 0 {
+            // The tests whose class bits let them run: bit `k` for the `k`-th test (the first
+            // [`MAX_TEST_BITS`]; further ones always run, below).
+            let bits = (class >> TEST_SHIFT) as u16 | self.need_free;
+            let mut run = bits & !((class >> ONLY_SHIFT) as u16);
+            while run != 0 {
+                let k = run.trailing_zeros() as usize;
+                run &= run - 1;
+                let Some(&(bit, _, _, test)) = self.tests.get(k) else { break };
+                if m & bit == 0 && test(t) {
+                    m |= bit;
+                }
+            }
+            for &(bit, _, _, test) in self.tests.iter().skip(MAX_TEST_BITS) {
+                if m & bit == 0 && test(t) {
+                    m |= bit;
+                }
+            }
+        }
+        m & !skip
+    }
+
+    /// [`Gates::admit_but`] as it was before [`Literals`]: the literals walked here with the
+    /// `aho_corasick` automaton, `open` holding only the gates of the bytes.
+    #[cfg(test)]
+    fn admit_but_reference(&self, t: &str, open: u64, class: u64, skip: u64) -> u64 {
         let mut m = (open & self.gated) | skip;
         if self.literal & !m != 0 {
             if let Some(dfa) = &self.dfa {
@@ -281,6 +341,165 @@ impl Gates {
             }
         }
         m & !skip
+    }
+}
+
+/// The literals of the gates ([`Gates::dfa`]) as a dense transition table walked in the
+/// engine's byte pass ([`Engine::classify`]): the same matches as the `aho_corasick` walk (every
+/// match, overlapping ones too) for fewer instructions per byte (no check of special states
+/// but one comparison, no bounds check but a mask).
+///
+/// A state is a row of `trans`: one column per byte class (bytes every state treats alike:
+/// ASCII case-insensitive, most punctuation one class), then one column holding, for a match
+/// state, the range of its patterns in `pats`. States are numbered by their row's offset
+/// (premultiplied), the match states first: those whose patterns all must stand as words
+/// ([`Gate::words`]), then the others, so that one comparison tells a match state and a second
+/// one a state whose matches a following word byte rules out.
+struct Literals {
+    /// Byte class of each byte (a column of `trans`).
+    classes: [u8; 256],
+    /// `trans[state + class]`: the next state; `trans[state + stride]`: the patterns of a match
+    /// state (`lo | hi << 16`). Its length is a power of two (the mask of an index).
+    trans: Box<[u32]>,
+    /// Number of classes (the column of the patterns; a row has `stride + 1` columns).
+    stride: usize,
+    start: u32,
+    /// States below this are match states.
+    match_limit: u32,
+    /// States below this are match states whose patterns are all words.
+    word_limit: u32,
+    /// (gates, whether it must stand as a word, length) per match of a match state.
+    pats: Box<[(u64, bool, usize)]>,
+}
+
+/// ASCII letters, digits and `_`: a byte after which a word literal does not end a word.
+static WORD_BYTE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (c as u8).is_ascii_alphanumeric() || c == b'_' as usize;
+        c += 1;
+    }
+    t
+};
+
+impl Literals {
+    fn new(dfa: &DFA, pats: &[(u64, bool, usize)]) -> Literals {
+        use aho_corasick::automaton::StateID;
+        use std::collections::HashMap;
+        const NONE: u32 = u32::MAX;
+        let start = dfa.start_state(Anchored::No).expect("unanchored start state");
+        // Every state reachable from the start (in discovery order), indexed by the
+        // automaton's own ids, and the successor of each state on each byte (`cols[byte]`).
+        let mut index: Vec<u32> = Vec::new();
+        let seen = |index: &mut Vec<u32>, id: StateID, n: usize| -> (usize, bool) {
+            let k = id.as_usize();
+            if k >= index.len() {
+                index.resize(k + 1, NONE);
+            }
+            if index[k] == NONE {
+                index[k] = n as u32;
+                (n, true)
+            } else {
+                (index[k] as usize, false)
+            }
+        };
+        seen(&mut index, start, 0);
+        let mut states = vec![start];
+        let mut cols: Vec<Vec<u32>> = vec![Vec::new(); 256];
+        let mut k = 0;
+        while k < states.len() {
+            for (b, col) in cols.iter_mut().enumerate() {
+                let next = dfa.next_state(Anchored::No, states[k], b as u8);
+                let (n, new) = seen(&mut index, next, states.len());
+                if new {
+                    states.push(next);
+                }
+                col.push(n as u32);
+            }
+            k += 1;
+        }
+        // Bytes with the same column share a class.
+        let mut classes = [0u8; 256];
+        let mut columns: HashMap<&[u32], u8> = HashMap::new();
+        for (b, class) in classes.iter_mut().enumerate() {
+            let n = columns.len();
+            *class = *columns.entry(&cols[b]).or_insert(n as u8);
+        }
+        let stride = columns.len();
+        let width = stride + 1;
+        let patterns = |s: StateID| -> Vec<(u64, bool, usize)> {
+            if !dfa.is_match(s) {
+                return Vec::new();
+            }
+            (0..dfa.match_len(s)).map(|k| pats[dfa.match_pattern(s, k).as_usize()]).collect()
+        };
+        let all: Vec<Vec<(u64, bool, usize)>> = states.iter().map(|&s| patterns(s)).collect();
+        // Word-only match states, other match states, the rest.
+        let group = |i: usize| match &all[i] {
+            p if p.is_empty() => 2,
+            p if p.iter().all(|x| x.1) => 0,
+            _ => 1,
+        };
+        let mut order: Vec<usize> = Vec::with_capacity(states.len());
+        for g in 0..3 {
+            order.extend((0..states.len()).filter(|&i| group(i) == g));
+        }
+        let nword = (0..states.len()).filter(|&i| group(i) == 0).count();
+        let nmatch = (0..states.len()).filter(|&i| group(i) < 2).count();
+        let mut new_id = vec![0u32; states.len()];
+        for (n, &old) in order.iter().enumerate() {
+            new_id[old] = (n * width) as u32;
+        }
+        let mut trans = vec![0u32; (states.len() * width).next_power_of_two()];
+        let mut mpats = Vec::new();
+        for (n, &old) in order.iter().enumerate() {
+            for b in 0..256 {
+                trans[n * width + classes[b] as usize] = new_id[cols[b][old] as usize];
+            }
+            let lo = mpats.len();
+            mpats.extend_from_slice(&all[old]);
+            trans[n * width + stride] = lo as u32 | (mpats.len() as u32) << 16;
+        }
+        assert!(mpats.len() < 1 << 16, "gate literals: too many matches");
+        Literals {
+            classes,
+            trans: trans.into_boxed_slice(),
+            stride,
+            start: new_id[0],
+            match_limit: (nmatch * width) as u32,
+            word_limit: (nword * width) as u32,
+            pats: mpats.into_boxed_slice(),
+        }
+    }
+
+    /// `lit` with the gates the matches of the match state `sid`, ending at `b[i]`, open (those
+    /// not in `lit` or `have`): a word literal only where it stands as a word. (Out of the byte
+    /// loop, which keeps its few values in registers.)
+    #[inline(never)]
+    fn matched(&self, sid: usize, b: &[u8], i: usize, lit: u64, have: u64) -> u64 {
+        // Literals that are all words, followed by a word byte: none stands as a word.
+        if sid < self.word_limit as usize && b.get(i + 1).is_some_and(|&n| WORD_BYTE[n as usize]) {
+            return lit;
+        }
+        let mask = self.trans.len() - 1;
+        let r = self.trans[(sid + self.stride) & mask];
+        let (lo, hi) = ((r & 0xFFFF) as usize, (r >> 16) as usize);
+        let mut m = lit;
+        for &(dm, word, len) in self.pats.get(lo..hi).unwrap_or_default() {
+            if dm & !(have | m) == 0 {
+                continue;
+            }
+            if word {
+                let before = (i + 1).checked_sub(len + 1).map(|p| b[p]);
+                let after = b.get(i + 1).copied();
+                if before.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') || after.is_some_and(|c| WORD_BYTE[c as usize]) {
+                    continue;
+                }
+            }
+            m |= dm;
+        }
+        m
     }
 }
 
@@ -544,17 +763,24 @@ impl Memo {
         }
     }
 
+    /// A hash of `kind` and `v` (at most [`Memo::MAX_LEN`] bytes): each 8-byte word mixed in, the
+    /// last one read overlapping the one before (no copy of a tail), shorter values read as two
+    /// overlapping halves.
     #[inline]
     fn hash(kind: u8, v: &[u8]) -> usize {
         const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut h = (kind as u64) ^ ((v.len() as u64) << 8);
-        let mut chunks = v.chunks_exact(8);
-        for c in &mut chunks {
-            h = (h.rotate_left(5) ^ u64::from_le_bytes(c.try_into().unwrap_or_default())).wrapping_mul(K);
+        let n = v.len();
+        let mut h = (kind as u64) ^ ((n as u64) << 8);
+        if n >= 8 {
+            let mut i = 0;
+            while i + 8 < n {
+                h = (h.rotate_left(5) ^ word8(v, i)).wrapping_mul(K);
+                i += 8;
+            }
+            h = (h.rotate_left(5) ^ word8(v, n - 8)).wrapping_mul(K);
+        } else {
+            h = (h.rotate_left(5) ^ short_word(v)).wrapping_mul(K);
         }
-        let mut last = [0u8; 8];
-        last[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(K);
         (h >> 32) as usize
     }
 
@@ -573,7 +799,7 @@ impl Memo {
                 free = free.or(Some(i));
                 break;
             }
-            if k == kind && len as usize == v.len() && self.arena.get(off as usize..off as usize + v.len()) == Some(v) {
+            if k == kind && len as usize == v.len() && self.arena.get(off as usize..off as usize + v.len()).is_some_and(|a| same_bytes(a, v)) {
                 return Ok(());
             }
         }
@@ -588,6 +814,51 @@ impl Memo {
         let off = self.arena.len() as u32;
         self.arena.extend_from_slice(v);
         self.slots[slot] = (self.generation, off, v.len() as u16, kind);
+    }
+}
+
+/// The 8 bytes of `v` at `i` (little-endian).
+#[inline]
+fn word8(v: &[u8], i: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&v[i..i + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// The bytes of `v` (at most 8) in a word: two overlapping 4-byte halves, or for fewer than 4
+/// bytes the first, middle and last byte (which are all of them).
+#[inline]
+fn short_word(v: &[u8]) -> u64 {
+    let n = v.len();
+    if n >= 4 {
+        let half = |i: usize| u32::from_le_bytes([v[i], v[i + 1], v[i + 2], v[i + 3]]) as u64;
+        half(0) | half(n - 4) << 32
+    } else if n > 0 {
+        v[0] as u64 | (v[n / 2] as u64) << 8 | (v[n - 1] as u64) << 16
+    } else {
+        0
+    }
+}
+
+/// `a == b` for slices of the same length of at most [`Memo::MAX_LEN`] bytes, a word at a time
+/// and without a call.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            if word8(a, i) != word8(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        word8(a, n - 8) == word8(b, n - 8)
+    } else {
+        short_word(a) == short_word(b)
     }
 }
 
@@ -729,10 +1000,68 @@ impl Engine {
         let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings, &mut false);
     }
 
-    /// Class bits ([`FAMILIES`], decoding, test bytes) and the gates the bytes open (and the
-    /// non-ASCII characters, by [`CodePoint`]).
+    /// Class bits ([`FAMILIES`], decoding, test bytes), the gates the bytes open (and the
+    /// non-ASCII characters, by [`CodePoint`]) and those the literals open ([`Literals`]), in
+    /// one pass over the bytes (the literals' walk stops once every gate with literals is open).
     #[inline]
-    fn classify(&self, s: &str) -> (u64, u64) {
+    fn classify(&self, s: &str) -> Classes {
+        let b = s.as_bytes();
+        let (mut m, mut g, mut lit) = (0u64, 0u64, 0u64);
+        let mut i = 0;
+        if let Some(l) = &self.gates.lits {
+            let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
+            let (mut sid, limit, words) = (l.start as usize, l.match_limit as usize, l.word_limit as usize);
+            // A match state whose literals are all words, followed by a word byte, opens
+            // nothing (none stands as a word): not looked at.
+            let wants = |sid: usize, next: Option<&u8>| sid < limit && (sid >= words || !next.is_some_and(|&n| WORD_BYTE[n as usize]));
+            'walk: {
+                // Two bytes per step.
+                while i + 1 < b.len() {
+                    let (c0, c1) = (b[i] as usize, b[i + 1] as usize);
+                    m |= self.table[c0] | self.table[c1];
+                    g |= self.gates.bytes[c0] | self.gates.bytes[c1];
+                    sid = t[(sid + classes[c0] as usize) & mask] as usize;
+                    if wants(sid, Some(&b[i + 1])) {
+                        lit = l.matched(sid, b, i, lit, g);
+                        if self.gates.literal & !(lit | g) == 0 {
+                            i += 2;
+                            break 'walk;
+                        }
+                    }
+                    sid = t[(sid + classes[c1] as usize) & mask] as usize;
+                    i += 2;
+                    if wants(sid, b.get(i)) {
+                        lit = l.matched(sid, b, i - 1, lit, g);
+                        if self.gates.literal & !(lit | g) == 0 {
+                            break 'walk;
+                        }
+                    }
+                }
+                if let Some(&c) = b.get(i) {
+                    m |= self.table[c as usize];
+                    g |= self.gates.bytes[c as usize];
+                    sid = t[(sid + classes[c as usize] as usize) & mask] as usize;
+                    if wants(sid, None) {
+                        lit = l.matched(sid, b, i, lit, g);
+                    }
+                    i += 1;
+                }
+            }
+        }
+        for &c in &b[i..] {
+            m |= self.table[c as usize];
+            g |= self.gates.bytes[c as usize];
+        }
+        if m & NON_ASCII != 0 {
+            self.classify_non_ascii(s, &mut m, &mut g);
+        }
+        Classes { mask: m, open: g, lits: lit }
+    }
+
+    /// [`Engine::classify`] as it was before [`Literals`]: the byte classes only (the
+    /// reference of the tests, with [`Gates::admit_but_reference`]).
+    #[cfg(test)]
+    fn classify_reference(&self, s: &str) -> (u64, u64) {
         let (mut m, mut g) = (0, 0);
         for &b in s.as_bytes() {
             m |= self.table[b as usize];
@@ -777,13 +1106,14 @@ impl Engine {
         m
     }
 
-    /// The detectors the pre-filters let see a text `t` with class bits `mask` whose bytes
-    /// opened the gates `open`. A text in the product-token shape ([`crate::shape`]) is judged
+    /// The detectors the pre-filters let see a text `t` of classes `c` ([`Engine::classify`]).
+    /// A text in the product-token shape ([`crate::shape`]) is judged
     /// by the [`Detector::product_token_gate`]s where declared, and shows the ungated family
     /// detectors nothing: the shape's punctuation carries no LDAP filter (no `=`, `*`, `&`,
     /// `|`, `!`, NUL, and `)(` cannot occur) and no XML.
     #[inline]
-    fn todo(&self, t: &str, mask: u64, open: u64) -> u64 {
+    fn todo(&self, t: &str, c: Classes) -> u64 {
+        let (mask, open) = (c.mask, c.open | c.lits);
         if mask & (NOT_SHAPE | SLASH) == SLASH && crate::shape::product_tokens(t) {
             (self.gates.admit_shaped(t, open, mask) & self.gates.gated) | self.ungated_always
         } else {
@@ -791,11 +1121,27 @@ impl Engine {
         }
     }
 
+    /// [`Engine::todo`] as it was before [`Literals`] (the reference of the tests).
+    #[cfg(test)]
+    fn todo_reference(&self, t: &str) -> u64 {
+        let (mask, open) = self.classify_reference(t);
+        if mask & (NOT_SHAPE | SLASH) == SLASH && crate::shape::product_tokens(t) {
+            let mut m = self.gates.admit_but_reference(t, open, mask, self.gates.shaped);
+            for (bit, test) in &self.gates.shape_tests {
+                if test(t) {
+                    m |= bit;
+                }
+            }
+            (m & self.gates.gated) | self.ungated_always
+        } else {
+            self.admitted_set(mask, self.gates.admit_but_reference(t, open, mask, 0))
+        }
+    }
+
     /// Names of the detectors the pre-filters (gates, or family bits for detectors without a
     /// gate) let see `t` as a candidate (tests and tools: the soundness check of the gates).
     pub fn admitted(&self, t: &str) -> Vec<&'static str> {
-        let (mask, open) = self.classify(t);
-        let set = self.todo(t, mask, open);
+        let set = self.todo(t, self.classify(t));
         self.detectors.iter().enumerate().filter(|(i, _)| set & (1u64 << i) != 0).map(|(_, e)| e.det.name()).collect()
     }
 
@@ -814,12 +1160,13 @@ impl Engine {
         if applies == 0 {
             return ControlFlow::Continue(());
         }
-        let (mask, open) = self.classify(raw);
+        let classes = self.classify(raw);
+        let mask = classes.mask;
         let mut fired = 0u64;
         let mut location: Option<String> = None;
         let may_b64 = mask & NON_B64 == 0 && raw.len() >= BASE64_MIN_LEN;
         if mask & DECODE == 0 && !may_b64 {
-            let todo = self.todo(raw, mask, open) & applies;
+            let todo = self.todo(raw, classes) & applies;
             if todo == 0 {
                 return ControlFlow::Continue(());
             }
@@ -828,8 +1175,8 @@ impl Engine {
         }
         let cands = dec.decode(raw);
         for c in cands.iter() {
-            let (cmask, copen) = if c.transforms.is_empty() { (mask, open) } else { self.classify(c.text) };
-            let todo = self.todo(c.text, cmask, copen) & applies;
+            let cc = if c.transforms.is_empty() { classes } else { self.classify(c.text) };
+            let todo = self.todo(c.text, cc) & applies;
             if todo & !fired == 0 {
                 continue;
             }

@@ -391,3 +391,114 @@ fn non_ascii_characters_open_gates_by_code_point() {
         assert_eq!(e.admitted(text), all, "{text}");
     }
 }
+
+/// Every value of the development corpus (`../shared`, when present) and of the benign and
+/// attack sets.
+fn corpus_values() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    } else {
+        println!("skipping the development corpus ({} not found)", corpus.display());
+    }
+    let mut values = Vec::new();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        values.extend(crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap().into_iter().map(|s| s.value));
+    }
+    values
+}
+
+/// Checks the one-pass classification ([`Engine::classify`], [`Literals`]) against the code it
+/// replaced ([`Engine::classify_reference`], the `aho_corasick` walk of [`Gates::literals`],
+/// [`Engine::todo_reference`]) on `t`.
+fn check_fused_pass(e: &Engine, t: &str) {
+    let c = e.classify(t);
+    let (mask, open) = e.classify_reference(t);
+    assert_eq!((c.mask, c.open), (mask, open), "{t:?}");
+    let gated = e.gates.gated;
+    let reference = e.gates.literals(e.gates.dfa.as_ref().unwrap(), t.as_bytes(), open & gated);
+    assert_eq!((c.lits | c.open) & gated, reference, "{t:?}");
+    assert_eq!(e.todo(t, c), e.todo_reference(t), "{t:?}");
+}
+
+#[test]
+fn fused_pass_agrees_with_the_reference_on_corpus_values() {
+    let e = Engine::new(EngineConfig::default()).unwrap();
+    let values = corpus_values();
+    assert!(values.len() > 5_000, "{}", values.len());
+    let mut dec = crate::decode::Decoder::default();
+    for v in &values {
+        for c in dec.decode(v).iter() {
+            check_fused_pass(&e, c.text);
+        }
+        // Every prefix and suffix of a short value (literals cut at either end).
+        if v.len() <= 40 {
+            for (k, _) in v.char_indices() {
+                check_fused_pass(&e, &v[..k]);
+                check_fused_pass(&e, &v[k..]);
+            }
+        }
+    }
+    for v in ["", "a", "on", "union", "1union", "x_union", "union_", "UNION", "--", "@@", "\u{1}", "don\u{2019}t", "Привет", "\u{ff1c}"] {
+        check_fused_pass(&e, v);
+    }
+}
+
+/// Generated values: the gates' literals (words and anchors) in every case, glued to letters,
+/// digits, `_`, punctuation, blanks, non-ASCII letters and quotes, and cut.
+#[test]
+fn fused_pass_agrees_with_the_reference_on_generated_values() {
+    let e = Engine::new(EngineConfig::default()).unwrap();
+    let mut parts: Vec<String> = Vec::new();
+    for d in crate::registry::detectors() {
+        if let Some(g) = d.gate() {
+            for l in g.anchors.iter().chain(g.words) {
+                parts.extend([l.to_string(), l.to_ascii_uppercase(), l[..l.len() / 2].to_string(), l[l.len() / 2..].to_string()]);
+            }
+        }
+    }
+    let n = parts.len();
+    assert!(n > 400, "{n}");
+    for p in [
+        "a", "x", "Z", "1", "9", "_", "-", ".", "/", ":", " ", "  ", "\t", "\n", "%", "&", "'", "\"", "<", "(", ")", ";", "{size}", "é", "ж", "\u{2019}",
+        "\u{ff0f}", "\u{0}",
+    ] {
+        for _ in 0..n / 40 {
+            parts.push(p.to_string());
+        }
+    }
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x9e37_79b9_7f4a_7c15);
+    let mut v = String::new();
+    for _ in 0..60_000 {
+        v.clear();
+        for _ in 0..1 + rng.below(7) {
+            v.push_str(&parts[rng.below(parts.len())]);
+        }
+        check_fused_pass(&e, &v);
+    }
+}
+
+/// The memo's word reads and comparison ([`same_bytes`], [`short_word`]) against `==`, on
+/// every length it takes, with one byte changed at each position; the hash is a function of
+/// the kind and the bytes.
+#[test]
+fn memo_comparison_agrees_with_equality() {
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x2545_f491_4f6c_dd1d);
+    for n in 0..=Memo::MAX_LEN {
+        for _ in 0..20 {
+            let a: Vec<u8> = (0..n).map(|_| rng.below(4) as u8 + b'a').collect();
+            assert!(same_bytes(&a, &a.clone()));
+            assert_eq!(Memo::hash(3, &a), Memo::hash(3, &a.clone()));
+            for i in 0..n {
+                let mut b = a.clone();
+                b[i] ^= 1 << rng.below(8);
+                assert!(!same_bytes(&a, &b), "{a:?} {b:?}");
+            }
+            let c: Vec<u8> = (0..n).map(|_| rng.below(4) as u8 + b'a').collect();
+            assert_eq!(same_bytes(&a, &c), a == c);
+            assert!(n == 0 || !same_bytes(&a, &a[1..]), "lengths differ");
+        }
+    }
+}
