@@ -195,7 +195,14 @@ impl Default for Decoder {
 /// Whether `s` holds anything the pipeline could decode (`%`, `&`, `\`, NUL). A value
 /// without any of these decodes to itself.
 pub fn may_decode(s: &str) -> bool {
-    s.bytes().any(|b| matches!(b, b'%' | b'&' | b'\\' | 0))
+    let b = s.as_bytes();
+    may_decode_layer(b) || memchr(0, b).is_some()
+}
+
+/// Whether a layer of the pipeline ([`url_layer`] without `+`, [`html_layer`],
+/// [`escape_layer`]) can change `b`: each needs its trigger byte.
+fn may_decode_layer(b: &[u8]) -> bool {
+    memchr::memchr3(b'%', b'&', b'\\', b).is_some()
 }
 
 impl Decoder {
@@ -265,7 +272,9 @@ fn pipeline(input: &str, max_layers: u8, a: &mut String, b: &mut String, bytes: 
             tf |= t;
             changed = true;
         }
-        if !changed {
+        // Each layer returns at once without its trigger byte (`%`, `&`, `\\`): a text with
+        // none of them is a fixed point, the next round would change nothing.
+        if !changed || !may_decode_layer(a.as_bytes()) {
             break;
         }
     }

@@ -107,15 +107,14 @@ fn lower<'b>(w: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
 #[inline]
 pub(crate) fn keyword(w: &str) -> Kw {
     let b = w.as_bytes();
-    let t = &*KEYWORDS;
-    if b.len() < 2 || b.len() > t.max_len {
+    if b.len() < 2 || b.len() > MAX_LEN {
         return Kw::None;
     }
-    let slot = t.slots[hash_slot(hash_key(b), t.mul)];
+    let slot = SLOTS[hash_slot(hash_key(b), MUL)];
     if slot == 0 {
         return Kw::None;
     }
-    let (k, kw) = t.words[slot as usize - 1];
+    let (k, kw) = WORDS[slot as usize - 1];
     if k.len() == b.len() && k.as_bytes().eq_ignore_ascii_case(b) {
         kw
     } else {
@@ -130,28 +129,172 @@ const SLOT_BITS: u32 = 11;
 /// bytes with `0x20` set (ASCII letters folded to lowercase, other bytes kept apart by the
 /// comparison that follows): a word equal to a keyword ignoring ASCII case has its key.
 #[inline]
-fn hash_key(b: &[u8]) -> u64 {
+const fn hash_key(b: &[u8]) -> u64 {
     let n = b.len();
     let k = u32::from_le_bytes([b[0], b[1], b[n - 2], b[n - 1]]) | 0x2020_2020;
-    u64::from(k) | (n as u64) << 32
+    k as u64 | (n as u64) << 32
 }
 
 #[inline]
-fn hash_slot(key: u64, mul: u64) -> usize {
+const fn hash_slot(key: u64, mul: u64) -> usize {
     (key.wrapping_mul(mul) >> (64 - SLOT_BITS)) as usize
 }
 
-/// The keyword table: (word, class) pairs, and their perfect hash (a multiplier found at start
-/// that sends every keyword to its own slot; `slots` holds 1 + the index of the pair).
-struct Keywords {
-    words: Vec<(&'static str, Kw)>,
-    slots: Box<[u8; 1 << SLOT_BITS]>,
-    mul: u64,
-    max_len: usize,
-}
+/// The keyword table, built at compile time (it was a `LazyLock` searched for its multiplier at
+/// start: every call paid the initialisation check, and the table's pointers and multiplier
+/// were loads). [`WORDS`] is [`keyword_words`] written out (`tests::the_const_table_is_keyword_words`),
+/// sorted; [`SLOTS`] holds 1 + the index in [`WORDS`] of the one keyword of each slot, for
+/// [`MUL`], the first multiplier of the sequence the old start-up search tried that sends
+/// every keyword to its own slot (a collision fails the build).
+const WORDS: [(&str, Kw); 115] = [
+    ("\\n", Kw::Value),
+    ("against", Kw::BinOp),
+    ("all", Kw::SetQuant),
+    ("alter", Kw::Stmt(Stmt::Alter)),
+    ("and", Kw::Logic),
+    ("any", Kw::Prefix),
+    ("as", Kw::As),
+    ("asc", Kw::AscDesc),
+    ("begin", Kw::Stmt(Stmt::Begin)),
+    ("between", Kw::BinOp),
+    ("binary", Kw::Prefix),
+    ("by", Kw::By),
+    ("call", Kw::Stmt(Stmt::Call)),
+    ("case", Kw::Case),
+    ("collate", Kw::BinOp),
+    ("connect_by_root", Kw::Prefix),
+    ("copy", Kw::Stmt(Stmt::Copy)),
+    ("create", Kw::Stmt(Stmt::Create)),
+    ("cross", Kw::JoinMod),
+    ("current_date", Kw::Value),
+    ("current_time", Kw::Value),
+    ("current_timestamp", Kw::Value),
+    ("current_user", Kw::Value),
+    ("deallocate", Kw::Stmt(Stmt::Prepare)),
+    ("declare", Kw::Stmt(Stmt::Declare)),
+    ("default", Kw::Value),
+    ("delay", Kw::Delay),
+    ("delete", Kw::Stmt(Stmt::Delete)),
+    ("desc", Kw::AscDesc),
+    ("distinct", Kw::SetQuant),
+    ("distinctrow", Kw::SetQuant),
+    ("div", Kw::BinOp),
+    ("drop", Kw::Stmt(Stmt::Drop)),
+    ("dumpfile", Kw::Outfile),
+    ("else", Kw::CaseMid),
+    ("end", Kw::End),
+    ("escape", Kw::BinOp),
+    ("except", Kw::Union),
+    ("exec", Kw::Stmt(Stmt::Exec)),
+    ("execute", Kw::Stmt(Stmt::Exec)),
+    ("exists", Kw::Prefix),
+    ("false", Kw::Value),
+    ("fetch", Kw::Offset),
+    ("for", Kw::For),
+    ("from", Kw::From),
+    ("full", Kw::JoinMod),
+    ("glob", Kw::BinOp),
+    ("grant", Kw::Stmt(Stmt::Grant)),
+    ("group", Kw::Group),
+    ("having", Kw::Having),
+    ("if", Kw::Stmt(Stmt::If)),
+    ("ilike", Kw::BinOp),
+    ("in", Kw::BinOp),
+    ("inner", Kw::JoinMod),
+    ("insert", Kw::Stmt(Stmt::Insert)),
+    ("intersect", Kw::Union),
+    ("interval", Kw::Prefix),
+    ("into", Kw::Into),
+    ("is", Kw::BinOp),
+    ("join", Kw::Join),
+    ("kill", Kw::Stmt(Stmt::Kill)),
+    ("left", Kw::JoinMod),
+    ("like", Kw::BinOp),
+    ("limit", Kw::Limit),
+    ("load", Kw::Stmt(Stmt::Load)),
+    ("localtime", Kw::Value),
+    ("localtimestamp", Kw::Value),
+    ("match", Kw::BinOp),
+    ("merge", Kw::Stmt(Stmt::Insert)),
+    ("minus", Kw::Union),
+    ("mod", Kw::BinOp),
+    ("natural", Kw::JoinMod),
+    ("not", Kw::Not),
+    ("null", Kw::Value),
+    ("offset", Kw::Offset),
+    ("on", Kw::On),
+    ("or", Kw::Logic),
+    ("order", Kw::Order),
+    ("outer", Kw::JoinMod),
+    ("outfile", Kw::Outfile),
+    ("prepare", Kw::Stmt(Stmt::Prepare)),
+    ("prior", Kw::Prefix),
+    ("procedure", Kw::Procedure),
+    ("regexp", Kw::BinOp),
+    ("replace", Kw::Stmt(Stmt::Insert)),
+    ("revoke", Kw::Stmt(Stmt::Grant)),
+    ("right", Kw::JoinMod),
+    ("rlike", Kw::BinOp),
+    ("rownum", Kw::Value),
+    ("select", Kw::Select),
+    ("session_user", Kw::Value),
+    ("set", Kw::Stmt(Stmt::Set)),
+    ("show", Kw::Stmt(Stmt::Show)),
+    ("shutdown", Kw::Stmt(Stmt::Shutdown)),
+    ("similar", Kw::BinOp),
+    ("some", Kw::Prefix),
+    ("sounds", Kw::BinOp),
+    ("straight_join", Kw::Join),
+    ("sysdate", Kw::Value),
+    ("system_user", Kw::Value),
+    ("then", Kw::CaseMid),
+    ("time", Kw::Delay),
+    ("top", Kw::Top),
+    ("true", Kw::Value),
+    ("truncate", Kw::Stmt(Stmt::Truncate)),
+    ("union", Kw::Union),
+    ("unknown", Kw::Value),
+    ("update", Kw::Stmt(Stmt::Update)),
+    ("upsert", Kw::Stmt(Stmt::Insert)),
+    ("use", Kw::Stmt(Stmt::Use)),
+    ("using", Kw::On),
+    ("waitfor", Kw::Stmt(Stmt::Waitfor)),
+    ("when", Kw::CaseMid),
+    ("where", Kw::Where),
+    ("xor", Kw::Logic),
+];
+
+/// The perfect hash's multiplier (see [`WORDS`]).
+const MUL: u64 = 0x4834_9983_c3cd_98bd;
+
+/// The longest keyword.
+const MAX_LEN: usize = {
+    let mut m = 0;
+    let mut i = 0;
+    while i < WORDS.len() {
+        if WORDS[i].0.len() > m {
+            m = WORDS[i].0.len();
+        }
+        i += 1;
+    }
+    m
+};
+
+static SLOTS: [u8; 1 << SLOT_BITS] = {
+    let mut slots = [0u8; 1 << SLOT_BITS];
+    let mut i = 0;
+    while i < WORDS.len() {
+        let s = hash_slot(hash_key(WORDS[i].0.as_bytes()), MUL);
+        assert!(slots[s] == 0, "the keyword hash has a collision: pick another MUL");
+        slots[s] = i as u8 + 1;
+        i += 1;
+    }
+    slots
+};
 
 /// Every keyword: the sqli gate words (every keyword is one: `tests::gate_words_cover_the_keywords`)
 /// that [`classify`] classifies, and `\\n` (MySQL's `\N`).
+#[cfg(test)]
 pub(crate) fn keyword_words() -> Vec<(&'static str, Kw)> {
     let mut v: Vec<(&'static str, Kw)> = super::GATE_WORDS.iter().chain(&["\\n"]).map(|w| (*w, classify(w))).filter(|(_, k)| *k != Kw::None).collect();
     v.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -159,31 +302,8 @@ pub(crate) fn keyword_words() -> Vec<(&'static str, Kw)> {
     v
 }
 
-static KEYWORDS: std::sync::LazyLock<Keywords> = std::sync::LazyLock::new(|| {
-    let words = keyword_words();
-    assert!(words.len() < 255);
-    let max_len = words.iter().map(|(w, _)| w.len()).max().unwrap_or(0);
-    // Odd multipliers from a fixed sequence (the same table every run): the first without a
-    // collision (`tests::the_keyword_hash_is_perfect`; a few dozen tries for ~125 words in
-    // 2,048 slots).
-    let mut mul = 0x9E37_79B9_7F4A_7C15u64;
-    for _ in 0..100_000 {
-        let mut slots = Box::new([0u8; 1 << SLOT_BITS]);
-        let free = words.iter().enumerate().all(|(i, (w, _))| {
-            let s = &mut slots[hash_slot(hash_key(w.as_bytes()), mul)];
-            let was = *s;
-            *s = i as u8 + 1;
-            was == 0
-        });
-        if free {
-            return Keywords { words, slots, mul, max_len };
-        }
-        mul = mul.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407) | 1;
-    }
-    panic!("no perfect hash for the SQL keywords");
-});
-
 /// The grammar class of a lowercase word (the reference [`keyword`] is built from).
+#[cfg(test)]
 pub(crate) fn classify(l: &str) -> Kw {
     match l {
         "union" | "intersect" | "except" | "minus" => Kw::Union,
@@ -344,5 +464,17 @@ pub(crate) fn function(w: &str) -> Func {
         | "zeroblob" | "json_extract" | "row" | "exists" | "unistr" | "utl_raw" | "cast_to_raw" | "rawtohex" | "regexp_substr" | "regexp_like" | "stuff"
         | "datalength" | "db_id" | "waitfor" => Func::Common,
         _ => Func::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_const_table_is_keyword_words() {
+        assert_eq!(WORDS.to_vec(), keyword_words());
+        assert!(WORDS.len() < 255);
+        assert_eq!(MAX_LEN, keyword_words().iter().map(|(w, _)| w.len()).max().unwrap());
     }
 }

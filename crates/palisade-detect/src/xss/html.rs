@@ -519,6 +519,22 @@ pub(crate) fn named_entity(rest: &[u8]) -> Option<(char, usize)> {
     Some((c, n + 1))
 }
 
+/// Whether [`decode_entities`] changes `v`: some `&` starts a reference it decodes (references
+/// hold no `&`, so it visits every `&`; each decoded reference is shorter than its text, so the
+/// output differs exactly then). No allocation: most values with `&` hold only references this
+/// list does not decode (`&ldquo;`, `&rsquo;`, query strings' `&`).
+pub(crate) fn decodes_an_entity(v: &str) -> bool {
+    let b = v.as_bytes();
+    memchr::memchr_iter(b'&', b).any(|i| {
+        if b.get(i + 1) == Some(&b'#') {
+            let hexa = matches!(b.get(i + 2), Some(b'x' | b'X'));
+            b.get(i + 2 + usize::from(hexa)).is_some_and(|c| if hexa { c.is_ascii_hexdigit() } else { c.is_ascii_digit() })
+        } else {
+            named_entity(&b[i + 1..]).is_some()
+        }
+    })
+}
+
 /// HTML character references: numeric (`&#106;`, `&#x6A`, with or without `;`, leading zeros)
 /// and the named ones that matter for schemes and scripts (`named_entity`).
 pub(crate) fn decode_entities(v: &str) -> String {

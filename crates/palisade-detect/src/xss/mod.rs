@@ -153,21 +153,24 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
         *steps += s.len();
         consider(analyze_view(&d, steps));
     }
+    // `+` opens two views (form encoding, UTF-7): one search rules both out.
+    let plus = memchr::memchr(b'+', s.as_bytes()).is_some();
     // Form encoding not undone: `<script+src=...>`.
-    if s.contains('+') && !s.contains(' ') && s.contains('<') {
+    if plus && memchr::memchr(b'<', s.as_bytes()).is_some() && memchr::memchr(b' ', s.as_bytes()).is_none() {
         consider(analyze_view(&s.replace('+', " "), steps));
     }
     // HTML character references (a value reflected in an attribute is decoded by the browser).
-    if memchr::memchr(b'&', s.as_bytes()).is_some() {
+    // (Decoded only when a reference decodes: `html::decodes_an_entity`, no copy otherwise.)
+    if html::decodes_an_entity(s) {
         let d = html::decode_entities(s);
-        if d != s {
-            *steps += s.len();
-            consider(analyze_view(&d, steps));
-        }
+        *steps += s.len();
+        consider(analyze_view(&d, steps));
     }
     let ascii = s.is_ascii();
-    // 7-bit US-ASCII pages drop the high bit: `¼script¾` is `<script>`.
-    if !ascii && s.contains(['\u{bc}', '\u{be}']) {
+    let b = s.as_bytes();
+    // 7-bit US-ASCII pages drop the high bit: `¼script¾` is `<script>` (`¼` `¾` are C2 BC and
+    // C2 BE in UTF-8: a byte search, not a char walk).
+    if !ascii && memchr::memchr_iter(0xC2, b).any(|p| matches!(b.get(p + 1), Some(0xBC | 0xBE))) {
         let d: String = s
             .chars()
             .map(|c| match c {
@@ -185,7 +188,6 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
     // folded text is judged like any other: CJK prose with fullwidth brackets around words
     // (`＜お知らせ＞`) or fullwidth parentheses holds no tag or call.
     // `＜` `＂` `＇` are EF BC 9C, EF BC 82, EF BC 87 in UTF-8: a byte search, not a char walk.
-    let b = s.as_bytes();
     if !ascii && memchr::memchr_iter(0xEF, b).any(|p| b.get(p + 1) == Some(&0xBC) && matches!(b.get(p + 2), Some(0x9C | 0x82 | 0x87))) {
         let d: String = s
             .chars()
@@ -198,7 +200,8 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
         *steps += s.len();
         consider(analyze_view(&d, steps));
     }
-    if s.contains("+AD") || s.contains("+ad") {
+    // `+AD` or `+ad` (a byte search: no substring searcher to build for every value).
+    if plus && memchr::memchr_iter(b'+', b).any(|p| matches!(b.get(p + 1..p + 3), Some(b"AD" | b"ad"))) {
         let u = s.replace("+ADw-", "<").replace("+AD4-", ">").replace("+ACI-", "\"").replace("+adw-", "<").replace("+ad4-", ">").replace("+aci-", "\"");
         *steps += s.len() * 6;
         consider(analyze_view(&u, steps));

@@ -348,3 +348,175 @@ fn an_encoded_angle_bracket_alone_is_a_strict_probe() {
         assert_eq!(conf(v), 0, "{v}");
     }
 }
+
+/// [`analyze`] before its `+` searches became byte searches (`str::contains` of `+AD`/`+ad`
+/// built a substring searcher per value): the reference of `analyze_agrees_with_the_reference_*`.
+fn analyze_reference(s: &str, steps: &mut usize) -> Option<Finding> {
+    let mut best = analyze_view(s, steps);
+    if best.is_none() && encoded_angle(s) {
+        best = Some(Finding { confidence: 45, why: "encoded `<` or `>` alone (filter probe)", fragment: truncate(s, 64).to_string() });
+    }
+    let mut consider = |f: Option<Finding>| {
+        if f.as_ref().map_or(0, |f| f.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
+            best = f;
+        }
+    };
+    if let Some(d) = percent_decode(s) {
+        *steps += s.len();
+        consider(analyze_view(&d, steps));
+    }
+    // Form encoding not undone: `<script+src=...>`.
+    if s.contains('+') && !s.contains(' ') && s.contains('<') {
+        consider(analyze_view(&s.replace('+', " "), steps));
+    }
+    // HTML character references (a value reflected in an attribute is decoded by the browser).
+    if memchr::memchr(b'&', s.as_bytes()).is_some() {
+        let d = super::html::decode_entities(s);
+        if d != s {
+            *steps += s.len();
+            consider(analyze_view(&d, steps));
+        }
+    }
+    let ascii = s.is_ascii();
+    // 7-bit US-ASCII pages drop the high bit: `¼script¾` is `<script>`.
+    if !ascii && s.contains(['\u{bc}', '\u{be}']) {
+        let d: String = s
+            .chars()
+            .map(|c| match c {
+                '\u{bc}' => '<',
+                '\u{be}' => '>',
+                '\u{a2}' => '"',
+                c => c,
+            })
+            .collect();
+        consider(analyze_view(&d, steps));
+    }
+    // Fullwidth forms typed as such (`＜script＞`, `＂ onmouseover=...`): a back end that
+    // normalises text (NFKC) or converts it to a legacy code page (Windows "best fit") turns
+    // them into ASCII markup. Only a value with a fullwidth `<`, `"` or `'` is folded, and the
+    // folded text is judged like any other: CJK prose with fullwidth brackets around words
+    // (`＜お知らせ＞`) or fullwidth parentheses holds no tag or call.
+    // `＜` `＂` `＇` are EF BC 9C, EF BC 82, EF BC 87 in UTF-8: a byte search, not a char walk.
+    let b = s.as_bytes();
+    if !ascii && memchr::memchr_iter(0xEF, b).any(|p| b.get(p + 1) == Some(&0xBC) && matches!(b.get(p + 2), Some(0x9C | 0x82 | 0x87))) {
+        let d: String = s
+            .chars()
+            .map(|c| match c {
+                '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+                '\u{3000}' => ' ',
+                c => c,
+            })
+            .collect();
+        *steps += s.len();
+        consider(analyze_view(&d, steps));
+    }
+    if s.contains("+AD") || s.contains("+ad") {
+        let u = s.replace("+ADw-", "<").replace("+AD4-", ">").replace("+ACI-", "\"").replace("+adw-", "<").replace("+ad4-", ">").replace("+aci-", "\"");
+        *steps += s.len() * 6;
+        consider(analyze_view(&u, steps));
+    }
+    best
+}
+
+fn agrees(s: &str) {
+    let (mut a, mut b) = (0, 0);
+    assert_eq!(analyze(s, &mut a), analyze_reference(s, &mut b), "{s:?}");
+    assert_eq!(a, b, "{s:?}");
+}
+
+/// Generated values around `+`, `<`, blanks and UTF-7 markers (bounded, fixed seed).
+#[test]
+fn analyze_agrees_with_the_reference_on_generated_values() {
+    use palisade_testkit::rng::XorShift64;
+    let parts = [
+        "+",
+        "+AD",
+        "+ad",
+        "+ADw-",
+        "+AD4-",
+        "+ACI-",
+        "+adw-",
+        "+aD",
+        "AD",
+        "ad",
+        "<",
+        ">",
+        "<script",
+        " ",
+        "%3C",
+        "%2B",
+        "&lt;",
+        "&ldquo;",
+        "&#39;",
+        "onload",
+        "=",
+        "alert(1)",
+        "'",
+        "\"",
+        "(",
+        ")",
+        "x",
+        "Query",
+        "\u{bc}",
+        "\u{be}",
+        "\u{ff1c}",
+        "\u{2019}",
+        "javascript:",
+        "src",
+        "/c/l?page=1",
+    ];
+    let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
+    for _ in 0..40_000 {
+        let mut v = String::new();
+        for _ in 0..=rng.below(8) {
+            v.push_str(parts[rng.below(parts.len())]);
+        }
+        agrees(&v);
+    }
+}
+
+/// Every value of the development corpus (when present), the benign sets and the handwritten
+/// attacks, raw and decoded.
+#[test]
+fn analyze_agrees_with_the_reference_on_corpus_values() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    }
+    let mut dec = crate::decode::Decoder::default();
+    let mut n = 0;
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
+            for c in dec.decode(&s.value).iter() {
+                agrees(c.text);
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 1000, "{n}");
+}
+
+/// `html::decodes_an_entity` is exactly "`decode_entities` changes the text", on generated
+/// references (numeric, hex, named in any case, broken ones) and text around them.
+#[test]
+fn decodes_an_entity_is_decode_entities_changing_the_text() {
+    use palisade_testkit::rng::XorShift64;
+    let parts = [
+        "&", "&#", "&#x", "&#X", "1", "6a", "g", ";", "lt", "LT", "Lt", "colon", "ldquo", "rsquo", "amp", "nbsp", "newline", "x", " ", "#", "\u{e9}", "&amp",
+        "&lt;", "&#39;", "&#x3c", "&ldquo;",
+    ];
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
+    let mut changed = 0;
+    for _ in 0..40_000 {
+        let mut v = String::new();
+        for _ in 0..=rng.below(8) {
+            v.push_str(parts[rng.below(parts.len())]);
+        }
+        let d = super::html::decode_entities(&v);
+        assert_eq!(super::html::decodes_an_entity(&v), d != v, "{v:?}");
+        changed += usize::from(d != v);
+    }
+    assert!(changed > 1000, "{changed}");
+}
