@@ -204,24 +204,7 @@ fn special_bytes_utf8(w: u64) -> u64 {
 /// nothing to validate), so prose in any script is scanned sixteen bytes at a time too.
 #[inline(always)]
 fn plain_run_utf8(inp: &[u8], p: usize) -> usize {
-    let mut chunks = inp.get(p..).unwrap_or_default().chunks_exact(16);
-    let mut at = p;
-    for c in &mut chunks {
-        let m = special_lanes_utf8(c.try_into().unwrap_or(&[0; 16]));
-        if m != 0 {
-            return at + (m.trailing_zeros() / 8) as usize;
-        }
-        at += 16;
-    }
-    let rest = chunks.remainder();
-    if rest.len() >= 8 {
-        let m = special_bytes_utf8(u64::from_le_bytes([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7]]));
-        if m != 0 {
-            return at + (m.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    at
+    plain_run_with::<true>(inp, p)
 }
 
 /// Offset of the first byte at or after `p` that ends a plain run of string contents (see
@@ -229,11 +212,18 @@ fn plain_run_utf8(inp: &[u8], p: usize) -> usize {
 /// caller goes on byte by byte.
 #[inline(always)]
 fn plain_run(inp: &[u8], p: usize) -> usize {
+    plain_run_with::<false>(inp, p)
+}
+
+/// [`plain_run`] (`UTF8 = false`) or [`plain_run_utf8`] (`UTF8 = true`).
+#[inline(always)]
+fn plain_run_with<const UTF8: bool>(inp: &[u8], p: usize) -> usize {
     // Whole sixteen-byte chunks (one vector test each, no bounds check), then at most one word.
     let mut chunks = inp.get(p..).unwrap_or_default().chunks_exact(16);
     let mut at = p;
     for c in &mut chunks {
-        let m = special_lanes(c.try_into().unwrap_or(&[0; 16]));
+        let c: &[u8; 16] = c.try_into().unwrap_or(&[0; 16]);
+        let m = if UTF8 { special_lanes_utf8(c) } else { special_lanes(c) };
         if m != 0 {
             return at + (m.trailing_zeros() / 8) as usize;
         }
@@ -241,7 +231,8 @@ fn plain_run(inp: &[u8], p: usize) -> usize {
     }
     let rest = chunks.remainder();
     if rest.len() >= 8 {
-        let m = special_bytes(u64::from_le_bytes([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7]]));
+        let w = u64::from_le_bytes([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7]]);
+        let m = if UTF8 { special_bytes_utf8(w) } else { special_bytes(w) };
         if m != 0 {
             return at + (m.trailing_zeros() / 8) as usize;
         }
