@@ -452,6 +452,22 @@ impl SortedWords {
 
 #[cfg(test)]
 mod tests {
+    /// Calls `check` on every string over `alphabet` of at most `max_len` bytes.
+    fn every_word(alphabet: &[u8], max_len: u32, mut check: impl FnMut(&[u8])) {
+        let mut buf = Vec::new();
+        for len in 0..=max_len {
+            for n in 0..alphabet.len().pow(len) {
+                buf.clear();
+                let mut k = n;
+                for _ in 0..len {
+                    buf.push(alphabet[k % alphabet.len()]);
+                    k /= alphabet.len();
+                }
+                check(&buf);
+            }
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -529,18 +545,7 @@ mod tests {
             });
             assert_eq!(got, one, "{s:?}");
         };
-        let mut buf = Vec::new();
-        for len in 0..=6u32 {
-            for n in 0..alphabet.len().pow(len) {
-                buf.clear();
-                let mut k = n;
-                for _ in 0..len {
-                    buf.push(alphabet[k % alphabet.len()]);
-                    k /= alphabet.len();
-                }
-                check(&buf);
-            }
-        }
+        every_word(&alphabet, 6, check);
         let mut rng = palisade_testkit::rng::XorShift64::new(0x51_7cc1_b727_220a);
         for _ in 0..20_000 {
             let len = rng.below(200);
@@ -561,18 +566,7 @@ mod tests {
             lowercase_into(&mut got, s);
             assert_eq!(got, s.to_ascii_lowercase(), "{s:?}");
         };
-        let mut buf = Vec::new();
-        for len in 0..=5u32 {
-            for n in 0..alphabet.len().pow(len) {
-                buf.clear();
-                let mut k = n;
-                for _ in 0..len {
-                    buf.push(alphabet[k % alphabet.len()]);
-                    k /= alphabet.len();
-                }
-                check(&buf);
-            }
-        }
+        every_word(&alphabet, 5, check);
         let mut rng = palisade_testkit::rng::XorShift64::new(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
             let len = rng.below(100);

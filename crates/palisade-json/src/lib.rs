@@ -176,7 +176,7 @@ fn special_lanes(c: &[u8; 16]) -> u128 {
 }
 
 /// The bytes of a sixteen-byte chunk that end a plain run of string contents in text known to
-/// be UTF-8 (see [`plain_run_utf8`]): `"`, `\\` and control characters (an unsigned `< 0x20`;
+/// be UTF-8 (see [`plain_run_with`]): `"`, `\\` and control characters (an unsigned `< 0x20`;
 /// non-ASCII bytes are part of valid sequences there and need no check), as `0xFF` lanes.
 #[inline(always)]
 fn special_lanes_utf8(c: &[u8; 16]) -> u128 {
@@ -200,22 +200,11 @@ fn special_bytes_utf8(w: u64) -> u64 {
     (quote | bslash | ctrl) & HI
 }
 
-/// [`plain_run`] for text known to be UTF-8: non-ASCII bytes do not end the run (there is
-/// nothing to validate), so prose in any script is scanned sixteen bytes at a time too.
-#[inline(always)]
-fn plain_run_utf8(inp: &[u8], p: usize) -> usize {
-    plain_run_with::<true>(inp, p)
-}
-
 /// Offset of the first byte at or after `p` that ends a plain run of string contents (see
 /// [`special_bytes`]), or a position within the last seven bytes of `inp` from which the
-/// caller goes on byte by byte.
-#[inline(always)]
-fn plain_run(inp: &[u8], p: usize) -> usize {
-    plain_run_with::<false>(inp, p)
-}
-
-/// [`plain_run`] (`UTF8 = false`) or [`plain_run_utf8`] (`UTF8 = true`).
+/// caller goes on byte by byte. With `UTF8` the text is known to be UTF-8: non-ASCII bytes do
+/// not end the run (there is nothing to validate), so prose in any script is scanned sixteen
+/// bytes at a time too.
 #[inline(always)]
 fn plain_run_with<const UTF8: bool>(inp: &[u8], p: usize) -> usize {
     // Whole sixteen-byte chunks (one vector test each, no bounds check), then at most one word.
@@ -442,13 +431,28 @@ fn number_end(inp: &[u8], start: usize) -> Result<(usize, u8), JsonError> {
 /// whether the contents hold an escape.
 #[inline(always)]
 fn string_end(inp: &[u8], q: usize) -> Result<(usize, bool), JsonError> {
+    string_end_with::<false>(inp, q)
+}
+
+/// [`string_end`] in text known to be UTF-8 (a `&str`): the same result, without checking
+/// the UTF-8 of the contents again (`"`, `\\` and control characters are ASCII, so they never
+/// occur inside a multi-byte sequence, and every sequence of a `&str` is valid).
+#[inline(always)]
+fn string_end_utf8(text: &str, q: usize) -> Result<(usize, bool), JsonError> {
+    string_end_with::<true>(text.as_bytes(), q)
+}
+
+/// [`string_end`] (`UTF8 = false`: non-ASCII sequences checked) or [`string_end_utf8`]
+/// (`UTF8 = true`: `inp` is known to be UTF-8).
+#[inline(always)]
+fn string_end_with<const UTF8: bool>(inp: &[u8], q: usize) -> Result<(usize, bool), JsonError> {
     let mut p = q + 1;
     let mut escaped = false;
     loop {
         // Plain runs are scanned sixteen bytes at a time (one pass: the quote, the
-        // backslash, control characters and non-ASCII bytes are found together); the
-        // last few bytes of the input byte by byte below.
-        p = plain_run(inp, p);
+        // backslash, control characters and, unless the text is known UTF-8, non-ASCII bytes
+        // are found together); the last few bytes of the input byte by byte below.
+        p = plain_run_with::<UTF8>(inp, p);
         let Some(&b) = inp.get(p) else {
             return err(inp.len(), "unterminated string");
         };
@@ -460,32 +464,8 @@ fn string_end(inp: &[u8], q: usize) -> Result<(usize, bool), JsonError> {
             }
             0..=0x1F => return err(p, "control character in string"),
             0x20..=0x7F => p += 1,
+            _ if UTF8 => p += 1,
             _ => p = utf8_char(inp, p)?,
-        }
-    }
-}
-
-/// [`string_end`] in text known to be UTF-8 (a `&str`): the same result, without checking
-/// the UTF-8 of the contents again (`"`, `\\` and control characters are ASCII, so they never
-/// occur inside a multi-byte sequence, and every sequence of a `&str` is valid).
-#[inline(always)]
-fn string_end_utf8(text: &str, q: usize) -> Result<(usize, bool), JsonError> {
-    let inp = text.as_bytes();
-    let mut p = q + 1;
-    let mut escaped = false;
-    loop {
-        p = plain_run_utf8(inp, p);
-        let Some(&b) = inp.get(p) else {
-            return err(inp.len(), "unterminated string");
-        };
-        match b {
-            b'"' => return Ok((p, escaped)),
-            b'\\' => {
-                escaped = true;
-                p = escape(inp, p)?;
-            }
-            0..=0x1F => return err(p, "control character in string"),
-            _ => p += 1,
         }
     }
 }

@@ -308,7 +308,7 @@ fn long_non_ascii_strings_are_linear() {
     assert_eq!(bad(&bad_s).message, "invalid UTF-8 in string");
 }
 
-/// `plain_run` (sixteen-byte lane tests, then one word) stops exactly at the first special
+/// `plain_run_with::<false>` (sixteen-byte lane tests, then one word) stops exactly at the first special
 /// byte (`"`, `\`, a control character, a non-ASCII byte) for every byte value at every
 /// position of the first 48 bytes, with and without bytes after it; and a literal is matched
 /// only whole.
@@ -322,7 +322,7 @@ fn plain_run_every_byte_at_every_position() {
                     let mut inp = vec![b'a'; start + k];
                     inp.push(b);
                     inp.extend(std::iter::repeat_n(b'"', tail));
-                    let at = super::plain_run(&inp, start);
+                    let at = super::plain_run_with::<false>(&inp, start);
                     // Stops at the first special byte, or within the last seven bytes of the
                     // input (the caller goes on byte by byte from there), never past one.
                     let first = inp[start..].iter().position(|&c| special(c)).map(|i| i + start);
@@ -446,7 +446,7 @@ fn tape_skip_value_and_serde_agree_on_generated_and_mutated_documents() {
 
 #[test]
 fn plain_run_utf8_every_byte_at_every_position() {
-    // As `plain_run`, without stopping at non-ASCII bytes (the input is known to be UTF-8).
+    // As `plain_run_with::<false>`, without stopping at non-ASCII bytes (the input is known to be UTF-8).
     let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
     for start in 0..3 {
         for k in 0..48 {
@@ -455,7 +455,7 @@ fn plain_run_utf8_every_byte_at_every_position() {
                     let mut inp = vec![b'a'; start + k];
                     inp.push(b);
                     inp.extend(std::iter::repeat_n(b'"', tail));
-                    let at = super::plain_run_utf8(&inp, start);
+                    let at = super::plain_run_with::<true>(&inp, start);
                     let first = inp[start..].iter().position(|&c| special(c)).map(|i| i + start);
                     match first {
                         Some(f) => assert!(at == f || (inp.len() - at < 8 && at <= f), "start {start} k {k} byte {b:#x} tail {tail}: {at} vs {f:?}"),
