@@ -726,10 +726,12 @@ fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
         }
     };
     consider(run(s, 0, 0, steps));
-    // The pre-filter of [`scan_calls`] holds for every tail after a breakout when it holds for
+    // The pre-filters of [`scan_calls`] hold for every tail after a breakout when they hold for
     // nothing of `s`: a tail starts after a quote, so `union` at its start has no letter before
-    // it in `s` either (`tests::may_call_of_a_tail_implies_may_call_of_the_value`).
-    let calls = may_call(s.as_bytes());
+    // it in `s` either, and the word before a `(` of the tail is the word before it in `s`
+    // (`tests::may_call_of_a_tail_implies_may_call_of_the_value`,
+    // `tests::call_word_of_a_tail_implies_call_word_of_the_value`).
+    let calls = may_call(s.as_bytes()) && may_call_word(s.as_bytes());
     if calls {
         consider(scan_calls(s, steps));
     }
@@ -933,6 +935,164 @@ fn may_call(b: &[u8]) -> bool {
     }
     false
 }
+
+/// The second pre-filter of [`scan_calls`], for a value that [`may_call`] lets through: false
+/// when a `(` is all it has, and no `(` follows a word that can make a call finding. Every
+/// finding of [`scan_calls`] but those of UNION, CASE, WAITFOR (words [`may_call`] looks for)
+/// and `@@` variables (two of them are extraction) needs a word token right before a `(`
+/// token: a time or out-of-band function (`sleep(`), an information function (`version()`),
+/// EXEC (`exec(@s)`), ASCII/ORD/UNICODE (`ascii(substring(`), IF/IIF (the conditional probe).
+/// Without a comment (`--`, `#`, `/*`: [`scan_calls`] skips them, so the token before a `(`
+/// may stand before one) the token before a `(` is read from the bytes: ASCII blanks
+/// skipped, then the run of bytes a word can hold (letters, digits, `_`, `$`, `.`, non-ASCII).
+/// A run of ASCII letters and `_` only, after a byte that no token ends a word with, is that
+/// word token when the lexer makes one there (a word is maximal; numbers, strings, variables and
+/// operators end in no letter); anything else (a digit, a qualified name, `$`, a non-ASCII
+/// byte before the `(`, which may be a Unicode blank, `\N`) is taken as a possible call.
+/// `tests::may_call_word_agrees_with_scan_calls` checks that [`scan_calls`] finds nothing
+/// where it says false.
+fn may_call_word(b: &[u8]) -> bool {
+    let Some(first) = memchr::memchr(b'(', b) else { return true };
+    if memchr::memchr(b'#', b).is_some()
+        || crate::other_util::find_short(b, b"--").is_some()
+        || crate::other_util::find_short(b, b"/*").is_some()
+        || crate::other_util::find_short(b, b"@@").is_some()
+    {
+        return true;
+    }
+    let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
+    if memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor"))
+        || memchr::memchr2_iter(b'c', b'C', b).any(|i| word_at(i, b"case"))
+        || memchr::memchr2_iter(b'u', b'U', b).any(|i| has_union_at(b, i))
+    {
+        return true;
+    }
+    let in_run = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.') || c >= 0x80;
+    for i in std::iter::once(first).chain(memchr::memchr_iter(b'(', &b[first + 1..]).map(|p| first + 1 + p)) {
+        let mut e = i;
+        while e > 0 && (b[e - 1] <= b' ' || b[e - 1] == 0x7f) {
+            e -= 1;
+        }
+        let mut j = e;
+        while j > 0 && in_run(b[j - 1]) {
+            j -= 1;
+        }
+        let w = &b[j..e];
+        if w.is_empty() {
+            continue;
+        }
+        if !w.iter().all(|&c| c.is_ascii_alphabetic() || c == b'_') || (j > 0 && b[j - 1] == b'\\') {
+            return true;
+        }
+        if CALL_WORDS.contains_ignore_case(w) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The words before a `(` that [`may_call_word`] takes as a possible call finding: the
+/// unqualified names [`keywords::function`] classifies as time, out-of-band or information
+/// functions, the EXEC keywords, ASCII/ORD/UNICODE and IF/IIF
+/// (`tests::call_words_are_the_call_finding_words` reads `function`'s source to keep the list
+/// complete).
+static CALL_WORDS: std::sync::LazyLock<crate::other_util::SortedWords> = std::sync::LazyLock::new(|| crate::other_util::SortedWords::new(CALL_WORD_LIST));
+
+const CALL_WORD_LIST: &[&str] = &[
+    // Time.
+    "sleep",
+    "benchmark",
+    "pg_sleep",
+    "pg_sleep_for",
+    "pg_sleep_until",
+    "randomblob",
+    "receive_message",
+    // Out-of-band.
+    "load_file",
+    "xp_cmdshell",
+    "xp_dirtree",
+    "xp_fileexist",
+    "xp_regread",
+    "xp_regwrite",
+    "xp_servicecontrol",
+    "xp_availablemedia",
+    "xp_subdirs",
+    "xp_ntsec_enumdomains",
+    "xp_terminate_process",
+    "xp_makecab",
+    "sp_oacreate",
+    "sp_oamethod",
+    "sp_executesql",
+    "sp_makewebtask",
+    "sp_addlogin",
+    "sp_addsrvrolemember",
+    "sp_password",
+    "sp_configure",
+    "openrowset",
+    "opendatasource",
+    "openquery",
+    "lo_import",
+    "lo_export",
+    "lo_get",
+    "pg_read_file",
+    "pg_read_binary_file",
+    "pg_ls_dir",
+    "pg_stat_file",
+    "dblink",
+    "dblink_exec",
+    "load_extension",
+    "httpuritype",
+    "request",
+    "get_host_address",
+    "get_host_name",
+    "fopen",
+    "runjava",
+    "sys_eval",
+    "sys_exec",
+    "writefile",
+    "readfile",
+    // Information.
+    "version",
+    "database",
+    "user",
+    "schema",
+    "current_user",
+    "system_user",
+    "session_user",
+    "db_name",
+    "user_name",
+    "suser_name",
+    "suser_sname",
+    "host_name",
+    "is_srvrolemember",
+    "is_member",
+    "current_database",
+    "current_schema",
+    "pg_backend_pid",
+    "sqlite_version",
+    "connection_id",
+    "last_insert_id",
+    "sys_context",
+    "userenv",
+    "uid",
+    "serverproperty",
+    "object_id",
+    "object_name",
+    "col_name",
+    "has_dbaccess",
+    "inet_server_addr",
+    "getuserid",
+    "current_setting",
+    "sqlite_source_id",
+    // EXEC, blind extraction, the conditional probe.
+    "exec",
+    "execute",
+    "ascii",
+    "ord",
+    "unicode",
+    "if",
+    "iif",
+];
 
 /// Whether `b` holds the word `union` (any case) at `i`, with no letter before or after it.
 fn has_union_at(b: &[u8], i: usize) -> bool {

@@ -940,6 +940,23 @@ fn corpus_values_agree_with_the_references() {
     for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
         values.extend(crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap().into_iter().map(|s| s.value));
     }
+    // The string leaves and keys of the benchmark bodies.
+    for f in ["large.json", "small.json"] {
+        let p = root.join("../../../shared/bench").join(f);
+        let Ok(text) = std::fs::read_to_string(&p) else { continue };
+        fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+            match v {
+                serde_json::Value::String(s) => out.push(s.clone()),
+                serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+                serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| {
+                    out.push(k.clone());
+                    walk(x, out)
+                }),
+                _ => {}
+            }
+        }
+        walk(&serde_json::from_str(&text).unwrap(), &mut values);
+    }
     let mut dec = crate::decode::Decoder::default();
     let (mut n, mut inert_n) = (0, 0);
     for v in &values {
@@ -948,6 +965,8 @@ fn corpus_values_agree_with_the_references() {
             n += 1;
             let full = analyze_all(t, &mut 0);
             assert_eq!(analyze(t, &mut 0), full, "{t:?}");
+            assert_eq!(full, analyze_reference(t), "{t:?}");
+            check_may_call_word(t);
             if inert(t) {
                 inert_n += 1;
                 assert_eq!(full, None, "{t:?}");
@@ -961,4 +980,326 @@ fn corpus_values_agree_with_the_references() {
     }
     println!("{n} texts, {inert_n} inert");
     assert!(n > 1000 && inert_n > 100, "{n} {inert_n}");
+}
+
+/// Parts of prose and of SQL for [`prose_values`]: prose words, keywords, the words
+/// [`may_call_word`] looks for before a `(`, quotes (ASCII, typographic, fullwidth), HTML
+/// entities, comments, operators, numbers, blanks (ASCII and Unicode).
+const PROSE_PARTS: &[&str] = &[
+    "Query",
+    "working",
+    "on",
+    "the",
+    "questions",
+    "but",
+    "not",
+    "in",
+    "Pulses",
+    "We",
+    "couldn",
+    "t",
+    "understand",
+    "your",
+    "question",
+    "when",
+    "I",
+    "query",
+    "mongoDB",
+    "Can",
+    "use",
+    "DATEPART",
+    "SQL",
+    "queries",
+    "External",
+    "level",
+    "linkages",
+    "data",
+    "schema",
+    "i18n",
+    "Set",
+    "site",
+    "url",
+    "from",
+    "admin",
+    "panel",
+    "and",
+    "or",
+    "select",
+    "union",
+    "all",
+    "order",
+    "by",
+    "group",
+    "drop",
+    "table",
+    "insert",
+    "into",
+    "update",
+    "set",
+    "delete",
+    "exec",
+    "execute",
+    "waitfor",
+    "delay",
+    "case",
+    "if",
+    "iif",
+    "ascii",
+    "ord",
+    "unicode",
+    "substring",
+    "mid",
+    "sleep",
+    "benchmark",
+    "version",
+    "user",
+    "database",
+    "concat",
+    "count",
+    "like",
+    "is",
+    "null",
+    "true",
+    "as",
+    "where",
+    "having",
+    "limit",
+    "dbo.sleep",
+    "pg_sleep",
+    "xp_cmdshell",
+    "load_file",
+    "char",
+    "x",
+    "a",
+    "N",
+    " ",
+    " ",
+    " ",
+    "  ",
+    "\n",
+    "\t",
+    "\u{a0}",
+    "\u{3000}",
+    "'",
+    "\"",
+    "`",
+    "\u{2019}",
+    "\u{2018}",
+    "\u{201c}",
+    "\u{201d}",
+    "\u{ff07}",
+    "\u{2032}",
+    "&ldquo;",
+    "&rdquo;",
+    "&rsquo;",
+    "&#39;",
+    "&quot;",
+    "&amp;",
+    "&",
+    ";",
+    "(",
+    ")",
+    "()",
+    "(5)",
+    "(1)",
+    ",",
+    ".",
+    "?",
+    "!",
+    ":",
+    "=",
+    "<",
+    ">",
+    "<>",
+    "!=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "%27",
+    "%28",
+    "\\",
+    "\\N",
+    "$",
+    "@",
+    "@@version",
+    "@s",
+    "#",
+    "--",
+    "/*",
+    "*/",
+    "0",
+    "1",
+    "5",
+    "42",
+    "3.0",
+    "0x1f",
+    "1e5",
+    "2016-01-01",
+    "'0:0:5'",
+    "\u{e9}t\u{e9}",
+    "H2",
+    "[",
+    "]",
+    "{",
+    "}",
+    "|",
+    "||",
+    "^",
+    "~",
+];
+
+/// Prose-like phrases made of [`PROSE_PARTS`], mostly separated by blanks (a bounded
+/// pseudo-random sample).
+fn prose_values(n: usize, seed: u64, mut f: impl FnMut(&str)) {
+    let mut rng = XorShift64::new(seed);
+    let mut v = String::new();
+    for _ in 0..n {
+        v.clear();
+        let parts = 1 + rng.below(10);
+        for _ in 0..parts {
+            v.push_str(PROSE_PARTS[rng.below(PROSE_PARTS.len())]);
+            if rng.below(3) != 0 {
+                v.push(' ');
+            }
+        }
+        f(&v);
+    }
+}
+
+/// [`analyze_all`] with [`analyze_view_reference`] for every view and without any shortcut:
+/// the reference of [`analyze`].
+fn analyze_reference(s: &str) -> Option<Finding> {
+    let mut best = analyze_view_reference(s);
+    let consider = |f: Option<Finding>, best: &mut Option<Finding>| {
+        if f.as_ref().map_or(0, |f| f.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
+            *best = f;
+        }
+    };
+    let folded = fold_quotes_reference(s);
+    if let Some(f) = &folded {
+        consider(analyze_view_reference(f), &mut best);
+    }
+    let view = folded.as_deref().unwrap_or(s);
+    if let Some(d) = percent_decode(view) {
+        consider(analyze_view_reference(&d), &mut best);
+    }
+    best
+}
+
+/// [`may_call_word`] says false only where [`scan_calls`] finds nothing, in the value and in
+/// every tail after a quote.
+fn check_may_call_word(v: &str) -> bool {
+    let b = v.as_bytes();
+    if !may_call(b) || may_call_word(b) {
+        return false;
+    }
+    assert_eq!(scan_calls(v, &mut 0), None, "{v:?}");
+    for (i, &c) in b.iter().enumerate() {
+        if matches!(c, b'\'' | b'"') {
+            assert_eq!(scan_calls(&v[i + 1..], &mut 0), None, "{v:?} at {i}");
+            assert!(!may_call_word(&b[i + 1..]) || !may_call(&b[i + 1..]), "{v:?} at {i}");
+        }
+    }
+    true
+}
+
+#[test]
+fn may_call_word_agrees_with_scan_calls() {
+    let (mut skipped, mut found) = (0, 0);
+    generated_values(100_000, |v| {
+        skipped += usize::from(check_may_call_word(v));
+        found += usize::from(may_call(v.as_bytes()) && scan_calls(v, &mut 0).is_some());
+    });
+    prose_values(300_000, 0x51ed_270b_d3a4_9f1c, |v| {
+        skipped += usize::from(check_may_call_word(v));
+        found += usize::from(may_call(v.as_bytes()) && scan_calls(v, &mut 0).is_some());
+    });
+    // Calls of every kind, with blanks and words around them.
+    let words =
+        ["sleep", "SLEEP", "benchmark", "version", "user", "exec", "ascii", "ord", "unicode", "if", "IIF", "xsleep", "sleepx", "datepart", "i18n", "dbo.sleep"];
+    let args = ["", "5", "@s", "substring(a,1,1)", "'x'", ")", "1=1,1,0", "(1)"];
+    for w in words {
+        for pre in ["", " ", "1", "a", "\\", "\u{a0}", "\u{e9}", "'", "x.", "$", "@", "0x"] {
+            for sep in ["", " ", "\n", "\u{a0}", "/**/", "--\n", "#\n"] {
+                for a in args {
+                    let v = format!("{pre}{w}{sep}({a}) and {w}({a})");
+                    skipped += usize::from(check_may_call_word(&v));
+                    found += usize::from(may_call(v.as_bytes()) && scan_calls(&v, &mut 0).is_some());
+                }
+            }
+        }
+    }
+    assert!(skipped > 20_000 && found > 2_000, "{skipped} {found}");
+}
+
+#[test]
+fn call_word_of_a_tail_implies_call_word_of_the_value() {
+    let mut tails = 0;
+    let mut check = |v: &str| {
+        let b = v.as_bytes();
+        for (i, &c) in b.iter().enumerate() {
+            if matches!(c, b'\'' | b'"') && may_call(&b[i + 1..]) && may_call_word(&b[i + 1..]) {
+                tails += 1;
+                assert!(may_call(b) && may_call_word(b), "{v:?} at {i}");
+            }
+        }
+    };
+    generated_values(60_000, &mut check);
+    prose_values(100_000, 0x2f6b_1c0d_9a8e_7355, &mut check);
+    assert!(tails > 10_000, "{tails}");
+}
+
+/// [`analyze`] (every shortcut) gives [`analyze_reference`]'s answer on prose-like phrases
+/// and on generated SQL fragments.
+#[test]
+fn analyze_agrees_with_its_reference_on_prose() {
+    let (mut n, mut found) = (0, 0);
+    let mut check = |v: &str| {
+        let want = analyze_reference(v);
+        found += usize::from(want.is_some());
+        n += 1;
+        assert_eq!(analyze(v, &mut 0), want, "{v:?}");
+    };
+    prose_values(400_000, 0x8c3d_51a7_e4b2_0f69, &mut check);
+    generated_values(100_000, &mut check);
+    assert!(n == 500_000 && found > 20_000, "{n} {found}");
+}
+
+/// [`CALL_WORD_LIST`] holds exactly the words without a `.` that [`keywords::function`]
+/// classifies as time, out-of-band or information functions (every literal of its source,
+/// and a qualified literal's last part), the words [`keywords::keyword`] classifies as EXEC,
+/// and the five names [`scan_calls`] compares.
+#[test]
+fn call_words_are_the_call_finding_words() {
+    let src = include_str!("keywords.rs");
+    let start = src.find("pub(crate) fn function(").unwrap();
+    let body = &src[start..];
+    let body = &body[..body.find("\n}\n").unwrap()];
+    let mut want: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let mut lits = 0;
+    for lit in body.split('"').skip(1).step_by(2) {
+        lits += 1;
+        for w in [lit, lit.rsplit('.').next().unwrap()] {
+            if !w.contains('.') && matches!(keywords::function(w), Func::Time | Func::Oob | Func::Info) {
+                want.insert(w.to_string());
+            }
+        }
+    }
+    assert!(lits > 150, "{lits}");
+    for lit in classify_literals() {
+        if keywords::keyword(lit) == Kw::Stmt(Stmt::Exec) {
+            want.insert(lit.to_ascii_lowercase());
+        }
+    }
+    for w in ["ascii", "ord", "unicode", "if", "iif"] {
+        want.insert(w.to_string());
+    }
+    let have: std::collections::BTreeSet<String> = CALL_WORD_LIST.iter().map(|w| w.to_string()).collect();
+    assert_eq!(have, want);
+    assert!(CALL_WORD_LIST.iter().all(|w| w.len() < 32 && w.bytes().all(|c| c.is_ascii_lowercase() || c == b'_')));
+    for w in CALL_WORD_LIST {
+        assert!(CALL_WORDS.contains_ignore_case(w.to_ascii_uppercase().as_bytes()), "{w}");
+    }
 }
