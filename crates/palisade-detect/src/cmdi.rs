@@ -311,11 +311,13 @@ static FAST_WORD: [u8; 256] = {
     t
 };
 
-/// The first offset at or after `j` whose byte is not a [`FAST_WORD`] byte (`b.len()` if none).
-#[inline]
-fn fast_word_end(b: &[u8], j: usize) -> usize {
-    run_end(&FAST_WORD, b, j, b.len())
-}
+/// [`FAST_WORD`] but `?` and `*` (the bytes of a glob path, noted as they are met).
+static FAST_WORD_NO_GLOB: [u8; 256] = {
+    let mut t = FAST_WORD;
+    t[b'?' as usize] = 0;
+    t[b'*' as usize] = 0;
+    t
+};
 
 /// The first offset at or after `i` where the walk's skip to the next operator stops: an
 /// operator of [`is_gate_op`] or a CSI escape ([`csi_len`]); `b.len()` if none.
@@ -382,17 +384,21 @@ fn walk_from(b: &[u8], mut i: usize, mut cmdpos: bool) -> bool {
         // Most words hold only plain bytes and `/` up to the blank or operator that ends them:
         // found with one table lookup per byte, the base name read once. The others are read
         // a byte at a time below.
-        let j = fast_word_end(b, i);
+        // (A `?` or `*` ends a run: whether one occurs is noted on the way, for
+        // [`hidden_program`].)
+        let mut j = run_end(&FAST_WORD_NO_GLOB, b, i, b.len());
+        let mut glob = false;
+        while j < b.len() && matches!(b[j], b'?' | b'*') {
+            glob = true;
+            j = run_end(&FAST_WORD_NO_GLOB, b, j + 1, b.len());
+        }
         let fast = j > i && (j == b.len() || PLAIN_CLASS[b[j] as usize] == BLANK || is_gate_op(b[j], b.get(j + 1).copied().unwrap_or(0)));
         if fast {
-            // The base name, looked up as written ([`known_program_raw`]: no copy).
+            // The base name, looked up as written ([`known_program_raw`]: no copy). A glob path
+            // starts with `/` and holds a `?` or `*` ([`glob_path_bytes`]); a fast word never
+            // starts with `$` (a [`NOT_PLAIN`] byte).
             let base = b[i..j].iter().rposition(|&c| c == b'/').map_or(i, |p| i + p + 1);
-            if cmdpos
-                && (known_program_raw(&b[base..j])
-                    || matches!(c, b'/' | b'$')
-                        && *may_hide.get_or_insert_with(|| memchr::memchr3(b'?', b'*', b'$', b).is_some())
-                        && hidden_program(&b[word_start..j]))
-            {
+            if cmdpos && (known_program_raw(&b[base..j]) || glob && c == b'/' && hidden_program(&b[word_start..j])) {
                 return true;
             }
             cmdpos = false;
