@@ -321,7 +321,7 @@ static FAST_WORD_NO_GLOB: [u8; 256] = {
 
 /// The first offset at or after `i` where the walk's skip to the next operator stops: an
 /// operator of [`is_gate_op`] or a CSI escape ([`csi_len`]); `b.len()` if none.
-#[inline]
+#[inline(always)]
 fn next_operator(b: &[u8], mut i: usize) -> usize {
     loop {
         i = run_end(&NOT_OPERATE, b, i, b.len());
@@ -355,29 +355,33 @@ fn walk_from(b: &[u8], mut i: usize, mut cmdpos: bool) -> bool {
     }
     while i < b.len() {
         let c = b[i];
-        let next = b.get(i + 1).copied().unwrap_or(0);
-        let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
-        if csi > 0 {
-            cmdpos = true;
-            i += csi;
-            continue;
-        }
-        if is_gate_op(c, next) {
-            cmdpos = true;
-            i += if c == b'$' || c == b'\\' { 2 } else { 1 };
-            continue;
-        }
-        if c == b'$' && b[i + 1..].starts_with(b"IFS") {
-            i += 4;
-            continue;
-        }
-        if c == b'$' && b[i + 1..].starts_with(b"{IFS") {
-            i += 1 + b[i + 1..].iter().position(|&x| x == b'}').map_or(4, |p| p + 1);
-            continue;
-        }
-        if c.is_ascii_whitespace() || c == b'+' || c == b',' {
-            i += 1;
-            continue;
+        // Most words start with a plain byte or `/` (no operator, escape, `$` or blank): straight
+        // to the word.
+        if FAST_WORD[c as usize] == 0 {
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
+            if csi > 0 {
+                cmdpos = true;
+                i += csi;
+                continue;
+            }
+            if is_gate_op(c, next) {
+                cmdpos = true;
+                i += if c == b'$' || c == b'\\' { 2 } else { 1 };
+                continue;
+            }
+            if c == b'$' && b[i + 1..].starts_with(b"IFS") {
+                i += 4;
+                continue;
+            }
+            if c == b'$' && b[i + 1..].starts_with(b"{IFS") {
+                i += 1 + b[i + 1..].iter().position(|&x| x == b'}').map_or(4, |p| p + 1);
+                continue;
+            }
+            if c.is_ascii_whitespace() || c == b'+' || c == b',' {
+                i += 1;
+                continue;
+            }
         }
         // A word: up to a blank or an operator.
         let word_start = i;
