@@ -59,9 +59,10 @@ static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(SPECIA
 const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(gate_test_or_probe), test_bytes: "", test_only: "" };
 
 /// [`gate_test`], or the shape of [`breakout_probe`] (a short value: one comparison of the
-/// length for every other value).
+/// length for every other value). `cmdi_gate_tests` compares it with the code it replaced
+/// ([`gate_reference`]).
 fn gate_test_or_probe(d: &str) -> bool {
-    (d.len() <= 8 && breakout_probe(d).is_some()) || gate_test(d)
+    breakout_shape(d) || gate_test(d)
 }
 
 /// A value that is nothing but a shell separator or quotes, with blanks: `;`, `| `, `&&`,
@@ -71,14 +72,24 @@ fn gate_test_or_probe(d: &str) -> bool {
 /// error or a changed answer), and a value carries nothing else. Strict level only (45): a
 /// lone `;` or `|` is also a delimiter someone picks in a settings form, a lone quote a typo.
 fn breakout_probe(d: &str) -> Option<Hit> {
-    // Most short values (keys, numbers, words) start with a letter or digit: one look.
-    if d.len() > 8 || !d.as_bytes().first().is_some_and(|c| matches!(c, b' ' | b'\t' | b';' | b'|' | b'&' | b'`' | b'\n' | b'\r' | b'\'' | b'"' | b'\\')) {
-        return None;
-    }
+    breakout_shape(d).then(|| mk(NAME, Category::Cmdi, 45, d, "shell separator or quote alone (injection probe)"))
+}
+
+/// Whether [`breakout_probe`] reports `d`, without building its hit. Most short values (keys,
+/// numbers, words) start with a letter or digit: one look, inlined in the gate.
+#[inline]
+fn breakout_shape(d: &str) -> bool {
+    d.len() <= 8
+        && d.as_bytes().first().is_some_and(|c| matches!(c, b' ' | b'\t' | b';' | b'|' | b'&' | b'`' | b'\n' | b'\r' | b'\'' | b'"' | b'\\'))
+        && breakout_rest(d)
+}
+
+/// [`breakout_shape`] past its first look.
+fn breakout_rest(d: &str) -> bool {
     let t = d.trim_matches(|c: char| c == ' ' || c == '\t');
     let mut b = t.as_bytes();
     if b.is_empty() {
-        return None;
+        return false;
     }
     let (mut seps, mut quotes) = (0, 0);
     while let Some(&c) = b.first() {
@@ -89,13 +100,13 @@ fn breakout_probe(d: &str) -> Option<Hit> {
                 seps += 1;
                 b = &b[1..];
             }
-            _ => return None,
+            _ => return false,
         }
         b = &b[1..];
     }
     // `''` and `""` are an empty string written out, not a breakout.
     let empty_string = seps == 0 && quotes == 2 && t.as_bytes()[0] == t.as_bytes()[1];
-    (seps + quotes <= 3 && !empty_string).then(|| mk(NAME, Category::Cmdi, 45, d, "shell separator or quote alone (injection probe)"))
+    seps + quotes <= 3 && !empty_string
 }
 
 /// The structural test of [`GATE`], run when no `%` and no special anchor occurs. A bare word
@@ -105,6 +116,7 @@ fn breakout_probe(d: &str) -> Option<Hit> {
 /// most words (so `id` or `date` reach no detector). Any other value: a program in command
 /// position ([`program_in_command_position`], what [`may_hold_command`] adds to the anchors).
 /// `tests::gate_test_agrees_with_bare_word` compares both.
+#[inline]
 fn gate_test(d: &str) -> bool {
     let b = d.as_bytes();
     let mut i = 0;
@@ -115,7 +127,7 @@ fn gate_test(d: &str) -> bool {
         return bare_program(b);
     }
     // `b[..i]` are word bytes: the plain path goes on from there.
-    plain_first_word_program_after(b, i).unwrap_or_else(|| command_position_walk(b))
+    plain_or_walk(b, i)
 }
 
 /// ASCII letters, digits and `_` (the bytes of [`bare_word`]'s words).
@@ -193,10 +205,10 @@ fn may_hold_command(d: &str) -> bool {
 
 /// The structural half of [`may_hold_command`].
 fn program_in_command_position(d: &str) -> bool {
-    plain_first_word_program(d.as_bytes()).unwrap_or_else(|| command_position_walk(d.as_bytes()))
+    plain_or_walk(d.as_bytes(), 0)
 }
 
-/// Classes of bytes for [`plain_first_word_program`]: a word byte (0), one of the walk's
+/// Classes of bytes for [`plain_or_walk`]: a word byte (0), one of the walk's
 /// blanks ([`BLANK`]: whitespace but `\n` and `\r`, `+`, `,`), or a byte after which
 /// [`command_position_walk`] reads a value as more than blank-separated plain words
 /// ([`NOT_PLAIN`]: the operators and escapes of [`MAY_OPERATE`], the quotes and `^` it drops
@@ -227,63 +239,63 @@ static PLAIN_CLASS: [u8; 256] = {
 const BLANK: u8 = 1;
 const NOT_PLAIN: u8 = 2;
 
-/// [`command_position_walk`] for a value with no [`NOT_PLAIN`] byte (most values: prose,
-/// slugs, dates, names, e-mail addresses): only its first word is in command position (no
-/// operator ever puts another one there), and that word is read as written (nothing to drop,
-/// no base name, no glob path), so one table lookup per byte finds it and checks the rest.
-/// `None` for any other value. (`tests::plain_values_agree_with_the_walk` compares both.)
-fn plain_first_word_program(b: &[u8]) -> Option<bool> {
-    plain_first_word_program_after(b, 0)
-}
-
-/// [`plain_first_word_program`] of `b` whose first `known` bytes are known to be [`WORD_BYTE`]s
-/// (word bytes of [`PLAIN_CLASS`]): they are not read again.
-fn plain_first_word_program_after(b: &[u8], known: usize) -> Option<bool> {
-    let class = |i: usize| PLAIN_CLASS[b[i] as usize];
+/// Whether a known program stands in command position in `b` (what [`command_position_walk`]
+/// answers), whose first `known` bytes are known to be [`WORD_BYTE`]s (word bytes of
+/// [`PLAIN_CLASS`]): they are not read again.
+///
+/// Most values (prose, slugs, dates, names, e-mail addresses) have no [`NOT_PLAIN`] byte:
+/// only their first word is in command position (no operator ever puts another one there),
+/// and that word is read as written (nothing to drop, no base name, no glob path), so one
+/// table lookup per byte finds it and checks the rest. A value with a [`NOT_PLAIN`] byte whose
+/// first word ends at a blank or an operator (prose with an apostrophe or a parenthesis) is
+/// walked from its first [`NOT_PLAIN`] byte: the walk would have read that same first word,
+/// then skipped to the next operator, and no operator comes before a [`NOT_PLAIN`] byte
+/// ([`MAY_OPERATE`] bytes are [`NOT_PLAIN`]). Any other value is walked from its start.
+#[inline]
+fn plain_or_walk(b: &[u8], known: usize) -> bool {
     let mut i = 0;
-    while i < b.len() && class(i) == BLANK {
+    while i < b.len() && PLAIN_CLASS[b[i] as usize] == BLANK {
         i += 1;
     }
     let start = i;
     i = i.max(known);
     // A word of more than 20 bytes names no program: its end need not be found (the bytes after
-    // the 21st are checked by `any_not_plain` below like the rest).
+    // the 21st are checked for [`NOT_PLAIN`] bytes like the rest).
     let stop = b.len().min(start + 21);
     i = run_end(&PLAIN_WORD, b, i, stop);
     let word = &b[start..i];
-    if any_not_plain(&b[i..]) {
-        return None;
+    let p = run_end(&NOT_NOT_PLAIN, b, i, b.len());
+    if p == b.len() {
+        return known_program_raw(word);
     }
-    let mut a = [0u8; 20];
-    if word.is_empty() || word.len() > a.len() {
-        return Some(false);
+    let ends = !word.is_empty() && i < b.len() && (PLAIN_CLASS[b[i] as usize] == BLANK || is_gate_op(b[i], b.get(i + 1).copied().unwrap_or(0)));
+    if !ends {
+        return walk_from(b, 0, true);
     }
-    for (o, c) in a.iter_mut().zip(word) {
-        *o = c.to_ascii_lowercase();
-    }
-    Some(known_program(&a, word.len()))
+    known_program_raw(word) || walk_from(b, p, false)
 }
 
-/// Whether a [`NOT_PLAIN`] byte occurs in `b` (eight table lookups per test).
-#[inline]
-fn any_not_plain(b: &[u8]) -> bool {
-    let t = &PLAIN_CLASS;
-    let mut chunks = b.chunks_exact(8);
-    for c in &mut chunks {
-        let m = t[c[0] as usize]
-            | t[c[1] as usize]
-            | t[c[2] as usize]
-            | t[c[3] as usize]
-            | t[c[4] as usize]
-            | t[c[5] as usize]
-            | t[c[6] as usize]
-            | t[c[7] as usize];
-        if m & NOT_PLAIN != 0 {
-            return true;
-        }
+/// Bytes that are not [`NOT_PLAIN`], as 1 ([`run_end`] finds the next [`NOT_PLAIN`] byte).
+static NOT_NOT_PLAIN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = (PLAIN_CLASS[c] != NOT_PLAIN) as u8;
+        c += 1;
     }
-    chunks.remainder().iter().any(|&c| t[c as usize] & NOT_PLAIN != 0)
-}
+    t
+};
+
+/// Bytes that are not [`MAY_OPERATE`], as 1 ([`run_end`] finds the next operator's first byte).
+static NOT_OPERATE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = !MAY_OPERATE[c] as u8;
+        c += 1;
+    }
+    t
+};
 
 /// Bytes of a word the walk reads without dropping anything: [`PLAIN_CLASS`] 0, and `/` (a
 /// base name is taken after the last one).
@@ -299,83 +311,110 @@ static FAST_WORD: [u8; 256] = {
     t
 };
 
-/// The first offset at or after `j` whose byte is not a [`FAST_WORD`] byte (`b.len()` if none):
-/// eight table lookups per test.
-#[inline]
-fn fast_word_end(b: &[u8], mut j: usize) -> usize {
-    let t = &FAST_WORD;
-    while let Some(c) = b.get(j..j + 8) {
-        if t[c[0] as usize] & t[c[1] as usize] & t[c[2] as usize] & t[c[3] as usize] & t[c[4] as usize] & t[c[5] as usize] & t[c[6] as usize] & t[c[7] as usize]
-            == 0
-        {
-            break;
+/// [`FAST_WORD`] but `?` and `*` (the bytes of a glob path, noted as they are met).
+static FAST_WORD_NO_GLOB: [u8; 256] = {
+    let mut t = FAST_WORD;
+    t[b'?' as usize] = 0;
+    t[b'*' as usize] = 0;
+    t
+};
+
+/// The first offset at or after `i` where the walk's skip to the next operator stops: an
+/// operator of [`is_gate_op`] or a CSI escape ([`csi_len`]); `b.len()` if none.
+#[inline(always)]
+fn next_operator(b: &[u8], mut i: usize) -> usize {
+    loop {
+        i = run_end(&NOT_OPERATE, b, i, b.len());
+        if i >= b.len() {
+            return b.len();
         }
-        j += 8;
+        let c = b[i];
+        if is_gate_op(c, b.get(i + 1).copied().unwrap_or(0)) || (c == b'\\' && csi_len(&b[i..]) > 0) {
+            return i;
+        }
+        i += 1;
     }
-    while j < b.len() && t[b[j] as usize] != 0 {
-        j += 1;
-    }
-    j
 }
 
 /// Every word in command position (at the start, after an operator), checked against the
-/// programs.
+/// programs (the walk alone, without [`plain_or_walk`]'s plain-value path).
+#[cfg(test)]
 fn command_position_walk(b: &[u8]) -> bool {
+    walk_from(b, 0, true)
+}
+
+/// [`command_position_walk`] from offset `i`, in command position or (`cmdpos` false) just
+/// after a word, skipping to the next operator.
+fn walk_from(b: &[u8], mut i: usize, mut cmdpos: bool) -> bool {
     // [`hidden_program`] needs a `?` or `*` (glob path) or a `$` (ANSI-C quoting): without
     // them, no word is looked at for it (found once, for the first word that starts with `/` or
     // `$`).
     let mut may_hide: Option<bool> = None;
-    let mut cmdpos = true;
-    let mut i = 0;
+    if !cmdpos {
+        i = next_operator(b, i);
+    }
     while i < b.len() {
         let c = b[i];
-        let next = b.get(i + 1).copied().unwrap_or(0);
-        let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
-        if csi > 0 {
-            cmdpos = true;
-            i += csi;
-            continue;
-        }
-        if is_gate_op(c, next) {
-            cmdpos = true;
-            i += if c == b'$' || c == b'\\' { 2 } else { 1 };
-            continue;
-        }
-        if c == b'$' && b[i + 1..].starts_with(b"IFS") {
-            i += 4;
-            continue;
-        }
-        if c == b'$' && b[i + 1..].starts_with(b"{IFS") {
-            i += 1 + b[i + 1..].iter().position(|&x| x == b'}').map_or(4, |p| p + 1);
-            continue;
-        }
-        if c.is_ascii_whitespace() || c == b'+' || c == b',' {
-            i += 1;
-            continue;
+        // Most words start with a plain byte or `/` (no operator, escape, `$` or blank): straight
+        // to the word.
+        if FAST_WORD[c as usize] == 0 {
+            let next = b.get(i + 1).copied().unwrap_or(0);
+            let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
+            if csi > 0 {
+                cmdpos = true;
+                i += csi;
+                continue;
+            }
+            if is_gate_op(c, next) {
+                cmdpos = true;
+                i += if c == b'$' || c == b'\\' { 2 } else { 1 };
+                continue;
+            }
+            if c == b'$' && b[i + 1..].starts_with(b"IFS") {
+                i += 4;
+                continue;
+            }
+            if c == b'$' && b[i + 1..].starts_with(b"{IFS") {
+                i += 1 + b[i + 1..].iter().position(|&x| x == b'}').map_or(4, |p| p + 1);
+                continue;
+            }
+            if c.is_ascii_whitespace() || c == b'+' || c == b',' {
+                i += 1;
+                continue;
+            }
         }
         // A word: up to a blank or an operator.
         let word_start = i;
+        // Most words hold only plain bytes and `/` up to the blank or operator that ends them:
+        // found with one table lookup per byte, the base name read once. The others are read
+        // a byte at a time below.
+        // (A `?` or `*` ends a run: whether one occurs is noted on the way, for
+        // [`hidden_program`].)
+        let mut j = run_end(&FAST_WORD_NO_GLOB, b, i, b.len());
+        let mut glob = false;
+        while j < b.len() && matches!(b[j], b'?' | b'*') {
+            glob = true;
+            j = run_end(&FAST_WORD_NO_GLOB, b, j + 1, b.len());
+        }
+        let fast = j > i && (j == b.len() || PLAIN_CLASS[b[j] as usize] == BLANK || is_gate_op(b[j], b.get(j + 1).copied().unwrap_or(0)));
+        if fast {
+            // The base name, looked up as written ([`known_program_raw`]: no copy). A glob path
+            // starts with `/` and holds a `?` or `*` ([`glob_path_bytes`]); a fast word never
+            // starts with `$` (a [`NOT_PLAIN`] byte).
+            let base = b[i..j].iter().rposition(|&c| c == b'/').map_or(i, |p| i + p + 1);
+            if cmdpos && (known_program_raw(&b[base..j]) || glob && c == b'/' && hidden_program(&b[word_start..j])) {
+                return true;
+            }
+            cmdpos = false;
+            i = next_operator(b, j);
+            continue;
+        }
         let mut a = [0u8; 20];
         let mut la = 0usize; // after the last `/` or `\`
         let mut bb = [0u8; 20];
         let mut lb = 0usize; // after the last `/`, `\` dropped
         let mut content = false;
-        // Most words hold only plain bytes and `/` up to the blank or operator that ends them:
-        // found with one table lookup per byte, the base name read once. The others are read
-        // a byte at a time below.
-        let j = fast_word_end(b, i);
-        let fast = j > i && (j == b.len() || PLAIN_CLASS[b[j] as usize] == BLANK || is_gate_op(b[j], b.get(j + 1).copied().unwrap_or(0)));
-        if fast {
-            let base = b[i..j].iter().rposition(|&c| c == b'/').map_or(i, |p| i + p + 1);
-            for (o, c) in a.iter_mut().zip(&b[base..j]) {
-                *o = c.to_ascii_lowercase();
-            }
-            la = j - base;
-            (bb, lb) = (a, la);
-            content = true;
-            i = j;
-        }
-        while !fast && i < b.len() {
+        while i < b.len() {
             let c = b[i];
             // Letters and digits (most bytes of most words) end nothing and are only recorded.
             if c.is_ascii_alphanumeric() {
@@ -414,13 +453,11 @@ fn command_position_walk(b: &[u8]) -> bool {
             }
             content = true;
         }
-        // (A word read by the fast path has `bb` equal to `a`: looked up once.)
         if cmdpos
             && content
             && (known_program(&a, la)
-                || !fast && known_program(&bb, lb)
-                || word_start < b.len()
-                    && matches!(b[word_start], b'/' | b'$')
+                || known_program(&bb, lb)
+                || matches!(b[word_start], b'/' | b'$')
                     && *may_hide.get_or_insert_with(|| memchr::memchr3(b'?', b'*', b'$', b).is_some())
                     && hidden_program(&b[word_start..i]))
         {
@@ -430,18 +467,7 @@ fn command_position_walk(b: &[u8]) -> bool {
             cmdpos = false;
             // Nothing is in command position again before the next operator: skip to it (a
             // superset of the tokenizer's resets: an operator inside `${IFS...}` counts too).
-            loop {
-                let Some(k) = b[i..].iter().position(|&c| MAY_OPERATE[c as usize]) else {
-                    i = b.len();
-                    break;
-                };
-                i += k;
-                let c = b[i];
-                if is_gate_op(c, b.get(i + 1).copied().unwrap_or(0)) || (c == b'\\' && csi_len(&b[i..]) > 0) {
-                    break;
-                }
-                i += 1;
-            }
+            i = next_operator(b, i);
         }
     }
     false
@@ -513,6 +539,8 @@ fn hidden_program(w: &[u8]) -> bool {
     }
 }
 
+/// Whether the lowercase word `buf[..len]` (a `len` past 20: a longer word), with a `.exe`,
+/// `.com` or `.bat` suffix cut, is one of the [`PROGRAMS`].
 fn known_program(buf: &[u8; 20], len: usize) -> bool {
     if len == 0 || len > buf.len() {
         return false;
@@ -532,6 +560,38 @@ fn known_program(buf: &[u8; 20], len: usize) -> bool {
         return false;
     }
     SORTED_PROGRAMS.binary_search_by(|p| p.as_bytes().cmp(w)).is_ok()
+}
+
+/// Whether the word `w`, lowercased, with a `.exe`, `.com` or `.bat` suffix cut, is one of the
+/// [`PROGRAMS`] (a word of more than 20 bytes is not looked at). The signature is taken on
+/// `w` as written ([`WordSigs::may_contain_lowercase_of`]): most words are rejected without
+/// being copied.
+#[inline(always)]
+fn known_program_raw(w: &[u8]) -> bool {
+    let len = w.len();
+    if len == 0 || len > 20 {
+        return false;
+    }
+    let mut w = w;
+    // (Each suffix starts with `.`: one look for most words.)
+    if len >= 4 && w[len - 4] == b'.' {
+        let ext = [w[len - 3].to_ascii_lowercase(), w[len - 2].to_ascii_lowercase(), w[len - 1].to_ascii_lowercase()];
+        if matches!(&ext, b"exe" | b"com" | b"bat") {
+            w = &w[..len - 4];
+        }
+    }
+    // Most words are not programs: a 65,536-bit signature table rejects them before the search.
+    PROGRAM_SHAPES.may_contain_lowercase_of(w) && lowercase_is_program(w)
+}
+
+/// Whether `w` (at most 20 bytes), lowercased, is one of the [`PROGRAMS`].
+#[inline(never)]
+fn lowercase_is_program(w: &[u8]) -> bool {
+    let mut buf = [0u8; 20];
+    let lc = &mut buf[..w.len()];
+    lc.copy_from_slice(w);
+    lc.make_ascii_lowercase();
+    SORTED_PROGRAMS.binary_search_by(|p| p.as_bytes().cmp(lc)).is_ok()
 }
 
 /// The signatures of [`PROGRAMS`].
@@ -1540,3 +1600,11 @@ fn specials(s: &str) -> Option<Hit> {
 #[cfg(test)]
 #[path = "cmdi_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "cmdi_gate_reference.rs"]
+mod gate_reference;
+
+#[cfg(test)]
+#[path = "cmdi_gate_tests.rs"]
+mod gate_tests;

@@ -1,7 +1,13 @@
+use super::gate_reference::{known_program_reference, plain_first_word_program_after_reference};
 use super::*;
 use crate::other_util::take_steps;
 use crate::FieldKind;
 use palisade_testkit::rng::XorShift64;
+
+/// The plain-value path as it was before [`plain_or_walk`] (its reference copy).
+fn plain_first_word_program(b: &[u8]) -> Option<bool> {
+    plain_first_word_program_after_reference(b, 0)
+}
 
 fn q(v: &str) -> u8 {
     detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
@@ -541,7 +547,10 @@ fn reference_walk(b: &[u8]) -> bool {
             }
             content = true;
         }
-        if cmdpos && content && (known_program(&a, la) || known_program(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i])) {
+        if cmdpos
+            && content
+            && (known_program_reference(&a, la) || known_program_reference(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i]))
+        {
             return true;
         }
         if content {

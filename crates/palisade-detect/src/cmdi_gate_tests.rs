@@ -1,0 +1,289 @@
+//! The gate's test after the single-scan rewrite ([`gate_test_or_probe`], [`plain_or_walk`],
+//! [`walk_from`], [`known_program_raw`]) answers what the code it replaced answers
+//! ([`super::gate_reference`]): on every value of the corpora, the benign sets and the bench
+//! bodies (with their decoded candidates and variations), and on generated values.
+
+use super::gate_reference::*;
+use super::*;
+use crate::decode::Decoder;
+use palisade_testkit::rng::XorShift64;
+
+/// The gate and the pre-analysis, new and old, on `v`: panics on the first disagreement.
+/// Returns the gate's answer.
+fn agree(v: &str) -> bool {
+    let gate = gate_test_or_probe(v);
+    assert_eq!(gate, gate_test_or_probe_reference(v), "gate_test_or_probe {v:?}");
+    let b = v.as_bytes();
+    let walk = command_position_walk_reference(b);
+    assert_eq!(command_position_walk(b), walk, "command_position_walk {v:?}");
+    let old = plain_first_word_program_after_reference(b, 0).unwrap_or(walk);
+    assert_eq!(program_in_command_position(v), old, "program_in_command_position {v:?}");
+    assert_eq!(gate_test(v), gate_test_reference(v), "gate_test {v:?}");
+    gate
+}
+
+fn json_strings(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| json_strings(x, out)),
+        serde_json::Value::Object(o) => o.iter().for_each(|(k, x)| {
+            out.push(k.clone());
+            json_strings(x, out)
+        }),
+        _ => {}
+    }
+}
+
+/// Every value of the development corpus and bench bodies (`../shared`, when present) and of
+/// the data sets of this crate (`data/**/*.jsonl`).
+fn all_values() -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for dir in ["data/benign", "data/attacks"] {
+        if let Ok(rd) = std::fs::read_dir(root.join(dir)) {
+            files.extend(rd.map(|e| e.unwrap().path()));
+        }
+    }
+    let shared = root.join("../../../shared");
+    for f in ["data/attack-corpus/corpus.jsonl", "bench/large.json", "bench/small.json"] {
+        let p = shared.join(f);
+        if p.exists() {
+            files.push(p);
+        } else {
+            println!("skipping {} (not found)", p.display());
+        }
+    }
+    let mut values = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        match f.extension().and_then(|e| e.to_str()) {
+            Some("jsonl") => values.extend(crate::eval::parse_corpus(&text).unwrap().into_iter().map(|s| s.value)),
+            Some("json") => json_strings(&serde_json::from_str(&text).unwrap(), &mut values),
+            _ => {}
+        }
+    }
+    values
+}
+
+#[test]
+fn gate_agrees_with_the_reference_on_every_corpus_value() {
+    let values = all_values();
+    let mut decoder = Decoder::default();
+    let (mut n, mut yes) = (0usize, 0usize);
+    for v in &values {
+        let cands: Vec<String> = decoder.decode(v).iter().map(|c| c.text.to_string()).collect();
+        let mut variants: Vec<String> = cands;
+        variants.extend([
+            format!("whoami {v}"),
+            format!("{v} id"),
+            format!("{v};id"),
+            format!("x'{v}"),
+            format!(" +,Cat.EXE {v}"),
+            format!("/usr/bin/{v}"),
+            format!("{v}'"),
+            format!("{v}(x)"),
+        ]);
+        variants.extend(v.split_whitespace().map(String::from));
+        // Every suffix that starts at a char boundary after a blank or an operator byte.
+        for (k, c) in v.char_indices() {
+            if k > 0 && matches!(c, ' ' | ';' | '|' | '&' | '(' | '\'' | '/' | '$') {
+                variants.push(v[k..].to_string());
+            }
+        }
+        variants.push(v.clone());
+        for w in &variants {
+            n += 1;
+            yes += agree(w) as usize;
+        }
+    }
+    println!("{} values, {n} checked, {yes} admitted", values.len());
+    assert!(values.len() > 2_000 && yes > 1_000, "{} values, {yes} admitted", values.len());
+}
+
+#[test]
+fn gate_agrees_with_the_reference_on_generated_values() {
+    const PARTS: &[&str] = &[
+        "cat",
+        "whoami",
+        "id",
+        "ls",
+        "nc",
+        "CAT.EXE",
+        "Bash",
+        "ncat.Bat",
+        "cmd.com",
+        ".exe",
+        "size",
+        "uname",
+        "x",
+        "abc",
+        "0ea827",
+        "6_1",
+        "abcdefghijklmnopqrstu",
+        "abcdefghijklmnopqrst",
+        "formatting-dates",
+        "2016-01-14T06:30:45.397Z",
+        "Welcome",
+        "Metabase's",
+        "don't",
+        "(i18n)",
+        "DATEPART()",
+        "&rsquo;",
+        "&#39;",
+        "&ldquo;",
+        "Can I use",
+        "/",
+        "/usr/bin/",
+        "/bin/",
+        "/???/?at",
+        "/usr/*/id",
+        "*",
+        "?",
+        "**",
+        ".png",
+        "https://avatars.discourse.org/v2/letter/z/",
+        "/user_avatar/d.com/system/",
+        "{size}",
+        "{",
+        "}",
+        ";",
+        "|",
+        "||",
+        "&",
+        "&&",
+        "`",
+        "$(",
+        "(",
+        ")",
+        "<",
+        ">",
+        "\n",
+        "\r",
+        "\\n",
+        "\\r",
+        " ",
+        "  ",
+        "+",
+        ",",
+        "\t",
+        "\x0b",
+        "\x0c",
+        "'",
+        "\"",
+        "^",
+        "$'\\x69d'",
+        "$'id'",
+        "$IFS",
+        "${IFS}",
+        "${IFS",
+        "$@",
+        "$1",
+        "$*",
+        "$",
+        "\\",
+        "\\033[0m",
+        "\\e[1m",
+        "\\x1b[",
+        "\\u001B[2A",
+        ".",
+        "-",
+        ":",
+        "_",
+        "=",
+        "@",
+        "%",
+        "#",
+        "!",
+        "~",
+        "é",
+        "日本",
+        "ß",
+        "\u{2028}",
+        "\u{a0}",
+        "Ｃat",
+    ];
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
+    let (mut yes, mut n) = (0usize, 0usize);
+    for _ in 0..400_000 {
+        let mut v = String::new();
+        for _ in 0..1 + rng.below(10) {
+            v.push_str(PARTS[rng.below(PARTS.len())]);
+        }
+        n += 1;
+        yes += agree(&v) as usize;
+    }
+    assert!(yes > 50_000 && yes < n - 50_000, "{yes} of {n} admitted");
+}
+
+/// [`known_program_raw`] of a word is [`known_program_reference`] of its lowercase form, on
+/// every program with its case, suffixes and neighbours changed, and on random words.
+#[test]
+fn known_program_raw_agrees_with_the_reference() {
+    let mut words: Vec<Vec<u8>> = Vec::new();
+    for p in PROGRAMS.iter().chain(AMBIGUOUS).chain(RECON) {
+        for w in [
+            p.to_string(),
+            p.to_uppercase(),
+            format!("{p}.exe"),
+            format!("{p}.EXE"),
+            format!("{p}.Com"),
+            format!("{p}.bat"),
+            format!("{p}.txt"),
+            format!("{p}x"),
+            format!("x{p}"),
+            format!("{p}.exe.exe"),
+        ] {
+            words.push(w.into_bytes());
+        }
+    }
+    words.extend(
+        [&b""[..], b".exe", b".EXE", b"x.exe", b"\xc3\xa9", b"abcdefghijklmnopqrst", b"abcdefghijklmnopqrstu", b"whoami.exe.abcdefghij"].map(|w| w.to_vec()),
+    );
+    let mut rng = XorShift64::new(7);
+    let alphabet = b"aAcdeEhiImnostwx.-_9\xc3\xa9";
+    for _ in 0..200_000 {
+        let w: Vec<u8> = (0..rng.below(24)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        words.push(w);
+    }
+    let mut yes = 0;
+    for w in &words {
+        let mut a = [0u8; 20];
+        for (o, c) in a.iter_mut().zip(w) {
+            *o = c.to_ascii_lowercase();
+        }
+        let want = known_program_reference(&a, w.len());
+        assert_eq!(known_program_raw(w), want, "{:?}", String::from_utf8_lossy(w));
+        assert_eq!(known_program(&a, w.len()), want, "{:?}", String::from_utf8_lossy(w));
+        yes += want as usize;
+    }
+    assert!(yes > 1_000, "{yes}");
+}
+
+/// [`run_end`] (a bit per byte, the last eight bytes overlapped) finds what the run of eight
+/// table lookups and then a byte at a time found, for every table it is used with, on random
+/// bytes, starts and stops (also past the end and before the start).
+#[test]
+fn run_end_agrees_with_the_reference() {
+    let tables: [&[u8; 256]; 6] = [&WORD_BYTE, &PLAIN_WORD, &FAST_WORD, &FAST_WORD_NO_GLOB, &NOT_NOT_PLAIN, &NOT_OPERATE];
+    let alphabet = b"ab_9 /?*;'(\\$\xc3\xa9-.";
+    let mut rng = XorShift64::new(11);
+    for _ in 0..300_000 {
+        let n = rng.below(40);
+        // Long runs of one byte as well as mixed ones.
+        let b: Vec<u8> = if rng.below(3) == 0 {
+            let c = alphabet[rng.below(alphabet.len())];
+            let mut v = vec![c; n];
+            if n > 0 {
+                v[rng.below(n)] = alphabet[rng.below(alphabet.len())];
+            }
+            v
+        } else {
+            (0..n).map(|_| alphabet[rng.below(alphabet.len())]).collect()
+        };
+        let j = rng.below(n + 3);
+        let stop = rng.below(n + 10);
+        for t in tables {
+            assert_eq!(run_end(t, &b, j, stop), run_end_reference(t, &b, j, stop), "{:?} {j} {stop}", String::from_utf8_lossy(&b));
+        }
+    }
+}
