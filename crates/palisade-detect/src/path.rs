@@ -198,8 +198,33 @@ mod b64_gate_tests {
     fn agrees_with_the_reference() {
         let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-/_";
         let parts = [
-            "L2V0Yy9wYXNzd2Q", "Li4vLi4v", "ZXRj", "cGFzc3dk", "XHdpbmRvd3M", "SGVsbG8", "aGVsbG8gd29ybGQ", "=", "==", " ", "\t", "\n", "\u{a0}", "\u{e9}",
-            "a", "Z", "9", "+", "-", "/", "_", ".", "%", "&", "avatar_template", "username", "\u{3000}",
+            "L2V0Yy9wYXNzd2Q",
+            "Li4vLi4v",
+            "ZXRj",
+            "cGFzc3dk",
+            "XHdpbmRvd3M",
+            "SGVsbG8",
+            "aGVsbG8gd29ybGQ",
+            "=",
+            "==",
+            " ",
+            "\t",
+            "\n",
+            "\u{a0}",
+            "\u{e9}",
+            "a",
+            "Z",
+            "9",
+            "+",
+            "-",
+            "/",
+            "_",
+            ".",
+            "%",
+            "&",
+            "avatar_template",
+            "username",
+            "\u{3000}",
         ];
         let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
         let (mut yes, mut no) = (0, 0);
