@@ -583,8 +583,12 @@ fn script_letter(c: char) -> bool {
 const CASELESS_RANGES: &[(u32, u32)] =
     &[(0x05D0, 0x05EA), (0x0620, 0x06D3), (0x0900, 0x0DFF), (0x0E00, 0x0EFF), (0x3041, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3)];
 
+/// The ranges of [`CASELESS_RANGES`] whose characters are all assigned and alphabetic (CJK
+/// unified ideographs, Hangul syllables; `tests::code_point_classes` checks it).
+const ALPHABETIC_RANGES: &[(u32, u32)] = &[(0x4E00, 0x9FFF), (0xAC00, 0xD7A3)];
+
 /// [`CodePoints`], built on first use and shared by every engine of the process (its build
-/// reads the Unicode tables for every letter of [`LETTER_RANGES`]: about 20 million
+/// reads the Unicode tables for the letters of [`LETTER_RANGES`]: about 5 million
 /// instructions, which an engine built again, on a reload, need not pay).
 static CODE_POINTS: std::sync::LazyLock<CodePoints> = std::sync::LazyLock::new(CodePoints::new);
 
@@ -603,7 +607,10 @@ impl CodePoints {
                 let Some(c) = char::from_u32(u) else { continue };
                 // In a script without case, [`code_point`] without its case-mapping reads (most
                 // of this build's cost: the CJK and Hangul blocks).
-                let letter = if caseless { c.is_alphabetic() && !NOT_LETTERS.contains(&c) } else { code_point(c) == CodePoint::Letter };
+                // In a block whose characters are all alphabetic, without the alphabetic
+                // lookup either (the rest of the cost).
+                let alphabetic = || ALPHABETIC_RANGES.contains(&(a, b)) || c.is_alphabetic();
+                let letter = if caseless { alphabetic() && !NOT_LETTERS.contains(&c) } else { code_point(c) == CodePoint::Letter };
                 if letter {
                     letters[u as usize / 64] |= 1 << (u % 64);
                 }
@@ -954,7 +961,7 @@ impl Engine {
             entries.push(Entry { det });
         }
         let table = class_table(&gates);
-        Ok(Engine { detectors: entries, table, gates, code_points: &*CODE_POINTS, ungated_always, ungated_family, by_field, extractor, config })
+        Ok(Engine { detectors: entries, table, gates, code_points: &CODE_POINTS, ungated_always, ungated_family, by_field, extractor, config })
     }
 
     pub fn detector_names(&self) -> Vec<&'static str> {
