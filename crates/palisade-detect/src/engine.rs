@@ -386,7 +386,6 @@ static WORD_BYTE: [bool; 256] = {
 impl Literals {
     fn new(dfa: &DFA, pats: &[(u64, bool, usize)]) -> Literals {
         use aho_corasick::automaton::StateID;
-        use std::collections::HashMap;
         const NONE: u32 = u32::MAX;
         let start = dfa.start_state(Anchored::No).expect("unanchored start state");
         // Every state reachable from the start (in discovery order), indexed by the
@@ -419,14 +418,22 @@ impl Literals {
             }
             k += 1;
         }
-        // Bytes with the same column share a class.
+        // Bytes with the same column share a class (numbered by first byte): each column is
+        // compared with one byte of each class so far (columns of different classes differ
+        // early, most at the start state), which costs far less than hashing every column.
         let mut classes = [0u8; 256];
-        let mut columns: HashMap<&[u32], u8> = HashMap::new();
+        let mut firsts: Vec<usize> = Vec::new();
         for (b, class) in classes.iter_mut().enumerate() {
-            let n = columns.len();
-            *class = *columns.entry(&cols[b]).or_insert(n as u8);
+            let k = match firsts.iter().position(|&f| cols[f] == cols[b]) {
+                Some(k) => k,
+                None => {
+                    firsts.push(b);
+                    firsts.len() - 1
+                }
+            };
+            *class = k as u8;
         }
-        let stride = columns.len();
+        let stride = firsts.len();
         let width = stride + 1;
         let patterns = |s: StateID| -> Vec<(u64, bool, usize)> {
             if !dfa.is_match(s) {
@@ -570,8 +577,23 @@ fn script_letter(c: char) -> bool {
         && c.to_lowercase().chain(c.to_uppercase()).all(|x| !x.is_ascii())
 }
 
-/// [`code_point`] as a bitmap over the Basic Multilingual Plane (built once per engine; every
-/// class lies in it: beyond it, [`CodePoint::Open`]).
+/// The ranges of [`LETTER_RANGES`] whose scripts have no case: no character of them has a
+/// case mapping (`tests::code_point_classes` compares [`CodePoints`] with [`code_point`] over the
+/// whole Basic Multilingual Plane), and none is a typographic quote.
+const CASELESS_RANGES: &[(u32, u32)] =
+    &[(0x05D0, 0x05EA), (0x0620, 0x06D3), (0x0900, 0x0DFF), (0x0E00, 0x0EFF), (0x3041, 0x30FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3)];
+
+/// The ranges of [`CASELESS_RANGES`] whose characters are all assigned and alphabetic (CJK
+/// unified ideographs, Hangul syllables; `tests::code_point_classes` checks it).
+const ALPHABETIC_RANGES: &[(u32, u32)] = &[(0x4E00, 0x9FFF), (0xAC00, 0xD7A3)];
+
+/// [`CodePoints`], built on first use and shared by every engine of the process (its build
+/// reads the Unicode tables for the letters of [`LETTER_RANGES`]: about 5 million
+/// instructions, which an engine built again, on a reload, need not pay).
+static CODE_POINTS: std::sync::LazyLock<CodePoints> = std::sync::LazyLock::new(CodePoints::new);
+
+/// [`code_point`] as a bitmap over the Basic Multilingual Plane (built once per process,
+/// [`CODE_POINTS`]; every class lies in it: beyond it, [`CodePoint::Open`]).
 struct CodePoints {
     letters: Box<[u64]>,
 }
@@ -580,8 +602,16 @@ impl CodePoints {
     fn new() -> CodePoints {
         let mut letters = vec![0u64; 0x10000 / 64].into_boxed_slice();
         for &(a, b) in LETTER_RANGES {
+            let caseless = CASELESS_RANGES.contains(&(a, b));
             for u in a..=b {
-                if char::from_u32(u).is_some_and(|c| code_point(c) == CodePoint::Letter) {
+                let Some(c) = char::from_u32(u) else { continue };
+                // In a script without case, [`code_point`] without its case-mapping reads (most
+                // of this build's cost: the CJK and Hangul blocks).
+                // In a block whose characters are all alphabetic, without the alphabetic
+                // lookup either (the rest of the cost).
+                let alphabetic = || ALPHABETIC_RANGES.contains(&(a, b)) || c.is_alphabetic();
+                let letter = if caseless { alphabetic() && !NOT_LETTERS.contains(&c) } else { code_point(c) == CodePoint::Letter };
+                if letter {
                     letters[u as usize / 64] |= 1 << (u % 64);
                 }
             }
@@ -874,7 +904,8 @@ pub struct Engine {
     detectors: Vec<Entry>,
     table: [u64; 256],
     gates: Gates,
-    code_points: CodePoints,
+    /// [`CODE_POINTS`], built once per process.
+    code_points: &'static CodePoints,
     /// Ungated detectors shown every value (not in [`FAMILIES`]).
     ungated_always: u64,
     /// Ungated detectors with a family: (family bit, detector bit).
@@ -930,7 +961,7 @@ impl Engine {
             entries.push(Entry { det });
         }
         let table = class_table(&gates);
-        Ok(Engine { detectors: entries, table, gates, code_points: CodePoints::new(), ungated_always, ungated_family, by_field, extractor, config })
+        Ok(Engine { detectors: entries, table, gates, code_points: &CODE_POINTS, ungated_always, ungated_family, by_field, extractor, config })
     }
 
     pub fn detector_names(&self) -> Vec<&'static str> {
@@ -1013,7 +1044,8 @@ impl Engine {
             let (mut sid, limit, words) = (l.start as usize, l.match_limit as usize, l.word_limit as usize);
             // A match state whose literals are all words, followed by a word byte, opens
             // nothing (none stands as a word): not looked at.
-            let wants = |sid: usize, next: Option<&u8>| sid < limit && (sid >= words || !next.is_some_and(|&n| WORD_BYTE[n as usize]));
+            // (`j`: the index of the next byte, read only for a match state.)
+            let wants = |sid: usize, j: usize| sid < limit && (sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]));
             'walk: {
                 // Two bytes per step.
                 while i + 1 < b.len() {
@@ -1021,7 +1053,7 @@ impl Engine {
                     m |= self.table[c0] | self.table[c1];
                     g |= self.gates.bytes[c0] | self.gates.bytes[c1];
                     sid = t[(sid + classes[c0] as usize) & mask] as usize;
-                    if wants(sid, Some(&b[i + 1])) {
+                    if wants(sid, i + 1) {
                         lit = l.matched(sid, b, i, lit, g);
                         if self.gates.literal & !(lit | g) == 0 {
                             i += 2;
@@ -1030,7 +1062,7 @@ impl Engine {
                     }
                     sid = t[(sid + classes[c1] as usize) & mask] as usize;
                     i += 2;
-                    if wants(sid, b.get(i)) {
+                    if wants(sid, i) {
                         lit = l.matched(sid, b, i - 1, lit, g);
                         if self.gates.literal & !(lit | g) == 0 {
                             break 'walk;
@@ -1041,7 +1073,7 @@ impl Engine {
                     m |= self.table[c as usize];
                     g |= self.gates.bytes[c as usize];
                     sid = t[(sid + classes[c as usize] as usize) & mask] as usize;
-                    if wants(sid, None) {
+                    if wants(sid, i + 1) {
                         lit = l.matched(sid, b, i, lit, g);
                     }
                     i += 1;

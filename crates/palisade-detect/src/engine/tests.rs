@@ -367,6 +367,17 @@ fn code_point_classes() {
         }
     }
     assert!(letters > 30_000, "{letters}");
+    // The ranges the bitmap's build takes as caseless and all alphabetic.
+    for &(a, b) in CASELESS_RANGES {
+        assert!(LETTER_RANGES.contains(&(a, b)));
+        for c in (a..=b).filter_map(char::from_u32) {
+            assert!(c.to_lowercase().eq([c]) && c.to_uppercase().eq([c]), "{c:?}");
+        }
+    }
+    for &(a, b) in ALPHABETIC_RANGES {
+        assert!(CASELESS_RANGES.contains(&(a, b)));
+        assert!((a..=b).all(|u| char::from_u32(u).is_some_and(char::is_alphabetic)), "{a:x}..{b:x}");
+    }
 }
 
 #[test]
