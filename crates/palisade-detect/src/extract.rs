@@ -454,7 +454,7 @@ fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
 /// The current container of the JSON walk: an open array; [`ROOT`]: none (the enclosing ones
 /// are on [`Scratch::open`]); below, an open object: the slot of its current key in the key
 /// memo (`depth * SHAPE_KEYS + position`), or [`NO_SLOT`] past the depths and positions it
-/// remembers.
+/// remembers. Ordered so that one comparison (`< NO_SLOT`) tells a slot.
 const ARRAY: u32 = u32::MAX;
 const ROOT: u32 = u32::MAX - 1;
 const NO_SLOT: u32 = u32::MAX - 2;
@@ -551,7 +551,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     if c == b'{' {
                         let depth = path.len() - 1;
                         top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
-                        p = json_key::<CHECK, F>(text, q, top, path, memo, run, tally, f)?;
+                        p = json_key::<CHECK, F>(text, q, top, false, path, memo, run, tally, f)?;
                     } else {
                         top = ARRAY;
                         p = q;
@@ -588,17 +588,35 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 }
             };
             if c == b',' {
-                if top == ARRAY {
+                if top < NO_SLOT {
+                    // An object's next key position; past the last one a row remembers, none.
+                    let next = top + 1;
+                    top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
+                    // The key remembered there, written right after the `,` (compact JSON):
+                    // only counted (see `json_key`, which decides every other case).
+                    if let Some(known) = memo.get(top as usize) {
+                        let after = known.at(b, p + 1);
+                        if after != 0 {
+                            let k = known.key;
+                            tally.tick::<CHECK>(k.len())?;
+                            if let Some(s) = path.last_mut() {
+                                *s = Seg::Key(Cow::Borrowed(k));
+                            }
+                            p = after;
+                            continue 'value;
+                        }
+                    }
+                    // (When the key is right after the `,`, its words were compared above.)
+                    let q = scan::skip_ws(b, p + 1);
+                    p = json_key::<CHECK, F>(text, q, top, q == p + 1, path, memo, run, tally, f)?;
+                } else if top == ARRAY {
                     if let Some(Seg::Index(i)) = path.last_mut() {
                         *i += 1;
                     }
                     p += 1;
-                } else if top != ROOT {
-                    // The next position; past the last one a row remembers, none.
-                    let next = top.wrapping_add(1);
-                    top = if next % SHAPE_KEYS as u32 == 0 || top == NO_SLOT { NO_SLOT } else { next };
+                } else if top == NO_SLOT {
                     let q = scan::skip_ws(b, p + 1);
-                    p = json_key::<CHECK, F>(text, q, top, path, memo, run, tally, f)?;
+                    p = json_key::<CHECK, F>(text, q, NO_SLOT, false, path, memo, run, tally, f)?;
                 } else {
                     return Err(Halt::NotJson);
                 }
@@ -645,10 +663,12 @@ const WINDOW: usize = 24;
 /// ([`Known::quoted_at`]; the words are made when the key is seen there a second time).
 #[derive(Clone, Copy, Debug)]
 struct Known<'b> {
-    /// `None` (all bits zero, so that new slots are written as a block): an empty slot.
-    key: Option<&'b str>,
-    /// The key's length when the words hold `"key":`, else 0.
-    fast: usize,
+    /// The key; `""`: an empty slot.
+    key: &'b str,
+    /// When the words hold `"key":`, its length (the key's and 3), else 0.
+    skip: usize,
+    /// `"key":` and the masks of its bytes; otherwise eight bytes `0xFF` under a full mask,
+    /// which never occur in UTF-8: such an entry matches nowhere, with no test of its own.
     word: [u64; 3],
     mask: [u64; 3],
 }
@@ -660,12 +680,18 @@ fn word_at(w: &[u8], i: usize) -> u64 {
 }
 
 impl<'b> Known<'b> {
-    const EMPTY: Known<'static> = Known { key: None, fast: 0, word: [0; 3], mask: [0; 3] };
+    const EMPTY: Known<'static> = Known { key: "", skip: 0, word: [u64::MAX, 0, 0], mask: [u64::MAX, 0, 0] };
 
     /// The key (`""`: an empty slot).
     #[inline(always)]
     fn key(&self) -> &'b str {
-        self.key.unwrap_or("")
+        self.key
+    }
+
+    /// A slot remembering `key` (not empty), its words not made yet.
+    #[inline(always)]
+    fn remember(key: &'b str) -> Self {
+        Known { key, ..Known::EMPTY }
     }
 
     /// The key `key` read at `p` of `b` (its opening quote; its closing quote at `end`).
@@ -682,10 +708,10 @@ impl<'b> Known<'b> {
                 };
                 let mask = [mask(0), mask(8), mask(16)];
                 let word = [word_at(w, 0) & mask[0], word_at(w, 8) & mask[1], word_at(w, 16) & mask[2]];
-                return Known { key: Some(key), fast: n, word, mask };
+                return Known { key, skip: n + 3, word, mask };
             }
         }
-        Known { key: Some(key), ..Known::EMPTY }
+        Known::remember(key)
     }
 
     /// Whether `"key":` is written at `p` (the same bytes: the same string, without escapes,
@@ -693,14 +719,13 @@ impl<'b> Known<'b> {
     /// (then [`Known::quoted_at`] decides).
     #[inline(always)]
     fn at(&self, b: &[u8], p: usize) -> usize {
-        let n = self.fast;
         if let Some(w) = b.get(p..p + WINDOW) {
             let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
                 | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
                 | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
-            // Not an entry without words (`fast` 0).
-            if diff == 0 && n != 0 {
-                return p + n + 3;
+            // Only an entry with words can match (`skip` is then at least 4).
+            if diff == 0 {
+                return p + self.skip;
             }
         }
         0
@@ -727,13 +752,15 @@ impl<'b> Known<'b> {
 /// handed over; returns the offset after its `:` (not JSON: not a key and `:`). When the last
 /// object at that depth had the same key at that position, unescaped and judged clean
 /// ([`Verdict`]), the key is only counted: the objects of an array share their keys, and each
-/// would otherwise be scanned and looked up again.
+/// would otherwise be scanned and looked up again. `words_compared`: the caller found that the
+/// slot's words ([`Known::at`]) do not match at `p`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     p: usize,
     slot: u32,
+    words_compared: bool,
     path: &mut [Seg<'b>],
     memo: &mut Vec<Known<'b>>,
     esc_buf: &mut Vec<u8>,
@@ -743,7 +770,7 @@ fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     // `NO_SLOT` is past the end of the memo.
     if let Some(known) = memo.get_mut(slot as usize) {
         let b = text.as_bytes();
-        let after = known.at(b, p);
+        let after = if words_compared { 0 } else { known.at(b, p) };
         if after != 0 {
             let k = known.key();
             tally.tick::<CHECK>(k.len())?;
@@ -752,7 +779,8 @@ fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             }
             return Ok(after);
         }
-        if let Some(k) = known.key {
+        let k = known.key;
+        if !k.is_empty() {
             let after = known.quoted_at(b, p);
             if after != 0 {
                 // Seen a second time at this place: its words from now on (when it has them).
@@ -806,7 +834,7 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
         }
         memo[slot] = match path.last() {
             // Its words are made when it is seen again (most keys of a body are not).
-            Some(Seg::Key(Cow::Borrowed(k))) if clean && !k.is_empty() => Known { key: Some(k), ..Known::EMPTY },
+            Some(Seg::Key(Cow::Borrowed(k))) if clean && !k.is_empty() => Known::remember(k),
             _ => Known::EMPTY,
         };
     }

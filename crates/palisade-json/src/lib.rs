@@ -16,12 +16,13 @@
 //! - Tokens are laid out in document order. An object is followed by its members as
 //!   `key, value, key, value...`; an array by its items. Every container token records the
 //!   index of the token after its subtree (skip in O(1)) and its child count.
-//! - Strings are scanned sixteen bytes at a time (one lane-wise test that the compiler turns
-//!   into SSE2 compares, no `unsafe`; one word at the end of input) for `"`, `\`, control
+//! - Strings are scanned sixteen bytes at a time (SSE2 compares and one `pmovmskb` on x86_64,
+//!   the crate's one `unsafe`; elsewhere one lane-wise test that compilers vectorise; one word
+//!   at the end of input) for `"`, `\`, control
 //!   characters and non-ASCII bytes; non-ASCII sequences are validated as UTF-8 in place; escapes are
 //!   validated at parse time (including surrogate pairs) and decoded only by
 //!   [`ValueRef::as_str`].
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 use std::borrow::Cow;
 
@@ -163,28 +164,66 @@ fn special_bytes(w: u64) -> u64 {
 
 /// The bytes of a sixteen-byte chunk that end a plain run of string contents (see
 /// [`special_bytes`]) as `0xFF` lanes of a `u128` (little-endian: lane `i` is byte `i`), `0`
-/// when there is none. Written lane by lane so that the compiler turns it into three SSE2
-/// compares (`"`, `\\`, and a signed `< 0x20`, which also catches bytes `>= 0x80`), with no
-/// `unsafe` and no intrinsics.
+/// when there is none: `"`, `\\`, and a signed `< 0x20` (which also catches bytes `>= 0x80`),
+/// or with `UTF8` an unsigned `< 0x20` (non-ASCII bytes are part of valid sequences there and
+/// need no check). Portable: the compiler turns it into three SSE2 compares, but tests the
+/// result through memory; [`sse2::first_special`] is used where SSE2 is there (every x86_64).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
 #[inline(always)]
-fn special_lanes(c: &[u8; 16]) -> u128 {
+fn special_lanes<const UTF8: bool>(c: &[u8; 16]) -> u128 {
     let mut v = [0u8; 16];
     for (o, &b) in v.iter_mut().zip(c) {
-        *o = if (b == b'"') | (b == b'\\') | ((b as i8) < 0x20) { 0xFF } else { 0 };
+        let ctrl = if UTF8 { b < 0x20 } else { (b as i8) < 0x20 };
+        *o = if (b == b'"') | (b == b'\\') | ctrl { 0xFF } else { 0 };
     }
     u128::from_le_bytes(v)
 }
 
-/// The bytes of a sixteen-byte chunk that end a plain run of string contents in text known to
-/// be UTF-8 (see [`plain_run_with`]): `"`, `\\` and control characters (an unsigned `< 0x20`;
-/// non-ASCII bytes are part of valid sequences there and need no check), as `0xFF` lanes.
+/// Index (0 to 15) of the first byte of a sixteen-byte chunk that ends a plain run of string
+/// contents (see [`special_lanes`]), 16 when there is none.
 #[inline(always)]
-fn special_lanes_utf8(c: &[u8; 16]) -> u128 {
-    let mut v = [0u8; 16];
-    for (o, &b) in v.iter_mut().zip(c) {
-        *o = if (b == b'"') | (b == b'\\') | (b < 0x20) { 0xFF } else { 0 };
+fn first_special<const UTF8: bool>(c: &[u8; 16]) -> u32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        sse2::first_special::<UTF8>(c)
     }
-    u128::from_le_bytes(v)
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    {
+        special_lanes::<UTF8>(c).trailing_zeros().min(128) / 8
+    }
+}
+
+/// The one use of `unsafe` in this crate: SSE2 intrinsics (part of every x86_64 target), for
+/// the sixteen-byte test of string contents. The portable [`special_lanes`] compiles to the
+/// same compares, but its result is tested through memory (a store, two loads and four more
+/// instructions per chunk); here one `pmovmskb` gives a bit per byte. Checked against the
+/// portable code for every byte value at every position (`tests`).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[allow(unsafe_code)]
+mod sse2 {
+    use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
+
+    /// See [`super::first_special`].
+    #[inline(always)]
+    pub(super) fn first_special<const UTF8: bool>(c: &[u8; 16]) -> u32 {
+        // SAFETY: SSE2 is enabled for this target (the `cfg` of the module), so the intrinsics
+        // can be called; the load reads the sixteen bytes of `c` (no alignment required).
+        let mask = unsafe {
+            let v = _mm_loadu_si128(c.as_ptr().cast());
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let bslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            let ctrl = if UTF8 {
+                // Unsigned `< 0x20`: `min(b, 0x1F) == b`.
+                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v)
+            } else {
+                // Signed `< 0x20`: control characters and bytes `>= 0x80`.
+                _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))
+            };
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, bslash), ctrl)) as u32
+        };
+        // Bit 16: none of the sixteen.
+        (mask | 1 << 16).trailing_zeros()
+    }
 }
 
 /// High bit set in the bytes of `w` that are `"`, `\\` or a control character (exact for the
@@ -207,19 +246,17 @@ fn special_bytes_utf8(w: u64) -> u64 {
 /// bytes at a time too.
 #[inline(always)]
 fn plain_run_with<const UTF8: bool>(inp: &[u8], p: usize) -> usize {
-    // Whole sixteen-byte chunks (one vector test each, no bounds check), then at most one word.
-    let mut chunks = inp.get(p..).unwrap_or_default().chunks_exact(16);
+    // Whole sixteen-byte chunks (one vector test each), then at most one word.
     let mut at = p;
-    for c in &mut chunks {
+    while let Some(c) = inp.get(at..at + 16) {
         let c: &[u8; 16] = c.try_into().unwrap_or(&[0; 16]);
-        let m = if UTF8 { special_lanes_utf8(c) } else { special_lanes(c) };
-        if m != 0 {
-            return at + (m.trailing_zeros() / 8) as usize;
+        let i = first_special::<UTF8>(c);
+        if i < 16 {
+            return at + i as usize;
         }
         at += 16;
     }
-    let rest = chunks.remainder();
-    if rest.len() >= 8 {
+    if let Some(rest) = inp.get(at..at + 8) {
         let w = u64::from_le_bytes([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7]]);
         let m = if UTF8 { special_bytes_utf8(w) } else { special_bytes(w) };
         if m != 0 {

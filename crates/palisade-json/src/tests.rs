@@ -518,3 +518,77 @@ fn string_in_text_equals_string_on_utf8_input() {
         }
     }
 }
+
+/// `plain_run_with` as it was before the SSE2 chunk test (2026-11-23): sixteen-byte chunks of
+/// `chunks_exact` tested as a `u128` of lanes, then one word. The oracle of the current one.
+fn plain_run_previous<const UTF8: bool>(inp: &[u8], p: usize) -> usize {
+    let mut chunks = inp.get(p..).unwrap_or_default().chunks_exact(16);
+    let mut at = p;
+    for c in &mut chunks {
+        let c: &[u8; 16] = c.try_into().unwrap_or(&[0; 16]);
+        let m = super::special_lanes::<UTF8>(c);
+        if m != 0 {
+            return at + (m.trailing_zeros() / 8) as usize;
+        }
+        at += 16;
+    }
+    let rest = chunks.remainder();
+    if rest.len() >= 8 {
+        let w = u64::from_le_bytes([rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6], rest[7]]);
+        let m = if UTF8 { super::special_bytes_utf8(w) } else { super::special_bytes(w) };
+        if m != 0 {
+            return at + (m.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    at
+}
+
+#[test]
+fn plain_run_equals_the_previous_one_exactly() {
+    // Every byte value at every position of inputs of every length to 70, from every start
+    // (past the end too), both flavours; then random inputs mixing plain and special bytes.
+    for len in 0..=70usize {
+        for pos in 0..len.max(1) {
+            for b in 0..=255u8 {
+                let mut inp = vec![b'a'; len];
+                if pos < len {
+                    inp[pos] = b;
+                }
+                for start in [0, 1, pos.saturating_sub(1), pos, pos + 1, len, len + 3] {
+                    assert_eq!(
+                        super::plain_run_with::<false>(&inp, start),
+                        plain_run_previous::<false>(&inp, start),
+                        "len {len} pos {pos} byte {b:#x} start {start}"
+                    );
+                    assert_eq!(
+                        super::plain_run_with::<true>(&inp, start),
+                        plain_run_previous::<true>(&inp, start),
+                        "len {len} pos {pos} byte {b:#x} start {start}"
+                    );
+                }
+            }
+        }
+    }
+    let mut r = Rng::new(0x1234_5678_9ABC_DEF1);
+    for _ in 0..20_000 {
+        let len = r.below(100);
+        let inp: Vec<u8> = (0..len).map(|_| if r.below(12) == 0 { r.below(256) as u8 } else { b'a' + r.below(26) as u8 }).collect();
+        let start = r.below(len + 2);
+        assert_eq!(super::plain_run_with::<false>(&inp, start), plain_run_previous::<false>(&inp, start), "{inp:?} {start}");
+        assert_eq!(super::plain_run_with::<true>(&inp, start), plain_run_previous::<true>(&inp, start), "{inp:?} {start}");
+    }
+    // The chunk test itself, against the portable lanes, for every byte at every lane.
+    for pos in 0..16 {
+        for b in 0..=255u8 {
+            for fill in [b'a', 0x80, b'~'] {
+                let mut c = [fill; 16];
+                c[pos] = b;
+                for (utf8, got) in [(false, super::first_special::<false>(&c)), (true, super::first_special::<true>(&c))] {
+                    let lanes = if utf8 { super::special_lanes::<true>(&c) } else { super::special_lanes::<false>(&c) };
+                    assert_eq!(got, lanes.trailing_zeros().min(128) / 8, "pos {pos} byte {b:#x} fill {fill:#x} utf8 {utf8}");
+                }
+            }
+        }
+    }
+}

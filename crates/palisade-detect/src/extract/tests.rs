@@ -957,7 +957,7 @@ fn a_remembered_key_is_recognised_exactly_where_it_is_written() {
         let known = Known::new(src.as_bytes(), 0, key.len() + 1, &src[1..1 + key.len()]);
         assert_eq!(known.key(), key);
         let words = kind != 1 && key.len() <= WINDOW - 3 && src.len() >= WINDOW;
-        assert_eq!(known.fast, if words { key.len() } else { 0 }, "{key:?} {kind}");
+        assert_eq!(known.skip, if words { key.len() + 3 } else { 0 }, "{key:?} {kind}");
         for p in 0..=b.len() {
             let quoted = format!("\"{key}\"");
             let want_quoted = b.get(p..).is_some_and(|t| t.starts_with(quoted.as_bytes()));
@@ -967,7 +967,7 @@ fn a_remembered_key_is_recognised_exactly_where_it_is_written() {
                 assert!(want_colon && fast == p + key.len() + 3, "{key:?} at {p} of {body:?}");
             } else {
                 // Only keys without words and the last bytes of the body are left to the slices.
-                assert!(!want_colon || known.fast == 0 || p + WINDOW > b.len(), "{key:?} at {p} of {body:?}");
+                assert!(!want_colon || known.skip == 0 || p + WINDOW > b.len(), "{key:?} at {p} of {body:?}");
             }
             let slow = known.quoted_at(b, p);
             assert_eq!(slow, if want_quoted { p + key.len() + 2 } else { 0 }, "{key:?} at {p} of {body:?}");
@@ -977,5 +977,111 @@ fn a_remembered_key_is_recognised_exactly_where_it_is_written() {
     let b = br#""":"":1,"a":2"#;
     for p in 0..=b.len() {
         assert_eq!((Known::EMPTY.at(b, p), Known::EMPTY.quoted_at(b, p)), (0, 0));
+    }
+}
+
+/// `doc` written again with `sep` after every `,` and `:` outside strings (a space, a newline
+/// and indentation...): the places where the walk looks for a remembered key right after the
+/// `,`, and where it has to skip whitespace first.
+fn respaced(doc: &str, sep: &str) -> String {
+    let mut out = String::with_capacity(doc.len() * 2);
+    let (mut in_str, mut esc) = (false, false);
+    for c in doc.chars() {
+        out.push(c);
+        if in_str {
+            match (esc, c) {
+                (true, _) => esc = false,
+                (false, '\\') => esc = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_str = true;
+        } else if c == ',' || c == ':' {
+            out.push_str(sep);
+        }
+    }
+    out
+}
+
+#[test]
+fn json_walk_equals_the_previous_walk_on_every_corpus_value_wrapped_in_json() {
+    // Every value of the corpora (and every string and key of the bench bodies), as a value, as
+    // a key, and as the repeated key and value of an array of objects (the key memo), compact
+    // and with whitespace after the separators.
+    let values = crate::other_util::test_values();
+    assert!(values.len() > 4000, "{}", values.len());
+    let mut sc = Scratch::default();
+    let mut r = Rng::new(0xA076_1D64_78BD_642F);
+    for (i, v) in values.iter().enumerate() {
+        let q = serde_json::to_string(v).unwrap();
+        let docs = [
+            format!("{{\"v\":{q}}}"),
+            format!("[{q}]"),
+            format!("{{{q}:1}}"),
+            format!("[{{{q}:{q},\"k\":{q}}},{{{q}:2,\"k\":{q}}},{{\"k\":{q},{q}:[{q}]}}]"),
+            format!("[{{\"k\":1,{q}:{q}}},{{\"k\":2,{q}:3}}]"),
+        ];
+        for d in &docs {
+            for doc in [d.clone(), respaced(d, " ")] {
+                let judge = if i % 2 == 0 { Judge::AllClean } else { random_judge(&mut r) };
+                let _ = same_walk(doc.as_bytes(), Limits::default(), judge, &mut sc, &format!("value {i}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn json_walk_equals_the_previous_walk_on_the_bench_bodies() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
+    let mut seen = 0;
+    let mut sc = Scratch::default();
+    for name in ["large.json", "small.json"] {
+        let Ok(text) = std::fs::read_to_string(root.join(name)) else {
+            eprintln!("skipped {name}: ../shared/bench is not there");
+            continue;
+        };
+        seen += 1;
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let pretty = serde_json::to_string_pretty(&v).unwrap();
+        for doc in [text.clone(), pretty, respaced(&text, " "), respaced(&text, "\n\t")] {
+            for judge in [Judge::AllClean, Judge::NoneClean, Judge::Mixed(3), Judge::Mixed(7), Judge::StopAt(500)] {
+                for limits in [Limits::default(), Limits { max_values: 900, ..Limits::default() }, Limits { max_bytes: 5000, ..Limits::default() }] {
+                    let (_, _, res) = same_walk(doc.as_bytes(), limits, judge, &mut sc, name);
+                    assert!(res != Ok(false), "{name}");
+                }
+            }
+        }
+    }
+    if seen == 0 {
+        eprintln!("json_walk_equals_the_previous_walk_on_the_bench_bodies: skipped (no ../shared/bench)");
+    }
+}
+
+#[test]
+fn json_walk_equals_the_previous_walk_around_word_and_chunk_lengths() {
+    // Keys and strings of every length around 8, 16, 24, 32 and 64 bytes, with an escape, a
+    // non-ASCII character, a control character or a quote at each of their ends, in arrays of
+    // objects (remembered keys) written compact, spaced, and cut at every byte near the end.
+    let mut sc = Scratch::default();
+    let mut docs: Vec<Vec<u8>> = Vec::new();
+    for n in (0..=34).chain(60..=68) {
+        for tail in ["", "\\n", "é", "\\u00e9", "\u{1}", "\\\"", "中"] {
+            let k = format!("{}{tail}", "k".repeat(n));
+            let s = format!("{tail}{}", "v".repeat(n));
+            let doc = format!("[{{\"{k}\":\"{s}\",\"a\":1}},{{\"{k}\":\"{s}\",\"a\":2}},{{\"{k}\":null,\"a\":\"{s}\"}}]");
+            for d in [doc.clone(), respaced(&doc, " "), respaced(&doc, "\r\n")] {
+                for cut in [d.len(), d.len() - 1, d.len().saturating_sub(n / 2 + 3)] {
+                    docs.push(d.as_bytes()[..cut].to_vec());
+                }
+            }
+        }
+    }
+    for (i, d) in docs.iter().enumerate() {
+        for judge in [Judge::AllClean, Judge::NoneClean, Judge::Mixed(2)] {
+            for limits in [Limits::default(), Limits { max_values: 5, max_bytes: 90, max_depth: 3 }] {
+                let _ = same_walk(d, limits, judge, &mut sc, &format!("length doc {i}"));
+            }
+        }
     }
 }
