@@ -218,8 +218,8 @@ pub(crate) const GATE_WORDS: &[&str] = &[
     "time",
 ];
 
-/// The length from which [`analyze`] tries [`inert`] on a value without a quote: measured on
-/// the bench bodies (shorter values are as cheap to analyse as to scan).
+/// The length from which [`analyze`] tries [`inert`] on a value without a quote (and with a
+/// blank): measured on the bench bodies (shorter values are as cheap to analyse as to scan).
 const INERT_MIN_LEN: usize = 24;
 
 /// The strongest finding over all contexts.
@@ -238,10 +238,13 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
         *steps += s.len();
         return None;
     }
-    // Worth its pass where a breakout or a folded view would double the work, and on longer
-    // values (prose), where it replaces the automaton and the call scan; a short value without
-    // a quote is left to those (an early keyword such as `in` makes the pass a loss there).
-    if (s.len() >= INERT_MIN_LEN || memchr::memchr2(b'\'', b'"', s.as_bytes()).is_some() || !s.is_ascii()) && inert(s) {
+    // Worth its pass where a breakout or a folded view would double the work, and on prose (a
+    // blank, 24 bytes or more), where it replaces the automaton and the call scan; a short
+    // value or a path without a quote is left to those (an early keyword such as `in`, a late
+    // `=`, or a hash full of hex words make the pass a loss there).
+    if ((s.len() >= INERT_MIN_LEN && memchr::memchr(b' ', s.as_bytes()).is_some()) || memchr::memchr2(b'\'', b'"', s.as_bytes()).is_some() || !s.is_ascii())
+        && inert(s)
+    {
         *steps += s.len();
         return None;
     }
