@@ -55,8 +55,15 @@ static SPECIAL_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(SPECIA
 
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`CmdiDetector::check`]'s own
 /// (`%` for residual escapes, the [`specials`] anchors, [`gate_test`]: a program in command
-/// position, or for a bare word, an unambiguous program).
-const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(gate_test_or_probe), test_bytes: "", test_only: "" };
+/// position, or for a bare word, an unambiguous program). The test says yes only on a
+/// program name (each holds an ASCII letter: `tests::every_program_holds_a_letter`), a glob
+/// path (`/`), ANSI-C quoting (`$`) or a breakout probe (separators, quotes, a literal `\n`):
+/// [`GATE_TEST_BYTES`]. Numbers, phone numbers and other values without a letter skip it.
+const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], test: Some(gate_test_or_probe), test_bytes: GATE_TEST_BYTES, test_only: "" };
+
+/// The [`Gate::test_bytes`] of [`GATE`]: ASCII letters and the bytes of [`breakout_shape`]
+/// and [`hidden_program`].
+const GATE_TEST_BYTES: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz;|&`\n\r'\"\\/$";
 
 /// [`gate_test`], or the shape of [`breakout_probe`] (a short value: one comparison of the
 /// length for every other value). `cmdi_gate_tests` compares it with the code it replaced

@@ -19,7 +19,18 @@ fn agree(v: &str) -> bool {
     let old = plain_first_word_program_after_reference(b, 0).unwrap_or(walk);
     assert_eq!(program_in_command_position(v), old, "program_in_command_position {v:?}");
     assert_eq!(gate_test(v), gate_test_reference(v), "gate_test {v:?}");
+    // The test's [`Gate::test_bytes`] are needed for a yes.
+    assert!(!gate || v.bytes().any(|c| GATE_TEST_BYTES.as_bytes().contains(&c)), "gate yes without a test byte {v:?}");
     gate
+}
+
+/// [`GATE_TEST_BYTES`] holds the ASCII letters for the program names: every program (and
+/// with it every word the gate looks up) holds one.
+#[test]
+fn every_program_holds_a_letter() {
+    for p in PROGRAMS {
+        assert!(p.bytes().any(|c| c.is_ascii_alphabetic()), "{p:?}");
+    }
 }
 
 fn json_strings(v: &serde_json::Value, out: &mut Vec<String>) {

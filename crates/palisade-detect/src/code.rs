@@ -63,8 +63,11 @@ const ANCHOR_LITERALS: &[&str] = &[
 static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERALS));
 
 /// The pre-filter declared to the engine ([`Gate`]): exactly [`CodeDetector::check`]'s own
-/// (`%` for encoded forms, the anchors, a listed call or a serialized object).
-const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(call_or_serialized), test_bytes: "(:", test_only: "" };
+/// (`%` for encoded forms, the anchors, a listed call or a serialized object). The test can
+/// only say yes on a `(` (a call) or on `O:`/`C:` (a serialized object): its
+/// [`Gate::test_bytes`] are `(`, `O` and `C`, which a timestamp or a URL does not hold (a `:`
+/// is in most of them).
+const GATE: Gate = Gate { bytes: "%", anchors: ANCHOR_LITERALS, words: &[], test: Some(call_or_serialized), test_bytes: "(OC", test_only: "" };
 
 /// The pre-filter: whether [`analyse`] could fire on `s`. It can only through a call of a
 /// listed function (an identifier, blanks, `(`: found from each `(` backwards, no

@@ -80,13 +80,13 @@ impl Detector for XssDetector {
 /// what is left for [`analyze`]: a script or `data:` URL (scheme anchors; controls inside a
 /// scheme open every gate), UTF-7 (`+AD`), `document.cookie`, `alert`/`prompt`/`confirm` as
 /// values between commas (sink anchors), and a value that is an event handler name
-/// ([`handler_like`]).
+/// ([`handler_like`], which needs an `o` or `O`: its [`Gate::test_bytes`]).
 const GATE: Gate = Gate {
     bytes: "\"'`()<>=&\\%[];",
     anchors: &["javascript:", "vbscript:", "livescript:", "mocha:", "data:", "+ad", "document", "alert", "prompt", "confirm"],
     words: &[],
     test: Some(handler_like),
-    test_bytes: "",
+    test_bytes: "oO",
     test_only: "",
 };
 
