@@ -1205,7 +1205,10 @@ impl Engine {
             let input = Input { raw, decoded: raw, field: kind };
             return self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded);
         }
-        let cands = dec.decode(raw);
+        // The classes tell which decodings can apply (base64 only when the class covers the
+        // bytes the decoder reads: not past its input limit).
+        let b64_maybe = may_b64 || raw.len() > dec.limits().max_input;
+        let cands = dec.decode_known(raw, mask & DECODE != 0, b64_maybe);
         for c in cands.iter() {
             let cc = if c.transforms.is_empty() { classes } else { self.classify(c.text) };
             let todo = self.todo(c.text, cc) & applies;
