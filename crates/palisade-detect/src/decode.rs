@@ -220,6 +220,15 @@ impl Decoder {
 
     /// Decode `raw` into its candidates. Linear in `raw.len()` (bounded by the limits).
     pub fn decode<'a>(&'a mut self, raw: &'a str) -> Candidates<'a> {
+        self.decode_known(raw, true, true)
+    }
+
+    /// [`Decoder::decode`] when the caller already knows (from one pass over the bytes) that
+    /// `raw` has no byte the pipeline decodes (`may_pipeline` false: [`may_decode`] is false)
+    /// or that no base64 reading exists (`may_base64` false: a byte outside the base64
+    /// alphabet and `=` within the first [`Limits::max_input`] bytes, or fewer than
+    /// [`BASE64_MIN_LEN`] bytes); `true` means "maybe" and is always correct.
+    pub fn decode_known<'a>(&'a mut self, raw: &'a str, may_pipeline: bool, may_base64: bool) -> Candidates<'a> {
         let limits = self.limits;
         let mut input = raw;
         let mut cut = Transforms::NONE;
@@ -228,10 +237,10 @@ impl Decoder {
             cut = Transforms::CUT;
         }
         let mut tf = Transforms::NONE;
-        if may_decode(input) {
+        if may_pipeline && may_decode(input) {
             tf = pipeline(input, limits.max_layers, &mut self.a, &mut self.b, &mut self.bytes);
         }
-        let has_b64 = base64_candidate(input, &mut self.bytes, &mut self.b64);
+        let has_b64 = may_base64 && base64_candidate(input, &mut self.bytes, &mut self.b64);
         let mut b64tf = Transforms::BASE64;
         if has_b64 && may_decode(&self.b64) {
             // The decoded text may itself be encoded: one more pipeline run over it.
@@ -708,6 +717,46 @@ fn b64_value(c: u8) -> Option<u32> {
 /// Minimum length of a value considered for base64 decoding.
 pub const BASE64_MIN_LEN: usize = 12;
 
+/// The base64 value of each byte (both alphabets); `0xFF`: not in the alphabet.
+static B64_VALUE: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => 0xFF,
+        };
+        c += 1;
+    }
+    t
+};
+
+/// Whether decoded bytes starting with `p` can never be NUL-free valid UTF-8: a NUL among
+/// them, or a UTF-8 error within them (a byte that starts no character, a lead byte without
+/// its continuation). A necessary condition only (a lead byte's finer ranges are left to the
+/// full check).
+#[inline]
+fn cannot_start_text(p: [u8; 3]) -> bool {
+    let bad_lead = |c: u8| matches!(c, 0 | 0x80..=0xC1 | 0xF5..=0xFF);
+    let cont = |c: u8| (0x80..=0xBF).contains(&c);
+    if p.contains(&0) || bad_lead(p[0]) {
+        return true;
+    }
+    if p[0] >= 0x80 {
+        // A lead byte: the next is a continuation.
+        return !cont(p[1]);
+    }
+    if bad_lead(p[1]) {
+        return true;
+    }
+    p[1] >= 0x80 && !cont(p[2])
+}
+
 /// Base64 (standard or URL-safe alphabet, padding optional) of mostly printable UTF-8 text
 /// (at least 90% of the characters printable or whitespace, no NUL): the text in `out`.
 pub fn base64_candidate(s: &str, bytes: &mut Vec<u8>, out: &mut String) -> bool {
@@ -716,6 +765,36 @@ pub fn base64_candidate(s: &str, bytes: &mut Vec<u8>, out: &mut String) -> bool 
     if t.len() < BASE64_MIN_LEN || s.len() - t.len() > 2 || t.len() % 4 == 1 {
         return false;
     }
+    // The first three bytes it decodes to (every length here has a first quad), before any
+    // pass over the whole: most ids, hashes and slugs of the base64 alphabet decode to bytes
+    // that are not UTF-8 from the first ones (or a character outside the alphabet), and every
+    // check below would say no.
+    if let [a, b, c, d, ..] = *t.as_bytes() {
+        let (a, b, c, d) = (B64_VALUE[a as usize], B64_VALUE[b as usize], B64_VALUE[c as usize], B64_VALUE[d as usize]);
+        if (a | b | c | d) & 0x80 != 0 {
+            return false;
+        }
+        let q = (a as u32) << 18 | (b as u32) << 12 | (c as u32) << 6 | d as u32;
+        if cannot_start_text([(q >> 16) as u8, (q >> 8) as u8, q as u8]) {
+            return false;
+        }
+    }
+    base64_checked(t, bytes, out)
+}
+
+/// [`base64_candidate`] before its early rejection (the test reference).
+#[cfg(test)]
+pub(crate) fn base64_candidate_reference(s: &str, bytes: &mut Vec<u8>, out: &mut String) -> bool {
+    out.clear();
+    let t = s.trim_end_matches('=');
+    if t.len() < BASE64_MIN_LEN || s.len() - t.len() > 2 || t.len() % 4 == 1 {
+        return false;
+    }
+    base64_checked(t, bytes, out)
+}
+
+/// The checks of [`base64_candidate`] on `t` (without padding; its length checked).
+fn base64_checked(t: &str, bytes: &mut Vec<u8>, out: &mut String) -> bool {
     // Words and numbers are valid base64 too: require some mix that encoders produce.
     let tb = t.as_bytes();
     let (mut upper, mut lower, mut digit) = (false, false, false);

@@ -892,6 +892,16 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// [`Decoder::decode`] of `raw`, told by its class bits `mask` ([`Engine::classify`]) which
+/// decodings cannot apply: none of the pipeline's bytes ([`DECODE`] clear), or a byte outside
+/// the base64 alphabet ([`NON_B64`]; only when the decoder reads the whole value, not past its
+/// input limit) or too short for base64.
+#[inline]
+fn decode_by_classes<'a>(dec: &'a mut Decoder, raw: &'a str, mask: u64) -> decode::Candidates<'a> {
+    let may_b64 = (mask & NON_B64 == 0 && raw.len() >= BASE64_MIN_LEN) || raw.len() > dec.limits().max_input;
+    dec.decode_known(raw, mask & DECODE != 0, may_b64)
+}
+
 struct Entry {
     det: Box<dyn Detector>,
 }
@@ -1205,7 +1215,7 @@ impl Engine {
             let input = Input { raw, decoded: raw, field: kind };
             return self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded);
         }
-        let cands = dec.decode(raw);
+        let cands = decode_by_classes(dec, raw, mask);
         for c in cands.iter() {
             let cc = if c.transforms.is_empty() { classes } else { self.classify(c.text) };
             let todo = self.todo(c.text, cc) & applies;

@@ -513,3 +513,32 @@ fn memo_comparison_agrees_with_equality() {
         }
     }
 }
+
+/// The decoder told by the class bits ([`decode_by_classes`]) gives the candidates of the full
+/// decoder, on every corpus value, generated values of encodings and base64, and values
+/// past a small input limit.
+#[test]
+fn decoding_by_classes_agrees_with_the_decoder() {
+    let e = Engine::new(EngineConfig::default()).unwrap();
+    let cands = |c: decode::Candidates<'_>| c.iter().map(|c| (c.text.to_string(), c.transforms)).collect::<Vec<_>>();
+    let check = |v: &str, limits: decode::Limits| {
+        let (mut a, mut b) = (Decoder::new(limits), Decoder::new(limits));
+        let mask = e.classify(v).mask;
+        assert_eq!(cands(decode_by_classes(&mut a, v, mask)), cands(b.decode(v)), "{v:?}");
+    };
+    let small = decode::Limits { max_input: 16, ..decode::Limits::default() };
+    for v in corpus_values() {
+        check(&v, decode::Limits::default());
+        check(&v, small);
+    }
+    let parts = ["%3C", "&lt;", "\\x3c", "\0", "PHNjcmlwdD4", "YWxlcnQoMSk", "==", "=", "-", "_", "+", "/", "ord_7f3a9c2e41b84d0f", " ", ":", "é", "Zm9v"];
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x2545_f491_4f6c_dd1d);
+    for _ in 0..50_000 {
+        let mut v = String::new();
+        for _ in 0..=rng.below(6) {
+            v.push_str(parts[rng.below(parts.len())]);
+        }
+        check(&v, decode::Limits::default());
+        check(&v, small);
+    }
+}
