@@ -547,10 +547,8 @@ impl Literals {
     /// loop, which keeps its few values in registers.)
     #[inline(never)]
     fn matched(&self, sid: usize, b: &[u8], i: usize, lit: u64, have: u64) -> u64 {
-        // Literals that are all words, followed by a word byte: none stands as a word.
-        if sid < self.word_limit as usize && b.get(i + 1).is_some_and(|&n| WORD_BYTE[n as usize]) {
-            return lit;
-        }
+        // (The callers skip a state whose literals are all words when a word byte follows.)
+        let word_after = b.get(i + 1).is_some_and(|&c| WORD_BYTE[c as usize]);
         let mask = self.trans.len() - 1;
         let r = self.trans[(sid + self.stride) & mask];
         let (lo, hi) = ((r & 0xFFFF) as usize, (r >> 16) as usize);
@@ -560,9 +558,8 @@ impl Literals {
                 continue;
             }
             if word {
-                let before = (i + 1).checked_sub(len + 1).map(|p| b[p]);
-                let after = b.get(i + 1).copied();
-                if before.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') || after.is_some_and(|c| WORD_BYTE[c as usize]) {
+                let before = (i + 1).checked_sub(len + 1).and_then(|p| b.get(p));
+                if word_after || before.is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_') {
                     continue;
                 }
             }
