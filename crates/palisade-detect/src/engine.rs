@@ -83,6 +83,17 @@ const NON_ASCII: u64 = 1 << 26;
 const TEST_SHIFT: u32 = 32;
 const ONLY_SHIFT: u32 = 48;
 const MAX_TEST_BITS: usize = 16;
+/// Bits of the class table no class uses, where [`Engine::classify`] carries the gates of the
+/// first [`PACKED_WIDTH`] detectors ([`Gates::packed`]): gate `i` at bit `PACKED_SHIFT + i`.
+const PACKED_SHIFT: u32 = 12;
+const PACKED_WIDTH: u32 = 14;
+const PACKED_GATES: u64 = ((1 << PACKED_WIDTH) - 1) << PACKED_SHIFT;
+
+/// The gates packed in class bits ([`PACKED_GATES`]).
+#[inline(always)]
+fn unpack_gates(p: u64) -> u64 {
+    (p & PACKED_GATES) >> PACKED_SHIFT
+}
 
 fn family_of(name: &str) -> Option<usize> {
     FAMILIES.iter().position(|(names, _)| names.contains(&name))
@@ -159,6 +170,11 @@ struct Gates {
     /// Gated detectors with a [`Detector::product_token_gate`], and those gates.
     shaped: u64,
     shape_tests: Vec<(u64, GateTest)>,
+    /// The class table ([`class_table`]) with the gates of each byte (`bytes`) in its unused
+    /// bits ([`PACKED_GATES`]), when they fit (`packed`): one lookup per byte in
+    /// [`Engine::classify`].
+    packed_table: [u64; 256],
+    packed: bool,
 }
 
 /// What one pass over a text finds ([`Engine::classify`]).
@@ -191,6 +207,8 @@ impl Gates {
             test_only: Vec::new(),
             shaped: 0,
             shape_tests: Vec::new(),
+            packed_table: [0; 256],
+            packed: false,
         };
         let mut lits: Vec<(String, bool, u64)> = Vec::new();
         for (i, gate) in gates.iter().enumerate().take(64) {
@@ -238,6 +256,11 @@ impl Gates {
             g.pats = lits.iter().map(|l| (l.2, l.1, l.0.len())).collect();
             g.lits = Some(Literals::new(&dfa, &g.pats));
             g.dfa = Some(dfa);
+        }
+        let table = class_table(&g);
+        g.packed = g.gated >> PACKED_WIDTH == 0 && table.iter().all(|&t| t & PACKED_GATES == 0);
+        if g.packed {
+            g.packed_table = std::array::from_fn(|c| table[c] | g.bytes[c] << PACKED_SHIFT);
         }
         g
     }
@@ -480,15 +503,52 @@ impl Literals {
         }
     }
 
+    /// The gates the literals of `b` open that `have` (the gates of its bytes) lacks, or some
+    /// of those `have` holds: the walk stops once `have` and the matches so far hold every gate
+    /// with literals (`all`).
+    #[inline]
+    fn walk(&self, b: &[u8], have: u64, all: u64) -> u64 {
+        let (t, mask, classes) = (&*self.trans, self.trans.len() - 1, &self.classes);
+        let (mut sid, limit, words) = (self.start as usize, self.match_limit as usize, self.word_limit as usize);
+        let mut lit = 0;
+        // A match state whose literals are all words, followed by a word byte, opens nothing
+        // (none stands as a word): not looked at.
+        let wants = |sid: usize, j: usize| sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]);
+        let mut i = 0;
+        // Two bytes per step.
+        while let Some(&[c0, c1]) = b.get(i..i + 2) {
+            sid = t[(sid + classes[c0 as usize] as usize) & mask] as usize;
+            if sid < limit && wants(sid, i + 1) {
+                lit = self.matched(sid, b, i, lit, have);
+                if all & !(lit | have) == 0 {
+                    return lit;
+                }
+            }
+            sid = t[(sid + classes[c1 as usize] as usize) & mask] as usize;
+            i += 2;
+            if sid < limit && wants(sid, i) {
+                lit = self.matched(sid, b, i - 1, lit, have);
+                if all & !(lit | have) == 0 {
+                    return lit;
+                }
+            }
+        }
+        if let Some(&c) = b.get(i) {
+            sid = t[(sid + classes[c as usize] as usize) & mask] as usize;
+            if sid < limit && wants(sid, i + 1) {
+                lit = self.matched(sid, b, i, lit, have);
+            }
+        }
+        lit
+    }
+
     /// `lit` with the gates the matches of the match state `sid`, ending at `b[i]`, open (those
     /// not in `lit` or `have`): a word literal only where it stands as a word. (Out of the byte
     /// loop, which keeps its few values in registers.)
     #[inline(never)]
     fn matched(&self, sid: usize, b: &[u8], i: usize, lit: u64, have: u64) -> u64 {
-        // Literals that are all words, followed by a word byte: none stands as a word.
-        if sid < self.word_limit as usize && b.get(i + 1).is_some_and(|&n| WORD_BYTE[n as usize]) {
-            return lit;
-        }
+        // (The callers skip a state whose literals are all words when a word byte follows.)
+        let word_after = b.get(i + 1).is_some_and(|&c| WORD_BYTE[c as usize]);
         let mask = self.trans.len() - 1;
         let r = self.trans[(sid + self.stride) & mask];
         let (lo, hi) = ((r & 0xFFFF) as usize, (r >> 16) as usize);
@@ -498,9 +558,8 @@ impl Literals {
                 continue;
             }
             if word {
-                let before = (i + 1).checked_sub(len + 1).map(|p| b[p]);
-                let after = b.get(i + 1).copied();
-                if before.is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') || after.is_some_and(|c| WORD_BYTE[c as usize]) {
+                let before = (i + 1).checked_sub(len + 1).and_then(|p| b.get(p));
+                if word_after || before.is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_') {
                     continue;
                 }
             }
@@ -1043,61 +1102,92 @@ impl Engine {
 
     /// Class bits ([`FAMILIES`], decoding, test bytes), the gates the bytes open (and the
     /// non-ASCII characters, by [`CodePoint`]) and those the literals open ([`Literals`]), in
-    /// one pass over the bytes (the literals' walk stops once every gate with literals is open).
+    /// one pass over the bytes (the literals' walk stops once every gate with literals is
+    /// open). When the gates fit in the unused bits of the class table ([`Gates::packed`]),
+    /// one lookup per byte gives both.
     #[inline]
     fn classify(&self, s: &str) -> Classes {
         let b = s.as_bytes();
-        let (mut m, mut g, mut lit) = (0u64, 0u64, 0u64);
-        let mut i = 0;
-        if let Some(l) = &self.gates.lits {
-            let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
-            let (mut sid, limit, words) = (l.start as usize, l.match_limit as usize, l.word_limit as usize);
-            // A match state whose literals are all words, followed by a word byte, opens
-            // nothing (none stands as a word): not looked at.
-            // (`j`: the index of the next byte, read only for a match state.)
-            let wants = |sid: usize, j: usize| sid < limit && (sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]));
-            'walk: {
-                // Two bytes per step.
-                while i + 1 < b.len() {
-                    let (c0, c1) = (b[i] as usize, b[i + 1] as usize);
-                    m |= self.table[c0] | self.table[c1];
-                    g |= self.gates.bytes[c0] | self.gates.bytes[c1];
-                    sid = t[(sid + classes[c0] as usize) & mask] as usize;
-                    if wants(sid, i + 1) {
-                        lit = l.matched(sid, b, i, lit, g);
-                        if self.gates.literal & !(lit | g) == 0 {
-                            i += 2;
-                            break 'walk;
-                        }
-                    }
-                    sid = t[(sid + classes[c1] as usize) & mask] as usize;
-                    i += 2;
-                    if wants(sid, i) {
-                        lit = l.matched(sid, b, i - 1, lit, g);
-                        if self.gates.literal & !(lit | g) == 0 {
-                            break 'walk;
-                        }
-                    }
-                }
-                if let Some(&c) = b.get(i) {
-                    m |= self.table[c as usize];
-                    g |= self.gates.bytes[c as usize];
-                    sid = t[(sid + classes[c as usize] as usize) & mask] as usize;
-                    if wants(sid, i + 1) {
-                        lit = l.matched(sid, b, i, lit, g);
-                    }
-                    i += 1;
-                }
+        let (mut m, mut g, lit);
+        match &self.gates.lits {
+            Some(l) if self.gates.packed => {
+                let p;
+                (p, lit) = self.classify_packed(b, l);
+                (m, g) = (p & !PACKED_GATES, unpack_gates(p));
             }
-        }
-        for &c in &b[i..] {
-            m |= self.table[c as usize];
-            g |= self.gates.bytes[c as usize];
+            Some(l) => {
+                (m, g) = self.byte_classes_each(b);
+                lit = if self.gates.literal & !g != 0 { l.walk(b, g, self.gates.literal) } else { 0 };
+            }
+            None => ((m, g), lit) = (self.byte_classes_each(b), 0),
         }
         if m & NON_ASCII != 0 {
             self.classify_non_ascii(s, &mut m, &mut g);
         }
         Classes { mask: m, open: g, lits: lit }
+    }
+
+    /// The bits of [`Gates::packed_table`] of the bytes of `b` (class bits and gates, packed)
+    /// and the gates the literals open ([`Literals::walk`], fused with the lookups).
+    #[inline]
+    fn classify_packed(&self, b: &[u8], l: &Literals) -> (u64, u64) {
+        let bits = &self.gates.packed_table;
+        let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
+        let (mut sid, limit, words) = (l.start as usize, l.match_limit as usize, l.word_limit as usize);
+        let all = self.gates.literal;
+        let (mut p, mut lit) = (0u64, 0u64);
+        // A match state whose literals are all words, followed by a word byte, opens nothing
+        // (none stands as a word): not looked at.
+        let wants = |sid: usize, j: usize| sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]);
+        let mut i = 0;
+        // One byte: its bits, the next state, and the matches of a match state (`true`: every
+        // gate with literals is open, the walk is over).
+        macro_rules! step {
+            ($c:expr, $at:expr) => {{
+                p |= bits[$c as usize];
+                sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
+                if sid < limit && wants(sid, $at + 1) {
+                    let have = unpack_gates(p);
+                    lit = l.matched(sid, b, $at, lit, have);
+                    all & !(lit | have) == 0
+                } else {
+                    false
+                }
+            }};
+        }
+        'walk: {
+            // Four bytes per step.
+            while let Some(&[c0, c1, c2, c3]) = b.get(i..i + 4) {
+                let at = i;
+                i += 4;
+                // (After a stop, the bytes left in these four are or-ed again below: no change.)
+                if step!(c0, at) || step!(c1, at + 1) || step!(c2, at + 2) || step!(c3, at + 3) {
+                    i = at + 1;
+                    break 'walk;
+                }
+            }
+            while let Some(&c) = b.get(i) {
+                i += 1;
+                if step!(c, i - 1) {
+                    break 'walk;
+                }
+            }
+        }
+        for &c in b.get(i..).unwrap_or_default() {
+            p |= bits[c as usize];
+        }
+        (p, lit)
+    }
+
+    /// The class bits and gates of the bytes of `b`, one lookup per byte.
+    #[inline]
+    fn byte_classes_each(&self, b: &[u8]) -> (u64, u64) {
+        let (mut m, mut g) = (0, 0);
+        for &c in b {
+            m |= self.table[c as usize];
+            g |= self.gates.bytes[c as usize];
+        }
+        (m, g)
     }
 
     /// [`Engine::classify`] as it was before [`Literals`]: the byte classes only (the
