@@ -717,8 +717,9 @@ fn b64_value(c: u8) -> Option<u32> {
 /// Minimum length of a value considered for base64 decoding.
 pub const BASE64_MIN_LEN: usize = 12;
 
-/// The base64 value of each byte (both alphabets); `0xFF`: not in the alphabet.
-static B64_VALUE: [u8; 256] = {
+/// The base64 value of each byte (both alphabets); `0xFF`: not in the alphabet (also read by
+/// `path::b64_gate`).
+pub(crate) static B64_VALUE: [u8; 256] = {
     let mut t = [0xFFu8; 256];
     let mut c = 0;
     while c < 256 {

@@ -146,7 +146,7 @@ fn b64_gate(s: &str) -> bool {
     if b.len() < 8 || (b[0] < 0x80 && !(char_ws(b[0]) || b64_byte(b[0]))) {
         return false;
     }
-    let v = [0, 1, 2, 3].map(|k| B64_VALUE[b[k] as usize] as u32);
+    let v = [0, 1, 2, 3].map(|k| crate::decode::B64_VALUE[b[k] as usize] as u32);
     if (v[0] | v[1] | v[2] | v[3]) < 64 {
         let w = v[0] << 18 | v[1] << 12 | v[2] << 6 | v[3];
         if [w >> 16, w >> 8 & 0xFF, w & 0xFF].iter().any(|o| !(0x20..0x7f).contains(o)) {
@@ -156,25 +156,6 @@ fn b64_gate(s: &str) -> bool {
     let t = s.trim();
     t.len() >= 8 && t.len() <= 4096 && b64_path_like(t)
 }
-
-/// The 6-bit value of each byte of [`b64_path_like`]'s alphabet; 255 for other bytes.
-static B64_VALUE: [u8; 256] = {
-    let mut t = [255u8; 256];
-    let mut c = 0;
-    while c < 256 {
-        let b = c as u8;
-        t[c] = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            _ => 255,
-        };
-        c += 1;
-    }
-    t
-};
 
 #[cfg(test)]
 mod b64_gate_tests {
