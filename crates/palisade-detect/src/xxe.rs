@@ -427,8 +427,6 @@ mod tests {
         }
     }
 
-    /// [`gate_test`] as it was, with `memchr3_iter`, before the gate's `::` and `(/` became
-    /// literals (the oracle of the gate: [`gate_test`] or one of those literals).
     /// [`common_html_name`] holds HTML names only.
     #[test]
     fn common_html_names_are_html_names() {
@@ -440,6 +438,8 @@ mod tests {
         }
     }
 
+    /// [`gate_test`] as it was, with `memchr3_iter`, before the gate's `::` and `(/` became
+    /// literals (the oracle of the gate: [`gate_test`] or one of those literals).
     fn gate_test_reference(s: &str) -> bool {
         let b = s.as_bytes();
         memchr::memchr3_iter(b':', b'(', b'&', b).any(|p| match b[p] {
