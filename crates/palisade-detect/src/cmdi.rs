@@ -27,6 +27,7 @@ pub fn detector() -> Box<dyn Detector> {
     LazyLock::force(&SORTED_PROGRAMS);
     LazyLock::force(&PROGRAM_SHAPES);
     LazyLock::force(&SORTED_AMBIGUOUS);
+    LazyLock::force(&UNAMBIGUOUS_SHAPES);
     Box::new(CmdiDetector)
 }
 
@@ -180,8 +181,46 @@ static PLAIN_WORD: [u8; 256] = {
 };
 
 /// Whether the bare word `b` (ASCII letters, digits, `_`; at most 64 bytes) is, lowercased, a
-/// program that is not ambiguous: when [`bare_word`] reports it.
+/// program that is not ambiguous: when [`bare_word`] reports it. The signature table and the
+/// sorted list hold only the unambiguous programs ([`UNAMBIGUOUS_PROGRAMS`]): an ambiguous
+/// program (`id`, `source`, `date`: common keys) is rejected by the signature, with no copy
+/// and no search. `cmdi_gate_tests::bare_program_agrees_with_the_reference` compares it with
+/// [`bare_program_reference`].
+#[inline]
 fn bare_program(b: &[u8]) -> bool {
+    b.len() <= UNAMBIGUOUS_MAX && UNAMBIGUOUS_SHAPES.may_contain_lowercase_of(b) && lowercase_is_unambiguous(b)
+}
+
+/// Whether `w` (at most [`UNAMBIGUOUS_MAX`] bytes), lowercased, is one of the
+/// [`UNAMBIGUOUS_PROGRAMS`].
+#[inline(never)]
+fn lowercase_is_unambiguous(w: &[u8]) -> bool {
+    let mut buf = [0u8; UNAMBIGUOUS_MAX];
+    let Some(lc) = buf.get_mut(..w.len()) else { return false };
+    lc.copy_from_slice(w);
+    lc.make_ascii_lowercase();
+    UNAMBIGUOUS_PROGRAMS.binary_search_by(|p| p.as_bytes().cmp(lc)).is_ok()
+}
+
+/// The longest program name (`tests::unambiguous_programs_fit` checks it): a longer bare word
+/// is no program.
+const UNAMBIGUOUS_MAX: usize = 20;
+
+/// The [`PROGRAMS`] that are not [`AMBIGUOUS`], sorted: the bare words [`bare_word`] reports.
+static UNAMBIGUOUS_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    let mut v: Vec<&'static str> = PROGRAMS.iter().copied().filter(|p| !AMBIGUOUS.contains(p)).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+});
+
+/// The signatures of [`UNAMBIGUOUS_PROGRAMS`].
+static UNAMBIGUOUS_SHAPES: LazyLock<WordSigs> = LazyLock::new(|| WordSigs::new(UNAMBIGUOUS_PROGRAMS.iter().map(|p| p.as_bytes())));
+
+/// [`bare_program`] as it was (the reference of the tests): a signature of every program, then
+/// both searches.
+#[cfg(test)]
+fn bare_program_reference(b: &[u8]) -> bool {
     if !PROGRAM_SHAPES.may_contain_lowercase_of(b) {
         return false;
     }

@@ -298,3 +298,51 @@ fn run_end_agrees_with_the_reference() {
         }
     }
 }
+
+/// Every program fits [`bare_program`]'s buffer ([`UNAMBIGUOUS_MAX`]) and is lowercase (its
+/// signature table is built from the names as written).
+#[test]
+fn unambiguous_programs_fit() {
+    for p in PROGRAMS {
+        assert!(p.len() <= UNAMBIGUOUS_MAX, "{p:?}");
+        assert_eq!(*p, p.to_ascii_lowercase(), "{p:?}");
+    }
+}
+
+/// [`bare_program`] (the unambiguous programs only) answers what [`bare_program_reference`]
+/// (every program, then the ambiguous ones taken out) answers: on every program, ambiguous word
+/// and reconnaissance command with its case and neighbours changed, on every bare word of the
+/// corpora, and on random words.
+#[test]
+fn bare_program_agrees_with_the_reference() {
+    let mut words: Vec<Vec<u8>> = Vec::new();
+    for p in PROGRAMS.iter().chain(AMBIGUOUS).chain(RECON) {
+        let up = p.to_uppercase();
+        let mut title = p.to_string();
+        title[..1].make_ascii_uppercase();
+        for w in
+            [p.to_string(), up, title, format!("{p}x"), format!("x{p}"), format!("{p}_"), format!("{p}1"), p[1..].to_string(), p[..p.len() - 1].to_string()]
+        {
+            words.push(w.into_bytes());
+        }
+    }
+    for v in all_values() {
+        for w in v.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            words.push(w.as_bytes().to_vec());
+        }
+    }
+    words.extend([&b"abcdefghijklmnopqrstu"[..], b"abcdefghijklmnopqrst", &[b'a'; 64], b"whoami_whoami_whoami_"].map(|w| w.to_vec()));
+    let mut rng = XorShift64::new(13);
+    let alphabet = b"aAcdeEhiImnoOstTwWx_9";
+    for _ in 0..300_000 {
+        let w: Vec<u8> = (0..1 + rng.below(14)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        words.push(w);
+    }
+    let mut yes = 0;
+    for w in words.iter().filter(|w| !w.is_empty() && w.len() <= 64 && w.iter().all(|c| WORD_BYTE[*c as usize] != 0)) {
+        let want = bare_program_reference(w);
+        assert_eq!(bare_program(w), want, "{:?}", String::from_utf8_lossy(w));
+        yes += want as usize;
+    }
+    assert!(yes > 300, "{yes}");
+}
