@@ -447,7 +447,12 @@ fn walk_from(b: &[u8], mut i: usize, mut cmdpos: bool) -> bool {
             // The base name, looked up as written ([`known_program_raw`]: no copy). A glob path
             // starts with `/` and holds a `?` or `*` ([`glob_path_bytes`]); a fast word never
             // starts with `$` (a [`NOT_PLAIN`] byte).
-            let base = b[i..j].iter().rposition(|&c| c == b'/').map_or(i, |p| i + p + 1);
+            // (A base name of more than 20 bytes names no program ([`known_program_raw`]): only
+            // the word's last 21 bytes are searched for its last `/`; without one there, the
+            // base name taken is those 21 bytes, which [`known_program_raw`] rejects as the
+            // longer true one. A URL or path word is read once more at most 21 bytes.)
+            let from = i.max(j.saturating_sub(21));
+            let base = b[from..j].iter().rposition(|&c| c == b'/').map_or(from, |p| from + p + 1);
             if cmdpos && (known_program_raw(&b[base..j]) || glob && c == b'/' && hidden_program(&b[word_start..j])) {
                 return true;
             }
