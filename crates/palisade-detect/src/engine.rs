@@ -1105,7 +1105,7 @@ impl Engine {
     /// one pass over the bytes (the literals' walk stops once every gate with literals is
     /// open). When the gates fit in the unused bits of the class table ([`Gates::packed`]),
     /// one lookup per byte gives both.
-    #[inline]
+    #[inline(always)]
     fn classify(&self, s: &str) -> Classes {
         let b = s.as_bytes();
         let (mut m, mut g, lit);
@@ -1243,7 +1243,7 @@ impl Engine {
     /// by the [`Detector::product_token_gate`]s where declared, and shows the ungated family
     /// detectors nothing: the shape's punctuation carries no LDAP filter (no `=`, `*`, `&`,
     /// `|`, `!`, NUL, and `)(` cannot occur) and no XML.
-    #[inline]
+    #[inline(always)]
     fn todo(&self, t: &str, c: Classes) -> u64 {
         let (mask, open) = (c.mask, c.open | c.lits);
         if mask & (NOT_SHAPE | SLASH) == SLASH && crate::shape::product_tokens(t) {
