@@ -1085,3 +1085,25 @@ fn json_walk_equals_the_previous_walk_around_word_and_chunk_lengths() {
         }
     }
 }
+
+#[test]
+fn media_kind_agrees_with_the_media_type_parser() {
+    use palisade_openapi::media;
+    for ct in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/json;charset=UTF-8",
+        "Application/JSON",
+        "application/json ; charset=latin1",
+        "application/json; charset=utf-8 ",
+        "application/jsonx",
+        "application/problem+json",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "text/xml",
+        "text/plain",
+        "",
+    ] {
+        assert_eq!(super::media_kind(ct), media::kind_of(ct), "{ct:?}");
+    }
+}
