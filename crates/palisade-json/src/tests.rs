@@ -609,7 +609,7 @@ fn text_is_checked_as_the_standard_library_checks_utf8() {
             }
         }
     }
-    let mut r = Rng::new(0x7E57_0F_0A5C_11D0);
+    let mut r = Rng::new(0x7E57_0F0A_5C11_D0D0);
     for _ in 0..20_000 {
         let n = r.below(300);
         let v: Vec<u8> = (0..n)

@@ -1122,7 +1122,10 @@ fn json_walk_equals_the_previous_walk_on_bench_bodies_cut_and_spoilt() {
         };
         let n = text.len();
         for cut in (0..n).step_by(61).chain(n.saturating_sub(300)..n) {
-            same_walk(&text[..cut], Limits::default(), Judge::Mixed(3), &mut sc, name);
+            let (_, _, res) = same_walk(&text[..cut], Limits::default(), Judge::Mixed(3), &mut sc, name);
+            // A cut body is not JSON, unless only the whitespace after it was cut.
+            let whole = text[cut..].iter().all(u8::is_ascii_whitespace);
+            assert_eq!(res, Ok(whole), "{name} cut at {cut}");
         }
         let mut at: Vec<usize> = (0..n).step_by(97).collect();
         for k in 1..=n / 128 {
@@ -1133,7 +1136,10 @@ fn json_walk_equals_the_previous_walk_on_bench_bodies_cut_and_spoilt() {
             for bad in [&b"\xFF"[..], b"\xC3", "é".as_bytes(), b"\xE2\x82"] {
                 let mut v = text.clone();
                 v.splice(i..i, bad.iter().copied());
-                same_walk(&v, Limits::default(), Judge::AllClean, &mut sc, name);
+                let (_, _, res) = same_walk(&v, Limits::default(), Judge::AllClean, &mut sc, name);
+                if std::str::from_utf8(bad).is_err() {
+                    assert_eq!(res, Ok(false), "{name}: not UTF-8");
+                }
             }
         }
     }
