@@ -410,6 +410,16 @@ fn content_type(headers: &http::HeaderMap) -> &str {
     headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("")
 }
 
+/// [`media::kind_of`], with the commonest JSON `Content-Type`s told by one comparison (the
+/// same answer; parsing the media type costs more than a small JSON body's keys).
+#[inline]
+fn media_kind(ct: &str) -> MediaKind {
+    match ct.as_bytes() {
+        b"application/json" | b"application/json; charset=utf-8" | b"application/json;charset=UTF-8" => MediaKind::Json,
+        _ => media::kind_of(ct),
+    }
+}
+
 fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     headers: &http::HeaderMap,
     body: &[u8],
@@ -420,7 +430,7 @@ fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         return Ok(());
     }
     let ct = content_type(headers);
-    let kind = media::kind_of(ct);
+    let kind = media_kind(ct);
     let handled = match kind {
         MediaKind::Json => json(body, sc, budget)?,
         MediaKind::Form => match std::str::from_utf8(body) {
@@ -481,7 +491,7 @@ impl From<Stop> for Halt {
 fn json<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_, F>) -> Result<bool, Stop> {
     // Checked once for the whole body: each string is then scanned without checking its UTF-8
     // again (`scan::string_in_text`) and borrowed from it with an O(1) boundary check.
-    let Ok(text) = std::str::from_utf8(body) else { return Ok(false) };
+    let Some(text) = palisade_json::scan::text(body) else { return Ok(false) };
     // The path to the current value: one segment per open container.
     let mut path: Vec<Seg<'_>> = recycle(std::mem::take(&mut sc.path));
     // Per depth and key position: the last clean key without escapes seen there.
@@ -650,6 +660,9 @@ fn unescaped<'r>(raw: &[u8], buf: &'r mut Vec<u8>) -> &'r str {
     // Checked strings unescape to UTF-8 (lone surrogates are rejected); never fails.
     std::str::from_utf8(buf).unwrap_or("\u{FFFD}")
 }
+
+/// A row of empty key-memo slots (one depth).
+static EMPTY_ROW: [Known<'static>; SHAPE_KEYS] = [Known::EMPTY; SHAPE_KEYS];
 
 /// Bytes of a remembered key (`"key":`) compared as words by [`Known::at`]: keys of up to
 /// `WINDOW - 3` bytes are told by them alone.
@@ -829,8 +842,9 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
     }
     if slot != NO_SLOT {
         let slot = slot as usize;
-        if memo.len() <= slot {
-            memo.resize((slot / SHAPE_KEYS + 1) * SHAPE_KEYS, Known::EMPTY);
+        // Rows of empty slots up to this key's (copied from a static row: one `memcpy` each).
+        while memo.len() <= slot {
+            memo.extend_from_slice(&EMPTY_ROW);
         }
         memo[slot] = match path.last() {
             // Its words are made when it is seen again (most keys of a body are not).

@@ -17,11 +17,14 @@
 //!   `key, value, key, value...`; an array by its items. Every container token records the
 //!   index of the token after its subtree (skip in O(1)) and its child count.
 //! - Strings are scanned sixteen bytes at a time (SSE2 compares and one `pmovmskb` on x86_64,
-//!   the crate's one `unsafe`; elsewhere one lane-wise test that compilers vectorise; one word
+//!   `unsafe` in module `sse2`; elsewhere one lane-wise test that compilers vectorise; one word
 //!   at the end of input) for `"`, `\`, control
 //!   characters and non-ASCII bytes; non-ASCII sequences are validated as UTF-8 in place; escapes are
 //!   validated at parse time (including surrogate pairs) and decoded only by
 //!   [`ValueRef::as_str`].
+//! - [`scan::text`] (a whole body as `str`, for the streaming walk of attack detection) skips
+//!   ASCII 128 bytes at a time with SSE2 and leaves the rest to `std::str::from_utf8`; this and
+//!   the string test are the crate's only `unsafe` (module `sse2`).
 #![deny(unsafe_code)]
 
 use std::borrow::Cow;
@@ -193,8 +196,9 @@ fn first_special<const UTF8: bool>(c: &[u8; 16]) -> u32 {
     }
 }
 
-/// The one use of `unsafe` in this crate: SSE2 intrinsics (part of every x86_64 target), for
-/// the sixteen-byte test of string contents. The portable [`special_lanes`] compiles to the
+/// The one place of `unsafe` in this crate: SSE2 intrinsics (part of every x86_64 target), for
+/// the sixteen-byte test of string contents and the ASCII blocks of [`scan::text`] (whose
+/// result is then made a `str` without a second check). The portable [`special_lanes`] compiles to the
 /// same compares, but its result is tested through memory (a store, two loads and four more
 /// instructions per chunk); here one `pmovmskb` gives a bit per byte. Checked against the
 /// portable code for every byte value at every position (`tests`).
@@ -223,6 +227,33 @@ mod sse2 {
         };
         // Bit 16: none of the sixteen.
         (mask | 1 << 16).trailing_zeros()
+    }
+
+    /// See [`super::scan::text`]: blocks of 128 ASCII bytes skipped, the rest (from the first
+    /// block holding a non-ASCII byte, or the last bytes) checked by the standard library. Not
+    /// inlined: a loop of its own, not a part of the caller's register allocation.
+    #[inline(never)]
+    pub(super) fn text(inp: &[u8]) -> Option<&str> {
+        let mut i = 0;
+        for c in inp.chunks_exact(128) {
+            // SAFETY: SSE2 is enabled for this target (the `cfg` of the module), so the
+            // intrinsics can be called; each load reads sixteen of the 128 bytes of `c` (no
+            // alignment required).
+            let high = unsafe {
+                let l = |k: usize| _mm_loadu_si128(c[16 * k..].as_ptr().cast());
+                let a = _mm_or_si128(_mm_or_si128(l(0), l(1)), _mm_or_si128(l(2), l(3)));
+                let b = _mm_or_si128(_mm_or_si128(l(4), l(5)), _mm_or_si128(l(6), l(7)));
+                _mm_movemask_epi8(_mm_or_si128(a, b))
+            };
+            if high != 0 {
+                break;
+            }
+            i += 128;
+        }
+        std::str::from_utf8(inp.get(i..)?).ok()?;
+        // SAFETY: `inp[..i]` is ASCII (every byte's high bit clear, above), so `i` is a char
+        // boundary, and `inp[i..]` is UTF-8 (checked): `inp` is UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(inp) })
     }
 }
 
@@ -866,6 +897,21 @@ fn unescape_into(raw: &[u8], out: &mut Vec<u8>) {
 /// same string, number and literal rules, same depth and token accounting.
 pub mod scan {
     use super::{err, JsonError, Limits};
+
+    /// `inp` as text when it is UTF-8: the same answer as `std::str::from_utf8(inp).ok()`,
+    /// with the ASCII bytes before the first non-ASCII one checked 128 at a time (SSE2, where
+    /// there: eight loads, seven `por` and one `pmovmskb` per block).
+    #[inline]
+    pub fn text(inp: &[u8]) -> Option<&str> {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        {
+            super::sse2::text(inp)
+        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+        {
+            std::str::from_utf8(inp).ok()
+        }
+    }
 
     /// Offset of the first non-whitespace byte at or after `p`.
     #[inline(always)]

@@ -592,3 +592,34 @@ fn plain_run_equals_the_previous_one_exactly() {
         }
     }
 }
+
+/// `scan::text` answers as `std::str::from_utf8` does: ASCII runs of every length around the
+/// sixty-four-byte blocks, then a non-ASCII byte (valid or not, whole or cut sequences) at every
+/// position, and random bytes.
+#[test]
+fn text_is_checked_as_the_standard_library_checks_utf8() {
+    let tails: [&[u8]; 9] = [b"", "é".as_bytes(), "€x".as_bytes(), "😀".as_bytes(), b"\xC3", b"\xE2\x82", b"\xFF", b"\x80abc", b"\xED\xA0\x80"];
+    for len in 0..200 {
+        for tail in tails {
+            for after in [0usize, 1, 70] {
+                let mut v: Vec<u8> = (0..len).map(|i| b"{\"ab\": [1, 2]}\n"[i % 15]).collect();
+                v.extend_from_slice(tail);
+                v.extend((0..after).map(|i| b'a' + (i % 26) as u8));
+                assert_eq!(scan::text(&v), std::str::from_utf8(&v).ok(), "{v:?}");
+            }
+        }
+    }
+    let mut r = Rng::new(0x7E57_0F0A_5C11_D0D0);
+    for _ in 0..20_000 {
+        let n = r.below(300);
+        let v: Vec<u8> = (0..n)
+            .map(|_| match r.below(400) {
+                0 => r.next_u64() as u8,
+                1 => 0xC3,
+                2 => 0xA9,
+                _ => b' ' + r.below(95) as u8,
+            })
+            .collect();
+        assert_eq!(scan::text(&v), std::str::from_utf8(&v).ok(), "{v:?}");
+    }
+}

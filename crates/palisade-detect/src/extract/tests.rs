@@ -1085,3 +1085,62 @@ fn json_walk_equals_the_previous_walk_around_word_and_chunk_lengths() {
         }
     }
 }
+
+#[test]
+fn media_kind_agrees_with_the_media_type_parser() {
+    use palisade_openapi::media;
+    for ct in [
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/json;charset=UTF-8",
+        "Application/JSON",
+        "application/json ; charset=latin1",
+        "application/json; charset=utf-8 ",
+        "application/jsonx",
+        "application/problem+json",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "text/xml",
+        "text/plain",
+        "",
+    ] {
+        assert_eq!(super::media_kind(ct), media::kind_of(ct), "{ct:?}");
+    }
+}
+
+#[test]
+fn json_walk_equals_the_previous_walk_on_bench_bodies_cut_and_spoilt() {
+    // The UTF-8 check of the whole body (ASCII blocks of 128 bytes, then the standard library):
+    // the bench bodies cut at many lengths, with an invalid byte, a cut or a whole two-byte
+    // character put at positions around the blocks' ends.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
+    let mut sc = Scratch::default();
+    for name in ["large.json", "small.json"] {
+        let Ok(text) = std::fs::read(root.join(name)) else {
+            eprintln!("skipped {name}: ../shared/bench is not there");
+            continue;
+        };
+        let n = text.len();
+        for cut in (0..n).step_by(61).chain(n.saturating_sub(300)..n) {
+            let (_, _, res) = same_walk(&text[..cut], Limits::default(), Judge::Mixed(3), &mut sc, name);
+            // A cut body is not JSON, unless only the whitespace after it was cut.
+            let whole = text[cut..].iter().all(u8::is_ascii_whitespace);
+            assert_eq!(res, Ok(whole), "{name} cut at {cut}");
+        }
+        let mut at: Vec<usize> = (0..n).step_by(97).collect();
+        for k in 1..=n / 128 {
+            at.extend([128 * k - 1, 128 * k, 128 * k + 1]);
+        }
+        at.retain(|&i| i < n);
+        for &i in &at {
+            for bad in [&b"\xFF"[..], b"\xC3", "é".as_bytes(), b"\xE2\x82"] {
+                let mut v = text.clone();
+                v.splice(i..i, bad.iter().copied());
+                let (_, _, res) = same_walk(&v, Limits::default(), Judge::AllClean, &mut sc, name);
+                if std::str::from_utf8(bad).is_err() {
+                    assert_eq!(res, Ok(false), "{name}: not UTF-8");
+                }
+            }
+        }
+    }
+}
