@@ -113,7 +113,76 @@ fn user_agent(v: &str) -> Option<Hit> {
     None
 }
 
+/// Longest segment lowercased on the stack by [`probe_segment`] (longer ones go to the heap).
+const STACK_SEG: usize = 64;
+
+/// Probe paths, by the lowercase segment. An ordinary segment (no `.`, no `~`) can only be one
+/// of the exact names: it is lowercased on the stack and compared, nothing more.
 fn probe_segment(seg: &str) -> Option<Hit> {
+    step(seg.len());
+    let mut buf = [0u8; STACK_SEG];
+    let heap;
+    let l: &str = if seg.len() <= STACK_SEG {
+        let b = &mut buf[..seg.len()];
+        b.copy_from_slice(seg.as_bytes());
+        b.make_ascii_lowercase();
+        // ASCII lowercasing keeps UTF-8 valid.
+        std::str::from_utf8(b).unwrap_or_default()
+    } else {
+        heap = seg.to_ascii_lowercase();
+        &heap
+    };
+    // Every suffix below but `~` starts with a dot, and a backup needs a dot before its suffix:
+    // a segment without a dot can only be one of the names without one (all of different
+    // lengths: one comparison at most).
+    if !l.as_bytes().contains(&b'.') {
+        let c: (u8, &'static str) = match l {
+            "id_rsa" => (60, "probe for an application configuration file"),
+            "server-status" | "server-info" | "phpmyadmin" | "pma" | "actuator" | "jolokia" => (60, "probe for a status or admin page"),
+            _ => return None,
+        };
+        return Some(mk(NAME, Category::Scanner, c.0, seg, c.1));
+    }
+    let c: (u8, &'static str) = match l {
+        ".env" | ".env.local" | ".env.production" | ".env.bak" | ".git" | ".svn" | ".hg" | ".bzr" | ".htpasswd" | ".aws" | ".ssh" | ".docker" | ".npmrc"
+        | ".git-credentials" => (80, "probe for a secret dot-file or VCS metadata"),
+        ".ds_store" | ".idea" | ".vscode" | ".htaccess" | "web.config" | ".travis.yml" | ".gitlab-ci.yml" => (65, "probe for a configuration file"),
+        "wp-config.php" | "configuration.php" | "config.php" | "localsettings.php" | "settings.php" | "database.yml" | "credentials.json" | "id_rsa" => {
+            (60, "probe for an application configuration file")
+        }
+        "server-status" | "server-info" | "phpinfo.php" | "info.php" | "test.php" | "phpmyadmin" | "pma" | "adminer.php" | "actuator" | "jolokia"
+        | "elmah.axd" | "trace.axd" => (60, "probe for a status or admin page"),
+        _ => (0, ""),
+    };
+    if c.0 > 0 {
+        return Some(mk(NAME, Category::Scanner, c.0, seg, c.1));
+    }
+    // Backups and editor leftovers of scripts and configs: `index.php.bak`, `config.php~`,
+    // `.index.php.swp`, `wp-config.php.old`, `db.sql.gz`.
+    let script = ["php", "asp", "aspx", "jsp", "py", "rb", "conf", "config", "inc", "yml", "yaml", "env", "ini", "xml", "json", "js", "cgi", "pl"];
+    for suf in [".bak", ".old", ".orig", ".save", ".swp", ".swo", "~", ".backup", ".tmp", ".copy", ".dist", ".1"] {
+        if let Some(base) = l.strip_suffix(suf) {
+            let base = base.trim_start_matches('.');
+            if let Some((_, ext)) = base.rsplit_once('.') {
+                if script.contains(&ext) {
+                    return Some(mk(NAME, Category::Scanner, 70, seg, "probe for a backup or swap file of a script"));
+                }
+            }
+        }
+    }
+    for dump in [".sql", ".sql.gz", ".sql.zip", ".tar.gz", ".tgz", ".zip", ".rar", ".7z"] {
+        if let Some(base) = l.strip_suffix(dump) {
+            if matches!(base, "backup" | "db" | "database" | "dump" | "site" | "www" | "htdocs" | "public_html" | "web" | "wwwroot" | "data" | "mysql") {
+                return Some(mk(NAME, Category::Scanner, 65, seg, "probe for a site or database dump"));
+            }
+        }
+    }
+    None
+}
+
+/// The original [`probe_segment`] (one lowercase copy on the heap per segment), the test oracle.
+#[cfg(test)]
+fn probe_segment_reference(seg: &str) -> Option<Hit> {
     let l = seg.to_ascii_lowercase();
     step(l.len());
     let c: (u8, &'static str) = match l.as_str() {
@@ -195,6 +264,32 @@ mod tests {
         }
         for s in ["index.php", "environment", "git", "status", "photo.jpg.bak2", "report.old-version", "products", "readme.md"] {
             assert!(c(s, FieldKind::PathSegment) < 60, "{s}");
+        }
+    }
+
+    /// [`probe_segment`] against [`probe_segment_reference`]: corpus values (and their path
+    /// segments), generated probe names, case variants, and segments around the stack length.
+    #[test]
+    fn probe_segment_matches_reference() {
+        let same = |s: &str| {
+            let (a, b) = (probe_segment(s), probe_segment_reference(s));
+            assert_eq!(a.map(|h| (h.confidence, h.fragment, h.why)), b.map(|h| (h.confidence, h.fragment, h.why)), "{s:?}");
+        };
+        let mut values = crate::other_util::test_values();
+        let segs: Vec<String> = values.iter().flat_map(|v| v.split('/').map(str::to_string).collect::<Vec<_>>()).collect();
+        values.extend(segs);
+        let names = [".env", ".GIT", "Web.Config", "index.PHP.bak", "config.php~", ".index.php.swp", "DB.sql.gz", "backup.tar.gz", "www.7z", "id_rsa", "PMA", "x.json.1"];
+        for n in names {
+            values.push(n.to_string());
+            values.push(n.to_uppercase());
+            values.push(format!("ä{n}"));
+            for pad in [STACK_SEG - n.len().min(STACK_SEG), STACK_SEG + 1 - n.len().min(STACK_SEG), 100] {
+                values.push(format!("{}{n}", "a".repeat(pad)));
+                values.push(format!("{}{n}", "é".repeat(pad / 2 + 1)));
+            }
+        }
+        for v in &values {
+            same(v);
         }
     }
 
