@@ -113,3 +113,14 @@ fn head_matches_reference() {
         assert_eq!(got, want, "case {case}: {:?}", req.headers);
     }
 }
+
+/// [`climbs`] against the two searches it replaced.
+#[test]
+fn climbs_matches_contains() {
+    let mut rng = Rng::new(0xc11b5);
+    for _ in 0..20_000 {
+        let n = rng.below(12);
+        let p: String = (0..n).map(|_| rng.pick(&['.', '/', '\\', 'a', '%', 'é'])).collect();
+        assert_eq!(climbs(p.as_bytes()), p.contains("..") || p.contains('\\'), "{p:?}");
+    }
+}
