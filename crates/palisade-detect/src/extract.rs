@@ -26,9 +26,9 @@ use crate::decode::transport_decode;
 use crate::FieldKind;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod head_tests;
+#[cfg(test)]
+mod tests;
 
 /// Bounds of one phase (head or body) of one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

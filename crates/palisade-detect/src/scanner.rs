@@ -323,7 +323,20 @@ mod tests {
         let mut values = crate::other_util::test_values();
         let segs: Vec<String> = values.iter().flat_map(|v| v.split('/').map(str::to_string).collect::<Vec<_>>()).collect();
         values.extend(segs);
-        let names = [".env", ".GIT", "Web.Config", "index.PHP.bak", "config.php~", ".index.php.swp", "DB.sql.gz", "backup.tar.gz", "www.7z", "id_rsa", "PMA", "x.json.1"];
+        let names = [
+            ".env",
+            ".GIT",
+            "Web.Config",
+            "index.PHP.bak",
+            "config.php~",
+            ".index.php.swp",
+            "DB.sql.gz",
+            "backup.tar.gz",
+            "www.7z",
+            "id_rsa",
+            "PMA",
+            "x.json.1",
+        ];
         for n in names {
             values.push(n.to_string());
             values.push(n.to_uppercase());

@@ -166,7 +166,8 @@ fn empty_body_skips_the_phase_with_the_same_verdict() {
         for on_exceed in [Mode::Block, Mode::Monitor, Mode::Off] {
             for level in [Level::Balanced, Level::Strict] {
                 for max_values in [0, 1, 10_000] {
-                    let settings = Settings { mode, level, on_exceed, limits: crate::extract::Limits { max_values, ..Default::default() }, ..Settings::default() };
+                    let settings =
+                        Settings { mode, level, on_exceed, limits: crate::extract::Limits { max_values, ..Default::default() }, ..Settings::default() };
                     for s in [stage(&settings), DetectionStage::new(&settings).unwrap()] {
                         for place in Place::ALL {
                             let mut req = build(place, "x' or 1=1 --").unwrap();
