@@ -11,42 +11,43 @@ use palisade_testkit::rng::Rng;
 /// cookies.
 fn head_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
     let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: e.limits }, f };
-    let r = (|| {
-        let budget = &mut budget;
-        let path = req.path.strip_prefix('/').unwrap_or(req.path);
-        for (i, seg) in path.split('/').enumerate() {
-            let v = transport_decode(seg, false, &mut sc.value, &mut sc.run);
-            budget.emit(Location::PathSegment(i), FieldKind::PathSegment, v)?;
-        }
-        if req.path.contains("..") || req.path.contains('\\') {
-            let v = transport_decode(req.path, false, &mut sc.value, &mut sc.run);
-            budget.emit(Location::Path, FieldKind::PathSegment, v)?;
-        }
-        if let Some(q) = req.query {
-            pairs(q, sc, budget, true)?;
-        }
-        for (name, display) in &e.headers {
-            for v in req.headers.get_all(name) {
-                let text = String::from_utf8_lossy(v.as_bytes());
-                budget.emit(Location::Header(display), FieldKind::Header, &text)?;
-            }
-        }
-        for v in req.headers.get_all(http::header::COOKIE) {
-            let text = String::from_utf8_lossy(v.as_bytes());
-            for c in text.split(';') {
-                let c = c.trim_matches([' ', '\t']);
-                let (name, value) = c.split_once('=').unwrap_or(("", c));
-                let name = name.trim_matches([' ', '\t']);
-                let value = value.trim_matches([' ', '\t']);
-                let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
-                budget.emit(Location::Cookie(name), FieldKind::Cookie, name)?;
-                let v = transport_decode(value, false, &mut sc.value, &mut sc.run);
-                budget.emit(Location::Cookie(name), FieldKind::Cookie, v)?;
-            }
-        }
-        Ok(())
-    })();
+    let r = head_inner_reference(e, req, sc, &mut budget);
     (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
+}
+
+fn head_inner_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
+    let path = req.path.strip_prefix('/').unwrap_or(req.path);
+    for (i, seg) in path.split('/').enumerate() {
+        let v = transport_decode(seg, false, &mut sc.value, &mut sc.run);
+        budget.emit(Location::PathSegment(i), FieldKind::PathSegment, v)?;
+    }
+    if req.path.contains("..") || req.path.contains('\\') {
+        let v = transport_decode(req.path, false, &mut sc.value, &mut sc.run);
+        budget.emit(Location::Path, FieldKind::PathSegment, v)?;
+    }
+    if let Some(q) = req.query {
+        pairs(q, sc, budget, true)?;
+    }
+    for (name, display) in &e.headers {
+        for v in req.headers.get_all(name) {
+            let text = String::from_utf8_lossy(v.as_bytes());
+            budget.emit(Location::Header(display), FieldKind::Header, &text)?;
+        }
+    }
+    for v in req.headers.get_all(http::header::COOKIE) {
+        let text = String::from_utf8_lossy(v.as_bytes());
+        for c in text.split(';') {
+            let c = c.trim_matches([' ', '\t']);
+            let (name, value) = c.split_once('=').unwrap_or(("", c));
+            let name = name.trim_matches([' ', '\t']);
+            let value = value.trim_matches([' ', '\t']);
+            let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+            budget.emit(Location::Cookie(name), FieldKind::Cookie, name)?;
+            let v = transport_decode(value, false, &mut sc.value, &mut sc.run);
+            budget.emit(Location::Cookie(name), FieldKind::Cookie, v)?;
+        }
+    }
+    Ok(())
 }
 
 type Got = (Vec<(String, FieldKind, String)>, Counts, Result<(), Stop>);
