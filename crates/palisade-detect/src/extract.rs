@@ -26,6 +26,8 @@ use crate::decode::transport_decode;
 use crate::FieldKind;
 
 #[cfg(test)]
+mod head_tests;
+#[cfg(test)]
 mod tests;
 
 /// Bounds of one phase (head or body) of one request.
@@ -353,13 +355,57 @@ impl Extractor {
             let v = transport_decode(seg, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::PathSegment(i), FieldKind::PathSegment, v)?;
         }
-        if req.path.contains("..") || req.path.contains('\\') {
+        if climbs(req.path.as_bytes()) {
             let v = transport_decode(req.path, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::Path, FieldKind::PathSegment, v)?;
         }
         if let Some(q) = req.query {
             pairs(q, sc, budget, true)?;
         }
+        // The inspected headers and the cookies, found in one pass over the request's headers
+        // (instead of one hashed lookup per inspected name), then handed over in the order of
+        // one `get_all` per name: the configured names in order, then `Cookie`; each name's
+        // values in the order received (`HeaderMap::iter` gives them so, name after name).
+        let mut found: [Option<(usize, &http::HeaderValue)>; FOUND] = [None; FOUND];
+        let cookie = self.headers.len();
+        let mut n = 0;
+        for (name, v) in req.headers.iter() {
+            let at = if *name == http::header::COOKIE {
+                cookie
+            } else {
+                match self.headers.iter().position(|(h, _)| h == name) {
+                    Some(i) => i,
+                    None => continue,
+                }
+            };
+            if n == FOUND {
+                // Unusually many: looked up name by name.
+                return self.headers_by_name(req, sc, budget);
+            }
+            // Stable insertion by position.
+            let mut j = n;
+            while j > 0 && found[j - 1].is_some_and(|(p, _)| p > at) {
+                found[j] = found[j - 1];
+                j -= 1;
+            }
+            found[j] = Some((at, v));
+            n += 1;
+        }
+        for &(at, v) in found[..n].iter().flatten() {
+            if at == cookie {
+                cookies(v, sc, budget)?;
+            } else {
+                let text = String::from_utf8_lossy(v.as_bytes());
+                budget.emit(Location::Header(&self.headers[at].1), FieldKind::Header, &text)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The inspected headers and the cookies of [`Extractor::head_inner`], one `get_all` per
+    /// name (requests with more than [`FOUND`] such values).
+    #[cold]
+    fn headers_by_name(&self, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
         for (name, display) in &self.headers {
             for v in req.headers.get_all(name) {
                 let text = String::from_utf8_lossy(v.as_bytes());
@@ -367,20 +413,44 @@ impl Extractor {
             }
         }
         for v in req.headers.get_all(http::header::COOKIE) {
-            let text = String::from_utf8_lossy(v.as_bytes());
-            for c in text.split(';') {
-                let c = c.trim_matches([' ', '\t']);
-                let (name, value) = c.split_once('=').unwrap_or(("", c));
-                let name = name.trim_matches([' ', '\t']);
-                let value = value.trim_matches([' ', '\t']);
-                let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
-                budget.emit(Location::Cookie(name), FieldKind::Cookie, name)?;
-                let v = transport_decode(value, false, &mut sc.value, &mut sc.run);
-                budget.emit(Location::Cookie(name), FieldKind::Cookie, v)?;
-            }
+            cookies(v, sc, budget)?;
         }
         Ok(())
     }
+}
+
+/// Whether a (raw) path holds `..` or `\\` (then it is inspected whole too): one pass over the
+/// bytes instead of two searches.
+#[inline]
+fn climbs(path: &[u8]) -> bool {
+    let mut dot = false;
+    for &c in path {
+        if c == b'\\' || (dot && c == b'.') {
+            return true;
+        }
+        dot = c == b'.';
+    }
+    false
+}
+
+/// Inspected header and cookie values a request head's single pass over its headers keeps
+/// (beyond: looked up name by name).
+const FOUND: usize = 16;
+
+/// The cookies of one `Cookie` value: each name, then its value.
+fn cookies(v: &http::HeaderValue, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
+    let text = String::from_utf8_lossy(v.as_bytes());
+    for c in text.split(';') {
+        let c = c.trim_matches([' ', '\t']);
+        let (name, value) = c.split_once('=').unwrap_or(("", c));
+        let name = name.trim_matches([' ', '\t']);
+        let value = value.trim_matches([' ', '\t']);
+        let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
+        budget.emit(Location::Cookie(name), FieldKind::Cookie, name)?;
+        let v = transport_decode(value, false, &mut sc.value, &mut sc.run);
+        budget.emit(Location::Cookie(name), FieldKind::Cookie, v)?;
+    }
+    Ok(())
 }
 
 /// `name=value&...` (query strings and form bodies; `+` is a space).

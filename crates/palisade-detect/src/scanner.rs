@@ -85,7 +85,51 @@ impl Detector for ScannerDetector {
 /// [`TOOLS`] with a length filter before the binary search.
 static SORTED_TOOLS: std::sync::LazyLock<crate::other_util::SortedWords> = std::sync::LazyLock::new(|| crate::other_util::SortedWords::new(TOOLS));
 
+/// Longest header value lowercased on the stack by [`user_agent`] (longer ones go to the heap).
+const STACK_UA: usize = 256;
+
 fn user_agent(v: &str) -> Option<Hit> {
+    let mut buf = [0u8; STACK_UA];
+    let heap;
+    let l: &str = if v.len() <= STACK_UA {
+        let b = &mut buf[..v.len()];
+        b.copy_from_slice(v.as_bytes());
+        b.make_ascii_lowercase();
+        // ASCII lowercasing keeps UTF-8 valid.
+        std::str::from_utf8(b).unwrap_or_default()
+    } else {
+        heap = v.to_ascii_lowercase();
+        &heap
+    };
+    step(l.len());
+    let (mut nmap, mut masscan) = (false, false);
+    // Tokens split on anything that is not a letter or digit: `sqlmap/1.7`, `Nmap Scripting Engine`.
+    for tok in l.split(|c: char| !c.is_ascii_alphanumeric()) {
+        step(1);
+        nmap |= tok == "nmap";
+        masscan |= tok == "masscan";
+        if tok.len() >= 3 && SORTED_TOOLS.contains(tok) {
+            let word = matches!(tok, "zap" | "vega" | "paros" | "httpx" | "qualys");
+            // Names that are also words (Vega is a place name) count as a product token only:
+            // `vega/1.0`.
+            if word && !l.contains(&format!("{tok}/")) {
+                continue;
+            }
+            let c = if word { 60 } else { 85 };
+            return Some(mk(NAME, Category::Scanner, c, v, "attack tool user agent"));
+        }
+    }
+    // (Each search only behind the token or byte it needs: a `memmem` search builds a
+    // searcher per call, more than the rest of this function on a browser user agent.)
+    if (nmap && l.contains("nmap scripting engine")) || (masscan && l.contains("masscan/")) || (l.contains('{') && l.contains("() {")) {
+        return Some(mk(NAME, Category::Scanner, 85, v, "attack tool user agent"));
+    }
+    None
+}
+
+/// The original [`user_agent`] (a lowercase copy on the heap), the test oracle.
+#[cfg(test)]
+fn user_agent_reference(v: &str) -> Option<Hit> {
     let l = v.to_ascii_lowercase();
     step(l.len());
     let (mut nmap, mut masscan) = (false, false);
@@ -113,7 +157,77 @@ fn user_agent(v: &str) -> Option<Hit> {
     None
 }
 
+/// Longest segment lowercased on the stack by [`probe_segment`] (longer ones go to the heap).
+const STACK_SEG: usize = 64;
+
+/// Probe paths, by the lowercase segment. An ordinary segment (no `.`, no `~`) can only be one
+/// of the exact names: it is lowercased on the stack and compared, nothing more.
 fn probe_segment(seg: &str) -> Option<Hit> {
+    step(seg.len());
+    let mut buf = [0u8; STACK_SEG];
+    let heap;
+    let lower: &[u8] = if seg.len() <= STACK_SEG {
+        let b = &mut buf[..seg.len()];
+        b.copy_from_slice(seg.as_bytes());
+        b.make_ascii_lowercase();
+        b
+    } else {
+        heap = seg.to_ascii_lowercase();
+        heap.as_bytes()
+    };
+    // Every suffix below but `~` starts with a dot, and a backup needs a dot before its suffix:
+    // a segment without a dot can only be one of the names without one (all of different
+    // lengths: one comparison at most).
+    if !lower.contains(&b'.') {
+        let c: (u8, &'static str) = match lower {
+            b"id_rsa" => (60, "probe for an application configuration file"),
+            b"server-status" | b"server-info" | b"phpmyadmin" | b"pma" | b"actuator" | b"jolokia" => (60, "probe for a status or admin page"),
+            _ => return None,
+        };
+        return Some(mk(NAME, Category::Scanner, c.0, seg, c.1));
+    }
+    // ASCII lowercasing keeps UTF-8 valid.
+    let Ok(l) = std::str::from_utf8(lower) else { return None };
+    let c: (u8, &'static str) = match l {
+        ".env" | ".env.local" | ".env.production" | ".env.bak" | ".git" | ".svn" | ".hg" | ".bzr" | ".htpasswd" | ".aws" | ".ssh" | ".docker" | ".npmrc"
+        | ".git-credentials" => (80, "probe for a secret dot-file or VCS metadata"),
+        ".ds_store" | ".idea" | ".vscode" | ".htaccess" | "web.config" | ".travis.yml" | ".gitlab-ci.yml" => (65, "probe for a configuration file"),
+        "wp-config.php" | "configuration.php" | "config.php" | "localsettings.php" | "settings.php" | "database.yml" | "credentials.json" | "id_rsa" => {
+            (60, "probe for an application configuration file")
+        }
+        "server-status" | "server-info" | "phpinfo.php" | "info.php" | "test.php" | "phpmyadmin" | "pma" | "adminer.php" | "actuator" | "jolokia"
+        | "elmah.axd" | "trace.axd" => (60, "probe for a status or admin page"),
+        _ => (0, ""),
+    };
+    if c.0 > 0 {
+        return Some(mk(NAME, Category::Scanner, c.0, seg, c.1));
+    }
+    // Backups and editor leftovers of scripts and configs: `index.php.bak`, `config.php~`,
+    // `.index.php.swp`, `wp-config.php.old`, `db.sql.gz`.
+    let script = ["php", "asp", "aspx", "jsp", "py", "rb", "conf", "config", "inc", "yml", "yaml", "env", "ini", "xml", "json", "js", "cgi", "pl"];
+    for suf in [".bak", ".old", ".orig", ".save", ".swp", ".swo", "~", ".backup", ".tmp", ".copy", ".dist", ".1"] {
+        if let Some(base) = l.strip_suffix(suf) {
+            let base = base.trim_start_matches('.');
+            if let Some((_, ext)) = base.rsplit_once('.') {
+                if script.contains(&ext) {
+                    return Some(mk(NAME, Category::Scanner, 70, seg, "probe for a backup or swap file of a script"));
+                }
+            }
+        }
+    }
+    for dump in [".sql", ".sql.gz", ".sql.zip", ".tar.gz", ".tgz", ".zip", ".rar", ".7z"] {
+        if let Some(base) = l.strip_suffix(dump) {
+            if matches!(base, "backup" | "db" | "database" | "dump" | "site" | "www" | "htdocs" | "public_html" | "web" | "wwwroot" | "data" | "mysql") {
+                return Some(mk(NAME, Category::Scanner, 65, seg, "probe for a site or database dump"));
+            }
+        }
+    }
+    None
+}
+
+/// The original [`probe_segment`] (one lowercase copy on the heap per segment), the test oracle.
+#[cfg(test)]
+fn probe_segment_reference(seg: &str) -> Option<Hit> {
     let l = seg.to_ascii_lowercase();
     step(l.len());
     let c: (u8, &'static str) = match l.as_str() {
@@ -195,6 +309,63 @@ mod tests {
         }
         for s in ["index.php", "environment", "git", "status", "photo.jpg.bak2", "report.old-version", "products", "readme.md"] {
             assert!(c(s, FieldKind::PathSegment) < 60, "{s}");
+        }
+    }
+
+    /// [`probe_segment`] against [`probe_segment_reference`]: corpus values (and their path
+    /// segments), generated probe names, case variants, and segments around the stack length.
+    #[test]
+    fn probe_segment_matches_reference() {
+        let same = |s: &str| {
+            let (a, b) = (probe_segment(s), probe_segment_reference(s));
+            assert_eq!(a.map(|h| (h.confidence, h.fragment, h.why)), b.map(|h| (h.confidence, h.fragment, h.why)), "{s:?}");
+        };
+        let mut values = crate::other_util::test_values();
+        let segs: Vec<String> = values.iter().flat_map(|v| v.split('/').map(str::to_string).collect::<Vec<_>>()).collect();
+        values.extend(segs);
+        let names = [
+            ".env",
+            ".GIT",
+            "Web.Config",
+            "index.PHP.bak",
+            "config.php~",
+            ".index.php.swp",
+            "DB.sql.gz",
+            "backup.tar.gz",
+            "www.7z",
+            "id_rsa",
+            "PMA",
+            "x.json.1",
+        ];
+        for n in names {
+            values.push(n.to_string());
+            values.push(n.to_uppercase());
+            values.push(format!("ä{n}"));
+            for pad in [STACK_SEG - n.len().min(STACK_SEG), STACK_SEG + 1 - n.len().min(STACK_SEG), 100] {
+                values.push(format!("{}{n}", "a".repeat(pad)));
+                values.push(format!("{}{n}", "é".repeat(pad / 2 + 1)));
+            }
+        }
+        for v in &values {
+            same(v);
+        }
+    }
+
+    /// [`user_agent`] against [`user_agent_reference`] on corpus values and tool names around
+    /// the stack length.
+    #[test]
+    fn user_agent_matches_reference() {
+        let mut values = crate::other_util::test_values();
+        for t in TOOLS.iter().chain(["Nmap Scripting Engine", "masscan/1.0", "() { :; };", "Vega/1.0", "ZAP/2"].iter()) {
+            for pad in [0, STACK_UA - t.len(), STACK_UA + 1 - t.len(), 300] {
+                values.push(format!("{}{t}", "a ".repeat(pad / 2)));
+                values.push(format!("{}{}", "é".repeat(pad / 2), t.to_uppercase()));
+                values.push(format!("{} {t}", "x".repeat(pad)));
+            }
+        }
+        for v in &values {
+            let (a, b) = (user_agent(v), user_agent_reference(v));
+            assert_eq!(a.map(|h| (h.confidence, h.fragment, h.why)), b.map(|h| (h.confidence, h.fragment, h.why)), "{v:?}");
         }
     }
 

@@ -186,6 +186,11 @@ impl Stage for DetectionStage {
     }
 
     fn check_body(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        // No body (a GET): nothing to extract, no finding, no limit reached; the verdict is
+        // `Allow` in every mode, without the phase's setup.
+        if req.body.is_empty() {
+            return Verdict::Allow;
+        }
         self.judge(req, Phase::Body, cx)
     }
 }

@@ -159,10 +159,11 @@ async fn handle_inner<'s>(
     // 3. Head stages.
     let mut outcome = Outcome::default();
     let tls = conn.tls;
-    if !app.stages.is_empty() {
-        let view = view(&parts, &id, app, client_ip, b"", false, tls);
+    // The view of the head phase, the body phase's too with the body set (built once).
+    let head_view = (!app.stages.is_empty()).then(|| view(&parts, &id, app, client_ip, b"", false, tls));
+    if let Some(view) = &head_view {
         let t = Instant::now();
-        let stop = run_stages(&app.stages, Phase::Head, &view, &mut outcome);
+        let stop = run_stages(&app.stages, Phase::Head, view, &mut outcome);
         app.metrics.phase(PhaseKind::Head, t.elapsed());
         if stop {
             return (blocked(app, outcome, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
@@ -189,7 +190,11 @@ async fn handle_inner<'s>(
         if truncated {
             tracing::info!(request_id = id.as_str(), app = %app.cfg.name, inspected = bytes.len(), "body larger than inspect_body: the rest streams uninspected");
         }
-        let view = view(&parts, &id, app, client_ip, bytes, truncated, tls);
+        // (`wants_body` implies stages, hence a head view.)
+        let view = match &head_view {
+            Some(v) => RequestView { body: bytes, body_truncated: truncated, ..*v },
+            None => view(&parts, &id, app, client_ip, bytes, truncated, tls),
+        };
         let t = Instant::now();
         let stop = run_stages(&app.stages, Phase::Body, &view, &mut outcome);
         app.metrics.phase(PhaseKind::Body, t.elapsed());

@@ -156,3 +156,29 @@ fn operation_overrides_win_over_paths_and_bring_their_exclusions() {
     });
     assert!(off.wants_body());
 }
+
+/// A request without a body gets `Allow` from `check_body` without the body phase: the same
+/// verdict as the phase run in full (the oracle), in every mode, level and limit policy, on
+/// heads with and without findings.
+#[test]
+fn empty_body_skips_the_phase_with_the_same_verdict() {
+    for mode in [Mode::Block, Mode::Monitor, Mode::Off] {
+        for on_exceed in [Mode::Block, Mode::Monitor, Mode::Off] {
+            for level in [Level::Balanced, Level::Strict] {
+                for max_values in [0, 1, 10_000] {
+                    let settings =
+                        Settings { mode, level, on_exceed, limits: crate::extract::Limits { max_values, ..Default::default() }, ..Settings::default() };
+                    for s in [stage(&settings), DetectionStage::new(&settings).unwrap()] {
+                        for place in Place::ALL {
+                            let mut req = build(place, "x' or 1=1 --").unwrap();
+                            req.body.clear();
+                            let fast = s.check_body(&req.view(), &mut Context::default());
+                            let full = s.judge(&req.view(), Phase::Body, &Context::default());
+                            assert_eq!(fast, full, "{mode:?} {on_exceed:?} {level:?} {max_values} {place:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
