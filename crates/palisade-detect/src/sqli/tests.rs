@@ -1391,3 +1391,41 @@ fn inert_with_agrees_with_its_reference() {
         }
     }
 }
+
+/// Every byte at every position of a word, among letters and among other bytes.
+#[test]
+fn non_word_bytes_agrees_with_the_table() {
+    for c in 0..=255u8 {
+        for pos in 0..8 {
+            for fill in [b'a', b'Z', b'_', b' ', 0xC3, b'0'] {
+                let mut w = [fill; 8];
+                w[pos] = c;
+                let m = non_word_bytes(u64::from_le_bytes(w));
+                for (k, &x) in w.iter().enumerate() {
+                    assert_eq!(m >> (8 * k) & 0xff == 0x80, INERT_BYTES[x as usize] != B_WORD, "{c:#x} at {pos} in {fill:#x}");
+                    assert_eq!(m >> (8 * k) & 0x7f, 0);
+                }
+            }
+        }
+    }
+}
+
+/// [`word_run_end`] against the byte loop it replaced, from every start of generated values.
+#[test]
+fn word_run_end_agrees_with_the_byte_loop() {
+    let parts = ["a", "Z", "_", "select", "x", " ", "1", "'", "\u{e9}", "@", "[", "`", "{", "\u{7f}", "abcdefghijklmnop", "Welcome", ".", "-"];
+    let mut rng = XorShift64::new(0x5eed_0f_5a1e);
+    let reference = |b: &[u8], mut i: usize| {
+        while i < b.len() && INERT_BYTES[b[i] as usize] == B_WORD {
+            i += 1;
+        }
+        i
+    };
+    for _ in 0..20_000 {
+        let v = rng.joined(&parts, 10);
+        let b = v.as_bytes();
+        for i in 0..=b.len() {
+            assert_eq!(word_run_end(b, i), reference(b, i), "{v:?} {i}");
+        }
+    }
+}
