@@ -319,7 +319,10 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
         match INERT_BYTES[c as usize] {
             B_WORD => {
                 let start = i;
-                i = word_run_end(b, i + 1);
+                i += 1;
+                while i < b.len() && INERT_BYTES[b[i] as usize] == B_WORD {
+                    i += 1;
+                }
                 let w = &s[start..i];
                 let before = seen;
                 if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
@@ -374,42 +377,6 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
         i += 1;
     }
     true
-}
-
-/// The end of the run of [`B_WORD`] bytes (ASCII letters and `_`) of `b` that goes on at `i`:
-/// eight bytes at a time ([`non_word_bytes`]), then byte by byte for the last ones
-/// (`tests::word_run_end_agrees_with_the_byte_loop`).
-#[inline(always)]
-fn word_run_end(b: &[u8], mut i: usize) -> usize {
-    while let Some(chunk) = b.get(i..i + 8) {
-        let m = non_word_bytes(u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8])));
-        if m != 0 {
-            return i + (m.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < b.len() && INERT_BYTES[b[i] as usize] == B_WORD {
-        i += 1;
-    }
-    i
-}
-
-/// The high bit of each byte of the little-endian word `x` that is not an ASCII letter nor `_`
-/// (`tests::non_word_bytes_agrees_with_the_table` checks every byte at every position).
-#[inline(always)]
-const fn non_word_bytes(x: u64) -> u64 {
-    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const fn all(c: u8) -> u64 {
-        0x0101_0101_0101_0101 * c as u64
-    }
-    let lo = x & LO7;
-    // ASCII case folded: letters are 0x61..=0x7a, `_` becomes 0x7f (as DEL does).
-    let y = lo | all(0x20);
-    // No sum below carries out of its byte (every byte of `y` is at most 0x7f).
-    let letter = (y + all(0x80 - b'a')) & !(y + all(0x80 - b'z' - 1)) & HI;
-    let underscore = !((lo ^ all(b'_')) + LO7) & HI;
-    !((letter | underscore) & !x) & HI
 }
 
 /// Statements that need their second keyword, both seen.
