@@ -104,7 +104,8 @@ fn may_hold_nosql(s: &str) -> bool {
     memchr::memchr(b'$', b).is_some()
         || matches!(t.first(), Some(b'\'' | b'"'))
         || [&b"0;"[..], b"1;", b"||", b"&&"].iter().any(|p| t.starts_with(p))
-        || memchr::memchr2_iter(b'd', b'D', b).any(|i| b.get(i + 1..i + 3).is_some_and(|x| x.eq_ignore_ascii_case(b"b.")))
+        // `db.` found at its `.`, rarer in prose than `d`.
+        || memchr::memchr_iter(b'.', b).any(|i| i >= 2 && b[i - 2..i].eq_ignore_ascii_case(b"db"))
 }
 
 fn analyse(s: &str) -> Option<Hit> {
@@ -174,6 +175,35 @@ fn analyse(s: &str) -> Option<Hit> {
 
 #[cfg(test)]
 mod tests {
+    /// [`super::may_hold_nosql`] as it was, `db.` found at its `d` (the oracle).
+    fn may_hold_nosql_reference(s: &str) -> bool {
+        let b = s.as_bytes();
+        let t = s.trim_start().as_bytes();
+        memchr::memchr(b'$', b).is_some()
+            || matches!(t.first(), Some(b'\'' | b'"'))
+            || [&b"0;"[..], b"1;", b"||", b"&&"].iter().any(|p| t.starts_with(p))
+            || memchr::memchr2_iter(b'd', b'D', b).any(|i| b.get(i + 1..i + 3).is_some_and(|x| x.eq_ignore_ascii_case(b"b.")))
+    }
+
+    /// On generated values around `db.` in every case, and on every corpus value.
+    #[test]
+    fn may_hold_nosql_agrees_with_its_reference() {
+        let parts = ["d", "D", "b", "B", ".", "db.", "DB.", "dB", " ", "x", "$", "'", "0;", "||", "\u{e9}", "data", "."];
+        let mut rng = palisade_testkit::rng::XorShift64::new(0xdb_0d_b0_0b);
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..50_000 {
+            let v = rng.joined(&parts, 8);
+            let want = may_hold_nosql_reference(&v);
+            assert_eq!(super::may_hold_nosql(&v), want, "{v:?}");
+            yes += usize::from(want);
+            no += usize::from(!want);
+        }
+        assert!(yes > 5_000 && no > 5_000, "{yes} {no}");
+        for v in crate::other_util::test_values() {
+            assert_eq!(super::may_hold_nosql(&v), may_hold_nosql_reference(&v), "{v:?}");
+        }
+    }
+
     use super::*;
     use crate::other_util::take_steps;
 

@@ -301,9 +301,6 @@ fn inert(s: &str) -> bool {
 
 fn inert_with(s: &str, with_keywords: bool) -> bool {
     let b = s.as_bytes();
-    if has_fullwidth_quote(b) {
-        return false;
-    }
     // What makes a value not inert only grows along it (`#` with a quote or a keyword, the
     // statements that need their second keyword): checked where it grows, so a value fails at
     // the byte that decides, not after the whole scan (`tests::inert_with_agrees_with_its_reference`).
@@ -315,6 +312,7 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     let mut hash = false;
     let mut seen = 0u16;
     let mut words = WordSet::default();
+    let mut wide_checked = false;
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
@@ -326,6 +324,7 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                     i += 1;
                 }
                 let w = &s[start..i];
+                let before = seen;
                 if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
                     return false;
                 }
@@ -343,13 +342,23 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                         }
                     }
                 }
-                if seen != 0 && (hash || needs_partner(seen)) {
+                // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
+                // this check passed then and `#` since would have failed at once.
+                if seen != before && (hash || needs_partner(seen)) {
                     return false;
                 }
                 continue;
             }
             B_NEUTRAL => {}
             B_QUOTE => {
+                // A value with a fullwidth quote is never inert: looked for from the first
+                // non-ASCII byte (none before it), not in a pass of its own.
+                if c >= 0x80 && !wide_checked {
+                    if has_fullwidth_quote(&b[i..]) {
+                        return false;
+                    }
+                    wide_checked = true;
+                }
                 quote = true;
                 if hash {
                     return false;

@@ -1383,6 +1383,22 @@ fn inert_with_agrees_with_its_reference() {
         }
     }
     assert!(yes > 5_000 && no > 5_000, "{yes} {no}");
+    // Comparison keywords after names, numbers and hex literals that spell them or not (the
+    // word set, filled at the first comparison).
+    let parts = [
+        "x", "y", "1", "0x", "0b", "ab", "in", "is", "like", "not", "1in", "0xbis", "9x", "xy", " ", ".", "on", "or", "b", "'", "-", "rlike", "\u{ff07}",
+        "\u{ff02}", "\u{e9}", "\u{2019}",
+    ];
+    let mut rng = XorShift64::new(0x1a2_7e5e_7f11_1ed0);
+    let (mut yes, mut no) = (0, 0);
+    for _ in 0..60_000 {
+        let v = rng.joined(&parts, 10);
+        let want = inert_with_reference(&v, true);
+        assert_eq!(inert_with(&v, true), want, "{v:?}");
+        yes += usize::from(want);
+        no += usize::from(!want);
+    }
+    assert!(yes > 5_000 && no > 5_000, "{yes} {no}");
     let values = crate::other_util::test_values();
     assert!(values.len() > 1000);
     for v in &values {

@@ -77,6 +77,12 @@ pub(crate) fn find_sink(s: &str) -> Option<usize> {
         }
         let w = &b[st..i];
         let j = skip_ws(b, i);
+        // Every finding below needs the word followed by `(`, a backtick, `.` or `=`: the
+        // words of prose are passed over on that byte, before the sink names are compared
+        // (`tests::find_sink_agrees_with_its_reference`).
+        if !matches!(b.get(j), Some(b'(' | b'`' | b'.' | b'=')) {
+            continue;
+        }
         if sink_kind(w).is_some() {
             match b.get(j) {
                 Some(b'(' | b'`') => return Some(st),
@@ -129,21 +135,26 @@ fn is_proof(b: &[u8]) -> bool {
 /// `alert` passed or assigned rather than called directly: `(alert)(1)`, `a=alert,a(1)`,
 /// `[1].find(alert)`, `x.onerror=alert`.
 fn sink_as_value(s: &str) -> Option<usize> {
+    // Each name is wanted right after `(`, `=` or `,`: one pass over those bytes finds the
+    // first place of every name, and the first name that has one answers, as the search of
+    // each name in turn did (`tests::sink_as_value_agrees_with_its_reference`; no name can
+    // overlap itself, so that search saw every place).
+    const NAMES: [&[u8]; 3] = [b"alert", b"prompt", b"confirm"];
     let b = s.as_bytes();
-    for name in [&b"alert"[..], b"prompt", b"confirm"] {
-        let len = name.len();
-        let mut i = 0;
-        while let Some(p) = find_ci(&b[i..], name) {
-            let at = i + p;
-            let before = if at == 0 { b' ' } else { b[at - 1] };
-            let after = b.get(at + len).copied().unwrap_or(b' ');
-            if matches!(before, b'(' | b'=' | b',') && matches!(after, b')' | b',' | b';') {
-                return Some(at);
+    let mut first = [None; 3];
+    for p in memchr::memchr3_iter(b'(', b'=', b',', b) {
+        for (k, name) in NAMES.iter().enumerate() {
+            let at = p + 1;
+            if first[k].is_none()
+                && b.len() - at >= name.len()
+                && b[at..at + name.len()].eq_ignore_ascii_case(name)
+                && matches!(b.get(at + name.len()).copied().unwrap_or(b' '), b')' | b',' | b';')
+            {
+                first[k] = Some(at);
             }
-            i = at + len;
         }
     }
-    None
+    first.into_iter().flatten().next()
 }
 
 pub(crate) fn has_sink_call(s: &str) -> bool {
@@ -265,5 +276,165 @@ pub(crate) fn url_and_calls(s: &str, best: &mut Best, steps: &mut usize) {
         best.add(65, "computed call on the global object", at);
     } else if let Some(at) = sink_as_value(s) {
         best.add(60, "sink function used as a value", at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use palisade_testkit::rng::XorShift64;
+
+    /// [`find_sink`] before it looked at the byte after a word first (the oracle).
+    fn find_sink_reference(s: &str) -> Option<usize> {
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if !is_ident(c) {
+                if c == b'[' && matches!(b.get(i + 1), Some(b'\'' | b'"' | b'`')) {
+                    let win = &b[i..b.len().min(i + 64)];
+                    if let Some(e) = memchr::memchr(b']', win).map(|e| i + e) {
+                        let inner: Vec<u8> = b[i + 1..e].iter().filter(|c| c.is_ascii_alphabetic()).copied().collect();
+                        let j = skip_ws(b, e + 1);
+                        if sink_kind(&inner).is_some() && matches!(b.get(j), Some(b'(' | b'`')) {
+                            return Some(i);
+                        }
+                    }
+                }
+                i += 1;
+                continue;
+            }
+            let st = i;
+            while i < b.len() && is_ident(b[i]) {
+                i += 1;
+            }
+            if st > 0 && is_ident(b[st - 1]) {
+                continue;
+            }
+            let w = &b[st..i];
+            let j = skip_ws(b, i);
+            if sink_kind(w).is_some() {
+                match b.get(j) {
+                    Some(b'(' | b'`') => return Some(st),
+                    Some(b'.') => {
+                        let k = j + 1;
+                        let r = &b[k..];
+                        if r.starts_with(b"call(") || r.starts_with(b"apply(") || r.starts_with(b"bind(") {
+                            return Some(st);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if w.eq_ignore_ascii_case(b"document") && b.get(j) == Some(&b'.') {
+                let r = &b[j + 1..];
+                if r.len() >= 6 && (r[..6].eq_ignore_ascii_case(b"cookie") || r[..6].eq_ignore_ascii_case(b"domain")) {
+                    return Some(st);
+                }
+            }
+            if (w == b"location" || w == b"innerHTML" || w == b"outerHTML" || w == b"srcdoc") && b.get(j) == Some(&b'=') && b.get(j + 1) != Some(&b'=') {
+                return Some(st);
+            }
+        }
+        None
+    }
+
+    /// [`sink_as_value`] as it was: each name searched in turn (the oracle).
+    fn sink_as_value_reference(s: &str) -> Option<usize> {
+        let b = s.as_bytes();
+        for name in [&b"alert"[..], b"prompt", b"confirm"] {
+            let len = name.len();
+            let mut i = 0;
+            while let Some(p) = find_ci(&b[i..], name) {
+                let at = i + p;
+                let before = if at == 0 { b' ' } else { b[at - 1] };
+                let after = b.get(at + len).copied().unwrap_or(b' ');
+                if matches!(before, b'(' | b'=' | b',') && matches!(after, b')' | b',' | b';') {
+                    return Some(at);
+                }
+                i = at + len;
+            }
+        }
+        None
+    }
+
+    const PARTS: [&str; 43] = [
+        "(alert)",
+        "=Prompt,",
+        ",confirm;",
+        "alert",
+        "ALERT",
+        "Alert",
+        "prompt",
+        "confirm",
+        "eval",
+        "setTimeout",
+        "document",
+        "cookie",
+        "domain",
+        "location",
+        "innerHTML",
+        "srcdoc",
+        "write",
+        "Function",
+        "(",
+        ")",
+        "`",
+        ".",
+        "=",
+        "==",
+        ",",
+        ";",
+        " ",
+        "\t",
+        "/*",
+        "*/",
+        "[",
+        "]",
+        "'",
+        "\"",
+        "call(",
+        "apply(",
+        "bind(",
+        "x",
+        "1",
+        "top",
+        "\u{e9}",
+        "$",
+        "_",
+    ];
+
+    /// On generated values made of sink names, delimiters and blanks, and on every corpus value.
+    #[test]
+    fn find_sink_agrees_with_its_reference() {
+        let mut rng = XorShift64::new(0xf1d5_1a4c_0ffe_e000);
+        let mut found = 0;
+        for _ in 0..100_000 {
+            let v = rng.joined(&PARTS, 8);
+            let want = find_sink_reference(&v);
+            assert_eq!(find_sink(&v), want, "{v:?}");
+            found += usize::from(want.is_some());
+        }
+        assert!(found > 2_000, "{found}");
+        for v in crate::other_util::test_values() {
+            assert_eq!(find_sink(&v), find_sink_reference(&v), "{v:?}");
+        }
+    }
+
+    /// As [`find_sink_agrees_with_its_reference`], for [`sink_as_value`].
+    #[test]
+    fn sink_as_value_agrees_with_its_reference() {
+        let mut rng = XorShift64::new(0x005a_1e0f_ba5e);
+        let mut found = 0;
+        for _ in 0..100_000 {
+            let v = rng.joined(&PARTS, 8);
+            let want = sink_as_value_reference(&v);
+            assert_eq!(sink_as_value(&v), want, "{v:?}");
+            found += usize::from(want.is_some());
+        }
+        assert!(found > 2_000, "{found}");
+        for v in crate::other_util::test_values() {
+            assert_eq!(sink_as_value(&v), sink_as_value_reference(&v), "{v:?}");
+        }
     }
 }

@@ -149,19 +149,30 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
             best = f;
         }
     };
-    if let Some(d) = percent_decode(s) {
+    // The bytes every further view needs (`%` one more URL-decoding layer, `+` form encoding
+    // and UTF-7, `&` a character reference), found in one search rather than one each.
+    let (mut pct, mut plus, mut amp) = (false, false, false);
+    for p in memchr::memchr3_iter(b'%', b'+', b'&', s.as_bytes()) {
+        match s.as_bytes()[p] {
+            b'%' => pct = true,
+            b'+' => plus = true,
+            _ => amp = true,
+        }
+        if pct && plus && amp {
+            break;
+        }
+    }
+    if let Some(d) = if pct { percent_decode(s) } else { None } {
         *steps += s.len();
         consider(analyze_view(&d, steps));
     }
-    // `+` opens two views (form encoding, UTF-7): one search rules both out.
-    let plus = memchr::memchr(b'+', s.as_bytes()).is_some();
     // Form encoding not undone: `<script+src=...>`.
     if plus && memchr::memchr(b'<', s.as_bytes()).is_some() && memchr::memchr(b' ', s.as_bytes()).is_none() {
         consider(analyze_view(&s.replace('+', " "), steps));
     }
     // HTML character references (a value reflected in an attribute is decoded by the browser).
     // (Decoded only when a reference decodes: `html::decodes_an_entity`, no copy otherwise.)
-    if html::decodes_an_entity(s) {
+    if amp && html::decodes_an_entity(s) {
         let d = html::decode_entities(s);
         *steps += s.len();
         consider(analyze_view(&d, steps));
