@@ -102,6 +102,12 @@ fn user_agent(v: &str) -> Option<Hit> {
         &heap
     };
     step(l.len());
+    user_agent_lowered(l, v)
+}
+
+/// [`user_agent`] past the lowercasing: the tool names and signatures in the lowercase `l`
+/// (reported on `v`).
+fn user_agent_lowered(l: &str, v: &str) -> Option<Hit> {
     let (mut nmap, mut masscan) = (false, false);
     // Tokens split on anything that is not a letter or digit: `sqlmap/1.7`, `Nmap Scripting Engine`.
     for tok in l.split(|c: char| !c.is_ascii_alphanumeric()) {
@@ -132,29 +138,7 @@ fn user_agent(v: &str) -> Option<Hit> {
 fn user_agent_reference(v: &str) -> Option<Hit> {
     let l = v.to_ascii_lowercase();
     step(l.len());
-    let (mut nmap, mut masscan) = (false, false);
-    // Tokens split on anything that is not a letter or digit: `sqlmap/1.7`, `Nmap Scripting Engine`.
-    for tok in l.split(|c: char| !c.is_ascii_alphanumeric()) {
-        step(1);
-        nmap |= tok == "nmap";
-        masscan |= tok == "masscan";
-        if tok.len() >= 3 && SORTED_TOOLS.contains(tok) {
-            let word = matches!(tok, "zap" | "vega" | "paros" | "httpx" | "qualys");
-            // Names that are also words (Vega is a place name) count as a product token only:
-            // `vega/1.0`.
-            if word && !l.contains(&format!("{tok}/")) {
-                continue;
-            }
-            let c = if word { 60 } else { 85 };
-            return Some(mk(NAME, Category::Scanner, c, v, "attack tool user agent"));
-        }
-    }
-    // (Each search only behind the token or byte it needs: a `memmem` search builds a
-    // searcher per call, more than the rest of this function on a browser user agent.)
-    if (nmap && l.contains("nmap scripting engine")) || (masscan && l.contains("masscan/")) || (l.contains('{') && l.contains("() {")) {
-        return Some(mk(NAME, Category::Scanner, 85, v, "attack tool user agent"));
-    }
-    None
+    user_agent_lowered(&l, v)
 }
 
 /// Longest segment lowercased on the stack by [`probe_segment`] (longer ones go to the heap).
@@ -188,6 +172,12 @@ fn probe_segment(seg: &str) -> Option<Hit> {
     }
     // ASCII lowercasing keeps UTF-8 valid.
     let Ok(l) = std::str::from_utf8(lower) else { return None };
+    probe_lowered(l, seg)
+}
+
+/// [`probe_segment`] past the lowercasing: the names, backups and dumps, by the lowercase
+/// segment `l` (reported on `seg`).
+fn probe_lowered(l: &str, seg: &str) -> Option<Hit> {
     let c: (u8, &'static str) = match l {
         ".env" | ".env.local" | ".env.production" | ".env.bak" | ".git" | ".svn" | ".hg" | ".bzr" | ".htpasswd" | ".aws" | ".ssh" | ".docker" | ".npmrc"
         | ".git-credentials" => (80, "probe for a secret dot-file or VCS metadata"),
@@ -225,46 +215,13 @@ fn probe_segment(seg: &str) -> Option<Hit> {
     None
 }
 
-/// The original [`probe_segment`] (one lowercase copy on the heap per segment), the test oracle.
+/// The original [`probe_segment`] (one lowercase copy on the heap per segment), the test oracle
+/// of its lowercasing and of the shortcut for segments without a dot.
 #[cfg(test)]
 fn probe_segment_reference(seg: &str) -> Option<Hit> {
     let l = seg.to_ascii_lowercase();
     step(l.len());
-    let c: (u8, &'static str) = match l.as_str() {
-        ".env" | ".env.local" | ".env.production" | ".env.bak" | ".git" | ".svn" | ".hg" | ".bzr" | ".htpasswd" | ".aws" | ".ssh" | ".docker" | ".npmrc"
-        | ".git-credentials" => (80, "probe for a secret dot-file or VCS metadata"),
-        ".ds_store" | ".idea" | ".vscode" | ".htaccess" | "web.config" | ".travis.yml" | ".gitlab-ci.yml" => (65, "probe for a configuration file"),
-        "wp-config.php" | "configuration.php" | "config.php" | "localsettings.php" | "settings.php" | "database.yml" | "credentials.json" | "id_rsa" => {
-            (60, "probe for an application configuration file")
-        }
-        "server-status" | "server-info" | "phpinfo.php" | "info.php" | "test.php" | "phpmyadmin" | "pma" | "adminer.php" | "actuator" | "jolokia"
-        | "elmah.axd" | "trace.axd" => (60, "probe for a status or admin page"),
-        _ => (0, ""),
-    };
-    if c.0 > 0 {
-        return Some(mk(NAME, Category::Scanner, c.0, seg, c.1));
-    }
-    // Backups and editor leftovers of scripts and configs: `index.php.bak`, `config.php~`,
-    // `.index.php.swp`, `wp-config.php.old`, `db.sql.gz`.
-    let script = ["php", "asp", "aspx", "jsp", "py", "rb", "conf", "config", "inc", "yml", "yaml", "env", "ini", "xml", "json", "js", "cgi", "pl"];
-    for suf in [".bak", ".old", ".orig", ".save", ".swp", ".swo", "~", ".backup", ".tmp", ".copy", ".dist", ".1"] {
-        if let Some(base) = l.strip_suffix(suf) {
-            let base = base.trim_start_matches('.');
-            if let Some((_, ext)) = base.rsplit_once('.') {
-                if script.contains(&ext) {
-                    return Some(mk(NAME, Category::Scanner, 70, seg, "probe for a backup or swap file of a script"));
-                }
-            }
-        }
-    }
-    for dump in [".sql", ".sql.gz", ".sql.zip", ".tar.gz", ".tgz", ".zip", ".rar", ".7z"] {
-        if let Some(base) = l.strip_suffix(dump) {
-            if matches!(base, "backup" | "db" | "database" | "dump" | "site" | "www" | "htdocs" | "public_html" | "web" | "wwwroot" | "data" | "mysql") {
-                return Some(mk(NAME, Category::Scanner, 65, seg, "probe for a site or database dump"));
-            }
-        }
-    }
-    None
+    probe_lowered(&l, seg)
 }
 
 #[cfg(test)]

@@ -83,30 +83,36 @@ pub(crate) fn find_sink(s: &str) -> Option<usize> {
         if !matches!(b.get(j), Some(b'(' | b'`' | b'.' | b'=')) {
             continue;
         }
-        if sink_kind(w).is_some() {
-            match b.get(j) {
-                Some(b'(' | b'`') => return Some(st),
-                Some(b'.') => {
-                    let k = j + 1;
-                    let r = &b[k..];
-                    if r.starts_with(b"call(") || r.starts_with(b"apply(") || r.starts_with(b"bind(") {
-                        return Some(st);
-                    }
-                }
-                _ => {}
-            }
-        }
-        if w.eq_ignore_ascii_case(b"document") && b.get(j) == Some(&b'.') {
-            let r = &b[j + 1..];
-            if r.len() >= 6 && (r[..6].eq_ignore_ascii_case(b"cookie") || r[..6].eq_ignore_ascii_case(b"domain")) {
-                return Some(st);
-            }
-        }
-        if (w == b"location" || w == b"innerHTML" || w == b"outerHTML" || w == b"srcdoc") && b.get(j) == Some(&b'=') && b.get(j + 1) != Some(&b'=') {
+        if sink_word(b, w, j) {
             return Some(st);
         }
     }
     None
+}
+
+/// Whether the word `w`, whose next non-blank byte is at `j` in `b`, is a sink: a sink name
+/// called (`alert(`, a tagged template, `.call(`/`.apply(`/`.bind(`), `document.cookie` or
+/// `.domain`, or `location`/`innerHTML`/`outerHTML`/`srcdoc` assigned.
+fn sink_word(b: &[u8], w: &[u8], j: usize) -> bool {
+    if sink_kind(w).is_some() {
+        match b.get(j) {
+            Some(b'(' | b'`') => return true,
+            Some(b'.') => {
+                let r = &b[j + 1..];
+                if r.starts_with(b"call(") || r.starts_with(b"apply(") || r.starts_with(b"bind(") {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    if w.eq_ignore_ascii_case(b"document") && b.get(j) == Some(&b'.') {
+        let r = &b[j + 1..];
+        if r.len() >= 6 && (r[..6].eq_ignore_ascii_case(b"cookie") || r[..6].eq_ignore_ascii_case(b"domain")) {
+            return true;
+        }
+    }
+    (w == b"location" || w == b"innerHTML" || w == b"outerHTML" || w == b"srcdoc") && b.get(j) == Some(&b'=') && b.get(j + 1) != Some(&b'=')
 }
 
 /// `top[...](`, `window[...](`, `self[...](`...: a property of the global object computed at run
@@ -313,26 +319,7 @@ mod tests {
             }
             let w = &b[st..i];
             let j = skip_ws(b, i);
-            if sink_kind(w).is_some() {
-                match b.get(j) {
-                    Some(b'(' | b'`') => return Some(st),
-                    Some(b'.') => {
-                        let k = j + 1;
-                        let r = &b[k..];
-                        if r.starts_with(b"call(") || r.starts_with(b"apply(") || r.starts_with(b"bind(") {
-                            return Some(st);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            if w.eq_ignore_ascii_case(b"document") && b.get(j) == Some(&b'.') {
-                let r = &b[j + 1..];
-                if r.len() >= 6 && (r[..6].eq_ignore_ascii_case(b"cookie") || r[..6].eq_ignore_ascii_case(b"domain")) {
-                    return Some(st);
-                }
-            }
-            if (w == b"location" || w == b"innerHTML" || w == b"outerHTML" || w == b"srcdoc") && b.get(j) == Some(&b'=') && b.get(j + 1) != Some(&b'=') {
+            if sink_word(b, w, j) {
                 return Some(st);
             }
         }
