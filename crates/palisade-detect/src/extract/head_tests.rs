@@ -34,18 +34,9 @@ fn head_inner_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, 
             budget.emit(Location::Header(display), FieldKind::Header, &text)?;
         }
     }
+    // (The split of one Cookie value did not change: the same [`cookies`].)
     for v in req.headers.get_all(http::header::COOKIE) {
-        let text = String::from_utf8_lossy(v.as_bytes());
-        for c in text.split(';') {
-            let c = c.trim_matches([' ', '\t']);
-            let (name, value) = c.split_once('=').unwrap_or(("", c));
-            let name = name.trim_matches([' ', '\t']);
-            let value = value.trim_matches([' ', '\t']);
-            let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
-            budget.emit(Location::Cookie(name), FieldKind::Cookie, name)?;
-            let v = transport_decode(value, false, &mut sc.value, &mut sc.run);
-            budget.emit(Location::Cookie(name), FieldKind::Cookie, v)?;
-        }
+        cookies(v, sc, budget)?;
     }
     Ok(())
 }
