@@ -608,7 +608,25 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     path.reserve(16);
     let mut top = ROOT;
     let mut p = 0;
+    // Set when [`members`] hands the walk back after a value (at its separator).
+    let mut after = false;
     'value: loop {
+        // Inside an object, its members are read by `members` (a loop of its own, with its
+        // own registers) until a container, whitespace, the object's end or an error.
+        if top <= NO_SLOT {
+            match members::<CHECK, F>(text, p, top, path, memo, run, tally, f)? {
+                Resume::Value(q, t) => {
+                    p = q;
+                    top = t;
+                }
+                Resume::After(q, t) => {
+                    p = q;
+                    top = t;
+                    after = true;
+                }
+            }
+        }
+        if !after {
         let Some(&c) = b.get(p) else { return Err(Halt::NotJson) };
         match c {
             b'"' => {
@@ -654,6 +672,8 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             }
             _ => return Err(Halt::NotJson),
         }
+        }
+        after = false;
         // After a value: a separator, a closer, or the end (compact JSON has no whitespace here).
         loop {
             let c = match b.get(p) {
@@ -709,6 +729,80 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             top = open.pop().unwrap_or(ROOT);
             path.pop();
             p += 1;
+        }
+    }
+}
+
+/// Where [`members`] hands the walk back: at a value it does not read (a container, or
+/// whitespace before it), or after a value, at what follows it when that is not `,` (the
+/// object's end, whitespace); with the object's current key slot.
+enum Resume {
+    Value(usize, u32),
+    After(usize, u32),
+}
+
+/// The members of an object from the value at `p` (`top`: the slot of its key, or
+/// [`NO_SLOT`]): strings, numbers and literals, and after each `,` the next key, as
+/// [`json_walk`] reads them (the same steps in the same order, the same calls and errors),
+/// until a value or separator it leaves to the walk ([`Resume`]). Not inlined: the loop over
+/// an object's members (most of an API body) gets registers of its own instead of sharing
+/// the walk's.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+    text: &'b str,
+    mut p: usize,
+    mut top: u32,
+    path: &mut [Seg<'b>],
+    memo: &mut Vec<Known<'b>>,
+    run: &mut Vec<u8>,
+    tally: &mut Tally,
+    f: &mut F,
+) -> Result<Resume, Halt> {
+    use palisade_json::scan;
+    let b = text.as_bytes();
+    loop {
+        let Some(&c) = b.get(p) else { return Err(Halt::NotJson) };
+        match c {
+            b'"' => {
+                let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
+                let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
+                tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
+                p = end + 1;
+            }
+            b'-' | b'0'..=b'9' => match scan::number(b, p) {
+                Ok((after, _)) => p = after,
+                Err(_) => return Err(Halt::NotJson),
+            },
+            b't' | b'f' | b'n' => match scan::literal(b, p) {
+                Ok(after) => p = after,
+                Err(_) => return Err(Halt::NotJson),
+            },
+            _ => return Ok(Resume::Value(p, top)),
+        }
+        if b.get(p) != Some(&b',') {
+            return Ok(Resume::After(p, top));
+        }
+        if top < NO_SLOT {
+            let next = top + 1;
+            top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
+            if let Some(known) = memo.get(top as usize) {
+                let after = known.at(b, p + 1);
+                if after != 0 {
+                    let k = known.key;
+                    tally.tick::<CHECK>(k.len())?;
+                    if let Some(s) = path.last_mut() {
+                        *s = Seg::Key(Cow::Borrowed(k));
+                    }
+                    p = after;
+                    continue;
+                }
+            }
+            let q = scan::skip_ws(b, p + 1);
+            p = json_key::<CHECK, F>(text, q, top, q == p + 1, path, memo, run, tally, f)?;
+        } else {
+            let q = scan::skip_ws(b, p + 1);
+            p = json_key::<CHECK, F>(text, q, NO_SLOT, false, path, memo, run, tally, f)?;
         }
     }
 }
