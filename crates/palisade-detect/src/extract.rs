@@ -273,6 +273,28 @@ impl Tally {
     }
 }
 
+impl Tally {
+    /// [`Tally::hand`] with the callback called in place (no [`judge`] in between): for
+    /// [`members`], whose loop has the registers to spare.
+    #[inline(always)]
+    fn hand_here<const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+        &mut self,
+        f: &mut F,
+        location: Location<'_>,
+        kind: FieldKind,
+        value: &str,
+    ) -> Result<bool, Stop> {
+        if value.is_empty() {
+            return Ok(false);
+        }
+        self.tick::<CHECK>(value.len())?;
+        match f(&Field { location, kind, value }) {
+            std::ops::ControlFlow::Continue(clean) => Ok(clean),
+            std::ops::ControlFlow::Break(()) => Err(Stop::Caller),
+        }
+    }
+}
+
 /// The callback's verdict on a field, as a `Result` (`Break`: [`Stop::Caller`]). Not inlined:
 /// the walks keep their counters in registers around it.
 #[inline(never)]
@@ -767,7 +789,7 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             b'"' => {
                 let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
                 let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
-                tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
+                tally.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
                 p = end + 1;
             }
             b'-' | b'0'..=b'9' => match scan::number(b, p) {
