@@ -1024,7 +1024,7 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
     *top = Seg::Key(k);
     let mut clean = false;
     if let Some(Seg::Key(k)) = path.last() {
-        clean = tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, k)?;
+        clean = tally.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, k)?;
     }
     if slot != NO_SLOT {
         let slot = slot as usize;
