@@ -893,6 +893,17 @@ impl<'b> Known<'b> {
         Known { key, ..Known::EMPTY }
     }
 
+    /// The slot remembering `key` (`""`: none), its words not made yet: the same entry as
+    /// [`Known::remember`] (or [`Known::EMPTY`]) for every use, written in three stores
+    /// instead of the whole entry (`skip` and the other words are read only when the first
+    /// word matches, which `0xFF` bytes under a full mask never do).
+    #[inline(always)]
+    fn forget(&mut self, key: &'b str) {
+        self.key = key;
+        self.word[0] = u64::MAX;
+        self.mask[0] = u64::MAX;
+    }
+
     /// The key `key` read at `p` of `b` (its opening quote; its closing quote at `end`).
     #[inline]
     fn new(b: &[u8], p: usize, end: usize, key: &'b str) -> Self {
@@ -1028,15 +1039,23 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
     }
     if slot != NO_SLOT {
         let slot = slot as usize;
-        // Rows of empty slots up to this key's (copied from a static row: one `memcpy` each).
-        while memo.len() <= slot {
-            memo.extend_from_slice(&EMPTY_ROW);
+        // Empty slots up to the end of this key's group of eight (copied from a static row):
+        // a body fills the slots of the positions it uses, not whole rows of 32.
+        if memo.len() <= slot {
+            let to = (slot | 7) + 1;
+            while memo.len() < to {
+                let n = (to - memo.len()).min(SHAPE_KEYS);
+                memo.extend_from_slice(&EMPTY_ROW[..n]);
+            }
         }
-        memo[slot] = match path.last() {
-            // Its words are made when it is seen again (most keys of a body are not).
-            Some(Seg::Key(Cow::Borrowed(k))) if clean && !k.is_empty() => Known::remember(k),
-            _ => Known::EMPTY,
+        // Its words are made when it is seen again (most keys of a body are not).
+        let key = match path.last() {
+            Some(Seg::Key(Cow::Borrowed(k))) if clean => k,
+            _ => "",
         };
+        if let Some(known) = memo.get_mut(slot) {
+            known.forget(key);
+        }
     }
     colon(b, end + 1)
 }
