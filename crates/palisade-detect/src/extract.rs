@@ -783,36 +783,43 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
 ) -> Result<Resume, Halt> {
     use palisade_json::scan;
     let b = text.as_bytes();
-    loop {
-        let Some(&c) = b.get(p) else { return Err(Halt::NotJson) };
+    // The counters as locals of this loop (in registers), written back however it ends.
+    let limits = tally.limits;
+    let mut t = Tally { values: tally.values, bytes: tally.bytes, limits };
+    let r = loop {
+        let Some(&c) = b.get(p) else { break Err(Halt::NotJson) };
         match c {
             b'"' => {
-                let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
+                let Ok((end, escaped)) = scan::string_in_text(text, p) else { break Err(Halt::NotJson) };
                 let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
-                tally.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
+                if let Err(e) = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v) {
+                    break Err(e.into());
+                }
                 p = end + 1;
             }
             b'-' | b'0'..=b'9' => match scan::number(b, p) {
                 Ok((after, _)) => p = after,
-                Err(_) => return Err(Halt::NotJson),
+                Err(_) => break Err(Halt::NotJson),
             },
             b't' | b'f' | b'n' => match scan::literal(b, p) {
                 Ok(after) => p = after,
-                Err(_) => return Err(Halt::NotJson),
+                Err(_) => break Err(Halt::NotJson),
             },
-            _ => return Ok(Resume::Value(p, top)),
+            _ => break Ok(Resume::Value(p, top)),
         }
         if b.get(p) != Some(&b',') {
-            return Ok(Resume::After(p, top));
+            break Ok(Resume::After(p, top));
         }
-        if top < NO_SLOT {
+        let (q, words_compared) = if top < NO_SLOT {
             let next = top + 1;
             top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
             if let Some(known) = memo.get(top as usize) {
                 let after = known.at(b, p + 1);
                 if after != 0 {
                     let k = known.key;
-                    tally.tick::<CHECK>(k.len())?;
+                    if let Err(e) = t.tick::<CHECK>(k.len()) {
+                        break Err(e.into());
+                    }
                     if let Some(s) = path.last_mut() {
                         *s = Seg::Key(Cow::Borrowed(k));
                     }
@@ -821,12 +828,24 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 }
             }
             let q = scan::skip_ws(b, p + 1);
-            p = json_key::<CHECK, F>(text, q, top, q == p + 1, path, memo, run, tally, f)?;
+            (q, q == p + 1)
         } else {
-            let q = scan::skip_ws(b, p + 1);
-            p = json_key::<CHECK, F>(text, q, NO_SLOT, false, path, memo, run, tally, f)?;
+            (scan::skip_ws(b, p + 1), false)
+        };
+        // The key's call takes the counters' address: they go through memory there only.
+        tally.values = t.values;
+        tally.bytes = t.bytes;
+        let r = json_key::<CHECK, F>(text, q, top, words_compared, path, memo, run, tally, f);
+        t.values = tally.values;
+        t.bytes = tally.bytes;
+        match r {
+            Ok(after) => p = after,
+            Err(e) => break Err(e),
         }
-    }
+    };
+    tally.values = t.values;
+    tally.bytes = t.bytes;
+    r
 }
 
 /// The contents of the string whose quotes are at `q` and `end` of `text` (both char
