@@ -797,6 +797,9 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 }
                 p = end + 1;
             }
+            // A digit then `,` or `}` is a whole number (most of an API body's: counts, ids,
+            // flags), known without the number's scan.
+            b'0'..=b'9' if matches!(b.get(p + 1), Some(b',' | b'}')) => p += 1,
             b'-' | b'0'..=b'9' => match scan::number(b, p) {
                 Ok((after, _)) => p = after,
                 Err(_) => break Err(Halt::NotJson),
