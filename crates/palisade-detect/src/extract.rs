@@ -800,6 +800,7 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             // A digit then `,` or `}` is a whole number (most of an API body's: counts, ids,
             // flags), known without the number's scan.
             b'0'..=b'9' if matches!(b.get(p + 1), Some(b',' | b'}')) => p += 1,
+            b'1'..=b'9' if matches!(b.get(p + 1), Some(b'0'..=b'9')) && matches!(b.get(p + 2), Some(b',' | b'}')) => p += 2,
             b'-' | b'0'..=b'9' => match scan::number(b, p) {
                 Ok((after, _)) => p = after,
                 Err(_) => break Err(Halt::NotJson),
