@@ -1144,3 +1144,66 @@ fn json_walk_equals_the_previous_walk_on_bench_bodies_cut_and_spoilt() {
         }
     }
 }
+
+#[test]
+fn a_forgotten_slot_is_the_slot_remembered_anew() {
+    // `Known::forget` writes three fields of an entry that may hold another key's words: it
+    // must then behave as `Known::remember` (or `Known::EMPTY` for `""`) everywhere, also
+    // where the previous key's stale words would have matched.
+    let bodies: Vec<String> = ["id", "username", "a", "avatar_template", "last_poster_username_x", "é"]
+        .iter()
+        .flat_map(|k| [format!("\"{k}\":1,\"{k}\":\"x\",{{\"{k}\" :2}}"), format!("{{\"id\":1,\"{k}\":true,\"b\":null}}")])
+        .collect();
+    let old_src = |k: &str| format!("\"{k}\":{}", " ".repeat(30));
+    for old in ["id", "username", "a", "avatar_template", "last_poster_username_x"] {
+        let src = old_src(old);
+        for new in ["", "id", "b", "username", "avatar_template", "é"] {
+            let mut known = Known::new(src.as_bytes(), 0, old.len() + 1, &src[1..1 + old.len()]);
+            known.forget(new);
+            let want = if new.is_empty() { Known::EMPTY } else { Known::remember(new) };
+            assert_eq!(known.key(), want.key());
+            for body in &bodies {
+                let b = body.as_bytes();
+                for p in 0..=b.len() {
+                    assert_eq!(known.at(b, p), want.at(b, p), "{old:?} then {new:?} at {p} of {body:?}");
+                    assert_eq!(known.quoted_at(b, p), want.quoted_at(b, p), "{old:?} then {new:?} at {p} of {body:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn json_walk_equals_the_previous_walk_on_short_numbers_and_wide_objects() {
+    // `members` reads a digit (or two) before `,` or `}` without the number's scan, and the
+    // key memo is filled by groups of eight slots: numbers of every short shape, valid or not,
+    // as the values of objects of 1 to 40 keys, repeated in arrays, nested, compact and spaced.
+    const NUMBERS: &[&str] = &[
+        "0", "5", "9", "00", "05", "10", "99", "100", "1.5", "0.", "1.", "1e5", "9e", "-", "-1", "-0", "12a", "1-", "0x1", "1,", "2}", "3]", "07,",
+    ];
+    let mut sc = Scratch::default();
+    let mut r = Rng::new(0x0DD_B1A5);
+    for &n in NUMBERS {
+        for keys in [1usize, 2, 7, 8, 9, 31, 32, 33, 40] {
+            let obj = |shift: usize| {
+                let members: Vec<String> = (0..keys).map(|i| format!("\"k{}\":{}", (i + shift) % (keys + 1), if i % 3 == 0 { n } else { "1" })).collect();
+                format!("{{{}}}", members.join(","))
+            };
+            for doc in [
+                obj(0),
+                format!("[{},{},{}]", obj(0), obj(0), obj(1)),
+                format!("{{\"a\":{},\"b\":[{},{}],\"c\":{n}}}", obj(0), obj(0), obj(0)),
+                format!("{{\"x\":{n},\"y\":{n}}}"),
+                format!("[{n},{n}]"),
+                format!("{{\"x\":{n}}}"),
+            ] {
+                for d in [doc.clone(), respaced(&doc, " "), respaced(&doc, "\n  ")] {
+                    for judge in [Judge::AllClean, Judge::NoneClean, Judge::Mixed(3), Judge::StopAt(r.below(20))] {
+                        let _ = same_walk(d.as_bytes(), Limits::default(), judge, &mut sc, "short numbers");
+                        let _ = same_walk(d.as_bytes(), random_limits(&mut r), judge, &mut sc, "short numbers, limits");
+                    }
+                }
+            }
+        }
+    }
+}
