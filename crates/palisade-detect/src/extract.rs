@@ -649,51 +649,51 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             }
         }
         if !after {
-        let Some(&c) = b.get(p) else { return Err(Halt::NotJson) };
-        match c {
-            b'"' => {
-                let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
-                let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
-                tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
-                p = end + 1;
-            }
-            b'{' | b'[' => {
-                let q = scan::skip_ws(b, p + 1);
-                // `}` and `]` are two after `{` and `[`: an empty container is skipped.
-                if b.get(q) == Some(&(c + 2)) {
-                    p = q + 1;
-                } else {
-                    if path.len() >= max_depth {
-                        return Err(Halt::NotJson);
-                    }
-                    path.push(Seg::Index(0));
-                    open.push(top);
-                    if c == b'{' {
-                        let depth = path.len() - 1;
-                        top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
-                        p = json_key::<CHECK, F>(text, q, top, false, path, memo, run, tally, f)?;
+            let Some(&c) = b.get(p) else { return Err(Halt::NotJson) };
+            match c {
+                b'"' => {
+                    let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
+                    let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
+                    tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
+                    p = end + 1;
+                }
+                b'{' | b'[' => {
+                    let q = scan::skip_ws(b, p + 1);
+                    // `}` and `]` are two after `{` and `[`: an empty container is skipped.
+                    if b.get(q) == Some(&(c + 2)) {
+                        p = q + 1;
                     } else {
-                        top = ARRAY;
-                        p = q;
+                        if path.len() >= max_depth {
+                            return Err(Halt::NotJson);
+                        }
+                        path.push(Seg::Index(0));
+                        open.push(top);
+                        if c == b'{' {
+                            let depth = path.len() - 1;
+                            top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
+                            p = json_key::<CHECK, F>(text, q, top, false, path, memo, run, tally, f)?;
+                        } else {
+                            top = ARRAY;
+                            p = q;
+                        }
+                        continue 'value;
                     }
+                }
+                b'-' | b'0'..=b'9' => match scan::number(b, p) {
+                    Ok((after, _)) => p = after,
+                    Err(_) => return Err(Halt::NotJson),
+                },
+                b't' | b'f' | b'n' => match scan::literal(b, p) {
+                    Ok(after) => p = after,
+                    Err(_) => return Err(Halt::NotJson),
+                },
+                // Whitespace before a value (at the start, after `[`, `,` or a remembered key's `:`).
+                b' ' | b'\n' | b'\r' | b'\t' => {
+                    p = scan::skip_ws(b, p);
                     continue 'value;
                 }
+                _ => return Err(Halt::NotJson),
             }
-            b'-' | b'0'..=b'9' => match scan::number(b, p) {
-                Ok((after, _)) => p = after,
-                Err(_) => return Err(Halt::NotJson),
-            },
-            b't' | b'f' | b'n' => match scan::literal(b, p) {
-                Ok(after) => p = after,
-                Err(_) => return Err(Halt::NotJson),
-            },
-            // Whitespace before a value (at the start, after `[`, `,` or a remembered key's `:`).
-            b' ' | b'\n' | b'\r' | b'\t' => {
-                p = scan::skip_ws(b, p);
-                continue 'value;
-            }
-            _ => return Err(Halt::NotJson),
-        }
         }
         after = false;
         // After a value: a separator, a closer, or the end (compact JSON has no whitespace here).

@@ -1178,9 +1178,8 @@ fn json_walk_equals_the_previous_walk_on_short_numbers_and_wide_objects() {
     // `members` reads a digit (or two) before `,` or `}` without the number's scan, and the
     // key memo is filled by groups of eight slots: numbers of every short shape, valid or not,
     // as the values of objects of 1 to 40 keys, repeated in arrays, nested, compact and spaced.
-    const NUMBERS: &[&str] = &[
-        "0", "5", "9", "00", "05", "10", "99", "100", "1.5", "0.", "1.", "1e5", "9e", "-", "-1", "-0", "12a", "1-", "0x1", "1,", "2}", "3]", "07,",
-    ];
+    const NUMBERS: &[&str] =
+        &["0", "5", "9", "00", "05", "10", "99", "100", "1.5", "0.", "1.", "1e5", "9e", "-", "-1", "-0", "12a", "1-", "0x1", "1,", "2}", "3]", "07,"];
     let mut sc = Scratch::default();
     let mut r = Rng::new(0x0DD_B1A5);
     for &n in NUMBERS {
