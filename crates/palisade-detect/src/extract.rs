@@ -636,7 +636,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         // Inside an object, its members are read by `members` (a loop of its own, with its
         // own registers) until a container, whitespace, the object's end or an error.
         if top <= NO_SLOT {
-            match members::<CHECK, F>(text, p, top, path, memo, run, tally, f)? {
+            match members::<CHECK, F>(text, p, top, open.last().copied().unwrap_or(ROOT), path, memo, run, tally, f)? {
                 Resume::Value(q, t) => {
                     p = q;
                     top = t;
@@ -766,15 +766,17 @@ enum Resume {
 /// The members of an object from the value at `p` (`top`: the slot of its key, or
 /// [`NO_SLOT`]): strings, numbers and literals, and after each `,` the next key, as
 /// [`json_walk`] reads them (the same steps in the same order, the same calls and errors),
-/// until a value or separator it leaves to the walk ([`Resume`]). Not inlined: the loop over
-/// an object's members (most of an API body) gets registers of its own instead of sharing
-/// the walk's.
+/// until a value or separator it leaves to the walk ([`Resume`]); in an array of objects
+/// (`parent`: the enclosing container's state, [`ARRAY`]), on to the next object when it
+/// follows as `},{"`. Not inlined: the loop over an object's members (most of an API body)
+/// gets registers of its own instead of sharing the walk's.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     mut p: usize,
     mut top: u32,
+    parent: u32,
     path: &mut [Seg<'b>],
     memo: &mut Vec<Known<'b>>,
     run: &mut Vec<u8>,
@@ -811,10 +813,22 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             },
             _ => break Ok(Resume::Value(p, top)),
         }
-        if b.get(p) != Some(&b',') {
-            break Ok(Resume::After(p, top));
-        }
-        let (q, words_compared) = if top < NO_SLOT {
+        let (q, words_compared) = if b.get(p) != Some(&b',') {
+            // `},{"` in an array of objects: the next object, read on here. What the walk does
+            // there (pop the object, step the array's index, push the next object at the same
+            // depth, read its first key) leaves the same path but for those two segments, and
+            // the same open containers.
+            if !(parent == ARRAY && b.get(p..p + 4) == Some(b"},{\"")) {
+                break Ok(Resume::After(p, top));
+            }
+            let Some(depth) = path.len().checked_sub(1) else { break Err(Halt::NotJson) };
+            if let [.., Seg::Index(i), _] = path {
+                *i += 1;
+            }
+            top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
+            p += 3;
+            (p, false)
+        } else if top < NO_SLOT {
             let next = top + 1;
             top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
             if let Some(known) = memo.get(top as usize) {

@@ -1206,3 +1206,45 @@ fn json_walk_equals_the_previous_walk_on_short_numbers_and_wide_objects() {
         }
     }
 }
+
+#[test]
+fn json_walk_equals_the_previous_walk_from_object_to_object_of_an_array() {
+    // `members` goes on from one object of an array to the next at `},{"`: arrays of objects
+    // of one shape and of changing shapes, empty objects, whitespace around the separators,
+    // arrays in arrays, objects of arrays of objects, at the memo's depth limit and past it,
+    // cut short and spoilt, under four callback verdicts and random limits.
+    let mut sc = Scratch::default();
+    let mut r = Rng::new(0xA11A_0F0B);
+    let objs = ["{\"a\":1}", "{\"a\":\"x\",\"b\":2}", "{\"b\":true}", "{}", "{ \"a\":1}", "{\"a\":[{\"c\":1},{\"c\":\"y\"}]}", "{\"a\":{\"d\":1}}"];
+    for round in 0..400 {
+        let mut items = Vec::new();
+        for _ in 0..1 + r.below(6) {
+            items.push(objs[r.below(objs.len())].to_string());
+        }
+        let sep = r.pick(&[",", ",", ",", ", ", ",\n", " ,"]);
+        let mut doc = format!("[{}]", items.join(sep));
+        for _ in 0..r.below(3) {
+            doc = match r.below(3) {
+                0 => format!("[{doc},{doc}]"),
+                1 => format!("{{\"k\":{doc},\"n\":[{doc}]}}"),
+                _ => format!("[{{\"k\":{doc}}},{{\"k\":{doc}}}]"),
+            };
+        }
+        if round % 50 == 0 {
+            // Around the key memo's 16 depths.
+            for _ in 0..14 {
+                doc = format!("[{{\"z\":{doc}}},{{\"z\":1}}]");
+            }
+        }
+        for judge in [Judge::AllClean, Judge::NoneClean, Judge::Mixed(3), Judge::StopAt(r.below(30))] {
+            let _ = same_walk(doc.as_bytes(), Limits::default(), judge, &mut sc, "arrays of objects");
+            let _ = same_walk(doc.as_bytes(), random_limits(&mut r), judge, &mut sc, "arrays of objects, limits");
+        }
+        for _ in 0..4 {
+            let m = mutated(&mut r, &doc);
+            let _ = same_walk(&m, random_limits(&mut r), random_judge(&mut r), &mut sc, "arrays of objects, mutated");
+        }
+        let cut = r.below(doc.len());
+        let _ = same_walk(&doc.as_bytes()[..cut], Limits::default(), Judge::AllClean, &mut sc, "arrays of objects, cut");
+    }
+}
