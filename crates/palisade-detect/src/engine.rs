@@ -1277,7 +1277,12 @@ impl Engine {
         self.detectors.iter().enumerate().filter(|(i, _)| set & (1u64 << i) != 0).map(|(_, e)| e.det.name()).collect()
     }
 
+    /// Judges `raw` into `out`. The common case, a value with nothing to decode whose
+    /// pre-filters admit no detector, ends here (inlined in the callers); the rest
+    /// ([`Engine::scan_rest`]) is out of line, so that this path keeps its few values in
+    /// registers.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn scan(
         &self,
         raw: &str,
@@ -1294,18 +1299,43 @@ impl Engine {
         }
         let classes = self.classify(raw);
         let mask = classes.mask;
-        let mut fired = 0u64;
-        let mut location: Option<String> = None;
         let may_b64 = mask & NON_B64 == 0 && raw.len() >= BASE64_MIN_LEN;
-        if mask & DECODE == 0 && !may_b64 {
+        let todo = if mask & DECODE == 0 && !may_b64 {
             let todo = self.todo(raw, classes) & applies;
             if todo == 0 {
                 return ControlFlow::Continue(());
             }
+            Some(todo)
+        } else {
+            None
+        };
+        self.scan_rest(raw, kind, loc, level, dec, out, excluded, classes, todo)
+    }
+
+    /// [`Engine::scan`] past the pre-filters: `todo` holds the detectors to run on the raw value
+    /// when it has nothing to decode, else (`None`) the value is decoded into candidates.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn scan_rest(
+        &self,
+        raw: &str,
+        kind: FieldKind,
+        loc: &Location<'_>,
+        level: Level,
+        dec: &mut Decoder,
+        out: &mut Vec<Finding>,
+        excluded: &mut bool,
+        classes: Classes,
+        todo: Option<u64>,
+    ) -> ControlFlow<()> {
+        let applies = self.by_field[kind as usize];
+        let mut fired = 0u64;
+        let mut location: Option<String> = None;
+        if let Some(todo) = todo {
             let input = Input { raw, decoded: raw, field: kind };
             return self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded);
         }
-        let cands = decode_by_classes(dec, raw, mask);
+        let cands = decode_by_classes(dec, raw, classes.mask);
         for c in cands.iter() {
             let cc = if c.transforms.is_empty() { classes } else { self.classify(c.text) };
             let todo = self.todo(c.text, cc) & applies;
