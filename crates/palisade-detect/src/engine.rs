@@ -822,17 +822,32 @@ pub struct Scratch {
 /// field kind and the exact bytes (compared, not only hashed: a hash collision cannot hide a
 /// value); only values of at most [`Memo::MAX_LEN`] bytes; bounded table and arena, at most
 /// [`Memo::PROBES`] comparisons per lookup (colliding values are simply judged again).
+///
+/// A slot holds the value's first and last 8 bytes ([`Memo::key`]), which for a value of at
+/// most [`Memo::INLINE`] bytes are all of them: such a value is compared and remembered in
+/// its slot alone (most keys and values), a longer one also in the arena.
 #[derive(Debug)]
 struct Memo {
-    /// (generation, arena offset, length, kind) per slot; a slot of an older generation is empty.
-    slots: Box<[(u32, u32, u16, u8)]>,
+    /// Per slot; a slot of an older generation is empty.
+    slots: Box<[Slot]>,
     arena: Vec<u8>,
     generation: u32,
 }
 
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    generation: u32,
+    /// Arena offset (values longer than [`Memo::INLINE`]).
+    off: u32,
+    len: u16,
+    kind: u8,
+    /// [`Memo::key`] of the value.
+    key: (u64, u64),
+}
+
 impl Default for Memo {
     fn default() -> Self {
-        Memo { slots: vec![(0, 0, 0, 0); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
+        Memo { slots: vec![Slot::default(); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
     }
 }
 
@@ -841,8 +856,107 @@ impl Memo {
     const MAX_LEN: usize = 64;
     const MAX_ARENA: usize = 16 << 10;
     const PROBES: usize = 4;
+    /// Values of at most this many bytes are held by their [`Memo::key`].
+    const INLINE: usize = 16;
 
     /// Forget every value (one per phase).
+    fn reset(&mut self) {
+        self.arena.clear();
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.fill(Slot::default());
+            self.generation = 1;
+        }
+    }
+
+    /// The first and last 8 bytes of `v` (at most [`Memo::MAX_LEN`] bytes), overlapping when
+    /// it is shorter than 16 bytes; a value of fewer than 8 bytes in the first word
+    /// ([`short_word`]). For a value of at most [`Memo::INLINE`] bytes, every byte is in it:
+    /// two values of the same length are equal exactly when their keys are.
+    #[inline]
+    fn key(v: &[u8]) -> (u64, u64) {
+        let n = v.len();
+        if n >= 8 {
+            (word8(v, 0), word8(v, n - 8))
+        } else {
+            (short_word(v), 0)
+        }
+    }
+
+    /// A hash of `kind` and `v` (at most [`Memo::MAX_LEN`] bytes, `key`: [`Memo::key`]): each
+    /// 8-byte word mixed in, the last one read overlapping the one before (no copy of a tail).
+    #[inline]
+    fn hash(kind: u8, v: &[u8], key: (u64, u64)) -> usize {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let n = v.len();
+        let mut h = (kind as u64) ^ ((n as u64) << 8);
+        h = (h.rotate_left(5) ^ key.0).wrapping_mul(K);
+        let mut i = 8;
+        while i + 8 < n {
+            h = (h.rotate_left(5) ^ word8(v, i)).wrapping_mul(K);
+            i += 8;
+        }
+        h = (h.rotate_left(5) ^ key.1).wrapping_mul(K);
+        (h >> 32) as usize
+    }
+
+    /// Whether `v` (of `kind`) was judged clean in this phase; else the slot to remember it in
+    /// (with its key).
+    #[inline]
+    fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<(usize, (u64, u64))>> {
+        if v.len() > Memo::MAX_LEN {
+            return Err(None);
+        }
+        let key = Memo::key(v);
+        let h = Memo::hash(kind, v, key);
+        let mut free = None;
+        for p in 0..Memo::PROBES {
+            let i = (h + p) % Memo::SLOTS;
+            let s = &self.slots[i];
+            if s.generation != self.generation {
+                free = free.or(Some((i, key)));
+                break;
+            }
+            if s.key == key
+                && s.kind == kind
+                && s.len as usize == v.len()
+                && (v.len() <= Memo::INLINE || self.arena.get(s.off as usize..s.off as usize + v.len()).is_some_and(|a| same_bytes(a, v)))
+            {
+                return Ok(());
+            }
+        }
+        Err(free)
+    }
+
+    #[inline]
+    fn remember(&mut self, (slot, key): (usize, (u64, u64)), kind: u8, v: &[u8]) {
+        let mut off = 0;
+        if v.len() > Memo::INLINE {
+            if self.arena.len() + v.len() > Memo::MAX_ARENA {
+                return;
+            }
+            off = self.arena.len() as u32;
+            self.arena.extend_from_slice(v);
+        }
+        self.slots[slot] = Slot { generation: self.generation, off, len: v.len() as u16, kind, key };
+    }
+}
+
+/// [`Memo`] as it was before [`Memo::key`] (the reference of the tests): every value in the
+/// arena.
+#[cfg(test)]
+struct MemoReference {
+    slots: Box<[(u32, u32, u16, u8)]>,
+    arena: Vec<u8>,
+    generation: u32,
+}
+
+#[cfg(test)]
+impl MemoReference {
+    fn new() -> Self {
+        MemoReference { slots: vec![(0, 0, 0, 0); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
+    }
+
     fn reset(&mut self) {
         self.arena.clear();
         self.generation = self.generation.wrapping_add(1);
@@ -852,10 +966,6 @@ impl Memo {
         }
     }
 
-    /// A hash of `kind` and `v` (at most [`Memo::MAX_LEN`] bytes): each 8-byte word mixed in, the
-    /// last one read overlapping the one before (no copy of a tail), shorter values read as two
-    /// overlapping halves.
-    #[inline]
     fn hash(kind: u8, v: &[u8]) -> usize {
         const K: u64 = 0x517c_c1b7_2722_0a95;
         let n = v.len();
@@ -873,13 +983,11 @@ impl Memo {
         (h >> 32) as usize
     }
 
-    /// Whether `v` (of `kind`) was judged clean in this phase; else the slot to remember it in.
-    #[inline]
     fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<usize>> {
         if v.len() > Memo::MAX_LEN {
             return Err(None);
         }
-        let h = Memo::hash(kind, v);
+        let h = MemoReference::hash(kind, v);
         let mut free = None;
         for p in 0..Memo::PROBES {
             let i = (h + p) % Memo::SLOTS;
@@ -888,14 +996,13 @@ impl Memo {
                 free = free.or(Some(i));
                 break;
             }
-            if k == kind && len as usize == v.len() && self.arena.get(off as usize..off as usize + v.len()).is_some_and(|a| same_bytes(a, v)) {
+            if k == kind && len as usize == v.len() && self.arena.get(off as usize..off as usize + v.len()).is_some_and(|a| a == v) {
                 return Ok(());
             }
         }
         Err(free)
     }
 
-    #[inline]
     fn remember(&mut self, slot: usize, kind: u8, v: &[u8]) {
         if self.arena.len() + v.len() > Memo::MAX_ARENA {
             return;
