@@ -1235,9 +1235,116 @@ impl Engine {
     }
 
     /// The bits of [`Gates::packed_table`] of the bytes of `b` (class bits and gates, packed)
-    /// and the gates the literals open ([`Literals::walk`], fused with the lookups).
+    /// and the gates the literals open ([`Literals::walk`], fused with the lookups). Up to the
+    /// first match state (most short values reach none) the loop holds nothing but the lookups
+    /// and the transition ([`Engine::to_match`]); from there on, the full walk
+    /// ([`Engine::classify_packed_rest`]).
     #[inline]
     fn classify_packed(&self, b: &[u8], l: &Literals) -> (u64, u64) {
+        match self.to_match(b, l) {
+            Ok(p) => (p, 0),
+            Err((at, sid, p)) => self.classify_packed_rest(b, l, at, sid, p),
+        }
+    }
+
+    /// The walk of `b` up to its first match state: `Ok` with the bits of every byte when it
+    /// reaches none, else `Err` with the offset of the byte that reached it, the state and the
+    /// bits of the bytes up to it.
+    #[inline(always)]
+    fn to_match(&self, b: &[u8], l: &Literals) -> Result<u64, (usize, usize, u64)> {
+        let bits = &self.gates.packed_table;
+        let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
+        let limit = l.match_limit as usize;
+        let (mut sid, mut p) = (l.start as usize, 0u64);
+        let (quads, rest) = b.as_chunks::<4>();
+        // One byte at `i`: its bits and the next state.
+        macro_rules! step {
+            ($c:expr, $i:expr) => {{
+                p |= bits[$c as usize];
+                sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
+                if sid < limit {
+                    return Err(($i, sid, p));
+                }
+            }};
+        }
+        for (k, &[c0, c1, c2, c3]) in quads.iter().enumerate() {
+            let i = 4 * k;
+            step!(c0, i);
+            step!(c1, i + 1);
+            step!(c2, i + 2);
+            step!(c3, i + 3);
+        }
+        let base = 4 * quads.len();
+        for (k, &c) in rest.iter().enumerate() {
+            step!(c, base + k);
+        }
+        Ok(p)
+    }
+
+    /// [`Engine::classify_packed`] from its first match state `sid`, reached on `b[at]` (`p`:
+    /// the bits of `b[..=at]`): the matches of each match state, the walk stopping once every
+    /// gate with literals is open.
+    #[inline(never)]
+    fn classify_packed_rest(&self, b: &[u8], l: &Literals, at: usize, sid: usize, p: u64) -> (u64, u64) {
+        let bits = &self.gates.packed_table;
+        let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
+        let (limit, words) = (l.match_limit as usize, l.word_limit as usize);
+        let all = self.gates.literal;
+        let (mut sid, mut p, mut lit) = (sid, p, 0u64);
+        // A match state whose literals are all words, followed by a word byte, opens nothing
+        // (none stands as a word): not looked at.
+        let wants = |sid: usize, j: usize| sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]);
+        let mut i = at + 1;
+        'walk: {
+            if wants(sid, at + 1) {
+                let have = unpack_gates(p);
+                lit = l.matched(sid, b, at, lit, have);
+                if all & !(lit | have) == 0 {
+                    break 'walk;
+                }
+            }
+            // One byte: its bits, the next state, and the matches of a match state (`true`:
+            // every gate with literals is open, the walk is over).
+            macro_rules! step {
+                ($c:expr, $at:expr) => {{
+                    p |= bits[$c as usize];
+                    sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
+                    if sid < limit && wants(sid, $at + 1) {
+                        let have = unpack_gates(p);
+                        lit = l.matched(sid, b, $at, lit, have);
+                        all & !(lit | have) == 0
+                    } else {
+                        false
+                    }
+                }};
+            }
+            // Four bytes per step.
+            while let Some(&[c0, c1, c2, c3]) = b.get(i..i + 4) {
+                let at = i;
+                i += 4;
+                // (After a stop, the bytes left in these four are or-ed again below: no change.)
+                if step!(c0, at) || step!(c1, at + 1) || step!(c2, at + 2) || step!(c3, at + 3) {
+                    i = at + 1;
+                    break 'walk;
+                }
+            }
+            while let Some(&c) = b.get(i) {
+                i += 1;
+                if step!(c, i - 1) {
+                    break 'walk;
+                }
+            }
+        }
+        for &c in b.get(i..).unwrap_or_default() {
+            p |= bits[c as usize];
+        }
+        (p, lit)
+    }
+
+    /// [`Engine::classify_packed`] as it was before [`Engine::to_match`] (the reference of the
+    /// tests): one loop, the matches in it.
+    #[cfg(test)]
+    fn classify_packed_reference(&self, b: &[u8], l: &Literals) -> (u64, u64) {
         let bits = &self.gates.packed_table;
         let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
         let (mut sid, limit, words) = (l.start as usize, l.match_limit as usize, l.word_limit as usize);

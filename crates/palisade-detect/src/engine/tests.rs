@@ -432,6 +432,10 @@ fn check_fused_pass(e: &Engine, t: &str) {
     let reference = e.gates.literals(e.gates.dfa.as_ref().unwrap(), t.as_bytes(), open & gated);
     assert_eq!((c.lits | c.open) & gated, reference, "{t:?}");
     assert_eq!(e.todo(t, c), e.todo_reference(t), "{t:?}");
+    // The packed pass split at its first match state gives what the one loop gave.
+    if let (Some(l), true) = (&e.gates.lits, e.gates.packed) {
+        assert_eq!(e.classify_packed(t.as_bytes(), l), e.classify_packed_reference(t.as_bytes(), l), "{t:?}");
+    }
 }
 
 #[test]
