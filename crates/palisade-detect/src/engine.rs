@@ -1247,22 +1247,23 @@ impl Engine {
         }
     }
 
-    /// The walk of `b` up to its first match state: `Ok` with the bits of every byte when it
-    /// reaches none, else `Err` with the offset of the byte that reached it, the state and the
-    /// bits of the bytes up to it.
+    /// The walk of `b` up to its first match state whose matches may open a gate: `Ok` with
+    /// the bits of every byte when it reaches none, else `Err` with the offset of the byte that
+    /// reached it, the state and the bits of the bytes up to it.
     #[inline(always)]
     fn to_match(&self, b: &[u8], l: &Literals) -> Result<u64, (usize, usize, u64)> {
         let bits = &self.gates.packed_table;
         let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
-        let limit = l.match_limit as usize;
+        let (limit, words) = (l.match_limit as usize, l.word_limit as usize);
         let (mut sid, mut p) = (l.start as usize, 0u64);
         let (quads, rest) = b.as_chunks::<4>();
-        // One byte at `i`: its bits and the next state.
+        // One byte at `i`: its bits and the next state. A match state whose literals are all
+        // words, followed by a word byte, opens nothing (none stands as a word): passed over.
         macro_rules! step {
             ($c:expr, $i:expr) => {{
                 p |= bits[$c as usize];
                 sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
-                if sid < limit {
+                if sid < limit && (sid >= words || !b.get($i + 1).is_some_and(|&n| WORD_BYTE[n as usize])) {
                     return Err(($i, sid, p));
                 }
             }};
