@@ -834,6 +834,9 @@ struct Memo {
     generation: u32,
 }
 
+/// A free slot of the [`Memo`] and the [`Memo::key`] of the value to remember in it.
+type MemoSlot = (usize, (u64, u64));
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     generation: u32,
@@ -903,7 +906,7 @@ impl Memo {
     /// Whether `v` (of `kind`) was judged clean in this phase; else the slot to remember it in
     /// (with its key).
     #[inline]
-    fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<(usize, (u64, u64))>> {
+    fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<MemoSlot>> {
         if v.len() > Memo::MAX_LEN {
             return Err(None);
         }
@@ -929,7 +932,7 @@ impl Memo {
     }
 
     #[inline]
-    fn remember(&mut self, (slot, key): (usize, (u64, u64)), kind: u8, v: &[u8]) {
+    fn remember(&mut self, (slot, key): MemoSlot, kind: u8, v: &[u8]) {
         let mut off = 0;
         if v.len() > Memo::INLINE {
             if self.arena.len() + v.len() > Memo::MAX_ARENA {
@@ -1256,7 +1259,8 @@ impl Engine {
         let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
         let (limit, words) = (l.match_limit as usize, l.word_limit as usize);
         let (mut sid, mut p) = (l.start as usize, 0u64);
-        let (quads, rest) = b.as_chunks::<4>();
+        let quads = b.chunks_exact(4);
+        let rest = quads.remainder();
         // One byte at `i`: its bits and the next state. A match state whose literals are all
         // words, followed by a word byte, opens nothing (none stands as a word): passed over.
         macro_rules! step {
@@ -1268,16 +1272,17 @@ impl Engine {
                 }
             }};
         }
-        for (k, &[c0, c1, c2, c3]) in quads.iter().enumerate() {
+        let whole = b.len() - rest.len();
+        for (k, q) in quads.enumerate() {
+            let (c0, c1, c2, c3) = (q[0], q[1], q[2], q[3]);
             let i = 4 * k;
             step!(c0, i);
             step!(c1, i + 1);
             step!(c2, i + 2);
             step!(c3, i + 3);
         }
-        let base = 4 * quads.len();
         for (k, &c) in rest.iter().enumerate() {
-            step!(c, base + k);
+            step!(c, whole + k);
         }
         Ok(p)
     }
