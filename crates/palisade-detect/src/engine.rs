@@ -822,17 +822,35 @@ pub struct Scratch {
 /// field kind and the exact bytes (compared, not only hashed: a hash collision cannot hide a
 /// value); only values of at most [`Memo::MAX_LEN`] bytes; bounded table and arena, at most
 /// [`Memo::PROBES`] comparisons per lookup (colliding values are simply judged again).
+///
+/// A slot holds the value's first and last 8 bytes ([`Memo::key`]), which for a value of at
+/// most [`Memo::INLINE`] bytes are all of them: such a value is compared and remembered in
+/// its slot alone (most keys and values), a longer one also in the arena.
 #[derive(Debug)]
 struct Memo {
-    /// (generation, arena offset, length, kind) per slot; a slot of an older generation is empty.
-    slots: Box<[(u32, u32, u16, u8)]>,
+    /// Per slot; a slot of an older generation is empty.
+    slots: Box<[Slot]>,
     arena: Vec<u8>,
     generation: u32,
 }
 
+/// A free slot of the [`Memo`] and the [`Memo::key`] of the value to remember in it.
+type MemoSlot = (usize, (u64, u64));
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    generation: u32,
+    /// Arena offset (values longer than [`Memo::INLINE`]).
+    off: u32,
+    len: u16,
+    kind: u8,
+    /// [`Memo::key`] of the value.
+    key: (u64, u64),
+}
+
 impl Default for Memo {
     fn default() -> Self {
-        Memo { slots: vec![(0, 0, 0, 0); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
+        Memo { slots: vec![Slot::default(); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
     }
 }
 
@@ -841,8 +859,107 @@ impl Memo {
     const MAX_LEN: usize = 64;
     const MAX_ARENA: usize = 16 << 10;
     const PROBES: usize = 4;
+    /// Values of at most this many bytes are held by their [`Memo::key`].
+    const INLINE: usize = 16;
 
     /// Forget every value (one per phase).
+    fn reset(&mut self) {
+        self.arena.clear();
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.fill(Slot::default());
+            self.generation = 1;
+        }
+    }
+
+    /// The first and last 8 bytes of `v` (at most [`Memo::MAX_LEN`] bytes), overlapping when
+    /// it is shorter than 16 bytes; a value of fewer than 8 bytes in the first word
+    /// ([`short_word`]). For a value of at most [`Memo::INLINE`] bytes, every byte is in it:
+    /// two values of the same length are equal exactly when their keys are.
+    #[inline]
+    fn key(v: &[u8]) -> (u64, u64) {
+        let n = v.len();
+        if n >= 8 {
+            (word8(v, 0), word8(v, n - 8))
+        } else {
+            (short_word(v), 0)
+        }
+    }
+
+    /// A hash of `kind` and `v` (at most [`Memo::MAX_LEN`] bytes, `key`: [`Memo::key`]): each
+    /// 8-byte word mixed in, the last one read overlapping the one before (no copy of a tail).
+    #[inline]
+    fn hash(kind: u8, v: &[u8], key: (u64, u64)) -> usize {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let n = v.len();
+        let mut h = (kind as u64) ^ ((n as u64) << 8);
+        h = (h.rotate_left(5) ^ key.0).wrapping_mul(K);
+        let mut i = 8;
+        while i + 8 < n {
+            h = (h.rotate_left(5) ^ word8(v, i)).wrapping_mul(K);
+            i += 8;
+        }
+        h = (h.rotate_left(5) ^ key.1).wrapping_mul(K);
+        (h >> 32) as usize
+    }
+
+    /// Whether `v` (of `kind`) was judged clean in this phase; else the slot to remember it in
+    /// (with its key).
+    #[inline]
+    fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<MemoSlot>> {
+        if v.len() > Memo::MAX_LEN {
+            return Err(None);
+        }
+        let key = Memo::key(v);
+        let h = Memo::hash(kind, v, key);
+        let mut free = None;
+        for p in 0..Memo::PROBES {
+            let i = (h + p) % Memo::SLOTS;
+            let s = &self.slots[i];
+            if s.generation != self.generation {
+                free = free.or(Some((i, key)));
+                break;
+            }
+            if s.key == key
+                && s.kind == kind
+                && s.len as usize == v.len()
+                && (v.len() <= Memo::INLINE || self.arena.get(s.off as usize..s.off as usize + v.len()).is_some_and(|a| same_bytes(a, v)))
+            {
+                return Ok(());
+            }
+        }
+        Err(free)
+    }
+
+    #[inline]
+    fn remember(&mut self, (slot, key): MemoSlot, kind: u8, v: &[u8]) {
+        let mut off = 0;
+        if v.len() > Memo::INLINE {
+            if self.arena.len() + v.len() > Memo::MAX_ARENA {
+                return;
+            }
+            off = self.arena.len() as u32;
+            self.arena.extend_from_slice(v);
+        }
+        self.slots[slot] = Slot { generation: self.generation, off, len: v.len() as u16, kind, key };
+    }
+}
+
+/// [`Memo`] as it was before [`Memo::key`] (the reference of the tests): every value in the
+/// arena.
+#[cfg(test)]
+struct MemoReference {
+    slots: Box<[(u32, u32, u16, u8)]>,
+    arena: Vec<u8>,
+    generation: u32,
+}
+
+#[cfg(test)]
+impl MemoReference {
+    fn new() -> Self {
+        MemoReference { slots: vec![(0, 0, 0, 0); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
+    }
+
     fn reset(&mut self) {
         self.arena.clear();
         self.generation = self.generation.wrapping_add(1);
@@ -852,10 +969,6 @@ impl Memo {
         }
     }
 
-    /// A hash of `kind` and `v` (at most [`Memo::MAX_LEN`] bytes): each 8-byte word mixed in, the
-    /// last one read overlapping the one before (no copy of a tail), shorter values read as two
-    /// overlapping halves.
-    #[inline]
     fn hash(kind: u8, v: &[u8]) -> usize {
         const K: u64 = 0x517c_c1b7_2722_0a95;
         let n = v.len();
@@ -873,13 +986,11 @@ impl Memo {
         (h >> 32) as usize
     }
 
-    /// Whether `v` (of `kind`) was judged clean in this phase; else the slot to remember it in.
-    #[inline]
     fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<usize>> {
         if v.len() > Memo::MAX_LEN {
             return Err(None);
         }
-        let h = Memo::hash(kind, v);
+        let h = MemoReference::hash(kind, v);
         let mut free = None;
         for p in 0..Memo::PROBES {
             let i = (h + p) % Memo::SLOTS;
@@ -888,14 +999,13 @@ impl Memo {
                 free = free.or(Some(i));
                 break;
             }
-            if k == kind && len as usize == v.len() && self.arena.get(off as usize..off as usize + v.len()).is_some_and(|a| same_bytes(a, v)) {
+            if k == kind && len as usize == v.len() && self.arena.get(off as usize..off as usize + v.len()).is_some_and(|a| a == v) {
                 return Ok(());
             }
         }
         Err(free)
     }
 
-    #[inline]
     fn remember(&mut self, slot: usize, kind: u8, v: &[u8]) {
         if self.arena.len() + v.len() > Memo::MAX_ARENA {
             return;
@@ -1128,9 +1238,119 @@ impl Engine {
     }
 
     /// The bits of [`Gates::packed_table`] of the bytes of `b` (class bits and gates, packed)
-    /// and the gates the literals open ([`Literals::walk`], fused with the lookups).
+    /// and the gates the literals open ([`Literals::walk`], fused with the lookups). Up to the
+    /// first match state (most short values reach none) the loop holds nothing but the lookups
+    /// and the transition ([`Engine::to_match`]); from there on, the full walk
+    /// ([`Engine::classify_packed_rest`]).
     #[inline]
     fn classify_packed(&self, b: &[u8], l: &Literals) -> (u64, u64) {
+        match self.to_match(b, l) {
+            Ok(p) => (p, 0),
+            Err((at, sid, p)) => self.classify_packed_rest(b, l, at, sid, p),
+        }
+    }
+
+    /// The walk of `b` up to its first match state whose matches may open a gate: `Ok` with
+    /// the bits of every byte when it reaches none, else `Err` with the offset of the byte that
+    /// reached it, the state and the bits of the bytes up to it.
+    #[inline(always)]
+    fn to_match(&self, b: &[u8], l: &Literals) -> Result<u64, (usize, usize, u64)> {
+        let bits = &self.gates.packed_table;
+        let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
+        let (limit, words) = (l.match_limit as usize, l.word_limit as usize);
+        let (mut sid, mut p) = (l.start as usize, 0u64);
+        let quads = b.chunks_exact(4);
+        let rest = quads.remainder();
+        // One byte at `i`: its bits and the next state. A match state whose literals are all
+        // words, followed by a word byte, opens nothing (none stands as a word): passed over.
+        macro_rules! step {
+            ($c:expr, $i:expr) => {{
+                p |= bits[$c as usize];
+                sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
+                if sid < limit && (sid >= words || !b.get($i + 1).is_some_and(|&n| WORD_BYTE[n as usize])) {
+                    return Err(($i, sid, p));
+                }
+            }};
+        }
+        let whole = b.len() - rest.len();
+        for (k, q) in quads.enumerate() {
+            let (c0, c1, c2, c3) = (q[0], q[1], q[2], q[3]);
+            let i = 4 * k;
+            step!(c0, i);
+            step!(c1, i + 1);
+            step!(c2, i + 2);
+            step!(c3, i + 3);
+        }
+        for (k, &c) in rest.iter().enumerate() {
+            step!(c, whole + k);
+        }
+        Ok(p)
+    }
+
+    /// [`Engine::classify_packed`] from its first match state `sid`, reached on `b[at]` (`p`:
+    /// the bits of `b[..=at]`): the matches of each match state, the walk stopping once every
+    /// gate with literals is open.
+    #[inline(never)]
+    fn classify_packed_rest(&self, b: &[u8], l: &Literals, at: usize, sid: usize, p: u64) -> (u64, u64) {
+        let bits = &self.gates.packed_table;
+        let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
+        let (limit, words) = (l.match_limit as usize, l.word_limit as usize);
+        let all = self.gates.literal;
+        let (mut sid, mut p, mut lit) = (sid, p, 0u64);
+        // A match state whose literals are all words, followed by a word byte, opens nothing
+        // (none stands as a word): not looked at.
+        let wants = |sid: usize, j: usize| sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]);
+        let mut i = at + 1;
+        'walk: {
+            if wants(sid, at + 1) {
+                let have = unpack_gates(p);
+                lit = l.matched(sid, b, at, lit, have);
+                if all & !(lit | have) == 0 {
+                    break 'walk;
+                }
+            }
+            // One byte: its bits, the next state, and the matches of a match state (`true`:
+            // every gate with literals is open, the walk is over).
+            macro_rules! step {
+                ($c:expr, $at:expr) => {{
+                    p |= bits[$c as usize];
+                    sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
+                    if sid < limit && wants(sid, $at + 1) {
+                        let have = unpack_gates(p);
+                        lit = l.matched(sid, b, $at, lit, have);
+                        all & !(lit | have) == 0
+                    } else {
+                        false
+                    }
+                }};
+            }
+            // Four bytes per step.
+            while let Some(&[c0, c1, c2, c3]) = b.get(i..i + 4) {
+                let at = i;
+                i += 4;
+                // (After a stop, the bytes left in these four are or-ed again below: no change.)
+                if step!(c0, at) || step!(c1, at + 1) || step!(c2, at + 2) || step!(c3, at + 3) {
+                    i = at + 1;
+                    break 'walk;
+                }
+            }
+            while let Some(&c) = b.get(i) {
+                i += 1;
+                if step!(c, i - 1) {
+                    break 'walk;
+                }
+            }
+        }
+        for &c in b.get(i..).unwrap_or_default() {
+            p |= bits[c as usize];
+        }
+        (p, lit)
+    }
+
+    /// [`Engine::classify_packed`] as it was before [`Engine::to_match`] (the reference of the
+    /// tests): one loop, the matches in it.
+    #[cfg(test)]
+    fn classify_packed_reference(&self, b: &[u8], l: &Literals) -> (u64, u64) {
         let bits = &self.gates.packed_table;
         let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
         let (mut sid, limit, words) = (l.start as usize, l.match_limit as usize, l.word_limit as usize);
@@ -1277,7 +1497,12 @@ impl Engine {
         self.detectors.iter().enumerate().filter(|(i, _)| set & (1u64 << i) != 0).map(|(_, e)| e.det.name()).collect()
     }
 
+    /// Judges `raw` into `out`. The common case, a value with nothing to decode whose
+    /// pre-filters admit no detector, ends here (inlined in the callers); the rest
+    /// ([`Engine::scan_rest`]) is out of line, so that this path keeps its few values in
+    /// registers.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn scan(
         &self,
         raw: &str,
@@ -1294,18 +1519,43 @@ impl Engine {
         }
         let classes = self.classify(raw);
         let mask = classes.mask;
-        let mut fired = 0u64;
-        let mut location: Option<String> = None;
         let may_b64 = mask & NON_B64 == 0 && raw.len() >= BASE64_MIN_LEN;
-        if mask & DECODE == 0 && !may_b64 {
+        let todo = if mask & DECODE == 0 && !may_b64 {
             let todo = self.todo(raw, classes) & applies;
             if todo == 0 {
                 return ControlFlow::Continue(());
             }
+            Some(todo)
+        } else {
+            None
+        };
+        self.scan_rest(raw, kind, loc, level, dec, out, excluded, classes, todo)
+    }
+
+    /// [`Engine::scan`] past the pre-filters: `todo` holds the detectors to run on the raw value
+    /// when it has nothing to decode, else (`None`) the value is decoded into candidates.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn scan_rest(
+        &self,
+        raw: &str,
+        kind: FieldKind,
+        loc: &Location<'_>,
+        level: Level,
+        dec: &mut Decoder,
+        out: &mut Vec<Finding>,
+        excluded: &mut bool,
+        classes: Classes,
+        todo: Option<u64>,
+    ) -> ControlFlow<()> {
+        let applies = self.by_field[kind as usize];
+        let mut fired = 0u64;
+        let mut location: Option<String> = None;
+        if let Some(todo) = todo {
             let input = Input { raw, decoded: raw, field: kind };
             return self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded);
         }
-        let cands = decode_by_classes(dec, raw, mask);
+        let cands = decode_by_classes(dec, raw, classes.mask);
         for c in cands.iter() {
             let cc = if c.transforms.is_empty() { classes } else { self.classify(c.text) };
             let todo = self.todo(c.text, cc) & applies;
