@@ -31,9 +31,15 @@ pub fn detector() -> Box<dyn Detector> {
     Box::new(CmdiDetector)
 }
 
-/// Literals every [`specials`] pattern contains (also in its `+`-for-blank reading).
+/// Literals every [`specials`] pattern contains (also in its `+`-for-blank reading). The
+/// Shellshock pattern `() {` is its own literal (and `()+{`): `()` alone opened the gate (and
+/// the full analysis, ~11k instructions) on every function call in prose, `DATEPART() in SQL`.
+/// The check's other views cannot make a `() {` the value does not hold: the `+` reading is
+/// `()+{`, `%` opens the gate, and [`unescape_view`] replaces each escape by a character,
+/// deleting none (`tests::shellshock_needs_its_literal`).
 const SPECIAL_LITERALS: &[&str] = &[
-    "()",
+    "() {",
+    "()+{",
     "<!--#exec",
     "/dev/",
     "%comspec%",
@@ -122,7 +128,9 @@ fn breakout_rest(d: &str) -> bool {
 /// `created_at`) is judged by [`check`](CmdiDetector::check) with [`bare_word`] alone, which
 /// reports only an unambiguous program: the same answer here, with one signature lookup for
 /// most words (so `id` or `date` reach no detector). Any other value: a program in command
-/// position ([`program_in_command_position`], what [`may_hold_command`] adds to the anchors).
+/// position ([`program_in_command_position`], what [`may_hold_command`] adds to the anchors),
+/// unless the value is prose that starts with an ambiguous program, which the check cannot
+/// report ([`harmless_prose`], looked at only once a program is found).
 /// `tests::gate_test_agrees_with_bare_word` compares both.
 #[inline]
 fn gate_test(d: &str) -> bool {
@@ -135,7 +143,38 @@ fn gate_test(d: &str) -> bool {
         return bare_program(b);
     }
     // `b[..i]` are word bytes: the plain path goes on from there.
-    plain_or_walk(b, i)
+    plain_or_walk(b, i) && !harmless_prose(b)
+}
+
+/// Whether `b`, a value that is not a bare word and in which [`plain_or_walk`] found a program
+/// in command position, is prose [`check`](CmdiDetector::check) reports nothing for whatever
+/// that program is: ASCII letters and spaces only, two words or more, the first an
+/// [`AMBIGUOUS`] program (lowercased) other than the ones [`analyse`] can still report with
+/// plain words after them ([`known_subcommand`]'s `net`, `reg`, `netsh`, `which`, `type`,
+/// `whereis`, and the timing probes `sleep`, `ping`, `timeout`): `Set site url from admin
+/// panel` (a topic title), whose analysis cost ~11k instructions for nothing.
+///
+/// [`lex`] reads such a value as words with no operator, no quote, no escape and no `$`: the
+/// first word is the only one in command position, at the start ([`Sep::Start`]), ambiguous,
+/// without a path and not obfuscated; its arguments are letters only, so none is a
+/// [`shellish_arg`], a redirection or `$IFS`, and there is no `+`, `%` or `\` for the other
+/// views of the check, nor a special anchor (the engine opens the gate on those itself).
+/// [`Sep::Start`] gives 0 to an ambiguous program with such arguments
+/// (`cmdi_gate_tests::harmless_prose_is_not_reported`).
+#[cold]
+#[inline(never)]
+fn harmless_prose(b: &[u8]) -> bool {
+    if !b.iter().all(|&c| c.is_ascii_alphabetic() || c == b' ') {
+        return false;
+    }
+    let mut words = b.split(|&c| c == b' ').filter(|w| !w.is_empty());
+    let (Some(first), Some(_)) = (words.next(), words.next()) else { return false };
+    let mut buf = [0u8; UNAMBIGUOUS_MAX];
+    let Some(lc) = buf.get_mut(..first.len()) else { return false };
+    lc.copy_from_slice(first);
+    lc.make_ascii_lowercase();
+    let Ok(w) = std::str::from_utf8(lc) else { return false };
+    is_ambiguous(w) && !matches!(w, "net" | "reg" | "netsh" | "which" | "type" | "whereis" | "sleep" | "ping" | "timeout")
 }
 
 /// ASCII letters, digits and `_` (the bytes of [`bare_word`]'s words).

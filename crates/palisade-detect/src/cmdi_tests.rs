@@ -454,7 +454,13 @@ fn gate_test_agrees_with_the_references_on_generated_values() {
             }
         } else {
             walks += 1;
-            assert_eq!(gate_test(&v), walk, "{v:?}");
+            // Prose that starts with an ambiguous program: no, and nothing for the check to find.
+            let harmless = walk && harmless_prose(v.as_bytes());
+            assert_eq!(gate_test(&v), walk && !harmless, "{v:?}");
+            if harmless {
+                let input = Input { raw: &v, decoded: &v, field: FieldKind::QueryValue };
+                assert_eq!(CmdiDetector.check(&input, Level::Strict), None, "{v:?}");
+            }
         }
         yes += usize::from(walk);
         // And the gate as the engine declares it (`%`, the literals, the test) lets through
@@ -727,5 +733,31 @@ fn a_backtick_span_glued_inside_a_word_is_a_substitution() {
         ["run `ls -la` to list", "使用`ls`命令", "html`<p>${name}</p>`;", "SELECT `id`,`name` FROM `db`.`users`", "Use `id` and `date`, then ```sh\nid\n```"]
     {
         assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+}
+
+/// Every pattern [`specials`] looks for holds a special literal, in its `+`-for-blank reading
+/// too; the Shellshock pattern needs `() {` (or `()+{`), not `()` alone: a function call in
+/// prose opens no gate, and the check finds nothing in it.
+#[test]
+fn shellshock_needs_its_literal() {
+    let mut pats: Vec<&str> = vec!["() {", "<!--#exec"];
+    pats.extend(SHELL_LITERALS.iter().map(|p| p.0));
+    pats.extend(["iex", "powershell", "pwsh"]);
+    pats.extend(SHELL_INVOKED);
+    for p in pats {
+        assert!(SPECIAL_ANCHORS.any(p) && SPECIAL_ANCHORS.any(&p.replace(' ', "+")), "{p:?}");
+    }
+    for v in ["() { :; }; echo x", "()+{+:;+};+id", "x=() { :;}; /bin/id"] {
+        assert!(SPECIAL_ANCHORS.any(v), "{v:?}");
+        let input = Input { raw: v, decoded: v, field: FieldKind::Header };
+        assert!(CmdiDetector.check(&input, Level::Strict).is_some(), "{v:?}");
+    }
+    let v = "Can I use DATEPART() in SQL queries?";
+    assert!(!SPECIAL_ANCHORS.any(v) && !gate_test_or_probe(v));
+    assert_eq!(CmdiDetector.check(&Input { raw: v, decoded: v, field: FieldKind::JsonValue }, Level::Strict), None);
+    // Escapes written out are replaced by a character each, never dropped: no `() {` appears.
+    for v in ["()\\n {", "(\\n) {", "()\\033[0m{", "(\\`) {"] {
+        assert!(!unescape_view(v).contains("() {"), "{v:?}");
     }
 }

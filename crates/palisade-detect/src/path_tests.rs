@@ -348,6 +348,34 @@ fn facts_reference(b: &[u8]) -> Facts {
     }
 }
 
+/// [`is_url`] as it was: the first `://` searched, then the bytes before it (the oracle of the
+/// scheme-scan form).
+fn is_url_reference(s: &str) -> bool {
+    let Some(p) = s.find("://") else { return false };
+    let b = s.as_bytes();
+    p > 1 && b[..p].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'+' || c == b'.' || c == b'-')
+}
+
+/// [`is_url`] answers what the reference answers: on generated texts of scheme pieces, on the
+/// generated paths and on every real value of the sets and bench bodies.
+#[test]
+fn is_url_agrees_with_the_reference() {
+    let parts = ["http", "s", "HTTPS", ":", "//", "/", "a", "1", "+", ".", "-", "x", " ", "?", "@", "://", "\u{e9}", "%", "_"];
+    let mut rng = XorShift64::new(0x2f1e_44aa_9c13_7b05);
+    let mut yes = 0;
+    for _ in 0..100_000 {
+        let v = rng.joined(&parts, 6);
+        let want = is_url_reference(&v);
+        yes += usize::from(want);
+        assert_eq!(is_url(&v), want, "{v:?}");
+    }
+    generated_paths(50_000, |v| assert_eq!(is_url(v), is_url_reference(v), "{v:?}"));
+    for v in crate::other_util::test_values() {
+        assert_eq!(is_url(&v), is_url_reference(&v), "{v:?}");
+    }
+    assert!(yes > 1_000, "{yes}");
+}
+
 /// [`facts`] agrees with the questions it answers in one pass.
 #[test]
 fn facts_agree_with_the_separate_scans() {
