@@ -627,34 +627,69 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
 /// so the automaton stops there. `tests::slug_shortcut_agrees_with_the_full_analysis` checks it against
 /// [`analyze_all`] on random slugs made of every keyword.
 fn slug_inert(s: &str) -> bool {
-    // One pass over the bytes, part by part (`tests::slug_inert_agrees_with_its_reference`).
+    // One pass over the bytes, part by part, a table lookup per byte
+    // (`tests::slug_inert_agrees_with_its_reference`).
     let b = s.as_bytes();
     if b.first().is_none_or(|&c| c == b'-') {
         return false;
     }
-    let (mut start, mut digit, mut alpha) = (0, false, false);
-    for i in 0..=b.len() {
-        match b.get(i) {
-            None | Some(b'-') => {
-                if b.get(i + 1) == Some(&b'-') && i < b.len() {
-                    return false;
-                }
-                // A later part is one token (a word, or a number) unless it mixes digits and
-                // letters: then a keyword may stand right after a number (`0x1fmatch`,
-                // `1union`), as an operator.
-                if (start == 0 || (digit && alpha)) && !inert_with(&s[start..i], false) {
-                    return false;
-                }
-                (start, digit, alpha) = (i + 1, false, false);
+    let (mut start, mut i) = (0, 0);
+    loop {
+        // The part from `start`: which of letters and digits it holds.
+        let mut kinds = 0u8;
+        while i < b.len() {
+            let k = SLUG_BYTES[b[i] as usize];
+            if k & (S_DASH | S_BAD) != 0 {
+                break;
             }
-            Some(c) if c.is_ascii_digit() => digit = true,
-            Some(c) if c.is_ascii_alphabetic() => alpha = true,
-            Some(b'_') => {}
-            Some(_) => return false,
+            kinds |= k;
+            i += 1;
         }
+        if i < b.len() && SLUG_BYTES[b[i] as usize] & S_BAD != 0 {
+            return false;
+        }
+        // At the end or at a `-`; `--` is a comment.
+        if b.get(i + 1) == Some(&b'-') && i < b.len() {
+            return false;
+        }
+        // A later part is one token (a word, or a number) unless it mixes digits and
+        // letters: then a keyword may stand right after a number (`0x1fmatch`, `1union`), as
+        // an operator.
+        if (start == 0 || kinds & (S_ALPHA | S_DIGIT) == S_ALPHA | S_DIGIT) && !inert_with(&s[start..i], false) {
+            return false;
+        }
+        if i >= b.len() {
+            return true;
+        }
+        i += 1;
+        start = i;
     }
-    true
 }
+
+/// The classes of bytes for [`slug_inert`]: ASCII letters, digits, `_` (none of the two), `-`,
+/// and every other byte.
+const S_ALPHA: u8 = 1;
+const S_DIGIT: u8 = 2;
+const S_UNDERSCORE: u8 = 4;
+const S_DASH: u8 = 8;
+const S_BAD: u8 = 16;
+
+const SLUG_BYTES: [u8; 256] = {
+    let mut t = [S_BAD; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b'a'..=b'z' | b'A'..=b'Z' => S_ALPHA,
+            b'0'..=b'9' => S_DIGIT,
+            b'_' => S_UNDERSCORE,
+            b'-' => S_DASH,
+            _ => S_BAD,
+        };
+        c += 1;
+    }
+    t
+};
 
 /// `‘’‛′ʼ` to `'` and `“”″` to `"`, when present.
 fn fold_quotes(s: &str) -> Option<String> {
