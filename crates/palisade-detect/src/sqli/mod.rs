@@ -319,10 +319,7 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
         match INERT_BYTES[c as usize] {
             B_WORD => {
                 let start = i;
-                i += 1;
-                while i < b.len() && INERT_BYTES[b[i] as usize] == B_WORD {
-                    i += 1;
-                }
+                i = letters_end(b, i + 1);
                 let w = &s[start..i];
                 let before = seen;
                 if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
@@ -377,6 +374,35 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
         i += 1;
     }
     true
+}
+
+/// The end of the run of ASCII letters and `_` ([`B_WORD`]) from `i`: eight bytes at a time
+/// (most words of prose end in the first eight), then byte by byte
+/// (`tests::letters_end_agrees_with_the_byte_loop`).
+#[inline(always)]
+fn letters_end(b: &[u8], mut i: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const M7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HI: u64 = !M7;
+    while let Some(c) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+        // Per byte (ASCII, so no carry crosses bytes): `| 0x20` folds the letters to `a..=z`
+        // (and no other byte there: `@` `[` `\` `]` `^` `_` go to `` ` `` and `{..=\x7f`);
+        // `+ (0x80 - c)` sets the high bit from `c` up. A non-ASCII byte is no letter.
+        let l = (x & M7) | LO * 0x20;
+        let letter = (l + LO * u64::from(0x80 - b'a')) & !(l + LO * u64::from(0x80 - b'z' - 1)) & !x & HI;
+        let u = x ^ LO * u64::from(b'_');
+        let underscore = !(((u & M7) + M7) | u) & HI;
+        let other = !(letter | underscore) & HI;
+        if other != 0 {
+            return i + (other.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && INERT_BYTES[b[i] as usize] == B_WORD {
+        i += 1;
+    }
+    i
 }
 
 /// Statements that need their second keyword, both seen.
