@@ -417,12 +417,14 @@ fn needs_partner(seen: u16) -> bool {
 /// the [`keyword_is_inert`] classes; remembered in `words`.
 #[inline(always)]
 fn word_is_inert(w: &str, b: &[u8], start: usize, end: usize, with_keywords: bool, seen: &mut u16, words: &mut WordSet) -> bool {
-    let kw = keyword(w);
+    // One key for the keyword table and the word set.
+    let key = keywords::word_key(w.as_bytes());
+    let kw = keywords::keyword_keyed(w.as_bytes(), key);
     if !with_keywords {
         return kw == Kw::None;
     }
     let ok = kw == Kw::None || keyword_is_inert(kw, b, start, end, seen, words);
-    words.insert(w.as_bytes());
+    words.insert_key(key);
     ok
 }
 
@@ -474,22 +476,21 @@ const SEEN_LOGIC: u16 = 1 << 9;
 struct WordSet([u64; 8]);
 
 impl WordSet {
-    /// A hash of the length and the first, second and last bytes (`| 0x20`: ASCII case folded);
-    /// words equal ignoring ASCII case have the same.
-    fn bit(w: &[u8]) -> usize {
-        let (Some(&first), Some(&last)) = (w.first(), w.last()) else { return 0 };
-        let second = w.get(1).copied().unwrap_or(0);
-        let k = u32::from_le_bytes([first | 0x20, second | 0x20, last | 0x20, w.len() as u8]);
-        (k.wrapping_mul(0x9E37_79B1) >> 23) as usize
+    /// A hash of the word's [`keywords::word_key`] (its length and first two and last two
+    /// bytes, ASCII case folded): words equal ignoring ASCII case have the same.
+    #[inline(always)]
+    fn bit(key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 55) as usize
     }
 
-    fn insert(&mut self, w: &[u8]) {
-        let b = Self::bit(w);
+    #[inline(always)]
+    fn insert_key(&mut self, key: u64) {
+        let b = Self::bit(key);
         self.0[b / 64] |= 1 << (b % 64);
     }
 
     fn may_contain(&self, w: &[u8]) -> bool {
-        let b = Self::bit(w);
+        let b = Self::bit(keywords::word_key(w));
         self.0[b / 64] & (1 << (b % 64)) != 0
     }
 }
