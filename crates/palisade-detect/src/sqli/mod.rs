@@ -390,9 +390,9 @@ fn letters_end(b: &[u8], mut i: usize) -> usize {
         // Per byte (ASCII, so no carry crosses bytes): `| 0x20` folds the letters to `a..=z`
         // (and no other byte there: `@` `[` `\` `]` `^` `_` go to `` ` `` and `{..=\x7f`);
         // `+ (0x80 - c)` sets the high bit from `c` up. A non-ASCII byte is no letter.
-        let l = (x & M7) | LO * 0x20;
+        let l = (x & M7) | (LO * 0x20);
         let letter = (l + LO * u64::from(0x80 - b'a')) & !(l + LO * u64::from(0x80 - b'z' - 1)) & !x & HI;
-        let u = x ^ LO * u64::from(b'_');
+        let u = x ^ (LO * u64::from(b'_'));
         let underscore = !(((u & M7) + M7) | u) & HI;
         let other = !(letter | underscore) & HI;
         if other != 0 {

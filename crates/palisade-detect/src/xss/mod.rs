@@ -636,7 +636,7 @@ fn sink_anchor_in_chunk(b: &[u8], i: usize) -> bool {
     // Per byte, the high bit of `((v & M7) + M7) | v` is clear exactly when the byte of `v` is
     // zero (no carry crosses bytes): the first letters of the anchors, in either case.
     let nz = |v: u64| ((v & M7) + M7) | v;
-    let mut m = !(nz(x ^ LO * u64::from(b'd')) & nz(x ^ LO * u64::from(b'a')) & nz(x ^ LO * u64::from(b'p')) & nz(x ^ LO * u64::from(b'c'))) & !M7;
+    let mut m = !(nz(x ^ (LO * u64::from(b'd'))) & nz(x ^ (LO * u64::from(b'a'))) & nz(x ^ (LO * u64::from(b'p'))) & nz(x ^ (LO * u64::from(b'c')))) & !M7;
     while m != 0 {
         let j = i + (m.trailing_zeros() / 8) as usize;
         let (w, mask) = match b[j] | 0x20 {
