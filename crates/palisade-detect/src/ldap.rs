@@ -200,7 +200,8 @@ fn metacharacter_probe(s: &str) -> Option<Hit> {
 }
 
 fn analyse(s: &str) -> Option<Hit> {
-    if !s.contains(['(', ')']) {
+    // A byte search (`str::contains` with a char set walks the characters one by one).
+    if memchr::memchr2(b'(', b')', s.as_bytes()).is_none() {
         return metacharacter_probe(s);
     }
     let sh = shape(s);

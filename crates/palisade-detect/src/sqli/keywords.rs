@@ -122,6 +122,36 @@ pub(crate) fn keyword(w: &str) -> Kw {
     }
 }
 
+/// [`keyword`] of the word `b` whose [`word_key`] is `key` (for a caller that uses the key
+/// for something else too: [`super::inert_with`]'s word set).
+#[inline(always)]
+pub(crate) fn keyword_keyed(b: &[u8], key: u64) -> Kw {
+    if b.len() < 2 || b.len() > MAX_LEN {
+        return Kw::None;
+    }
+    let slot = SLOTS[hash_slot(key, MUL)];
+    if slot == 0 {
+        return Kw::None;
+    }
+    let (k, kw) = WORDS[slot as usize - 1];
+    if k.len() == b.len() && k.as_bytes().eq_ignore_ascii_case(b) {
+        kw
+    } else {
+        Kw::None
+    }
+}
+
+/// The [`hash_key`] of a word of any length (a word of one byte folds it as its first and last
+/// bytes): words equal ignoring ASCII case have the same.
+#[inline(always)]
+pub(crate) const fn word_key(b: &[u8]) -> u64 {
+    match b.len() {
+        0 => 0,
+        1 => (u32::from_le_bytes([b[0], 0, 0, b[0]]) | 0x2020_2020) as u64 | 1 << 32,
+        _ => hash_key(b),
+    }
+}
+
 /// Bits of the perfect hash's table index.
 const SLOT_BITS: u32 = 11;
 

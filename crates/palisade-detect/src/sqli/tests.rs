@@ -1407,3 +1407,37 @@ fn inert_with_agrees_with_its_reference() {
         }
     }
 }
+
+/// [`letters_end`] is the byte loop it replaced, from every offset of values made of every
+/// byte (letters, `_`, the bytes next to the letter ranges, non-ASCII bytes whose low seven
+/// bits are letters) and of every corpus value.
+#[test]
+fn letters_end_agrees_with_the_byte_loop() {
+    let reference = |b: &[u8], mut i: usize| {
+        while i < b.len() && INERT_BYTES[b[i] as usize] == B_WORD {
+            i += 1;
+        }
+        i
+    };
+    let mut rng = XorShift64::new(0x1e77_e125_e9d0_0001);
+    let alphabet: Vec<u8> = (0..=255u8).collect();
+    for _ in 0..50_000 {
+        let n = rng.below(40);
+        let b: Vec<u8> = (0..n).map(|_| if rng.below(3) == 0 { alphabet[rng.below(256)] } else { b"aZz_AmQ@[`{^\\xe1\xdf\xc1"[rng.below(16)] }).collect();
+        for i in 0..=b.len() {
+            assert_eq!(letters_end(&b, i), reference(&b, i), "{b:?} {i}");
+        }
+    }
+    for c in 0..=255u8 {
+        for at in 0..12 {
+            let mut b = vec![b'a'; 12];
+            b[at] = c;
+            assert_eq!(letters_end(&b, 0), reference(&b, 0), "{c} {at}");
+        }
+    }
+    for v in &crate::other_util::test_values() {
+        for i in 0..v.len().min(64) {
+            assert_eq!(letters_end(v.as_bytes(), i), reference(v.as_bytes(), i), "{v:?} {i}");
+        }
+    }
+}

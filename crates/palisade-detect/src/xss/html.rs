@@ -379,6 +379,7 @@ pub(crate) enum Scheme {
 pub(crate) fn scheme(url: &str) -> Option<Scheme> {
     let mut buf = [0u8; 24];
     let mut n = 0;
+    let mut want: &[u8] = b"";
     for c in url.bytes() {
         if n == 0 && (c <= b' ' || c == b'"' || c == b'\'' || c == b'`') {
             continue;
@@ -390,12 +391,28 @@ pub(crate) fn scheme(url: &str) -> Option<Scheme> {
         if n == buf.len() {
             break;
         }
-        buf[n] = c.to_ascii_lowercase();
-        // Every scheme below starts with one of these letters.
-        if n == 0 && !matches!(buf[0], b'j' | b'v' | b'l' | b'm' | b'd') {
+        let c = c.to_ascii_lowercase();
+        buf[n] = c;
+        // Every scheme below starts with its own letter: the bytes must spell that scheme
+        // (`Deploy to...` stops at its `e`, not after 24 bytes copied;
+        // `tests::scheme_agrees_with_its_reference`). A script scheme is decided once spelled.
+        if n == 0 {
+            want = match c {
+                b'j' => b"javascript:",
+                b'v' => b"vbscript:",
+                b'l' => b"livescript:",
+                b'm' => b"mocha:",
+                b'd' => b"data:",
+                _ => return None,
+            };
+        }
+        if n < want.len() && c != want[n] {
             return None;
         }
         n += 1;
+        if n == want.len() && want[0] != b'd' {
+            return Some(Scheme::Script);
+        }
     }
     let l = &buf[..n];
     if l.starts_with(b"javascript:") || l.starts_with(b"vbscript:") || l.starts_with(b"livescript:") || l.starts_with(b"mocha:") {

@@ -520,3 +520,159 @@ fn decodes_an_entity_is_decode_entities_changing_the_text() {
     }
     assert!(changed > 1000, "{changed}");
 }
+
+/// [`has_sink_anchor`] answers what the automaton it replaced answers, on generated values
+/// (the anchors cut, in every case, at every offset and alignment, next to non-ASCII bytes
+/// whose `| 0x20` is no letter) and on every corpus value raw and decoded.
+#[test]
+fn sink_anchor_scan_agrees_with_the_automaton() {
+    use palisade_testkit::rng::XorShift64;
+    let parts = [
+        "document", "DoCuMeNt", "documen", "alert", "ALERT", "aler", "prompt", "Prompt", "promp", "confirm", "CONFIRM", "confir", "d", "a", "p", "c", "D", "A",
+        "P", "C", "x", " ", "Query", "\u{c4}", "\u{e4}", "\u{1e0}", "$", "@", "`", "0", "\u{2019}", ".", "&#39;",
+    ];
+    let mut rng = XorShift64::new(0x51ce_a4c4_0123_4567);
+    let (mut yes, mut no) = (0, 0);
+    for _ in 0..200_000 {
+        let v = rng.joined(&parts, 12);
+        let want = SINK_ANCHORS.any(&v);
+        assert_eq!(has_sink_anchor(v.as_bytes()), want, "{v:?}");
+        yes += usize::from(want);
+        no += usize::from(!want);
+    }
+    assert!(yes > 20_000 && no > 20_000, "{yes} {no}");
+    for w in ["document", "alert", "prompt", "confirm"] {
+        for pre in 0..20 {
+            for post in 0..10 {
+                let v = format!("{}{w}{}", "x".repeat(pre), "y".repeat(post));
+                assert!(has_sink_anchor(v.as_bytes()), "{v:?}");
+                let cut = format!("{}{}{}", "x".repeat(pre), &w[..w.len() - 1], "y".repeat(post));
+                assert_eq!(has_sink_anchor(cut.as_bytes()), SINK_ANCHORS.any(&cut), "{cut:?}");
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    }
+    let mut dec = crate::decode::Decoder::default();
+    let mut n = 0;
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
+            for c in dec.decode(&s.value).iter() {
+                assert_eq!(has_sink_anchor(c.text.as_bytes()), SINK_ANCHORS.any(c.text), "{:?}", c.text);
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 1000, "{n}");
+}
+
+/// [`html::scheme`] as it was: up to 24 bytes copied (lowercased, controls skipped), then
+/// compared with every scheme.
+fn scheme_reference(url: &str) -> Option<html::Scheme> {
+    use html::Scheme;
+    let mut buf = [0u8; 24];
+    let mut n = 0;
+    for c in url.bytes() {
+        if n == 0 && (c <= b' ' || c == b'"' || c == b'\'' || c == b'`') {
+            continue;
+        }
+        if c < b' ' {
+            continue;
+        }
+        if n == buf.len() {
+            break;
+        }
+        buf[n] = c.to_ascii_lowercase();
+        if n == 0 && !matches!(buf[0], b'j' | b'v' | b'l' | b'm' | b'd') {
+            return None;
+        }
+        n += 1;
+    }
+    let l = &buf[..n];
+    if l.starts_with(b"javascript:") || l.starts_with(b"vbscript:") || l.starts_with(b"livescript:") || l.starts_with(b"mocha:") {
+        return Some(Scheme::Script);
+    }
+    if l.starts_with(b"data:") {
+        let rest = &l[5..];
+        if rest.starts_with(b"text/html") || rest.starts_with(b"image/svg") || rest.starts_with(b"application/xhtml") || rest.starts_with(b"text/xml") {
+            return Some(Scheme::DataHtml);
+        }
+        return Some(Scheme::Data);
+    }
+    None
+}
+
+/// [`html::scheme`], which stops at the first byte that spells no scheme, answers what its
+/// reference answers on generated URLs (schemes cut and in every case, controls, quotes and
+/// blanks before and inside them, data types) and on every corpus value raw and decoded.
+#[test]
+fn scheme_agrees_with_its_reference() {
+    use palisade_testkit::rng::XorShift64;
+    let parts = [
+        "javascript:",
+        "JaVaScRiPt:",
+        "java",
+        "script:",
+        "vbscript:",
+        "vb",
+        "livescript:",
+        "live",
+        "mocha:",
+        "MOCHA",
+        "data:",
+        "DATA:",
+        "dat",
+        "text/html",
+        "image/svg",
+        "application/xhtml",
+        "text/xml",
+        "text/plain",
+        "\t",
+        "\n",
+        "\0",
+        " ",
+        "\"",
+        "'",
+        "`",
+        "\u{1}",
+        ":",
+        "a",
+        "d",
+        "j",
+        "m",
+        "l",
+        "v",
+        "Deploy",
+        "\u{e9}",
+        ",",
+        "xyzxyzxyzxyzxyzxyzxyz",
+    ];
+    let mut rng = XorShift64::new(0x5c4e_3e00_aa55_0f0f);
+    let (mut some, mut none) = (0, 0);
+    for _ in 0..300_000 {
+        let v = rng.joined(&parts, 6);
+        let want = scheme_reference(&v);
+        assert_eq!(html::scheme(&v), want, "{v:?}");
+        some += usize::from(want.is_some());
+        none += usize::from(want.is_none());
+    }
+    assert!(some > 20_000 && none > 20_000, "{some} {none}");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    }
+    let mut dec = crate::decode::Decoder::default();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
+            for c in dec.decode(&s.value).iter() {
+                assert_eq!(html::scheme(c.text), scheme_reference(c.text), "{:?}", c.text);
+            }
+        }
+    }
+}
