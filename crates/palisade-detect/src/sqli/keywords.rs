@@ -122,14 +122,14 @@ pub(crate) fn keyword(w: &str) -> Kw {
     }
 }
 
-/// [`keyword`] of the word `b` whose [`word_key`] is `key` (for a caller that uses the key
-/// for something else too: [`super::inert_with`]'s word set).
+/// [`keyword`] of the word `b` whose [`word_key`] times [`MUL`] is `mixed` (for a caller that
+/// uses the product for something else too: [`super::inert_with`]'s word set).
 #[inline(always)]
-pub(crate) fn keyword_keyed(b: &[u8], key: u64) -> Kw {
+pub(crate) fn keyword_mixed(b: &[u8], mixed: u64) -> Kw {
     if b.len() < 2 || b.len() > MAX_LEN {
         return Kw::None;
     }
-    let slot = SLOTS[hash_slot(key, MUL)];
+    let slot = SLOTS[(mixed >> (64 - SLOT_BITS)) as usize];
     if slot == 0 {
         return Kw::None;
     }
@@ -294,8 +294,9 @@ const WORDS: [(&str, Kw); 115] = [
     ("xor", Kw::Logic),
 ];
 
-/// The perfect hash's multiplier (see [`WORDS`]).
-const MUL: u64 = 0x4834_9983_c3cd_98bd;
+/// The perfect hash's multiplier (see [`WORDS`]; [`super::inert_with`]'s word set takes its
+/// bit from the same product).
+pub(crate) const MUL: u64 = 0x4834_9983_c3cd_98bd;
 
 /// The longest keyword.
 const MAX_LEN: usize = {

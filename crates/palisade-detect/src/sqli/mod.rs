@@ -321,19 +321,19 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
             B_WORD => {
                 let start = i;
                 i = letters_end(b, i + 1);
-                let w = &s[start..i];
+                let w = &b[start..i];
                 let before = seen;
                 if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
                     return false;
                 }
                 if start > 0 && b[start - 1].is_ascii_digit() {
                     // After a digit: `0x1f`/`0b1` literals end before a later letter.
-                    let mut k = usize::from(matches!(w.as_bytes()[0], b'x' | b'X' | b'b' | b'B'));
+                    let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
                     loop {
                         if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
                             return false;
                         }
-                        if k < w.len() && w.as_bytes()[k].is_ascii_hexdigit() {
+                        if k < w.len() && w[k].is_ascii_hexdigit() {
                             k += 1;
                         } else {
                             break;
@@ -416,15 +416,15 @@ fn needs_partner(seen: u16) -> bool {
 /// One word of [`inert_with`] (`b[start..end]`): not a keyword, or (`with_keywords`) one of
 /// the [`keyword_is_inert`] classes; remembered in `words`.
 #[inline(always)]
-fn word_is_inert(w: &str, b: &[u8], start: usize, end: usize, with_keywords: bool, seen: &mut u16, words: &mut WordSet) -> bool {
-    // One key for the keyword table and the word set.
-    let key = keywords::word_key(w.as_bytes());
-    let kw = keywords::keyword_keyed(w.as_bytes(), key);
+fn word_is_inert(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bool, seen: &mut u16, words: &mut WordSet) -> bool {
+    // One key, and one product of it, for the keyword table and the word set.
+    let mixed = keywords::word_key(w).wrapping_mul(keywords::MUL);
+    let kw = keywords::keyword_mixed(w, mixed);
     if !with_keywords {
         return kw == Kw::None;
     }
     let ok = kw == Kw::None || keyword_is_inert(kw, b, start, end, seen, words);
-    words.insert_key(key);
+    words.insert_mixed(mixed);
     ok
 }
 
@@ -477,20 +477,21 @@ struct WordSet([u64; 8]);
 
 impl WordSet {
     /// A hash of the word's [`keywords::word_key`] (its length and first two and last two
-    /// bytes, ASCII case folded): words equal ignoring ASCII case have the same.
+    /// bytes, ASCII case folded): words equal ignoring ASCII case have the same. Taken from
+    /// `mixed`, the key times [`keywords::MUL`] (the keyword table's product, computed once).
     #[inline(always)]
-    fn bit(key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 55) as usize
+    fn bit(mixed: u64) -> usize {
+        (mixed >> 55) as usize
     }
 
     #[inline(always)]
-    fn insert_key(&mut self, key: u64) {
-        let b = Self::bit(key);
+    fn insert_mixed(&mut self, mixed: u64) {
+        let b = Self::bit(mixed);
         self.0[b / 64] |= 1 << (b % 64);
     }
 
     fn may_contain(&self, w: &[u8]) -> bool {
-        let b = Self::bit(keywords::word_key(w));
+        let b = Self::bit(keywords::word_key(w).wrapping_mul(keywords::MUL));
         self.0[b / 64] & (1 << (b % 64)) != 0
     }
 }

@@ -1323,18 +1323,18 @@ fn inert_with_reference(s: &str, with_keywords: bool) -> bool {
                 while i < b.len() && INERT_BYTES[b[i] as usize] == B_WORD {
                     i += 1;
                 }
-                let w = &s[start..i];
+                let w = &b[start..i];
                 if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
                     return false;
                 }
                 if start > 0 && b[start - 1].is_ascii_digit() {
                     // After a digit: `0x1f`/`0b1` literals end before a later letter.
-                    let mut k = usize::from(matches!(w.as_bytes()[0], b'x' | b'X' | b'b' | b'B'));
+                    let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
                     loop {
                         if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
                             return false;
                         }
-                        if k < w.len() && w.as_bytes()[k].is_ascii_hexdigit() {
+                        if k < w.len() && w[k].is_ascii_hexdigit() {
                             k += 1;
                         } else {
                             break;
