@@ -153,13 +153,18 @@ fn analyse(s: &str) -> Option<Hit> {
     let breakout = t.starts_with('\'') || t.starts_with('"') || t.starts_with("0;") || t.starts_with("1;") || t.starts_with("||") || t.starts_with("&&");
     if breakout {
         let js = ["return true", "return(true)", "return 1", "this.", "sleep(", "while(", "db.", "==", ".match(", "tojson(", "return '", "return \""];
-        let hits = js.iter().filter(|p| l.contains(*p)).count();
         step(l.len() * js.len() / 8);
-        if hits >= 1 && (l.contains(';') || l.contains("&&") || l.contains("||")) {
-            out = best(out, Some(mk(NAME, Category::Nosql, if hits >= 2 { 85 } else { 70 }, s, "JavaScript injected after a string breakout")));
+        // The count matters only with a `;`, `&&` or `||`: those first (a value that starts
+        // with a quote is mostly quoted prose, without them), the twelve searches only then.
+        if l.contains(';') || l.contains("&&") || l.contains("||") {
+            let hits = js.iter().filter(|p| l.contains(*p)).count();
+            if hits >= 1 {
+                out = best(out, Some(mk(NAME, Category::Nosql, if hits >= 2 { 85 } else { 70 }, s, "JavaScript injected after a string breakout")));
+            }
         }
     }
-    if let Some(p) = l.find("db.") {
+    // (`find_short`: the first `db.` as `find` gives it, no searcher built per value.)
+    if let Some(p) = crate::other_util::find_short(l.as_bytes(), b"db.") {
         let rest = &l[p + 3..];
         let coll_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
         let after = &rest[coll_end..];
@@ -257,6 +262,124 @@ mod tests {
             take_steps();
             let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::QueryValue }, Level::Strict);
             assert!(take_steps() < 80 * v.len() as u64, "{unit}");
+        }
+    }
+
+    /// [`analyse`] as it was, the JavaScript count taken before the `;`/`&&`/`||` test and `db.`
+    /// found by `str::find` (the oracle).
+    fn analyse_reference(s: &str) -> Option<Hit> {
+        if !may_hold_nosql(s) {
+            step(s.len());
+            return None;
+        }
+        let l = s.to_ascii_lowercase();
+        let b = l.as_bytes();
+        step(b.len());
+        let mut out: Option<Hit> = None;
+        let mut i = 0;
+        while i < b.len() {
+            step(1);
+            if b[i] != b'$' {
+                i += 1;
+                continue;
+            }
+            let start = i + 1;
+            let mut j = start;
+            while j < b.len() && b[j].is_ascii_alphabetic() {
+                j += 1;
+            }
+            let op = &l[start..j];
+            if !op.is_empty() && OPS.contains(&op) {
+                let before = l[..i].trim_end_matches([' ', '"', '\'']);
+                let mut k = j;
+                while k < b.len() && matches!(b[k], b' ' | b'"' | b'\'') {
+                    k += 1;
+                }
+                let after = b.get(k).copied().unwrap_or(0);
+                let key_pos = after == b':' && (before.is_empty() || before.ends_with(['{', ',', '[']));
+                let bracket = before.ends_with('[') && after == b']';
+                if key_pos || bracket {
+                    let c = if op == "where" || op == "function" || op == "accumulator" || op == "expr" { 95 } else { 90 };
+                    out = best(out, Some(mk(NAME, Category::Nosql, c, &s[i..], "query operator injected as an object key")));
+                } else if after == b':' {
+                    out = best(out, Some(mk(NAME, Category::Nosql, 55, &s[i..], "query operator followed by a colon")));
+                }
+            }
+            i = j.max(i + 1);
+        }
+        // JavaScript for `$where` / mapReduce after a string breakout.
+        let t = l.trim_start();
+        let breakout = t.starts_with('\'') || t.starts_with('"') || t.starts_with("0;") || t.starts_with("1;") || t.starts_with("||") || t.starts_with("&&");
+        if breakout {
+            let js = ["return true", "return(true)", "return 1", "this.", "sleep(", "while(", "db.", "==", ".match(", "tojson(", "return '", "return \""];
+            let hits = js.iter().filter(|p| l.contains(*p)).count();
+            step(l.len() * js.len() / 8);
+            if hits >= 1 && (l.contains(';') || l.contains("&&") || l.contains("||")) {
+                out = best(out, Some(mk(NAME, Category::Nosql, if hits >= 2 { 85 } else { 70 }, s, "JavaScript injected after a string breakout")));
+            }
+        }
+        if let Some(p) = l.find("db.") {
+            let rest = &l[p + 3..];
+            let coll_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let after = &rest[coll_end..];
+            if coll_end > 0
+                && after.starts_with('.')
+                && ["insert", "find", "remove", "drop", "update", "mapreduce", "aggregate", "delete", "getcollection"].iter().any(|m| after[1..].starts_with(m))
+            {
+                out = best(out, Some(mk(NAME, Category::Nosql, 85, &s[p..], "MongoDB shell call")));
+            }
+        }
+        out
+    }
+
+    /// On generated values (breakouts, operators, JavaScript pieces, `db.` calls, mutated at
+    /// one byte) and on every corpus value.
+    #[test]
+    fn analyse_agrees_with_its_reference() {
+        let parts = [
+            "'",
+            "\"",
+            " ",
+            "0;",
+            "1;",
+            "||",
+            "&&",
+            ";",
+            "&",
+            "|",
+            "$ne",
+            "$where",
+            ":",
+            "{",
+            "[",
+            "]",
+            "return true",
+            "this.",
+            "sleep(",
+            "==",
+            "db.",
+            "DB.",
+            "users",
+            ".find(",
+            ".drop",
+            "x",
+            "\u{e9}",
+            "mongoDB",
+        ];
+        let mut rng = palisade_testkit::rng::XorShift64::new(0x0a5e_a1f5_0123_4567);
+        for _ in 0..50_000 {
+            let v = rng.joined(&parts, 8);
+            assert_eq!(analyse(&v), analyse_reference(&v), "{v:?}");
+            let mut b = v.clone().into_bytes();
+            let at = rng.below(b.len());
+            if b[at].is_ascii() {
+                b[at] = [b';', b'&', b'|', b'.', b'\''][rng.below(5)];
+                let w = String::from_utf8(b).unwrap();
+                assert_eq!(analyse(&w), analyse_reference(&w), "{w:?}");
+            }
+        }
+        for v in crate::other_util::test_values() {
+            assert_eq!(analyse(&v), analyse_reference(&v), "{v:?}");
         }
     }
 }

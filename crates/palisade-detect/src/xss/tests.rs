@@ -676,3 +676,73 @@ fn scheme_agrees_with_its_reference() {
         }
     }
 }
+
+/// [`html::attribute_breakout`] gives what its reference gives (finding and work) on generated
+/// values (attribute-like pieces, quotes, blanks, with and without `=`, mutated byte by byte)
+/// and on every corpus value raw and decoded.
+#[test]
+fn attribute_breakout_agrees_with_its_reference() {
+    use palisade_testkit::rng::XorShift64;
+    let same = |s: &str| {
+        let (mut a, mut b) = (Best::default(), Best::default());
+        let (mut sa, mut sb) = (0, 0);
+        html::attribute_breakout(s, &mut a, &mut sa);
+        html::attribute_breakout_reference(s, &mut b, &mut sb);
+        assert_eq!((a.confidence, a.why, a.at), (b.confidence, b.why, b.at), "{s:?}");
+        // Without `=` the early return skips the work (and reports nothing).
+        assert!(sa == sb || (sa == 0 && !s.contains('=')), "{s:?}");
+    };
+    let parts = [
+        "\"",
+        "'",
+        " ",
+        "\t",
+        "=",
+        "onmouseover",
+        "onload",
+        "alert(1)",
+        "style",
+        "expression(x)",
+        "href",
+        "javascript:x",
+        "src",
+        ">",
+        "/",
+        "x",
+        "&#61;",
+        "\u{2019}",
+        "Query (i18n)",
+    ];
+    let mut rng = XorShift64::new(0x0a77_b4ea_5eed_0001);
+    for _ in 0..40_000 {
+        let mut v = String::new();
+        for _ in 0..=rng.below(8) {
+            v.push_str(parts[rng.below(parts.len())]);
+        }
+        same(&v);
+        // One byte replaced by `=`, a quote or a blank (ASCII: stays UTF-8).
+        if !v.is_empty() {
+            let mut b = v.clone().into_bytes();
+            let at = rng.below(b.len());
+            if b[at].is_ascii() {
+                b[at] = [b'=', b'"', b'\'', b' '][rng.below(4)];
+                same(&String::from_utf8(b).unwrap());
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
+    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    if corpus.exists() {
+        files.push(corpus);
+    }
+    let mut dec = crate::decode::Decoder::default();
+    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
+        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
+            same(&s.value);
+            for c in dec.decode(&s.value).iter() {
+                same(c.text);
+            }
+        }
+    }
+}
