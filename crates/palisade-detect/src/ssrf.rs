@@ -59,18 +59,92 @@ impl Detector for SsrfDetector {
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
-        let mut h = None;
-        for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
-            h = best(h, analyse(v));
-            // WHATWG URL parsing (browsers, Node's `URL`) removes every ASCII tab and newline
-            // from a URL before reading it: `htt\tp://6\t6.0x7.147/` is `http://66.0x7.147/`.
-            if memchr::memchr3(b'\t', b'\n', b'\r', v.as_bytes()).is_some() {
-                let joined: String = v.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
-                h = best(h, analyse(&joined));
-            }
-        }
-        gate(h, level)
+        gate(value_hit(input.decoded), level)
     }
+}
+
+/// Whether [`quick_scan`] sends a value to the general path for the byte `c`: a byte below
+/// `(` (tabs, newlines, the blank, `"`, `#`, `%`, `'` among them), one of `<=>?@`, `\`, or a
+/// non-ASCII byte. Every byte for another view (`%`, tabs and newlines) and every delimiter
+/// the scans of [`http_url`] stop at but `/` and `:` is one.
+#[inline]
+fn off_quick(c: u8) -> bool {
+    c < 0x28 || (0x3c..=0x40).contains(&c) || c == b'\\' || c >= 0x80
+}
+
+/// `None` if `b` holds an [`off_quick`] byte or more than one `:`, else the position of its
+/// `:` if any: eight bytes at a time (`tests::quick_scan_agrees_with_the_bytes`).
+#[inline]
+fn quick_scan(b: &[u8]) -> Option<Option<usize>> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const M7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let mut colon = None;
+    let mut i = 0;
+    while i + 8 <= b.len() {
+        let w = u64::from_le_bytes(b[i..i + 8].try_into().expect("eight bytes"));
+        // With every byte below 0x80 no sum or difference below crosses a byte: a byte below
+        // 0x28 borrows into its high bit, one of 0x3c..=0x41 or more carries into it.
+        if w & HI != 0 {
+            return None;
+        }
+        let below = w.wrapping_sub(LO * 0x28) & HI;
+        let in_range = (w + LO * 0x44) & !(w + LO * 0x3f) & HI;
+        let eq = |c: u8| !((w ^ (LO * c as u64)) + M7) & HI;
+        if below | in_range | eq(b'\\') != 0 {
+            return None;
+        }
+        let colons = eq(b':');
+        if colons != 0 {
+            if colon.is_some() || colons.count_ones() > 1 {
+                return None;
+            }
+            colon = Some(i + (colons.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    for (k, &c) in b[i..].iter().enumerate() {
+        if off_quick(c) {
+            return None;
+        }
+        if c == b':' {
+            if colon.is_some() {
+                return None;
+            }
+            colon = Some(i + k);
+        }
+    }
+    Some(colon)
+}
+
+/// What [`SsrfDetector::check`] finds in `d` before its level gate: [`value_hit_general`], with
+/// a quick path for the common value (a public URL, a path, a slug). A value with no `%`, no
+/// tab or newline and at most one `:` has one view (itself: [`views`] decodes nothing without
+/// a `%`) and [`analyse`] looks at that `:` alone; with none of the other delimiters of
+/// [`http_url`] either, the scans there meet `/` alone ([`http_url`]'s `plain`). One pass
+/// ([`quick_scan`]) instead of `memchr` runs for `%`, the tabs and newlines and the `:`, and
+/// the two delimiter scans (`tests::value_hit_agrees_with_the_general_path`).
+fn value_hit(d: &str) -> Option<Hit> {
+    match quick_scan(d.as_bytes()) {
+        None => value_hit_general(d),
+        Some(None) => None,
+        Some(Some(p)) => colon_hit(d, p, true),
+    }
+}
+
+/// [`value_hit`] read the general way: every view, and the value without its tabs and newlines.
+fn value_hit_general(d: &str) -> Option<Hit> {
+    let mut h = None;
+    for v in views(d).iter().filter(|v| !v.is_empty()) {
+        h = best(h, analyse(v));
+        // WHATWG URL parsing (browsers, Node's `URL`) removes every ASCII tab and newline
+        // from a URL before reading it: `htt\tp://6\t6.0x7.147/` is `http://66.0x7.147/`.
+        if memchr::memchr3(b'\t', b'\n', b'\r', v.as_bytes()).is_some() {
+            let joined: String = v.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
+            h = best(h, analyse(&joined));
+        }
+    }
+    h
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -294,18 +368,7 @@ fn analyse(s: &str) -> Option<Hit> {
     let bs = s.as_bytes();
     let mut out = None;
     each_byte_of(bs, [b':'], |p| {
-        step(1);
-        let Some(st) = scheme_start(bs, p) else { return false };
-        let Some((raw, c)) = known_scheme(&bs[st..p]) else { return false };
-        let rest = &s[p + 1..];
-        if c > 0 {
-            // file: URLs are local file inclusion; the path detector reports them.
-            if raw != "file" && (rest.starts_with("//") || matches!(raw, "jar" | "dict" | "gopher")) {
-                out = best(out.take(), Some(mk(NAME, Category::Ssrf, c, &s[st..], "URL scheme that speaks a raw protocol")));
-            }
-            return false;
-        }
-        if let Some(h) = http_url(s, st, p) {
+        if let Some(h) = colon_hit(s, p, false) {
             out = best(out.take(), Some(h));
         }
         false
@@ -313,8 +376,28 @@ fn analyse(s: &str) -> Option<Hit> {
     out
 }
 
+/// The finding of [`analyse`] at the `:` at `p` of `s` (`plain`: see [`http_url`]).
+fn colon_hit(s: &str, p: usize, plain: bool) -> Option<Hit> {
+    step(1);
+    let bs = s.as_bytes();
+    let st = scheme_start(bs, p)?;
+    let (raw, c) = known_scheme(&bs[st..p])?;
+    let rest = &s[p + 1..];
+    if c > 0 {
+        // file: URLs are local file inclusion; the path detector reports them.
+        if raw != "file" && (rest.starts_with("//") || matches!(raw, "jar" | "dict" | "gopher")) {
+            return Some(mk(NAME, Category::Ssrf, c, &s[st..], "URL scheme that speaks a raw protocol"));
+        }
+        return None;
+    }
+    http_url(s, st, p, plain)
+}
+
 /// The finding of an `http`, `https`, `ftp`, `ws` or `wss` URL whose scheme is `s[st..p]`.
-fn http_url(s: &str, st: usize, p: usize) -> Option<Hit> {
+/// `plain`: `s[p + 1..]` holds no `:` and none of the other delimiters of the two scans below
+/// but `/` (see [`off_quick`]), so that the first scan stops at the first `/` alone and the second
+/// at nothing.
+fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
     let rest = &s[p + 1..];
     // Lenient: `http:/x`, `http:\\x` also reach the network in many clients.
     let auth_start = rest.trim_start_matches(['/', '\\']);
@@ -326,20 +409,24 @@ fn http_url(s: &str, st: usize, p: usize) -> Option<Hit> {
     // One pass to the end of the authority (every delimiter is ASCII, so each match is on a
     // char boundary): its last `@` (userinfo before it) and the first `:` after that (a port).
     let (mut auth_end, mut at, mut colon) = (win.len(), None, None);
-    each_byte_of(win, [b'/', b'\\', b'?', b'#', b' ', b'"', b'\'', b'<', b'>', b'@', b':'], |i| match win[i] {
-        b'@' => {
-            (at, colon) = (Some(i), None);
-            false
-        }
-        b':' => {
-            colon = colon.or(Some(i));
-            false
-        }
-        _ => {
-            auth_end = i;
-            true
-        }
-    });
+    if plain {
+        auth_end = win.iter().position(|&c| c == b'/').unwrap_or(win.len());
+    } else {
+        each_byte_of(win, [b'/', b'\\', b'?', b'#', b' ', b'"', b'\'', b'<', b'>', b'@', b':'], |i| match win[i] {
+            b'@' => {
+                (at, colon) = (Some(i), None);
+                false
+            }
+            b':' => {
+                colon = colon.or(Some(i));
+                false
+            }
+            _ => {
+                auth_end = i;
+                true
+            }
+        });
+    }
     let auth = &auth_start[..auth_end];
     let hostport = at.map_or(auth, |a| &auth[a + 1..]);
     let host = if hostport.starts_with('[') {
@@ -382,14 +469,16 @@ fn http_url(s: &str, st: usize, p: usize) -> Option<Hit> {
     let after = crate::truncate(&auth_start[auth_end..], 2048).as_bytes();
     // One pass to the end of the URL: where it ends, and its first `?`.
     let (mut path_end, mut query) = (after.len(), None);
-    each_byte_of(after, [b' ', b'"', b'\'', b'<', b'>', b'?'], |i| {
-        if after[i] == b'?' {
-            query = query.or(Some(i));
-            return false;
-        }
-        path_end = i;
-        true
-    });
+    if !plain {
+        each_byte_of(after, [b' ', b'"', b'\'', b'<', b'>', b'?'], |i| {
+            if after[i] == b'?' {
+                query = query.or(Some(i));
+                return false;
+            }
+            path_end = i;
+            true
+        });
+    }
     let url_rest = &after[..path_end];
     let path_only = &url_rest[..query.unwrap_or(url_rest.len())];
     if !scripty_ext(path_only) {
@@ -761,6 +850,106 @@ mod tests {
             check(&v);
         }
         assert!(found > 20_000, "{found}");
+    }
+
+    /// Every one-byte edit (replacement by a byte of `alphabet`, insertion, deletion) of each
+    /// of `bases`, and the bases themselves.
+    fn mutated(bases: &[&str], alphabet: &[char], mut f: impl FnMut(&str)) {
+        for base in bases {
+            f(base);
+            let cs: Vec<char> = base.chars().collect();
+            for i in 0..=cs.len() {
+                for &a in alphabet {
+                    let mut v = cs.clone();
+                    v.insert(i, a);
+                    f(&v.iter().collect::<String>());
+                    if i < cs.len() {
+                        v.remove(i + 1);
+                        v[i] = a;
+                        f(&v.iter().collect::<String>());
+                    }
+                }
+                if i < cs.len() {
+                    let mut v = cs.clone();
+                    v.remove(i);
+                    f(&v.iter().collect::<String>());
+                }
+            }
+        }
+    }
+
+    /// The bytes that matter to [`value_hit`] and [`analyse`], and some that do not.
+    const EDIT_ALPHABET: [char; 37] = [
+        ':', '/', '\\', '%', '\t', '\n', '\r', '?', '#', ' ', '"', '\'', '<', '>', '@', '.', '[', ']', '0', '1', '7', 'x', 'X', 'a', 'z', 'T', 'L', '-', '+',
+        '{', '}', '\0', '=', '&', ';', '\u{e9}', '_',
+    ];
+
+    /// URLs and paths of the bench bodies and the data sets, and URLs of every host class.
+    const URL_BASES: [&str; 16] = [
+        "https://avatars.discourse.org/v2/letter/k/cab0a1/{size}.png",
+        "https://cdn.example.com/img/123.png",
+        "/uploads/default/original/1X/9d2806517bf3598b10be135b2c58923b47ba23e7.png",
+        "/user_avatar/discourse.metabase.com/tom/{size}/21_1.png",
+        "http://127.0.0.1:6379/",
+        "http://localhost/x.php",
+        "http://evil.com/shell.txt",
+        "http://user@10.0.0.1/",
+        "gopher://10.0.0.1:25/_HELO",
+        "ftp://0x7f.1/a.sh",
+        "HTTP://[::1]/",
+        "wss://api.github.com./socket",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "https://10-0-0-1.sslip.io/",
+        "http://2130706433/",
+        "dict://x:11211/stat",
+    ];
+
+    /// [`value_hit`] (with its quick path) finds what [`value_hit_general`] finds: every real
+    /// value of the sets and bench bodies, generated URL-ish values, and every one-byte edit of
+    /// URLs and paths.
+    #[test]
+    fn value_hit_agrees_with_the_general_path() {
+        let (mut quick, mut found) = (0, 0);
+        let mut check = |v: &str| {
+            let want = value_hit_general(v);
+            found += usize::from(want.is_some());
+            quick += usize::from(quick_scan(v.as_bytes()).is_some());
+            assert_eq!(value_hit(v), want, "{v:?}");
+        };
+        generated_urls(150_000, &mut check);
+        for v in crate::other_util::test_values() {
+            check(&v);
+        }
+        mutated(&URL_BASES, &EDIT_ALPHABET, &mut check);
+        assert!(quick > 20_000 && found > 20_000, "{quick} {found}");
+    }
+
+    /// [`quick_scan`] answers what a look at each byte answers.
+    #[test]
+    fn quick_scan_agrees_with_the_bytes() {
+        let reference = |b: &[u8]| -> Option<Option<usize>> {
+            if b.iter().any(|&c| off_quick(c)) || b.iter().filter(|&&c| c == b':').count() > 1 {
+                return None;
+            }
+            Some(b.iter().position(|&c| c == b':'))
+        };
+        let mut check = |v: &str| assert_eq!(quick_scan(v.as_bytes()), reference(v.as_bytes()), "{v:?}");
+        generated_urls(50_000, &mut check);
+        for v in crate::other_util::test_values() {
+            check(&v);
+        }
+        mutated(&URL_BASES, &EDIT_ALPHABET, &mut check);
+        for c in 0..=255u8 {
+            for len in 1..20 {
+                for at in 0..len {
+                    let mut v = vec![b'a'; len];
+                    v[at] = c;
+                    assert_eq!(quick_scan(&v), reference(&v), "{c} {len} {at}");
+                    v[len - 1 - at.min(len - 1)] = b':';
+                    assert_eq!(quick_scan(&v), reference(&v), "{c} {len} {at} :");
+                }
+            }
+        }
     }
 
     /// [`may_hold_url`] answers what the reference walk answers, and says yes wherever
