@@ -116,6 +116,33 @@ fn analyse(s: &str) -> Option<Hit> {
     let l = s.to_ascii_lowercase();
     let b = l.as_bytes();
     step(b.len());
+    let mut out = operators(s, &l);
+    // JavaScript for `$where` / mapReduce after a string breakout.
+    let t = l.trim_start();
+    let breakout = t.starts_with('\'') || t.starts_with('"') || t.starts_with("0;") || t.starts_with("1;") || t.starts_with("||") || t.starts_with("&&");
+    if breakout {
+        step(l.len() * JS.len() / 8);
+        // The count matters only with a `;`, `&&` or `||`: those first (a value that starts
+        // with a quote is mostly quoted prose, without them), the twelve searches only then.
+        if l.contains(';') || l.contains("&&") || l.contains("||") {
+            let hits = JS.iter().filter(|p| l.contains(*p)).count();
+            if hits >= 1 {
+                out = best(out, Some(mk(NAME, Category::Nosql, if hits >= 2 { 85 } else { 70 }, s, "JavaScript injected after a string breakout")));
+            }
+        }
+    }
+    // (`find_short`: the first `db.` as `find` gives it, no searcher built per value.)
+    out = best(out, shell_call(s, &l, crate::other_util::find_short(l.as_bytes(), b"db.")));
+    out
+}
+
+/// JavaScript pieces looked for after a string breakout.
+const JS: [&str; 12] = ["return true", "return(true)", "return 1", "this.", "sleep(", "while(", "db.", "==", ".match(", "tojson(", "return '", "return \""];
+
+/// The query operators of `s` (`l`: `s` lowercased): `$ne`, `$where`... as an object key or
+/// followed by a colon.
+fn operators(s: &str, l: &str) -> Option<Hit> {
+    let b = l.as_bytes();
     let mut out: Option<Hit> = None;
     let mut i = 0;
     while i < b.len() {
@@ -148,34 +175,22 @@ fn analyse(s: &str) -> Option<Hit> {
         }
         i = j.max(i + 1);
     }
-    // JavaScript for `$where` / mapReduce after a string breakout.
-    let t = l.trim_start();
-    let breakout = t.starts_with('\'') || t.starts_with('"') || t.starts_with("0;") || t.starts_with("1;") || t.starts_with("||") || t.starts_with("&&");
-    if breakout {
-        let js = ["return true", "return(true)", "return 1", "this.", "sleep(", "while(", "db.", "==", ".match(", "tojson(", "return '", "return \""];
-        step(l.len() * js.len() / 8);
-        // The count matters only with a `;`, `&&` or `||`: those first (a value that starts
-        // with a quote is mostly quoted prose, without them), the twelve searches only then.
-        if l.contains(';') || l.contains("&&") || l.contains("||") {
-            let hits = js.iter().filter(|p| l.contains(*p)).count();
-            if hits >= 1 {
-                out = best(out, Some(mk(NAME, Category::Nosql, if hits >= 2 { 85 } else { 70 }, s, "JavaScript injected after a string breakout")));
-            }
-        }
-    }
-    // (`find_short`: the first `db.` as `find` gives it, no searcher built per value.)
-    if let Some(p) = crate::other_util::find_short(l.as_bytes(), b"db.") {
-        let rest = &l[p + 3..];
-        let coll_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        let after = &rest[coll_end..];
-        if coll_end > 0
-            && after.starts_with('.')
-            && ["insert", "find", "remove", "drop", "update", "mapreduce", "aggregate", "delete", "getcollection"].iter().any(|m| after[1..].starts_with(m))
-        {
-            out = best(out, Some(mk(NAME, Category::Nosql, 85, &s[p..], "MongoDB shell call")));
-        }
-    }
     out
+}
+
+/// A MongoDB shell call at `at`, the first `db.` of `l` (`s` lowercased): `db.users.find(`...
+fn shell_call(s: &str, l: &str, at: Option<usize>) -> Option<Hit> {
+    let p = at?;
+    let rest = &l[p + 3..];
+    let coll_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+    let after = &rest[coll_end..];
+    if coll_end > 0
+        && after.starts_with('.')
+        && ["insert", "find", "remove", "drop", "update", "mapreduce", "aggregate", "delete", "getcollection"].iter().any(|m| after[1..].starts_with(m))
+    {
+        return Some(mk(NAME, Category::Nosql, 85, &s[p..], "MongoDB shell call"));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -275,60 +290,18 @@ mod tests {
         let l = s.to_ascii_lowercase();
         let b = l.as_bytes();
         step(b.len());
-        let mut out: Option<Hit> = None;
-        let mut i = 0;
-        while i < b.len() {
-            step(1);
-            if b[i] != b'$' {
-                i += 1;
-                continue;
-            }
-            let start = i + 1;
-            let mut j = start;
-            while j < b.len() && b[j].is_ascii_alphabetic() {
-                j += 1;
-            }
-            let op = &l[start..j];
-            if !op.is_empty() && OPS.contains(&op) {
-                let before = l[..i].trim_end_matches([' ', '"', '\'']);
-                let mut k = j;
-                while k < b.len() && matches!(b[k], b' ' | b'"' | b'\'') {
-                    k += 1;
-                }
-                let after = b.get(k).copied().unwrap_or(0);
-                let key_pos = after == b':' && (before.is_empty() || before.ends_with(['{', ',', '[']));
-                let bracket = before.ends_with('[') && after == b']';
-                if key_pos || bracket {
-                    let c = if op == "where" || op == "function" || op == "accumulator" || op == "expr" { 95 } else { 90 };
-                    out = best(out, Some(mk(NAME, Category::Nosql, c, &s[i..], "query operator injected as an object key")));
-                } else if after == b':' {
-                    out = best(out, Some(mk(NAME, Category::Nosql, 55, &s[i..], "query operator followed by a colon")));
-                }
-            }
-            i = j.max(i + 1);
-        }
+        let mut out = operators(s, &l);
         // JavaScript for `$where` / mapReduce after a string breakout.
         let t = l.trim_start();
         let breakout = t.starts_with('\'') || t.starts_with('"') || t.starts_with("0;") || t.starts_with("1;") || t.starts_with("||") || t.starts_with("&&");
         if breakout {
-            let js = ["return true", "return(true)", "return 1", "this.", "sleep(", "while(", "db.", "==", ".match(", "tojson(", "return '", "return \""];
-            let hits = js.iter().filter(|p| l.contains(*p)).count();
-            step(l.len() * js.len() / 8);
+            let hits = JS.iter().filter(|p| l.contains(*p)).count();
+            step(l.len() * JS.len() / 8);
             if hits >= 1 && (l.contains(';') || l.contains("&&") || l.contains("||")) {
                 out = best(out, Some(mk(NAME, Category::Nosql, if hits >= 2 { 85 } else { 70 }, s, "JavaScript injected after a string breakout")));
             }
         }
-        if let Some(p) = l.find("db.") {
-            let rest = &l[p + 3..];
-            let coll_end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-            let after = &rest[coll_end..];
-            if coll_end > 0
-                && after.starts_with('.')
-                && ["insert", "find", "remove", "drop", "update", "mapreduce", "aggregate", "delete", "getcollection"].iter().any(|m| after[1..].starts_with(m))
-            {
-                out = best(out, Some(mk(NAME, Category::Nosql, 85, &s[p..], "MongoDB shell call")));
-            }
-        }
+        out = best(out, shell_call(s, &l, l.find("db.")));
         out
     }
 
