@@ -476,22 +476,11 @@ fn analyze_agrees_with_the_reference_on_generated_values() {
 /// attacks, raw and decoded.
 #[test]
 fn analyze_agrees_with_the_reference_on_corpus_values() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
-    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
-    if corpus.exists() {
-        files.push(corpus);
-    }
-    let mut dec = crate::decode::Decoder::default();
     let mut n = 0;
-    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
-        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
-            for c in dec.decode(&s.value).iter() {
-                agrees(c.text);
-                n += 1;
-            }
-        }
-    }
+    each_decoded(|_, c| {
+        agrees(c);
+        n += 1;
+    });
     assert!(n > 1000, "{n}");
 }
 
@@ -545,22 +534,11 @@ fn sink_anchor_scan_agrees_with_the_automaton() {
             }
         }
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
-    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
-    if corpus.exists() {
-        files.push(corpus);
-    }
-    let mut dec = crate::decode::Decoder::default();
     let mut n = 0;
-    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
-        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
-            for c in dec.decode(&s.value).iter() {
-                assert_eq!(has_sink_anchor(c.text.as_bytes()), SINK_ANCHORS.any(c.text), "{:?}", c.text);
-                n += 1;
-            }
-        }
-    }
+    each_decoded(|_, c| {
+        assert_eq!(has_sink_anchor(c.as_bytes()), SINK_ANCHORS.any(c), "{c:?}");
+        n += 1;
+    });
     assert!(n > 1000, "{n}");
 }
 
@@ -655,20 +633,7 @@ fn scheme_agrees_with_its_reference() {
         none += usize::from(want.is_none());
     }
     assert!(some > 20_000 && none > 20_000, "{some} {none}");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
-    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
-    if corpus.exists() {
-        files.push(corpus);
-    }
-    let mut dec = crate::decode::Decoder::default();
-    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
-        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
-            for c in dec.decode(&s.value).iter() {
-                assert_eq!(html::scheme(c.text), scheme_reference(c.text), "{:?}", c.text);
-            }
-        }
-    }
+    each_decoded(|_, c| assert_eq!(html::scheme(c), scheme_reference(c), "{c:?}"));
 }
 
 /// [`html::attribute_breakout`] gives what its reference gives (finding and work) on generated
@@ -721,19 +686,20 @@ fn attribute_breakout_agrees_with_its_reference() {
             }
         }
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
-    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
-    if corpus.exists() {
-        files.push(corpus);
-    }
+    each_decoded(|v, c| {
+        same(v);
+        same(c);
+    });
+}
+
+/// Every value of [`crate::other_util::test_values`] (the corpus when present, our benign and
+/// attack sets, the bench bodies' strings) with each of its decoded candidates: `f(value,
+/// candidate)`.
+fn each_decoded(mut f: impl FnMut(&str, &str)) {
     let mut dec = crate::decode::Decoder::default();
-    for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
-        for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
-            same(&s.value);
-            for c in dec.decode(&s.value).iter() {
-                same(c.text);
-            }
+    for v in crate::other_util::test_values() {
+        for c in dec.decode(&v).iter() {
+            f(&v, c.text);
         }
     }
 }
