@@ -8,14 +8,14 @@
 //!    (letters of other scripts open nothing, typographic quotes what `'`/`"` open, anything
 //!    else every gate and family);
 //! 2. decodes it into candidates when it may hold encodings ([`crate::decode`]);
-//! 3. for each candidate, completes the gates in one pass of a shared Aho-Corasick automaton
-//!    holding every gated detector's literals (`Gate::anchors`, `Gate::words`), skipped when
-//!    the bytes already opened every gate, then the structural tests (`Gate::test`) of the
-//!    gates still closed (skipped by class bits: when none of a test's `Gate::test_bytes`
-//!    occurs, or an ASCII byte outside its `Gate::test_only` does): a benign value typically
-//!    opens no gate and runs no detector; a
-//!    text in the product-token shape of `User-Agent` values ([`crate::shape`]) is judged by
-//!    the detectors' [`Detector::product_token_gate`]s instead, where declared;
+//! 3. for each candidate, completes the gates with every gated detector's literals
+//!    (`Gate::anchors`, `Gate::words`), looked for in the same byte pass by pairs of bytes
+//!    (`pairs.rs`; no longer once every gate with literals is open), then the structural
+//!    tests (`Gate::test`) of the gates still closed (skipped by class bits: when none of a
+//!    test's `Gate::test_bytes` occurs, or an ASCII byte outside its `Gate::test_only` does):
+//!    a benign value typically opens no gate and runs no detector; a text in the product-token
+//!    shape of `User-Agent` values ([`crate::shape`]) is judged by the detectors'
+//!    [`Detector::product_token_gate`]s instead, where declared;
 //! 4. runs each detector whose gate is open (detectors without a gate: whose family bits are
 //!    set; with a name not in [`FAMILIES`]: every value), keeps hits at or above the level's
 //!    threshold (Balanced 60, Strict 40) that no exclusion covers, and reports at most one
@@ -29,16 +29,22 @@
 use std::fmt;
 use std::ops::ControlFlow;
 
+#[cfg(test)]
 use aho_corasick::automaton::Automaton;
-use aho_corasick::{dfa::DFA, Anchored, MatchKind};
+#[cfg(test)]
+use aho_corasick::Anchored;
+use aho_corasick::{dfa::DFA, MatchKind};
 use palisade_core::{Phase, RequestView};
 
 use crate::decode::{self, Decoder, Transforms, BASE64_MIN_LEN};
 use crate::extract::{self, Counts, Exceeded, Extractor, Location, Stop};
 use crate::{Category, Detector, FieldKind, Gate, Input, Level};
 
+mod pairs;
 #[cfg(test)]
 mod tests;
+
+use pairs::Pairs;
 
 /// Per-family pre-filter: detector names (aliases share a family) and the ASCII punctuation
 /// that may carry the family's attacks. Letters and digits never do; control characters
@@ -147,15 +153,16 @@ struct Gates {
     bytes: [u64; 256],
     /// Detectors that declared a gate.
     gated: u64,
-    /// Gated detectors with literals in `ac`.
+    /// Gated detectors with literals.
     literal: u64,
-    /// Every literal of every gate, ASCII case-insensitive, all matches: the automaton
-    /// [`Literals`] is built from (and the reference of `tests::fused_pass_agrees_with_the_reference`).
+    /// Every literal of every gate, ASCII case-insensitive, all matches (tests only: the
+    /// reference of [`Pairs`] in `tests::fused_pass_agrees_with_the_reference`).
     dfa: Option<DFA>,
     /// Per pattern of `dfa`: the gates it opens, whether it must stand as a word, its length.
     pats: Vec<(u64, bool, usize)>,
-    /// `dfa` as a dense table, walked in the engine's byte pass ([`Engine::classify`]).
-    lits: Option<Literals>,
+    /// The literals by pairs of bytes, looked for in the engine's byte pass
+    /// ([`Engine::classify`]).
+    lits: Option<Pairs>,
     /// (detector bit, class-table bit its test needs (0: none), class-table bit that rules
     /// its test out (0: none), test).
     tests: Vec<(u64, u64, u64, GateTest)>,
@@ -248,14 +255,17 @@ impl Gates {
             }
         }
         if !lits.is_empty() {
-            let dfa = DFA::builder()
-                .ascii_case_insensitive(true)
-                .match_kind(MatchKind::Standard)
-                .build(lits.iter().map(|l| l.0.as_str()))
-                .expect("gate literals compile");
             g.pats = lits.iter().map(|l| (l.2, l.1, l.0.len())).collect();
-            g.lits = Some(Literals::new(&dfa, &g.pats));
-            g.dfa = Some(dfa);
+            g.lits = Some(Pairs::new(&lits));
+            // The automaton is the reference of the tests only.
+            if cfg!(test) {
+                let dfa = DFA::builder()
+                    .ascii_case_insensitive(true)
+                    .match_kind(MatchKind::Standard)
+                    .build(lits.iter().map(|l| l.0.as_str()))
+                    .expect("gate literals compile");
+                g.dfa = Some(dfa);
+            }
         }
         let table = class_table(&g);
         g.packed = g.gated >> PACKED_WIDTH == 0 && table.iter().all(|&t| t & PACKED_GATES == 0);
@@ -266,8 +276,8 @@ impl Gates {
     }
 
     /// Adds to `m` the gates whose literals occur in `b` (every match, overlapping ones too):
-    /// the walk of the `aho_corasick` automaton that [`Engine::classify`] replaced with the
-    /// dense table [`Literals`] (the reference of the tests).
+    /// the walk of the `aho_corasick` automaton that [`Engine::classify`] replaced (with a
+    /// dense table of it, then with [`Pairs`]): the reference of the tests.
     #[cfg(test)]
     fn literals(&self, dfa: &DFA, b: &[u8], mut m: u64) -> u64 {
         let Ok(mut sid) = dfa.start_state(Anchored::No) else { return !0 };
@@ -348,7 +358,7 @@ impl Gates {
         m & !skip
     }
 
-    /// [`Gates::admit_but`] as it was before [`Literals`]: the literals walked here with the
+    /// [`Gates::admit_but`] as it was before the literals joined the byte pass: walked here with the
     /// `aho_corasick` automaton, `open` holding only the gates of the bytes.
     #[cfg(test)]
     fn admit_but_reference(&self, t: &str, open: u64, class: u64, skip: u64) -> u64 {
@@ -367,34 +377,6 @@ impl Gates {
     }
 }
 
-/// The literals of the gates ([`Gates::dfa`]) as a dense transition table walked in the
-/// engine's byte pass ([`Engine::classify`]): the same matches as the `aho_corasick` walk (every
-/// match, overlapping ones too) for fewer instructions per byte (no check of special states
-/// but one comparison, no bounds check but a mask).
-///
-/// A state is a row of `trans`: one column per byte class (bytes every state treats alike:
-/// ASCII case-insensitive, most punctuation one class), then one column holding, for a match
-/// state, the range of its patterns in `pats`. States are numbered by their row's offset
-/// (premultiplied), the match states first: those whose patterns all must stand as words
-/// ([`Gate::words`]), then the others, so that one comparison tells a match state and a second
-/// one a state whose matches a following word byte rules out.
-struct Literals {
-    /// Byte class of each byte (a column of `trans`).
-    classes: [u8; 256],
-    /// `trans[state + class]`: the next state; `trans[state + stride]`: the patterns of a match
-    /// state (`lo | hi << 16`). Its length is a power of two (the mask of an index).
-    trans: Box<[u32]>,
-    /// Number of classes (the column of the patterns; a row has `stride + 1` columns).
-    stride: usize,
-    start: u32,
-    /// States below this are match states.
-    match_limit: u32,
-    /// States below this are match states whose patterns are all words.
-    word_limit: u32,
-    /// (gates, whether it must stand as a word, length) per match of a match state.
-    pats: Box<[(u64, bool, usize)]>,
-}
-
 /// ASCII letters, digits and `_`: a byte after which a word literal does not end a word.
 static WORD_BYTE: [bool; 256] = {
     let mut t = [false; 256];
@@ -405,169 +387,6 @@ static WORD_BYTE: [bool; 256] = {
     }
     t
 };
-
-impl Literals {
-    fn new(dfa: &DFA, pats: &[(u64, bool, usize)]) -> Literals {
-        use aho_corasick::automaton::StateID;
-        const NONE: u32 = u32::MAX;
-        let start = dfa.start_state(Anchored::No).expect("unanchored start state");
-        // Every state reachable from the start (in discovery order), indexed by the
-        // automaton's own ids, and the successor of each state on each byte (`cols[byte]`).
-        let mut index: Vec<u32> = Vec::new();
-        let seen = |index: &mut Vec<u32>, id: StateID, n: usize| -> (usize, bool) {
-            let k = id.as_usize();
-            if k >= index.len() {
-                index.resize(k + 1, NONE);
-            }
-            if index[k] == NONE {
-                index[k] = n as u32;
-                (n, true)
-            } else {
-                (index[k] as usize, false)
-            }
-        };
-        seen(&mut index, start, 0);
-        let mut states = vec![start];
-        let mut cols: Vec<Vec<u32>> = vec![Vec::new(); 256];
-        let mut k = 0;
-        while k < states.len() {
-            for (b, col) in cols.iter_mut().enumerate() {
-                let next = dfa.next_state(Anchored::No, states[k], b as u8);
-                let (n, new) = seen(&mut index, next, states.len());
-                if new {
-                    states.push(next);
-                }
-                col.push(n as u32);
-            }
-            k += 1;
-        }
-        // Bytes with the same column share a class (numbered by first byte): each column is
-        // compared with one byte of each class so far (columns of different classes differ
-        // early, most at the start state), which costs far less than hashing every column.
-        let mut classes = [0u8; 256];
-        let mut firsts: Vec<usize> = Vec::new();
-        for (b, class) in classes.iter_mut().enumerate() {
-            let k = match firsts.iter().position(|&f| cols[f] == cols[b]) {
-                Some(k) => k,
-                None => {
-                    firsts.push(b);
-                    firsts.len() - 1
-                }
-            };
-            *class = k as u8;
-        }
-        let stride = firsts.len();
-        let width = stride + 1;
-        let patterns = |s: StateID| -> Vec<(u64, bool, usize)> {
-            if !dfa.is_match(s) {
-                return Vec::new();
-            }
-            (0..dfa.match_len(s)).map(|k| pats[dfa.match_pattern(s, k).as_usize()]).collect()
-        };
-        let all: Vec<Vec<(u64, bool, usize)>> = states.iter().map(|&s| patterns(s)).collect();
-        // Word-only match states, other match states, the rest.
-        let group = |i: usize| match &all[i] {
-            p if p.is_empty() => 2,
-            p if p.iter().all(|x| x.1) => 0,
-            _ => 1,
-        };
-        let mut order: Vec<usize> = Vec::with_capacity(states.len());
-        for g in 0..3 {
-            order.extend((0..states.len()).filter(|&i| group(i) == g));
-        }
-        let nword = (0..states.len()).filter(|&i| group(i) == 0).count();
-        let nmatch = (0..states.len()).filter(|&i| group(i) < 2).count();
-        let mut new_id = vec![0u32; states.len()];
-        for (n, &old) in order.iter().enumerate() {
-            new_id[old] = (n * width) as u32;
-        }
-        let mut trans = vec![0u32; (states.len() * width).next_power_of_two()];
-        let mut mpats = Vec::new();
-        for (n, &old) in order.iter().enumerate() {
-            for b in 0..256 {
-                trans[n * width + classes[b] as usize] = new_id[cols[b][old] as usize];
-            }
-            let lo = mpats.len();
-            mpats.extend_from_slice(&all[old]);
-            trans[n * width + stride] = lo as u32 | (mpats.len() as u32) << 16;
-        }
-        assert!(mpats.len() < 1 << 16, "gate literals: too many matches");
-        Literals {
-            classes,
-            trans: trans.into_boxed_slice(),
-            stride,
-            start: new_id[0],
-            match_limit: (nmatch * width) as u32,
-            word_limit: (nword * width) as u32,
-            pats: mpats.into_boxed_slice(),
-        }
-    }
-
-    /// The gates the literals of `b` open that `have` (the gates of its bytes) lacks, or some
-    /// of those `have` holds: the walk stops once `have` and the matches so far hold every gate
-    /// with literals (`all`).
-    #[inline]
-    fn walk(&self, b: &[u8], have: u64, all: u64) -> u64 {
-        let (t, mask, classes) = (&*self.trans, self.trans.len() - 1, &self.classes);
-        let (mut sid, limit, words) = (self.start as usize, self.match_limit as usize, self.word_limit as usize);
-        let mut lit = 0;
-        // A match state whose literals are all words, followed by a word byte, opens nothing
-        // (none stands as a word): not looked at.
-        let wants = |sid: usize, j: usize| sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]);
-        let mut i = 0;
-        // Two bytes per step.
-        while let Some(&[c0, c1]) = b.get(i..i + 2) {
-            sid = t[(sid + classes[c0 as usize] as usize) & mask] as usize;
-            if sid < limit && wants(sid, i + 1) {
-                lit = self.matched(sid, b, i, lit, have);
-                if all & !(lit | have) == 0 {
-                    return lit;
-                }
-            }
-            sid = t[(sid + classes[c1 as usize] as usize) & mask] as usize;
-            i += 2;
-            if sid < limit && wants(sid, i) {
-                lit = self.matched(sid, b, i - 1, lit, have);
-                if all & !(lit | have) == 0 {
-                    return lit;
-                }
-            }
-        }
-        if let Some(&c) = b.get(i) {
-            sid = t[(sid + classes[c as usize] as usize) & mask] as usize;
-            if sid < limit && wants(sid, i + 1) {
-                lit = self.matched(sid, b, i, lit, have);
-            }
-        }
-        lit
-    }
-
-    /// `lit` with the gates the matches of the match state `sid`, ending at `b[i]`, open (those
-    /// not in `lit` or `have`): a word literal only where it stands as a word. (Out of the byte
-    /// loop, which keeps its few values in registers.)
-    #[inline(never)]
-    fn matched(&self, sid: usize, b: &[u8], i: usize, lit: u64, have: u64) -> u64 {
-        // (The callers skip a state whose literals are all words when a word byte follows.)
-        let word_after = b.get(i + 1).is_some_and(|&c| WORD_BYTE[c as usize]);
-        let mask = self.trans.len() - 1;
-        let r = self.trans[(sid + self.stride) & mask];
-        let (lo, hi) = ((r & 0xFFFF) as usize, (r >> 16) as usize);
-        let mut m = lit;
-        for &(dm, word, len) in self.pats.get(lo..hi).unwrap_or_default() {
-            if dm & !(have | m) == 0 {
-                continue;
-            }
-            if word {
-                let before = (i + 1).checked_sub(len + 1).and_then(|p| b.get(p));
-                if word_after || before.is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_') {
-                    continue;
-                }
-            }
-            m |= dm;
-        }
-        m
-    }
-}
 
 /// How the pre-filters read a non-ASCII character (a control byte, DEL, or any character not
 /// listed here opens every gate and family, as before this reading existed):
@@ -1211,10 +1030,10 @@ impl Engine {
     }
 
     /// Class bits ([`FAMILIES`], decoding, test bytes), the gates the bytes open (and the
-    /// non-ASCII characters, by [`CodePoint`]) and those the literals open ([`Literals`]), in
-    /// one pass over the bytes (the literals' walk stops once every gate with literals is
-    /// open). When the gates fit in the unused bits of the class table ([`Gates::packed`]),
-    /// one lookup per byte gives both.
+    /// non-ASCII characters, by [`CodePoint`]) and those the literals open ([`Pairs`]), in
+    /// one pass over the bytes (the literals are no longer looked for once every gate with
+    /// literals is open). When the gates fit in the unused bits of the class table
+    /// ([`Gates::packed`]), one lookup per byte gives both.
     #[inline(always)]
     fn classify(&self, s: &str) -> Classes {
         let b = s.as_bytes();
@@ -1238,163 +1057,65 @@ impl Engine {
     }
 
     /// The bits of [`Gates::packed_table`] of the bytes of `b` (class bits and gates, packed)
-    /// and the gates the literals open ([`Literals::walk`], fused with the lookups). Up to the
-    /// first match state (most short values reach none) the loop holds nothing but the lookups
-    /// and the transition ([`Engine::to_match`]); from there on, the full walk
-    /// ([`Engine::classify_packed_rest`]).
-    #[inline]
-    fn classify_packed(&self, b: &[u8], l: &Literals) -> (u64, u64) {
-        match self.to_match(b, l) {
-            Ok(p) => (p, 0),
-            Err((at, sid, p)) => self.classify_packed_rest(b, l, at, sid, p),
-        }
-    }
-
-    /// The walk of `b` up to its first match state whose matches may open a gate: `Ok` with
-    /// the bits of every byte when it reaches none, else `Err` with the offset of the byte that
-    /// reached it, the state and the bits of the bytes up to it.
+    /// and the gates the literals open ([`Pairs`]), fused: per byte one lookup of its bits,
+    /// one of its class, and a test of the bit of the pair it ends; the literals of a set bit
+    /// are compared with the bytes there ([`Pairs::matched`], out of the loop). Once every
+    /// gate with literals is open, the bytes left are only or-ed.
     #[inline(always)]
-    fn to_match(&self, b: &[u8], l: &Literals) -> Result<u64, (usize, usize, u64)> {
+    fn classify_packed(&self, b: &[u8], l: &Pairs) -> (u64, u64) {
         let bits = &self.gates.packed_table;
-        let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
-        let (limit, words) = (l.match_limit as usize, l.word_limit as usize);
-        let (mut sid, mut p) = (l.start as usize, 0u64);
-        let quads = b.chunks_exact(4);
-        let rest = quads.remainder();
-        // One byte at `i`: its bits and the next state. A match state whose literals are all
-        // words, followed by a word byte, opens nothing (none stands as a word): passed over.
+        let all = self.gates.literal;
+        let Some(&c0) = b.first() else { return (0, 0) };
+        let (mut p, mut lit) = (bits[c0 as usize], 0u64);
+        // The class of the byte before and its row of pairs.
+        let mut f = l.fold[c0 as usize];
+        let mut r = l.rows[f as usize];
+        // The byte at `i` (from 1 on): its bits, and the pair it ends (`i - 1`, `i`), with the
+        // byte after it, if any.
         macro_rules! step {
             ($c:expr, $i:expr) => {{
                 p |= bits[$c as usize];
-                sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
-                if sid < limit && (sid >= words || !b.get($i + 1).is_some_and(|&n| WORD_BYTE[n as usize])) {
-                    return Err(($i, sid, p));
-                }
-            }};
-        }
-        let whole = b.len() - rest.len();
-        for (k, q) in quads.enumerate() {
-            let (c0, c1, c2, c3) = (q[0], q[1], q[2], q[3]);
-            let i = 4 * k;
-            step!(c0, i);
-            step!(c1, i + 1);
-            step!(c2, i + 2);
-            step!(c3, i + 3);
-        }
-        for (k, &c) in rest.iter().enumerate() {
-            step!(c, whole + k);
-        }
-        Ok(p)
-    }
-
-    /// [`Engine::classify_packed`] from its first match state `sid`, reached on `b[at]` (`p`:
-    /// the bits of `b[..=at]`): the matches of each match state, the walk stopping once every
-    /// gate with literals is open.
-    #[inline(never)]
-    fn classify_packed_rest(&self, b: &[u8], l: &Literals, at: usize, sid: usize, p: u64) -> (u64, u64) {
-        let bits = &self.gates.packed_table;
-        let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
-        let (limit, words) = (l.match_limit as usize, l.word_limit as usize);
-        let all = self.gates.literal;
-        let (mut sid, mut p, mut lit) = (sid, p, 0u64);
-        // A match state whose literals are all words, followed by a word byte, opens nothing
-        // (none stands as a word): not looked at.
-        let wants = |sid: usize, j: usize| sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]);
-        let mut i = at + 1;
-        'walk: {
-            if wants(sid, at + 1) {
-                let have = unpack_gates(p);
-                lit = l.matched(sid, b, at, lit, have);
-                if all & !(lit | have) == 0 {
-                    break 'walk;
-                }
-            }
-            // One byte: its bits, the next state, and the matches of a match state (`true`:
-            // every gate with literals is open, the walk is over).
-            macro_rules! step {
-                ($c:expr, $at:expr) => {{
-                    p |= bits[$c as usize];
-                    sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
-                    if sid < limit && wants(sid, $at + 1) {
+                let g = l.fold[$c as usize];
+                if r >> (g & 63) & 1 != 0 {
+                    let h = b.get($i + 1).map_or(0, |&c| l.fold[c as usize]);
+                    if l.after[g as usize] >> (h & 63) & 1 != 0 {
+                        let k = l.rank(f, g);
                         let have = unpack_gates(p);
-                        lit = l.matched(sid, b, $at, lit, have);
-                        all & !(lit | have) == 0
-                    } else {
-                        false
+                        if l.wants(k, h, have | lit) {
+                            lit = l.matched(b, $i - 1, k, lit, have);
+                            if all & !(lit | have) == 0 {
+                                for &c in b.get($i + 1..).unwrap_or_default() {
+                                    p |= bits[c as usize];
+                                }
+                                return (p, lit);
+                            }
+                        }
                     }
-                }};
-            }
-            // Four bytes per step.
-            while let Some(&[c0, c1, c2, c3]) = b.get(i..i + 4) {
-                let at = i;
-                i += 4;
-                // (After a stop, the bytes left in these four are or-ed again below: no change.)
-                if step!(c0, at) || step!(c1, at + 1) || step!(c2, at + 2) || step!(c3, at + 3) {
-                    i = at + 1;
-                    break 'walk;
                 }
-            }
-            while let Some(&c) = b.get(i) {
-                i += 1;
-                if step!(c, i - 1) {
-                    break 'walk;
-                }
-            }
-        }
-        for &c in b.get(i..).unwrap_or_default() {
-            p |= bits[c as usize];
-        }
-        (p, lit)
-    }
-
-    /// [`Engine::classify_packed`] as it was before [`Engine::to_match`] (the reference of the
-    /// tests): one loop, the matches in it.
-    #[cfg(test)]
-    fn classify_packed_reference(&self, b: &[u8], l: &Literals) -> (u64, u64) {
-        let bits = &self.gates.packed_table;
-        let (t, mask, classes) = (&*l.trans, l.trans.len() - 1, &l.classes);
-        let (mut sid, limit, words) = (l.start as usize, l.match_limit as usize, l.word_limit as usize);
-        let all = self.gates.literal;
-        let (mut p, mut lit) = (0u64, 0u64);
-        // A match state whose literals are all words, followed by a word byte, opens nothing
-        // (none stands as a word): not looked at.
-        let wants = |sid: usize, j: usize| sid >= words || !b.get(j).is_some_and(|&n| WORD_BYTE[n as usize]);
-        let mut i = 0;
-        // One byte: its bits, the next state, and the matches of a match state (`true`: every
-        // gate with literals is open, the walk is over).
-        macro_rules! step {
-            ($c:expr, $at:expr) => {{
-                p |= bits[$c as usize];
-                sid = t[(sid + classes[$c as usize] as usize) & mask] as usize;
-                if sid < limit && wants(sid, $at + 1) {
-                    let have = unpack_gates(p);
-                    lit = l.matched(sid, b, $at, lit, have);
-                    all & !(lit | have) == 0
-                } else {
-                    false
-                }
+                r = l.rows[g as usize];
+                f = g;
             }};
         }
-        'walk: {
-            // Four bytes per step.
-            while let Some(&[c0, c1, c2, c3]) = b.get(i..i + 4) {
-                let at = i;
-                i += 4;
-                // (After a stop, the bytes left in these four are or-ed again below: no change.)
-                if step!(c0, at) || step!(c1, at + 1) || step!(c2, at + 2) || step!(c3, at + 3) {
-                    i = at + 1;
-                    break 'walk;
-                }
-            }
-            while let Some(&c) = b.get(i) {
-                i += 1;
-                if step!(c, i - 1) {
-                    break 'walk;
-                }
-            }
+        let rest = b.get(1..).unwrap_or_default();
+        let quads = rest.chunks_exact(4);
+        let tail = quads.remainder();
+        for (k, q) in quads.enumerate() {
+            let i = 4 * k + 1;
+            step!(q[0], i);
+            step!(q[1], i + 1);
+            step!(q[2], i + 2);
+            step!(q[3], i + 3);
         }
-        for &c in b.get(i..).unwrap_or_default() {
-            p |= bits[c as usize];
+        let i = b.len() - tail.len();
+        for (k, &c) in tail.iter().enumerate() {
+            step!(c, i + k);
+        }
+        // A literal of one byte at the end.
+        if r & 1 != 0 {
+            let k = l.rank(f, 0);
+            if l.wants(k, 0, unpack_gates(p) | lit) {
+                lit = l.matched(b, b.len() - 1, k, lit, unpack_gates(p));
+            }
         }
         (p, lit)
     }
@@ -1410,7 +1131,7 @@ impl Engine {
         (m, g)
     }
 
-    /// [`Engine::classify`] as it was before [`Literals`]: the byte classes only (the
+    /// [`Engine::classify`] as it was before the literals joined it: the byte classes only (the
     /// reference of the tests, with [`Gates::admit_but_reference`]).
     #[cfg(test)]
     fn classify_reference(&self, s: &str) -> (u64, u64) {
@@ -1473,7 +1194,7 @@ impl Engine {
         }
     }
 
-    /// [`Engine::todo`] as it was before [`Literals`] (the reference of the tests).
+    /// [`Engine::todo`] as it was before the literals joined the byte pass (the reference of the tests).
     #[cfg(test)]
     fn todo_reference(&self, t: &str) -> u64 {
         let (mask, open) = self.classify_reference(t);

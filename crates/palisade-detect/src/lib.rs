@@ -208,8 +208,8 @@ pub trait Detector: Send + Sync {
 }
 
 /// What a value must contain for a detector to be able to fire on it: a necessary condition,
-/// declared once and checked by the engine for all detectors together in one byte pass and one
-/// pass of a shared Aho-Corasick automaton ([`engine`]), so that a benign value is cleared
+/// declared once and checked by the engine for all detectors together in one byte pass (the
+/// literals by pairs of bytes in it, [`engine`]), so that a benign value is cleared
 /// without running any detector. The engine shows the detector a text (the raw value or a
 /// decoded candidate, as `Input { raw: t, decoded: t }`) only when, in `t`,
 /// - a byte of [`Gate::bytes`] occurs, or any control byte or DEL (always), or a non-ASCII

@@ -421,7 +421,7 @@ fn corpus_values() -> Vec<String> {
     values
 }
 
-/// Checks the one-pass classification ([`Engine::classify`], [`Literals`]) against the code it
+/// Checks the one-pass classification ([`Engine::classify`], [`Pairs`]) against the code it
 /// replaced ([`Engine::classify_reference`], the `aho_corasick` walk of [`Gates::literals`],
 /// [`Engine::todo_reference`]) on `t`.
 fn check_fused_pass(e: &Engine, t: &str) {
@@ -432,10 +432,6 @@ fn check_fused_pass(e: &Engine, t: &str) {
     let reference = e.gates.literals(e.gates.dfa.as_ref().unwrap(), t.as_bytes(), open & gated);
     assert_eq!((c.lits | c.open) & gated, reference, "{t:?}");
     assert_eq!(e.todo(t, c), e.todo_reference(t), "{t:?}");
-    // The packed pass split at its first match state gives what the one loop gave.
-    if let (Some(l), true) = (&e.gates.lits, e.gates.packed) {
-        assert_eq!(e.classify_packed(t.as_bytes(), l), e.classify_packed_reference(t.as_bytes(), l), "{t:?}");
-    }
 }
 
 #[test]
@@ -548,7 +544,7 @@ fn decoding_by_classes_agrees_with_the_decoder() {
 }
 
 /// The one-lookup pass ([`Gates::packed`]) and the pass it replaced (two lookups per byte,
-/// then [`Literals::walk`], kept for detector sets whose gates do not fit) agree with the
+/// then [`Pairs::walk`], kept for detector sets whose gates do not fit) agree with the
 /// reference on generated values and every corpus value.
 #[test]
 fn packed_and_unpacked_passes_agree() {
