@@ -671,7 +671,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                         if c == b'{' {
                             let depth = path.len() - 1;
                             top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
-                            p = json_key::<CHECK, F>(text, q, top, false, path, memo, run, tally, f)?;
+                            p = json_key::<CHECK, true, F>(text, q, top, false, path, memo, run, tally, f)?;
                         } else {
                             top = ARRAY;
                             p = q;
@@ -730,7 +730,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     }
                     // (When the key is right after the `,`, its words were compared above.)
                     let q = scan::skip_ws(b, p + 1);
-                    p = json_key::<CHECK, F>(text, q, top, q == p + 1, path, memo, run, tally, f)?;
+                    p = json_key::<CHECK, true, F>(text, q, top, q == p + 1, path, memo, run, tally, f)?;
                 } else if top == ARRAY {
                     if let Some(Seg::Index(i)) = path.last_mut() {
                         *i += 1;
@@ -738,7 +738,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     p += 1;
                 } else if top == NO_SLOT {
                     let q = scan::skip_ws(b, p + 1);
-                    p = json_key::<CHECK, F>(text, q, NO_SLOT, false, path, memo, run, tally, f)?;
+                    p = json_key::<CHECK, true, F>(text, q, NO_SLOT, false, path, memo, run, tally, f)?;
                 } else {
                     return Err(Halt::NotJson);
                 }
@@ -853,7 +853,7 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         // The key's call takes the counters' address: they go through memory there only.
         tally.values = t.values;
         tally.bytes = t.bytes;
-        let r = json_key::<CHECK, F>(text, q, top, words_compared, path, memo, run, tally, f);
+        let r = json_key::<CHECK, false, F>(text, q, top, words_compared, path, memo, run, tally, f);
         t.values = tally.values;
         t.bytes = tally.bytes;
         match r {
@@ -1000,10 +1000,12 @@ impl<'b> Known<'b> {
 /// object at that depth had the same key at that position, unescaped and judged clean
 /// ([`Verdict`]), the key is only counted: the objects of an array share their keys, and each
 /// would otherwise be scanned and looked up again. `words_compared`: the caller found that the
-/// slot's words ([`Known::at`]) do not match at `p`.
+/// slot's words ([`Known::at`]) do not match at `p`. `COPY`: the counters are the caller's
+/// locals, copied for the call of [`json_key_read`] (so that the caller's stay in registers);
+/// else they are already in memory ([`members`] writes its own back around the call).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+fn json_key<'b, const CHECK: bool, const COPY: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     p: usize,
     slot: u32,
@@ -1041,6 +1043,9 @@ fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 return colon(b, after);
             }
         }
+    }
+    if !COPY {
+        return json_key_read::<CHECK, F>(text, p, slot, path, memo, esc_buf, tally, f);
     }
     // A copy of the counters for the call, so that the walk's stay in registers.
     let mut t = *tally;
