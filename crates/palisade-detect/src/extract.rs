@@ -582,7 +582,7 @@ impl From<Stop> for Halt {
 /// before the syntax error (inspecting them too does no harm).
 fn json<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_, F>) -> Result<bool, Stop> {
     // Checked once for the whole body: each string is then scanned without checking its UTF-8
-    // again (`scan::string_in_text`) and borrowed from it with an O(1) boundary check.
+    // again (`scan::string_in_text_contents`) and borrowed from it without a boundary check.
     let Some(text) = palisade_json::scan::text(body) else { return Ok(false) };
     // The path to the current value: one segment per open container.
     let mut path: Vec<Seg<'_>> = recycle(std::mem::take(&mut sc.path));
@@ -652,8 +652,8 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             let Some(&c) = b.get(p) else { return Err(Halt::NotJson) };
             match c {
                 b'"' => {
-                    let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
-                    let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
+                    let Ok((raw, end, escaped)) = scan::string_in_text_contents(text, p) else { return Err(Halt::NotJson) };
+                    let v = if escaped { unescaped(raw.as_bytes(), run) } else { raw };
                     tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
                     p = end + 1;
                 }
@@ -792,8 +792,8 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         let Some(&c) = b.get(p) else { break Err(Halt::NotJson) };
         match c {
             b'"' => {
-                let Ok((end, escaped)) = scan::string_in_text(text, p) else { break Err(Halt::NotJson) };
-                let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
+                let Ok((raw, end, escaped)) = scan::string_in_text_contents(text, p) else { break Err(Halt::NotJson) };
+                let v = if escaped { unescaped(raw.as_bytes(), run) } else { raw };
                 if let Err(e) = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v) {
                     break Err(e.into());
                 }
@@ -864,16 +864,6 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     tally.values = t.values;
     tally.bytes = t.bytes;
     r
-}
-
-/// The contents of the string whose quotes are at `q` and `end` of `text` (both char
-/// boundaries, after and at an ASCII byte): two boundary checks, inlined.
-#[inline(always)]
-fn contents(text: &str, q: usize, end: usize) -> &str {
-    match text.split_at_checked(end) {
-        Some((head, _)) => head.split_at_checked(q + 1).map_or("", |(_, s)| s),
-        None => "",
-    }
 }
 
 /// The unescaped value of string contents checked by `palisade_json::scan::string`, in `buf`.
@@ -1068,11 +1058,9 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
     f: &mut F,
 ) -> Result<usize, Halt> {
     let b = text.as_bytes();
-    if b.get(p) != Some(&b'"') {
-        return Err(Halt::NotJson);
-    }
-    let Ok((end, escaped)) = palisade_json::scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
-    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(&b[p + 1..end], esc_buf).to_owned()) } else { Cow::Borrowed(contents(text, p, end)) };
+    // Not a string at `p`: not JSON either.
+    let Ok((raw, end, escaped)) = palisade_json::scan::string_in_text_contents(text, p) else { return Err(Halt::NotJson) };
+    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(raw.as_bytes(), esc_buf).to_owned()) } else { Cow::Borrowed(raw) };
     let Some(top) = path.last_mut() else { return Err(Halt::NotJson) };
     *top = Seg::Key(k);
     let mut clean = false;
