@@ -891,10 +891,10 @@ const WINDOW: usize = 24;
 struct Known<'b> {
     /// The key; `""`: an empty slot.
     key: &'b str,
-    /// When the words hold `"key":`, its length (the key's and 3), else 0.
-    skip: usize,
     /// `"key":` and the masks of its bytes; otherwise eight bytes `0xFF` under a full mask,
     /// which never occur in UTF-8: such an entry matches nowhere, with no test of its own.
+    /// (When they match, `"key":` is the key's length and 3: no length of its own, and an
+    /// entry of 64 bytes.)
     word: [u64; 3],
     mask: [u64; 3],
 }
@@ -906,12 +906,19 @@ fn word_at(w: &[u8], i: usize) -> u64 {
 }
 
 impl<'b> Known<'b> {
-    const EMPTY: Known<'static> = Known { key: "", skip: 0, word: [u64::MAX, 0, 0], mask: [u64::MAX, 0, 0] };
+    const EMPTY: Known<'static> = Known { key: "", word: [u64::MAX, 0, 0], mask: [u64::MAX, 0, 0] };
 
     /// The key (`""`: an empty slot).
     #[inline(always)]
     fn key(&self) -> &'b str {
         self.key
+    }
+
+    /// Whether the words hold `"key":` (the first byte of a word-less entry is `0xFF`, never
+    /// `"`).
+    #[cfg(test)]
+    fn has_words(&self) -> bool {
+        self.word[0] != u64::MAX
     }
 
     /// A slot remembering `key` (not empty), its words not made yet.
@@ -922,8 +929,8 @@ impl<'b> Known<'b> {
 
     /// The slot remembering `key` (`""`: none), its words not made yet: the same entry as
     /// [`Known::remember`] (or [`Known::EMPTY`]) for every use, written in three stores
-    /// instead of the whole entry (`skip` and the other words are read only when the first
-    /// word matches, which `0xFF` bytes under a full mask never do).
+    /// instead of the whole entry (the other words are read only when the first word matches,
+    /// which `0xFF` bytes under a full mask never do).
     #[inline(always)]
     fn forget(&mut self, key: &'b str) {
         self.key = key;
@@ -945,7 +952,7 @@ impl<'b> Known<'b> {
                 };
                 let mask = [mask(0), mask(8), mask(16)];
                 let word = [word_at(w, 0) & mask[0], word_at(w, 8) & mask[1], word_at(w, 16) & mask[2]];
-                return Known { key, skip: n + 3, word, mask };
+                return Known { key, word, mask };
             }
         }
         Known::remember(key)
@@ -960,9 +967,9 @@ impl<'b> Known<'b> {
             let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
                 | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
                 | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
-            // Only an entry with words can match (`skip` is then at least 4).
+            // Only an entry with words can match: `"key":` is then at `p`.
             if diff == 0 {
-                return p + self.skip;
+                return p + self.key.len() + 3;
             }
         }
         0
