@@ -717,14 +717,14 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     // The key remembered there, written right after the `,` (compact JSON):
                     // only counted (see `json_key`, which decides every other case).
                     if let Some(known) = memo.get(top as usize) {
-                        let after = known.at(b, p + 1);
-                        if after != 0 {
+                        if known.matches(b, p + 1) {
                             let k = known.key;
                             tally.tick::<CHECK>(k.len())?;
                             if let Some(s) = path.last_mut() {
                                 *s = Seg::Key(Cow::Borrowed(k));
                             }
-                            p = after;
+                            // After `,"key":`.
+                            p += k.len() + 4;
                             continue 'value;
                         }
                     }
@@ -787,6 +787,8 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     let b = text.as_bytes();
     // The counters as locals of this loop (in registers), written back however it ends.
     let limits = tally.limits;
+    // The segment of the object's current key (an object is open: the path is not empty).
+    let Some(last) = path.len().checked_sub(1) else { return Err(Halt::NotJson) };
     let mut t = Tally { values: tally.values, bytes: tally.bytes, limits };
     let r = loop {
         let Some(&c) = b.get(p) else { break Err(Halt::NotJson) };
@@ -832,16 +834,14 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             let next = top + 1;
             top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
             if let Some(known) = memo.get(top as usize) {
-                let after = known.at(b, p + 1);
-                if after != 0 {
+                if known.matches(b, p + 1) {
                     let k = known.key;
                     if let Err(e) = t.tick::<CHECK>(k.len()) {
                         break Err(e.into());
                     }
-                    if let Some(s) = path.last_mut() {
-                        *s = Seg::Key(Cow::Borrowed(k));
-                    }
-                    p = after;
+                    path[last] = Seg::Key(Cow::Borrowed(k));
+                    // After `,"key":`.
+                    p += k.len() + 4;
                     continue;
                 }
             }
@@ -959,20 +959,32 @@ impl<'b> Known<'b> {
     }
 
     /// Whether `"key":` is written at `p` (the same bytes: the same string, without escapes,
-    /// and valid, then its `:`), told by three words; if so, the offset after the `:`, else 0
-    /// (then [`Known::quoted_at`] decides).
+    /// and valid, then its `:`), told by three words (if not, [`Known::quoted_at`] decides);
+    /// the `:` is then at `p + key.len() + 2`.
     #[inline(always)]
-    fn at(&self, b: &[u8], p: usize) -> usize {
-        if let Some(w) = b.get(p..p + WINDOW) {
-            let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
-                | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
-                | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
-            // Only an entry with words can match: `"key":` is then at `p`.
-            if diff == 0 {
-                return p + self.key.len() + 3;
-            }
+    fn matches(&self, b: &[u8], p: usize) -> bool {
+        // `p + WINDOW <= b.len()`: one comparison when `b.len() - WINDOW` is kept out of the
+        // caller's loop.
+        let Some(last) = b.len().checked_sub(WINDOW) else { return false };
+        if p > last {
+            return false;
         }
-        0
+        let w = &b[p..p + WINDOW];
+        let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
+            | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
+            | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
+        // Only an entry with words can match.
+        diff == 0
+    }
+
+    /// [`Known::matches`] as the offset after the `:` (0: no match).
+    #[cfg(test)]
+    fn at(&self, b: &[u8], p: usize) -> usize {
+        if self.matches(b, p) {
+            p + self.key.len() + 3
+        } else {
+            0
+        }
     }
 
     /// Whether `"key"` is written at `p`, by byte slices (long keys, whitespace before the
@@ -1016,14 +1028,14 @@ fn json_key<'b, const CHECK: bool, const COPY: bool, F: ?Sized + FnMut(&Field<'_
     // `NO_SLOT` is past the end of the memo.
     if let Some(known) = memo.get_mut(slot as usize) {
         let b = text.as_bytes();
-        let after = if words_compared { 0 } else { known.at(b, p) };
-        if after != 0 {
+        if !words_compared && known.matches(b, p) {
             let k = known.key();
             tally.tick::<CHECK>(k.len())?;
             if let Some(top) = path.last_mut() {
                 *top = Seg::Key(Cow::Borrowed(k));
             }
-            return Ok(after);
+            // After `"key":`.
+            return Ok(p + k.len() + 3);
         }
         let k = known.key;
         if !k.is_empty() {
