@@ -582,7 +582,7 @@ impl From<Stop> for Halt {
 /// before the syntax error (inspecting them too does no harm).
 fn json<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], sc: &mut Scratch, budget: &mut Budget<'_, F>) -> Result<bool, Stop> {
     // Checked once for the whole body: each string is then scanned without checking its UTF-8
-    // again (`scan::string_in_text`) and borrowed from it with an O(1) boundary check.
+    // again (`scan::string_in_text_contents`) and borrowed from it without a boundary check.
     let Some(text) = palisade_json::scan::text(body) else { return Ok(false) };
     // The path to the current value: one segment per open container.
     let mut path: Vec<Seg<'_>> = recycle(std::mem::take(&mut sc.path));
@@ -652,8 +652,8 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             let Some(&c) = b.get(p) else { return Err(Halt::NotJson) };
             match c {
                 b'"' => {
-                    let Ok((end, escaped)) = scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
-                    let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
+                    let Ok((raw, end, escaped)) = scan::string_in_text_contents(text, p) else { return Err(Halt::NotJson) };
+                    let v = if escaped { unescaped(raw.as_bytes(), run) } else { raw };
                     tally.hand::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v)?;
                     p = end + 1;
                 }
@@ -671,7 +671,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                         if c == b'{' {
                             let depth = path.len() - 1;
                             top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
-                            p = json_key::<CHECK, F>(text, q, top, false, path, memo, run, tally, f)?;
+                            p = json_key::<CHECK, true, F>(text, q, top, false, path, memo, run, tally, f)?;
                         } else {
                             top = ARRAY;
                             p = q;
@@ -717,20 +717,20 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     // The key remembered there, written right after the `,` (compact JSON):
                     // only counted (see `json_key`, which decides every other case).
                     if let Some(known) = memo.get(top as usize) {
-                        let after = known.at(b, p + 1);
-                        if after != 0 {
+                        if known.matches(b, p + 1) {
                             let k = known.key;
                             tally.tick::<CHECK>(k.len())?;
                             if let Some(s) = path.last_mut() {
                                 *s = Seg::Key(Cow::Borrowed(k));
                             }
-                            p = after;
+                            // After `,"key":`.
+                            p += k.len() + 4;
                             continue 'value;
                         }
                     }
                     // (When the key is right after the `,`, its words were compared above.)
                     let q = scan::skip_ws(b, p + 1);
-                    p = json_key::<CHECK, F>(text, q, top, q == p + 1, path, memo, run, tally, f)?;
+                    p = json_key::<CHECK, true, F>(text, q, top, q == p + 1, path, memo, run, tally, f)?;
                 } else if top == ARRAY {
                     if let Some(Seg::Index(i)) = path.last_mut() {
                         *i += 1;
@@ -738,7 +738,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     p += 1;
                 } else if top == NO_SLOT {
                     let q = scan::skip_ws(b, p + 1);
-                    p = json_key::<CHECK, F>(text, q, NO_SLOT, false, path, memo, run, tally, f)?;
+                    p = json_key::<CHECK, true, F>(text, q, NO_SLOT, false, path, memo, run, tally, f)?;
                 } else {
                     return Err(Halt::NotJson);
                 }
@@ -787,13 +787,15 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     let b = text.as_bytes();
     // The counters as locals of this loop (in registers), written back however it ends.
     let limits = tally.limits;
+    // The segment of the object's current key (an object is open: the path is not empty).
+    let Some(last) = path.len().checked_sub(1) else { return Err(Halt::NotJson) };
     let mut t = Tally { values: tally.values, bytes: tally.bytes, limits };
     let r = loop {
         let Some(&c) = b.get(p) else { break Err(Halt::NotJson) };
         match c {
             b'"' => {
-                let Ok((end, escaped)) = scan::string_in_text(text, p) else { break Err(Halt::NotJson) };
-                let v = if escaped { unescaped(&b[p + 1..end], run) } else { contents(text, p, end) };
+                let Ok((raw, end, escaped)) = scan::string_in_text_contents(text, p) else { break Err(Halt::NotJson) };
+                let v = if escaped { unescaped(raw.as_bytes(), run) } else { raw };
                 if let Err(e) = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v) {
                     break Err(e.into());
                 }
@@ -832,16 +834,14 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             let next = top + 1;
             top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
             if let Some(known) = memo.get(top as usize) {
-                let after = known.at(b, p + 1);
-                if after != 0 {
+                if known.matches(b, p + 1) {
                     let k = known.key;
                     if let Err(e) = t.tick::<CHECK>(k.len()) {
                         break Err(e.into());
                     }
-                    if let Some(s) = path.last_mut() {
-                        *s = Seg::Key(Cow::Borrowed(k));
-                    }
-                    p = after;
+                    path[last] = Seg::Key(Cow::Borrowed(k));
+                    // After `,"key":`.
+                    p += k.len() + 4;
                     continue;
                 }
             }
@@ -853,7 +853,7 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         // The key's call takes the counters' address: they go through memory there only.
         tally.values = t.values;
         tally.bytes = t.bytes;
-        let r = json_key::<CHECK, F>(text, q, top, words_compared, path, memo, run, tally, f);
+        let r = json_key::<CHECK, false, F>(text, q, top, words_compared, path, memo, run, tally, f);
         t.values = tally.values;
         t.bytes = tally.bytes;
         match r {
@@ -864,16 +864,6 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     tally.values = t.values;
     tally.bytes = t.bytes;
     r
-}
-
-/// The contents of the string whose quotes are at `q` and `end` of `text` (both char
-/// boundaries, after and at an ASCII byte): two boundary checks, inlined.
-#[inline(always)]
-fn contents(text: &str, q: usize, end: usize) -> &str {
-    match text.split_at_checked(end) {
-        Some((head, _)) => head.split_at_checked(q + 1).map_or("", |(_, s)| s),
-        None => "",
-    }
 }
 
 /// The unescaped value of string contents checked by `palisade_json::scan::string`, in `buf`.
@@ -901,10 +891,10 @@ const WINDOW: usize = 24;
 struct Known<'b> {
     /// The key; `""`: an empty slot.
     key: &'b str,
-    /// When the words hold `"key":`, its length (the key's and 3), else 0.
-    skip: usize,
     /// `"key":` and the masks of its bytes; otherwise eight bytes `0xFF` under a full mask,
     /// which never occur in UTF-8: such an entry matches nowhere, with no test of its own.
+    /// (When they match, `"key":` is the key's length and 3: no length of its own, and an
+    /// entry of 64 bytes.)
     word: [u64; 3],
     mask: [u64; 3],
 }
@@ -916,12 +906,19 @@ fn word_at(w: &[u8], i: usize) -> u64 {
 }
 
 impl<'b> Known<'b> {
-    const EMPTY: Known<'static> = Known { key: "", skip: 0, word: [u64::MAX, 0, 0], mask: [u64::MAX, 0, 0] };
+    const EMPTY: Known<'static> = Known { key: "", word: [u64::MAX, 0, 0], mask: [u64::MAX, 0, 0] };
 
     /// The key (`""`: an empty slot).
     #[inline(always)]
     fn key(&self) -> &'b str {
         self.key
+    }
+
+    /// Whether the words hold `"key":` (the first byte of a word-less entry is `0xFF`, never
+    /// `"`).
+    #[cfg(test)]
+    fn has_words(&self) -> bool {
+        self.word[0] != u64::MAX
     }
 
     /// A slot remembering `key` (not empty), its words not made yet.
@@ -932,8 +929,8 @@ impl<'b> Known<'b> {
 
     /// The slot remembering `key` (`""`: none), its words not made yet: the same entry as
     /// [`Known::remember`] (or [`Known::EMPTY`]) for every use, written in three stores
-    /// instead of the whole entry (`skip` and the other words are read only when the first
-    /// word matches, which `0xFF` bytes under a full mask never do).
+    /// instead of the whole entry (the other words are read only when the first word matches,
+    /// which `0xFF` bytes under a full mask never do).
     #[inline(always)]
     fn forget(&mut self, key: &'b str) {
         self.key = key;
@@ -955,27 +952,39 @@ impl<'b> Known<'b> {
                 };
                 let mask = [mask(0), mask(8), mask(16)];
                 let word = [word_at(w, 0) & mask[0], word_at(w, 8) & mask[1], word_at(w, 16) & mask[2]];
-                return Known { key, skip: n + 3, word, mask };
+                return Known { key, word, mask };
             }
         }
         Known::remember(key)
     }
 
     /// Whether `"key":` is written at `p` (the same bytes: the same string, without escapes,
-    /// and valid, then its `:`), told by three words; if so, the offset after the `:`, else 0
-    /// (then [`Known::quoted_at`] decides).
+    /// and valid, then its `:`), told by three words (if not, [`Known::quoted_at`] decides);
+    /// the `:` is then at `p + key.len() + 2`.
     #[inline(always)]
-    fn at(&self, b: &[u8], p: usize) -> usize {
-        if let Some(w) = b.get(p..p + WINDOW) {
-            let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
-                | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
-                | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
-            // Only an entry with words can match (`skip` is then at least 4).
-            if diff == 0 {
-                return p + self.skip;
-            }
+    fn matches(&self, b: &[u8], p: usize) -> bool {
+        // `p + WINDOW <= b.len()`: one comparison when `b.len() - WINDOW` is kept out of the
+        // caller's loop.
+        let Some(last) = b.len().checked_sub(WINDOW) else { return false };
+        if p > last {
+            return false;
         }
-        0
+        let w = &b[p..p + WINDOW];
+        let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
+            | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
+            | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
+        // Only an entry with words can match.
+        diff == 0
+    }
+
+    /// [`Known::matches`] as the offset after the `:` (0: no match).
+    #[cfg(test)]
+    fn at(&self, b: &[u8], p: usize) -> usize {
+        if self.matches(b, p) {
+            p + self.key.len() + 3
+        } else {
+            0
+        }
     }
 
     /// Whether `"key"` is written at `p`, by byte slices (long keys, whitespace before the
@@ -1000,10 +1009,12 @@ impl<'b> Known<'b> {
 /// object at that depth had the same key at that position, unescaped and judged clean
 /// ([`Verdict`]), the key is only counted: the objects of an array share their keys, and each
 /// would otherwise be scanned and looked up again. `words_compared`: the caller found that the
-/// slot's words ([`Known::at`]) do not match at `p`.
+/// slot's words ([`Known::at`]) do not match at `p`. `COPY`: the counters are the caller's
+/// locals, copied for the call of [`json_key_read`] (so that the caller's stay in registers);
+/// else they are already in memory ([`members`] writes its own back around the call).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+fn json_key<'b, const CHECK: bool, const COPY: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     p: usize,
     slot: u32,
@@ -1017,14 +1028,14 @@ fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     // `NO_SLOT` is past the end of the memo.
     if let Some(known) = memo.get_mut(slot as usize) {
         let b = text.as_bytes();
-        let after = if words_compared { 0 } else { known.at(b, p) };
-        if after != 0 {
+        if !words_compared && known.matches(b, p) {
             let k = known.key();
             tally.tick::<CHECK>(k.len())?;
             if let Some(top) = path.last_mut() {
                 *top = Seg::Key(Cow::Borrowed(k));
             }
-            return Ok(after);
+            // After `"key":`.
+            return Ok(p + k.len() + 3);
         }
         let k = known.key;
         if !k.is_empty() {
@@ -1041,6 +1052,9 @@ fn json_key<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 return colon(b, after);
             }
         }
+    }
+    if !COPY {
+        return json_key_read::<CHECK, F>(text, p, slot, path, memo, esc_buf, tally, f);
     }
     // A copy of the counters for the call, so that the walk's stay in registers.
     let mut t = *tally;
@@ -1063,11 +1077,9 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
     f: &mut F,
 ) -> Result<usize, Halt> {
     let b = text.as_bytes();
-    if b.get(p) != Some(&b'"') {
-        return Err(Halt::NotJson);
-    }
-    let Ok((end, escaped)) = palisade_json::scan::string_in_text(text, p) else { return Err(Halt::NotJson) };
-    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(&b[p + 1..end], esc_buf).to_owned()) } else { Cow::Borrowed(contents(text, p, end)) };
+    // Not a string at `p`: not JSON either.
+    let Ok((raw, end, escaped)) = palisade_json::scan::string_in_text_contents(text, p) else { return Err(Halt::NotJson) };
+    let k: Cow<'b, str> = if escaped { Cow::Owned(unescaped(raw.as_bytes(), esc_buf).to_owned()) } else { Cow::Borrowed(raw) };
     let Some(top) = path.last_mut() else { return Err(Halt::NotJson) };
     *top = Seg::Key(k);
     let mut clean = false;

@@ -24,7 +24,8 @@
 //!   [`ValueRef::as_str`].
 //! - [`scan::text`] (a whole body as `str`, for the streaming walk of attack detection) skips
 //!   ASCII 128 bytes at a time with SSE2 and leaves the rest to `std::str::from_utf8`; this and
-//!   the string test are the crate's only `unsafe` (module `sse2`).
+//!   the string test are the crate's only `unsafe` (module `sse2`), with the contents of a
+//!   scanned string sliced without a second boundary check ([`scan::string_in_text_contents`]).
 #![deny(unsafe_code)]
 
 use std::borrow::Cow;
@@ -183,7 +184,9 @@ fn special_lanes<const UTF8: bool>(c: &[u8; 16]) -> u128 {
 }
 
 /// Index (0 to 15) of the first byte of a sixteen-byte chunk that ends a plain run of string
-/// contents (see [`special_lanes`]), 16 when there is none.
+/// contents (see [`special_lanes`]), 16 when there is none. (On x86_64 [`plain_run_with`] uses
+/// [`sse2::plain_chunks`]; this is checked against the portable code in `tests`.)
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2", not(test)), allow(dead_code))]
 #[inline(always)]
 fn first_special<const UTF8: bool>(c: &[u8; 16]) -> u32 {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -207,13 +210,15 @@ fn first_special<const UTF8: bool>(c: &[u8; 16]) -> u32 {
 mod sse2 {
     use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
 
-    /// See [`super::first_special`].
+    use core::arch::x86_64::__m128i;
+
+    /// The bytes of the sixteen in `v` that end a plain run of string contents (see
+    /// [`super::special_lanes`]), a bit each.
     #[inline(always)]
-    pub(super) fn first_special<const UTF8: bool>(c: &[u8; 16]) -> u32 {
+    fn special_mask<const UTF8: bool>(v: __m128i) -> u32 {
         // SAFETY: SSE2 is enabled for this target (the `cfg` of the module), so the intrinsics
-        // can be called; the load reads the sixteen bytes of `c` (no alignment required).
-        let mask = unsafe {
-            let v = _mm_loadu_si128(c.as_ptr().cast());
+        // can be called (they only compute on registers).
+        unsafe {
             let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
             let bslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
             let ctrl = if UTF8 {
@@ -224,9 +229,39 @@ mod sse2 {
                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))
             };
             _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, bslash), ctrl)) as u32
-        };
+        }
+    }
+
+    /// See [`super::first_special`].
+    #[cfg_attr(not(test), allow(dead_code))]
+    #[inline(always)]
+    pub(super) fn first_special<const UTF8: bool>(c: &[u8; 16]) -> u32 {
+        // SAFETY: SSE2 is enabled for this target (the `cfg` of the module), so the intrinsics
+        // can be called; the load reads the sixteen bytes of `c` (no alignment required).
+        let mask = special_mask::<UTF8>(unsafe { _mm_loadu_si128(c.as_ptr().cast()) });
         // Bit 16: none of the sixteen.
         (mask | 1 << 16).trailing_zeros()
+    }
+
+    /// The whole sixteen-byte chunks of [`super::plain_run_with`] from `at`: `Ok` with the
+    /// offset of the first byte that ends the plain run (see [`super::special_lanes`]),
+    /// `Err` with the offset where fewer than sixteen bytes are left. The test of
+    /// [`first_special`], in a loop whose bound is one comparison per chunk (instead of a
+    /// checked slice of sixteen bytes: an overflow test and a comparison).
+    #[inline(always)]
+    pub(super) fn plain_chunks<const UTF8: bool>(inp: &[u8], mut at: usize) -> Result<usize, usize> {
+        let Some(last) = inp.len().checked_sub(16) else { return Err(at) };
+        while at <= last {
+            // SAFETY: SSE2 is enabled for this target (the `cfg` of the module), so the
+            // intrinsic can be called; `at + 16 <= inp.len()` (the loop's condition), so the
+            // (unaligned) load reads sixteen bytes of `inp`.
+            let mask = special_mask::<UTF8>(unsafe { _mm_loadu_si128(inp.as_ptr().add(at).cast()) });
+            if mask != 0 {
+                return Ok(at + mask.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+        Err(at)
     }
 
     /// See [`super::scan::text`]: blocks of 128 ASCII bytes skipped, the rest (from the first
@@ -278,7 +313,14 @@ fn special_bytes_utf8(w: u64) -> u64 {
 #[inline(always)]
 fn plain_run_with<const UTF8: bool>(inp: &[u8], p: usize) -> usize {
     // Whole sixteen-byte chunks (one vector test each), then at most one word.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    let mut at = match sse2::plain_chunks::<UTF8>(inp, p) {
+        Ok(i) => return i,
+        Err(at) => at,
+    };
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     let mut at = p;
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     while let Some(c) = inp.get(at..at + 16) {
         let c: &[u8; 16] = c.try_into().unwrap_or(&[0; 16]);
         let i = first_special::<UTF8>(c);
@@ -493,6 +535,19 @@ fn number_end(inp: &[u8], start: usize) -> Result<(usize, u8), JsonError> {
         }
     }
     Ok((p, flags))
+}
+
+/// The text between the quotes at `q` and `end` of `text`.
+///
+/// # Safety
+/// The bytes at `q` and `end` are ASCII and `q < end` (then `q + 1` and `end` are char
+/// boundaries within `text`).
+#[allow(unsafe_code)]
+#[inline(always)]
+unsafe fn between_quotes(text: &str, q: usize, end: usize) -> &str {
+    debug_assert!(q < end && text.as_bytes()[q].is_ascii() && text.as_bytes()[end].is_ascii());
+    // SAFETY: see the function's contract.
+    unsafe { text.get_unchecked(q + 1..end) }
 }
 
 /// Scan the string whose opening quote is at `q`; returns the offset of the closing quote and
@@ -933,6 +988,23 @@ pub mod scan {
     #[inline(always)]
     pub fn string_in_text(text: &str, q: usize) -> Result<(usize, bool), JsonError> {
         super::string_end_utf8(text, q)
+    }
+
+    /// [`string_in_text`] with the string's contents (between its quotes, still escaped when
+    /// it holds an escape) borrowed from `text` without checking char boundaries again (both
+    /// quotes are ASCII): `(contents, offset of the closing quote, escaped)`. An error too when
+    /// the byte at `q` is not `"`.
+    #[inline(always)]
+    pub fn string_in_text_contents(text: &str, q: usize) -> Result<(&str, usize, bool), JsonError> {
+        if text.as_bytes().get(q) != Some(&b'"') {
+            return err(q, "expected a string");
+        }
+        let (end, escaped) = super::string_end_utf8(text, q)?;
+        // SAFETY: the byte at `q` is `"` (tested above), and `string_end_utf8` is `Ok` only at a
+        // `"` after `q`: both ASCII, in order.
+        #[allow(unsafe_code)]
+        let contents = unsafe { super::between_quotes(text, q, end) };
+        Ok((contents, end, escaped))
     }
 
     /// The number starting at `start` (`-` or a digit): the offset after it, and whether it is

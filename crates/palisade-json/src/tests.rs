@@ -516,6 +516,19 @@ fn string_in_text_equals_string_on_utf8_input() {
         if let (Ok(g), Ok(w)) = (got, want) {
             assert_eq!(g, w, "case {case}: {s:?}");
         }
+        // With the contents, at every offset (most are not a quote: an error then).
+        for q in 0..=s.len() {
+            if !s.is_char_boundary(q) {
+                continue;
+            }
+            let want = if s.as_bytes().get(q) == Some(&b'"') { scan::string_in_text(&s, q).ok() } else { None };
+            let got = scan::string_in_text_contents(&s, q);
+            assert_eq!(got.is_ok(), want.is_some(), "case {case}: {s:?} at {q}");
+            if let (Ok((c, end, escaped)), Some(w)) = (got, want) {
+                assert_eq!((end, escaped), w, "case {case}: {s:?} at {q}");
+                assert_eq!(c, &s[q + 1..end], "case {case}: {s:?} at {q}");
+            }
+        }
     }
 }
 
