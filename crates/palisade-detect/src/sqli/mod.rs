@@ -616,6 +616,8 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
         | Kw::Delay
         | Kw::Value => 0,
         Kw::On => SEEN_LOGIC,
+        // After NOT (`but not in`), the automaton stops at the comparison word.
+        Kw::BinOp if after_not(b, start) => 0,
         Kw::BinOp => {
             // A comparison records only under a condition (after ON, OR...), against a literal,
             // or between two equal names: the next token must be a name (a word that is no
@@ -707,6 +709,43 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
         | Kw::Stmt(Stmt::Exec | Stmt::Declare | Stmt::Waitfor | Stmt::Shutdown) => return false,
     };
     true
+}
+
+/// Whether the comparison word (LIKE, IN, IS...) that starts at `start` follows the token NOT,
+/// which does not follow AS: then every context stops there. The automaton reads NOT after an
+/// operand (or at the start, or after a logic keyword) as a prefix and waits for an operand; a
+/// comparison word is none (a `(` after it, a call, is no longer [`inert_with`]'s business: no
+/// keyword comes with a parenthesis). Only AS makes NOT a name (an alias), after which the
+/// comparison would compare; every other construct that reads a word as a name wants a
+/// word that is no keyword (INTO, a statement's object), or stops. `not` must be that token:
+/// ASCII blanks between it and the comparison word, an ASCII blank or nothing before it (a
+/// letter, a digit, `.`, `@`, `$` or a non-ASCII byte before it may make it part of another
+/// token), and the token before it is not AS (a run of letters `as`, or a non-ASCII byte, which
+/// may be a blank after one). A breakout context starts after a quote, and none stands
+/// between NOT and the comparison word: a context that reaches the word reads NOT right before
+/// it, as its first token or after another (`tests::inert_keywords_agree_with_the_full_analysis`,
+/// `tests::inert_not_comparisons_agree_with_the_full_analysis`).
+fn after_not(b: &[u8], start: usize) -> bool {
+    let blank = |c: u8| c <= b' ' || c == 0x7f;
+    let mut e = start;
+    while e > 0 && blank(b[e - 1]) {
+        e -= 1;
+    }
+    if e == start || e < 3 || !b[e - 3..e].eq_ignore_ascii_case(b"not") {
+        return false;
+    }
+    let mut p = e - 3;
+    if p > 0 && !blank(b[p - 1]) {
+        return false;
+    }
+    while p > 0 && blank(b[p - 1]) {
+        p -= 1;
+    }
+    let mut q = p;
+    while q > 0 && (b[q - 1].is_ascii_alphabetic() || b[q - 1] == b'_') {
+        q -= 1;
+    }
+    !(b[q..p].eq_ignore_ascii_case(b"as") || (q > 0 && q == p && b[q - 1] >= 0x80))
 }
 
 /// Whether `s` is a slug that no view and no context can record a structure in: ASCII letters,

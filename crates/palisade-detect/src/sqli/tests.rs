@@ -427,6 +427,12 @@ fn inert_values_skip_the_analysis() {
         "(a) b (c (d))",
         "Welcome to Metabase&#39;s discussion forum. This is a place to get help on installation, setting up as well as sharing tips and tricks.",
         "issue #42 or later",
+        // a comparison word after NOT, also under a condition
+        "Query working on \u{201c}Questions\u{201d} but not in \u{201c}Pulses\u{201d}",
+        "Query working on \"Questions\" but not in \"Pulses\"",
+        "Query working on &ldquo;Questions&rdquo; but not in &ldquo;Pulses&rdquo;",
+        "it was on x and not like y",
+        "not in 1",
     ] {
         assert!(inert(v), "{v}");
         assert_eq!(conf(v), 0, "{v}");
@@ -452,6 +458,15 @@ fn values_with_sql_features_are_not_inert() {
         "it's a or b is c",
         "it's a is not b",
         "it's a like in",
+        "it's on x as not in y",
+        "it's on x AS  not in y",
+        "it's on x1not in y",
+        "it's on x.not in y",
+        "it's on x @not in y",
+        "it's on x cannot in y",
+        "it's on x\u{a0}not in y",
+        "it's on x not\u{a0}in y",
+        "it's on x not 1 in y",
         "it's a in\u{a0}b",
         "it's a in",
         "it's a#b in c",
@@ -1445,6 +1460,78 @@ fn check_against_reference(v: &str, k: bool) {
         assert!(got && v.bytes().any(|c| matches!(c, b'(' | b')' | b'#')), "{v:?} {k}");
         assert_eq!(analyze_all(v, &mut 0), None, "{v:?}");
     }
+}
+
+/// The NOT rule of [`keyword_is_inert`] ([`after_not`]) against the full analysis, on values
+/// made of NOT, the comparison words, AS and the words and tokens around them (logic keywords
+/// and ON for a condition, names, literals, quotes, blanks).
+#[test]
+fn inert_not_comparisons_agree_with_the_full_analysis() {
+    let parts = [
+        "not",
+        "NOT",
+        "not",
+        "in",
+        "like",
+        "is",
+        "in",
+        "between",
+        "rlike",
+        "regexp",
+        "as",
+        "was",
+        "on",
+        "or",
+        "and",
+        "x",
+        "y",
+        "but",
+        "1",
+        "'",
+        "\"",
+        "\u{201c}",
+        "\u{2019}",
+        ".",
+        "@",
+        ",",
+        ";",
+        "-",
+        "0x",
+        "a1",
+        "null",
+        "n'",
+        "where",
+        "order",
+        "by",
+        "into",
+        "drop",
+        "table",
+        "not in",
+        "NOT LIKE",
+        "not  is",
+        "as not in",
+        "x on",
+        "x or",
+    ];
+    let seps = [" ", " ", " ", " ", "", "  ", "\n", "\u{a0}"];
+    let mut rng = XorShift64::new(0x6e07_1e55_c0de_0001);
+    let (mut inert_n, mut not_n, mut found_n) = (0, 0, 0);
+    for _ in 0..300_000 {
+        let mut v = String::new();
+        for _ in 0..=rng.below(8) {
+            v.push_str(parts[rng.below(parts.len())]);
+            v.push_str(seps[rng.below(seps.len())]);
+        }
+        let full = analyze_all(&v, &mut 0);
+        found_n += usize::from(full.is_some());
+        if inert(&v) {
+            inert_n += 1;
+            let l = v.to_ascii_lowercase();
+            not_n += usize::from(["not in", "not like", "not is", "not  in"].iter().any(|w| l.contains(w)) && (l.contains("on ") || l.contains("or ")));
+            assert_eq!(full, None, "{v:?}");
+        }
+    }
+    assert!(inert_n > 10_000 && not_n > 2_000 && found_n > 10_000, "{inert_n} {not_n} {found_n}");
 }
 
 /// The parenthesis and `#` rules of [`inert_with`] against the full analysis, on values made
