@@ -1603,7 +1603,7 @@ fn inert_parens_agree_with_the_full_analysis() {
         "--",
         "\\N",
     ];
-    let seeds = [0x5eed_0f_9a4e_11e5u64, 0x0123_4567_89ab_cdef];
+    let seeds = [0x005e_ed0f_9a4e_11e5_u64, 0x0123_4567_89ab_cdef];
     let (mut inert_n, mut paren_n, mut hash_n, mut found_n) = (0, 0, 0, 0);
     for seed in seeds {
         let mut rng = XorShift64::new(seed);
