@@ -220,8 +220,10 @@ pub(crate) const GATE_WORDS: &[&str] = &[
 ];
 
 /// The length from which [`analyze`] tries [`inert`] on a value without a quote (and with a
-/// blank): measured on the bench bodies (shorter values are as cheap to analyse as to scan).
-const INERT_MIN_LEN: usize = 24;
+/// blank): measured on the bench bodies (shorter values are as cheap to analyse as to scan;
+/// 20 rather than 24 takes `Change X and Y on graph`, `Support for Cassandra?` out of the full
+/// analysis, 12 would add `USB-C Hub 7-in-1`, which fails at `in` and costs both).
+const INERT_MIN_LEN: usize = 20;
 
 /// The strongest finding over all contexts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -240,7 +242,7 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
         return None;
     }
     // Worth its pass where a breakout or a folded view would double the work, and on prose (a
-    // blank, 24 bytes or more), where it replaces the automaton and the call scan; a short
+    // blank, 20 bytes or more), where it replaces the automaton and the call scan; a short
     // value or a path without a quote is left to those (an early keyword such as `in`, a late
     // `=`, or a hash full of hex words make the pass a loss there).
     if ((s.len() >= INERT_MIN_LEN && memchr::memchr(b' ', s.as_bytes()).is_some()) || memchr::memchr2(b'\'', b'"', s.as_bytes()).is_some() || !s.is_ascii())
@@ -310,7 +312,8 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     // logic keyword; a comment that ends at a line break is skipped like a blank, so the word
     // after a keyword is no longer the next token: no keyword then.
     let mut quote = false;
-    let mut hash = false;
+    // `#` (a comment) or a parenthesis seen: no keyword from there on.
+    let mut mark = 0u8;
     let mut seen = 0u16;
     let mut words = WordSet::default();
     let mut wide_checked = false;
@@ -342,7 +345,7 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                 }
                 // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
                 // this check passed then and `#` since would have failed at once.
-                if seen != before && (hash || needs_partner(seen)) {
+                if seen != before && (mark != 0 || needs_partner(seen)) {
                     return false;
                 }
                 continue;
@@ -358,23 +361,85 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                     wide_checked = true;
                 }
                 quote = true;
-                if hash {
+                if mark == b'#' {
                     return false;
                 }
             }
             B_HASH => {
-                hash = true;
-                if quote || seen != 0 {
+                if quote || seen != 0 || mark == b'(' {
                     return false;
                 }
+                if comment_to_the_end(b, i) {
+                    return true;
+                }
+                mark = b'#';
             }
             // `-`, `@`, `&` alone; `--`, `@@`, `&&` are a comment, a server variable, a logic operator.
             B_SINGLE if b.get(i + 1) != Some(&c) => {}
+            // A parenthesis, without a keyword or `#` before it (or after it: `mark`); whether
+            // each `(` may call something is read at the end, once the rest of the value passed.
+            _ if (c == b'(' || c == b')') && with_keywords && seen == 0 && mark != b'#' => mark = b'(',
             _ => return false,
         }
         i += 1;
     }
-    true
+    mark != b'(' || memchr::memchr_iter(b'(', b).all(|i| paren_is_inert(b, i))
+}
+
+/// Whether the `#` at `i` of a value that [`inert_with`] accepts up to it, with no quote, no
+/// keyword and no parenthesis before it, makes the rest of the value a comment in every view
+/// and context: the rest holds no line break (a `#` comment runs to one), no quote (no
+/// breakout context, no folded view: every non-ASCII byte counts) and no `%` (no URL-decoded
+/// view), and no `[` comes before the `#` (inside `[...]`, a quoted identifier, `#` is no
+/// comment; the other tokens that may hold one, strings, `` ` `` identifiers, `$$` strings,
+/// `/* */` comments, need bytes [`inert_with`] refuses before it). The as-is context then
+/// ends at the `#` with a comment, after tokens that record nothing and no logic keyword;
+/// [`scan_calls`] skips the comment.
+fn comment_to_the_end(b: &[u8], i: usize) -> bool {
+    let rest = &b[i + 1..];
+    rest.is_ascii() && memchr::memchr3(b'\n', b'\'', b'"', rest).is_none() && memchr::memchr(b'%', rest).is_none() && memchr::memchr(b'[', &b[..i]).is_none()
+}
+
+/// Whether the `(` at `i` of a value that [`inert_with`] accepts up to it, with no keyword and
+/// no `#` before it (and none after it), can record nothing: the token before it is a word
+/// that [`keywords::function`] does not know (a call of it records nothing: the time,
+/// out-of-band, error and information functions, ASCII/ORD/UNICODE and IF/IIF of
+/// [`scan_calls`] are all known), or no word (a `(` that opens a parenthesised
+/// expression); and neither the `(` nor its word is the first token after a `;` (a stacked
+/// expression). The word is read from the bytes as [`may_call_word`] does: a run of ASCII
+/// letters and `_` after a byte that no word token holds or continues through (blanks,
+/// `( ) , + - / : ? { } [ ] &`); anything else (a digit, `$`, `.`, a non-ASCII byte, which may
+/// be a letter or a blank) makes the `(` not inert. Inside the parentheses, without keywords,
+/// comparisons or logic operators, the tokens record nothing either; `)` alone only changes
+/// the depth (`tests::inert_parens_agree_with_the_full_analysis`).
+fn paren_is_inert(b: &[u8], i: usize) -> bool {
+    let blank = |c: u8| c <= b' ' || c == 0x7f;
+    let boundary = |c: u8| matches!(c, b'(' | b')' | b',' | b'+' | b'-' | b'/' | b':' | b'?' | b'{' | b'}' | b'[' | b']' | b'&');
+    // The last non-blank byte before `e`, if any.
+    let before = |mut e: usize| {
+        while e > 0 && blank(b[e - 1]) {
+            e -= 1;
+        }
+        e.checked_sub(1).map(|p| b[p])
+    };
+    let mut e = i;
+    while e > 0 && blank(b[e - 1]) {
+        e -= 1;
+    }
+    let mut j = e;
+    while j > 0 && (b[j - 1].is_ascii_alphabetic() || b[j - 1] == b'_') {
+        j -= 1;
+    }
+    if j == e {
+        return before(e).is_none_or(boundary);
+    }
+    let ok_before = match j.checked_sub(1).map(|p| b[p]) {
+        None => true,
+        // After blanks: any token but `;` (and a non-ASCII byte, which may be a blank after one).
+        Some(c) if blank(c) => before(j).is_none_or(|c| c != b';' && c < 0x80),
+        Some(c) => boundary(c),
+    };
+    ok_before && std::str::from_utf8(&b[j..e]).is_ok_and(|w| function(w) == Func::Unknown)
 }
 
 /// The end of the run of ASCII letters and `_` ([`B_WORD`]) from `i`: eight bytes at a time
@@ -551,6 +616,8 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
         | Kw::Delay
         | Kw::Value => 0,
         Kw::On => SEEN_LOGIC,
+        // After NOT (`but not in`), the automaton stops at the comparison word.
+        Kw::BinOp if after_not(b, start) => 0,
         Kw::BinOp => {
             // A comparison records only under a condition (after ON, OR...), against a literal,
             // or between two equal names: the next token must be a name (a word that is no
@@ -642,6 +709,43 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
         | Kw::Stmt(Stmt::Exec | Stmt::Declare | Stmt::Waitfor | Stmt::Shutdown) => return false,
     };
     true
+}
+
+/// Whether the comparison word (LIKE, IN, IS...) that starts at `start` follows the token NOT,
+/// which does not follow AS: then every context stops there. The automaton reads NOT after an
+/// operand (or at the start, or after a logic keyword) as a prefix and waits for an operand; a
+/// comparison word is none (a `(` after it, a call, is no longer [`inert_with`]'s business: no
+/// keyword comes with a parenthesis). Only AS makes NOT a name (an alias), after which the
+/// comparison would compare; every other construct that reads a word as a name wants a
+/// word that is no keyword (INTO, a statement's object), or stops. `not` must be that token:
+/// ASCII blanks between it and the comparison word, an ASCII blank or nothing before it (a
+/// letter, a digit, `.`, `@`, `$` or a non-ASCII byte before it may make it part of another
+/// token), and the token before it is not AS (a run of letters `as`, or a non-ASCII byte, which
+/// may be a blank after one). A breakout context starts after a quote, and none stands
+/// between NOT and the comparison word: a context that reaches the word reads NOT right before
+/// it, as its first token or after another (`tests::inert_keywords_agree_with_the_full_analysis`,
+/// `tests::inert_not_comparisons_agree_with_the_full_analysis`).
+fn after_not(b: &[u8], start: usize) -> bool {
+    let blank = |c: u8| c <= b' ' || c == 0x7f;
+    let mut e = start;
+    while e > 0 && blank(b[e - 1]) {
+        e -= 1;
+    }
+    if e == start || e < 3 || !b[e - 3..e].eq_ignore_ascii_case(b"not") {
+        return false;
+    }
+    let mut p = e - 3;
+    if p > 0 && !blank(b[p - 1]) {
+        return false;
+    }
+    while p > 0 && blank(b[p - 1]) {
+        p -= 1;
+    }
+    let mut q = p;
+    while q > 0 && (b[q - 1].is_ascii_alphabetic() || b[q - 1] == b'_') {
+        q -= 1;
+    }
+    !(b[q..p].eq_ignore_ascii_case(b"as") || (q > 0 && q == p && b[q - 1] >= 0x80))
 }
 
 /// Whether `s` is a slug that no view and no context can record a structure in: ASCII letters,
