@@ -124,7 +124,8 @@ fn product_token_gate(s: &str) -> bool {
             let Some(lc) = buf.get_mut(..t.len()) else { return true };
             lc.copy_from_slice(t.as_bytes());
             lc.make_ascii_lowercase();
-            std::str::from_utf8(lc).map_or(true, sensitive_file)
+            // A tail of a `str`, lowercased: UTF-8 (the `str` check was always true).
+            sensitive_name(lc)
         })
 }
 
@@ -482,113 +483,141 @@ fn is_up(seg: &str) -> bool {
     t.len() >= 2 && t.bytes().all(|b| b == b'.' || b == b'?') && t.bytes().filter(|&b| b == b'.').count() >= 1
 }
 
+/// The names [`sensitive_file`] knows exactly (lowercase), the arms of the `match` it had
+/// (`tests::sensitive_file_agrees_with_the_reference`).
+const SENSITIVE_NAMES: [&str; 78] = [
+    "passwd",
+    "master.passwd",
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "group",
+    "hosts",
+    "issue",
+    "motd",
+    "sudoers",
+    "crontab",
+    "fstab",
+    "mtab",
+    "boot.ini",
+    "win.ini",
+    "system.ini",
+    "desktop.ini",
+    "autoexec.bat",
+    "config.sys",
+    "sam",
+    "ntds.dit",
+    "httpd.conf",
+    "httpd2.conf",
+    "apache2.conf",
+    "nginx.conf",
+    "lighttpd.conf",
+    "php.ini",
+    "my.cnf",
+    "my.ini",
+    "web.config",
+    "web.xml",
+    ".htaccess",
+    ".htpasswd",
+    ".passwd",
+    ".env",
+    ".bash_history",
+    ".bash_profile",
+    ".bashrc",
+    ".profile",
+    ".zsh_history",
+    ".mysql_history",
+    ".viminfo",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "authorized_keys",
+    "known_hosts",
+    "wp-config.php",
+    "config.inc.php",
+    "configuration.php",
+    "localsettings.php",
+    "settings.php",
+    "database.yml",
+    "environ",
+    "cmdline",
+    "sysprep.xml",
+    "sysprep.inf",
+    "unattend.xml",
+    "unattended.xml",
+    "php.ini-development",
+    "tomcat-users.xml",
+    "server.xml",
+    "context.xml",
+    "applicationhost.config",
+    "credentials",
+    "config.php",
+    "ntuser.dat",
+    "metabase.xml",
+    ".rhosts",
+    ".shosts",
+    ".forward",
+    ".cshrc",
+    ".sh_history",
+    ".xauthority",
+];
+
+/// Bit `len` of entry `c & 31`: a name of [`SENSITIVE_NAMES`] of `len` bytes starts
+/// (`first`) or ends (not `first`) with a byte `c` (a necessary condition; 128 bytes each).
+const fn names_by_len(first: bool) -> [u32; 32] {
+    let mut t = [0u32; 32];
+    let mut i = 0;
+    while i < SENSITIVE_NAMES.len() {
+        let n = SENSITIVE_NAMES[i].as_bytes();
+        let c = if first { n[0] } else { n[n.len() - 1] };
+        t[(c & 31) as usize] |= 1 << n.len();
+        i += 1;
+    }
+    t
+}
+static NAME_START: [u32; 32] = names_by_len(true);
+static NAME_END: [u32; 32] = names_by_len(false);
+
 /// Files whose name alone says "configuration, credentials or logs of the host".
 fn sensitive_file(name: &str) -> bool {
-    // A `match` (dispatched on the length, then compared), not a search of a list.
-    let n = name.trim_end_matches([' ', '.']);
-    if matches!(
-        n,
-        "passwd"
-            | "master.passwd"
-            | "shadow"
-            | "shadow-"
-            | "gshadow"
-            | "group"
-            | "hosts"
-            | "issue"
-            | "motd"
-            | "sudoers"
-            | "crontab"
-            | "fstab"
-            | "mtab"
-            | "boot.ini"
-            | "win.ini"
-            | "system.ini"
-            | "desktop.ini"
-            | "autoexec.bat"
-            | "config.sys"
-            | "sam"
-            | "ntds.dit"
-            | "httpd.conf"
-            | "httpd2.conf"
-            | "apache2.conf"
-            | "nginx.conf"
-            | "lighttpd.conf"
-            | "php.ini"
-            | "my.cnf"
-            | "my.ini"
-            | "web.config"
-            | "web.xml"
-            | ".htaccess"
-            | ".htpasswd"
-            | ".passwd"
-            | ".env"
-            | ".bash_history"
-            | ".bash_profile"
-            | ".bashrc"
-            | ".profile"
-            | ".zsh_history"
-            | ".mysql_history"
-            | ".viminfo"
-            | ".netrc"
-            | ".pgpass"
-            | ".git-credentials"
-            | "id_rsa"
-            | "id_dsa"
-            | "id_ecdsa"
-            | "id_ed25519"
-            | "authorized_keys"
-            | "known_hosts"
-            | "wp-config.php"
-            | "config.inc.php"
-            | "configuration.php"
-            | "localsettings.php"
-            | "settings.php"
-            | "database.yml"
-            | "environ"
-            | "cmdline"
-            | "sysprep.xml"
-            | "sysprep.inf"
-            | "unattend.xml"
-            | "unattended.xml"
-            | "php.ini-development"
-            | "tomcat-users.xml"
-            | "server.xml"
-            | "context.xml"
-            | "applicationhost.config"
-            | "credentials"
-            | "config.php"
-            | "ntuser.dat"
-            | "metabase.xml"
-            | ".rhosts"
-            | ".shosts"
-            | ".forward"
-            | ".cshrc"
-            | ".sh_history"
-            | ".xauthority"
-    ) {
+    sensitive_name(name.as_bytes())
+}
+
+/// [`sensitive_file`] on the bytes of a name (what [`plain_path`] has, with no `str` check to
+/// pay). A name is looked up in [`SENSITIVE_NAMES`] only when its length, first and last bytes
+/// are those of a name there ([`NAME_START`], [`NAME_END`]): most names are decided by two bit
+/// tests instead of the comparisons of a `match`.
+fn sensitive_name(name: &[u8]) -> bool {
+    let mut n = name;
+    while let [rest @ .., b' ' | b'.'] = n {
+        n = rest;
+    }
+    let (Some(&f), Some(&l)) = (n.first(), n.last()) else { return false };
+    let len = n.len();
+    if len < 32 && ((NAME_START[(f & 31) as usize] & NAME_END[(l & 31) as usize]) >> len) & 1 != 0 && SENSITIVE_NAMES.iter().any(|x| x.as_bytes() == n) {
         return true;
     }
     // Logs: `access.log`, `error_log`, `mysql.log.1`, `syslog.2.gz`, `sess_<id>`.
-    if n.starts_with("sess_") || n == "messages" || n.ends_with(".err") {
+    if n.starts_with(b"sess_") || n == b"messages" || n.ends_with(b".err") {
         return true;
     }
     // Every remaining pattern contains `log` (one search instead of eight).
-    let nb = n.as_bytes();
-    if !each_byte_of(nb, [b'l'], |p| nb[p..].starts_with(b"log")) {
+    if !each_byte_of(n, [b'l'], |p| n[p..].starts_with(b"log")) {
         return false;
     }
-    n.contains("access_log")
-        || n.contains("access.log")
-        || n.contains("error_log")
-        || n.contains("error.log")
-        || n.ends_with(".log")
-        || n.ends_with(".err")
-        || n.ends_with("_log")
-        || n.contains(".log.")
-        || n.starts_with("sess_")
-        || n == "syslog"
-        || n == "messages"
+    let has = |w: &[u8]| n.windows(w.len()).any(|x| x == w);
+    has(b"access_log")
+        || has(b"access.log")
+        || has(b"error_log")
+        || has(b"error.log")
+        || n.ends_with(b".log")
+        || n.ends_with(b"_log")
+        || has(b".log.")
+        || n == b"syslog"
 }
 
 /// Top directories of a Unix file system (or Windows ones written with a leading slash) that a
@@ -627,6 +656,10 @@ fn is_drive(s: &str) -> bool {
 #[inline]
 fn is_url(s: &str) -> bool {
     let b = s.as_bytes();
+    // The common schemes, lowercase, by two word comparisons.
+    if b.starts_with(b"https://") || b.starts_with(b"http://") {
+        return true;
+    }
     let p = b.iter().position(|&c| !(c.is_ascii_alphanumeric() || c == b'+' || c == b'.' || c == b'-')).unwrap_or(b.len());
     p > 1 && b.get(p) == Some(&b':') && b[p + 1..].starts_with(b"//")
 }
@@ -735,7 +768,8 @@ fn plain_path(c: &str) -> bool {
     let mut buf = [0u8; 64];
     let Some(lc) = buf.get_mut(..last.len()) else { return false };
     lowercase_into(lc, last);
-    std::str::from_utf8(lc).is_ok_and(|n| !sensitive_file(n))
+    // A whole segment of a `str`, lowercased: UTF-8 (the `str` check was always true).
+    !sensitive_name(lc)
 }
 
 /// The walk of [`judge`]: segments after `..` resolution, root, sensitive names.
@@ -1103,10 +1137,15 @@ fn has_whitespace(s: &str) -> bool {
 }
 
 fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
-    if s.is_empty() || !may_hold_path(s) {
+    if s.is_empty() {
         return None;
     }
+    // A `/` or `\` ([`Facts::slash`]) is the first thing [`may_hold_path`] looks for: with
+    // one, the facts answer it.
     let f = facts(s.as_bytes());
+    if !f.slash && !may_hold_path(s) {
+        return None;
+    }
     if f.plain && !f.blank && !f.sep {
         return analyse_plain(s, field, depth, f);
     }

@@ -711,3 +711,65 @@ fn plain_path_agrees_with_the_reference() {
     }
     assert!(yes > 10_000 && no > 10_000, "{yes} {no}");
 }
+
+/// Not a test: `PATH_PROBE=FILE` runs [`analyse`] and the SSRF check on every line of FILE,
+/// for instruction counts under callgrind (`--toggle-collect`).
+#[test]
+#[ignore]
+fn probe_costs() {
+    let Ok(file) = std::env::var("PATH_PROBE") else { return };
+    let text = std::fs::read_to_string(file).expect("probe file");
+    for line in text.lines() {
+        for _ in 0..10 {
+            std::hint::black_box(probe_one(std::hint::black_box(line)));
+        }
+    }
+}
+
+#[inline(never)]
+fn probe_one(v: &str) -> Option<Hit> {
+    let h = analyse(v, FieldKind::JsonValue, 0);
+    let s = crate::ssrf::detector().check(&Input { raw: v, decoded: v, field: FieldKind::JsonValue }, Level::Strict);
+    h.or(s)
+}
+
+/// [`sensitive_name`] (the bit tests, then [`SENSITIVE_NAMES`]) answers what the reference's
+/// `match` answers: the list holds every name of that `match` (read from this file) and no
+/// other, and every name, in two cases, with trailing blanks and dots, cut, extended and with
+/// each byte changed, is judged alike.
+#[test]
+fn sensitive_file_agrees_with_the_reference() {
+    let src = include_str!("path_tests.rs");
+    let start = src.find("fn sensitive_file_reference").expect("the reference");
+    let arms = &src[start..];
+    let arms = &arms[arms.find("matches!(").expect("its match")..];
+    let arms = &arms[..arms.find(") {").expect("the end of the match")];
+    let listed: Vec<&str> = arms.split('"').skip(1).step_by(2).collect();
+    assert_eq!(listed.len(), SENSITIVE_NAMES.len());
+    for n in &listed {
+        assert!(SENSITIVE_NAMES.contains(n), "{n}");
+    }
+    let mut checked = 0;
+    let mut check = |v: &str| {
+        assert_eq!(sensitive_file(v), sensitive_file_reference(v), "{v:?}");
+        assert_eq!(sensitive_name(v.as_bytes()), sensitive_file_reference(v), "{v:?}");
+        checked += 1;
+    };
+    let extra = ["access.log", "error_log", "x.log.1", "syslog", "messages", "sess_1", "a.err", "catalog", "log", "6_1.png", "{size}.png", ""];
+    for n in SENSITIVE_NAMES.iter().chain(extra.iter()) {
+        for v in [n.to_string(), n.to_ascii_uppercase(), format!("{n} "), format!("{n}."), format!("{n} . "), format!("x{n}"), format!("{n}x"), format!(".{n}")]
+        {
+            check(&v);
+            for k in 0..v.len() {
+                if v.is_char_boundary(k) && v.is_char_boundary(k + 1) {
+                    check(&v[..k]);
+                    check(&v[k + 1..]);
+                    for c in ["a", "z", ".", "_", "-", "0", "9", "\u{e9}", "L", "G"] {
+                        check(&format!("{}{c}{}", &v[..k], &v[k + 1..]));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 50_000, "{checked}");
+}
