@@ -415,7 +415,7 @@ fn fold_bogus_escapes(b: &[u8]) -> Vec<u8> {
 pub(crate) fn normalise(s: &str) -> (Cow<'_, str>, bool) {
     // Nothing to fold: no escape, control, non-ASCII character or hex literal.
     let b = s.as_bytes();
-    let plain = b.iter().all(|&c| CLASS[c as usize] & PLAIN != 0)
+    let plain = b.iter().all(|&c| CLASS[c as usize] & NOT_PLAIN == 0)
         && !memchr::memchr_iter(b'.', b).any(|i| b.get(i + 1) == Some(&b'.'))
         && !memchr::memchr_iter(b'0', b).any(|i| b.get(i + 1).is_some_and(|c| c | 0x20 == b'x'));
     if plain {
@@ -924,7 +924,7 @@ static WRAP_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
 /// has a few of these bytes, each rejected by the byte before it mostly; the automaton reads
 /// every byte (`tests::may_wrap_covers_the_wrapper_anchors`).
 fn may_wrap(b: &[u8]) -> bool {
-    each_byte_of(b, [b':', b'.'], |p| wrap_at(b, p))
+    each_byte_of(b, [b':', b'.'], |p| wrap_before(b, p, if b[p] == b':' { WRAP_BEFORE_COLON } else { WRAP_BEFORE_DOT }) && wrap_at(b, p))
 }
 
 /// [`may_wrap`]'s question at the `:` or `.` at `p`: whether a wrapper name ends right before it.
@@ -954,6 +954,32 @@ fn wrap_at(b: &[u8], p: usize) -> bool {
             _ => false,
         }
     }
+}
+
+/// The last bytes (ASCII lowercase) of the wrapper names [`wrap_at`] looks for before a `.`
+/// (`compress`, `ssh2`, `convert`, `string`, `zlib`) and before a `:` (`php`, `zip`,
+/// `expect`, `phar`, `rar`, `glob`, `ogg`, `file`, `data`), as bits of a mask by the byte's
+/// low six bits (a superset, for [`wrap_before`]).
+const WRAP_BEFORE_DOT: u64 = mask6(b"s2tgb");
+const WRAP_BEFORE_COLON: u64 = mask6(b"ptrbgea");
+
+const fn mask6(s: &[u8]) -> u64 {
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < s.len() {
+        m |= 1 << (s[i] & 63);
+        i += 1;
+    }
+    m
+}
+
+/// Whether the byte before `p` may end a wrapper name [`wrap_at`] looks for at `p` (`mask`:
+/// [`WRAP_BEFORE_DOT`] or [`WRAP_BEFORE_COLON`]): [`wrap_at`] says no without it, as its
+/// first test is on that byte, lowercased (`A`..`Z` and `a`..`z` share their low six bits but
+/// for the `0x20` bit: `| 0x20` then `& 63` keeps a letter's bits).
+#[inline]
+fn wrap_before(b: &[u8], p: usize, mask: u64) -> bool {
+    p > 0 && (mask >> ((b[p - 1] | 0x20) & 63)) & 1 != 0
 }
 
 fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
@@ -1007,29 +1033,34 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
     r
 }
 
-/// [`CLASS`] bits: printable ASCII but `%` (nothing for [`normalise`] to fold), a
+/// [`CLASS`] bits: `x` or `X`, the second byte of a `0x` [`normalise`] folds; a
 /// [`token_separator`], an [`is_blank`] byte.
-const PLAIN: u8 = 1;
-const TOKEN_SEP: u8 = 2;
-const BLANK: u8 = 4;
-/// `.`, `?` and `0`: the first byte of a pair [`normalise`] folds (`..`, `0x`) or of a
-/// segment that may climb ([`may_climb`]: `..`, `.?`, `?.`).
-const PAIR: u8 = 8;
+const HEX_X: u16 = 1;
+const TOKEN_SEP: u16 = 2;
+const BLANK: u16 = 4;
+/// `.` and `?`: a byte of a pair [`normalise`] folds (`..`) or of a segment that may climb
+/// ([`may_climb`]: `..`, `.?`, `?.`).
+const PAIR: u16 = 8;
 /// `/` and `\`.
-const SLASH: u8 = 16;
+const SLASH: u16 = 16;
 /// `:`, after which a wrapper name or a URL scheme may end ([`wrap_at`], [`is_url`]).
-const COLON: u8 = 32;
-/// Not [`PLAIN`] (so that one OR over the bytes tells whether all are).
-const NOT_PLAIN: u8 = 64;
+const COLON: u16 = 32;
+/// Not printable ASCII, or `%`: a byte [`normalise`] may fold (one OR over the bytes tells
+/// whether there is one).
+const NOT_PLAIN: u16 = 64;
 /// Not of [`b64_path_like`]'s alphabet ([`b64_byte`]) nor `=`: a value with one is no base64.
-const NOT_B64: u8 = 128;
+const NOT_B64: u16 = 128;
+/// `0`, the first byte of a `0x` [`normalise`] folds (with [`HEX_X`]).
+const ZERO: u16 = 256;
 
 /// Byte classes, one lookup per byte in the scans of [`analyse`] and [`normalise`].
-static CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
+static CLASS: [u16; 256] = {
+    let mut t = [0u16; 256];
     let mut c = 0;
     while c < 256 {
-        t[c] |= if c >= 0x20 && c < 0x7f && c != b'%' as usize { PLAIN } else { NOT_PLAIN };
+        if !(c >= 0x20 && c < 0x7f && c != b'%' as usize) {
+            t[c] |= NOT_PLAIN;
+        }
         if !(b64_byte(c as u8) || c == b'=' as usize) {
             t[c] |= NOT_B64;
         }
@@ -1049,7 +1080,9 @@ static CLASS: [u8; 256] = {
     }
     t[b'.' as usize] |= PAIR;
     t[b'?' as usize] |= PAIR;
-    t[b'0' as usize] |= PAIR;
+    t[b'x' as usize] |= HEX_X;
+    t[b'X' as usize] |= HEX_X;
+    t[b'0' as usize] |= ZERO;
     t[b'/' as usize] |= SLASH;
     t[b'\\' as usize] |= SLASH;
     t[b':' as usize] |= COLON;
@@ -1060,7 +1093,7 @@ static CLASS: [u8; 256] = {
 /// path of printable ASCII: nothing to normalise, no blank, no delimiter to cut tokens at).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Facts {
-    /// [`normalise`] returns the value itself, without a NUL: every byte is [`PLAIN`], and
+    /// [`normalise`] returns the value itself, without a NUL: no byte is [`NOT_PLAIN`], and
     /// there is no `..` and no `0x`/`0X`.
     plain: bool,
     /// An [`is_blank`] byte.
@@ -1080,27 +1113,34 @@ struct Facts {
 }
 
 fn facts(b: &[u8]) -> Facts {
-    // One OR of the byte classes, then the pairs at the few `.`, `?`, `0` and `:` there are.
-    let mut any = 0u8;
+    // One OR of the byte classes, then the pairs at the few `.`, `?` and `:` there are (and
+    // `0`, when there is an `x` or `X` too: `0x`).
+    let mut any = 0u16;
     for &c in b {
         any |= CLASS[c as usize];
     }
     let (mut fold, mut climb, mut wrap) = (false, false, false);
-    if any & (PAIR | COLON) != 0 {
-        each_byte_of(b, [b'.', b'?', b'0', b':'], |i| {
+    let hex = any & (ZERO | HEX_X) == ZERO | HEX_X;
+    if any & (PAIR | COLON) != 0 || hex {
+        let mut visit = |i: usize| {
             let next = b.get(i + 1).copied().unwrap_or(0);
             match b[i] {
                 b'.' => {
                     fold |= next == b'.';
                     climb |= matches!(next, b'.' | b'?');
-                    wrap = wrap || wrap_at(b, i);
+                    wrap = wrap || (wrap_before(b, i, WRAP_BEFORE_DOT) && wrap_at(b, i));
                 }
-                b':' => wrap = wrap || wrap_at(b, i),
+                b':' => wrap = wrap || (wrap_before(b, i, WRAP_BEFORE_COLON) && wrap_at(b, i)),
                 b'?' => climb |= next == b'.',
                 _ => fold |= next | 0x20 == b'x',
             }
             false
-        });
+        };
+        if hex {
+            each_byte_of(b, [b'.', b'?', b':', b'0'], &mut visit);
+        } else {
+            each_byte_of(b, [b'.', b'?', b':'], &mut visit);
+        }
     }
     Facts {
         plain: any & NOT_PLAIN == 0 && !fold,

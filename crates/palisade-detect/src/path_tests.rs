@@ -316,13 +316,13 @@ fn may_wrap_agrees_with_the_reference() {
 /// [`facts`] as one loop over every byte with the pairs checked in it (the oracle of the
 /// OR-then-pairs form).
 fn facts_reference(b: &[u8]) -> Facts {
-    let (mut all, mut any) = (PLAIN, 0u8);
+    let (mut all_plain, mut any) = (true, 0u16);
     let (mut fold, mut climb, mut wrap) = (false, false, false);
     for (i, &c) in b.iter().enumerate() {
         let k = CLASS[c as usize];
-        all &= k;
+        all_plain &= (0x20..0x7f).contains(&c) && c != b'%';
         any |= k;
-        if k & (PAIR | COLON) != 0 {
+        if matches!(c, b'.' | b'?' | b'0' | b':') {
             let next = b.get(i + 1).copied().unwrap_or(0);
             match c {
                 b'.' => {
@@ -337,7 +337,7 @@ fn facts_reference(b: &[u8]) -> Facts {
         }
     }
     Facts {
-        plain: all & PLAIN != 0 && !fold,
+        plain: all_plain && !fold,
         blank: any & BLANK != 0,
         sep: any & TOKEN_SEP != 0,
         climb,
@@ -382,7 +382,7 @@ fn facts_agree_with_the_separate_scans() {
     generated_paths(50_000, |v| {
         let f = facts(v.as_bytes());
         let (n, null) = normalise(v);
-        assert_eq!(f.plain, matches!(n, Cow::Borrowed(_)) && !null && v.bytes().all(|c| CLASS[c as usize] & PLAIN != 0), "{v:?}");
+        assert_eq!(f.plain, matches!(n, Cow::Borrowed(_)) && !null && v.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'%'), "{v:?}");
         assert_eq!(f.blank, v.bytes().any(is_blank), "{v:?}");
         assert_eq!(f.sep, v.bytes().any(token_separator), "{v:?}");
         assert_eq!(f.climb, may_climb(v), "{v:?}");
@@ -772,4 +772,38 @@ fn sensitive_file_agrees_with_the_reference() {
         }
     }
     assert!(checked > 50_000, "{checked}");
+}
+
+/// [`wrap_before`] says yes wherever [`wrap_at`] does: every byte before a `:` or `.` that
+/// ends a wrapper name in any case, and every byte before each at all.
+#[test]
+fn wrap_before_covers_wrap_at() {
+    let names = ["php", "zip", "expect", "phar", "rar", "glob", "ogg", "file", "data", "compress", "ssh2", "convert", "string", "zlib"];
+    let mut yes = 0;
+    for n in names {
+        for v in [n.to_string(), n.to_ascii_uppercase()] {
+            for sep in [b':', b'.'] {
+                let mut b = v.as_bytes().to_vec();
+                b.push(sep);
+                let mask = if sep == b':' { WRAP_BEFORE_COLON } else { WRAP_BEFORE_DOT };
+                if wrap_at(&b, b.len() - 1) {
+                    yes += 1;
+                    assert!(wrap_before(&b, b.len() - 1, mask), "{v}{}", sep as char);
+                }
+            }
+        }
+    }
+    assert_eq!(yes, 2 * names.len());
+    for prev in 0..=255u8 {
+        for sep in [b':', b'.'] {
+            for head in [&b""[..], b"ph", b"zi", b"expec", b"pha", b"ra", b"glo", b"og", b"fil", b"dat", b"compres", b"ssh", b"conver", b"strin", b"zli"] {
+                let mut b = head.to_vec();
+                b.extend([prev, sep]);
+                let mask = if sep == b':' { WRAP_BEFORE_COLON } else { WRAP_BEFORE_DOT };
+                if wrap_at(&b, b.len() - 1) {
+                    assert!(wrap_before(&b, b.len() - 1, mask), "{b:?}");
+                }
+            }
+        }
+    }
 }
