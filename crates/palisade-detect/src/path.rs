@@ -416,8 +416,8 @@ pub(crate) fn normalise(s: &str) -> (Cow<'_, str>, bool) {
     // Nothing to fold: no escape, control, non-ASCII character or hex literal.
     let b = s.as_bytes();
     let plain = b.iter().all(|&c| CLASS[c as usize] & NOT_PLAIN == 0)
-        && !memchr::memchr_iter(b'.', b).any(|i| b.get(i + 1) == Some(&b'.'))
-        && !memchr::memchr_iter(b'0', b).any(|i| b.get(i + 1).is_some_and(|c| c | 0x20 == b'x'));
+        && !each_byte_of(b, [b'.'], |i| b.get(i + 1) == Some(&b'.'))
+        && !each_byte_of(b, [b'0'], |i| b.get(i + 1).is_some_and(|c| c | 0x20 == b'x'));
     if plain {
         return (Cow::Borrowed(s), false);
     }
@@ -673,11 +673,17 @@ struct Cand {
 /// Whether `c` may hold a segment [`is_up`] accepts.
 fn may_climb(c: &str) -> bool {
     let b = c.as_bytes();
-    memchr::memchr_iter(b'.', b).any(|i| matches!(b.get(i + 1), Some(b'.' | b'?')) || (i > 0 && b[i - 1] == b'?'))
+    each_byte_of(b, [b'.'], |i| matches!(b.get(i + 1), Some(b'.' | b'?')) || (i > 0 && b[i - 1] == b'?'))
+}
+
+/// Whether `c` holds a `/` or `\\` (with no `memchr` set-up on a short token).
+#[inline]
+fn has_slash(c: &str) -> bool {
+    each_byte_of(c.as_bytes(), [b'/', b'\\'], |_| true)
 }
 
 fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
-    judge_known(c, null, field, may_climb(c), memchr::memchr2(b'/', b'\\', c.as_bytes()).is_some())
+    judge_known(c, null, field, may_climb(c), has_slash(c))
 }
 
 /// [`judge`] with [`may_climb`] of `c` (`climb`) and whether `c` holds a separator (`slash`)
@@ -746,13 +752,8 @@ fn plain_path(c: &str) -> bool {
     let is_sep = |x: u8| x == b'/' || x == b'\\';
     // The segments the walk keeps: not empty, not `.`.
     let kept = |seg: &[u8]| !seg.is_empty() && seg != b".";
-    let mut segs = b.split(|&x| is_sep(x)).filter(|s| kept(s));
-    let Some(first) = segs.next() else { return true };
-    let system = system_first(first);
-    if is_sep(b[0]) && (system || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':')) {
-        return false;
-    }
-    // The last kept segment (`rsplit` of the separators, from the end), or the first.
+    // The last kept segment (`rsplit` of the separators, from the end); with none, nothing to
+    // report.
     let mut end = b.len();
     let last = loop {
         let start = last_byte_of(&b[..end], [b'/', b'\\']).map_or(0, |p| p + 1);
@@ -761,10 +762,30 @@ fn plain_path(c: &str) -> bool {
             break seg;
         }
         if start == 0 {
-            break first;
+            return true;
         }
         end = start - 1;
     };
+    // The first kept segment matters behind a leading separator alone (`/etc/`, `/c:/`).
+    if is_sep(b[0]) {
+        let mut i = 0;
+        let first = loop {
+            while i < b.len() && is_sep(b[i]) {
+                i += 1;
+            }
+            let start = i;
+            while i < b.len() && !is_sep(b[i]) {
+                i += 1;
+            }
+            // There is a kept segment (`last`), so this ends on one before the end.
+            if kept(&b[start..i]) || i == b.len() {
+                break &b[start..i];
+            }
+        };
+        if system_first(first) || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':') {
+            return false;
+        }
+    }
     let mut buf = [0u8; 64];
     let Some(lc) = buf.get_mut(..last.len()) else { return false };
     lowercase_into(lc, last);
@@ -1189,7 +1210,7 @@ fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     if f.plain && !f.blank && !f.sep {
         return analyse_plain(s, field, depth, f);
     }
-    analyse_general(s, field, depth)
+    analyse_general(s, field, depth, f.plain.then_some(f))
 }
 
 /// [`analyse_general`] of a value whose [`Facts`] say: nothing to normalise (the value is its
@@ -1233,11 +1254,14 @@ fn b64_path(t: &str, field: FieldKind) -> Option<Hit> {
 }
 
 /// [`analyse`] of any value: normalised, the whole value then its tokens judged, base64.
-fn analyse_general(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
-    let (n, null) = normalise(s);
+///
+/// `plain`: the [`Facts`] of `s` when they say [`Facts::plain`] (`s` is its own normal form,
+/// without a NUL): the scans they answer are not made again (`None` reads everything).
+fn analyse_general(s: &str, field: FieldKind, depth: u8, plain: Option<Facts>) -> Option<Hit> {
+    let (n, null) = if plain.is_some() { (Cow::Borrowed(s), false) } else { normalise(s) };
     step(n.len());
     let mut out: Option<Hit> = None;
-    if may_wrap(n.as_bytes()) && WRAP_ANCHORS.any(&n) {
+    if plain.map_or_else(|| may_wrap(n.as_bytes()), |f| f.wrap) && WRAP_ANCHORS.any(&n) {
         if let Some((c, why)) = wrappers(&n.to_ascii_lowercase()) {
             out = Some(mk(NAME, Category::Lfi, c, &n, why));
         }
@@ -1245,7 +1269,12 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     // The whole value as one path (Windows paths contain spaces), then its tokens.
     let trimmed = n.trim();
     let whole_has_space = has_whitespace(trimmed);
-    if let Some(c) = judge(trimmed, null, field) {
+    // Trimming removes blanks alone, none of them a byte of a climbing pair or a separator.
+    let whole = match plain {
+        Some(f) => judge_known(trimmed, false, field, f.climb, f.slash),
+        None => judge(trimmed, null, field),
+    };
+    if let Some(c) = whole {
         // A prose value that happens to hold a slash is judged by its tokens instead.
         let words = trimmed.split_whitespace().count();
         let plain = trimmed.split_whitespace().filter(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_alphabetic())).count();
@@ -1261,7 +1290,12 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
             if tok.len() < 3 || tok.len() == trimmed.len() {
                 continue;
             }
-            if let Some(c) = judge(tok, null, field) {
+            // A token holds no climbing pair the value does not hold.
+            let found = match plain {
+                Some(f) => judge_known(tok, false, field, f.climb && may_climb(tok), has_slash(tok)),
+                None => judge(tok, null, field),
+            };
+            if let Some(c) = found {
                 // Paths named inside prose are weaker evidence than a value that is a path,
                 // except for traversal, which prose does not contain: a system directory
                 // named in a sentence (`logs are in /var/log/app`) stays below the threshold.

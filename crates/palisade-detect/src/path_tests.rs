@@ -409,14 +409,24 @@ fn analyse_plain_agrees_with_the_general_path() {
         }
         let f = facts(v.as_bytes());
         for field in [FieldKind::QueryValue, FieldKind::JsonValue] {
-            let want = analyse_general(v, field, 0);
+            let want = analyse_general(v, field, 0, None);
             found += usize::from(want.is_some());
             assert_eq!(analyse(v, field, 0), want, "{v:?}");
-            assert_eq!(analyse(v, field, 1), analyse_general(v, field, 1), "{v:?}");
+            assert_eq!(analyse(v, field, 1), analyse_general(v, field, 1, None), "{v:?}");
         }
         plain += usize::from(f.plain && !f.blank && !f.sep);
     });
     assert!(plain > 5_000 && found > 5_000, "{plain} {found}");
+    // Real values too (their plain ones with blanks or delimiters take the general path with
+    // their facts).
+    for v in crate::other_util::test_values() {
+        if v.is_empty() || !may_hold_path(&v) {
+            continue;
+        }
+        for field in [FieldKind::QueryValue, FieldKind::JsonValue] {
+            assert_eq!(analyse(&v, field, 0), analyse_general(&v, field, 0, None), "{v:?}");
+        }
+    }
 }
 
 /// Values built from path pieces: roots, system directories, sensitive names, dot segments,
