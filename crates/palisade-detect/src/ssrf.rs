@@ -343,10 +343,27 @@ fn encoded_host(host: &str) -> bool {
 #[inline]
 fn scheme_start(b: &[u8], p: usize) -> Option<usize> {
     let mut st = p;
-    while st > 0 && p - st < 16 && (b[st - 1].is_ascii_alphanumeric() || matches!(b[st - 1], b'+' | b'-' | b'.')) {
+    while st > 0 && p - st < 16 && scheme_byte(b[st - 1]) {
         st -= 1;
     }
     (st < p && b[st].is_ascii_alphabetic()).then_some(st)
+}
+
+/// ASCII letters and digits, `+`, `-` and `.`: the bytes of a scheme, by byte (256 bytes).
+static SCHEME_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0u8;
+    while c < 128 {
+        t[c as usize] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.');
+        c += 1;
+    }
+    t
+};
+
+/// A byte of a scheme ([`SCHEME_BYTES`]): one load instead of five comparisons.
+#[inline]
+fn scheme_byte(c: u8) -> bool {
+    SCHEME_BYTES[c as usize]
 }
 
 /// The schemes [`analyse`] reads, by their ASCII-lowercase bytes (at most 6; longer schemes
@@ -375,6 +392,10 @@ const SCRIPT_EXTS: [&str; 9] = [".txt", ".php", ".sh", ".pl", ".py", ".jsp", ".a
 /// what follows the last `.` of the last 4 bytes (an extension holds no `.`).
 #[inline]
 fn scripty_ext(path: &[u8]) -> bool {
+    // The last letters of the extensions, in any case: most paths (`.png`, `/`) end otherwise.
+    if !path.last().is_some_and(|&c| matches!(c | 0x20, b't' | b'p' | b'h' | b'l' | b'y' | b'c' | b'i')) {
+        return false;
+    }
     let tail = &path[path.len().saturating_sub(4)..];
     tail.iter().rposition(|&c| c == b'.').is_some_and(|d| SCRIPT_EXTS.iter().any(|e| tail[d..].eq_ignore_ascii_case(e.as_bytes())))
 }
@@ -528,6 +549,14 @@ mod tests {
 
     fn q(v: &str) -> u8 {
         detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    /// [`scheme_byte`] is the test it replaces, on every byte.
+    #[test]
+    fn scheme_byte_is_the_comparisons() {
+        for c in 0..=255u8 {
+            assert_eq!(scheme_byte(c), c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'), "{c}");
+        }
     }
 
     /// [`class_host`] before its [`surely_public`] shortcut (the oracle).
