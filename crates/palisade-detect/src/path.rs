@@ -124,7 +124,8 @@ fn product_token_gate(s: &str) -> bool {
             let Some(lc) = buf.get_mut(..t.len()) else { return true };
             lc.copy_from_slice(t.as_bytes());
             lc.make_ascii_lowercase();
-            std::str::from_utf8(lc).map_or(true, sensitive_file)
+            // A tail of a `str`, lowercased: UTF-8 (the `str` check was always true).
+            sensitive_name(lc)
         })
 }
 
@@ -132,9 +133,10 @@ fn product_token_gate(s: &str) -> bool {
 /// the `=` padding and [`b64_path_like`]'s alphabet.
 const B64_TEST_ONLY: &str = "\t\n\x0b\x0c\r =+-/_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-/// The base64 half of [`may_hold_path`]. Most values are decided by their first byte (an ASCII
-/// byte that is neither whitespace nor of the base64 alphabet: no trimming can remove it, and
-/// [`b64_path_like`] rejects it) or their length, before any trimming.
+/// The base64 half of [`may_hold_path`]. Most values are decided by their length or their
+/// first four bytes (below), else by their first byte (an ASCII byte that is neither
+/// whitespace nor of the base64 alphabet: no trimming can remove it, and [`b64_path_like`]
+/// rejects it), before any trimming.
 ///
 /// A value whose first four bytes are of the alphabet (so that no trimming touches them) and
 /// decode to a byte outside `0x20..0x7f` is rejected from those four bytes alone:
@@ -143,7 +145,7 @@ const B64_TEST_ONLY: &str = "\t\n\x0b\x0c\r =+-/_ABCDEFGHIJKLMNOPQRSTUVWXYZabcde
 /// `b64_gate_tests::agrees_with_the_reference` checks it against the form without that step.
 fn b64_gate(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() < 8 || (b[0] < 0x80 && !(char_ws(b[0]) || b64_byte(b[0]))) {
+    if b.len() < 8 {
         return false;
     }
     let v = [0, 1, 2, 3].map(|k| crate::decode::B64_VALUE[b[k] as usize] as u32);
@@ -152,6 +154,10 @@ fn b64_gate(s: &str) -> bool {
         if [w >> 16, w >> 8 & 0xFF, w & 0xFF].iter().any(|o| !(0x20..0x7f).contains(o)) {
             return false;
         }
+    } else if b[0] < 0x80 && !(char_ws(b[0]) || b64_byte(b[0])) {
+        // (With the four bytes of the alphabet, the first is a [`b64_byte`]: this test is
+        // needed only otherwise.)
+        return false;
     }
     let t = s.trim();
     t.len() >= 8 && t.len() <= 4096 && b64_path_like(t)
@@ -161,6 +167,15 @@ fn b64_gate(s: &str) -> bool {
 mod b64_gate_tests {
     use super::*;
     use palisade_testkit::rng::XorShift64;
+
+    /// The bytes `B64_VALUE` gives a value below 64 are the [`b64_byte`]s (why [`b64_gate`]
+    /// tests the first byte only when one of the first four is not of the alphabet).
+    #[test]
+    fn the_alphabet_is_b64_byte() {
+        for c in 0..=255u8 {
+            assert_eq!(crate::decode::B64_VALUE[c as usize] < 64, b64_byte(c), "{c}");
+        }
+    }
 
     /// [`b64_gate`] before its four-byte rejection (the oracle).
     fn b64_gate_reference(s: &str) -> bool {
@@ -414,9 +429,9 @@ fn fold_bogus_escapes(b: &[u8]) -> Vec<u8> {
 pub(crate) fn normalise(s: &str) -> (Cow<'_, str>, bool) {
     // Nothing to fold: no escape, control, non-ASCII character or hex literal.
     let b = s.as_bytes();
-    let plain = b.iter().all(|&c| CLASS[c as usize] & PLAIN != 0)
-        && !memchr::memchr_iter(b'.', b).any(|i| b.get(i + 1) == Some(&b'.'))
-        && !memchr::memchr_iter(b'0', b).any(|i| b.get(i + 1).is_some_and(|c| c | 0x20 == b'x'));
+    let plain = b.iter().all(|&c| CLASS[c as usize] & NOT_PLAIN == 0)
+        && !each_byte_of(b, [b'.'], |i| b.get(i + 1) == Some(&b'.'))
+        && !each_byte_of(b, [b'0'], |i| b.get(i + 1).is_some_and(|c| c | 0x20 == b'x'));
     if plain {
         return (Cow::Borrowed(s), false);
     }
@@ -482,113 +497,141 @@ fn is_up(seg: &str) -> bool {
     t.len() >= 2 && t.bytes().all(|b| b == b'.' || b == b'?') && t.bytes().filter(|&b| b == b'.').count() >= 1
 }
 
+/// The names [`sensitive_file`] knows exactly (lowercase), the arms of the `match` it had
+/// (`tests::sensitive_file_agrees_with_the_reference`).
+const SENSITIVE_NAMES: [&str; 78] = [
+    "passwd",
+    "master.passwd",
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "group",
+    "hosts",
+    "issue",
+    "motd",
+    "sudoers",
+    "crontab",
+    "fstab",
+    "mtab",
+    "boot.ini",
+    "win.ini",
+    "system.ini",
+    "desktop.ini",
+    "autoexec.bat",
+    "config.sys",
+    "sam",
+    "ntds.dit",
+    "httpd.conf",
+    "httpd2.conf",
+    "apache2.conf",
+    "nginx.conf",
+    "lighttpd.conf",
+    "php.ini",
+    "my.cnf",
+    "my.ini",
+    "web.config",
+    "web.xml",
+    ".htaccess",
+    ".htpasswd",
+    ".passwd",
+    ".env",
+    ".bash_history",
+    ".bash_profile",
+    ".bashrc",
+    ".profile",
+    ".zsh_history",
+    ".mysql_history",
+    ".viminfo",
+    ".netrc",
+    ".pgpass",
+    ".git-credentials",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "authorized_keys",
+    "known_hosts",
+    "wp-config.php",
+    "config.inc.php",
+    "configuration.php",
+    "localsettings.php",
+    "settings.php",
+    "database.yml",
+    "environ",
+    "cmdline",
+    "sysprep.xml",
+    "sysprep.inf",
+    "unattend.xml",
+    "unattended.xml",
+    "php.ini-development",
+    "tomcat-users.xml",
+    "server.xml",
+    "context.xml",
+    "applicationhost.config",
+    "credentials",
+    "config.php",
+    "ntuser.dat",
+    "metabase.xml",
+    ".rhosts",
+    ".shosts",
+    ".forward",
+    ".cshrc",
+    ".sh_history",
+    ".xauthority",
+];
+
+/// Bit `len` of entry `c & 31`: a name of [`SENSITIVE_NAMES`] of `len` bytes starts
+/// (`first`) or ends (not `first`) with a byte `c` (a necessary condition; 128 bytes each).
+const fn names_by_len(first: bool) -> [u32; 32] {
+    let mut t = [0u32; 32];
+    let mut i = 0;
+    while i < SENSITIVE_NAMES.len() {
+        let n = SENSITIVE_NAMES[i].as_bytes();
+        let c = if first { n[0] } else { n[n.len() - 1] };
+        t[(c & 31) as usize] |= 1 << n.len();
+        i += 1;
+    }
+    t
+}
+static NAME_START: [u32; 32] = names_by_len(true);
+static NAME_END: [u32; 32] = names_by_len(false);
+
 /// Files whose name alone says "configuration, credentials or logs of the host".
 fn sensitive_file(name: &str) -> bool {
-    // A `match` (dispatched on the length, then compared), not a search of a list.
-    let n = name.trim_end_matches([' ', '.']);
-    if matches!(
-        n,
-        "passwd"
-            | "master.passwd"
-            | "shadow"
-            | "shadow-"
-            | "gshadow"
-            | "group"
-            | "hosts"
-            | "issue"
-            | "motd"
-            | "sudoers"
-            | "crontab"
-            | "fstab"
-            | "mtab"
-            | "boot.ini"
-            | "win.ini"
-            | "system.ini"
-            | "desktop.ini"
-            | "autoexec.bat"
-            | "config.sys"
-            | "sam"
-            | "ntds.dit"
-            | "httpd.conf"
-            | "httpd2.conf"
-            | "apache2.conf"
-            | "nginx.conf"
-            | "lighttpd.conf"
-            | "php.ini"
-            | "my.cnf"
-            | "my.ini"
-            | "web.config"
-            | "web.xml"
-            | ".htaccess"
-            | ".htpasswd"
-            | ".passwd"
-            | ".env"
-            | ".bash_history"
-            | ".bash_profile"
-            | ".bashrc"
-            | ".profile"
-            | ".zsh_history"
-            | ".mysql_history"
-            | ".viminfo"
-            | ".netrc"
-            | ".pgpass"
-            | ".git-credentials"
-            | "id_rsa"
-            | "id_dsa"
-            | "id_ecdsa"
-            | "id_ed25519"
-            | "authorized_keys"
-            | "known_hosts"
-            | "wp-config.php"
-            | "config.inc.php"
-            | "configuration.php"
-            | "localsettings.php"
-            | "settings.php"
-            | "database.yml"
-            | "environ"
-            | "cmdline"
-            | "sysprep.xml"
-            | "sysprep.inf"
-            | "unattend.xml"
-            | "unattended.xml"
-            | "php.ini-development"
-            | "tomcat-users.xml"
-            | "server.xml"
-            | "context.xml"
-            | "applicationhost.config"
-            | "credentials"
-            | "config.php"
-            | "ntuser.dat"
-            | "metabase.xml"
-            | ".rhosts"
-            | ".shosts"
-            | ".forward"
-            | ".cshrc"
-            | ".sh_history"
-            | ".xauthority"
-    ) {
+    sensitive_name(name.as_bytes())
+}
+
+/// [`sensitive_file`] on the bytes of a name (what [`plain_path`] has, with no `str` check to
+/// pay). A name is looked up in [`SENSITIVE_NAMES`] only when its length, first and last bytes
+/// are those of a name there ([`NAME_START`], [`NAME_END`]): most names are decided by two bit
+/// tests instead of the comparisons of a `match`.
+fn sensitive_name(name: &[u8]) -> bool {
+    let mut n = name;
+    while let [rest @ .., b' ' | b'.'] = n {
+        n = rest;
+    }
+    let (Some(&f), Some(&l)) = (n.first(), n.last()) else { return false };
+    let len = n.len();
+    if len < 32 && ((NAME_START[(f & 31) as usize] & NAME_END[(l & 31) as usize]) >> len) & 1 != 0 && SENSITIVE_NAMES.iter().any(|x| x.as_bytes() == n) {
         return true;
     }
     // Logs: `access.log`, `error_log`, `mysql.log.1`, `syslog.2.gz`, `sess_<id>`.
-    if n.starts_with("sess_") || n == "messages" || n.ends_with(".err") {
+    if n.starts_with(b"sess_") || n == b"messages" || n.ends_with(b".err") {
         return true;
     }
     // Every remaining pattern contains `log` (one search instead of eight).
-    let nb = n.as_bytes();
-    if !each_byte_of(nb, [b'l'], |p| nb[p..].starts_with(b"log")) {
+    if !each_byte_of(n, [b'l'], |p| n[p..].starts_with(b"log")) {
         return false;
     }
-    n.contains("access_log")
-        || n.contains("access.log")
-        || n.contains("error_log")
-        || n.contains("error.log")
-        || n.ends_with(".log")
-        || n.ends_with(".err")
-        || n.ends_with("_log")
-        || n.contains(".log.")
-        || n.starts_with("sess_")
-        || n == "syslog"
-        || n == "messages"
+    let has = |w: &[u8]| n.windows(w.len()).any(|x| x == w);
+    has(b"access_log")
+        || has(b"access.log")
+        || has(b"error_log")
+        || has(b"error.log")
+        || n.ends_with(b".log")
+        || n.ends_with(b"_log")
+        || has(b".log.")
+        || n == b"syslog"
 }
 
 /// Top directories of a Unix file system (or Windows ones written with a leading slash) that a
@@ -627,6 +670,10 @@ fn is_drive(s: &str) -> bool {
 #[inline]
 fn is_url(s: &str) -> bool {
     let b = s.as_bytes();
+    // The common schemes, lowercase, by two word comparisons.
+    if b.starts_with(b"https://") || b.starts_with(b"http://") {
+        return true;
+    }
     let p = b.iter().position(|&c| !(c.is_ascii_alphanumeric() || c == b'+' || c == b'.' || c == b'-')).unwrap_or(b.len());
     p > 1 && b.get(p) == Some(&b':') && b[p + 1..].starts_with(b"//")
 }
@@ -640,11 +687,17 @@ struct Cand {
 /// Whether `c` may hold a segment [`is_up`] accepts.
 fn may_climb(c: &str) -> bool {
     let b = c.as_bytes();
-    memchr::memchr_iter(b'.', b).any(|i| matches!(b.get(i + 1), Some(b'.' | b'?')) || (i > 0 && b[i - 1] == b'?'))
+    each_byte_of(b, [b'.'], |i| matches!(b.get(i + 1), Some(b'.' | b'?')) || (i > 0 && b[i - 1] == b'?'))
+}
+
+/// Whether `c` holds a `/` or `\\` (with no `memchr` set-up on a short token).
+#[inline]
+fn has_slash(c: &str) -> bool {
+    each_byte_of(c.as_bytes(), [b'/', b'\\'], |_| true)
 }
 
 fn judge(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
-    judge_known(c, null, field, may_climb(c), memchr::memchr2(b'/', b'\\', c.as_bytes()).is_some())
+    judge_known(c, null, field, may_climb(c), has_slash(c))
 }
 
 /// [`judge`] with [`may_climb`] of `c` (`climb`) and whether `c` holds a separator (`slash`)
@@ -713,13 +766,8 @@ fn plain_path(c: &str) -> bool {
     let is_sep = |x: u8| x == b'/' || x == b'\\';
     // The segments the walk keeps: not empty, not `.`.
     let kept = |seg: &[u8]| !seg.is_empty() && seg != b".";
-    let mut segs = b.split(|&x| is_sep(x)).filter(|s| kept(s));
-    let Some(first) = segs.next() else { return true };
-    let system = system_first(first);
-    if is_sep(b[0]) && (system || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':')) {
-        return false;
-    }
-    // The last kept segment (`rsplit` of the separators, from the end), or the first.
+    // The last kept segment (`rsplit` of the separators, from the end); with none, nothing to
+    // report.
     let mut end = b.len();
     let last = loop {
         let start = last_byte_of(&b[..end], [b'/', b'\\']).map_or(0, |p| p + 1);
@@ -728,14 +776,35 @@ fn plain_path(c: &str) -> bool {
             break seg;
         }
         if start == 0 {
-            break first;
+            return true;
         }
         end = start - 1;
     };
+    // The first kept segment matters behind a leading separator alone (`/etc/`, `/c:/`).
+    if is_sep(b[0]) {
+        let mut i = 0;
+        let first = loop {
+            while i < b.len() && is_sep(b[i]) {
+                i += 1;
+            }
+            let start = i;
+            while i < b.len() && !is_sep(b[i]) {
+                i += 1;
+            }
+            // There is a kept segment (`last`), so this ends on one before the end.
+            if kept(&b[start..i]) || i == b.len() {
+                break &b[start..i];
+            }
+        };
+        if system_first(first) || (first.len() == 2 && first[0].is_ascii_alphabetic() && first[1] == b':') {
+            return false;
+        }
+    }
     let mut buf = [0u8; 64];
     let Some(lc) = buf.get_mut(..last.len()) else { return false };
     lowercase_into(lc, last);
-    std::str::from_utf8(lc).is_ok_and(|n| !sensitive_file(n))
+    // A whole segment of a `str`, lowercased: UTF-8 (the `str` check was always true).
+    !sensitive_name(lc)
 }
 
 /// The walk of [`judge`]: segments after `..` resolution, root, sensitive names.
@@ -890,7 +959,7 @@ static WRAP_ANCHORS: LazyLock<Anchors> = LazyLock::new(|| {
 /// has a few of these bytes, each rejected by the byte before it mostly; the automaton reads
 /// every byte (`tests::may_wrap_covers_the_wrapper_anchors`).
 fn may_wrap(b: &[u8]) -> bool {
-    each_byte_of(b, [b':', b'.'], |p| wrap_at(b, p))
+    each_byte_of(b, [b':', b'.'], |p| wrap_before(b, p, if b[p] == b':' { WRAP_BEFORE_COLON } else { WRAP_BEFORE_DOT }) && wrap_at(b, p))
 }
 
 /// [`may_wrap`]'s question at the `:` or `.` at `p`: whether a wrapper name ends right before it.
@@ -920,6 +989,32 @@ fn wrap_at(b: &[u8], p: usize) -> bool {
             _ => false,
         }
     }
+}
+
+/// The last bytes (ASCII lowercase) of the wrapper names [`wrap_at`] looks for before a `.`
+/// (`compress`, `ssh2`, `convert`, `string`, `zlib`) and before a `:` (`php`, `zip`,
+/// `expect`, `phar`, `rar`, `glob`, `ogg`, `file`, `data`), as bits of a mask by the byte's
+/// low six bits (a superset, for [`wrap_before`]).
+const WRAP_BEFORE_DOT: u64 = mask6(b"s2tgb");
+const WRAP_BEFORE_COLON: u64 = mask6(b"ptrbgea");
+
+const fn mask6(s: &[u8]) -> u64 {
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < s.len() {
+        m |= 1 << (s[i] & 63);
+        i += 1;
+    }
+    m
+}
+
+/// Whether the byte before `p` may end a wrapper name [`wrap_at`] looks for at `p` (`mask`:
+/// [`WRAP_BEFORE_DOT`] or [`WRAP_BEFORE_COLON`]): [`wrap_at`] says no without it, as its
+/// first test is on that byte, lowercased (`A`..`Z` and `a`..`z` share their low six bits but
+/// for the `0x20` bit: `| 0x20` then `& 63` keeps a letter's bits).
+#[inline]
+fn wrap_before(b: &[u8], p: usize, mask: u64) -> bool {
+    p > 0 && (mask >> ((b[p - 1] | 0x20) & 63)) & 1 != 0
 }
 
 fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
@@ -973,29 +1068,34 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
     r
 }
 
-/// [`CLASS`] bits: printable ASCII but `%` (nothing for [`normalise`] to fold), a
+/// [`CLASS`] bits: `x` or `X`, the second byte of a `0x` [`normalise`] folds; a
 /// [`token_separator`], an [`is_blank`] byte.
-const PLAIN: u8 = 1;
-const TOKEN_SEP: u8 = 2;
-const BLANK: u8 = 4;
-/// `.`, `?` and `0`: the first byte of a pair [`normalise`] folds (`..`, `0x`) or of a
-/// segment that may climb ([`may_climb`]: `..`, `.?`, `?.`).
-const PAIR: u8 = 8;
+const HEX_X: u16 = 1;
+const TOKEN_SEP: u16 = 2;
+const BLANK: u16 = 4;
+/// `.` and `?`: a byte of a pair [`normalise`] folds (`..`) or of a segment that may climb
+/// ([`may_climb`]: `..`, `.?`, `?.`).
+const PAIR: u16 = 8;
 /// `/` and `\`.
-const SLASH: u8 = 16;
+const SLASH: u16 = 16;
 /// `:`, after which a wrapper name or a URL scheme may end ([`wrap_at`], [`is_url`]).
-const COLON: u8 = 32;
-/// Not [`PLAIN`] (so that one OR over the bytes tells whether all are).
-const NOT_PLAIN: u8 = 64;
+const COLON: u16 = 32;
+/// Not printable ASCII, or `%`: a byte [`normalise`] may fold (one OR over the bytes tells
+/// whether there is one).
+const NOT_PLAIN: u16 = 64;
 /// Not of [`b64_path_like`]'s alphabet ([`b64_byte`]) nor `=`: a value with one is no base64.
-const NOT_B64: u8 = 128;
+const NOT_B64: u16 = 128;
+/// `0`, the first byte of a `0x` [`normalise`] folds (with [`HEX_X`]).
+const ZERO: u16 = 256;
 
 /// Byte classes, one lookup per byte in the scans of [`analyse`] and [`normalise`].
-static CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
+static CLASS: [u16; 256] = {
+    let mut t = [0u16; 256];
     let mut c = 0;
     while c < 256 {
-        t[c] |= if c >= 0x20 && c < 0x7f && c != b'%' as usize { PLAIN } else { NOT_PLAIN };
+        if !(c >= 0x20 && c < 0x7f && c != b'%' as usize) {
+            t[c] |= NOT_PLAIN;
+        }
         if !(b64_byte(c as u8) || c == b'=' as usize) {
             t[c] |= NOT_B64;
         }
@@ -1015,7 +1115,9 @@ static CLASS: [u8; 256] = {
     }
     t[b'.' as usize] |= PAIR;
     t[b'?' as usize] |= PAIR;
-    t[b'0' as usize] |= PAIR;
+    t[b'x' as usize] |= HEX_X;
+    t[b'X' as usize] |= HEX_X;
+    t[b'0' as usize] |= ZERO;
     t[b'/' as usize] |= SLASH;
     t[b'\\' as usize] |= SLASH;
     t[b':' as usize] |= COLON;
@@ -1026,7 +1128,7 @@ static CLASS: [u8; 256] = {
 /// path of printable ASCII: nothing to normalise, no blank, no delimiter to cut tokens at).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Facts {
-    /// [`normalise`] returns the value itself, without a NUL: every byte is [`PLAIN`], and
+    /// [`normalise`] returns the value itself, without a NUL: no byte is [`NOT_PLAIN`], and
     /// there is no `..` and no `0x`/`0X`.
     plain: bool,
     /// An [`is_blank`] byte.
@@ -1046,27 +1148,34 @@ struct Facts {
 }
 
 fn facts(b: &[u8]) -> Facts {
-    // One OR of the byte classes, then the pairs at the few `.`, `?`, `0` and `:` there are.
-    let mut any = 0u8;
+    // One OR of the byte classes, then the pairs at the few `.`, `?` and `:` there are (and
+    // `0`, when there is an `x` or `X` too: `0x`).
+    let mut any = 0u16;
     for &c in b {
         any |= CLASS[c as usize];
     }
     let (mut fold, mut climb, mut wrap) = (false, false, false);
-    if any & (PAIR | COLON) != 0 {
-        each_byte_of(b, [b'.', b'?', b'0', b':'], |i| {
+    let hex = any & (ZERO | HEX_X) == ZERO | HEX_X;
+    if any & (PAIR | COLON) != 0 || hex {
+        let mut visit = |i: usize| {
             let next = b.get(i + 1).copied().unwrap_or(0);
             match b[i] {
                 b'.' => {
                     fold |= next == b'.';
                     climb |= matches!(next, b'.' | b'?');
-                    wrap = wrap || wrap_at(b, i);
+                    wrap = wrap || (wrap_before(b, i, WRAP_BEFORE_DOT) && wrap_at(b, i));
                 }
-                b':' => wrap = wrap || wrap_at(b, i),
+                b':' => wrap = wrap || (wrap_before(b, i, WRAP_BEFORE_COLON) && wrap_at(b, i)),
                 b'?' => climb |= next == b'.',
                 _ => fold |= next | 0x20 == b'x',
             }
             false
-        });
+        };
+        if hex {
+            each_byte_of(b, [b'.', b'?', b':', b'0'], &mut visit);
+        } else {
+            each_byte_of(b, [b'.', b'?', b':'], &mut visit);
+        }
     }
     Facts {
         plain: any & NOT_PLAIN == 0 && !fold,
@@ -1103,14 +1212,19 @@ fn has_whitespace(s: &str) -> bool {
 }
 
 fn analyse(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
-    if s.is_empty() || !may_hold_path(s) {
+    if s.is_empty() {
         return None;
     }
+    // A `/` or `\` ([`Facts::slash`]) is the first thing [`may_hold_path`] looks for: with
+    // one, the facts answer it.
     let f = facts(s.as_bytes());
+    if !f.slash && !may_hold_path(s) {
+        return None;
+    }
     if f.plain && !f.blank && !f.sep {
         return analyse_plain(s, field, depth, f);
     }
-    analyse_general(s, field, depth)
+    analyse_general(s, field, depth, f.plain.then_some(f))
 }
 
 /// [`analyse_general`] of a value whose [`Facts`] say: nothing to normalise (the value is its
@@ -1154,11 +1268,14 @@ fn b64_path(t: &str, field: FieldKind) -> Option<Hit> {
 }
 
 /// [`analyse`] of any value: normalised, the whole value then its tokens judged, base64.
-fn analyse_general(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
-    let (n, null) = normalise(s);
+///
+/// `plain`: the [`Facts`] of `s` when they say [`Facts::plain`] (`s` is its own normal form,
+/// without a NUL): the scans they answer are not made again (`None` reads everything).
+fn analyse_general(s: &str, field: FieldKind, depth: u8, plain: Option<Facts>) -> Option<Hit> {
+    let (n, null) = if plain.is_some() { (Cow::Borrowed(s), false) } else { normalise(s) };
     step(n.len());
     let mut out: Option<Hit> = None;
-    if may_wrap(n.as_bytes()) && WRAP_ANCHORS.any(&n) {
+    if plain.map_or_else(|| may_wrap(n.as_bytes()), |f| f.wrap) && WRAP_ANCHORS.any(&n) {
         if let Some((c, why)) = wrappers(&n.to_ascii_lowercase()) {
             out = Some(mk(NAME, Category::Lfi, c, &n, why));
         }
@@ -1166,7 +1283,12 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
     // The whole value as one path (Windows paths contain spaces), then its tokens.
     let trimmed = n.trim();
     let whole_has_space = has_whitespace(trimmed);
-    if let Some(c) = judge(trimmed, null, field) {
+    // Trimming removes blanks alone, none of them a byte of a climbing pair or a separator.
+    let whole = match plain {
+        Some(f) => judge_known(trimmed, false, field, f.climb, f.slash),
+        None => judge(trimmed, null, field),
+    };
+    if let Some(c) = whole {
         // A prose value that happens to hold a slash is judged by its tokens instead.
         let words = trimmed.split_whitespace().count();
         let plain = trimmed.split_whitespace().filter(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_alphabetic())).count();
@@ -1182,7 +1304,12 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8) -> Option<Hit> {
             if tok.len() < 3 || tok.len() == trimmed.len() {
                 continue;
             }
-            if let Some(c) = judge(tok, null, field) {
+            // A token holds no climbing pair the value does not hold.
+            let found = match plain {
+                Some(f) => judge_known(tok, false, field, f.climb && may_climb(tok), has_slash(tok)),
+                None => judge(tok, null, field),
+            };
+            if let Some(c) = found {
                 // Paths named inside prose are weaker evidence than a value that is a path,
                 // except for traversal, which prose does not contain: a system directory
                 // named in a sentence (`logs are in /var/log/app`) stays below the threshold.

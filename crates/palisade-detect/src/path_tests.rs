@@ -316,13 +316,13 @@ fn may_wrap_agrees_with_the_reference() {
 /// [`facts`] as one loop over every byte with the pairs checked in it (the oracle of the
 /// OR-then-pairs form).
 fn facts_reference(b: &[u8]) -> Facts {
-    let (mut all, mut any) = (PLAIN, 0u8);
+    let (mut all_plain, mut any) = (true, 0u16);
     let (mut fold, mut climb, mut wrap) = (false, false, false);
     for (i, &c) in b.iter().enumerate() {
         let k = CLASS[c as usize];
-        all &= k;
+        all_plain &= (0x20..0x7f).contains(&c) && c != b'%';
         any |= k;
-        if k & (PAIR | COLON) != 0 {
+        if matches!(c, b'.' | b'?' | b'0' | b':') {
             let next = b.get(i + 1).copied().unwrap_or(0);
             match c {
                 b'.' => {
@@ -337,7 +337,7 @@ fn facts_reference(b: &[u8]) -> Facts {
         }
     }
     Facts {
-        plain: all & PLAIN != 0 && !fold,
+        plain: all_plain && !fold,
         blank: any & BLANK != 0,
         sep: any & TOKEN_SEP != 0,
         climb,
@@ -382,7 +382,7 @@ fn facts_agree_with_the_separate_scans() {
     generated_paths(50_000, |v| {
         let f = facts(v.as_bytes());
         let (n, null) = normalise(v);
-        assert_eq!(f.plain, matches!(n, Cow::Borrowed(_)) && !null && v.bytes().all(|c| CLASS[c as usize] & PLAIN != 0), "{v:?}");
+        assert_eq!(f.plain, matches!(n, Cow::Borrowed(_)) && !null && v.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'%'), "{v:?}");
         assert_eq!(f.blank, v.bytes().any(is_blank), "{v:?}");
         assert_eq!(f.sep, v.bytes().any(token_separator), "{v:?}");
         assert_eq!(f.climb, may_climb(v), "{v:?}");
@@ -409,14 +409,24 @@ fn analyse_plain_agrees_with_the_general_path() {
         }
         let f = facts(v.as_bytes());
         for field in [FieldKind::QueryValue, FieldKind::JsonValue] {
-            let want = analyse_general(v, field, 0);
+            let want = analyse_general(v, field, 0, None);
             found += usize::from(want.is_some());
             assert_eq!(analyse(v, field, 0), want, "{v:?}");
-            assert_eq!(analyse(v, field, 1), analyse_general(v, field, 1), "{v:?}");
+            assert_eq!(analyse(v, field, 1), analyse_general(v, field, 1, None), "{v:?}");
         }
         plain += usize::from(f.plain && !f.blank && !f.sep);
     });
     assert!(plain > 5_000 && found > 5_000, "{plain} {found}");
+    // Real values too (their plain ones with blanks or delimiters take the general path with
+    // their facts).
+    for v in crate::other_util::test_values() {
+        if v.is_empty() || !may_hold_path(&v) {
+            continue;
+        }
+        for field in [FieldKind::QueryValue, FieldKind::JsonValue] {
+            assert_eq!(analyse(&v, field, 0), analyse_general(&v, field, 0, None), "{v:?}");
+        }
+    }
 }
 
 /// Values built from path pieces: roots, system directories, sensitive names, dot segments,
@@ -710,4 +720,100 @@ fn plain_path_agrees_with_the_reference() {
         }
     }
     assert!(yes > 10_000 && no > 10_000, "{yes} {no}");
+}
+
+/// Not a test: `PATH_PROBE=FILE` runs [`analyse`] and the SSRF check on every line of FILE,
+/// for instruction counts under callgrind (`--toggle-collect`).
+#[test]
+#[ignore]
+fn probe_costs() {
+    let Ok(file) = std::env::var("PATH_PROBE") else { return };
+    let text = std::fs::read_to_string(file).expect("probe file");
+    for line in text.lines() {
+        for _ in 0..10 {
+            std::hint::black_box(probe_one(std::hint::black_box(line)));
+        }
+    }
+}
+
+#[inline(never)]
+fn probe_one(v: &str) -> Option<Hit> {
+    let h = analyse(v, FieldKind::JsonValue, 0);
+    let s = crate::ssrf::detector().check(&Input { raw: v, decoded: v, field: FieldKind::JsonValue }, Level::Strict);
+    h.or(s)
+}
+
+/// [`sensitive_name`] (the bit tests, then [`SENSITIVE_NAMES`]) answers what the reference's
+/// `match` answers: the list holds every name of that `match` (read from this file) and no
+/// other, and every name, in two cases, with trailing blanks and dots, cut, extended and with
+/// each byte changed, is judged alike.
+#[test]
+fn sensitive_file_agrees_with_the_reference() {
+    let src = include_str!("path_tests.rs");
+    let start = src.find("fn sensitive_file_reference").expect("the reference");
+    let arms = &src[start..];
+    let arms = &arms[arms.find("matches!(").expect("its match")..];
+    let arms = &arms[..arms.find(") {").expect("the end of the match")];
+    let listed: Vec<&str> = arms.split('"').skip(1).step_by(2).collect();
+    assert_eq!(listed.len(), SENSITIVE_NAMES.len());
+    for n in &listed {
+        assert!(SENSITIVE_NAMES.contains(n), "{n}");
+    }
+    let mut checked = 0;
+    let mut check = |v: &str| {
+        assert_eq!(sensitive_file(v), sensitive_file_reference(v), "{v:?}");
+        assert_eq!(sensitive_name(v.as_bytes()), sensitive_file_reference(v), "{v:?}");
+        checked += 1;
+    };
+    let extra = ["access.log", "error_log", "x.log.1", "syslog", "messages", "sess_1", "a.err", "catalog", "log", "6_1.png", "{size}.png", ""];
+    for n in SENSITIVE_NAMES.iter().chain(extra.iter()) {
+        for v in [n.to_string(), n.to_ascii_uppercase(), format!("{n} "), format!("{n}."), format!("{n} . "), format!("x{n}"), format!("{n}x"), format!(".{n}")]
+        {
+            check(&v);
+            for k in 0..v.len() {
+                if v.is_char_boundary(k) && v.is_char_boundary(k + 1) {
+                    check(&v[..k]);
+                    check(&v[k + 1..]);
+                    for c in ["a", "z", ".", "_", "-", "0", "9", "\u{e9}", "L", "G"] {
+                        check(&format!("{}{c}{}", &v[..k], &v[k + 1..]));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 50_000, "{checked}");
+}
+
+/// [`wrap_before`] says yes wherever [`wrap_at`] does: every byte before a `:` or `.` that
+/// ends a wrapper name in any case, and every byte before each at all.
+#[test]
+fn wrap_before_covers_wrap_at() {
+    let names = ["php", "zip", "expect", "phar", "rar", "glob", "ogg", "file", "data", "compress", "ssh2", "convert", "string", "zlib"];
+    let mut yes = 0;
+    for n in names {
+        for v in [n.to_string(), n.to_ascii_uppercase()] {
+            for sep in [b':', b'.'] {
+                let mut b = v.as_bytes().to_vec();
+                b.push(sep);
+                let mask = if sep == b':' { WRAP_BEFORE_COLON } else { WRAP_BEFORE_DOT };
+                if wrap_at(&b, b.len() - 1) {
+                    yes += 1;
+                    assert!(wrap_before(&b, b.len() - 1, mask), "{v}{}", sep as char);
+                }
+            }
+        }
+    }
+    assert_eq!(yes, 2 * names.len());
+    for prev in 0..=255u8 {
+        for sep in [b':', b'.'] {
+            for head in [&b""[..], b"ph", b"zi", b"expec", b"pha", b"ra", b"glo", b"og", b"fil", b"dat", b"compres", b"ssh", b"conver", b"strin", b"zli"] {
+                let mut b = head.to_vec();
+                b.extend([prev, sep]);
+                let mask = if sep == b':' { WRAP_BEFORE_COLON } else { WRAP_BEFORE_DOT };
+                if wrap_at(&b, b.len() - 1) {
+                    assert!(wrap_before(&b, b.len() - 1, mask), "{b:?}");
+                }
+            }
+        }
+    }
 }

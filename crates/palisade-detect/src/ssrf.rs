@@ -256,14 +256,29 @@ const SPECIAL_LABELS: [&str; 10] = ["internal", "metadata", "instance-data", "co
 /// Whether [`class_host`] says `(Public, false)` of `h` (trailing dots trimmed) by its last
 /// label alone: `h` is not bracketed (IPv6), its last label holds a byte that is neither a hex
 /// digit nor `x` (so `h` is no IPv4 address in any notation), and is none of
-/// [`SPECIAL_LABELS`] in any case: `avatars.example.org` is decided here, `api.github.com.`
-/// by the slow path (`tests::class_host_agrees_with_the_reference`).
+/// [`SPECIAL_LABELS`] in any case, or is `com`, `me` or `io` under a name that is none of the
+/// special ones there: `avatars.example.org` and `cdn.example.com` are decided here,
+/// `metadata.azure.com.` and `127.0.0.1.nip.io` by the slow path
+/// (`tests::class_host_agrees_with_the_reference`).
 #[inline]
 fn surely_public(h: &[u8]) -> bool {
     let last = h.iter().rposition(|&c| c == b'.').map_or(h, |d| &h[d + 1..]);
-    h.first() != Some(&b'[')
-        && !last.iter().all(|c| c.is_ascii_hexdigit() || matches!(c, b'x' | b'X'))
-        && !SPECIAL_LABELS.iter().any(|l| last.eq_ignore_ascii_case(l.as_bytes()))
+    if h.first() == Some(&b'[') || last.iter().all(|c| c.is_ascii_hexdigit() || matches!(c, b'x' | b'X')) {
+        return false;
+    }
+    // `com`, `me` and `io` are special for a few names alone: the other names under them
+    // (`cdn.example.com`, `x.github.io`) are public, as the slow path finds.
+    let ends = |x: &[u8]| h.len() >= x.len() && h[h.len() - x.len()..].eq_ignore_ascii_case(x);
+    if last.eq_ignore_ascii_case(b"com") {
+        return !(h.eq_ignore_ascii_case(b"metadata.azure.com") || h.eq_ignore_ascii_case(b"lacolhost.com"));
+    }
+    if last.eq_ignore_ascii_case(b"me") {
+        return !(ends(b"lvh.me") || ends(b"localtest.me") || h.eq_ignore_ascii_case(b"vcap.me"));
+    }
+    if last.eq_ignore_ascii_case(b"io") {
+        return !(ends(b".nip.io") || ends(b".sslip.io") || ends(b".xip.io"));
+    }
+    !SPECIAL_LABELS.iter().any(|l| last.eq_ignore_ascii_case(l.as_bytes()))
 }
 
 fn class_host(host: &str) -> (HostClass, bool) {
@@ -328,10 +343,27 @@ fn encoded_host(host: &str) -> bool {
 #[inline]
 fn scheme_start(b: &[u8], p: usize) -> Option<usize> {
     let mut st = p;
-    while st > 0 && p - st < 16 && (b[st - 1].is_ascii_alphanumeric() || matches!(b[st - 1], b'+' | b'-' | b'.')) {
+    while st > 0 && p - st < 16 && scheme_byte(b[st - 1]) {
         st -= 1;
     }
     (st < p && b[st].is_ascii_alphabetic()).then_some(st)
+}
+
+/// ASCII letters and digits, `+`, `-` and `.`: the bytes of a scheme, by byte (256 bytes).
+static SCHEME_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0u8;
+    while c < 128 {
+        t[c as usize] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.');
+        c += 1;
+    }
+    t
+};
+
+/// A byte of a scheme ([`SCHEME_BYTES`]): one load instead of five comparisons.
+#[inline]
+fn scheme_byte(c: u8) -> bool {
+    SCHEME_BYTES[c as usize]
 }
 
 /// The schemes [`analyse`] reads, by their ASCII-lowercase bytes (at most 6; longer schemes
@@ -339,6 +371,10 @@ fn scheme_start(b: &[u8], p: usize) -> Option<usize> {
 /// `https`, `ftp`, `ws`, `wss`.
 #[inline]
 fn known_scheme(scheme: &[u8]) -> Option<(&'static str, u8)> {
+    // The common schemes first, by one comparison each (neither is a raw-protocol scheme).
+    if scheme.eq_ignore_ascii_case(b"https") || scheme.eq_ignore_ascii_case(b"http") {
+        return Some(("", 0));
+    }
     let mut buf = [0u8; 6];
     let lc = buf.get_mut(..scheme.len())?;
     lc.copy_from_slice(scheme);
@@ -356,6 +392,10 @@ const SCRIPT_EXTS: [&str; 9] = [".txt", ".php", ".sh", ".pl", ".py", ".jsp", ".a
 /// what follows the last `.` of the last 4 bytes (an extension holds no `.`).
 #[inline]
 fn scripty_ext(path: &[u8]) -> bool {
+    // The last letters of the extensions, in any case: most paths (`.png`, `/`) end otherwise.
+    if !path.last().is_some_and(|&c| matches!(c | 0x20, b't' | b'p' | b'h' | b'l' | b'y' | b'c' | b'i')) {
+        return false;
+    }
     let tail = &path[path.len().saturating_sub(4)..];
     tail.iter().rposition(|&c| c == b'.').is_some_and(|d| SCRIPT_EXTS.iter().any(|e| tail[d..].eq_ignore_ascii_case(e.as_bytes())))
 }
@@ -462,7 +502,8 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
         // A public address written as one number, in octal or hex, or padded: no link is
         // written that way except to get past a URL filter (`http://1113982867/`).
         out = Some(mk(NAME, Category::Ssrf, 70, frag, "URL host in an alternate IPv4 notation (filter evasion)"));
-    } else if encoded_host(host) {
+    } else if !plain && encoded_host(host) {
+        // (`plain`: the value holds no `%`, see [`off_quick`].)
         out = Some(mk(NAME, Category::Ssrf, 65, frag, "URL host with percent-encoded letters (filter evasion)"));
     }
     // RFI: a URL to a script-ish resource whose end is cut with `?` or a NUL.
@@ -508,6 +549,14 @@ mod tests {
 
     fn q(v: &str) -> u8 {
         detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    /// [`scheme_byte`] is the test it replaces, on every byte.
+    #[test]
+    fn scheme_byte_is_the_comparisons() {
+        for c in 0..=255u8 {
+            assert_eq!(scheme_byte(c), c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'), "{c}");
+        }
     }
 
     /// [`class_host`] before its [`surely_public`] shortcut (the oracle).
@@ -815,6 +864,13 @@ mod tests {
             "ffff",
             "deadbeef",
             "app",
+            "LVH",
+            "Nip",
+            "LacolHost",
+            "vCap",
+            "LOCALTEST",
+            "SSLIP",
+            "Me",
         ];
         let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
         let (mut public, mut other) = (0, 0);
