@@ -722,27 +722,6 @@ fn plain_path_agrees_with_the_reference() {
     assert!(yes > 10_000 && no > 10_000, "{yes} {no}");
 }
 
-/// Not a test: `PATH_PROBE=FILE` runs [`analyse`] and the SSRF check on every line of FILE,
-/// for instruction counts under callgrind (`--toggle-collect`).
-#[test]
-#[ignore]
-fn probe_costs() {
-    let Ok(file) = std::env::var("PATH_PROBE") else { return };
-    let text = std::fs::read_to_string(file).expect("probe file");
-    for line in text.lines() {
-        for _ in 0..10 {
-            std::hint::black_box(probe_one(std::hint::black_box(line)));
-        }
-    }
-}
-
-#[inline(never)]
-fn probe_one(v: &str) -> Option<Hit> {
-    let h = analyse(v, FieldKind::JsonValue, 0);
-    let s = crate::ssrf::detector().check(&Input { raw: v, decoded: v, field: FieldKind::JsonValue }, Level::Strict);
-    h.or(s)
-}
-
 /// [`sensitive_name`] (the bit tests, then [`SENSITIVE_NAMES`]) answers what the reference's
 /// `match` answers: the list holds every name of that `match` (read from this file) and no
 /// other, and every name, in two cases, with trailing blanks and dots, cut, extended and with
