@@ -1077,18 +1077,15 @@ impl Engine {
                 p |= bits[$c as usize];
                 let g = l.fold[$c as usize];
                 if r >> (g & 63) & 1 != 0 {
-                    let h = b.get($i + 1).map_or(0, |&c| l.fold[c as usize]);
-                    if l.after[g as usize] >> (h & 63) & 1 != 0 {
-                        let k = l.rank(f, g);
-                        let have = unpack_gates(p);
-                        if l.wants(k, h, have | lit) {
-                            lit = l.matched(b, $i - 1, k, lit, have);
-                            if all & !(lit | have) == 0 {
-                                for &c in b.get($i + 1..).unwrap_or_default() {
-                                    p |= bits[c as usize];
-                                }
-                                return (p, lit);
+                    let k = l.rank(f, g);
+                    let have = unpack_gates(p);
+                    if l.wants(k, b.get($i + 1).map_or(0, |&c| l.fold[c as usize]), have | lit) {
+                        lit = l.matched(b, $i - 1, k, lit, have);
+                        if all & !(lit | have) == 0 {
+                            for &c in b.get($i + 1..).unwrap_or_default() {
+                                p |= bits[c as usize];
                             }
+                            return (p, lit);
                         }
                     }
                 }

@@ -2,20 +2,24 @@
 //! engine's byte pass ([`Engine::classify`]).
 //!
 //! Each literal is looked for at one pair of its adjacent bytes, the pair it holds that benign
-//! text holds least (by a rough frequency of bytes in text: `q` and `:` rather than `e` and a
-//! space). Bytes are folded into 64 classes (ASCII letters case-folded, each byte that occurs
-//! in a literal a class of its own while they last, every other byte class 0), and a bit per
-//! pair of classes ([`Pairs::rows`], 512 bytes) tells whether some literal is looked for at
-//! that pair. The byte pass tests, for each byte, the bit of the pair it ends, and only on a
-//! set bit compares the literals of that pair with the bytes around it ([`Pairs::matched`]).
+//! text holds least (by a rough frequency of letter pairs and bytes in text: `q` and `:`
+//! rather than `e` and a space). Bytes are folded into 64 classes (ASCII letters case-folded,
+//! each byte that occurs in a literal a class of its own while they last, every other byte
+//! class 0), and a bit per pair of classes ([`Pairs::rows`], 512 bytes used) tells whether some
+//! literal is looked for at that pair. The byte pass tests, for each byte, the bit of the pair
+//! it ends; on a set bit, the pair's rank among those looked for ([`Pairs::rank`], an 8 KB
+//! table) indexes a filter on the byte after the pair and on the gates still closed
+//! ([`Pairs::wants`]), and only then are the literals of that pair compared with the bytes
+//! around it ([`Pairs::matched`], eight bytes at once).
 //!
 //! This replaced a walk of the literals' Aho-Corasick DFA laid out as a dense table (1,170
-//! states by 56 byte classes, 256 KB): every byte of a value was a load from that table that
-//! depended on the previous one, cheap in a hot loop, but end to end under load (the kernel's
-//! network stack running between requests) those loads missed the first-level cache and the
-//! chain of them was the single largest cost of the 1 KiB body (`docs/BENCHMARKS.md`). Here
-//! the tables are small (`fold` 256 bytes, `rows` 512 bytes) and no load depends on the
-//! previous byte's.
+//! states by 56 byte classes, 256 KB) in which every byte was a load depending on the previous
+//! one: few instructions in a hot loop, but end to end under load those loads missed the
+//! first-level cache (sampled at 8.5% of the proxy's CPU on the 1 KiB body) and the automaton
+//! took 5 MiB of memory per engine. Here the tables touched per byte are small (`fold` 256
+//! bytes, `rows` 512) and no load depends on the previous byte's. Measured in
+//! `docs/BENCHMARKS.md` (stop 22): more instructions per body, the same CPU per request end to
+//! end on the 1 KiB body, less on the 28 KiB one, 5 MiB less resident memory.
 //!
 //! The result is the same function of the bytes as the automaton's: for each literal, whether
 //! it occurs (ASCII case-insensitive, anywhere; a word literal only where it stands as a word),
@@ -36,14 +40,10 @@ pub(super) struct Pairs {
     /// by one of class `f` (`f` = 0 at the end of the text too, for literals of one byte).
     /// (256 rows, of which the first 64 are used: indexed by a class with no mask.)
     pub(super) rows: [u64; 256],
-    /// Bit `g` of `after[f]`: some literal looked for at a pair whose second byte is of class
-    /// `f` may be followed by a byte of class `g` (see `third`, exact per pair; this one is
-    /// per second class and needs no [`Pairs::rank`]).
-    pub(super) after: [u64; 256],
-    /// Per class `e`: the number of pairs looked for whose first class is below `e`. With
-    /// `rows`, the rank of a pair among those looked for ([`Pairs::rank`]), which indexes the
-    /// dense tables below.
-    base: [u16; 64],
+    /// Per pair index (`e << 6 | f`): the rank of the pair among those looked for (in the
+    /// order of their indexes), which indexes the dense tables below; 0 where none is looked
+    /// for (never read there: `rows` says no first).
+    slot: Box<[u16; 4096]>,
     /// Per pair looked for (by rank): bit `g` set when some literal looked for there may be
     /// followed, after the pair, by a byte of class `g` (0 also for the end of the text): its
     /// next byte's class, or every class when the literal ends with the pair (for a word
@@ -154,11 +154,14 @@ impl Pairs {
         for &(x, _, _) in &keyed {
             rows[x >> 6] |= 1 << (x & 63);
         }
-        let mut base = [0u16; 64];
-        for e in 1..64 {
-            base[e] = base[e - 1] + rows[e - 1].count_ones() as u16;
+        let mut slot = Box::new([0u16; 4096]);
+        let mut pairs = 0;
+        for (x, s) in slot.iter_mut().enumerate() {
+            if rows[x >> 6] >> (x & 63) & 1 != 0 {
+                *s = u16::try_from(pairs).expect("gate literals: too many pairs");
+                pairs += 1;
+            }
         }
-        let pairs = base[63] as usize + rows[63].count_ones() as usize;
         let (mut third, mut first, mut pair_gates) = (vec![0u64; pairs], vec![0u16; pairs + 1], vec![0u64; pairs]);
         let mut bytes = Vec::new();
         let mut entries = Vec::with_capacity(keyed.len());
@@ -166,7 +169,7 @@ impl Pairs {
         for &(x, k, o) in &keyed {
             let (l, word, gates) = &lits[k];
             let b = l.as_bytes();
-            let r = rank(&rows, &base, x);
+            let r = slot[x] as usize;
             third[r] |= match b.get(o + 2) {
                 Some(&c) => 1 << fold[c as usize],
                 // (A literal of one byte ends before the pair's second byte.)
@@ -193,15 +196,10 @@ impl Pairs {
         for r in 0..pairs {
             first[r + 1] += first[r];
         }
-        let mut after = [0u64; 256];
-        for &(x, _, _) in &keyed {
-            after[x & 63] |= third[rank(&rows, &base, x)];
-        }
         Pairs {
             fold,
             rows,
-            after,
-            base,
+            slot,
             third: third.into_boxed_slice(),
             gates: pair_gates.into_boxed_slice(),
             first: first.into_boxed_slice(),
@@ -214,7 +212,7 @@ impl Pairs {
     /// literal is looked for at (`rows[e]` has bit `f`), among those.
     #[inline(always)]
     pub(super) fn rank(&self, e: u8, f: u8) -> usize {
-        rank(&self.rows, &self.base, ((e as usize) << 6 | f as usize) & 0xFFF)
+        self.slot[((e as usize) << 6 | f as usize) & 0xFFF] as usize
     }
 
     /// Whether some literal looked for at the pair of rank `r` may be followed by a byte of
@@ -274,14 +272,11 @@ impl Pairs {
         for (i, &c) in b.iter().enumerate().skip(1) {
             let g = self.fold[c as usize];
             if self.rows[f as usize] >> (g & 63) & 1 != 0 {
-                let h = b.get(i + 1).map_or(0, |&c| self.fold[c as usize]);
-                if self.after[g as usize] >> (h & 63) & 1 != 0 {
-                    let r = self.rank(f, g);
-                    if self.wants(r, h, have | lit) {
-                        lit = self.matched(b, i - 1, r, lit, have);
-                        if all & !(lit | have) == 0 {
-                            return lit;
-                        }
+                let r = self.rank(f, g);
+                if self.wants(r, b.get(i + 1).map_or(0, |&c| self.fold[c as usize]), have | lit) {
+                    lit = self.matched(b, i - 1, r, lit, have);
+                    if all & !(lit | have) == 0 {
+                        return lit;
                     }
                 }
             }
@@ -295,13 +290,6 @@ impl Pairs {
         }
         lit
     }
-}
-
-/// The rank of the pair index `x` (`e << 6 | f`) among the pairs of `rows`, which holds it.
-#[inline(always)]
-fn rank(rows: &[u64; 256], base: &[u16; 64], x: usize) -> usize {
-    let (e, f) = (x >> 6 & 63, x & 63);
-    base[e] as usize + (rows[e] & ((1u64 << f) - 1)).count_ones() as usize
 }
 
 #[cfg(test)]
