@@ -15,8 +15,8 @@
 //! This replaced a walk of the literals' Aho-Corasick DFA laid out as a dense table (1,170
 //! states by 56 byte classes, 256 KB) in which every byte was a load depending on the previous
 //! one: few instructions in a hot loop, but end to end under load those loads missed the
-//! first-level cache (sampled at 8.5% of the proxy's CPU on the 1 KiB body) and the automaton
-//! took 5 MiB of memory per engine. Here the tables touched per byte are small (`fold` 256
+//! first-level cache (sampled at 8.5% of the proxy's CPU on the 1 KiB body), and building it
+//! left the proxy 5 MiB larger (idle resident memory of the bench's detect variant). Here the tables touched per byte are small (`fold` 256
 //! bytes, `rows` 512) and no load depends on the previous byte's. Measured in
 //! `docs/BENCHMARKS.md` (stop 22): more instructions per body, the same CPU per request end to
 //! end on the 1 KiB body, less on the 28 KiB one, 5 MiB less resident memory.
