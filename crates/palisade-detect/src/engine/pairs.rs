@@ -143,6 +143,8 @@ impl Pairs {
             }
         }
         keyed.sort_unstable();
+        // (The per-pair ranges of `entries` are counted in `u16`.)
+        assert!(keyed.len() < 1 << 16, "gate literals: too many");
         // The classes that hold a byte ending a word (0 holds the end of the text).
         let mut not_word = 1u64;
         for c in 0..=255u8 {
