@@ -1344,6 +1344,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
     let glued_span = memchr::memchr(b'`', s.as_bytes()).is_some() && glued_backtick_span(s.as_bytes());
     let mut in_fence = false;
     let mut glued = false;
+    // A value without blanks is a URL or a query string where `&` comes after a `name=value`
+    // (or the `?`): `https://shop.example/list?page=2&sort`, `q=x&debug`. There `&word` is one
+    // more parameter, not a background job and a program.
+    let blankless = !s.bytes().any(|b| b.is_ascii_whitespace());
+    let mut query_amp = false;
     let mut i = 0;
     while i < toks.len() {
         step(1);
@@ -1351,6 +1356,7 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
             Tok::Op(op, g) => {
                 let op = *op;
                 glued = *g;
+                query_amp = op == "&" && glued && blankless && toks[..i].iter().any(|t| matches!(t, Tok::Word { raw, .. } if raw.contains(['=', '?'])));
                 sep = match op {
                     ";" if glued && seen_word => Some(Sep::Chain),
                     ";" => Some(if !seen_word { Sep::Breakout } else { Sep::Semi }),
@@ -1541,6 +1547,8 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         }
                     };
                     let conf = if *obf && conf > 0 { conf.max(85) } else { conf };
+                    // `?page=2&sort`: a parameter name after a query's `&`, nothing after it.
+                    let conf = if kind == Sep::Chain && query_amp && args.is_empty() && !*obf { 0 } else { conf };
                     // Inside a markdown code span that follows prose, or a fenced code block,
                     // a command is being shown, not injected: below the balanced threshold.
                     let conf = if (in_backtick && bt_prose || in_fence) && !*obf { conf.min(55) } else { conf };

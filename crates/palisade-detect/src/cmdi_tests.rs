@@ -761,3 +761,23 @@ fn shellshock_needs_its_literal() {
         assert!(!unescape_view(v).contains("() {"), "{v:?}");
     }
 }
+
+/// A URL or query string whose last parameter has no value (`?page=2&sort`) is not a background
+/// job then a program; the same word after `&` with a blank, without a preceding
+/// `name=value`, or with arguments stays a command. Written for this rule.
+#[test]
+fn a_flag_parameter_after_a_query_ampersand_is_not_a_command() {
+    for v in [
+        "https://shop.example/list?page=2&sort",
+        "https://www.cat.bing.com.br/?page=2&sort",
+        "/orders?limit=20&id",
+        "q=shoes&more",
+        "https://a.example/x?top&more",
+        "https://a.example/x?view=full&print&head",
+    ] {
+        assert_eq!(q(v), 0, "{v:?}");
+    }
+    for v in ["127.0.0.1&whoami", "x & whoami", "page=2 & whoami", "page=2&id -a", "q=1&cat${IFS}/etc/passwd", "a=1;id", "a=1|id", "a=1&&id"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+}
