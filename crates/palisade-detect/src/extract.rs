@@ -970,9 +970,12 @@ impl<'b> Known<'b> {
             return false;
         }
         let w = &b[p..p + WINDOW];
-        let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
-            | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
-            | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
+        // The first word (`"` and the key's first seven bytes) first: at a place where another
+        // key is written (or the slot has no words) it differs, and the other two are not read.
+        if (word_at(w, 0) ^ self.word[0]) & self.mask[0] != 0 {
+            return false;
+        }
+        let diff = ((word_at(w, 8) ^ self.word[1]) & self.mask[1]) | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
         // Only an entry with words can match.
         diff == 0
     }
