@@ -555,11 +555,24 @@ fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
 
 /// The current container of the JSON walk: an open array; [`ROOT`]: none (the enclosing ones
 /// are on [`Scratch::open`]); below, an open object: the slot of its current key in the key
-/// memo (`depth * SHAPE_KEYS + position`), or [`NO_SLOT`] past the depths and positions it
-/// remembers. Ordered so that one comparison (`< NO_SLOT`) tells a slot.
+/// memo (`(depth - 1) * SHAPE_KEYS + position`, see [`first_slot`]), or [`NO_SLOT`] past the
+/// depths and positions it remembers. Ordered so that one comparison (`< NO_SLOT`) tells a slot.
 const ARRAY: u32 = u32::MAX;
 const ROOT: u32 = u32::MAX - 1;
 const NO_SLOT: u32 = u32::MAX - 2;
+
+/// The key memo's slot of the first key of an object at `depth` (its path's length less one):
+/// depths 1 to `SHAPE_DEPTHS - 1` have a row each; beyond, [`NO_SLOT`]. Depth 0 has none: the
+/// object there is the document's root, the only object at that depth, so its keys are never
+/// looked up again; without its row, the rows of the depths that are (the objects of arrays)
+/// start at the memo's first slot, and a body fills (copies) 32 slots fewer.
+#[inline(always)]
+fn first_slot(depth: usize) -> u32 {
+    match depth.wrapping_sub(1) {
+        d if d < SHAPE_DEPTHS - 1 => (d * SHAPE_KEYS) as u32,
+        _ => NO_SLOT,
+    }
+}
 
 /// Why the JSON walk ends early: the body is not JSON (or too deep), or [`Stop`].
 enum Halt {
@@ -669,8 +682,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                         path.push(Seg::Index(0));
                         open.push(top);
                         if c == b'{' {
-                            let depth = path.len() - 1;
-                            top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
+                            top = first_slot(path.len() - 1);
                             p = json_key::<CHECK, true, F>(text, q, top, false, path, memo, run, tally, f)?;
                         } else {
                             top = ARRAY;
@@ -827,7 +839,7 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             if let [.., Seg::Index(i), _] = path {
                 *i += 1;
             }
-            top = if depth < SHAPE_DEPTHS { (depth * SHAPE_KEYS) as u32 } else { NO_SLOT };
+            top = first_slot(depth);
             p += 3;
             (p, false)
         } else if top < NO_SLOT {
@@ -970,9 +982,12 @@ impl<'b> Known<'b> {
             return false;
         }
         let w = &b[p..p + WINDOW];
-        let diff = ((word_at(w, 0) ^ self.word[0]) & self.mask[0])
-            | ((word_at(w, 8) ^ self.word[1]) & self.mask[1])
-            | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
+        // The first word (`"` and the key's first seven bytes) first: at a place where another
+        // key is written (or the slot has no words) it differs, and the other two are not read.
+        if (word_at(w, 0) ^ self.word[0]) & self.mask[0] != 0 {
+            return false;
+        }
+        let diff = ((word_at(w, 8) ^ self.word[1]) & self.mask[1]) | ((word_at(w, 16) ^ self.word[2]) & self.mask[2]);
         // Only an entry with words can match.
         diff == 0
     }
