@@ -79,6 +79,73 @@ fn gate_test_or_probe(d: &str) -> bool {
     breakout_shape(d) || gate_test(d)
 }
 
+/// [`gate_test_or_probe`] for a bare word (ASCII letters, digits and `_` only, which the
+/// engine knows from its byte pass: [`Detector::bare_word_gate`]): no breakout probe starts
+/// with a word byte, and [`gate_test`] judges a bare word by [`bare_program`] (one of more
+/// than 64 bytes, or empty, is no program either: [`known_program_raw`] takes at most 20).
+/// `cmdi_gate_tests::bare_word_gate_agrees_with_the_test` compares both.
+fn gate_bare_word(d: &str) -> bool {
+    let b = d.as_bytes();
+    let n = b.len();
+    if n == 0 || n > UNAMBIGUOUS_MAX {
+        return false;
+    }
+    let sig = if n > 1 { bare_sig(b[0], b[1], b[n - 2], b[n - 1], n) } else { bare_sig(b[0], 0, 0, b[0], 1) };
+    BARE_SIGS[sig / 64] >> (sig % 64) & 1 != 0 && lowercase_is_unambiguous(b)
+}
+
+/// The signature of a word of `n` bytes (1 to [`UNAMBIGUOUS_MAX`]) whose first, second, last
+/// but one and last bytes are `a`, `b`, `y`, `z` (a word of one byte: `a`, 0, 0, `a`), for
+/// [`BARE_SIGS`]: a function of the word's ASCII lowercase (each byte is read with its `0x20`
+/// bit set), so that a word and a program equal to it lowercased have the same signature.
+/// The last byte but one tells `user_id` from `useradd`. (The multiplier is the one of four
+/// common ones with the fewest false positives on the words of the benign sets: ~4% of the
+/// distinct words, each then costing a search of the programs.)
+#[inline(always)]
+const fn bare_sig(a: u8, b: u8, y: u8, z: u8, n: usize) -> usize {
+    let k = (a | 0x20) as u32 | ((b | 0x20) as u32) << 8 | ((z | 0x20) as u32) << 16 | (((y | 0x20) & 0x1F) as u32 | (n as u32) << 5) << 24;
+    (k.wrapping_mul(0xC2B2_AE35) >> 21) as usize
+}
+
+/// The signatures ([`bare_sig`]) of the [`PROGRAMS`] that are not [`AMBIGUOUS`] (those
+/// [`bare_program`] reports), 2048 bits (256 bytes), built at compile time: [`gate_bare_word`]
+/// looks a bare word up here, and only on a set bit searches the programs.
+static BARE_SIGS: [u64; 32] = {
+    let mut t = [0u64; 32];
+    let mut i = 0;
+    while i < PROGRAMS.len() {
+        let p = PROGRAMS[i].as_bytes();
+        let mut ambiguous = false;
+        let mut j = 0;
+        while j < AMBIGUOUS.len() {
+            ambiguous |= same_const(p, AMBIGUOUS[j].as_bytes());
+            j += 1;
+        }
+        if !ambiguous && !p.is_empty() && p.len() <= UNAMBIGUOUS_MAX {
+            let n = p.len();
+            let sig = if n > 1 { bare_sig(p[0], p[1], p[n - 2], p[n - 1], n) } else { bare_sig(p[0], 0, 0, p[0], 1) };
+            t[sig / 64] |= 1 << (sig % 64);
+        }
+        i += 1;
+    }
+    t
+};
+
+/// `a == b`, in a constant.
+const fn same_const(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// A value that is nothing but a shell separator or quotes, with blanks: `;`, `| `, `&&`,
 /// `||`, `&`, a backtick, a newline (raw, or written `\n`/`\r` after one escaping layer),
 /// `'`, `"`, `'"` (not `''` or `""`, an empty string written out). Appended to a command line, a separator ends the application's command
@@ -694,6 +761,10 @@ impl Detector for CmdiDetector {
 
     fn gate(&self) -> Option<Gate> {
         Some(GATE)
+    }
+
+    fn bare_word_gate(&self) -> Option<fn(&str) -> bool> {
+        Some(gate_bare_word)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
