@@ -28,7 +28,46 @@ fn agree(v: &str) -> bool {
     assert!(test == test_want || test_want && harmless_prose(b), "gate_test {v:?}");
     // The test's [`Gate::test_bytes`] are needed for a yes.
     assert!(!gate || v.bytes().any(|c| GATE_TEST_BYTES.as_bytes().contains(&c)), "gate yes without a test byte {v:?}");
+    if is_bare_word(v) {
+        assert_eq!(gate_bare_word(v), gate, "gate_bare_word {v:?}");
+    }
     gate
+}
+
+/// Whether `v` has no byte but ASCII letters, digits and `_` (what the engine runs
+/// [`gate_bare_word`] on).
+fn is_bare_word(v: &str) -> bool {
+    v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// [`gate_bare_word`] answers as [`gate_test_or_probe`] on every bare word: every program and
+/// ambiguous program in three cases, with a suffix and a prefix, and generated words of 0 to
+/// 80 bytes over letters, digits and `_` (and over the letters of the programs).
+#[test]
+fn bare_word_gate_agrees_with_the_test() {
+    let mut words: Vec<String> = vec![String::new()];
+    for w in PROGRAMS.iter().chain(AMBIGUOUS.iter()).filter(|w| is_bare_word(w)) {
+        for v in [w.to_string(), w.to_ascii_uppercase(), format!("{}{}", w[..1].to_ascii_uppercase(), &w[1..])] {
+            words.extend([format!("{v}_"), format!("{v}1"), format!("x{v}"), format!("{v}{v}"), v]);
+        }
+    }
+    let mut rng = XorShift64::new(0x3c6e_f372_fe94_f82b);
+    const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    const PROG: &[u8] = b"catlsidwhoamicurlwgetbashpythonncnetshpingPS_";
+    for _ in 0..200_000 {
+        let n = (rng.next_u64() % 81) as usize;
+        let n = if rng.next_u64() % 4 == 0 { n } else { n % 9 };
+        let set = if rng.next_u64() % 2 == 0 { ALPHA } else { PROG };
+        words.push((0..n).map(|_| set[(rng.next_u64() % set.len() as u64) as usize] as char).collect());
+    }
+    let mut yes = 0;
+    for v in &words {
+        assert!(is_bare_word(v));
+        let want = gate_test_or_probe(v);
+        assert_eq!(gate_bare_word(v), want, "{v:?}");
+        yes += want as usize;
+    }
+    assert!(yes > 100, "{yes}");
 }
 
 /// [`CmdiDetector::check`] reports nothing for `v` at the lowest threshold, and [`analyse`]

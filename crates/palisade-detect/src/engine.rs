@@ -83,6 +83,9 @@ const ALL_FAMILIES: u64 = (1 << FAMILIES.len()) - 1;
 /// A non-ASCII byte: the value's non-ASCII characters are classified by code point
 /// ([`CodePoint`]) in a second pass.
 const NON_ASCII: u64 = 1 << 26;
+/// A byte other than an ASCII letter, digit or `_`: a text without one is a bare word, whose
+/// tests are the [`Detector::bare_word_gate`]s where declared ([`Gates::admit_but`]).
+const NON_WORD: u64 = 1 << 31;
 /// Bits 32.. of the class table: bit `32 + k` is set for the bytes of the `k`-th gate test's
 /// [`Gate::test_bytes`], bit `48 + k` for the ASCII bytes outside its [`Gate::test_only`]
 /// (the first [`MAX_TEST_BITS`] tests; further ones always run).
@@ -133,7 +136,10 @@ fn class_table(gates: &Gates) -> [u64; 256] {
         if b == b'/' {
             m |= SLASH;
         }
-        for (k, &(_, need, excl, _)) in gates.tests.iter().enumerate() {
+        if !(b.is_ascii_alphanumeric() || b == b'_') {
+            m |= NON_WORD;
+        }
+        for (k, &(_, need, excl, _, _)) in gates.tests.iter().enumerate() {
             if need != 0 && gates.test_bytes[k].contains(&b) {
                 m |= need;
             }
@@ -164,8 +170,9 @@ struct Gates {
     /// ([`Engine::classify`]).
     lits: Option<Pairs>,
     /// (detector bit, class-table bit its test needs (0: none), class-table bit that rules
-    /// its test out (0: none), test).
-    tests: Vec<(u64, u64, u64, GateTest)>,
+    /// its test out (0: none), test, test of a bare word ([`Detector::bare_word_gate`], else
+    /// the test)).
+    tests: Vec<(u64, u64, u64, GateTest, GateTest)>,
     /// Detectors with a test.
     tested: u64,
     /// Bit `k`: the `k`-th test needs no class bit (no [`Gate::test_bytes`]) (the first
@@ -199,7 +206,7 @@ struct Classes {
 type GateTest = fn(&str) -> bool;
 
 impl Gates {
-    fn new(gates: &[Option<Gate>], shape_gates: &[Option<GateTest>]) -> Gates {
+    fn new(gates: &[Option<Gate>], shape_gates: &[Option<GateTest>], word_gates: &[Option<GateTest>]) -> Gates {
         let mut g = Gates {
             bytes: [0; 256],
             gated: 0,
@@ -245,7 +252,8 @@ impl Gates {
                 let k = g.tests.len();
                 let need = if gate.test_bytes.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (TEST_SHIFT as usize + k) };
                 let excl = if gate.test_only.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (ONLY_SHIFT as usize + k) };
-                g.tests.push((bit, need, excl, t));
+                let word = word_gates.get(i).copied().flatten().unwrap_or(t);
+                g.tests.push((bit, need, excl, t, word));
                 g.tested |= bit;
                 if need == 0 && k < MAX_TEST_BITS {
                     g.need_free |= 1 << k;
@@ -313,7 +321,7 @@ impl Gates {
     /// The gates `t` opens, given those its bytes and literals opened (`open`: [`Classes::open`]
     /// and [`Classes::lits`]) and its class bits (`class`, for [`Gate::test_bytes`]). Only gated
     /// detectors' bits are set.
-    #[inline]
+    #[inline(always)]
     fn admit(&self, t: &str, open: u64, class: u64) -> u64 {
         self.admit_but(t, open, class, 0)
     }
@@ -333,10 +341,12 @@ impl Gates {
 
     /// [`Gates::admit`] for every gate but those of `skip` (left closed). The literals were
     /// looked for in the byte pass ([`Engine::classify`]): only the structural tests are left.
-    #[inline]
+    #[inline(always)]
     fn admit_but(&self, t: &str, open: u64, class: u64, skip: u64) -> u64 {
         let mut m = (open & self.gated) | skip;
         if self.tested & !m != 0 {
+            // A bare word (no [`NON_WORD`] byte) is judged by the bare-word tests.
+            let word = class & NON_WORD == 0;
             // The tests whose class bits let them run: bit `k` for the `k`-th test (the first
             // [`MAX_TEST_BITS`]; further ones always run, below).
             let bits = (class >> TEST_SHIFT) as u16 | self.need_free;
@@ -344,13 +354,13 @@ impl Gates {
             while run != 0 {
                 let k = run.trailing_zeros() as usize;
                 run &= run - 1;
-                let Some(&(bit, _, _, test)) = self.tests.get(k) else { break };
-                if m & bit == 0 && test(t) {
+                let Some(&(bit, _, _, test, word_test)) = self.tests.get(k) else { break };
+                if m & bit == 0 && (if word { word_test } else { test })(t) {
                     m |= bit;
                 }
             }
-            for &(bit, _, _, test) in self.tests.iter().skip(MAX_TEST_BITS) {
-                if m & bit == 0 && test(t) {
+            for &(bit, _, _, test, word_test) in self.tests.iter().skip(MAX_TEST_BITS) {
+                if m & bit == 0 && (if word { word_test } else { test })(t) {
                     m |= bit;
                 }
             }
@@ -368,7 +378,7 @@ impl Gates {
                 m = self.literals(dfa, t.as_bytes(), m);
             }
         }
-        for &(bit, need, excl, test) in &self.tests {
+        for &(bit, need, excl, test, _) in &self.tests {
             if m & bit == 0 && (need == 0 || class & need != 0) && class & excl == 0 && test(t) {
                 m |= bit;
             }
@@ -937,7 +947,8 @@ impl Engine {
         let extractor = Extractor::new(&config.headers, config.limits)?;
         let declared: Vec<Option<Gate>> = detectors.iter().map(|d| d.gate()).collect();
         let shape_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.product_token_gate()).collect();
-        let gates = Gates::new(&declared, &shape_gates);
+        let word_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.bare_word_gate()).collect();
+        let gates = Gates::new(&declared, &shape_gates, &word_gates);
         let (mut ungated_always, mut ungated_family, mut by_field) = (0u64, Vec::new(), [0u64; FIELD_KINDS]);
         let mut entries = Vec::with_capacity(detectors.len());
         for (i, det) in detectors.into_iter().enumerate() {

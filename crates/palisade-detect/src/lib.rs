@@ -205,6 +205,14 @@ pub trait Detector: Send + Sync {
     fn product_token_gate(&self) -> Option<fn(&str) -> bool> {
         None
     }
+
+    /// [`Gate::test`] for a text of ASCII letters, digits and `_` only (a bare word: most JSON
+    /// keys, `id`, `created_at`), which the engine knows from its byte pass: it must answer as
+    /// [`Gate::test`] does on every such text, and is run instead of it there. `None` (the
+    /// default): [`Gate::test`] runs.
+    fn bare_word_gate(&self) -> Option<fn(&str) -> bool> {
+        None
+    }
 }
 
 /// What a value must contain for a detector to be able to fire on it: a necessary condition,

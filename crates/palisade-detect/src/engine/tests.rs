@@ -129,7 +129,7 @@ fn prefilter_skips_safe_values_but_not_unknown_detectors() {
     assert_eq!(counter.0.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert!(out.is_empty());
     // Family table: letters and digits never trigger; `<` triggers xss; space triggers sqli.
-    let t = class_table(&Gates::new(&[], &[]));
+    let t = class_table(&Gates::new(&[], &[], &[]));
     let bit = |name| 1u64 << family_of(name).unwrap();
     assert_eq!(t[b'a' as usize] & ALL_FAMILIES, 0);
     assert_ne!(t[b'<' as usize] & bit("xss"), 0);
@@ -140,6 +140,10 @@ fn prefilter_skips_safe_values_but_not_unknown_detectors() {
     assert_ne!(t[0x01] & bit("xss"), 0);
     assert_eq!(t[0xC3] & ALL_FAMILIES, 0);
     assert_ne!(t[0xC3] & NON_ASCII, 0);
+    // A bare word (whose tests are the bare-word gates) has no byte but letters, digits, `_`.
+    for (c, bits) in t.iter().enumerate() {
+        assert_eq!(bits & NON_WORD == 0, (c as u8).is_ascii_alphanumeric() || c == b'_' as usize, "{c:#x}");
+    }
 }
 
 #[test]
