@@ -827,18 +827,23 @@ enum ReqName {
 
 fn req_name(name: &[u8]) -> ReqName {
     match name.len() {
-        4 if name.eq_ignore_ascii_case(b"host") => ReqName::Host,
-        6 if name.eq_ignore_ascii_case(b"expect") => ReqName::Expect,
-        10 if name.eq_ignore_ascii_case(b"connection") => ReqName::Connection,
-        14 if name.eq_ignore_ascii_case(b"content-length") => ReqName::ContentLength,
-        17 if name.eq_ignore_ascii_case(b"transfer-encoding") => ReqName::TransferEncoding,
+        4 if codec::eq_lower(name, b"host") => ReqName::Host,
+        6 if codec::eq_lower(name, b"expect") => ReqName::Expect,
+        10 if codec::eq_lower(name, b"connection") => ReqName::Connection,
+        14 if codec::eq_lower(name, b"content-length") => ReqName::ContentLength,
+        17 if codec::eq_lower(name, b"transfer-encoding") => ReqName::TransferEncoding,
         _ => ReqName::Other,
     }
 }
 
+/// Whether `HeaderValue::to_str` accepts the value: visible ASCII (and HTAB) only.
+fn is_visible_ascii(v: &[u8]) -> bool {
+    v.iter().all(|b| (32..127).contains(b) || *b == b'\t')
+}
+
 /// `HeaderValue::to_str`: the value as text when it is visible ASCII (and HTAB) only.
 fn visible_ascii(v: &[u8]) -> Result<&str, ()> {
-    if v.iter().all(|b| (32..127).contains(b) || *b == b'\t') {
+    if is_visible_ascii(v) {
         std::str::from_utf8(v).map_err(|_| ())
     } else {
         Err(())
@@ -939,6 +944,11 @@ impl RawRequestHead {
     /// it is not visible ASCII.
     pub fn host_str(&self) -> &str {
         self.host_bytes().and_then(|h| visible_ascii(h).ok()).unwrap_or("")
+    }
+
+    /// [`RawRequestHead::host_str`] as bytes (no UTF-8 check: visible ASCII is text).
+    pub fn host_visible(&self) -> &[u8] {
+        self.host_bytes().filter(|h| is_visible_ascii(h)).unwrap_or(b"")
     }
 
     /// The (first) Content-Length field's value as sent.

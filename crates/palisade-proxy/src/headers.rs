@@ -247,7 +247,7 @@ pub struct Forwarding<'a> {
 /// is not a trusted proxy: hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` (recomputed)
 /// and the forwarding headers and `X-Request-Id`.
 fn replaced_upstream(n: &[u8]) -> bool {
-    let is = |s: &[u8]| n.eq_ignore_ascii_case(s);
+    let is = |s: &[u8]| crate::codec::eq_lower(n, s);
     match n.len() {
         2 => is(b"te"),
         6 => is(b"expect"),

@@ -545,7 +545,7 @@ enum RespName {
 }
 
 fn resp_name(name: &[u8]) -> RespName {
-    let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+    let is = |n: &[u8]| codec::eq_lower(name, n);
     let dropped = |b: bool| if b { RespName::Dropped } else { RespName::Other };
     match name.len() {
         2 => dropped(is(b"te")),
@@ -610,7 +610,7 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
         match kind {
             RespName::Connection => {
                 for t in comma_tokens(h.value) {
-                    if t.eq_ignore_ascii_case(b"keep-alive") {
+                    if codec::eq_lower(t, b"keep-alive") {
                         keep_alive |= version == Version::HTTP_10;
                     } else if !matches!(resp_name(t), RespName::Dropped | RespName::Connection | RespName::TransferEncoding) {
                         // `close`, or a header this message must not pass on.
