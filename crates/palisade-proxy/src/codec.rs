@@ -175,15 +175,21 @@ pub fn parse_chunk_size(line: &[u8]) -> Result<u64, BodyError> {
 /// that no line before it ends in a bare LF; only otherwise are the lines walked one by one
 /// (which finds the same end the walk alone would).
 pub fn find_head_end(buf: &[u8], scanned: &mut usize) -> Option<usize> {
+    find_head_end_checked(buf, scanned).map(|(end, _)| end)
+}
+
+/// [`find_head_end`], and whether the head is known to use CRLF only (`crlf_only(&buf[..end])`
+/// holds: the common case, checked on the way); `false` means not known either way.
+pub fn find_head_end_checked(buf: &[u8], scanned: &mut usize) -> Option<(usize, bool)> {
     static CRLFCRLF: std::sync::LazyLock<memchr::memmem::Finder<'static>> = std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n\r\n"));
     let from = scanned.saturating_sub(3);
     if let Some(i) = CRLFCRLF.find(&buf[from..]) {
         let end = from + i + 4;
         if crlf_only(&buf[..end]) {
-            return Some(end);
+            return Some((end, true));
         }
     }
-    find_head_end_by_lines(buf, scanned)
+    find_head_end_by_lines(buf, scanned).map(|end| (end, false))
 }
 
 fn find_head_end_by_lines(buf: &[u8], scanned: &mut usize) -> Option<usize> {

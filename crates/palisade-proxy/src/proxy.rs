@@ -246,6 +246,7 @@ async fn handle_inner<'s>(
             (None, None) => None,
         },
         request_id: id.as_bytes(),
+        untrusted: Some((&conn.untrusted_lines.0[..conn.untrusted_lines.1], &conn.untrusted_lines.0[conn.untrusted_lines.1..])),
     };
     headers::set_forwarding_present(&mut parts.headers, &mut forward_lines, &fwd, present);
     let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
