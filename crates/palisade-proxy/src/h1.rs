@@ -854,8 +854,9 @@ fn is_visible_ascii(v: &[u8]) -> bool {
     #[inline(always)]
     fn word_ok(w: u64) -> bool {
         // 0x80 exactly at the bytes that are HTAB (no carry crosses a byte)...
+        const LOW7: u64 = 0x7f * L;
         let z = w ^ (0x09 * L);
-        let tab = !(((z & (0x7f * L)) + 0x7f * L) | z | 0x7f * L);
+        let tab = !(((z & LOW7) + LOW7) | z | LOW7);
         // ... which become `)` (0x29), visible.
         let w = w | (tab >> 2);
         // Then: no byte below 0x20, none above 0x7e (exact as "any byte" tests).
