@@ -175,15 +175,21 @@ pub fn parse_chunk_size(line: &[u8]) -> Result<u64, BodyError> {
 /// that no line before it ends in a bare LF; only otherwise are the lines walked one by one
 /// (which finds the same end the walk alone would).
 pub fn find_head_end(buf: &[u8], scanned: &mut usize) -> Option<usize> {
+    find_head_end_checked(buf, scanned).map(|(end, _)| end)
+}
+
+/// [`find_head_end`], and whether the head is known to use CRLF only (`crlf_only(&buf[..end])`
+/// holds: the common case, checked on the way); `false` means not known either way.
+pub fn find_head_end_checked(buf: &[u8], scanned: &mut usize) -> Option<(usize, bool)> {
     static CRLFCRLF: std::sync::LazyLock<memchr::memmem::Finder<'static>> = std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\r\n\r\n"));
     let from = scanned.saturating_sub(3);
     if let Some(i) = CRLFCRLF.find(&buf[from..]) {
         let end = from + i + 4;
         if crlf_only(&buf[..end]) {
-            return Some(end);
+            return Some((end, true));
         }
     }
-    find_head_end_by_lines(buf, scanned)
+    find_head_end_by_lines(buf, scanned).map(|end| (end, false))
 }
 
 fn find_head_end_by_lines(buf: &[u8], scanned: &mut usize) -> Option<usize> {
@@ -251,5 +257,45 @@ impl LineRuns {
         if let Some((a, b)) = self.run.take() {
             out.extend_from_slice(&head[a..b]);
         }
+    }
+}
+
+/// `name.eq_ignore_ascii_case(lit)` for a literal `lit` made of lowercase ASCII letters, digits
+/// and `-` (header names), eight bytes at a time: a letter of `lit` matches either case, any
+/// other byte only itself. Exact for any `name` (see the test against `eq_ignore_ascii_case`).
+#[inline]
+pub fn eq_lower(name: &[u8], lit: &[u8]) -> bool {
+    debug_assert!(lit.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-'));
+    let n = lit.len();
+    if name.len() != n {
+        return false;
+    }
+    // The 0x20 bit is set in the mask at the bytes of `lit` that are letters (0x40 bit set);
+    // digits and `-` have it clear there.
+    #[inline(always)]
+    fn word8(a: &[u8], l: &[u8], i: usize) -> bool {
+        let a = u64::from_le_bytes([a[i], a[i + 1], a[i + 2], a[i + 3], a[i + 4], a[i + 5], a[i + 6], a[i + 7]]);
+        let l = u64::from_le_bytes([l[i], l[i + 1], l[i + 2], l[i + 3], l[i + 4], l[i + 5], l[i + 6], l[i + 7]]);
+        a | ((l >> 1) & 0x2020_2020_2020_2020) == l
+    }
+    #[inline(always)]
+    fn word4(a: &[u8], l: &[u8], i: usize) -> bool {
+        let a = u32::from_le_bytes([a[i], a[i + 1], a[i + 2], a[i + 3]]);
+        let l = u32::from_le_bytes([l[i], l[i + 1], l[i + 2], l[i + 3]]);
+        a | ((l >> 1) & 0x2020_2020) == l
+    }
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 <= n {
+            if !word8(name, lit, i) {
+                return false;
+            }
+            i += 8;
+        }
+        i == n || word8(name, lit, n - 8)
+    } else if n >= 4 {
+        word4(name, lit, 0) && word4(name, lit, n - 4)
+    } else {
+        name.eq_ignore_ascii_case(lit)
     }
 }

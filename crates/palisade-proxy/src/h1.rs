@@ -35,7 +35,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
 use crate::body::{BodyError, ClientBody, RespBody};
-use crate::codec::{self, find_head_end, BodyState, Chunk};
+use crate::codec::{self, BodyState, Chunk};
 use crate::io::Stream;
 use crate::problem::{self, code};
 
@@ -57,6 +57,9 @@ pub struct ConnInfo {
     pub tls: bool,
     /// The peer's IP as a header value, built once per connection (forwarding headers).
     pub peer_ip_header: HeaderValue,
+    /// The forwarding lines of a request from this peer as an untrusted one, and where the
+    /// part after `X-Forwarded-Host` starts (`headers::untrusted_lines`).
+    pub untrusted_lines: (std::sync::Arc<[u8]>, usize),
 }
 
 impl ConnInfo {
@@ -66,7 +69,8 @@ impl ConnInfo {
             v4 => v4,
         };
         let peer_ip_header = HeaderValue::from_str(&ip.to_string()).unwrap_or(HeaderValue::from_static("unknown"));
-        ConnInfo { peer, local, tls, peer_ip_header }
+        let (lines, split) = crate::headers::untrusted_lines(peer_ip_header.as_bytes(), tls);
+        ConnInfo { peer, local, tls, peer_ip_header, untrusted_lines: (lines.into(), split) }
     }
 }
 
@@ -551,11 +555,11 @@ async fn read_head(
                         return Head::H2;
                     }
                     // Could still become the preface: read more.
-                } else if let Some(end) = find_head_end(&s.rbuf, &mut scanned) {
-                    return parse_head(&mut s, end, limits.max_headers, limits.max_header_size, shared);
+                } else if let Some((end, crlf)) = codec::find_head_end_checked(&s.rbuf, &mut scanned) {
+                    return parse_head(&mut s, end, crlf, limits.max_headers, limits.max_header_size, shared);
                 }
-            } else if let Some(end) = find_head_end(&s.rbuf, &mut scanned) {
-                return parse_head(&mut s, end, limits.max_headers, limits.max_header_size, shared);
+            } else if let Some((end, crlf)) = codec::find_head_end_checked(&s.rbuf, &mut scanned) {
+                return parse_head(&mut s, end, crlf, limits.max_headers, limits.max_header_size, shared);
             }
             if s.rbuf.len() > limits.max_header_size {
                 return Head::Reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
@@ -571,8 +575,8 @@ async fn read_head(
     }
 }
 
-fn parse_head(s: &mut Shared, end: usize, max_headers: usize, max_header_size: usize, shared: &Rc<RefCell<Shared>>) -> Head {
-    let p = match parse_request_head(&mut s.rbuf, end, max_headers, max_header_size) {
+fn parse_head(s: &mut Shared, end: usize, crlf_known: bool, max_headers: usize, max_header_size: usize, shared: &Rc<RefCell<Shared>>) -> Head {
+    let p = match parse_request_head_known(&mut s.rbuf, end, crlf_known, max_headers, max_header_size) {
         Ok(p) => p,
         Err(r) => return Head::Reject(r.status, r.code, r.title),
     };
@@ -629,14 +633,20 @@ pub struct ParsedHead {
 /// then does not matter.
 ///
 /// Called by the connection loop; public for the fuzz target `fuzz/fuzz_targets/h1_head.rs`.
-#[inline]
 pub fn parse_request_head(rbuf: &mut BytesMut, end: usize, max_headers: usize, max_header_size: usize) -> Result<ParsedHead, Rejection> {
+    parse_request_head_known(rbuf, end, false, max_headers, max_header_size)
+}
+
+/// [`parse_request_head`], told whether the head is already known to use CRLF only
+/// (`codec::find_head_end_checked`), which then is not checked again.
+#[inline]
+fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, max_headers: usize, max_header_size: usize) -> Result<ParsedHead, Rejection> {
     let bad = |msg| reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, msg);
     if end > max_header_size {
         return reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large");
     }
     // Bare LF line endings are a request smuggling vector: require CRLF everywhere.
-    if !codec::crlf_only(&rbuf[..end]) {
+    if !crlf_known && !codec::crlf_only(&rbuf[..end]) {
         return bad("Malformed request: bare LF line ending");
     }
     // The head leaves the read buffer before it is parsed (a rejected head closes the
@@ -827,18 +837,48 @@ enum ReqName {
 
 fn req_name(name: &[u8]) -> ReqName {
     match name.len() {
-        4 if name.eq_ignore_ascii_case(b"host") => ReqName::Host,
-        6 if name.eq_ignore_ascii_case(b"expect") => ReqName::Expect,
-        10 if name.eq_ignore_ascii_case(b"connection") => ReqName::Connection,
-        14 if name.eq_ignore_ascii_case(b"content-length") => ReqName::ContentLength,
-        17 if name.eq_ignore_ascii_case(b"transfer-encoding") => ReqName::TransferEncoding,
+        4 if codec::eq_lower(name, b"host") => ReqName::Host,
+        6 if codec::eq_lower(name, b"expect") => ReqName::Expect,
+        10 if codec::eq_lower(name, b"connection") => ReqName::Connection,
+        14 if codec::eq_lower(name, b"content-length") => ReqName::ContentLength,
+        17 if codec::eq_lower(name, b"transfer-encoding") => ReqName::TransferEncoding,
         _ => ReqName::Other,
     }
 }
 
+/// Whether `HeaderValue::to_str` accepts the value: visible ASCII (and HTAB) only. Eight
+/// bytes at a time (see the test against the byte-by-byte check).
+fn is_visible_ascii(v: &[u8]) -> bool {
+    const L: u64 = 0x0101_0101_0101_0101;
+    const H: u64 = 0x8080_8080_8080_8080;
+    #[inline(always)]
+    fn word_ok(w: u64) -> bool {
+        // 0x80 exactly at the bytes that are HTAB (no carry crosses a byte)...
+        const LOW7: u64 = 0x7f * L;
+        let z = w ^ (0x09 * L);
+        let tab = !(((z & LOW7) + LOW7) | z | LOW7);
+        // ... which become `)` (0x29), visible.
+        let w = w | (tab >> 2);
+        // Then: no byte below 0x20, none above 0x7e (exact as "any byte" tests).
+        let below = w.wrapping_sub(0x20 * L) & !w & H;
+        let above = (w.wrapping_add(L) | w) & H;
+        below | above == 0
+    }
+    let mut chunks = v.chunks_exact(8);
+    for c in &mut chunks {
+        if !word_ok(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])) {
+            return false;
+        }
+    }
+    let rest = chunks.remainder();
+    let mut last = [b' '; 8];
+    last[..rest.len()].copy_from_slice(rest);
+    word_ok(u64::from_le_bytes(last))
+}
+
 /// `HeaderValue::to_str`: the value as text when it is visible ASCII (and HTAB) only.
 fn visible_ascii(v: &[u8]) -> Result<&str, ()> {
-    if v.iter().all(|b| (32..127).contains(b) || *b == b'\t') {
+    if is_visible_ascii(v) {
         std::str::from_utf8(v).map_err(|_| ())
     } else {
         Err(())
@@ -939,6 +979,11 @@ impl RawRequestHead {
     /// it is not visible ASCII.
     pub fn host_str(&self) -> &str {
         self.host_bytes().and_then(|h| visible_ascii(h).ok()).unwrap_or("")
+    }
+
+    /// [`RawRequestHead::host_str`] as bytes (no UTF-8 check: visible ASCII is text).
+    pub fn host_visible(&self) -> &[u8] {
+        self.host_bytes().filter(|h| is_visible_ascii(h)).unwrap_or(b"")
     }
 
     /// The (first) Content-Length field's value as sent.

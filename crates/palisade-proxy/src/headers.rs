@@ -241,13 +241,29 @@ pub struct Forwarding<'a> {
     pub orig_host: Option<&'a [u8]>,
     /// The request id (16 hex digits).
     pub request_id: &'a [u8],
+    /// [`untrusted_lines`] for `peer_value` and `tls`, when the caller has them (built once per
+    /// connection): an untrusted peer's lines are then copied from there.
+    pub untrusted: Option<(&'a [u8], &'a [u8])>,
+}
+
+/// The forwarding lines of a request from an untrusted peer that depend only on the connection,
+/// as [`set_forwarding`] writes them: the part before `X-Forwarded-Host` and the part after it,
+/// up to the request id's value. Returns the lines and where the second part starts.
+pub fn untrusted_lines(peer_value: &[u8], tls: bool) -> (Vec<u8>, usize) {
+    let mut out = Vec::with_capacity(96);
+    line(&mut out, "x-forwarded-for", peer_value);
+    line(&mut out, "x-forwarded-proto", if tls { b"https" } else { b"http" });
+    let split = out.len();
+    line(&mut out, "x-real-ip", peer_value);
+    out.extend_from_slice(b"x-request-id: ");
+    (out, split)
 }
 
 /// Whether a request header (name as sent) is one the proxy removes or sets itself when the peer
 /// is not a trusted proxy: hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` (recomputed)
 /// and the forwarding headers and `X-Request-Id`.
 fn replaced_upstream(n: &[u8]) -> bool {
-    let is = |s: &[u8]| n.eq_ignore_ascii_case(s);
+    let is = |s: &[u8]| crate::codec::eq_lower(n, s);
     match n.len() {
         2 => is(b"te"),
         6 => is(b"expect"),
@@ -310,6 +326,42 @@ pub fn set_forwarding(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>) 
 /// [`set_forwarding`] with the names already scanned.
 pub fn set_forwarding_present(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>, present: Present) {
     let present = present.0;
+    if let (Some((before_host, after_host)), false) = (f.untrusted, f.peer_trusted) {
+        // The same lines as below, mostly precomputed (see `untrusted_lines`).
+        out.extend_from_slice(before_host);
+        if let Some(host) = f.orig_host {
+            line(out, "x-forwarded-host", host);
+        }
+        out.extend_from_slice(after_host);
+        out.extend_from_slice(f.request_id);
+        out.extend_from_slice(b"\r\n");
+    } else {
+        write_forwarding_lines(out, h, f, present);
+    }
+    if present & (P_XFF | P_XFP | P_XFH | P_XRI | P_XID) == 0 {
+        return;
+    }
+    let keep_proto = f.peer_trusted && present & P_XFP != 0;
+    let keep_host = f.peer_trusted && present & P_XFH != 0;
+    if present & P_XFF != 0 {
+        h.remove(X_FORWARDED_FOR);
+    }
+    if present & P_XFP != 0 && !keep_proto {
+        h.remove(X_FORWARDED_PROTO);
+    }
+    if present & P_XFH != 0 && !keep_host {
+        h.remove(X_FORWARDED_HOST);
+    }
+    if present & P_XRI != 0 {
+        h.remove(X_REAL_IP);
+    }
+    if present & P_XID != 0 {
+        h.remove(X_REQUEST_ID);
+    }
+}
+
+/// The forwarding lines of [`set_forwarding_present`], one by one.
+fn write_forwarding_lines(out: &mut Vec<u8>, h: &HeaderMap, f: &Forwarding<'_>, present: u32) {
     if f.peer_trusted && present & P_XFF != 0 {
         let mut xff: Vec<u8> = Vec::new();
         for v in h.get_all(X_FORWARDED_FOR) {
@@ -337,24 +389,6 @@ pub fn set_forwarding_present(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwardi
         line(out, "x-real-ip", f.peer_value.as_bytes());
     }
     line(out, "x-request-id", f.request_id);
-    if present & (P_XFF | P_XFP | P_XFH | P_XRI | P_XID) == 0 {
-        return;
-    }
-    if present & P_XFF != 0 {
-        h.remove(X_FORWARDED_FOR);
-    }
-    if present & P_XFP != 0 && !keep_proto {
-        h.remove(X_FORWARDED_PROTO);
-    }
-    if present & P_XFH != 0 && !keep_host {
-        h.remove(X_FORWARDED_HOST);
-    }
-    if present & P_XRI != 0 {
-        h.remove(X_REAL_IP);
-    }
-    if present & P_XID != 0 {
-        h.remove(X_REQUEST_ID);
-    }
 }
 
 /// Whether `peer` is in the trusted list.
@@ -409,7 +443,15 @@ mod tests {
         let p = strip_hop_by_hop_present(&mut h, p);
         assert_eq!(h.keys().map(|k| k.as_str()).collect::<Vec<_>>(), ["accept"]);
         let pv = HeaderValue::from_static("10.1.1.1");
-        let f = Forwarding { peer_value: &pv, client: "10.1.1.1".parse().unwrap(), peer_trusted: true, tls: false, orig_host: None, request_id: b"req-1" };
+        let f = Forwarding {
+            peer_value: &pv,
+            client: "10.1.1.1".parse().unwrap(),
+            peer_trusted: true,
+            tls: false,
+            orig_host: None,
+            request_id: b"req-1",
+            untrusted: None,
+        };
         let mut out = Vec::new();
         set_forwarding_present(&mut h, &mut out, &f, p);
         assert!(std::str::from_utf8(&out).unwrap().contains("x-forwarded-proto: http\r\n"));
@@ -470,8 +512,15 @@ mod tests {
     /// The map as the upstream sees it: what is left in `h` plus the lines written to `out`.
     fn forwarded(mut h: HeaderMap, pv: &HeaderValue, client: IpAddr, peer_trusted: bool, tls: bool, orig_host: Option<&HeaderValue>) -> HeaderMap {
         let mut out = Vec::new();
-        let f = Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host: orig_host.map(HeaderValue::as_bytes), request_id: b"req-1" };
+        let f =
+            Forwarding { peer_value: pv, client, peer_trusted, tls, orig_host: orig_host.map(HeaderValue::as_bytes), request_id: b"req-1", untrusted: None };
+        // The precomputed lines give exactly the same lines and map.
+        let (pre, split) = untrusted_lines(pv.as_bytes(), tls);
+        let (mut h2, mut out2) = (h.clone(), b"kept".to_vec());
+        set_forwarding(&mut h2, &mut out2, &Forwarding { untrusted: Some((&pre[..split], &pre[split..])), ..f });
         set_forwarding(&mut h, &mut out, &f);
+        assert_eq!([&b"kept"[..], &out].concat(), out2);
+        assert_eq!(h, h2);
         for l in std::str::from_utf8(&out).unwrap().split_terminator("\r\n") {
             let (n, v) = l.split_once(": ").unwrap();
             h.append(HeaderName::from_bytes(n.as_bytes()).unwrap(), HeaderValue::from_str(v).unwrap());
@@ -501,5 +550,20 @@ mod tests {
         let h = forwarded(map(&[("x-forwarded-proto", "https"), ("x-forwarded-host", "evil")]), &pv, peer, false, false, None);
         assert_eq!(h.get_all(X_FORWARDED_PROTO).iter().collect::<Vec<_>>(), ["http"], "replaced from an untrusted peer");
         assert!(h.get(X_FORWARDED_HOST).is_none(), "an untrusted client's X-Forwarded-Host is dropped");
+        // Every combination of the forwarding headers present, trust, scheme and host (the
+        // precomputed lines are compared in `forwarded`).
+        let names = [X_FORWARDED_FOR, X_FORWARDED_PROTO, X_FORWARDED_HOST, X_REAL_IP, X_REQUEST_ID];
+        for bits in 0..32u32 {
+            let mut m = map(&[("accept", "*/*")]);
+            for (i, n) in names.iter().enumerate() {
+                if bits & (1 << i) != 0 {
+                    m.append(n.clone(), HeaderValue::from_static("c"));
+                }
+            }
+            for (trusted, tls, host) in [(false, false, None), (false, true, Some(&host)), (true, false, Some(&host)), (true, true, None)] {
+                let h = forwarded(m.clone(), &pv, peer, trusted, tls, host);
+                assert_eq!(h[X_REQUEST_ID], "req-1");
+            }
+        }
     }
 }

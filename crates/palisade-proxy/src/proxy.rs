@@ -129,12 +129,12 @@ async fn handle_inner<'s>(
     // The Host header, looked up once (it is also what goes upstream with `host_header: preserve`).
     // (With the raw fields, the Host is read from them: no header value is made.)
     let mut host_value = if raw.is_none() && req.uri().authority().is_none() { req.headers().get(header::HOST).cloned() } else { None };
-    let host = match (req.uri().authority(), &raw) {
-        (Some(a), _) => a.as_str(),
-        (None, Some(r)) => r.host_str(),
-        (None, None) => host_value.as_ref().and_then(|h| h.to_str().ok()).unwrap_or(""),
+    let host: &[u8] = match (req.uri().authority(), &raw) {
+        (Some(a), _) => a.as_str().as_bytes(),
+        (None, Some(r)) => r.host_visible(),
+        (None, None) => host_value.as_ref().and_then(|h| h.to_str().ok()).map_or(b"", str::as_bytes),
     };
-    let Some(app_idx) = snap.router.route(crate::router::host_only(host), req.uri().path()) else {
+    let Some(app_idx) = snap.router.route_bytes(crate::router::host_only_bytes(host), req.uri().path()) else {
         return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
     };
     let app = &snap.apps[app_idx];
@@ -246,10 +246,13 @@ async fn handle_inner<'s>(
             (None, None) => None,
         },
         request_id: id.as_bytes(),
+        untrusted: Some((&conn.untrusted_lines.0[..conn.untrusted_lines.1], &conn.untrusted_lines.0[conn.untrusted_lines.1..])),
     };
     headers::set_forwarding_present(&mut parts.headers, &mut forward_lines, &fwd, present);
     let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
-    headers::apply_stage_edits(&mut parts.headers, &mut outcome.context);
+    if edits {
+        headers::apply_stage_edits(&mut parts.headers, &mut outcome.context);
+    }
     // A Content-Length may be there from the client or from a stage's edits.
     let may_have_length = present.content_length() || edits;
     let response_headers = std::mem::take(&mut outcome.context.response_headers);
@@ -347,7 +350,9 @@ async fn handle_inner<'s>(
             rec.upstream_status = Some(resp.status().as_u16());
             let (mut resp_parts, body) = resp.into_parts();
             headers::strip_hop_by_hop(&mut resp_parts.headers);
-            headers::add_response_headers(&mut resp_parts.headers, response_headers);
+            if !response_headers.is_empty() {
+                headers::add_response_headers(&mut resp_parts.headers, response_headers);
+            }
             let Some((method, uri, req_headers)) = judged_req else {
                 return (Response::from_parts(resp_parts, RespBody::Upstream(body)), client_ip, app_name);
             };
@@ -467,7 +472,11 @@ fn view<'a>(
 /// The request as events record it: method, URI, headers.
 type ReqParts<'a> = (&'a http::Method, &'a Uri, &'a http::HeaderMap);
 
+#[inline]
 fn log_monitored(app: &App, outcome: &mut Outcome, id: RequestId, rec: &mut Record, req: ReqParts<'_>) {
+    if outcome.monitored.is_empty() {
+        return;
+    }
     for (stage, reason) in &outcome.monitored {
         tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
     }

@@ -28,12 +28,24 @@ pub fn next() -> RequestId {
         s.set((seed, n.wrapping_add(1)));
         mix(seed.wrapping_add(n.wrapping_mul(0x9e3779b97f4a7c15)))
     });
-    let mut buf = [0u8; 16];
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for (i, b) in buf.iter_mut().enumerate() {
-        *b = HEX[((v >> (60 - 4 * i)) & 0xf) as usize];
+    RequestId(hex16(v))
+}
+
+/// `v` as 16 lowercase hex digits, most significant first, eight at a time in a word: the
+/// nibbles are spread one per byte, then each becomes `'0' + n`, plus 39 for `a`..`f`.
+fn hex16(v: u64) -> [u8; 16] {
+    fn eight(x: u32) -> [u8; 8] {
+        let mut x = u64::from(x);
+        x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
+        x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
+        x = (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+        let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+        (x + 0x3030_3030_3030_3030 + letters * 39).to_be_bytes()
     }
-    RequestId(buf)
+    let mut buf = [0u8; 16];
+    buf[..8].copy_from_slice(&eight((v >> 32) as u32));
+    buf[8..].copy_from_slice(&eight(v as u32));
+    buf
 }
 
 /// A request id held inline (no allocation).
@@ -64,6 +76,31 @@ impl std::fmt::Debug for RequestId {
 
 #[cfg(test)]
 mod tests {
+    /// The digit-by-digit formatting `hex16` replaced.
+    fn hex16_reference(v: u64) -> [u8; 16] {
+        let mut buf = [0u8; 16];
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = HEX[((v >> (60 - 4 * i)) & 0xf) as usize];
+        }
+        buf
+    }
+
+    #[test]
+    fn hex16_is_the_reference() {
+        let mut vals = vec![0, u64::MAX, 0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210, 0xa0a0_a0a0_9f9f_9f9f];
+        vals.extend((0..64).map(|i| 1u64 << i));
+        vals.extend((0..16).map(|n| n * 0x1111_1111_1111_1111));
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            x = super::mix(x.wrapping_add(1));
+            vals.push(x);
+        }
+        for v in vals {
+            assert_eq!(super::hex16(v), hex16_reference(v), "{v:#x}");
+        }
+    }
+
     #[test]
     fn ids_are_hex_and_distinct() {
         let ids: std::collections::HashSet<String> = (0..10_000).map(|_| super::next().as_str().to_string()).collect();

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 /// Compiled routing table of a snapshot.
 #[derive(Debug, Default)]
 pub struct Router {
-    exact: HashMap<String, Vec<(String, usize)>>,
+    /// Keyed by the host's bytes (looked up with a Host header's bytes).
+    exact: HashMap<Vec<u8>, Vec<(String, usize)>>,
     /// Wildcard suffixes (`.example.com`), longest first.
     wildcard: Vec<(String, Vec<(String, usize)>)>,
     any: Vec<(String, usize)>,
@@ -29,7 +30,7 @@ impl Router {
                         None => r.wildcard.push((suffix.to_string(), vec![entry.clone()])),
                     }
                 } else {
-                    r.exact.entry(h.clone()).or_default().push(entry.clone());
+                    r.exact.entry(h.clone().into_bytes()).or_default().push(entry.clone());
                 }
             }
         }
@@ -43,21 +44,27 @@ impl Router {
 
     /// The app for `host` (without port, any case) and `path`.
     pub fn route(&self, host: &str, path: &str) -> Option<usize> {
+        self.route_bytes(host.as_bytes(), path)
+    }
+
+    /// [`Router::route`] for a host given as bytes (visible ASCII in practice: a Host header's
+    /// value, which then needs no UTF-8 check).
+    pub fn route_bytes(&self, host: &[u8], path: &str) -> Option<usize> {
         let lower;
-        let host = if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        let host = if host.iter().any(u8::is_ascii_uppercase) {
             lower = host.to_ascii_lowercase();
-            lower.as_str()
+            lower.as_slice()
         } else {
             host
         };
-        let host = host.strip_suffix('.').unwrap_or(host);
+        let host = host.strip_suffix(b".").unwrap_or(host);
         if let Some(list) = self.exact.get(host) {
             if let Some(i) = first_prefix(list, path) {
                 return Some(i);
             }
         }
         for (suffix, list) in &self.wildcard {
-            if host.len() > suffix.len() && host.ends_with(suffix.as_str()) {
+            if host.len() > suffix.len() && host.ends_with(suffix.as_bytes()) {
                 if let Some(i) = first_prefix(list, path) {
                     return Some(i);
                 }
@@ -81,12 +88,24 @@ fn prefix_matches(prefix: &str, path: &str) -> bool {
 }
 
 /// The host part of a Host header or URI authority (port and IPv6 brackets removed).
+#[cfg(test)]
 pub fn host_only(authority: &str) -> &str {
     if let Some(rest) = authority.strip_prefix('[') {
         return rest.split(']').next().unwrap_or(rest);
     }
     match authority.rsplit_once(':') {
         Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) => h,
+        _ => authority,
+    }
+}
+
+/// [`host_only`] on bytes.
+pub fn host_only_bytes(authority: &[u8]) -> &[u8] {
+    if let Some(rest) = authority.strip_prefix(b"[") {
+        return rest.split(|b| *b == b']').next().unwrap_or(rest);
+    }
+    match authority.iter().rposition(|b| *b == b':') {
+        Some(i) if authority[i + 1..].iter().all(u8::is_ascii_digit) => &authority[..i],
         _ => authority,
     }
 }
@@ -118,6 +137,33 @@ mod tests {
         assert_eq!(r.route("a.example", "/api/x"), Some(0));
         assert_eq!(r.route("a.example", "/"), None);
         assert_eq!(r.route("b.example", "/api"), None);
+    }
+
+    #[test]
+    fn host_only_bytes_is_host_only() {
+        for a in [
+            "a.example:8080",
+            "[::1]:80",
+            "[::1]",
+            "[::1",
+            "a.example",
+            "a.example:",
+            "a:b:c",
+            "a:8x",
+            ":80",
+            "",
+            "[",
+            "]",
+            "[]:1",
+            "a.example.:443",
+            "A.Example:1",
+            "h\u{e9}:80",
+            "x]:y",
+            "[a]b]:9",
+            "a:\u{661}",
+        ] {
+            assert_eq!(host_only_bytes(a.as_bytes()), host_only(a).as_bytes(), "{a:?}");
+        }
     }
 
     #[test]

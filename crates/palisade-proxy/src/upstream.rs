@@ -505,9 +505,9 @@ async fn read_response_head(conn: &mut UpConn, method: &Method, raw: bool) -> Re
     let mut scanned = 0;
     let mut received_any = false;
     loop {
-        if let Some(end) = codec::find_head_end(&conn.rbuf, &mut scanned) {
+        if let Some((end, crlf)) = codec::find_head_end_checked(&conn.rbuf, &mut scanned) {
             scanned = 0;
-            match parse_response_head(&mut conn.rbuf, end, method, raw)? {
+            match parse_response_head(&mut conn.rbuf, end, crlf, method, raw)? {
                 Some(parsed) => return Ok(parsed),
                 None => continue, // a 1xx: read the next head
             }
@@ -545,7 +545,7 @@ enum RespName {
 }
 
 fn resp_name(name: &[u8]) -> RespName {
-    let is = |n: &[u8]| name.eq_ignore_ascii_case(n);
+    let is = |n: &[u8]| codec::eq_lower(name, n);
     let dropped = |b: bool| if b { RespName::Dropped } else { RespName::Other };
     match name.len() {
         2 => dropped(is(b"te")),
@@ -571,10 +571,10 @@ fn comma_tokens(v: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// forward are collected into a [`RawHead`] instead (the common case when no response stage
 /// needs to look at the headers). Framing, reuse and the lines to forward come from one pass
 /// over the header lines.
-fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bool) -> Result<Option<ParsedHead>, HeadError> {
+fn parse_response_head(rbuf: &mut BytesMut, end: usize, crlf_known: bool, method: &Method, raw: bool) -> Result<Option<ParsedHead>, HeadError> {
     use bytes::Buf;
     let head_bytes = &rbuf[..end];
-    if !codec::crlf_only(head_bytes) {
+    if !crlf_known && !codec::crlf_only(head_bytes) {
         return Err(HeadError::Invalid("bare LF in response head"));
     }
     let mut slots = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_RESPONSE_HEADERS];
@@ -610,7 +610,7 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, method: &Method, raw: bo
         match kind {
             RespName::Connection => {
                 for t in comma_tokens(h.value) {
-                    if t.eq_ignore_ascii_case(b"keep-alive") {
+                    if codec::eq_lower(t, b"keep-alive") {
                         keep_alive |= version == Version::HTTP_10;
                     } else if !matches!(resp_name(t), RespName::Dropped | RespName::Connection | RespName::TransferEncoding) {
                         // `close`, or a header this message must not pass on.
@@ -1024,8 +1024,15 @@ mod tests {
     fn parse(head: &[u8], method: &Method, raw: bool) -> ParsedHead {
         let mut buf = BytesMut::from(head);
         let mut scanned = 0;
-        let end = codec::find_head_end(&buf, &mut scanned).expect("complete head");
-        match parse_response_head(&mut buf, end, method, raw) {
+        let (end, crlf) = codec::find_head_end_checked(&buf, &mut scanned).expect("complete head");
+        // Known CRLF-only or not, the parse is the same.
+        let mut again = buf.clone();
+        let other = parse_response_head(&mut again, end, !crlf && codec::crlf_only(&buf[..end]), method, raw);
+        assert_eq!(other.as_ref().ok().and_then(Option::as_ref).map(|p| (p.parts.status, p.body, p.keep_alive)), {
+            let mut b = buf.clone();
+            parse_response_head(&mut b, end, false, method, raw).ok().flatten().map(|p| (p.parts.status, p.body, p.keep_alive))
+        });
+        match parse_response_head(&mut buf, end, crlf, method, raw) {
             Ok(Some(p)) => p,
             _ => panic!("head did not parse"),
         }
@@ -1100,7 +1107,7 @@ mod tests {
         assert!(lines(&p).is_empty());
         let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n"[..]);
         let end = buf.len();
-        assert!(matches!(parse_response_head(&mut buf, end, &Method::GET, true), Err(HeadError::Invalid("invalid Content-Length"))));
+        assert!(matches!(parse_response_head(&mut buf, end, false, &Method::GET, true), Err(HeadError::Invalid("invalid Content-Length"))));
     }
 
     #[test]
@@ -1115,6 +1122,6 @@ mod tests {
         assert!(p.keep_alive);
         let mut buf = BytesMut::from(&b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n"[..]);
         let end = buf.len();
-        assert!(matches!(parse_response_head(&mut buf, end, &Method::GET, true), Err(HeadError::Invalid("conflicting Content-Length"))));
+        assert!(matches!(parse_response_head(&mut buf, end, false, &Method::GET, true), Err(HeadError::Invalid("conflicting Content-Length"))));
     }
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::codec::parse_chunk_size;
+use crate::codec::{find_head_end, parse_chunk_size};
 
 #[test]
 fn chunk_sizes() {
@@ -241,6 +241,133 @@ fn crlf_only_finds_every_bare_lf() {
 }
 
 #[test]
+fn a_head_end_found_checked_is_the_same_end_and_crlf_only_when_said() {
+    let heads: &[&[u8]] = &[
+        b"GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"GET / HTTP/1.1\nHost: a\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: a\n\n",
+        b"GET / HTTP/1.1\r\nA: b\n\nX: y\r\n\r\n",
+        b"GET / HTTP/1.1\r\nA: b\r\n\nX: y\r\n\r\n",
+        b"\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length: 0\r\n\r\nbody\n\n",
+        b"GET / HTTP/1.1\r\nA: b\r\n",
+    ];
+    for h in heads {
+        for cut in 0..=h.len() {
+            let (mut s1, mut s2) = (0, 0);
+            let got = codec::find_head_end_checked(&h[..cut], &mut s2);
+            assert_eq!(got.map(|(e, _)| e), find_head_end(&h[..cut], &mut s1));
+            assert_eq!(s1, s2);
+            if let Some((end, true)) = got {
+                assert!(codec::crlf_only(&h[..end]));
+            }
+        }
+    }
+}
+
+#[test]
+fn eq_lower_is_eq_ignore_ascii_case_for_header_name_literals() {
+    let lits: &[&[u8]] = &[
+        b"te",
+        b"host",
+        b"date",
+        b"expect",
+        b"trailer",
+        b"upgrade",
+        b"x-real-ip",
+        b"connection",
+        b"keep-alive",
+        b"x-request-id",
+        b"content-length",
+        b"x-forwarded-for",
+        b"proxy-connection",
+        b"x-forwarded-host",
+        b"transfer-encoding",
+        b"x-forwarded-proto",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"a1-b2-c3",
+        b"x",
+        b"",
+    ];
+    // Every literal against: itself in every case pattern (up to 2^8 per word), every single-byte
+    // change at every position (all 256 values), other lengths, and the other literals.
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for lit in lits {
+        let mut cands: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..300 {
+            let bits = next();
+            cands.push(lit.iter().enumerate().map(|(i, b)| if bits >> (i % 64) & 1 == 1 { b.to_ascii_uppercase() } else { *b }).collect());
+        }
+        for i in 0..lit.len() {
+            for v in 0..=255u8 {
+                let mut c = lit.to_vec();
+                c[i] = v;
+                cands.push(c.clone());
+                c.make_ascii_uppercase();
+                c[i] = v;
+                cands.push(c);
+            }
+        }
+        cands.push(lit[..lit.len().saturating_sub(1)].to_vec());
+        cands.push([*lit, b"x"].concat());
+        cands.extend(lits.iter().map(|l| l.to_vec()));
+        for _ in 0..2000 {
+            cands.push((0..lit.len()).map(|_| next() as u8).collect());
+        }
+        for c in &cands {
+            assert_eq!(codec::eq_lower(c, lit), c.eq_ignore_ascii_case(lit), "{:?} vs {:?}", String::from_utf8_lossy(c), String::from_utf8_lossy(lit));
+        }
+    }
+}
+
+#[test]
+fn is_visible_ascii_is_the_byte_by_byte_check() {
+    let reference = |v: &[u8]| v.iter().all(|b| (32..127).contains(b) || *b == b'\t');
+    let fill = [b'a', b' ', b'\t', b'~', b'!', b'0'];
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for len in 0..=25usize {
+        for f in fill {
+            let base = vec![f; len];
+            assert_eq!(super::is_visible_ascii(&base), reference(&base));
+            for i in 0..len {
+                for b in 0..=255u8 {
+                    let mut v = base.clone();
+                    v[i] = b;
+                    assert_eq!(super::is_visible_ascii(&v), reference(&v), "{v:?}");
+                }
+            }
+        }
+        for _ in 0..3000 {
+            // Mostly valid bytes, a few of any value.
+            let v: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    if r % 16 == 0 {
+                        (r >> 8) as u8
+                    } else {
+                        fill[(r >> 8) as usize % fill.len()]
+                    }
+                })
+                .collect();
+            assert_eq!(super::is_visible_ascii(&v), reference(&v), "{v:?}");
+        }
+    }
+}
+
+#[test]
 fn a_sent_body_buffer_is_reused_for_the_next_body_unless_still_shared() {
     let mut b = super::body_buffer(40_000);
     b.extend_from_slice(&[7u8; 28_000]);
@@ -292,6 +419,7 @@ fn parse_request_head_keeps_what_follows_and_shares_the_head() {
     let base = p.raw.head().as_ptr() as usize;
     assert_eq!(fields[0].1.as_ptr() as usize - base, input.windows(9).position(|w| w == b"h.example").unwrap());
     assert_eq!(p.raw.host_str(), "h.example");
+    assert_eq!(p.raw.host_visible(), p.raw.host_str().as_bytes());
     assert_eq!(p.raw.content_length(), Some(&b"2"[..]));
 }
 
