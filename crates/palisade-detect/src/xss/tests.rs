@@ -723,7 +723,7 @@ fn handler_name_agrees_with_its_reference() {
     const PARTS: [&str; 16] = ["on", "ON", "oN", "click", "error", "load", "Mouseover", " ", "\t", "\u{a0}", "\u{2003}", "x", "1", "<", "é", "focus"];
     let mut rng = palisade_testkit::rng::XorShift64::new(0x4a4d_1e5a_0b0e);
     let mut found = 0;
-    let mut check = |v: &str| {
+    let check = |v: &str| {
         let (mut a, mut b) = (Best::default(), Best::default());
         handler_name(v, &mut a);
         handler_name_reference(v, &mut b);
