@@ -184,3 +184,11 @@ fn call_or_serialized_agrees_with_the_reference() {
     }
     assert!(yes > 10_000 && no > 10_000, "{yes} {no}");
 }
+
+/// [`NAME_BYTES`] says of every byte what the comparisons said.
+#[test]
+fn name_table_is_the_comparisons() {
+    for c in 0..=255u8 {
+        assert_eq!(name_byte(c), c.is_ascii_alphanumeric() || c == b'_', "{c}");
+    }
+}

@@ -51,6 +51,24 @@ struct Lexer<'a> {
     i: usize,
 }
 
+/// ASCII letters and digits, `-`, `;` and `.`: the bytes of a word of the [`Lexer`], by byte
+/// (256 bytes; `tests::word_table_is_the_comparisons`).
+static WORD_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0u8;
+    while c < 128 {
+        t[c as usize] = c.is_ascii_alphanumeric() || matches!(c, b'-' | b';' | b'.');
+        c += 1;
+    }
+    t
+};
+
+/// A byte of a word ([`WORD_BYTES`]): one load instead of five comparisons per byte of prose.
+#[inline]
+fn word_byte(c: u8) -> bool {
+    WORD_BYTES[c as usize]
+}
+
 impl Iterator for Lexer<'_> {
     type Item = T;
 
@@ -74,7 +92,7 @@ impl Iterator for Lexer<'_> {
                 }
                 c if c.is_ascii_alphanumeric() => {
                     let mut j = i;
-                    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'-' || b[j] == b';' || b[j] == b'.') {
+                    while j < b.len() && word_byte(b[j]) {
                         step(1);
                         j += 1;
                     }
@@ -242,6 +260,14 @@ mod tests {
     use super::*;
     use crate::other_util::take_steps;
     use crate::FieldKind;
+
+    /// [`WORD_BYTES`] says of every byte what the comparisons said.
+    #[test]
+    fn word_table_is_the_comparisons() {
+        for c in 0..=255u8 {
+            assert_eq!(word_byte(c), c.is_ascii_alphanumeric() || c == b'-' || c == b';' || c == b'.', "{c}");
+        }
+    }
 
     fn q(v: &str) -> u8 {
         detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)

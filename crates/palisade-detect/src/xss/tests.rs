@@ -703,3 +703,38 @@ fn each_decoded(mut f: impl FnMut(&str, &str)) {
         }
     }
 }
+
+/// [`handler_name`] before it asked [`handler_like`] first (the oracle).
+fn handler_name_reference(s: &str, best: &mut Best) {
+    let t = s.trim();
+    if t.len() < 5 || t.len() > 40 || !html::is_handler(t) {
+        return;
+    }
+    let ev = t[2..].to_ascii_lowercase();
+    if EVENTS.binary_search(&ev.as_str()).is_ok() {
+        best.add(60, "event handler name", 0);
+    }
+}
+
+/// On generated values made of event names, `on` in every case, blanks (ASCII and Unicode)
+/// and other bytes, and on every corpus value.
+#[test]
+fn handler_name_agrees_with_its_reference() {
+    const PARTS: [&str; 16] = ["on", "ON", "oN", "click", "error", "load", "Mouseover", " ", "\t", "\u{a0}", "\u{2003}", "x", "1", "<", "é", "focus"];
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x4a4d_1e5a_0b0e);
+    let mut found = 0;
+    let check = |v: &str| {
+        let (mut a, mut b) = (Best::default(), Best::default());
+        handler_name(v, &mut a);
+        handler_name_reference(v, &mut b);
+        assert_eq!((a.confidence, a.why, a.at), (b.confidence, b.why, b.at), "{v:?}");
+        usize::from(b.confidence > 0)
+    };
+    for _ in 0..100_000 {
+        found += check(&rng.joined(&PARTS, 5));
+    }
+    assert!(found > 1_000, "{found}");
+    for v in crate::other_util::test_values() {
+        check(&v);
+    }
+}
