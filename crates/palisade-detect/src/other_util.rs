@@ -80,6 +80,23 @@ impl WordSigs {
     }
 }
 
+/// A byte table of ASCII letters and digits plus the bytes of `extra` (a `const` set for the
+/// per-byte tests of tokenizers: one load instead of several comparisons).
+pub(crate) const fn alnum_and(extra: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = 0u8;
+    while c < 128 {
+        t[c as usize] = c.is_ascii_alphanumeric();
+        c += 1;
+    }
+    let mut k = 0;
+    while k < extra.len() {
+        t[extra[k] as usize] = true;
+        k += 1;
+    }
+    t
+}
+
 /// Position of the short literal `needle` (a few bytes) in `hay`: `memchr` on its first byte
 /// and a comparison, with no searcher to build (`memchr::memmem::find` builds one per call,
 /// which costs more than the search itself on the short values of a request). The work is at

@@ -350,15 +350,7 @@ fn scheme_start(b: &[u8], p: usize) -> Option<usize> {
 }
 
 /// ASCII letters and digits, `+`, `-` and `.`: the bytes of a scheme, by byte (256 bytes).
-static SCHEME_BYTES: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0u8;
-    while c < 128 {
-        t[c as usize] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.');
-        c += 1;
-    }
-    t
-};
+static SCHEME_BYTES: [bool; 256] = crate::other_util::alnum_and(b"+-.");
 
 /// A byte of a scheme ([`SCHEME_BYTES`]): one load instead of five comparisons.
 #[inline]
