@@ -9,7 +9,8 @@ sets and the handwritten attacks), never from the benchmark bodies: GETs with an
 query, browser-like headers and cookies, JSON bodies from 100 bytes to ~40 KiB (objects, arrays,
 numbers, nested keys), form bodies, and about one request in ten carrying an attack value in
 one of those places. Every loop is bounded by --rounds; each socket has a 30 s timeout.
-Prints how many requests were answered, by status.
+Prints how many requests were answered, by status; exits 1 if any answer is neither 200 nor
+403.
 """
 import argparse
 import collections
@@ -17,6 +18,7 @@ import json
 import pathlib
 import random
 import socket
+import sys
 import urllib.parse
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -134,6 +136,12 @@ def main():
     if sock:
         sock.close()
     print(" ".join(f"{k}:{v}" for k, v in sorted(statuses.items())))
+    # Every request is answered 200 (passed) or 403 (blocked by detection); anything else means
+    # the training did not exercise what it should (a refused body, a dead upstream).
+    other = {k: v for k, v in statuses.items() if k not in ("200", "403")}
+    if other or statuses["200"] == 0:
+        print(f"unexpected answers: {other or 'no 200 at all'}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
