@@ -292,13 +292,8 @@ fn eq_lower_is_eq_ignore_ascii_case_for_header_name_literals() {
     ];
     // Every literal against: itself in every case pattern (up to 2^8 per word), every single-byte
     // change at every position (all 256 values), other lengths, and the other literals.
-    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x9e37_79b9_7f4a_7c15u64);
+    let mut next = move || rng.next_u64();
     for lit in lits {
         let mut cands: Vec<Vec<u8>> = Vec::new();
         for _ in 0..300 {
@@ -331,13 +326,8 @@ fn eq_lower_is_eq_ignore_ascii_case_for_header_name_literals() {
 fn is_visible_ascii_is_the_byte_by_byte_check() {
     let reference = |v: &[u8]| v.iter().all(|b| (32..127).contains(b) || *b == b'\t');
     let fill = [b'a', b' ', b'\t', b'~', b'!', b'0'];
-    let mut rng = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x2545_f491_4f6c_dd1du64);
+    let mut next = move || rng.next_u64();
     for len in 0..=25usize {
         for f in fill {
             let base = vec![f; len];
