@@ -900,6 +900,52 @@ thread_local! {
     static SPARE_FIELDS: std::cell::Cell<Vec<RawField>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
+/// The header names of the last heads made into maps, as sent and as `HeaderName`s: clients
+/// send the same few names, usually in the same order, so a name is looked up first where it
+/// was in the head before ([`RawRequestHead::to_map`]; `HeaderName::from_bytes` lowercases and
+/// matches every name, and allocates for a non-standard one).
+#[derive(Default)]
+struct NameCache {
+    names: Vec<(Box<[u8]>, HeaderName)>,
+}
+
+impl NameCache {
+    const MAX: usize = 32;
+    const MAX_LEN: usize = 64;
+
+    /// The `HeaderName` of `sent`, the `k`-th field of a head; `None` if it is not a valid name.
+    fn name(&mut self, k: usize, sent: &[u8]) -> Option<HeaderName> {
+        if let Some((s, n)) = self.names.get(k) {
+            if **s == *sent {
+                return Some(n.clone());
+            }
+        }
+        if let Some((_, n)) = self.names.iter().find(|(s, _)| **s == *sent) {
+            return Some(n.clone());
+        }
+        let n = HeaderName::from_bytes(sent).ok()?;
+        if self.names.len() < NameCache::MAX && sent.len() <= NameCache::MAX_LEN {
+            self.names.push((sent.into(), n.clone()));
+        }
+        Some(n)
+    }
+}
+
+thread_local! {
+    static NAMES: std::cell::RefCell<NameCache> = std::cell::RefCell::default();
+    /// A header map kept for the next [`RawRequestHead::to_map`] (one per worker): the map that
+    /// the stages read when the request went upstream as its own lines.
+    static SPARE_MAP: std::cell::Cell<Option<HeaderMap>> = const { std::cell::Cell::new(None) };
+}
+
+/// Keeps `map` (cleared) for the next [`RawRequestHead::to_map`] of this thread.
+pub fn spare_map(mut map: HeaderMap) {
+    if map.capacity() <= 64 {
+        map.clear();
+        SPARE_MAP.with(|s| s.set(Some(map)));
+    }
+}
+
 fn spare_fields(min: usize) -> Vec<RawField> {
     let mut v = SPARE_FIELDS.with(std::cell::Cell::take);
     v.clear();
@@ -995,17 +1041,26 @@ impl RawRequestHead {
     /// head's bytes, several equal Content-Lengths folded into one.
     pub fn to_map(&self) -> HeaderMap {
         // Room for the few headers added on the way upstream without growing the map.
-        let mut headers = HeaderMap::with_capacity(self.fields.len() + 2);
-        for f in &self.fields {
-            let name = &self.head[f.name as usize..(f.name + f.name_len) as usize];
-            // Checked by the parse (see `parse_head`): neither conversion fails.
-            let (Ok(name), Ok(value)) =
-                (HeaderName::from_bytes(name), HeaderValue::from_maybe_shared(self.head.slice(f.value as usize..(f.value + f.value_len) as usize)))
-            else {
-                continue;
-            };
-            headers.append(name, value);
-        }
+        let want = self.fields.len() + 2;
+        let mut headers = match SPARE_MAP.with(std::cell::Cell::take) {
+            Some(mut m) => {
+                m.reserve(want);
+                m
+            }
+            None => HeaderMap::with_capacity(want),
+        };
+        NAMES.with_borrow_mut(|names| {
+            for (k, f) in self.fields.iter().enumerate() {
+                let name = &self.head[f.name as usize..(f.name + f.name_len) as usize];
+                // Checked by the parse (see `parse_head`): neither conversion fails.
+                let (Some(name), Ok(value)) =
+                    (names.name(k, name), HeaderValue::from_maybe_shared(self.head.slice(f.value as usize..(f.value + f.value_len) as usize)))
+                else {
+                    continue;
+                };
+                headers.append(name, value);
+            }
+        });
         if let Some(n) = self.normalized_length {
             headers.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
         }

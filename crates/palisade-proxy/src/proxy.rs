@@ -60,8 +60,9 @@ fn materialize(req: &mut Request<ClientBody>, raw: &mut Option<RawRequestHead>) 
 
 impl Proxy {
     /// Handle a request. An HTTP/1 request comes with its header fields in `raw` and an empty
-    /// header map: a plain request to an app without stages goes upstream from those fields
-    /// (no map is built), any other gets its map first.
+    /// header map: a plain request to an app that keeps the Host goes upstream from those fields
+    /// (its stages, if any, read a map built from them; without stages no map is built), any
+    /// other gets its map first.
     pub async fn handle(&self, mut req: Request<ClientBody>, mut raw: Option<RawRequestHead>, conn: &ConnInfo) -> Response<RespBody> {
         let snap = self.snapshot.load_full();
         let started = Instant::now();
@@ -139,9 +140,16 @@ async fn handle_inner<'s>(
     };
     let app = &snap.apps[app_idx];
     rec.app = Some(app_idx);
-    // Only an app without stages that preserves the Host takes the fields as they are (a plain
-    // request has its Host).
-    if raw.is_some() && !(app.stages.is_empty() && matches!(app.cfg.host_header, HostHeader::Preserve)) {
+    // Only an app that preserves the Host takes the fields upstream as they are (a plain request
+    // has its Host). Its stages read a map built from them (`lines_and_map`), and the fields
+    // still go upstream as they are unless a stage edits the headers.
+    let preserve = matches!(app.cfg.host_header, HostHeader::Preserve);
+    let lines_and_map = raw.is_some() && !app.stages.is_empty() && preserve;
+    if lines_and_map {
+        if let Some(r) = &raw {
+            *req.headers_mut() = r.to_map();
+        }
+    } else if raw.is_some() && !(app.stages.is_empty() && preserve) {
         host_value = raw.as_ref().and_then(RawRequestHead::host);
         materialize(&mut req, &mut raw);
     }
@@ -207,6 +215,18 @@ async fn handle_inner<'s>(
     // What the response stages will need to know about the request, before it is rewritten.
     let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone()));
 
+    // A stage that edits the headers edits the map: then the map goes upstream, not the lines.
+    let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
+    if lines_and_map {
+        if edits {
+            host_value = raw.as_ref().and_then(RawRequestHead::host);
+            raw = None;
+        } else {
+            // The lines go upstream: the map built for the stages is spare (and must not be sent too).
+            crate::h1::spare_map(std::mem::take(&mut parts.headers));
+        }
+    }
+
     // 5. Upstream request.
     // The host the request was routed by is the host that goes upstream: the URI authority
     // (absolute form, HTTP/2 `:authority`) wins over a Host header (RFC 9112 §3.2.2), so a
@@ -249,7 +269,6 @@ async fn handle_inner<'s>(
         untrusted: Some((&conn.untrusted_lines.0[..conn.untrusted_lines.1], &conn.untrusted_lines.0[conn.untrusted_lines.1..])),
     };
     headers::set_forwarding_present(&mut parts.headers, &mut forward_lines, &fwd, present);
-    let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
     if edits {
         headers::apply_stage_edits(&mut parts.headers, &mut outcome.context);
     }

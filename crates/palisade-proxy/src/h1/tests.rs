@@ -432,3 +432,26 @@ fn parse_request_head_refusals_carry_status_and_code() {
         assert_eq!((r.status.as_u16(), r.code), (*status, *c), "{:?}", String::from_utf8_lossy(input));
     }
 }
+
+/// The name cache of `to_map` gives exactly what `HeaderName::from_bytes` gives, whatever the
+/// order and case the names come in, refuses what it refuses, and stays bounded.
+#[test]
+fn cached_header_names_are_those_of_from_bytes() {
+    let mut c = NameCache::default();
+    let mut rng = palisade_testkit::rng::XorShift64::new(7);
+    let pool: Vec<String> = ["Host", "host", "Content-Type", "X-Api-Key", "x-api-key", "Cookie", "User-Agent", "Accept", "X-Custom-1"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain((0..60).map(|i| format!("X-Gen-{i}")))
+        .collect();
+    for round in 0..2_000 {
+        let k = (rng.next_u64() % 8) as usize;
+        let name = &pool[(rng.next_u64() % pool.len() as u64) as usize];
+        let got = c.name(k, name.as_bytes());
+        assert_eq!(got, Some(HeaderName::from_bytes(name.as_bytes()).unwrap()), "round {round}: {name} at {k}");
+    }
+    assert!(c.names.len() <= NameCache::MAX);
+    for bad in [&b"Bad Name"[..], b"", b"X:Y", b"\xff"] {
+        assert_eq!(c.name(0, bad), None, "{bad:?}");
+    }
+}

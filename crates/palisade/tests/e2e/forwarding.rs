@@ -200,9 +200,20 @@ async fn absolute_form_authority_wins_over_a_conflicting_host_header() {
 /// values without the whitespace around them, and the Content-Length recomputed.
 #[tokio::test]
 async fn plain_request_lines_go_upstream_filtered() {
-    let mut up = Upstream::tcp(reply("ok")).await;
     // No stages (detection is on by default).
-    let proxy = Proxy::start(&cfg(&[], &format!("{}    detection: off\n", one_app(&up.url()))));
+    plain_request_lines_go_upstream("    detection: off\n").await;
+}
+
+/// The same with stages that read the request (detection, rules) and edit no header: the stages
+/// judge a map built from the lines, and the lines go upstream.
+#[tokio::test]
+async fn plain_request_lines_go_upstream_filtered_past_stages() {
+    plain_request_lines_go_upstream("    rules:\n      - {id: seen, when: {field: path, prefix: /p}, then: {tag: seen}}\n").await;
+}
+
+async fn plain_request_lines_go_upstream(app_extra: &str) {
+    let mut up = Upstream::tcp(reply("ok")).await;
+    let proxy = Proxy::start(&cfg(&[], &format!("{}{app_extra}", one_app(&up.url()))));
     let mut c = Conn::connect(proxy.addr).await;
     let req = "POST /p HTTP/1.1\r\nhOST: api.test\r\nConnection: Keep-Alive, TE\r\nX-A:  spaced  \r\nKeep-Alive: timeout=5\r\nX-B: b\r\n\
                X-Request-Id: client-id\r\nTE: trailers\r\nUpgrade: websocket\r\nProxy-Authorization: Basic c2VjcmV0\r\nX-Forwarded-For: 6.6.6.6\r\n\
