@@ -101,11 +101,10 @@ impl Detector for NosqlDetector {
 fn may_hold_nosql(s: &str) -> bool {
     let b = s.as_bytes();
     let t = s.trim_start().as_bytes();
-    memchr::memchr(b'$', b).is_some()
-        || matches!(t.first(), Some(b'\'' | b'"'))
+    matches!(t.first(), Some(b'\'' | b'"'))
         || [&b"0;"[..], b"1;", b"||", b"&&"].iter().any(|p| t.starts_with(p))
-        // `db.` found at its `.`, rarer in prose than `d`.
-        || memchr::memchr_iter(b'.', b).any(|i| i >= 2 && b[i - 2..i].eq_ignore_ascii_case(b"db"))
+        // A `$`, or `db.` found at its `.` (rarer in prose than `d`): one search for both.
+        || memchr::memchr2_iter(b'$', b'.', b).any(|i| b[i] == b'$' || (i >= 2 && b[i - 2..i].eq_ignore_ascii_case(b"db")))
 }
 
 fn analyse(s: &str) -> Option<Hit> {

@@ -278,7 +278,8 @@ impl Detector for PathDetector {
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let mut h = analyse(input.decoded, input.field, 0);
-        if input.raw != input.decoded && h.as_ref().is_none_or(|h| h.confidence < 90) {
+        // The engine shows one text as both (the same slice): no comparison of its bytes then.
+        if !std::ptr::eq(input.raw, input.decoded) && input.raw != input.decoded && h.as_ref().is_none_or(|h| h.confidence < 90) {
             h = best(h, analyse(input.raw, input.field, 0));
         }
         gate(h, level)
@@ -788,7 +789,10 @@ fn plain_path(c: &str) -> bool {
                 i += 1;
             }
             let start = i;
-            while i < b.len() && !is_sep(b[i]) {
+            // A segment of nine bytes or more is kept and is neither a system directory (three
+            // to eight bytes) nor a drive: its first nine bytes decide as well as the whole.
+            let lim = b.len().min(start + 9);
+            while i < lim && !is_sep(b[i]) {
                 i += 1;
             }
             // There is a kept segment (`last`), so this ends on one before the end.

@@ -140,7 +140,7 @@ impl Best {
 /// Analyses `s` and the views a browser may see of it: one more URL-decoding layer when `%XX`
 /// escapes remain, and UTF-7 `+ADw-`/`+AD4-` when present (pages served without a charset).
 pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
-    let mut best = analyze_view(s, steps);
+    let (mut best, script) = analyze_view_of(s, steps);
     if best.is_none() && encoded_angle(s) {
         best = Some(Finding { confidence: 45, why: "encoded `<` or `>` alone (filter probe)", fragment: truncate(s, 64).to_string() });
     }
@@ -171,11 +171,17 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
         consider(analyze_view(&s.replace('+', " "), steps));
     }
     // HTML character references (a value reflected in an attribute is decoded by the browser).
-    // (Decoded only when a reference decodes: `html::decodes_an_entity`, no copy otherwise.)
-    if amp && html::decodes_an_entity(s) {
-        let d = html::decode_entities(s);
+    // (Decoded only when a reference decodes: `html::entity_scan`, no copy otherwise; and
+    // not at all when the decoded text surely holds nothing, see [`decoded_view_is_inert`].)
+    if let Some((len, inert)) = if amp { html::entity_scan(s) } else { None } {
         *steps += s.len();
-        consider(analyze_view(&d, steps));
+        if inert && !script && decoded_view_is_inert(s) {
+            // What [`analyze_view`] counts on a text that [`may_hold_script`] passes over.
+            *steps += len;
+        } else {
+            let d = html::decode_entities(s);
+            consider(analyze_view(&d, steps));
+        }
     }
     let ascii = s.is_ascii();
     let b = s.as_bytes();
@@ -477,19 +483,83 @@ const EVENTS: &[&str] = &[
 ];
 
 fn analyze_view(s: &str, steps: &mut usize) -> Option<Finding> {
+    analyze_view_of(s, steps).0
+}
+
+/// [`analyze_view`], and what [`may_hold_script`] said of `s`.
+fn analyze_view_of(s: &str, steps: &mut usize) -> (Option<Finding>, bool) {
     // Fast path: no markup, quote, URL scheme, call or template can occur.
     let mut best = Best::default();
     handler_name(s, &mut best);
     if !may_hold_script(s) {
         *steps += s.len();
-        return finding(s, &best);
+        return (finding(s, &best), false);
     }
     html::scan(s, &mut best, steps);
     js_entity(s, &mut best, steps);
     html::attribute_breakout(s, &mut best, steps);
     js::string_breakout(s, &mut best, steps);
     js::url_and_calls(s, &mut best, steps);
-    finding(s, &best)
+    (finding(s, &best), true)
+}
+
+/// Whether [`analyze_view`] finds nothing in `decode_entities(s)`, given that
+/// [`may_hold_script`] says no on `s` and that every character decoded from a reference is
+/// inert ([`html::entity_scan`]: no ASCII letter, `<`, `(`, `` ` `` or `=`). The decoded text
+/// is `s` with each reference replaced by its character, so:
+/// - its `<`, `(` and backticks are those of `s` (none);
+/// - a sink name in it would be a run of letters, which no decoded character is part of: a
+///   run of `s`, where [`has_sink_anchor`] found none;
+/// - it has no `=` when `s` has none (checked here), so no attribute name is looked at;
+/// - it starts as `s` does up to the first `&`: when `s` starts with an ASCII byte that is not
+///   `&`, whitespace or `o`/`O`, so does the decoded text, and [`handler_like`] says no; when
+///   the scheme walk of [`html::scheme`] rejects `s` before its first `&`
+///   ([`scheme_rejected_before_amp`]), it rejects the decoded text at the same byte.
+///
+/// Then [`analyze_view`] of the decoded text finds nothing (no handler name, and
+/// [`may_hold_script`] says no), and it need not be made (`tests::analyze_agrees_with_the_reference_on_*`).
+fn decoded_view_is_inert(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Some(&c) = b.first() else { return false };
+    c < 0x80 && c != b'&' && c | 0x20 != b'o' && !matches!(c, b'\t'..=b'\r' | b' ') && memchr::memchr(b'=', b).is_none() && scheme_rejected_before_amp(b)
+}
+
+/// Whether the walk of [`html::scheme`] returns `None` on a mismatch before it reaches the
+/// first `&` of `b` (so on any text that has the bytes of `b` up to that `&`). The schemes
+/// are at most eleven bytes: the walk decides before its buffer of 24 is full.
+fn scheme_rejected_before_amp(b: &[u8]) -> bool {
+    let mut n = 0;
+    let mut want: &[u8] = b"";
+    for &c in b {
+        if c == b'&' {
+            return false;
+        }
+        if n == 0 && (c <= b' ' || c == b'"' || c == b'\'' || c == b'`') {
+            continue;
+        }
+        if c < b' ' {
+            continue;
+        }
+        let c = c.to_ascii_lowercase();
+        if n == 0 {
+            want = match c {
+                b'j' => b"javascript:",
+                b'v' => b"vbscript:",
+                b'l' => b"livescript:",
+                b'm' => b"mocha:",
+                b'd' => b"data:",
+                _ => return true,
+            };
+        }
+        if n < want.len() && c != want[n] {
+            return true;
+        }
+        n += 1;
+        if n == want.len() {
+            return false;
+        }
+    }
+    false
 }
 
 /// Netscape 4 JavaScript entities: `&{code};` in an attribute value runs `code`. One whose

@@ -738,3 +738,168 @@ fn handler_name_agrees_with_its_reference() {
         check(&v);
     }
 }
+
+/// [`html::NAMED_LENS`] holds the first letter and length of every name of `html::NAMED` (and
+/// nothing else), so `named_entity`'s bit test rejects no name of the list.
+#[test]
+fn named_lens_are_those_of_the_list() {
+    let mut t = [0u16; 32];
+    for (n, _) in html::NAMED {
+        t[(n[0] & 31) as usize] |= 1 << (n.len() - 1);
+    }
+    assert_eq!(t, html::NAMED_LENS);
+}
+
+/// The characters `decode_entities` decodes from references in `v`, by its own loop (the oracle
+/// of the `inert` answer of [`html::entity_scan`]).
+fn decoded_chars(v: &str) -> Vec<char> {
+    let b = v.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'&' {
+            if b.get(i + 1) == Some(&b'#') {
+                let hexa = matches!(b.get(i + 2), Some(b'x' | b'X'));
+                let mut j = i + 2 + usize::from(hexa);
+                let ds = j;
+                let mut val: u32 = 0;
+                while j < b.len() && (if hexa { b[j].is_ascii_hexdigit() } else { b[j].is_ascii_digit() }) {
+                    val = val.saturating_mul(if hexa { 16 } else { 10 }).saturating_add((b[j] as char).to_digit(16).unwrap_or(0));
+                    j += 1;
+                }
+                if j > ds {
+                    if b.get(j) == Some(&b';') {
+                        j += 1;
+                    }
+                    out.push(char::from_u32(val).unwrap_or('\u{fffd}'));
+                    i = j;
+                    continue;
+                }
+            } else if let Some((c, used)) = html::named_entity(&b[i + 1..]) {
+                out.push(c);
+                i += 1 + used;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// [`html::entity_scan`] against `decode_entities`: `None` exactly when the text is unchanged,
+/// else the length of the decoded text and whether every decoded character is inert, on
+/// generated references and on every corpus value.
+#[test]
+fn entity_scan_agrees_with_decode_entities() {
+    use palisade_testkit::rng::XorShift64;
+    let check = |v: &str| {
+        let d = html::decode_entities(v);
+        let want = (d != v).then(|| (d.len(), decoded_chars(v).iter().all(|&c| !(c.is_ascii_alphabetic() || matches!(c, '<' | '(' | '`' | '=')))));
+        assert_eq!(html::entity_scan(v), want, "{v:?}");
+        assert_eq!(html::decodes_an_entity(v), want.is_some(), "{v:?}");
+    };
+    let parts = [
+        "&",
+        "&#",
+        "&#x",
+        "&#X",
+        "1",
+        "6a",
+        "g",
+        ";",
+        "lt",
+        "LT",
+        "Lt",
+        "colon",
+        "ldquo",
+        "rsquo",
+        "amp",
+        "nbsp",
+        "newline",
+        "x",
+        " ",
+        "#",
+        "\u{e9}",
+        "&amp",
+        "&lt;",
+        "&#39;",
+        "&#x3c",
+        "&ldquo;",
+        "&#128512;",
+        "&#99999999999;",
+        "&#61",
+        "&equals;",
+        "&grave;",
+        "&#40",
+        "&#x2019;",
+        "&period;",
+        "&#0;",
+    ];
+    let mut rng = XorShift64::new(0x1234_5678_9abc_def1);
+    for _ in 0..40_000 {
+        check(&rng.joined(&parts, 8));
+    }
+    for v in crate::other_util::test_values() {
+        check(&v);
+    }
+}
+
+/// Values with references around the conditions of `decoded_view_is_inert` (first byte,
+/// schemes spelled before and through a reference, `=`, sink names cut by a reference, handler
+/// names behind a reference): [`analyze`] agrees with the reference, steps included.
+#[test]
+fn analyze_agrees_with_the_reference_around_references() {
+    use palisade_testkit::rng::XorShift64;
+    let parts = [
+        "&#39;",
+        "&#x27;",
+        "&amp;",
+        "&quot;",
+        "&nbsp;",
+        "&#8217;",
+        "&ldquo;",
+        "&#97;",
+        "&#x6C;",
+        "&lt;",
+        "&#40;",
+        "&#96;",
+        "&#61;",
+        "&equals;",
+        "&colon;",
+        "&tab;",
+        "&#10;",
+        "al",
+        "ert",
+        "doc",
+        "ument",
+        "java",
+        "script:",
+        "data:",
+        "d",
+        "o",
+        "on",
+        "load",
+        "mouseover",
+        "Welcome",
+        " ",
+        "x",
+        "'",
+        "\"",
+        "=",
+        "\u{2019}",
+        "\t",
+        "&",
+        "&#",
+        "j",
+        "v",
+        "m",
+        "l",
+        "ocha:",
+        "ivescript:",
+        "bscript:",
+    ];
+    let mut rng = XorShift64::new(0x0ddc_0ffe_e15e_a5e5);
+    for _ in 0..60_000 {
+        agrees(&rng.joined(&parts, 8));
+    }
+}
