@@ -924,9 +924,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     if let Some(known) = memo.get_mut(top as usize) {
         if !words_compared && known.matches(b, q) {
             let k = known.key;
-            if let Err(e) = t.tick::<CHECK>(k.len()) {
-                return Err(e.into());
-            }
+            t.tick::<CHECK>(k.len())?;
             path[last] = Seg::Key(Cow::Borrowed(k));
             // After `"key":`.
             return Ok(q + k.len() + 3);
@@ -939,9 +937,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 if k.len() <= WINDOW - 3 && b.get(after) == Some(&b':') {
                     *known = Known::new(b, q, after - 1, k);
                 }
-                if let Err(e) = t.tick::<CHECK>(k.len()) {
-                    return Err(e.into());
-                }
+                t.tick::<CHECK>(k.len())?;
                 path[last] = Seg::Key(Cow::Borrowed(k));
                 return colon(b, after);
             }
@@ -959,10 +955,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         return r;
     }
     path[last] = Seg::Key(Cow::Borrowed(raw));
-    let clean = match t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, raw) {
-        Ok(c) => c,
-        Err(e) => return Err(e.into()),
-    };
+    let clean = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, raw)?;
     if top != NO_SLOT {
         remember(memo, top as usize, if clean { raw } else { "" });
     }
