@@ -963,8 +963,8 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
 }
 
 /// Slot `slot` of the key memo remembers `key` (`""`: none), its words not made yet; the memo
-/// is first filled with empty slots up to the end of the slot's group of eight (copied from a
-/// static row): a body fills the slots of the positions it uses, not whole rows of 32.
+/// is first filled with empty slots up to the end of the slot's group of eight: a body fills
+/// the slots of the positions it uses, not whole rows of 32.
 #[inline(always)]
 fn remember<'b>(memo: &mut Vec<Known<'b>>, slot: usize, key: &'b str) {
     if memo.len() <= slot {
@@ -975,14 +975,11 @@ fn remember<'b>(memo: &mut Vec<Known<'b>>, slot: usize, key: &'b str) {
     }
 }
 
-/// The memo's empty slots up to the end of the group of eight of `slot` (see [`remember`]).
+/// The memo's empty slots up to the end of the group of eight of `slot` (see [`remember`]),
+/// written in place (not copied from a static row through `memcpy`).
 #[inline(never)]
 fn grow(memo: &mut Vec<Known<'_>>, slot: usize) {
-    let to = (slot | 7) + 1;
-    while memo.len() < to {
-        let n = (to - memo.len()).min(SHAPE_KEYS);
-        memo.extend_from_slice(&EMPTY_ROW[..n]);
-    }
+    memo.resize((slot | 7) + 1, Known::EMPTY);
 }
 
 /// The value at `v` when it is a number of one or two digits followed by `,` or `}`, or a
@@ -1005,9 +1002,6 @@ fn unescaped<'r>(raw: &[u8], buf: &'r mut Vec<u8>) -> &'r str {
     // Checked strings unescape to UTF-8 (lone surrogates are rejected); never fails.
     std::str::from_utf8(buf).unwrap_or("\u{FFFD}")
 }
-
-/// A row of empty key-memo slots (one depth).
-static EMPTY_ROW: [Known<'static>; SHAPE_KEYS] = [Known::EMPTY; SHAPE_KEYS];
 
 /// Bytes of a remembered key (`"key":`) compared as words by [`Known::at`]: keys of up to
 /// `WINDOW - 3` bytes are told by them alone.
