@@ -823,8 +823,14 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             b'"' => {
                 let Ok((raw, end, escaped)) = scan::string_in_text_contents(text, p) else { break Err(Halt::NotJson) };
                 let v = if escaped { unescaped(raw.as_bytes(), run) } else { raw };
-                if let Err(e) = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v) {
-                    break Err(e.into());
+                // The verdict is not kept (values are not remembered): only `Break` is looked at.
+                if !v.is_empty() {
+                    if let Err(e) = t.tick::<CHECK>(v.len()) {
+                        break Err(e.into());
+                    }
+                    if f(&Field { location: Location::Json(path), kind: FieldKind::JsonValue, value: v }).is_break() {
+                        break Err(Halt::Stop(Stop::Caller));
+                    }
                 }
                 p = end + 1;
             }
