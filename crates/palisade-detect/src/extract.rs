@@ -165,7 +165,7 @@ pub struct Field<'a> {
 /// (the engine would find it in its memo of clean values anyway).
 pub type Verdict = std::ops::ControlFlow<(), bool>;
 
-/// Depths and key positions remembered by the JSON walk (see [`json_key`]).
+/// Depths and key positions remembered by the JSON walk (see [`key_step`]).
 const SHAPE_DEPTHS: usize = 16;
 const SHAPE_KEYS: usize = 32;
 
@@ -645,11 +645,16 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     let mut p = 0;
     // Set when [`members`] hands the walk back after a value (at its separator).
     let mut after = false;
+    // Set when an object's key is at `p` (read by [`members`]).
+    let mut at_key = false;
     'value: loop {
         // Inside an object, its members are read by `members` (a loop of its own, with its
         // own registers) until a container, whitespace, the object's end or an error.
         if top <= NO_SLOT {
-            match members::<CHECK, F>(text, p, top, open.last().copied().unwrap_or(ROOT), path, memo, run, tally, f)? {
+            let parent = open.last().copied().unwrap_or(ROOT);
+            let r = members::<CHECK, F>(text, p, at_key, top, parent, path, memo, run, tally, f)?;
+            at_key = false;
+            match r {
                 Resume::Value(q, t) => {
                     p = q;
                     top = t;
@@ -683,11 +688,11 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                         open.push(top);
                         if c == b'{' {
                             top = first_slot(path.len() - 1);
-                            p = json_key::<CHECK, true, F>(text, q, top, false, path, memo, run, tally, f)?;
+                            at_key = true;
                         } else {
                             top = ARRAY;
-                            p = q;
                         }
+                        p = q;
                         continue 'value;
                     }
                 }
@@ -727,7 +732,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                     let next = top + 1;
                     top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
                     // The key remembered there, written right after the `,` (compact JSON):
-                    // only counted (see `json_key`, which decides every other case).
+                    // only counted (see `key_step`, which decides every other case).
                     if let Some(known) = memo.get(top as usize) {
                         if known.matches(b, p + 1) {
                             let k = known.key;
@@ -740,17 +745,16 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                             continue 'value;
                         }
                     }
-                    // (When the key is right after the `,`, its words were compared above.)
-                    let q = scan::skip_ws(b, p + 1);
-                    p = json_key::<CHECK, true, F>(text, q, top, q == p + 1, path, memo, run, tally, f)?;
+                    p = scan::skip_ws(b, p + 1);
+                    at_key = true;
                 } else if top == ARRAY {
                     if let Some(Seg::Index(i)) = path.last_mut() {
                         *i += 1;
                     }
                     p += 1;
                 } else if top == NO_SLOT {
-                    let q = scan::skip_ws(b, p + 1);
-                    p = json_key::<CHECK, true, F>(text, q, NO_SLOT, false, path, memo, run, tally, f)?;
+                    p = scan::skip_ws(b, p + 1);
+                    at_key = true;
                 } else {
                     return Err(Halt::NotJson);
                 }
@@ -787,6 +791,7 @@ enum Resume {
 fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     text: &'b str,
     mut p: usize,
+    at_key: bool,
     mut top: u32,
     parent: u32,
     path: &mut [Seg<'b>],
@@ -802,14 +807,30 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     // The segment of the object's current key (an object is open: the path is not empty).
     let Some(last) = path.len().checked_sub(1) else { return Err(Halt::NotJson) };
     let mut t = Tally { values: tally.values, bytes: tally.bytes, limits };
-    let r = loop {
+    if at_key {
+        match key_step::<CHECK, F>(text, p, top, false, last, path, memo, run, &mut t, tally, f) {
+            Ok(after) => p = after,
+            Err(e) => {
+                tally.values = t.values;
+                tally.bytes = t.bytes;
+                return Err(e);
+            }
+        }
+    }
+    let r = 'member: loop {
         let Some(&c) = b.get(p) else { break Err(Halt::NotJson) };
         match c {
             b'"' => {
                 let Ok((raw, end, escaped)) = scan::string_in_text_contents(text, p) else { break Err(Halt::NotJson) };
                 let v = if escaped { unescaped(raw.as_bytes(), run) } else { raw };
-                if let Err(e) = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonValue, v) {
-                    break Err(e.into());
+                // The verdict is not kept (values are not remembered): only `Break` is looked at.
+                if !v.is_empty() {
+                    if let Err(e) = t.tick::<CHECK>(v.len()) {
+                        break Err(e.into());
+                    }
+                    if f(&Field { location: Location::Json(path), kind: FieldKind::JsonValue, value: v }).is_break() {
+                        break Err(Halt::Stop(Stop::Caller));
+                    }
                 }
                 p = end + 1;
             }
@@ -827,48 +848,54 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             },
             _ => break Ok(Resume::Value(p, top)),
         }
-        let (q, words_compared) = if b.get(p) != Some(&b',') {
-            // `},{"` in an array of objects: the next object, read on here. What the walk does
-            // there (pop the object, step the array's index, push the next object at the same
-            // depth, read its first key) leaves the same path but for those two segments, and
-            // the same open containers.
-            if !(parent == ARRAY && b.get(p..p + 4) == Some(b"},{\"")) {
-                break Ok(Resume::After(p, top));
-            }
-            let Some(depth) = path.len().checked_sub(1) else { break Err(Halt::NotJson) };
-            if let [.., Seg::Index(i), _] = path {
-                *i += 1;
-            }
-            top = first_slot(depth);
-            p += 3;
-            (p, false)
-        } else if top < NO_SLOT {
-            let next = top + 1;
-            top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
-            if let Some(known) = memo.get(top as usize) {
-                if known.matches(b, p + 1) {
-                    let k = known.key;
-                    if let Err(e) = t.tick::<CHECK>(k.len()) {
-                        break Err(e.into());
-                    }
-                    path[last] = Seg::Key(Cow::Borrowed(k));
-                    // After `,"key":`.
-                    p += k.len() + 4;
-                    continue;
+        // After a value: its separator. Remembered keys whose values are short numbers or
+        // literals are read on in this inner loop (see `short_scalar`).
+        let (q, words_compared) = 'sep: loop {
+            if b.get(p) != Some(&b',') {
+                // `},{"` in an array of objects: the next object, read on here. What the walk does
+                // there (pop the object, step the array's index, push the next object at the same
+                // depth, read its first key) leaves the same path but for those two segments, and
+                // the same open containers.
+                if !(parent == ARRAY && b.get(p..p + 4) == Some(b"},{\"")) {
+                    break 'member Ok(Resume::After(p, top));
                 }
+                let Some(depth) = path.len().checked_sub(1) else { break 'member Err(Halt::NotJson) };
+                if let [.., Seg::Index(i), _] = path {
+                    *i += 1;
+                }
+                top = first_slot(depth);
+                p += 3;
+                break 'sep (p, false);
+            } else if top < NO_SLOT {
+                let next = top + 1;
+                top = if next % SHAPE_KEYS as u32 == 0 { NO_SLOT } else { next };
+                if let Some(known) = memo.get(top as usize) {
+                    if known.matches(b, p + 1) {
+                        let k = known.key;
+                        if let Err(e) = t.tick::<CHECK>(k.len()) {
+                            break 'member Err(e.into());
+                        }
+                        // After `,"key":`.
+                        let v = p + k.len() + 4;
+                        // A short number or a literal: read here, and the key not put on the path
+                        // (nothing reads the path before the next key replaces its segment or
+                        // the object ends).
+                        if let Some(after) = short_scalar(b, v) {
+                            p = after;
+                            continue 'sep;
+                        }
+                        path[last] = Seg::Key(Cow::Borrowed(k));
+                        p = v;
+                        continue 'member;
+                    }
+                }
+                let q = scan::skip_ws(b, p + 1);
+                break 'sep (q, q == p + 1);
+            } else {
+                break 'sep (scan::skip_ws(b, p + 1), false);
             }
-            let q = scan::skip_ws(b, p + 1);
-            (q, q == p + 1)
-        } else {
-            (scan::skip_ws(b, p + 1), false)
         };
-        // The key's call takes the counters' address: they go through memory there only.
-        tally.values = t.values;
-        tally.bytes = t.bytes;
-        let r = json_key::<CHECK, false, F>(text, q, top, words_compared, path, memo, run, tally, f);
-        t.values = tally.values;
-        t.bytes = tally.bytes;
-        match r {
+        match key_step::<CHECK, F>(text, q, top, words_compared, last, path, memo, run, &mut t, tally, f) {
             Ok(after) => p = after,
             Err(e) => break Err(e),
         }
@@ -876,6 +903,102 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     tally.values = t.values;
     tally.bytes = t.bytes;
     r
+}
+
+/// The object key at `q` of [`members`] (`top`: its slot; `words_compared`: the slot's words
+/// were found not to match there): remembered at its slot, only counted; otherwise read, put
+/// on the path and handed over (escaped: by [`json_key_read`]), and remembered. The offset
+/// after its `:`. Inlined into both places of `members` that read a key.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+    text: &'b str,
+    q: usize,
+    top: u32,
+    words_compared: bool,
+    last: usize,
+    path: &mut [Seg<'b>],
+    memo: &mut Vec<Known<'b>>,
+    run: &mut Vec<u8>,
+    t: &mut Tally,
+    tally: &mut Tally,
+    f: &mut F,
+) -> Result<usize, Halt> {
+    use palisade_json::scan;
+    let b = text.as_bytes();
+    // Remembered at its slot: only counted.
+    if let Some(known) = memo.get_mut(top as usize) {
+        if !words_compared && known.matches(b, q) {
+            let k = known.key;
+            t.tick::<CHECK>(k.len())?;
+            path[last] = Seg::Key(Cow::Borrowed(k));
+            // After `"key":`.
+            return Ok(q + k.len() + 3);
+        }
+        if !known.key.is_empty() {
+            let after = known.quoted_at(b, q);
+            if after != 0 {
+                let k = known.key;
+                // Seen a second time at this place: its words from now on (when it has them).
+                if k.len() <= WINDOW - 3 && b.get(after) == Some(&b':') {
+                    *known = Known::new(b, q, after - 1, k);
+                }
+                t.tick::<CHECK>(k.len())?;
+                path[last] = Seg::Key(Cow::Borrowed(k));
+                return colon(b, after);
+            }
+        }
+    }
+    // Not remembered there: read here (as `json_key_read` does), unless it holds an escape.
+    let Ok((raw, end, escaped)) = scan::string_in_text_contents(text, q) else { return Err(Halt::NotJson) };
+    if escaped {
+        // The key's call takes the counters' address: they go through memory there only.
+        tally.values = t.values;
+        tally.bytes = t.bytes;
+        let r = json_key_read::<CHECK, F>(text, q, top, path, memo, run, tally, f);
+        t.values = tally.values;
+        t.bytes = tally.bytes;
+        return r;
+    }
+    path[last] = Seg::Key(Cow::Borrowed(raw));
+    let clean = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, raw)?;
+    if top != NO_SLOT {
+        remember(memo, top as usize, if clean { raw } else { "" });
+    }
+    colon(b, end + 1)
+}
+
+/// Slot `slot` of the key memo remembers `key` (`""`: none), its words not made yet; the memo
+/// is first filled with empty slots up to the end of the slot's group of eight: a body fills
+/// the slots of the positions it uses, not whole rows of 32.
+#[inline(always)]
+fn remember<'b>(memo: &mut Vec<Known<'b>>, slot: usize, key: &'b str) {
+    if memo.len() <= slot {
+        grow(memo, slot);
+    }
+    if let Some(known) = memo.get_mut(slot) {
+        known.forget(key);
+    }
+}
+
+/// The memo's empty slots up to the end of the group of eight of `slot` (see [`remember`]),
+/// written in place (not copied from a static row through `memcpy`).
+#[inline(never)]
+fn grow(memo: &mut Vec<Known<'_>>, slot: usize) {
+    memo.resize((slot | 7) + 1, Known::EMPTY);
+}
+
+/// The value at `v` when it is a number of one or two digits followed by `,` or `}`, or a
+/// literal: the offset after it, read as [`members`] reads it; otherwise (and for an invalid
+/// literal, which `members` then rejects) `None`.
+#[inline(always)]
+fn short_scalar(b: &[u8], v: usize) -> Option<usize> {
+    match *b.get(v)? {
+        b'0'..=b'9' if matches!(b.get(v + 1), Some(b',' | b'}')) => Some(v + 1),
+        b'1'..=b'9' if matches!(b.get(v + 1), Some(b'0'..=b'9')) && matches!(b.get(v + 2), Some(b',' | b'}')) => Some(v + 2),
+        b't' | b'f' | b'n' => palisade_json::scan::literal(b, v).ok(),
+        _ => None,
+    }
 }
 
 /// The unescaped value of string contents checked by `palisade_json::scan::string`, in `buf`.
@@ -886,14 +1009,11 @@ fn unescaped<'r>(raw: &[u8], buf: &'r mut Vec<u8>) -> &'r str {
     std::str::from_utf8(buf).unwrap_or("\u{FFFD}")
 }
 
-/// A row of empty key-memo slots (one depth).
-static EMPTY_ROW: [Known<'static>; SHAPE_KEYS] = [Known::EMPTY; SHAPE_KEYS];
-
 /// Bytes of a remembered key (`"key":`) compared as words by [`Known::at`]: keys of up to
 /// `WINDOW - 3` bytes are told by them alone.
 const WINDOW: usize = 24;
 
-/// A key the JSON walk remembers at a depth and key position (see [`json_key`]): a clean key
+/// A key the JSON walk remembers at a depth and key position (see [`key_step`]): a clean key
 /// without escapes, borrowed from the body. When it was written `"key":` (the `:` right after,
 /// as compact and pretty-printed JSON write it) with up to `WINDOW - 3` bytes, those bytes are
 /// kept as three words and masks, so that the key written so again at a later place is
@@ -1018,67 +1138,8 @@ impl<'b> Known<'b> {
     }
 }
 
-/// A JSON object key at `p` (after whitespace), remembered in `slot` of the key memo (see
-/// [`NO_SLOT`]): put on the path (replacing the segment of the object's previous key) and
-/// handed over; returns the offset after its `:` (not JSON: not a key and `:`). When the last
-/// object at that depth had the same key at that position, unescaped and judged clean
-/// ([`Verdict`]), the key is only counted: the objects of an array share their keys, and each
-/// would otherwise be scanned and looked up again. `words_compared`: the caller found that the
-/// slot's words ([`Known::at`]) do not match at `p`. `COPY`: the counters are the caller's
-/// locals, copied for the call of [`json_key_read`] (so that the caller's stay in registers);
-/// else they are already in memory ([`members`] writes its own back around the call).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn json_key<'b, const CHECK: bool, const COPY: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
-    text: &'b str,
-    p: usize,
-    slot: u32,
-    words_compared: bool,
-    path: &mut [Seg<'b>],
-    memo: &mut Vec<Known<'b>>,
-    esc_buf: &mut Vec<u8>,
-    tally: &mut Tally,
-    f: &mut F,
-) -> Result<usize, Halt> {
-    // `NO_SLOT` is past the end of the memo.
-    if let Some(known) = memo.get_mut(slot as usize) {
-        let b = text.as_bytes();
-        if !words_compared && known.matches(b, p) {
-            let k = known.key();
-            tally.tick::<CHECK>(k.len())?;
-            if let Some(top) = path.last_mut() {
-                *top = Seg::Key(Cow::Borrowed(k));
-            }
-            // After `"key":`.
-            return Ok(p + k.len() + 3);
-        }
-        let k = known.key;
-        if !k.is_empty() {
-            let after = known.quoted_at(b, p);
-            if after != 0 {
-                // Seen a second time at this place: its words from now on (when it has them).
-                if k.len() <= WINDOW - 3 && b.get(after) == Some(&b':') {
-                    *known = Known::new(b, p, after - 1, k);
-                }
-                tally.tick::<CHECK>(k.len())?;
-                if let Some(top) = path.last_mut() {
-                    *top = Seg::Key(Cow::Borrowed(k));
-                }
-                return colon(b, after);
-            }
-        }
-    }
-    if !COPY {
-        return json_key_read::<CHECK, F>(text, p, slot, path, memo, esc_buf, tally, f);
-    }
-    // A copy of the counters for the call, so that the walk's stay in registers.
-    let mut t = *tally;
-    let r = json_key_read::<CHECK, F>(text, p, slot, path, memo, esc_buf, &mut t, f);
-    *tally = t;
-    r
-}
-
-/// [`json_key`] for a key not seen at that place before: read, put on the path, handed over.
+/// [`key_step`] for a key not seen at that place before and holding an escape: read, put on
+/// the path, handed over.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
@@ -1102,24 +1163,12 @@ fn json_key_read<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict
         clean = tally.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, k)?;
     }
     if slot != NO_SLOT {
-        let slot = slot as usize;
-        // Empty slots up to the end of this key's group of eight (copied from a static row):
-        // a body fills the slots of the positions it uses, not whole rows of 32.
-        if memo.len() <= slot {
-            let to = (slot | 7) + 1;
-            while memo.len() < to {
-                let n = (to - memo.len()).min(SHAPE_KEYS);
-                memo.extend_from_slice(&EMPTY_ROW[..n]);
-            }
-        }
         // Its words are made when it is seen again (most keys of a body are not).
         let key = match path.last() {
             Some(Seg::Key(Cow::Borrowed(k))) if clean => k,
             _ => "",
         };
-        if let Some(known) = memo.get_mut(slot) {
-            known.forget(key);
-        }
+        remember(memo, slot as usize, key);
     }
     colon(b, end + 1)
 }

@@ -636,3 +636,34 @@ fn text_is_checked_as_the_standard_library_checks_utf8() {
         assert_eq!(scan::text(&v), std::str::from_utf8(&v).ok(), "{v:?}");
     }
 }
+
+/// `unescape_into` (plain runs copied whole) against the byte-by-byte reference it replaced,
+/// on generated string contents: plain ASCII and non-ASCII runs of every length around the
+/// escapes (simple, `\u` of one unit, surrogate pairs), appended to a buffer already holding
+/// bytes; and the result is what serde_json decodes.
+#[test]
+fn unescape_equals_the_byte_by_byte_reference() {
+    let mut r = Rng::new(0x5EED_0E5C_A9E5_0001);
+    let escapes = ["\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0041", "\\u00e9", "\\u20AC", "\\ud83d\\ude00", "\\u0000"];
+    let plain = ["a", "bc", "xyz0123456789", "é", "€", "😀", " ", "~", "<script>"];
+    for case in 0..20_000 {
+        let mut raw = String::new();
+        for _ in 0..r.below(8) {
+            if r.chance(50) {
+                raw.push_str(r.pick(&escapes));
+            } else {
+                for _ in 0..1 + r.below(40) {
+                    raw.push_str(r.pick(&plain));
+                }
+            }
+        }
+        let mut got = b"prefix".to_vec();
+        let mut want = b"prefix".to_vec();
+        unescape_into(raw.as_bytes(), &mut got);
+        unescape_into_reference(raw.as_bytes(), &mut want);
+        assert_eq!(got, want, "case {case}: {raw:?}");
+        let quoted = format!("\"{raw}\"");
+        let decoded: String = serde_json::from_str(&quoted).expect("valid contents");
+        assert_eq!(&got[6..], decoded.as_bytes(), "case {case}: {raw:?}");
+    }
+}
