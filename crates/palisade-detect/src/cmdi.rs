@@ -79,6 +79,29 @@ fn gate_test_or_probe(d: &str) -> bool {
     breakout_shape(d) || gate_test(d)
 }
 
+/// [`gate_test_or_probe`] for a value with no [`NOT_PLAIN`] byte (the operators, backtick and
+/// newlines included, `$`, `\`, the quotes, `^` and `/`): such a value is no breakout probe
+/// (it holds no separator or quote) and only its first word can be in command position
+/// ([`plain_or_walk`]'s plain path), so its first 21 bytes at most are read, whatever its
+/// length. Not called yet: the engine knows from its byte pass whether a value holds a
+/// [`NOT_PLAIN`] byte, and could call this instead of the test (as it calls
+/// [`gate_bare_word`] for bare words), which reads the whole value to find that out (~5k
+/// instructions per large.json body on its titles, slugs and dates, measured by calling this
+/// after a scan of its own and taking the scan's cost out).
+/// `cmdi_gate_tests::plain_gate_agrees_with_the_test` compares both.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn gate_plain(d: &str) -> bool {
+    let b = d.as_bytes();
+    let mut i = 0;
+    while i < b.len() && PLAIN_CLASS[b[i] as usize] == BLANK {
+        i += 1;
+    }
+    let start = i;
+    // A word of more than 20 bytes names no program: 21 bytes tell.
+    let end = run_end(&PLAIN_WORD, b, i, b.len().min(start + 21));
+    known_program_raw(&b[start..end]) && if is_bare(b) { bare_program(b) } else { !harmless_prose(b) }
+}
+
 /// [`gate_test_or_probe`] for a bare word (ASCII letters, digits and `_` only, which the
 /// engine knows from its byte pass: [`Detector::bare_word_gate`]): no breakout probe starts
 /// with a word byte, and [`gate_test`] judges a bare word by [`bare_program`] (one of more
@@ -214,18 +237,24 @@ fn breakout_rest(d: &str) -> bool {
 /// unless the value is prose that starts with an ambiguous program, which the check cannot
 /// report ([`harmless_prose`], looked at only once a program is found).
 /// `tests::gate_test_agrees_with_bare_word` compares both.
+///
+/// The value is not read first to tell a bare word: [`plain_or_walk`] finds every
+/// [`bare_program`] (a bare word of at most 20 bytes is its own first word, with no
+/// [`NOT_PLAIN`] byte, and a program lowercased), so whether the value is a bare word is asked
+/// only after a yes (`cmdi_gate_tests::gate_agrees_with_the_reference_on_every_corpus_value`,
+/// `gate_agrees_with_the_reference_on_generated_values`: the reference reads the bare word first).
 #[inline]
 fn gate_test(d: &str) -> bool {
     let b = d.as_bytes();
-    let mut i = 0;
-    while i < b.len() && WORD_BYTE[b[i] as usize] != 0 {
-        i += 1;
-    }
-    if i == b.len() && !b.is_empty() && b.len() <= 64 {
-        return bare_program(b);
-    }
-    // `b[..i]` are word bytes: the plain path goes on from there.
-    plain_or_walk(b, i) && !harmless_prose(b)
+    plain_or_walk(b, 0) && if is_bare(b) { bare_program(b) } else { !harmless_prose(b) }
+}
+
+/// Whether `b` is a bare word of 1 to 64 bytes ([`WORD_BYTE`]s only), which [`gate_test`]
+/// judges by [`bare_program`].
+#[cold]
+#[inline(never)]
+fn is_bare(b: &[u8]) -> bool {
+    !b.is_empty() && b.len() <= 64 && b.iter().all(|&c| WORD_BYTE[c as usize] != 0)
 }
 
 /// Whether `b`, a value that is not a bare word and in which [`plain_or_walk`] found a program
@@ -418,7 +447,7 @@ const NOT_PLAIN: u8 = 2;
 /// walked from its first [`NOT_PLAIN`] byte: the walk would have read that same first word,
 /// then skipped to the next operator, and no operator comes before a [`NOT_PLAIN`] byte
 /// ([`MAY_OPERATE`] bytes are [`NOT_PLAIN`]). Any other value is walked from its start.
-#[inline]
+#[inline(always)]
 fn plain_or_walk(b: &[u8], known: usize) -> bool {
     let mut i = 0;
     while i < b.len() && PLAIN_CLASS[b[i] as usize] == BLANK {
@@ -426,16 +455,19 @@ fn plain_or_walk(b: &[u8], known: usize) -> bool {
     }
     let start = i;
     i = i.max(known);
-    // A word of more than 20 bytes names no program: its end need not be found (the bytes after
-    // the 21st are checked for [`NOT_PLAIN`] bytes like the rest).
-    let stop = b.len().min(start + 21);
-    i = run_end(&PLAIN_WORD, b, i, stop);
+    // The first word, to its end: a value with no blank and no [`NOT_PLAIN`] byte (a date, a
+    // slug, a hash) is read once, to its end, in this one run. (A word of more than 20 bytes
+    // names no program: [`known_program_raw`] rejects it by its length.)
+    i = run_end(&PLAIN_WORD, b, i, b.len());
     let word = &b[start..i];
+    if i == b.len() {
+        return known_program_raw(word);
+    }
     let p = run_end(&NOT_NOT_PLAIN, b, i, b.len());
     if p == b.len() {
         return known_program_raw(word);
     }
-    let ends = !word.is_empty() && i < b.len() && (PLAIN_CLASS[b[i] as usize] == BLANK || is_gate_op(b[i], b.get(i + 1).copied().unwrap_or(0)));
+    let ends = !word.is_empty() && (PLAIN_CLASS[b[i] as usize] == BLANK || is_gate_op(b[i], b.get(i + 1).copied().unwrap_or(0)));
     if !ends {
         return walk_from(b, 0, true);
     }
@@ -563,7 +595,8 @@ fn walk_from(b: &[u8], mut i: usize, mut cmdpos: bool) -> bool {
             glob = true;
             j = run_end(&FAST_WORD_NO_GLOB, b, j + 1, b.len());
         }
-        let fast = j > i && (j == b.len() || PLAIN_CLASS[b[j] as usize] == BLANK || is_gate_op(b[j], b.get(j + 1).copied().unwrap_or(0)));
+        let blank = j < b.len() && PLAIN_CLASS[b[j] as usize] == BLANK;
+        let fast = j > i && (j == b.len() || blank || is_gate_op(b[j], b.get(j + 1).copied().unwrap_or(0)));
         if fast {
             // The base name, looked up as written ([`known_program_raw`]: no copy). A glob path
             // starts with `/` and holds a `?` or `*` ([`glob_path_bytes`]); a fast word never
@@ -578,7 +611,8 @@ fn walk_from(b: &[u8], mut i: usize, mut cmdpos: bool) -> bool {
                 return true;
             }
             cmdpos = false;
-            i = next_operator(b, j);
+            // A word that ends at an operator: [`next_operator`] would stop there.
+            i = if blank { next_operator(b, j) } else { j };
             continue;
         }
         let mut a = [0u8; 20];

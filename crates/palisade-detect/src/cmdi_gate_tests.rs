@@ -133,6 +133,90 @@ fn every_program_holds_a_letter() {
     }
 }
 
+/// Whether `v` holds a [`NOT_PLAIN`] byte (what [`gate_plain`] needs the engine to know).
+fn has_not_plain(v: &str) -> bool {
+    v.bytes().any(|c| PLAIN_CLASS[c as usize] == NOT_PLAIN)
+}
+
+/// [`gate_plain`] answers as [`gate_test_or_probe`] on every value with no [`NOT_PLAIN`] byte:
+/// those of the corpora and bench bodies, their words and suffixes, and generated ones (programs
+/// in three cases with suffixes, ambiguous ones before prose, blanks, long words, dates).
+#[test]
+fn plain_gate_agrees_with_the_test() {
+    let mut values: Vec<String> = Vec::new();
+    for v in all_values() {
+        values.extend(v.split_whitespace().map(String::from));
+        for (k, c) in v.char_indices() {
+            if k > 0 && matches!(c, ' ' | ',' | '+' | '-' | '.') {
+                values.push(v[k..].to_string());
+            }
+        }
+        values.push(v);
+    }
+    const PARTS: &[&str] = &[
+        "cat",
+        "whoami",
+        "id",
+        "ls",
+        "nc",
+        "CAT.EXE",
+        "Bash",
+        "ncat.Bat",
+        "cmd.com",
+        ".exe",
+        "size",
+        "uname",
+        "x",
+        "Set",
+        "site",
+        "url",
+        "ping",
+        "net",
+        "type",
+        "abcdefghijklmnopqrstu",
+        "abcdefghijklmnopqrst",
+        "2016-01-14T06:30:45.397Z",
+        "formatting-dates",
+        " ",
+        "  ",
+        "+",
+        ",",
+        "\t",
+        "\x0c",
+        "\x0b",
+        "-",
+        ".",
+        ":",
+        "_",
+        "=",
+        "@",
+        "%",
+        "#",
+        "!",
+        "?",
+        "*",
+        "é",
+        "Ｃat",
+        "\u{a0}",
+    ];
+    let mut rng = XorShift64::new(0x510e_527f_ade6_82d1);
+    for _ in 0..200_000 {
+        let mut v = String::new();
+        for _ in 0..1 + rng.below(8) {
+            v.push_str(PARTS[rng.below(PARTS.len())]);
+        }
+        values.push(v);
+    }
+    let (mut n, mut yes) = (0usize, 0usize);
+    for v in values.iter().filter(|v| !has_not_plain(v)) {
+        let want = gate_test_or_probe(v);
+        assert_eq!(gate_plain(v), want, "{v:?}");
+        n += 1;
+        yes += want as usize;
+    }
+    assert!(n > 100_000 && yes > 1_000, "{n} plain values, {yes} admitted");
+}
+
 fn json_strings(v: &serde_json::Value, out: &mut Vec<String>) {
     match v {
         serde_json::Value::String(s) => out.push(s.clone()),
