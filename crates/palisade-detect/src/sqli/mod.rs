@@ -324,46 +324,52 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     let mut words = WordSet::default();
     let mut wide_checked = false;
     let mut i = 0;
-    loop {
-        // The blanks, digits and neutral punctuation between words record nothing and change
-        // no state: skipped in a loop of their own rather than one dispatch each
-        // (`tests::inert_with_agrees_with_its_byte_dispatch`).
-        while i < b.len() && INERT_BYTES[b[i] as usize] == B_NEUTRAL {
-            i += 1;
-        }
-        let Some(&c) = b.get(i) else {
-            break;
-        };
+    while i < b.len() {
+        let c = b[i];
         match INERT_BYTES[c as usize] {
+            // Words one after the other, one blank between them (prose): the next word is
+            // read here, without a dispatch for the blank and one for its first letter (a
+            // blank changes nothing: `tests::inert_with_agrees_with_its_byte_dispatch`).
             B_WORD => {
-                let start = i;
-                i = letters_end(b, i + 1);
-                let w = &b[start..i];
-                let before = seen;
-                if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
-                    return false;
-                }
-                if start > 0 && b[start - 1].is_ascii_digit() {
-                    // After a digit: `0x1f`/`0b1` literals end before a later letter.
-                    let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
-                    loop {
-                        if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
-                            return false;
-                        }
-                        if k < w.len() && w[k].is_ascii_hexdigit() {
-                            k += 1;
-                        } else {
-                            break;
+                // Whether the byte before the word is a digit (not after a blank).
+                let mut after_digit = i > 0 && b[i - 1].is_ascii_digit();
+                loop {
+                    let start = i;
+                    i = letters_end(b, i + 1);
+                    let w = &b[start..i];
+                    let before = seen;
+                    if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
+                        return false;
+                    }
+                    if after_digit {
+                        // After a digit: `0x1f`/`0b1` literals end before a later letter.
+                        let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
+                        loop {
+                            if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
+                                return false;
+                            }
+                            if k < w.len() && w[k].is_ascii_hexdigit() {
+                                k += 1;
+                            } else {
+                                break;
+                            }
                         }
                     }
-                }
-                // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
-                // this check passed then and `#` since would have failed at once.
-                if seen != before && (mark != 0 || needs_partner(seen)) {
-                    return false;
+                    // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
+                    // this check passed then and `#` since would have failed at once.
+                    if seen != before && (mark != 0 || needs_partner(seen)) {
+                        return false;
+                    }
+                    if b.get(i) == Some(&b' ') && b.get(i + 1).is_some_and(|&c| INERT_BYTES[c as usize] == B_WORD) {
+                        i += 1;
+                        after_digit = false;
+                    } else {
+                        break;
+                    }
                 }
                 continue;
             }
+            B_NEUTRAL => {}
             B_QUOTE => {
                 // A value with a fullwidth quote is never inert: looked for from the first
                 // non-ASCII byte (none before it), not in a pass of its own.
