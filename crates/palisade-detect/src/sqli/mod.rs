@@ -507,9 +507,52 @@ fn word_is_inert(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bo
     if !with_keywords {
         return kw == Kw::None;
     }
-    let ok = kw == Kw::None || keyword_is_inert(kw, b, start, end, seen, words);
+    let ok = match kw {
+        Kw::None => true,
+        // The classes [`keyword_is_inert`] accepts whatever surrounds them, without its call
+        // and its look at the next token (`tests::pure_keyword_classes_are_keyword_is_inert`).
+        _ if pure_keyword_bits(kw).is_some() => {
+            *seen |= SEEN_ANY | pure_keyword_bits(kw).unwrap_or(0);
+            true
+        }
+        _ => keyword_is_inert(kw, b, start, end, seen, words),
+    };
     words.insert_mixed(mixed);
     ok
+}
+
+/// What [`keyword_is_inert`] adds to `seen` for the classes it accepts whatever the bytes around
+/// the word (besides [`SEEN_ANY`]); `None` for the others.
+#[inline(always)]
+fn pure_keyword_bits(kw: Kw) -> Option<u16> {
+    Some(match kw {
+        Kw::AscDesc
+        | Kw::Not
+        | Kw::Prefix
+        | Kw::Case
+        | Kw::CaseMid
+        | Kw::End
+        | Kw::As
+        | Kw::JoinMod
+        | Kw::Join
+        | Kw::Limit
+        | Kw::Offset
+        | Kw::For
+        | Kw::Top
+        | Kw::SetQuant
+        | Kw::Delay
+        | Kw::Value => 0,
+        Kw::On => SEEN_LOGIC,
+        Kw::Into => SEEN_INTO,
+        Kw::From => SEEN_FROM,
+        Kw::By => SEEN_BY,
+        Kw::Order | Kw::Group => SEEN_ORDER,
+        Kw::Stmt(Stmt::Insert) => SEEN_INSERT,
+        Kw::Stmt(Stmt::Delete) => SEEN_DELETE,
+        Kw::Stmt(Stmt::Update) => SEEN_UPDATE,
+        Kw::Stmt(Stmt::Set) => SEEN_SET,
+        _ => return None,
+    })
 }
 
 /// The classes of bytes for [`inert_with`]: letters and `_` (words), bytes that continue or

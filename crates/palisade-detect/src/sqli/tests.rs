@@ -1810,3 +1810,32 @@ fn slug_bytes_agrees_with_the_byte_loop() {
         assert_eq!(slug_bytes(v.as_bytes()), reference(v.as_bytes()), "{v:?}");
     }
 }
+
+/// [`pure_keyword_bits`] is what [`keyword_is_inert`] does for those classes, on every keyword
+/// of the table in values of every shape around it (next token a literal, a name, a keyword, a
+/// quote, nothing; `;` or NOT before it).
+#[test]
+fn pure_keyword_classes_are_keyword_is_inert() {
+    use super::keywords::{keyword, keyword_words};
+    let around = ["", " ", "; ", "not ", "x "];
+    let after = ["", " 1", " 'a'", " x", " null", " table", " select", " \u{2019}", "(", " .5", " or"];
+    let mut pure = 0;
+    for (w, _) in keyword_words() {
+        let kw = keyword(w);
+        let Some(bits) = pure_keyword_bits(kw) else { continue };
+        pure += 1;
+        for pre in around {
+            for post in after {
+                for before in [0, SEEN_ANY, SEEN_ANY | SEEN_LOGIC, SEEN_ANY | SEEN_INSERT] {
+                    let v = format!("{pre}{w}{post}");
+                    let (start, end) = (pre.len(), pre.len() + w.len());
+                    let mut seen = before;
+                    let ok = keyword_is_inert(kw, v.as_bytes(), start, end, &mut seen, &WordSet::default());
+                    assert!(ok, "{v:?}");
+                    assert_eq!(seen, before | SEEN_ANY | bits, "{v:?}");
+                }
+            }
+        }
+    }
+    assert!(pure > 30, "{pure}");
+}
