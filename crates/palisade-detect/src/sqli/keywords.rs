@@ -106,7 +106,12 @@ fn lower<'b>(w: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
 /// the sorted-table search this replaced).
 #[inline]
 pub(crate) fn keyword(w: &str) -> Kw {
-    let b = w.as_bytes();
+    keyword_bytes(w.as_bytes())
+}
+
+/// [`keyword`] of a word given as bytes (a run of ASCII letters and `_` needs no UTF-8 check).
+#[inline]
+pub(crate) fn keyword_bytes(b: &[u8]) -> Kw {
     if b.len() < 2 || b.len() > MAX_LEN {
         return Kw::None;
     }

@@ -237,15 +237,21 @@ pub(crate) struct Finding {
 /// typographic quotes folded to ASCII (best-fit code page conversion in MSSQL does that), and one
 /// more URL-decoding layer when `%XX` escapes remain. `steps` counts the work.
 pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
-    if slug_inert(s) {
+    let slug = slug_class(s);
+    if slug == Some(true) {
         *steps += s.len();
         return None;
     }
     // Worth its pass where a breakout or a folded view would double the work, and on prose (a
     // blank, 20 bytes or more), where it replaces the automaton and the call scan; a short
     // value or a path without a quote is left to those (an early keyword such as `in`, a late
-    // `=`, or a hash full of hex words make the pass a loss there).
-    if ((s.len() >= INERT_MIN_LEN && memchr::memchr(b' ', s.as_bytes()).is_some()) || memchr::memchr2(b'\'', b'"', s.as_bytes()).is_some() || !s.is_ascii())
+    // `=`, or a hash full of hex words make the pass a loss there). A slug that opens with a
+    // keyword (`set-site-url-from-admin-panel`, `update-the-docs`) is words and `-` only: the
+    // pass is as cheap there as on prose.
+    if (slug.is_some()
+        || (s.len() >= INERT_MIN_LEN && memchr::memchr(b' ', s.as_bytes()).is_some())
+        || memchr::memchr2(b'\'', b'"', s.as_bytes()).is_some()
+        || !s.is_ascii())
         && inert(s)
     {
         *steps += s.len();
@@ -321,32 +327,45 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     while i < b.len() {
         let c = b[i];
         match INERT_BYTES[c as usize] {
+            // Words one after the other, one blank between them (prose): the next word is
+            // read here, without a dispatch for the blank and one for its first letter (a
+            // blank changes nothing: `tests::inert_with_agrees_with_its_byte_dispatch`).
             B_WORD => {
-                let start = i;
-                i = letters_end(b, i + 1);
-                let w = &b[start..i];
-                let before = seen;
-                if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
-                    return false;
-                }
-                if start > 0 && b[start - 1].is_ascii_digit() {
-                    // After a digit: `0x1f`/`0b1` literals end before a later letter.
-                    let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
-                    loop {
-                        if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
-                            return false;
-                        }
-                        if k < w.len() && w[k].is_ascii_hexdigit() {
-                            k += 1;
-                        } else {
-                            break;
+                // Whether the byte before the word is a digit (not after a blank).
+                let mut after_digit = i > 0 && b[i - 1].is_ascii_digit();
+                loop {
+                    let start = i;
+                    i = letters_end(b, i + 1);
+                    let w = &b[start..i];
+                    let before = seen;
+                    if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
+                        return false;
+                    }
+                    if after_digit {
+                        // After a digit: `0x1f`/`0b1` literals end before a later letter.
+                        let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
+                        loop {
+                            if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
+                                return false;
+                            }
+                            if k < w.len() && w[k].is_ascii_hexdigit() {
+                                k += 1;
+                            } else {
+                                break;
+                            }
                         }
                     }
-                }
-                // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
-                // this check passed then and `#` since would have failed at once.
-                if seen != before && (mark != 0 || needs_partner(seen)) {
-                    return false;
+                    // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
+                    // this check passed then and `#` since would have failed at once.
+                    if seen != before && (mark != 0 || needs_partner(seen)) {
+                        return false;
+                    }
+                    if b.get(i) == Some(&b' ') && b.get(i + 1).is_some_and(|&c| INERT_BYTES[c as usize] == B_WORD) {
+                        i += 1;
+                        after_digit = false;
+                    } else {
+                        break;
+                    }
                 }
                 continue;
             }
@@ -488,9 +507,52 @@ fn word_is_inert(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bo
     if !with_keywords {
         return kw == Kw::None;
     }
-    let ok = kw == Kw::None || keyword_is_inert(kw, b, start, end, seen, words);
+    let ok = match kw {
+        Kw::None => true,
+        // The classes [`keyword_is_inert`] accepts whatever surrounds them, without its call
+        // and its look at the next token (`tests::pure_keyword_classes_are_keyword_is_inert`).
+        _ if pure_keyword_bits(kw).is_some() => {
+            *seen |= SEEN_ANY | pure_keyword_bits(kw).unwrap_or(0);
+            true
+        }
+        _ => keyword_is_inert(kw, b, start, end, seen, words),
+    };
     words.insert_mixed(mixed);
     ok
+}
+
+/// What [`keyword_is_inert`] adds to `seen` for the classes it accepts whatever the bytes around
+/// the word (besides [`SEEN_ANY`]); `None` for the others.
+#[inline(always)]
+fn pure_keyword_bits(kw: Kw) -> Option<u16> {
+    Some(match kw {
+        Kw::AscDesc
+        | Kw::Not
+        | Kw::Prefix
+        | Kw::Case
+        | Kw::CaseMid
+        | Kw::End
+        | Kw::As
+        | Kw::JoinMod
+        | Kw::Join
+        | Kw::Limit
+        | Kw::Offset
+        | Kw::For
+        | Kw::Top
+        | Kw::SetQuant
+        | Kw::Delay
+        | Kw::Value => 0,
+        Kw::On => SEEN_LOGIC,
+        Kw::Into => SEEN_INTO,
+        Kw::From => SEEN_FROM,
+        Kw::By => SEEN_BY,
+        Kw::Order | Kw::Group => SEEN_ORDER,
+        Kw::Stmt(Stmt::Insert) => SEEN_INSERT,
+        Kw::Stmt(Stmt::Delete) => SEEN_DELETE,
+        Kw::Stmt(Stmt::Update) => SEEN_UPDATE,
+        Kw::Stmt(Stmt::Set) => SEEN_SET,
+        _ => return None,
+    })
 }
 
 /// The classes of bytes for [`inert_with`]: letters and `_` (words), bytes that continue or
@@ -555,8 +617,11 @@ impl WordSet {
         self.0[b / 64] |= 1 << (b % 64);
     }
 
-    fn may_contain(&self, w: &[u8]) -> bool {
-        let b = Self::bit(keywords::word_key(w).wrapping_mul(keywords::MUL));
+    /// Whether the set may hold the word whose [`keywords::word_key`] times [`keywords::MUL`]
+    /// is `mixed`.
+    #[inline(always)]
+    fn may_contain_mixed(&self, mixed: u64) -> bool {
+        let b = Self::bit(mixed);
         self.0[b / 64] & (1 << (b % 64)) != 0
     }
 }
@@ -593,10 +658,8 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
         at += 1;
     }
     let next = b.get(at).copied();
-    let next_word = || {
-        let e = b[at..].iter().position(|&c| !(c.is_ascii_alphabetic() || c == b'_')).map_or(b.len(), |p| at + p);
-        &b[at..e]
-    };
+    // The run of letters and `_` there ([`letters_end`]).
+    let next_word = || &b[at..letters_end(b, at)];
     *seen |= SEEN_ANY;
     *seen |= match kw {
         Kw::AscDesc
@@ -626,7 +689,9 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
                 Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
                     let prefixed = b.get(at + 1).is_some_and(|&q| q == b'\'' || q >= 0x80) && matches!(c | 0x20, b'n' | b'e' | b'x' | b'b' | b'q');
                     let w = next_word();
-                    !prefixed && std::str::from_utf8(w).is_ok_and(|w| keyword(w) == Kw::None) && !before.may_contain(w)
+                    // One key for the keyword table and the word set.
+                    let mixed = keywords::word_key(w).wrapping_mul(keywords::MUL);
+                    !prefixed && keywords::keyword_mixed(w, mixed) == Kw::None && !before.may_contain_mixed(mixed)
                 }
                 _ => false,
             };
@@ -645,7 +710,7 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
                 Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
                     // `N'..'`, `X'..'`...: a string (also with a quote that folds to `'`).
                     let prefixed = b.get(at + 1).is_some_and(|&q| q == b'\'' || q >= 0x80) && matches!(c | 0x20, b'n' | b'e' | b'x' | b'b' | b'q');
-                    prefixed || std::str::from_utf8(next_word()).is_ok_and(|w| keyword(w) == Kw::Value)
+                    prefixed || keywords::keyword_bytes(next_word()) == Kw::Value
                 }
                 Some(b'.') => b.get(at + 1).is_some_and(u8::is_ascii_digit),
                 Some(c) => c.is_ascii_digit() || c == b'\'' || c == b'"' || c >= 0x80,
@@ -674,7 +739,10 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
                 b"or",
             ];
             let object = match next {
-                Some(c) if c.is_ascii_alphabetic() || c == b'_' => OBJECTS.iter().any(|o| o.eq_ignore_ascii_case(next_word())),
+                Some(c) if c.is_ascii_alphabetic() || c == b'_' => {
+                    let w = next_word();
+                    OBJECTS.iter().any(|o| o.eq_ignore_ascii_case(w))
+                }
                 Some(c) => c >= 0x80,
                 None => false,
             };
@@ -759,13 +827,28 @@ fn after_not(b: &[u8], start: usize) -> bool {
 /// operand; after a first operand, `-` must be followed by an operand, which a keyword is not,
 /// so the automaton stops there. `tests::slug_shortcut_agrees_with_the_full_analysis` checks it against
 /// [`analyze_all`] on random slugs made of every keyword.
+#[cfg(test)]
 fn slug_inert(s: &str) -> bool {
-    // One pass over the bytes, part by part, a table lookup per byte
-    // (`tests::slug_inert_agrees_with_its_reference`).
+    slug_class(s) == Some(true)
+}
+
+/// Whether `s` is a slug ([`slug_bytes`]: ASCII letters, digits, `_` and `-`, no `--`), and
+/// then whether it is [`slug_inert`]: `None` for a value that is no slug
+/// (`tests::slug_inert_agrees_with_its_reference`).
+fn slug_class(s: &str) -> Option<bool> {
     let b = s.as_bytes();
-    if b.first().is_none_or(|&c| c == b'-') {
-        return false;
+    let digits = slug_bytes(b)?;
+    Some(b.first().is_some_and(|&c| c != b'-') && slug_parts_inert(s, digits))
+}
+
+/// [`slug_inert`] of a slug that does not open with `-`, `digits` if it holds one.
+fn slug_parts_inert(s: &str, digits: bool) -> bool {
+    let b = s.as_bytes();
+    if !digits {
+        // Every part but the first is one token, a word.
+        return inert_with(&s[..memchr::memchr(b'-', b).unwrap_or(b.len())], false);
     }
+    // One pass over the bytes, part by part, a table lookup per byte.
     let (mut start, mut i) = (0, 0);
     loop {
         // The part from `start`: which of letters and digits it holds.
@@ -797,6 +880,56 @@ fn slug_inert(s: &str) -> bool {
         i += 1;
         start = i;
     }
+}
+
+/// Whether `b` is made only of ASCII letters, digits, `_` and `-` without `--` (`None` if
+/// not), and then whether it holds a digit: eight bytes at a time
+/// (`tests::slug_bytes_agrees_with_the_byte_loop`).
+fn slug_bytes(b: &[u8]) -> Option<bool> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const M7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HI: u64 = !M7;
+    // Per byte of `y` (ASCII: below 0x80, so no carry crosses bytes), the high bit where it is `c`.
+    let eq = |y: u64, c: u8| {
+        let t = y ^ (LO * u64::from(c));
+        !((t + M7) | t) & HI
+    };
+    let (mut digits, mut last_dash) = (0u64, 0u64);
+    let mut i = 0;
+    while i < b.len() {
+        let x = match b.get(i..i + 8) {
+            Some(c) => u64::from_le_bytes(c.try_into().unwrap_or([0; 8])),
+            // The last bytes: the eight that end the value, when it has eight (the bytes
+            // already seen again, and `--` across the last chunk's end inside this one), else
+            // the value padded with letters.
+            None if b.len() >= 8 => {
+                last_dash = 0;
+                i = b.len() - 8;
+                u64::from_le_bytes(b[i..].try_into().unwrap_or([0; 8]))
+            }
+            None => {
+                let mut x = LO * u64::from(b'a');
+                for (k, &c) in b.iter().enumerate() {
+                    x = x & !(0xff << (8 * k)) | u64::from(c) << (8 * k);
+                }
+                x
+            }
+        };
+        i += 8;
+        let y = x & M7;
+        let l = y | (LO * 0x20);
+        let letter = (l + LO * u64::from(0x80 - b'a')) & !(l + LO * u64::from(0x80 - b'z' - 1)) & HI;
+        let digit = (y + LO * u64::from(0x80 - b'0')) & !(y + LO * u64::from(0x80 - b'9' - 1)) & HI;
+        let dash = eq(y, b'-');
+        let good = (letter | digit | eq(y, b'_') | dash) & !x;
+        // A dash right after a dash, in this chunk or across the last one's end.
+        if good != HI || dash & (dash >> 8) != 0 || dash & last_dash != 0 {
+            return None;
+        }
+        digits |= digit;
+        last_dash = (dash >> 56) & 0x80;
+    }
+    Some(digits != 0)
 }
 
 /// The classes of bytes for [`slug_inert`]: ASCII letters, digits, `_` (none of the two), `-`,
@@ -1118,10 +1251,18 @@ fn may_call(b: &[u8]) -> bool {
     let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
     let mut at = 0;
     while at < b.len() {
-        let mut chunk = [0u8; 8];
-        let n = (b.len() - at).min(8);
-        chunk[..n].copy_from_slice(&b[at..at + n]);
-        let x = u64::from_le_bytes(chunk);
+        let x = match b.get(at..at + 8) {
+            Some(c) => u64::from_le_bytes(c.try_into().unwrap_or([0; 8])),
+            // The last bytes: the eight that end the value, when it has eight (bytes seen
+            // again, whose hits are hits all the same), else the value padded with zeros (no
+            // hit). Not a copy of a variable length, which is a call per chunk
+            // (`tests::may_call_agrees_with_its_reference`).
+            None if b.len() >= 8 => {
+                at = b.len() - 8;
+                u64::from_le_bytes(b[at..].try_into().unwrap_or([0; 8]))
+            }
+            None => b.iter().rev().fold(0, |x, &c| x << 8 | u64::from(c)),
+        };
         let l = x | all(0x20);
         let mut m = zero(x ^ all(b'(')) | zero(l ^ all(b'w')) | zero(l ^ all(b'c')) | zero(l ^ all(b'u'));
         while m != 0 {

@@ -662,6 +662,8 @@ fn slug_shortcut_agrees_with_the_full_analysis() {
             slugs += 1;
             assert_eq!(full, None, "{v:?}");
         }
+        // A slug that opens with a keyword goes through `inert` before the full analysis.
+        assert_eq!(analyze(&v, &mut 0), full, "{v:?}");
     }
     // The sample exercises both sides.
     assert!(slugs > 20_000 && found > 2_000, "{slugs} {found}");
@@ -782,10 +784,13 @@ fn may_call_agrees_with_its_reference() {
     });
     assert!(yes > 20_000, "{yes}");
     for c in 0..=255u8 {
-        for at in 0..17 {
-            let mut v = b"xxxxxxxxxxxxxxxxx".to_vec();
-            v[at] = c;
-            assert_eq!(may_call(&v), may_call_reference(&v), "{c} at {at}");
+        // Every length around the chunks (the last one read as the eight bytes that end the value).
+        for n in 1..=17 {
+            for at in 0..n {
+                let mut v = vec![b'x'; n];
+                v[at] = c;
+                assert_eq!(may_call(&v), may_call_reference(&v), "{c} at {at} of {n}");
+            }
         }
     }
     let words = ["waitfor", "WaitFor", "waitfo", "case", "CASE", "cas", "union", "UNION", "unio", "unions", "xunion", "(", "showcase", "aunion"];
@@ -1655,4 +1660,182 @@ fn letters_end_agrees_with_the_byte_loop() {
             assert_eq!(letters_end(v.as_bytes(), i), reference(v.as_bytes(), i), "{v:?} {i}");
         }
     }
+}
+
+/// [`inert_with`] as it was before its loop skipped the neutral bytes on their own: one
+/// dispatch per byte (the reference it is tested against).
+fn inert_with_dispatch(s: &str, with_keywords: bool) -> bool {
+    let b = s.as_bytes();
+    let mut quote = false;
+    // `#` (a comment) or a parenthesis seen: no keyword from there on.
+    let mut mark = 0u8;
+    let mut seen = 0u16;
+    let mut words = WordSet::default();
+    let mut wide_checked = false;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match INERT_BYTES[c as usize] {
+            B_WORD => {
+                let start = i;
+                i = letters_end(b, i + 1);
+                let w = &b[start..i];
+                let before = seen;
+                if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
+                    return false;
+                }
+                if start > 0 && b[start - 1].is_ascii_digit() {
+                    // After a digit: `0x1f`/`0b1` literals end before a later letter.
+                    let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
+                    loop {
+                        if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
+                            return false;
+                        }
+                        if k < w.len() && w[k].is_ascii_hexdigit() {
+                            k += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                }
+                // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
+                // this check passed then and `#` since would have failed at once.
+                if seen != before && (mark != 0 || needs_partner(seen)) {
+                    return false;
+                }
+                continue;
+            }
+            B_NEUTRAL => {}
+            B_QUOTE => {
+                // A value with a fullwidth quote is never inert: looked for from the first
+                // non-ASCII byte (none before it), not in a pass of its own.
+                if c >= 0x80 && !wide_checked {
+                    if has_fullwidth_quote(&b[i..]) {
+                        return false;
+                    }
+                    wide_checked = true;
+                }
+                quote = true;
+                if mark == b'#' {
+                    return false;
+                }
+            }
+            B_HASH => {
+                if quote || seen != 0 || mark == b'(' {
+                    return false;
+                }
+                if comment_to_the_end(b, i) {
+                    return true;
+                }
+                mark = b'#';
+            }
+            // `-`, `@`, `&` alone; `--`, `@@`, `&&` are a comment, a server variable, a logic operator.
+            B_SINGLE if b.get(i + 1) != Some(&c) => {}
+            // A parenthesis, without a keyword or `#` before it (or after it: `mark`); whether
+            // each `(` may call something is read at the end, once the rest of the value passed.
+            _ if (c == b'(' || c == b')') && with_keywords && seen == 0 && mark != b'#' => mark = b'(',
+            _ => return false,
+        }
+        i += 1;
+    }
+    mark != b'(' || memchr::memchr_iter(b'(', b).all(|i| paren_is_inert(b, i))
+}
+
+#[test]
+fn inert_with_agrees_with_its_byte_dispatch() {
+    let parts = [
+        "1", "x", "it", "union", "select", "case", "'", "\"", " ", "  ", "#", "-", "--", "@", "@@", "&", "&&", ";", "0xab", "\u{2019}", "\u{ff07}", "/", ",",
+        "%27", "\n", "\t", "e5", "from", "s", "?", "in", "insert", "into", "delete", "update", "set", "order", "by", "group", "on", "or", "and", "is", "like",
+        "drop", "table", "null", "limit", "as", "not", "use", "Welcome", "to", "Metabase", "&#39;", "&rsquo;", "\u{201c}", "x1", "1x", "b1", "(", ")", "sleep",
+        "f(", "=", "[", "]", "{", "}", ".", ":", "+", "9", "\u{e9}", "\u{7f}", "\0",
+    ];
+    let mut rng = XorShift64::new(0x5eed_0fd1_57a7_c001);
+    for _ in 0..150_000 {
+        let v = rng.joined(&parts, 12);
+        for k in [true, false] {
+            assert_eq!(inert_with(&v, k), inert_with_dispatch(&v, k), "{v:?} {k}");
+        }
+    }
+    for v in &crate::other_util::test_values() {
+        for k in [true, false] {
+            assert_eq!(inert_with(v, k), inert_with_dispatch(v, k), "{v:?} {k}");
+        }
+    }
+    for v in ["", " ", "1", "a", "a ", " a", "1 2 3", "a1 b2", "we couldn't", "x # y", "f(x) (y)", "it's 1 or 2"] {
+        for k in [true, false] {
+            assert_eq!(inert_with(v, k), inert_with_dispatch(v, k), "{v:?} {k}");
+        }
+    }
+}
+
+/// [`slug_bytes`] is the byte loop it replaced, on values made of every byte near the slug
+/// alphabet and of slug parts, at every length around the eight-byte chunks.
+#[test]
+fn slug_bytes_agrees_with_the_byte_loop() {
+    let reference = |b: &[u8]| {
+        if !b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') || b.windows(2).any(|w| w == b"--") {
+            return None;
+        }
+        Some(b.iter().any(u8::is_ascii_digit))
+    };
+    let mut rng = XorShift64::new(0x51a9_b17e_5000_0001);
+    let near = b"aZz_AmQ09-/:@[`{^\\xe1\xdf\xc1 .\x7f\x00";
+    for _ in 0..100_000 {
+        let n = rng.below(30);
+        let b: Vec<u8> = (0..n)
+            .map(|_| match rng.below(8) {
+                0 => rng.below(256) as u8,
+                1 | 2 => near[rng.below(near.len())],
+                3 => b'-',
+                4 => b'0' + rng.below(10) as u8,
+                _ => b"abcxyzABCXYZ_"[rng.below(13)],
+            })
+            .collect();
+        assert_eq!(slug_bytes(&b), reference(&b), "{b:?}");
+    }
+    for c in 0..=255u8 {
+        for n in 1..18 {
+            for at in 0..n {
+                let mut b = vec![b'a'; n];
+                b[at] = c;
+                assert_eq!(slug_bytes(&b), reference(&b), "{c} {n} {at}");
+                if at + 1 < n {
+                    b[at + 1] = c;
+                    assert_eq!(slug_bytes(&b), reference(&b), "{c} {n} {at} twice");
+                }
+            }
+        }
+    }
+    for v in &crate::other_util::test_values() {
+        assert_eq!(slug_bytes(v.as_bytes()), reference(v.as_bytes()), "{v:?}");
+    }
+}
+
+/// [`pure_keyword_bits`] is what [`keyword_is_inert`] does for those classes, on every keyword
+/// of the table in values of every shape around it (next token a literal, a name, a keyword, a
+/// quote, nothing; `;` or NOT before it).
+#[test]
+fn pure_keyword_classes_are_keyword_is_inert() {
+    use super::keywords::{keyword, keyword_words};
+    let around = ["", " ", "; ", "not ", "x "];
+    let after = ["", " 1", " 'a'", " x", " null", " table", " select", " \u{2019}", "(", " .5", " or"];
+    let mut pure = 0;
+    for (w, _) in keyword_words() {
+        let kw = keyword(w);
+        let Some(bits) = pure_keyword_bits(kw) else { continue };
+        pure += 1;
+        for pre in around {
+            for post in after {
+                for before in [0, SEEN_ANY, SEEN_ANY | SEEN_LOGIC, SEEN_ANY | SEEN_INSERT] {
+                    let v = format!("{pre}{w}{post}");
+                    let (start, end) = (pre.len(), pre.len() + w.len());
+                    let mut seen = before;
+                    let ok = keyword_is_inert(kw, v.as_bytes(), start, end, &mut seen, &WordSet::default());
+                    assert!(ok, "{v:?}");
+                    assert_eq!(seen, before | SEEN_ANY | bits, "{v:?}");
+                }
+            }
+        }
+    }
+    assert!(pure > 30, "{pure}");
 }
