@@ -1009,6 +1009,10 @@ impl Engine {
         memo.reset();
         let findings = &mut report.findings;
         let mut f = |field: &extract::Field<'_>| {
+            // A kind no detector judges is clean (without a look at the memo).
+            if self.by_field[field.kind as usize] == 0 {
+                return ControlFlow::Continue(true);
+            }
             let kind = field.kind as u8;
             let slot = match memo.find(kind, field.value.as_bytes()) {
                 Ok(()) => return ControlFlow::Continue(true),
@@ -1069,8 +1073,9 @@ impl Engine {
 
     /// The bits of [`Gates::packed_table`] of the bytes of `b` (class bits and gates, packed)
     /// and the gates the literals open ([`Pairs`]), fused: per byte one lookup of its bits,
-    /// one of its class, and a test of the bit of the pair it ends; the literals of a set bit
-    /// are compared with the bytes there ([`Pairs::matched`], out of the loop). Once every
+    /// one of its class, and a test of the bit of the pair it ends; on a set bit, the classes
+    /// of the bytes around the pair are filtered ([`Pairs::wants`]) and the literals that pass
+    /// compared with the bytes there ([`Pairs::matched`], out of the loop). Once every
     /// gate with literals is open, the bytes left are only or-ed.
     #[inline(always)]
     fn classify_packed(&self, b: &[u8], l: &Pairs) -> (u64, u64) {
@@ -1090,7 +1095,7 @@ impl Engine {
                 if r >> (g & 63) & 1 != 0 {
                     let k = l.rank(f, g);
                     let have = unpack_gates(p);
-                    if l.wants(k, b.get($i + 1).map_or(0, |&c| l.fold[c as usize]), have | lit) {
+                    if l.wants(k, b, $i - 1, have | lit) {
                         lit = l.matched(b, $i - 1, k, lit, have);
                         if all & !(lit | have) == 0 {
                             for &c in b.get($i + 1..).unwrap_or_default() {
@@ -1121,7 +1126,7 @@ impl Engine {
         // A literal of one byte at the end.
         if r & 1 != 0 {
             let k = l.rank(f, 0);
-            if l.wants(k, 0, unpack_gates(p) | lit) {
+            if l.wants(k, b, b.len() - 1, unpack_gates(p) | lit) {
                 lit = l.matched(b, b.len() - 1, k, lit, unpack_gates(p));
             }
         }
