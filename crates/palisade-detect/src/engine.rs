@@ -1290,9 +1290,15 @@ impl Engine {
             return self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded);
         }
         let cands = decode_by_classes(dec, raw, classes.mask);
-        for c in cands.iter() {
-            let cc = if c.transforms.is_empty() { classes } else { self.classify(c.text) };
-            let todo = self.todo(c.text, cc) & applies;
+        // The raw value first, then the derived candidates ([`decode::Candidates::iter`], each
+        // taken in turn here rather than through that chain of iterators).
+        let todo = self.todo(raw, classes) & applies;
+        if todo != 0 {
+            let input = Input { raw, decoded: raw, field: kind };
+            self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded)?;
+        }
+        for c in cands.derived().into_iter().flatten() {
+            let todo = self.todo(c.text, self.classify(c.text)) & applies;
             if todo & !fired == 0 {
                 continue;
             }
