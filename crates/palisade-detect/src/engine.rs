@@ -178,6 +178,10 @@ struct Gates {
     /// Bit `k`: the `k`-th test needs no class bit (no [`Gate::test_bytes`]) (the first
     /// [`MAX_TEST_BITS`] tests).
     need_free: u16,
+    /// The first [`MAX_TEST_BITS`] tests by index, for [`Gates::admit_but`]: the detector bit,
+    /// and the test then the bare-word test (indexed by whether the text is a bare word).
+    first_bits: [u64; MAX_TEST_BITS],
+    first_tests: [[GateTest; 2]; MAX_TEST_BITS],
     /// The [`Gate::test_bytes`] and [`Gate::test_only`] of each test.
     test_bytes: Vec<&'static [u8]>,
     test_only: Vec<&'static [u8]>,
@@ -205,6 +209,12 @@ struct Classes {
 /// A gate's structural test ([`Gate::test`]).
 type GateTest = fn(&str) -> bool;
 
+/// The test of the slots of [`Gates::first_tests`] no test fills (never run: no class bit
+/// and no [`Gates::need_free`] bit stands for them).
+fn never(_: &str) -> bool {
+    false
+}
+
 impl Gates {
     fn new(gates: &[Option<Gate>], shape_gates: &[Option<GateTest>], word_gates: &[Option<GateTest>]) -> Gates {
         let mut g = Gates {
@@ -217,6 +227,8 @@ impl Gates {
             tests: Vec::new(),
             tested: 0,
             need_free: 0,
+            first_bits: [0; MAX_TEST_BITS],
+            first_tests: [[never as GateTest; 2]; MAX_TEST_BITS],
             test_bytes: Vec::new(),
             test_only: Vec::new(),
             shaped: 0,
@@ -253,6 +265,10 @@ impl Gates {
                 let need = if gate.test_bytes.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (TEST_SHIFT as usize + k) };
                 let excl = if gate.test_only.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (ONLY_SHIFT as usize + k) };
                 let word = word_gates.get(i).copied().flatten().unwrap_or(t);
+                if k < MAX_TEST_BITS {
+                    g.first_bits[k] = bit;
+                    g.first_tests[k] = [t, word];
+                }
                 g.tests.push((bit, need, excl, t, word));
                 g.tested |= bit;
                 if need == 0 && k < MAX_TEST_BITS {
@@ -351,11 +367,12 @@ impl Gates {
             // [`MAX_TEST_BITS`]; further ones always run, below).
             let bits = (class >> TEST_SHIFT) as u16 | self.need_free;
             let mut run = bits & !((class >> ONLY_SHIFT) as u16);
+            let w = word as usize;
             while run != 0 {
-                let k = run.trailing_zeros() as usize;
+                let k = run.trailing_zeros() as usize % MAX_TEST_BITS;
                 run &= run - 1;
-                let Some(&(bit, _, _, test, word_test)) = self.tests.get(k) else { break };
-                if m & bit == 0 && (if word { word_test } else { test })(t) {
+                let bit = self.first_bits[k];
+                if m & bit == 0 && self.first_tests[k][w](t) {
                     m |= bit;
                 }
             }
