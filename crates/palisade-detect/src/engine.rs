@@ -80,6 +80,8 @@ const NOT_SHAPE: u64 = 1 << 28;
 const SLASH: u64 = 1 << 27;
 /// Families bits are `1 << index in FAMILIES`.
 const ALL_FAMILIES: u64 = (1 << FAMILIES.len()) - 1;
+// [`Engine::ungated_family`] holds 16 families.
+const _: () = assert!(FAMILIES.len() <= 16);
 /// A non-ASCII byte: the value's non-ASCII characters are classified by code point
 /// ([`CodePoint`]) in a second pass.
 const NON_ASCII: u64 = 1 << 26;
@@ -933,8 +935,10 @@ pub struct Engine {
     code_points: &'static CodePoints,
     /// Ungated detectors shown every value (not in [`FAMILIES`]).
     ungated_always: u64,
-    /// Ungated detectors with a family: (family bit, detector bit).
-    ungated_family: Vec<(u64, u64)>,
+    /// Ungated detectors with a family, by the family's index in [`FAMILIES`] (at most 16).
+    ungated_family: [u64; 16],
+    /// The family bits of `ungated_family` that have some detector.
+    ungated_families: u64,
     /// Per field kind: the detectors that judge it ([`Detector::applies_to`]; whole XML
     /// documents only go to the XML detectors).
     by_field: [u64; FIELD_KINDS],
@@ -966,7 +970,7 @@ impl Engine {
         let shape_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.product_token_gate()).collect();
         let word_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.bare_word_gate()).collect();
         let gates = Gates::new(&declared, &shape_gates, &word_gates);
-        let (mut ungated_always, mut ungated_family, mut by_field) = (0u64, Vec::new(), [0u64; FIELD_KINDS]);
+        let (mut ungated_always, mut ungated_family, mut ungated_families, mut by_field) = (0u64, [0u64; 16], 0u64, [0u64; FIELD_KINDS]);
         let mut entries = Vec::with_capacity(detectors.len());
         for (i, det) in detectors.into_iter().enumerate() {
             let bit = 1u64 << i;
@@ -974,7 +978,10 @@ impl Engine {
             let xml_document = fam.is_some() && fam == family_of("xxe");
             if gates.gated & bit == 0 {
                 match fam {
-                    Some(f) => ungated_family.push((1u64 << f, bit)),
+                    Some(f) => {
+                        ungated_family[f] |= bit;
+                        ungated_families |= 1u64 << f;
+                    }
                     None => ungated_always |= bit,
                 }
             }
@@ -987,7 +994,18 @@ impl Engine {
             entries.push(Entry { det });
         }
         let table = class_table(&gates);
-        Ok(Engine { detectors: entries, table, gates, code_points: &CODE_POINTS, ungated_always, ungated_family, by_field, extractor, config })
+        Ok(Engine {
+            detectors: entries,
+            table,
+            gates,
+            code_points: &CODE_POINTS,
+            ungated_always,
+            ungated_family,
+            ungated_families,
+            by_field,
+            extractor,
+            config,
+        })
     }
 
     pub fn detector_names(&self) -> Vec<&'static str> {
@@ -1201,10 +1219,10 @@ impl Engine {
     #[inline]
     fn admitted_set(&self, mask: u64, admit: u64) -> u64 {
         let mut m = (admit & self.gates.gated) | self.ungated_always;
-        for &(fam, bit) in &self.ungated_family {
-            if mask & fam != 0 {
-                m |= bit;
-            }
+        let mut fams = mask & self.ungated_families;
+        while fams != 0 {
+            m |= self.ungated_family[fams.trailing_zeros() as usize % 16];
+            fams &= fams - 1;
         }
         m
     }
