@@ -167,6 +167,12 @@ impl<'a> Candidates<'a> {
         std::iter::once(Candidate { text: self.raw, transforms: Transforms::NONE }).chain(self.decoded).chain(self.base64)
     }
 
+    /// The candidates after the raw value: the decoded text (if different), base64 (if any);
+    /// [`Candidates::iter`] without its first.
+    pub fn derived(&self) -> [Option<Candidate<'a>>; 2] {
+        [self.decoded, self.base64]
+    }
+
     pub fn len(&self) -> usize {
         1 + self.decoded.is_some() as usize + self.base64.is_some() as usize
     }

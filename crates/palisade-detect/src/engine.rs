@@ -80,6 +80,8 @@ const NOT_SHAPE: u64 = 1 << 28;
 const SLASH: u64 = 1 << 27;
 /// Families bits are `1 << index in FAMILIES`.
 const ALL_FAMILIES: u64 = (1 << FAMILIES.len()) - 1;
+// [`Engine::ungated_family`] holds 16 families.
+const _: () = assert!(FAMILIES.len() <= 16);
 /// A non-ASCII byte: the value's non-ASCII characters are classified by code point
 /// ([`CodePoint`]) in a second pass.
 const NON_ASCII: u64 = 1 << 26;
@@ -178,6 +180,10 @@ struct Gates {
     /// Bit `k`: the `k`-th test needs no class bit (no [`Gate::test_bytes`]) (the first
     /// [`MAX_TEST_BITS`] tests).
     need_free: u16,
+    /// The first [`MAX_TEST_BITS`] tests by index, for [`Gates::admit_but`]: the detector bit,
+    /// and the test then the bare-word test (indexed by whether the text is a bare word).
+    first_bits: [u64; MAX_TEST_BITS],
+    first_tests: [[GateTest; 2]; MAX_TEST_BITS],
     /// The [`Gate::test_bytes`] and [`Gate::test_only`] of each test.
     test_bytes: Vec<&'static [u8]>,
     test_only: Vec<&'static [u8]>,
@@ -205,6 +211,12 @@ struct Classes {
 /// A gate's structural test ([`Gate::test`]).
 type GateTest = fn(&str) -> bool;
 
+/// The test of the slots of [`Gates::first_tests`] no test fills (never run: no class bit
+/// and no [`Gates::need_free`] bit stands for them).
+fn never(_: &str) -> bool {
+    false
+}
+
 impl Gates {
     fn new(gates: &[Option<Gate>], shape_gates: &[Option<GateTest>], word_gates: &[Option<GateTest>]) -> Gates {
         let mut g = Gates {
@@ -217,6 +229,8 @@ impl Gates {
             tests: Vec::new(),
             tested: 0,
             need_free: 0,
+            first_bits: [0; MAX_TEST_BITS],
+            first_tests: [[never as GateTest; 2]; MAX_TEST_BITS],
             test_bytes: Vec::new(),
             test_only: Vec::new(),
             shaped: 0,
@@ -253,6 +267,10 @@ impl Gates {
                 let need = if gate.test_bytes.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (TEST_SHIFT as usize + k) };
                 let excl = if gate.test_only.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (ONLY_SHIFT as usize + k) };
                 let word = word_gates.get(i).copied().flatten().unwrap_or(t);
+                if k < MAX_TEST_BITS {
+                    g.first_bits[k] = bit;
+                    g.first_tests[k] = [t, word];
+                }
                 g.tests.push((bit, need, excl, t, word));
                 g.tested |= bit;
                 if need == 0 && k < MAX_TEST_BITS {
@@ -351,11 +369,12 @@ impl Gates {
             // [`MAX_TEST_BITS`]; further ones always run, below).
             let bits = (class >> TEST_SHIFT) as u16 | self.need_free;
             let mut run = bits & !((class >> ONLY_SHIFT) as u16);
+            let w = word as usize;
             while run != 0 {
-                let k = run.trailing_zeros() as usize;
+                let k = run.trailing_zeros() as usize % MAX_TEST_BITS;
                 run &= run - 1;
-                let Some(&(bit, _, _, test, word_test)) = self.tests.get(k) else { break };
-                if m & bit == 0 && (if word { word_test } else { test })(t) {
+                let bit = self.first_bits[k];
+                if m & bit == 0 && self.first_tests[k][w](t) {
                     m |= bit;
                 }
             }
@@ -916,8 +935,10 @@ pub struct Engine {
     code_points: &'static CodePoints,
     /// Ungated detectors shown every value (not in [`FAMILIES`]).
     ungated_always: u64,
-    /// Ungated detectors with a family: (family bit, detector bit).
-    ungated_family: Vec<(u64, u64)>,
+    /// Ungated detectors with a family, by the family's index in [`FAMILIES`] (at most 16).
+    ungated_family: [u64; 16],
+    /// The family bits of `ungated_family` that have some detector.
+    ungated_families: u64,
     /// Per field kind: the detectors that judge it ([`Detector::applies_to`]; whole XML
     /// documents only go to the XML detectors).
     by_field: [u64; FIELD_KINDS],
@@ -949,7 +970,7 @@ impl Engine {
         let shape_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.product_token_gate()).collect();
         let word_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.bare_word_gate()).collect();
         let gates = Gates::new(&declared, &shape_gates, &word_gates);
-        let (mut ungated_always, mut ungated_family, mut by_field) = (0u64, Vec::new(), [0u64; FIELD_KINDS]);
+        let (mut ungated_always, mut ungated_family, mut ungated_families, mut by_field) = (0u64, [0u64; 16], 0u64, [0u64; FIELD_KINDS]);
         let mut entries = Vec::with_capacity(detectors.len());
         for (i, det) in detectors.into_iter().enumerate() {
             let bit = 1u64 << i;
@@ -957,7 +978,10 @@ impl Engine {
             let xml_document = fam.is_some() && fam == family_of("xxe");
             if gates.gated & bit == 0 {
                 match fam {
-                    Some(f) => ungated_family.push((1u64 << f, bit)),
+                    Some(f) => {
+                        ungated_family[f] |= bit;
+                        ungated_families |= 1u64 << f;
+                    }
                     None => ungated_always |= bit,
                 }
             }
@@ -970,7 +994,18 @@ impl Engine {
             entries.push(Entry { det });
         }
         let table = class_table(&gates);
-        Ok(Engine { detectors: entries, table, gates, code_points: &CODE_POINTS, ungated_always, ungated_family, by_field, extractor, config })
+        Ok(Engine {
+            detectors: entries,
+            table,
+            gates,
+            code_points: &CODE_POINTS,
+            ungated_always,
+            ungated_family,
+            ungated_families,
+            by_field,
+            extractor,
+            config,
+        })
     }
 
     pub fn detector_names(&self) -> Vec<&'static str> {
@@ -1009,6 +1044,10 @@ impl Engine {
         memo.reset();
         let findings = &mut report.findings;
         let mut f = |field: &extract::Field<'_>| {
+            // A kind no detector judges is clean (without a look at the memo).
+            if self.by_field[field.kind as usize] == 0 {
+                return ControlFlow::Continue(true);
+            }
             let kind = field.kind as u8;
             let slot = match memo.find(kind, field.value.as_bytes()) {
                 Ok(()) => return ControlFlow::Continue(true),
@@ -1069,8 +1108,9 @@ impl Engine {
 
     /// The bits of [`Gates::packed_table`] of the bytes of `b` (class bits and gates, packed)
     /// and the gates the literals open ([`Pairs`]), fused: per byte one lookup of its bits,
-    /// one of its class, and a test of the bit of the pair it ends; the literals of a set bit
-    /// are compared with the bytes there ([`Pairs::matched`], out of the loop). Once every
+    /// one of its class, and a test of the bit of the pair it ends; on a set bit, the classes
+    /// of the bytes around the pair are filtered ([`Pairs::wants`]) and the literals that pass
+    /// compared with the bytes there ([`Pairs::matched`], out of the loop). Once every
     /// gate with literals is open, the bytes left are only or-ed.
     #[inline(always)]
     fn classify_packed(&self, b: &[u8], l: &Pairs) -> (u64, u64) {
@@ -1090,7 +1130,7 @@ impl Engine {
                 if r >> (g & 63) & 1 != 0 {
                     let k = l.rank(f, g);
                     let have = unpack_gates(p);
-                    if l.wants(k, b.get($i + 1).map_or(0, |&c| l.fold[c as usize]), have | lit) {
+                    if l.wants(k, b, $i - 1, have | lit) {
                         lit = l.matched(b, $i - 1, k, lit, have);
                         if all & !(lit | have) == 0 {
                             for &c in b.get($i + 1..).unwrap_or_default() {
@@ -1121,7 +1161,7 @@ impl Engine {
         // A literal of one byte at the end.
         if r & 1 != 0 {
             let k = l.rank(f, 0);
-            if l.wants(k, 0, unpack_gates(p) | lit) {
+            if l.wants(k, b, b.len() - 1, unpack_gates(p) | lit) {
                 lit = l.matched(b, b.len() - 1, k, lit, unpack_gates(p));
             }
         }
@@ -1179,10 +1219,10 @@ impl Engine {
     #[inline]
     fn admitted_set(&self, mask: u64, admit: u64) -> u64 {
         let mut m = (admit & self.gates.gated) | self.ungated_always;
-        for &(fam, bit) in &self.ungated_family {
-            if mask & fam != 0 {
-                m |= bit;
-            }
+        let mut fams = mask & self.ungated_families;
+        while fams != 0 {
+            m |= self.ungated_family[fams.trailing_zeros() as usize % 16];
+            fams &= fams - 1;
         }
         m
     }
@@ -1285,9 +1325,15 @@ impl Engine {
             return self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded);
         }
         let cands = decode_by_classes(dec, raw, classes.mask);
-        for c in cands.iter() {
-            let cc = if c.transforms.is_empty() { classes } else { self.classify(c.text) };
-            let todo = self.todo(c.text, cc) & applies;
+        // The raw value first, then the derived candidates ([`decode::Candidates::iter`], each
+        // taken in turn here rather than through that chain of iterators).
+        let todo = self.todo(raw, classes) & applies;
+        if todo != 0 {
+            let input = Input { raw, decoded: raw, field: kind };
+            self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded)?;
+        }
+        for c in cands.derived().into_iter().flatten() {
+            let todo = self.todo(c.text, self.classify(c.text)) & applies;
             if todo & !fired == 0 {
                 continue;
             }

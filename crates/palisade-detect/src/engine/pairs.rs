@@ -8,9 +8,10 @@
 //! class 0), and a bit per pair of classes ([`Pairs::rows`], 512 bytes used) tells whether some
 //! literal is looked for at that pair. The byte pass tests, for each byte, the bit of the pair
 //! it ends; on a set bit, the pair's rank among those looked for ([`Pairs::rank`], an 8 KB
-//! table) indexes a filter on the byte after the pair and on the gates still closed
-//! ([`Pairs::wants`]), and only then are the literals of that pair compared with the bytes
-//! around it ([`Pairs::matched`], eight bytes at once).
+//! table) indexes a filter on the bytes before and after the pair and on the gates still
+//! closed ([`Pairs::wants`]: a word literal that starts with its pair, such as `or` or `in`,
+//! is not compared inside a word of prose), and only then are the literals of that pair
+//! compared with the bytes around it ([`Pairs::matched`], eight bytes at once).
 //!
 //! This replaced a walk of the literals' Aho-Corasick DFA laid out as a dense table (1,170
 //! states by 56 byte classes, 256 KB) in which every byte was a load depending on the previous
@@ -44,18 +45,30 @@ pub(super) struct Pairs {
     /// order of their indexes), which indexes the dense tables below; 0 where none is looked
     /// for (never read there: `rows` says no first).
     slot: Box<[u16; 4096]>,
-    /// Per pair looked for (by rank): bit `g` set when some literal looked for there may be
-    /// followed, after the pair, by a byte of class `g` (0 also for the end of the text): its
-    /// next byte's class, or every class when the literal ends with the pair (for a word
-    /// literal, only the classes of bytes that end a word).
-    third: Box<[u64]>,
-    /// Per pair looked for (by rank): the gates its literals open (together).
-    gates: Box<[u64]>,
+    /// Per pair looked for (by rank): the filters of [`Pairs::wants`] ([`Rank`]).
+    ranks: Box<[Rank]>,
     /// Per pair looked for (by rank): its literals, `entries[first[k]..first[k + 1]]`.
     first: Box<[u16]>,
     entries: Box<[Entry]>,
     /// The bytes of every literal (ASCII lowercase), end to end.
     bytes: Box<[u8]>,
+}
+
+/// The filters of a pair looked for ([`Pairs::wants`]), read together.
+#[derive(Clone, Copy, Default)]
+struct Rank {
+    /// Bit `g` set when some literal looked for there may be followed, after the pair, by a
+    /// byte of class `g` (0 also for the end of the text): its next byte's class, or every
+    /// class when the literal ends with the pair (for a word literal, only the classes of
+    /// bytes that end a word).
+    third: u64,
+    /// Bit `g` set when some literal looked for there may be preceded, before the pair, by a
+    /// byte of class `g` (0 also for the start of the text): its byte before the pair, or
+    /// every class when the literal starts with the pair (for a word literal, only the
+    /// classes of bytes after which a word starts, and 0).
+    before: u64,
+    /// The gates its literals open (together).
+    gates: u64,
 }
 
 /// A literal looked for at a pair of its bytes.
@@ -147,9 +160,14 @@ impl Pairs {
         assert!(keyed.len() < 1 << 16, "gate literals: too many");
         // The classes that hold a byte ending a word (0 holds the end of the text).
         let mut not_word = 1u64;
+        // The classes that hold a byte a word may follow (0 holds the start of the text).
+        let mut word_start = 1u64;
         for c in 0..=255u8 {
             if !WORD_BYTE[c as usize] {
                 not_word |= 1 << fold[c as usize];
+            }
+            if !(c.is_ascii_alphabetic() || c == b'_') {
+                word_start |= 1 << fold[c as usize];
             }
         }
         let mut rows = [0u64; 256];
@@ -164,7 +182,7 @@ impl Pairs {
                 pairs += 1;
             }
         }
-        let (mut third, mut first, mut pair_gates) = (vec![0u64; pairs], vec![0u16; pairs + 1], vec![0u64; pairs]);
+        let (mut ranks, mut first) = (vec![Rank::default(); pairs], vec![0u16; pairs + 1]);
         let mut bytes = Vec::new();
         let mut entries = Vec::with_capacity(keyed.len());
         let mut at: Vec<Option<u16>> = vec![None; lits.len()];
@@ -172,14 +190,19 @@ impl Pairs {
             let (l, word, gates) = &lits[k];
             let b = l.as_bytes();
             let r = slot[x] as usize;
-            third[r] |= match b.get(o + 2) {
+            ranks[r].third |= match b.get(o + 2) {
                 Some(&c) => 1 << fold[c as usize],
                 // (A literal of one byte ends before the pair's second byte.)
                 None if *word && b.len() >= 2 => not_word,
                 None => !0,
             };
+            ranks[r].before |= match o.checked_sub(1).map(|p| b[p]) {
+                Some(c) => 1 << fold[c as usize],
+                None if *word => word_start,
+                None => !0,
+            };
             first[r + 1] += 1;
-            pair_gates[r] |= gates;
+            ranks[r].gates |= gates;
             let at = *at[k].get_or_insert_with(|| {
                 bytes.extend_from_slice(b);
                 u16::try_from(bytes.len() - b.len()).expect("gate literals: too many bytes")
@@ -202,8 +225,7 @@ impl Pairs {
             fold,
             rows,
             slot,
-            third: third.into_boxed_slice(),
-            gates: pair_gates.into_boxed_slice(),
+            ranks: ranks.into_boxed_slice(),
             first: first.into_boxed_slice(),
             entries: entries.into_boxed_slice(),
             bytes: bytes.into_boxed_slice(),
@@ -217,18 +239,19 @@ impl Pairs {
         self.slot[((e as usize) << 6 | f as usize) & 0xFFF] as usize
     }
 
-    /// Whether some literal looked for at the pair of rank `r` may be followed by a byte of
-    /// class `g` (0: also the end of the text).
+    /// Whether the literals looked for at the pair of rank `r`, found at `b[j]`, may stand
+    /// there by the class of the byte before the pair (tested first: it rules out most of the
+    /// short word literals found inside words of prose) and of the byte after it (none: class
+    /// 0, as at the start and end of the text), and open a gate `open` lacks.
     #[inline(always)]
-    pub(super) fn third(&self, r: usize, g: u8) -> bool {
-        self.third.get(r).is_some_and(|t| t >> (g & 63) & 1 != 0)
-    }
-
-    /// Whether the literals looked for at the pair of rank `r` may be followed by a byte of
-    /// class `g` (0: also the end of the text) and open a gate `open` lacks.
-    #[inline(always)]
-    pub(super) fn wants(&self, r: usize, g: u8, open: u64) -> bool {
-        self.third(r, g) && self.gates.get(r).is_some_and(|&m| m & !open != 0)
+    pub(super) fn wants(&self, r: usize, b: &[u8], j: usize, open: u64) -> bool {
+        let Some(k) = self.ranks.get(r) else { return false };
+        let e = j.checked_sub(1).and_then(|p| b.get(p)).map_or(0, |&c| self.fold[c as usize]);
+        if (k.before >> (e & 63)) & 1 == 0 {
+            return false;
+        }
+        let g = b.get(j + 2).map_or(0, |&c| self.fold[c as usize]);
+        (k.third >> (g & 63)) & 1 != 0 && k.gates & !open != 0
     }
 
     /// `m` with the gates of the literals looked for at the pair of rank `r` that occur in `b`
@@ -275,7 +298,7 @@ impl Pairs {
             let g = self.fold[c as usize];
             if self.rows[f as usize] >> (g & 63) & 1 != 0 {
                 let r = self.rank(f, g);
-                if self.wants(r, b.get(i + 1).map_or(0, |&c| self.fold[c as usize]), have | lit) {
+                if self.wants(r, b, i - 1, have | lit) {
                     lit = self.matched(b, i - 1, r, lit, have);
                     if all & !(lit | have) == 0 {
                         return lit;
@@ -286,7 +309,7 @@ impl Pairs {
         }
         if self.rows[f as usize] & 1 != 0 {
             let r = self.rank(f, 0);
-            if self.wants(r, 0, have | lit) {
+            if self.wants(r, b, b.len() - 1, have | lit) {
                 lit = self.matched(b, b.len() - 1, r, lit, have);
             }
         }
