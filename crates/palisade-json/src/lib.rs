@@ -919,33 +919,41 @@ fn unescape_into(raw: &[u8], out: &mut Vec<u8>) {
         if i >= raw.len() {
             break;
         }
-        let e = raw[i + 1];
-        i += 2;
-        let c = match e {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            _ => {
-                let hi = hex4(raw, i).unwrap_or(0xFFFD);
-                i += 4;
-                let cp = if (0xD800..0xDC00).contains(&hi) {
-                    let lo = hex4(raw, i + 2).unwrap_or(0xDC00);
-                    i += 6;
-                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                } else {
-                    hi
-                };
-                char::from_u32(cp).unwrap_or('\u{FFFD}')
-            }
-        };
-        let mut buf = [0u8; 4];
-        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        i = unescape_one(raw, i, out);
     }
+}
+
+/// Appends the character of the escape at `raw[i]` (a `\\`; the text is valid JSON) to `out`
+/// and returns the index past it (a `\\uD8xx\\uDCxx` pair is one character).
+#[inline(always)]
+fn unescape_one(raw: &[u8], mut i: usize, out: &mut Vec<u8>) -> usize {
+    let e = raw[i + 1];
+    i += 2;
+    let c = match e {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => {
+            let hi = hex4(raw, i).unwrap_or(0xFFFD);
+            i += 4;
+            let cp = if (0xD800..0xDC00).contains(&hi) {
+                let lo = hex4(raw, i + 2).unwrap_or(0xDC00);
+                i += 6;
+                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+            } else {
+                hi
+            };
+            char::from_u32(cp).unwrap_or('\u{FFFD}')
+        }
+    };
+    let mut buf = [0u8; 4];
+    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    i
 }
 
 /// The byte-by-byte [`unescape_into`] it replaced (2026-11-24), kept as the tests' reference.
@@ -959,32 +967,7 @@ fn unescape_into_reference(raw: &[u8], out: &mut Vec<u8>) {
             i += 1;
             continue;
         }
-        let e = raw[i + 1];
-        i += 2;
-        let c = match e {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            _ => {
-                let hi = hex4(raw, i).unwrap_or(0xFFFD);
-                i += 4;
-                let cp = if (0xD800..0xDC00).contains(&hi) {
-                    let lo = hex4(raw, i + 2).unwrap_or(0xDC00);
-                    i += 6;
-                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
-                } else {
-                    hi
-                };
-                char::from_u32(cp).unwrap_or('\u{FFFD}')
-            }
-        };
-        let mut buf = [0u8; 4];
-        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        i = unescape_one(raw, i, out);
     }
 }
 

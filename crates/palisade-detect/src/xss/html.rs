@@ -374,6 +374,19 @@ pub(crate) enum Scheme {
     Data,
 }
 
+/// The one scheme of [`scheme`] that starts with the (lowercase) letter `c`, if any.
+#[inline]
+pub(crate) fn scheme_of_letter(c: u8) -> Option<&'static [u8]> {
+    Some(match c {
+        b'j' => b"javascript:",
+        b'v' => b"vbscript:",
+        b'l' => b"livescript:",
+        b'm' => b"mocha:",
+        b'd' => b"data:",
+        _ => return None,
+    })
+}
+
 /// The scheme of a URL as a browser resolves it: leading C0 controls and spaces stripped, tabs
 /// and newlines removed anywhere, case-insensitive.
 pub(crate) fn scheme(url: &str) -> Option<Scheme> {
@@ -397,14 +410,8 @@ pub(crate) fn scheme(url: &str) -> Option<Scheme> {
         // (`Deploy to...` stops at its `e`, not after 24 bytes copied;
         // `tests::scheme_agrees_with_its_reference`). A script scheme is decided once spelled.
         if n == 0 {
-            want = match c {
-                b'j' => b"javascript:",
-                b'v' => b"vbscript:",
-                b'l' => b"livescript:",
-                b'm' => b"mocha:",
-                b'd' => b"data:",
-                _ => return None,
-            };
+            let Some(w) = scheme_of_letter(c) else { return None };
+            want = w;
         }
         if n < want.len() && c != want[n] {
             return None;

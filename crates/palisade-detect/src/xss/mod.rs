@@ -542,14 +542,8 @@ fn scheme_rejected_before_amp(b: &[u8]) -> bool {
         }
         let c = c.to_ascii_lowercase();
         if n == 0 {
-            want = match c {
-                b'j' => b"javascript:",
-                b'v' => b"vbscript:",
-                b'l' => b"livescript:",
-                b'm' => b"mocha:",
-                b'd' => b"data:",
-                _ => return true,
-            };
+            let Some(w) = html::scheme_of_letter(c) else { return true };
+            want = w;
         }
         if n < want.len() && c != want[n] {
             return true;
