@@ -410,8 +410,7 @@ pub(crate) fn scheme(url: &str) -> Option<Scheme> {
         // (`Deploy to...` stops at its `e`, not after 24 bytes copied;
         // `tests::scheme_agrees_with_its_reference`). A script scheme is decided once spelled.
         if n == 0 {
-            let Some(w) = scheme_of_letter(c) else { return None };
-            want = w;
+            want = scheme_of_letter(c)?;
         }
         if n < want.len() && c != want[n] {
             return None;
