@@ -256,7 +256,11 @@ fn analyse(s: &str) -> Option<Hit> {
                 put(90, &s[p..], "parameter entity declaration");
             } else if matches!(b.get(i), Some(b'"' | b'\'')) {
                 let q = b[i];
-                let win = (i + 1 + 4096).min(l.len());
+                // At most 4 KiB of the value, cut at a character boundary.
+                let mut win = (i + 1 + 4096).min(l.len());
+                while !l.is_char_boundary(win) {
+                    win -= 1;
+                }
                 let end = l.get(i + 1..win).and_then(|w| w.find(q as char)).map_or(win, |e| i + 1 + e);
                 let val = &l[i + 1..end];
                 if val.contains('&') && val.contains(';') {
@@ -327,6 +331,18 @@ mod tests {
 
     fn q(v: &str) -> u8 {
         detector().check(&Input { raw: v, decoded: v, field: FieldKind::XmlDocument }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    /// An entity value longer than the 4 KiB window whose window ends inside a multi-byte
+    /// character is read up to the character before it (the fuzz target `detect_misc` found the
+    /// window cut inside a `\u{FFFD}`, a panic).
+    #[test]
+    fn an_entity_value_window_ending_inside_a_character_is_cut_before_it() {
+        for pad in 0..4 {
+            let value = format!("<!DOCTYPE x [<!ENTITY e \"{}{}&a;\">]>", "a".repeat(4094 + pad), "\u{FFFD}".repeat(4));
+            // No panic, and the declaration itself is still reported.
+            assert!(q(&value) >= 60, "pad {pad}: {}", q(&value));
+        }
     }
 
     #[test]
