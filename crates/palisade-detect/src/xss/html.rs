@@ -566,7 +566,7 @@ pub(crate) const NAMED_LENS: [u16; 32] = {
 };
 
 /// The reference [`decode_entities`] decodes at `b[i]` (an `&`), if any: its character and the
-/// number of bytes it takes.
+/// number of bytes it takes (also what [`entity_scan`] reads).
 #[inline]
 fn entity_at(b: &[u8], i: usize) -> Option<(char, usize)> {
     if b.get(i + 1) == Some(&b'#') {
@@ -637,26 +637,9 @@ pub(crate) fn decode_entities(v: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'&' {
-            if b.get(i + 1) == Some(&b'#') {
-                let hexa = matches!(b.get(i + 2), Some(b'x' | b'X'));
-                let mut j = i + 2 + usize::from(hexa);
-                let ds = j;
-                let mut val: u32 = 0;
-                while j < b.len() && (if hexa { b[j].is_ascii_hexdigit() } else { b[j].is_ascii_digit() }) {
-                    val = val.saturating_mul(if hexa { 16 } else { 10 }).saturating_add((b[j] as char).to_digit(16).unwrap_or(0));
-                    j += 1;
-                }
-                if j > ds {
-                    if b.get(j) == Some(&b';') {
-                        j += 1;
-                    }
-                    out.push(char::from_u32(val).unwrap_or('\u{fffd}'));
-                    i = j;
-                    continue;
-                }
-            } else if let Some((c, used)) = named_entity(&b[i + 1..]) {
+            if let Some((c, used)) = entity_at(b, i) {
                 out.push(c);
-                i += 1 + used;
+                i += used;
                 continue;
             }
         }
