@@ -620,8 +620,10 @@ impl Writer {
                             continue;
                         }
                         Some(Folded::Aggregated) => {
-                            self.c.aggregated.fetch_add(1, Ordering::SeqCst);
+                            // `held` first: a snapshot reads `aggregated` before `held`, so
+                            // it never sees an event counted as both.
                             self.c.held.fetch_sub(1, Ordering::SeqCst);
+                            self.c.aggregated.fetch_add(1, Ordering::SeqCst);
                             continue;
                         }
                         // A rolled window always has its entry in the table.
@@ -630,8 +632,8 @@ impl Writer {
                 }
                 h.event.count = h.event.count.saturating_add(e.count);
                 h.event.last_ms = h.event.last_ms.max(e.last_ms);
-                self.c.aggregated.fetch_add(1, Ordering::SeqCst);
                 self.c.held.fetch_sub(1, Ordering::SeqCst);
+                self.c.aggregated.fetch_add(1, Ordering::SeqCst);
                 continue;
             }
             if behind && self.held.len() < MAX_HELD {
@@ -711,7 +713,11 @@ impl Writer {
         }
         rows.sort_by_key(|e| e.time_ms);
         let n = rows.len() as u64;
-        match self.sink.write(&rows) {
+        let stored = self.sink.write(&rows);
+        // Out of `held` before into an outcome: a snapshot reads the outcomes before `held`, so
+        // it never sees an event counted as both.
+        self.c.held.fetch_sub(n, Ordering::SeqCst);
+        match stored {
             Ok(()) => {
                 self.c.written.fetch_add(n, Ordering::SeqCst);
                 self.c.batches.fetch_add(1, Ordering::SeqCst);
@@ -724,6 +730,5 @@ impl Writer {
                 self.c.sink_errors.fetch_add(1, Ordering::SeqCst);
             }
         }
-        self.c.held.fetch_sub(n, Ordering::SeqCst);
     }
 }

@@ -246,7 +246,7 @@ fn an_open_aggregate_folds_identical_events_on_the_request_path_without_building
         tx.send(ev("192.0.2.1", "detect.sqli", 1001 + i));
     }
     g.tokens.send(()).unwrap();
-    let s = wait_for(&p, |s| s.aggregated == 3 && s.queued == 0);
+    let s = wait_for(&p, |s| s.aggregated == 3 && s.queued == 0 && s.held == 1);
     assert_eq!((s.produced, s.written, s.aggregated, s.held), (5, 1, 3, 1), "{s:?}");
     // Now identical events are only counted: never built, queued or held.
     for i in 0..100 {
