@@ -407,7 +407,12 @@ pub(crate) fn function(w: &str) -> Func {
     // Strip a schema prefix for the names that are unambiguous without it.
     let last = l.rsplit('.').next().unwrap_or(l);
     match l {
-        "dbms_lock.sleep" | "dbms_session.sleep" | "dbms_pipe.receive_message" | "sys.dbms_lock.sleep" => return Func::Time,
+        "dbms_lock.sleep" | "dbms_session.sleep" | "dbms_pipe.receive_message" | "sys.dbms_lock.sleep" | "user_lock.sleep" | "sys.user_lock.sleep" => {
+            return Func::Time
+        }
+        // A qualified `sleep` is a procedure of one of Oracle's packages above; elsewhere
+        // (`Thread.sleep(5000)`, `time.sleep(1)`) it is a program's, not a database's.
+        _ if last == "sleep" && last.len() < l.len() => return Func::Unknown,
         "utl_http.request"
         | "utl_inaddr.get_host_address"
         | "utl_inaddr.get_host_name"

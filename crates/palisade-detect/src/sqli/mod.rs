@@ -1555,6 +1555,8 @@ struct Parser<'a> {
     select_depth: Option<i64>,
     /// The statement being checked started the value or followed an expression without `;`.
     stacked_head: bool,
+    /// The statement being checked follows an expression without `;` (MSSQL juxtaposition).
+    juxtaposed: bool,
     select_at_start: bool,
     /// The select list has a literal, a call or a variable (not only column names).
     select_items: bool,
@@ -1604,6 +1606,7 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         ident_start: false,
         select_depth: None,
         stacked_head: false,
+        juxtaposed: false,
         select_at_start: false,
         select_items: false,
         case_seen: false,
@@ -2215,12 +2218,20 @@ impl<'a> Parser<'a> {
 
     /// A statement keyword; `head`: at the start of the value or without `;` (MSSQL).
     fn statement(&mut self, t: Token<'a>, kw: Kw, head: bool) -> bool {
-        let _ = t;
+        self.juxtaposed = !head && self.st == St::Operator;
         let Kw::Stmt(s) = kw else {
             if kw == Kw::Select {
                 if !head {
                     // After `;`, or juxtaposed to the value (MSSQL batches need no `;`).
-                    self.signal(if self.st == St::Operator { 70 } else { 88 }, "stacked SELECT");
+                    let c = if self.st != St::Operator {
+                        88
+                    } else if self.quotes_own_text() {
+                        // `Click 'Select' and then 'Update'`: a sentence quoting a word.
+                        45
+                    } else {
+                        70
+                    };
+                    self.signal(c, "stacked SELECT");
                 }
                 self.begin_select();
                 return true;
@@ -2248,6 +2259,15 @@ impl<'a> Parser<'a> {
             return false;
         }
         true
+    }
+
+    /// In a quoted context, the next token is a string in the value's own quote that holds a
+    /// blank: the value's words between two of its quotes (`He wrote 'drop table' on the
+    /// board`), where a statement juxtaposed to the value would need its select list or object
+    /// name (`' select 'a'--` still selects a literal).
+    fn quotes_own_text(&mut self) -> bool {
+        let q = self.quote;
+        q != 0 && self.peek().is_some_and(|n| matches!(n.kind, Kind::Str { quote, .. } if quote == q) && n.text.bytes().any(|c| c == b' ' || c == b'\t'))
     }
 
     /// A value that starts with `DROP TABLE name` (no breakout) and goes on with a plain word
@@ -2310,7 +2330,7 @@ impl<'a> Parser<'a> {
                     ]
                     .iter()
                     .any(|o| word(o));
-                if !obj || head && self.quote == 0 && self.ddl_reads_as_prose() {
+                if !obj || head && self.quote == 0 && self.ddl_reads_as_prose() || self.juxtaposed && self.quotes_own_text() {
                     return false;
                 }
                 self.signal(strong, "stacked DDL statement");

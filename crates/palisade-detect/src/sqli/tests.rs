@@ -229,6 +229,50 @@ fn order_by_a_word_at_the_start_is_a_search() {
     assert!(conf("1 order by 5") >= 60);
 }
 
+#[test]
+fn a_sentence_quoting_statement_words_is_not_a_juxtaposed_statement() {
+    // The words between the value's own quotes are its text, not a select list or an object.
+    for s in [
+        "Click 'Select' and then 'Update'",
+        "Options: 'select', 'order', 'group'",
+        "'Select' is a button label",
+        "press \"select\" or \"insert\"",
+        "Das Wort 'select' ist englisch",
+        "He wrote 'drop table' on the board",
+        "the words 'select' and 'drop' are reserved",
+    ] {
+        assert!(conf(s) < 60, "{s}: {}", conf(s));
+    }
+    // A statement after `;`, or with a select list or an object name, still is one.
+    for s in [
+        "1' select @@version--",
+        "a' drop table users--",
+        "x'; drop table 'users'--",
+        "x' select * from users--",
+        "x' select name from sysobjects--",
+        "1' select 'a'--",
+    ] {
+        assert!(conf(s) >= 60, "{s}: {}", conf(s));
+    }
+}
+
+#[test]
+fn a_qualified_sleep_is_a_database_procedure_only_in_oracle_packages() {
+    for s in ["Thread.sleep(5000);", "time.sleep(5)", "await asyncio.sleep(1)"] {
+        assert!(conf(s) < 60, "{s}: {}", conf(s));
+        assert!(hit(s, Level::Strict).is_none(), "{s}");
+    }
+    for s in [
+        "1 and sleep(5)",
+        "1 and dbms_lock.sleep(5)",
+        "1' and user_lock.sleep(5)--",
+        "x' or pg_catalog.pg_sleep(5)--",
+        "1;select sys.dbms_lock.sleep(5) from dual--",
+    ] {
+        assert!(conf(s) >= 60, "{s}: {}", conf(s));
+    }
+}
+
 /// Every word literal of `keywords::classify`, read from its source (`\\n`, the one literal
 /// that is not a word, as the two characters it stands for).
 fn classify_literals() -> Vec<&'static str> {
