@@ -530,3 +530,30 @@ fn bare_program_agrees_with_the_reference() {
     }
     assert!(yes > 300, "{yes}");
 }
+
+/// [`bare_key_pairs`] is [`bare_key`] for every pair of first and last two bytes and every
+/// length, and [`gate_bare_word`] answers as [`gate_bare_word_reference`] on every program and
+/// generated words.
+#[test]
+fn bare_key_pairs_is_bare_key() {
+    for a in 0..=255u8 {
+        for b in 0..=255u8 {
+            for (y, z) in [(a, b), (b, a), (b'_', a), (b, b'D'), (0, 0xff), (0x1f, 0x20), (a ^ 0x20, b ^ 0x20)] {
+                for n in 2..=UNAMBIGUOUS_MAX {
+                    let want = bare_key(a, b, y, z, n);
+                    assert_eq!(bare_key_pairs(u16::from_le_bytes([a, b]), u16::from_le_bytes([y, z]), n), want, "{a} {b} {y} {z} {n}");
+                }
+            }
+        }
+    }
+    let mut rng = XorShift64::new(0x1f83_d9ab_fb41_bd6b);
+    const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    let mut words: Vec<String> = PROGRAMS.iter().chain(AMBIGUOUS.iter()).flat_map(|w| [w.to_string(), w.to_ascii_uppercase()]).collect();
+    for _ in 0..200_000 {
+        let n = (rng.next_u64() % 24) as usize;
+        words.push((0..n).map(|_| ALPHA[(rng.next_u64() % ALPHA.len() as u64) as usize] as char).collect());
+    }
+    for w in &words {
+        assert_eq!(gate_bare_word(w), gate_bare_word_reference(w), "{w:?}");
+    }
+}
