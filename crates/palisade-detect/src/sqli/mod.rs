@@ -222,8 +222,9 @@ pub(crate) const GATE_WORDS: &[&str] = &[
 /// The length from which [`analyze`] tries [`inert`] on a value without a quote (and with a
 /// blank): measured on the bench bodies (shorter values are as cheap to analyse as to scan;
 /// 20 rather than 24 takes `Change X and Y on graph`, `Support for Cassandra?` out of the full
-/// analysis, 12 would add `USB-C Hub 7-in-1`, which fails at `in` and costs both).
-const INERT_MIN_LEN: usize = 20;
+/// analysis; 12 takes `USB-C Hub 7-in-1`, which [`inert`] accepts since a comparison word after
+/// an operator is inert, [`after_operator_or_not`]: 2.5k of automaton for ~0.4k of scan).
+const INERT_MIN_LEN: usize = 12;
 
 /// The strongest finding over all contexts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -679,8 +680,9 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
         | Kw::Delay
         | Kw::Value => 0,
         Kw::On => SEEN_LOGIC,
-        // After NOT (`but not in`), the automaton stops at the comparison word.
-        Kw::BinOp if after_not(b, start) => 0,
+        // After NOT (`but not in`) or an operator (`7-in-1`, `plug-in`, `Status: in transit`),
+        // the automaton stops at the comparison word.
+        Kw::BinOp if after_operator_or_not(b, start) => 0,
         Kw::BinOp => {
             // A comparison records only under a condition (after ON, OR...), against a literal,
             // or between two equal names: the next token must be a name (a word that is no
@@ -779,7 +781,31 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
     true
 }
 
-/// Whether the comparison word (LIKE, IN, IS...) that starts at `start` follows the token NOT,
+/// The operator half of [`after_operator_or_not`] (for the tests).
+#[cfg(test)]
+fn after_operator(b: &[u8], start: usize) -> bool {
+    let mut e = start;
+    while e > 0 && (b[e - 1] <= b' ' || b[e - 1] == 0x7f) {
+        e -= 1;
+    }
+    e > 0 && matches!(b[e - 1], b'-' | b'+' | b'/' | b':')
+}
+
+/// Whether the comparison word (LIKE, IN, IS...) that starts at `start` follows one of the
+/// tokens `-`, `+`, `/`, `:` (ASCII blanks between): then every context stops there. In a value
+/// that [`inert_with`] accepts up to the word, such a byte is a token of its own (`--`, `/*`,
+/// `*/`, `->`, `:=` need bytes it refuses; a number such as `1e-5` takes the `-` only with a
+/// digit after it; a word, a variable or a quoted identifier holds none, and inside a string
+/// or `[...]` the word is no token either), and no quote stands between it and the word, so
+/// a context that reaches the word has read that token right before it. After `-`, `+` the
+/// automaton waits for an operand (a prefix, or the right side of an arithmetic operator),
+/// after `/` and `::` too, or it has stopped (`/` cannot open an operand; `:` is no SQL token,
+/// which every state refuses; every pending construct refuses these tokens but a statement's
+/// head after `;`, which [`inert_with`] refuses); with no
+/// parenthesis in such a value (no keyword comes with one), a comparison word is no operand,
+/// so the context stops (`tests::inert_operator_comparisons_agree_with_the_full_analysis`).
+///
+/// Or whether it follows the token NOT,
 /// which does not follow AS: then every context stops there. The automaton reads NOT after an
 /// operand (or at the start, or after a logic keyword) as a prefix and waits for an operand; a
 /// comparison word is none (a `(` after it, a call, is no longer [`inert_with`]'s business: no
@@ -793,11 +819,14 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
 /// between NOT and the comparison word: a context that reaches the word reads NOT right before
 /// it, as its first token or after another (`tests::inert_keywords_agree_with_the_full_analysis`,
 /// `tests::inert_not_comparisons_agree_with_the_full_analysis`).
-fn after_not(b: &[u8], start: usize) -> bool {
+fn after_operator_or_not(b: &[u8], start: usize) -> bool {
     let blank = |c: u8| c <= b' ' || c == 0x7f;
     let mut e = start;
     while e > 0 && blank(b[e - 1]) {
         e -= 1;
+    }
+    if e > 0 && matches!(b[e - 1], b'-' | b'+' | b'/' | b':') {
+        return true;
     }
     if e == start || e < 3 || !b[e - 3..e].eq_ignore_ascii_case(b"not") {
         return false;
