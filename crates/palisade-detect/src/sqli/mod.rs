@@ -338,15 +338,14 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                     let start = i;
                     i = letters_end(b, i + 1);
                     let w = &b[start..i];
-                    let before = seen;
-                    if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
+                    if !word_is_inert_here(w, b, start, i, with_keywords, mark, &mut seen, &mut words) {
                         return false;
                     }
                     if after_digit {
                         // After a digit: `0x1f`/`0b1` literals end before a later letter.
                         let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
                         loop {
-                            if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
+                            if !word_is_inert_here(&w[k..], b, start + k, i, with_keywords, mark, &mut seen, &mut words) {
                                 return false;
                             }
                             if k < w.len() && w[k].is_ascii_hexdigit() {
@@ -355,11 +354,6 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                                 break;
                             }
                         }
-                    }
-                    // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
-                    // this check passed then and `#` since would have failed at once.
-                    if seen != before && (mark != 0 || needs_partner(seen)) {
-                        return false;
                     }
                     if b.get(i) == Some(&b' ') && b.get(i + 1).is_some_and(|&c| INERT_BYTES[c as usize] == B_WORD) {
                         i += 1;
@@ -500,6 +494,8 @@ fn needs_partner(seen: u16) -> bool {
 
 /// One word of [`inert_with`] (`b[start..end]`): not a keyword, or (`with_keywords`) one of
 /// the [`keyword_is_inert`] classes; remembered in `words`.
+/// (The loop of [`inert_with`] asks [`word_is_inert_here`]; this form is the tests' references'.)
+#[cfg(test)]
 #[inline(always)]
 fn word_is_inert(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bool, seen: &mut u16, words: &mut WordSet) -> bool {
     // One key, and one product of it, for the keyword table and the word set.
@@ -520,6 +516,35 @@ fn word_is_inert(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bo
     };
     words.insert_mixed(mixed);
     ok
+}
+
+/// [`word_is_inert`] as [`inert_with`] asks it, with the checks that only a keyword can fail
+/// made for keywords only: no keyword after `#` or a parenthesis (`mark`), and no statement
+/// with its partner ([`needs_partner`]). A word that is no keyword changes nothing (the loop
+/// checked `seen != before` after every word: `mark` is set only while `seen` is 0, so every
+/// keyword after it changes `seen`, and a keyword that changes nothing keeps the pairs as they
+/// were; `tests::inert_with_agrees_with_its_byte_dispatch`, whose loop checks after every word).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn word_is_inert_here(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bool, mark: u8, seen: &mut u16, words: &mut WordSet) -> bool {
+    let mixed = keywords::word_key(w).wrapping_mul(keywords::MUL);
+    let kw = keywords::keyword_mixed(w, mixed);
+    if kw == Kw::None {
+        words.insert_mixed(mixed);
+        return true;
+    }
+    if !with_keywords || mark != 0 {
+        return false;
+    }
+    let ok = match pure_keyword_bits(kw) {
+        Some(bits) => {
+            *seen |= SEEN_ANY | bits;
+            true
+        }
+        None => keyword_is_inert(kw, b, start, end, seen, words),
+    };
+    words.insert_mixed(mixed);
+    ok && !needs_partner(*seen)
 }
 
 /// What [`keyword_is_inert`] adds to `seen` for the classes it accepts whatever the bytes around

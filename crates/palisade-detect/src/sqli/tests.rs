@@ -1634,7 +1634,7 @@ fn inert_operator_comparisons_agree_with_the_full_analysis() {
         "e",
     ];
     let seps = [" ", " ", " ", "", "", "  ", "\n", "\u{a0}", "-", "+"];
-    let seed = std::env::var("SQLI_INERT_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(0x0b5e_55ed_0f_c0de);
+    let seed = std::env::var("SQLI_INERT_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(0x000b_5e55_ed0f_c0de);
     let n: usize = std::env::var("SQLI_INERT_N").ok().and_then(|n| n.parse().ok()).unwrap_or(300_000);
     let mut rng = XorShift64::new(seed);
     let (mut inert_n, mut op_n, mut found_n) = (0, 0, 0);
