@@ -222,8 +222,9 @@ pub(crate) const GATE_WORDS: &[&str] = &[
 /// The length from which [`analyze`] tries [`inert`] on a value without a quote (and with a
 /// blank): measured on the bench bodies (shorter values are as cheap to analyse as to scan;
 /// 20 rather than 24 takes `Change X and Y on graph`, `Support for Cassandra?` out of the full
-/// analysis, 12 would add `USB-C Hub 7-in-1`, which fails at `in` and costs both).
-const INERT_MIN_LEN: usize = 20;
+/// analysis; 12 takes `USB-C Hub 7-in-1`, which [`inert`] accepts since a comparison word after
+/// an operator is inert, [`after_operator_or_not`]: 2.5k of automaton for ~0.4k of scan).
+const INERT_MIN_LEN: usize = 12;
 
 /// The strongest finding over all contexts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -337,15 +338,14 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                     let start = i;
                     i = letters_end(b, i + 1);
                     let w = &b[start..i];
-                    let before = seen;
-                    if !word_is_inert(w, b, start, i, with_keywords, &mut seen, &mut words) {
+                    if !word_is_inert_here(w, b, start, i, with_keywords, mark, &mut seen, &mut words) {
                         return false;
                     }
                     if after_digit {
                         // After a digit: `0x1f`/`0b1` literals end before a later letter.
                         let mut k = usize::from(matches!(w[0], b'x' | b'X' | b'b' | b'B'));
                         loop {
-                            if !word_is_inert(&w[k..], b, start + k, i, with_keywords, &mut seen, &mut words) {
+                            if !word_is_inert_here(&w[k..], b, start + k, i, with_keywords, mark, &mut seen, &mut words) {
                                 return false;
                             }
                             if k < w.len() && w[k].is_ascii_hexdigit() {
@@ -354,11 +354,6 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
                                 break;
                             }
                         }
-                    }
-                    // Only a keyword changes `seen`; with `seen` as it was after the last keyword,
-                    // this check passed then and `#` since would have failed at once.
-                    if seen != before && (mark != 0 || needs_partner(seen)) {
-                        return false;
                     }
                     if b.get(i) == Some(&b' ') && b.get(i + 1).is_some_and(|&c| INERT_BYTES[c as usize] == B_WORD) {
                         i += 1;
@@ -499,6 +494,8 @@ fn needs_partner(seen: u16) -> bool {
 
 /// One word of [`inert_with`] (`b[start..end]`): not a keyword, or (`with_keywords`) one of
 /// the [`keyword_is_inert`] classes; remembered in `words`.
+/// (The loop of [`inert_with`] asks [`word_is_inert_here`]; this form is the tests' references'.)
+#[cfg(test)]
 #[inline(always)]
 fn word_is_inert(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bool, seen: &mut u16, words: &mut WordSet) -> bool {
     // One key, and one product of it, for the keyword table and the word set.
@@ -519,6 +516,35 @@ fn word_is_inert(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bo
     };
     words.insert_mixed(mixed);
     ok
+}
+
+/// [`word_is_inert`] as [`inert_with`] asks it, with the checks that only a keyword can fail
+/// made for keywords only: no keyword after `#` or a parenthesis (`mark`), and no statement
+/// with its partner ([`needs_partner`]). A word that is no keyword changes nothing (the loop
+/// checked `seen != before` after every word: `mark` is set only while `seen` is 0, so every
+/// keyword after it changes `seen`, and a keyword that changes nothing keeps the pairs as they
+/// were; `tests::inert_with_agrees_with_its_byte_dispatch`, whose loop checks after every word).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn word_is_inert_here(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bool, mark: u8, seen: &mut u16, words: &mut WordSet) -> bool {
+    let mixed = keywords::word_key(w).wrapping_mul(keywords::MUL);
+    let kw = keywords::keyword_mixed(w, mixed);
+    if kw == Kw::None {
+        words.insert_mixed(mixed);
+        return true;
+    }
+    if !with_keywords || mark != 0 {
+        return false;
+    }
+    let ok = match pure_keyword_bits(kw) {
+        Some(bits) => {
+            *seen |= SEEN_ANY | bits;
+            true
+        }
+        None => keyword_is_inert(kw, b, start, end, seen, words),
+    };
+    words.insert_mixed(mixed);
+    ok && !needs_partner(*seen)
 }
 
 /// What [`keyword_is_inert`] adds to `seen` for the classes it accepts whatever the bytes around
@@ -679,8 +705,9 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
         | Kw::Delay
         | Kw::Value => 0,
         Kw::On => SEEN_LOGIC,
-        // After NOT (`but not in`), the automaton stops at the comparison word.
-        Kw::BinOp if after_not(b, start) => 0,
+        // After NOT (`but not in`) or an operator (`7-in-1`, `plug-in`, `Status: in transit`),
+        // the automaton stops at the comparison word.
+        Kw::BinOp if after_operator_or_not(b, start) => 0,
         Kw::BinOp => {
             // A comparison records only under a condition (after ON, OR...), against a literal,
             // or between two equal names: the next token must be a name (a word that is no
@@ -779,7 +806,31 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
     true
 }
 
-/// Whether the comparison word (LIKE, IN, IS...) that starts at `start` follows the token NOT,
+/// The operator half of [`after_operator_or_not`] (for the tests).
+#[cfg(test)]
+fn after_operator(b: &[u8], start: usize) -> bool {
+    let mut e = start;
+    while e > 0 && (b[e - 1] <= b' ' || b[e - 1] == 0x7f) {
+        e -= 1;
+    }
+    e > 0 && matches!(b[e - 1], b'-' | b'+' | b'/' | b':')
+}
+
+/// Whether the comparison word (LIKE, IN, IS...) that starts at `start` follows one of the
+/// tokens `-`, `+`, `/`, `:` (ASCII blanks between): then every context stops there. In a value
+/// that [`inert_with`] accepts up to the word, such a byte is a token of its own (`--`, `/*`,
+/// `*/`, `->`, `:=` need bytes it refuses; a number such as `1e-5` takes the `-` only with a
+/// digit after it; a word, a variable or a quoted identifier holds none, and inside a string
+/// or `[...]` the word is no token either), and no quote stands between it and the word, so
+/// a context that reaches the word has read that token right before it. After `-`, `+` the
+/// automaton waits for an operand (a prefix, or the right side of an arithmetic operator),
+/// after `/` and `::` too, or it has stopped (`/` cannot open an operand; `:` is no SQL token,
+/// which every state refuses; every pending construct refuses these tokens but a statement's
+/// head after `;`, which [`inert_with`] refuses); with no
+/// parenthesis in such a value (no keyword comes with one), a comparison word is no operand,
+/// so the context stops (`tests::inert_operator_comparisons_agree_with_the_full_analysis`).
+///
+/// Or whether it follows the token NOT,
 /// which does not follow AS: then every context stops there. The automaton reads NOT after an
 /// operand (or at the start, or after a logic keyword) as a prefix and waits for an operand; a
 /// comparison word is none (a `(` after it, a call, is no longer [`inert_with`]'s business: no
@@ -793,11 +844,14 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
 /// between NOT and the comparison word: a context that reaches the word reads NOT right before
 /// it, as its first token or after another (`tests::inert_keywords_agree_with_the_full_analysis`,
 /// `tests::inert_not_comparisons_agree_with_the_full_analysis`).
-fn after_not(b: &[u8], start: usize) -> bool {
+fn after_operator_or_not(b: &[u8], start: usize) -> bool {
     let blank = |c: u8| c <= b' ' || c == 0x7f;
     let mut e = start;
     while e > 0 && blank(b[e - 1]) {
         e -= 1;
+    }
+    if e > 0 && matches!(b[e - 1], b'-' | b'+' | b'/' | b':') {
+        return true;
     }
     if e == start || e < 3 || !b[e - 3..e].eq_ignore_ascii_case(b"not") {
         return false;

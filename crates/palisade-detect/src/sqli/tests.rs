@@ -1506,12 +1506,13 @@ fn inert_with_agrees_with_its_reference() {
 fn check_against_reference(v: &str, k: bool) {
     let (got, want) = (inert_with(v, k), inert_with_reference(v, k));
     if got != want {
-        assert!(got && v.bytes().any(|c| matches!(c, b'(' | b')' | b'#')), "{v:?} {k}");
+        // The parenthesis and comment rules, and the comparison words after an operator.
+        assert!(got && v.bytes().any(|c| matches!(c, b'(' | b')' | b'#' | b'-' | b'+' | b'/' | b':')), "{v:?} {k}");
         assert_eq!(analyze_all(v, &mut 0), None, "{v:?}");
     }
 }
 
-/// The NOT rule of [`keyword_is_inert`] ([`after_not`]) against the full analysis, on values
+/// The NOT rule of [`keyword_is_inert`] ([`after_operator_or_not`]) against the full analysis, on values
 /// made of NOT, the comparison words, AS and the words and tokens around them (logic keywords
 /// and ON for a condition, names, literals, quotes, blanks).
 #[test]
@@ -1581,6 +1582,132 @@ fn inert_not_comparisons_agree_with_the_full_analysis() {
         }
     }
     assert!(inert_n > 10_000 && not_n > 2_000 && found_n > 10_000, "{inert_n} {not_n} {found_n}");
+}
+
+/// The operator rule of [`keyword_is_inert`] ([`after_operator_or_not`]) against the full analysis, on
+/// values made of the comparison words right after `-`, `+`, `/`, `:`, `::` (and with blanks
+/// between), the tokens that could make them compare (ON, OR/AND for a condition, NOT, AS,
+/// literals, names, numbers with an exponent, quotes, `;` and statement heads, `--`, `/*`)
+/// and blanks: whenever the shortcut says inert, nothing is found.
+#[test]
+fn inert_operator_comparisons_agree_with_the_full_analysis() {
+    let parts = [
+        "-in",
+        "-in",
+        "-is",
+        "+like",
+        "/in",
+        ":in",
+        "::is",
+        "- in",
+        "-  IN",
+        "+ between",
+        "/ rlike",
+        ": like",
+        "-div",
+        "-mod",
+        "-collate",
+        "-escape",
+        "-match",
+        "-glob",
+        "-sounds",
+        "in",
+        "is",
+        "like",
+        "-",
+        "+",
+        "/",
+        ":",
+        "::",
+        "7",
+        "1",
+        "1e",
+        "1e-",
+        "0x",
+        "x",
+        "y",
+        "USB",
+        "C",
+        "Hub",
+        "plug",
+        "built",
+        "not",
+        "as",
+        "on",
+        "or",
+        "and",
+        "null",
+        "true",
+        "'",
+        "\"",
+        "\u{2019}",
+        "\u{201c}",
+        ".",
+        ",",
+        ";",
+        "@a",
+        "@",
+        "[a",
+        "]",
+        "n'",
+        "x'1'",
+        "begin",
+        "grant",
+        "use",
+        "drop",
+        "table",
+        "union",
+        "select",
+        "where",
+        "from",
+        "into",
+        "order",
+        "by",
+        "set",
+        "update",
+        "case",
+        "when",
+        "then",
+        "end",
+        "--",
+        "/*",
+        "*/",
+        "#",
+        "=",
+        "\n",
+        "e",
+    ];
+    let seps = [" ", " ", " ", "", "", "  ", "\n", "\u{a0}", "-", "+"];
+    let seed = std::env::var("SQLI_INERT_SEED").ok().and_then(|n| n.parse().ok()).unwrap_or(0x000b_5e55_ed0f_c0de);
+    let n: usize = std::env::var("SQLI_INERT_N").ok().and_then(|n| n.parse().ok()).unwrap_or(300_000);
+    let mut rng = XorShift64::new(seed);
+    let (mut inert_n, mut op_n, mut found_n) = (0, 0, 0);
+    for _ in 0..n {
+        let mut v = String::new();
+        for _ in 0..=rng.below(8) {
+            v.push_str(parts[rng.below(parts.len())]);
+            v.push_str(seps[rng.below(seps.len())]);
+        }
+        let full = analyze_all(&v, &mut 0);
+        found_n += usize::from(full.is_some());
+        if inert(&v) {
+            inert_n += 1;
+            let b = v.as_bytes();
+            op_n += usize::from((0..b.len()).any(|i| {
+                b[i].is_ascii_alphabetic() && (i == 0 || !b[i - 1].is_ascii_alphabetic()) && after_operator(b, i) && {
+                    let e = letters_end(b, i);
+                    keywords::keyword_bytes(&b[i..e]) == Kw::BinOp
+                }
+            }));
+            assert_eq!(full, None, "{v:?}");
+        }
+    }
+    assert!(inert_n > 10_000 && op_n > 5_000 && found_n > 10_000, "{inert_n} {op_n} {found_n}");
+    // The bench's product names and their kind.
+    for v in ["USB-C Hub 7-in-1", "2-in-1 Laptop", "Built-in microphone", "Status: in transit", "Log-in page", "a/b is c", "opt-in"] {
+        assert!(inert(v), "{v}");
+        assert_eq!(analyze_all(v, &mut 0), None, "{v}");
+    }
 }
 
 /// The parenthesis and `#` rules of [`inert_with`] against the full analysis, on values made
