@@ -809,7 +809,16 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     let mut t = Tally { values: tally.values, bytes: tally.bytes, limits };
     if at_key {
         match key_step::<CHECK, F>(text, p, top, false, last, path, memo, run, &mut t, tally, f) {
-            Ok(after) => p = after,
+            Ok((after, known)) => {
+                p = after;
+                // The first key of an object that is not an array's element (its slot is the
+                // first of a row) not the one remembered there: the object is not of the
+                // previous one's shape, and its other keys are neither looked up nor
+                // remembered (see `first_slot`).
+                if !known && parent != ARRAY && top < NO_SLOT && top % SHAPE_KEYS as u32 == 0 {
+                    top = NO_SLOT;
+                }
+            }
             Err(e) => {
                 tally.values = t.values;
                 tally.bytes = t.bytes;
@@ -896,7 +905,7 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             }
         };
         match key_step::<CHECK, F>(text, q, top, words_compared, last, path, memo, run, &mut t, tally, f) {
-            Ok(after) => p = after,
+            Ok((after, _)) => p = after,
             Err(e) => break Err(e),
         }
     };
@@ -923,7 +932,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     t: &mut Tally,
     tally: &mut Tally,
     f: &mut F,
-) -> Result<usize, Halt> {
+) -> Result<(usize, bool), Halt> {
     use palisade_json::scan;
     let b = text.as_bytes();
     // Remembered at its slot: only counted.
@@ -933,7 +942,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             t.tick::<CHECK>(k.len())?;
             path[last] = Seg::Key(Cow::Borrowed(k));
             // After `"key":`.
-            return Ok(q + k.len() + 3);
+            return Ok((q + k.len() + 3, true));
         }
         if !known.key.is_empty() {
             let after = known.quoted_at(b, q);
@@ -945,7 +954,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 }
                 t.tick::<CHECK>(k.len())?;
                 path[last] = Seg::Key(Cow::Borrowed(k));
-                return colon(b, after);
+                return Ok((colon(b, after)?, true));
             }
         }
     }
@@ -958,14 +967,14 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         let r = json_key_read::<CHECK, F>(text, q, top, path, memo, run, tally, f);
         t.values = tally.values;
         t.bytes = tally.bytes;
-        return r;
+        return Ok((r?, false));
     }
     path[last] = Seg::Key(Cow::Borrowed(raw));
     let clean = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, raw)?;
     if top != NO_SLOT {
         remember(memo, top as usize, if clean { raw } else { "" });
     }
-    colon(b, end + 1)
+    Ok((colon(b, end + 1)?, false))
 }
 
 /// Slot `slot` of the key memo remembers `key` (`""`: none), its words not made yet; the memo
