@@ -169,6 +169,10 @@ pub type Verdict = std::ops::ControlFlow<(), bool>;
 const SHAPE_DEPTHS: usize = 16;
 const SHAPE_KEYS: usize = 32;
 
+/// Depth (path length) below which an object that is a member's value is read by a call of
+/// [`members`] from the enclosing object's (bounding the call stack), deeper by the walk.
+const NESTED: usize = 16;
+
 /// Reusable buffers; keep one per worker.
 #[derive(Debug, Default)]
 pub struct Scratch {
@@ -652,7 +656,7 @@ fn json_walk<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         // own registers) until a container, whitespace, the object's end or an error.
         if top <= NO_SLOT {
             let parent = open.last().copied().unwrap_or(ROOT);
-            let r = members::<CHECK, F>(text, p, at_key, top, parent, path, memo, run, tally, f)?;
+            let r = members::<CHECK, F>(text, p, at_key, top, parent, path, open, max_depth, memo, run, tally, f)?;
             at_key = false;
             match r {
                 Resume::Value(q, t) => {
@@ -794,7 +798,9 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     at_key: bool,
     mut top: u32,
     parent: u32,
-    path: &mut [Seg<'b>],
+    segs: &mut Vec<Seg<'b>>,
+    open: &mut Vec<u32>,
+    max_depth: usize,
     memo: &mut Vec<Known<'b>>,
     run: &mut Vec<u8>,
     tally: &mut Tally,
@@ -804,12 +810,23 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     let b = text.as_bytes();
     // The counters as locals of this loop (in registers), written back however it ends.
     let limits = tally.limits;
+    // The path as a slice (its length is the same but around a nested object's call).
+    let mut path = segs.as_mut_slice();
     // The segment of the object's current key (an object is open: the path is not empty).
     let Some(last) = path.len().checked_sub(1) else { return Err(Halt::NotJson) };
     let mut t = Tally { values: tally.values, bytes: tally.bytes, limits };
     if at_key {
         match key_step::<CHECK, F>(text, p, top, false, last, path, memo, run, &mut t, tally, f) {
-            Ok(after) => p = after,
+            Ok((after, known)) => {
+                p = after;
+                // The first key of an object that is not an array's element (its slot is the
+                // first of a row) not the one remembered there: the object is not of the
+                // previous one's shape, and its other keys are neither looked up nor
+                // remembered (see `first_slot`).
+                if !known && parent != ARRAY && top < NO_SLOT && top % SHAPE_KEYS as u32 == 0 {
+                    top = NO_SLOT;
+                }
+            }
             Err(e) => {
                 tally.values = t.values;
                 tally.bytes = t.bytes;
@@ -846,7 +863,22 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 Ok(after) => p = after,
                 Err(_) => break Err(Halt::NotJson),
             },
-            _ => break Ok(Resume::Value(p, top)),
+            // An object as a member's value (not too deep for the call stack): read by a call
+            // of this loop, with the steps of the walk around it (the empty object skipped,
+            // the depth limit, the object pushed on `open` and the path, and popped at its
+            // `}`). Where the call hands back elsewhere (a value or whitespace it leaves to
+            // the walk), the walk goes on from there, the open containers as it would have
+            // left them.
+            _ => {
+                if !(c == b'{' && path.len() < NESTED) {
+                    break Ok(Resume::Value(p, top));
+                }
+                match nested::<CHECK, F>(text, p, top, segs, open, max_depth, memo, run, tally, &mut t, f) {
+                    Ok(e) => p = e,
+                    Err(r) => break r,
+                }
+                path = segs.as_mut_slice();
+            }
         }
         // After a value: its separator. Remembered keys whose values are short numbers or
         // literals are read on in this inner loop (see `short_scalar`).
@@ -896,13 +928,61 @@ fn members<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             }
         };
         match key_step::<CHECK, F>(text, q, top, words_compared, last, path, memo, run, &mut t, tally, f) {
-            Ok(after) => p = after,
+            Ok((after, _)) => p = after,
             Err(e) => break Err(e),
         }
     };
     tally.values = t.values;
     tally.bytes = t.bytes;
     r
+}
+
+/// An object at `p` that is the value of a member of [`members`]' object (`top`: that object's
+/// slot): read by a call of `members`, with the steps of the walk around it (the empty object
+/// skipped, the depth limit, the object pushed on `open` and the path, and popped at its `}`):
+/// `Ok` with the offset after it. `Err` with what `members` hands back elsewhere (a value or
+/// whitespace it leaves to the walk: the walk goes on from there, the open containers as it
+/// would have left them), or an error. Not inlined: the members loop keeps its registers.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn nested<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+    text: &'b str,
+    p: usize,
+    top: u32,
+    segs: &mut Vec<Seg<'b>>,
+    open: &mut Vec<u32>,
+    max_depth: usize,
+    memo: &mut Vec<Known<'b>>,
+    run: &mut Vec<u8>,
+    tally: &mut Tally,
+    t: &mut Tally,
+    f: &mut F,
+) -> Result<usize, Result<Resume, Halt>> {
+    let b = text.as_bytes();
+    let q = palisade_json::scan::skip_ws(b, p + 1);
+    if b.get(q) == Some(&b'}') {
+        return Ok(q + 1);
+    }
+    if segs.len() >= max_depth {
+        return Err(Err(Halt::NotJson));
+    }
+    segs.push(Seg::Index(0));
+    open.push(top);
+    let child = first_slot(segs.len() - 1);
+    // The counters go through memory around the call only.
+    tally.values = t.values;
+    tally.bytes = t.bytes;
+    let r = members::<CHECK, F>(text, q, true, child, top, segs, open, max_depth, memo, run, tally, f);
+    t.values = tally.values;
+    t.bytes = tally.bytes;
+    match r {
+        Ok(Resume::After(e, _)) if b.get(e) == Some(&b'}') => {
+            open.pop();
+            segs.pop();
+            Ok(e + 1)
+        }
+        r => Err(r),
+    }
 }
 
 /// The object key at `q` of [`members`] (`top`: its slot; `words_compared`: the slot's words
@@ -923,7 +1003,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     t: &mut Tally,
     tally: &mut Tally,
     f: &mut F,
-) -> Result<usize, Halt> {
+) -> Result<(usize, bool), Halt> {
     use palisade_json::scan;
     let b = text.as_bytes();
     // Remembered at its slot: only counted.
@@ -933,7 +1013,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
             t.tick::<CHECK>(k.len())?;
             path[last] = Seg::Key(Cow::Borrowed(k));
             // After `"key":`.
-            return Ok(q + k.len() + 3);
+            return Ok((q + k.len() + 3, true));
         }
         if !known.key.is_empty() {
             let after = known.quoted_at(b, q);
@@ -945,7 +1025,7 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
                 }
                 t.tick::<CHECK>(k.len())?;
                 path[last] = Seg::Key(Cow::Borrowed(k));
-                return colon(b, after);
+                return Ok((colon(b, after)?, true));
             }
         }
     }
@@ -958,14 +1038,14 @@ fn key_step<'b, const CHECK: bool, F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         let r = json_key_read::<CHECK, F>(text, q, top, path, memo, run, tally, f);
         t.values = tally.values;
         t.bytes = tally.bytes;
-        return r;
+        return Ok((r?, false));
     }
     path[last] = Seg::Key(Cow::Borrowed(raw));
     let clean = t.hand_here::<CHECK, F>(f, Location::Json(path), FieldKind::JsonKey, raw)?;
     if top != NO_SLOT {
         remember(memo, top as usize, if clean { raw } else { "" });
     }
-    colon(b, end + 1)
+    Ok((colon(b, end + 1)?, false))
 }
 
 /// Slot `slot` of the key memo remembers `key` (`""`: none), its words not made yet; the memo

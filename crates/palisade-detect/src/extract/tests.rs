@@ -239,6 +239,35 @@ fn repeated_clean_keys_of_an_array_of_objects_are_counted_not_handed_over_again(
 }
 
 #[test]
+fn objects_that_are_not_array_elements_use_the_key_memo_once_their_first_key_repeats() {
+    use FieldKind::*;
+    let mut sc = Scratch::default();
+    let keys_of = |v: &Got| -> Vec<String> { v.iter().filter(|x| x.1 == JsonKey).map(|x| x.0.clone()).collect() };
+    // Objects of other shapes side by side (an order's customer, address, payment): each key
+    // handed over once, and the same key at the same position of a sibling of another shape
+    // is handed over again (`id` in `b`: `a`'s first key was not the one remembered there).
+    let (v, counts) = collect_judged(&mut sc, r#"{"a":{"id":1,"x":"1"},"b":{"y":2,"x":"2"},"c":{"y":3,"x":"3"}}"#, &[]);
+    // `c` begins as `b` did: its other keys are looked up, but `b`, whose first key was not
+    // the one remembered, did not remember `x`.
+    assert_eq!(keys_of(&v), ["body/a", "body/a/id", "body/a/x", "body/b", "body/b/y", "body/b/x", "body/c", "body/c/x"]);
+    assert_eq!(counts.values, 9 + 3);
+    // A map of records: from the third record on, its keys are only counted.
+    let body = r#"{"m":{"u1":{"n":"a","e":"b","t":1},"u2":{"n":"c","e":"d","t":2},"u3":{"n":"e","e":"f","t":3},"u4":{"n":"g","e":"h","t":4}}}"#;
+    let (v, counts) = collect_judged(&mut sc, body, &[]);
+    assert_eq!(
+        keys_of(&v),
+        ["body/m", "body/m/u1", "body/m/u1/n", "body/m/u1/e", "body/m/u1/t", "body/m/u2", "body/m/u2/e", "body/m/u2/t", "body/m/u3", "body/m/u4"]
+    );
+    assert_eq!(counts.values, 1 + 4 + 12 + 8);
+    // The objects of an array use it from the second one on, whatever their first key.
+    let (v, _) = collect_judged(&mut sc, r#"[{"a":1,"b":2},{"c":1,"b":2},{"c":1,"b":2}]"#, &[]);
+    assert_eq!(keys_of(&v), ["body/0/a", "body/0/b", "body/1/c"]);
+    // Judged not clean, every key is handed over, whatever the policy.
+    let (v, _) = collect_judged(&mut sc, body, &["n", "e", "t"]);
+    assert_eq!(v.iter().filter(|x| x.1 == JsonKey).count(), 1 + 4 + 12);
+}
+
+#[test]
 fn a_repeated_attack_key_is_reported_in_every_object() {
     // End to end through the engine: a key that is an attack is never skipped.
     let engine = crate::Engine::new(crate::EngineConfig::default()).unwrap();

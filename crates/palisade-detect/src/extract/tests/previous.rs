@@ -1,6 +1,9 @@
 //! The JSON walk as it was before the one-pass rewrite of 2026-11-23 (f6ec655): the slow
 //! reference the current walk is compared with (same values, kinds, locations, order, counts,
-//! limits and stops). Kept verbatim but for the budget's type.
+//! limits and stops). Kept verbatim but for the budget's type and the key memo's policy of
+//! 2026-11-24 (w/extract5): an object that is not an array's element and whose first key is
+//! not the one remembered at its depth neither looks up nor remembers its other keys
+//! ([`NO_MEMO`]).
 
 use std::borrow::Cow;
 
@@ -9,6 +12,10 @@ use crate::FieldKind;
 
 /// Marks an open array on [`Scratch::open`] (objects hold the position of their current key).
 const ARRAY: u32 = u32::MAX;
+
+/// The key position an object goes on from when its keys are not looked up in the memo (past
+/// [`SHAPE_KEYS`], far below [`ARRAY`]).
+const NO_MEMO: u32 = 1 << 20;
 
 /// JSON: keys and strings at any depth, numbers and literals skipped. One streaming pass with
 /// `palisade_json::scan` (the same syntax rules as the tape parser, no tape): values are
@@ -65,8 +72,14 @@ fn json_walk<'b>(
                     }
                     path.push(Seg::Index(0));
                     if object {
+                        let in_array = open.last() == Some(&ARRAY);
                         open.push(0);
-                        let Some(v) = json_key(b, text, q, (path.len() - 1, 0), path, memo, run, budget)? else { return Ok(false) };
+                        let Some((v, known)) = json_key(b, text, q, (path.len() - 1, 0), path, memo, run, budget)? else { return Ok(false) };
+                        if !known && !in_array {
+                            if let Some(top) = open.last_mut() {
+                                *top = NO_MEMO;
+                            }
+                        }
                         p = v;
                     } else {
                         open.push(ARRAY);
@@ -104,7 +117,7 @@ fn json_walk<'b>(
                     if *top != ARRAY {
                         *top += 1;
                         let at = (path.len() - 1, *top as usize);
-                        let Some(v) = json_key(b, text, q, at, path, memo, run, budget)? else { return Ok(false) };
+                        let Some((v, _)) = json_key(b, text, q, at, path, memo, run, budget)? else { return Ok(false) };
                         p = v;
                     } else {
                         if let Some(Seg::Index(i)) = path.last_mut() {
@@ -150,7 +163,7 @@ fn json_key<'b>(
     memo: &mut Vec<&'b str>,
     esc_buf: &mut Vec<u8>,
     budget: &mut Budget<'_, Callback<'_>>,
-) -> Result<Option<usize>, Stop> {
+) -> Result<Option<(usize, bool)>, Stop> {
     let (depth, pos) = at;
     if depth < SHAPE_DEPTHS && pos < SHAPE_KEYS {
         if let Some(&k) = memo.get(depth * SHAPE_KEYS + pos) {
@@ -161,11 +174,11 @@ fn json_key<'b>(
                 if let Some(top) = path.last_mut() {
                     *top = Seg::Key(Cow::Borrowed(k));
                 }
-                return Ok(colon(b, p + 2 + n));
+                return Ok(colon(b, p + 2 + n).map(|v| (v, true)));
             }
         }
     }
-    json_key_read(b, text, p, at, path, memo, esc_buf, budget)
+    Ok(json_key_read(b, text, p, at, path, memo, esc_buf, budget)?.map(|v| (v, false)))
 }
 
 /// `:` (after whitespace) at `p`; the offset of the value after it (after whitespace).
