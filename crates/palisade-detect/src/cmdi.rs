@@ -1190,6 +1190,28 @@ fn quote_closes_in_word(rest: &[u8], q: u8) -> bool {
     false
 }
 
+/// The length of an HTML tag without attributes at the start of `b` (`<p>`, `</li>`, `<br/>`),
+/// or 0. In a shell, `more</p>` reads `/p` and redirects to the next word: in rich text it
+/// closes a paragraph. A redirection to a path (`cat</etc/passwd`) is no tag.
+fn bare_tag_len(b: &[u8]) -> usize {
+    let mut k = 1 + usize::from(b.get(1) == Some(&b'/'));
+    let name = k;
+    while k < b.len() && k - name < 10 && b[k].is_ascii_alphanumeric() {
+        k += 1;
+    }
+    if k == name || !b[name].is_ascii_alphabetic() {
+        return 0;
+    }
+    if name == 1 && b.get(k) == Some(&b'/') {
+        k += 1;
+    }
+    if b.get(k) == Some(&b'>') {
+        k + 1
+    } else {
+        0
+    }
+}
+
 fn lex(s: &str) -> Vec<Tok> {
     let b = s.as_bytes();
     // Sized once for a few words (a token per blank-separated word is the usual shape).
@@ -1243,6 +1265,12 @@ fn lex(s: &str) -> Vec<Tok> {
         };
         if let Some((op, len)) = op {
             flush(&mut toks, &mut raw, &mut obf);
+            // `<p>`, `</p>`: markup around the words, a blank to a shell reader.
+            let tag = if c == b'<' { bare_tag_len(&b[i..]) } else { 0 };
+            if tag > 0 {
+                i += tag;
+                continue;
+            }
             toks.push(Tok::Op(op, b.get(i + len).is_some_and(|x| !x.is_ascii_whitespace())));
             i += len;
             continue;

@@ -781,3 +781,18 @@ fn a_flag_parameter_after_a_query_ampersand_is_not_a_command() {
         assert!(q(v) >= 60, "{v:?}: {}", q(v));
     }
 }
+
+#[test]
+fn tags_of_rich_text_are_no_redirections() {
+    // A paragraph from a rich-text editor: `</p>` after `more` is no `< /p` then `>`.
+    for v in ["<p>Books &amp; more</p>", "<li>Books &amp; more</li>", "<p>Sales &amp; more deals</p>", "Books & more</p>"] {
+        assert!(q(v) < 60, "{v}: {}", q(v));
+    }
+    for (b, n) in [(&b"<p>x"[..], 3), (b"</li>", 5), (b"<br/>", 5), (b"</etc/passwd", 0), (b"<1>", 0), (b"</>", 0), (b"< p>", 0), (b"<p", 0)] {
+        assert_eq!(bare_tag_len(b), n, "{}", String::from_utf8_lossy(b));
+    }
+    // A redirection to or from a path still is one.
+    for v in ["x;more</etc/passwd", ";cat</etc/passwd", "a;id>/tmp/x", "a;ls<br>"] {
+        assert!(q(v) >= 60, "{v}: {}", q(v));
+    }
+}
