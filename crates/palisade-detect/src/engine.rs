@@ -89,11 +89,20 @@ const NON_ASCII: u64 = 1 << 26;
 /// tests are the [`Detector::bare_word_gate`]s where declared ([`Gates::admit_but`]).
 const NON_WORD: u64 = 1 << 31;
 /// Bits 32.. of the class table: bit `32 + k` is set for the bytes of the `k`-th gate test's
-/// [`Gate::test_bytes`], bit `48 + k` for the ASCII bytes outside its [`Gate::test_only`]
+/// [`Gate::test_bytes`], bit `47 + k` for the ASCII bytes outside its [`Gate::test_only`]
 /// (the first [`MAX_TEST_BITS`] tests; further ones always run).
 const TEST_SHIFT: u32 = 32;
-const ONLY_SHIFT: u32 = 48;
-const MAX_TEST_BITS: usize = 16;
+const ONLY_SHIFT: u32 = 47;
+const MAX_TEST_BITS: usize = 15;
+const TEST_MASK: u16 = (1 << MAX_TEST_BITS) - 1;
+/// A byte of some [`Detector::plain_gate`]: a text without one is plain for every test, whose
+/// plain tests run where declared ([`Gates::admit_but`]). (A non-ASCII character folded to an
+/// ASCII quote does not set it: the plain tests read the bytes of the text.)
+const NOT_PLAIN: u64 = 1 << 62;
+const _: () = assert!(ONLY_SHIFT as usize + MAX_TEST_BITS <= 62 && TEST_SHIFT as usize + MAX_TEST_BITS <= ONLY_SHIFT as usize);
+/// Slots of [`Gates::first_tests`] (a power of two at least [`MAX_TEST_BITS`]: indexes are
+/// masked, not bounds-checked).
+const TEST_SLOTS: usize = 16;
 /// Bits of the class table no class uses, where [`Engine::classify`] carries the gates of the
 /// first [`PACKED_WIDTH`] detectors ([`Gates::packed`]): gate `i` at bit `PACKED_SHIFT + i`.
 const PACKED_SHIFT: u32 = 12;
@@ -138,6 +147,9 @@ fn class_table(gates: &Gates) -> [u64; 256] {
         if b == b'/' {
             m |= SLASH;
         }
+        if gates.plain_bytes.contains(&b) {
+            m |= NOT_PLAIN;
+        }
         if !(b.is_ascii_alphanumeric() || b == b'_') {
             m |= NON_WORD;
         }
@@ -181,9 +193,15 @@ struct Gates {
     /// [`MAX_TEST_BITS`] tests).
     need_free: u16,
     /// The first [`MAX_TEST_BITS`] tests by index, for [`Gates::admit_but`]: the detector bit,
-    /// and the test then the bare-word test (indexed by whether the text is a bare word).
-    first_bits: [u64; MAX_TEST_BITS],
-    first_tests: [[GateTest; 2]; MAX_TEST_BITS],
+    /// and the tests to run on a text that is (bit 0 of the index) or is not a bare word, and
+    /// that is (bit 1) or is not plain (no [`NOT_PLAIN`] byte): [`Gate::test`], the bare-word
+    /// test ([`Detector::bare_word_gate`]), the plain test ([`Detector::plain_gate`]), and for
+    /// a plain bare word the bare-word test, else the plain one (each [`Gate::test`] where not
+    /// declared).
+    first_bits: [u64; TEST_SLOTS],
+    first_tests: [[GateTest; 4]; TEST_SLOTS],
+    /// The bytes of the [`Detector::plain_gate`]s ([`NOT_PLAIN`]).
+    plain_bytes: Vec<u8>,
     /// The [`Gate::test_bytes`] and [`Gate::test_only`] of each test.
     test_bytes: Vec<&'static [u8]>,
     test_only: Vec<&'static [u8]>,
@@ -211,6 +229,9 @@ struct Classes {
 /// A gate's structural test ([`Gate::test`]).
 type GateTest = fn(&str) -> bool;
 
+/// A [`Detector::plain_gate`]: its bytes and its test.
+type PlainGate = (&'static str, GateTest);
+
 /// The test of the slots of [`Gates::first_tests`] no test fills (never run: no class bit
 /// and no [`Gates::need_free`] bit stands for them).
 fn never(_: &str) -> bool {
@@ -218,7 +239,7 @@ fn never(_: &str) -> bool {
 }
 
 impl Gates {
-    fn new(gates: &[Option<Gate>], shape_gates: &[Option<GateTest>], word_gates: &[Option<GateTest>]) -> Gates {
+    fn new(gates: &[Option<Gate>], shape_gates: &[Option<GateTest>], word_gates: &[Option<GateTest>], plain_gates: &[Option<PlainGate>]) -> Gates {
         let mut g = Gates {
             bytes: [0; 256],
             gated: 0,
@@ -229,8 +250,9 @@ impl Gates {
             tests: Vec::new(),
             tested: 0,
             need_free: 0,
-            first_bits: [0; MAX_TEST_BITS],
-            first_tests: [[never as GateTest; 2]; MAX_TEST_BITS],
+            first_bits: [0; TEST_SLOTS],
+            first_tests: [[never as GateTest; 4]; TEST_SLOTS],
+            plain_bytes: Vec::new(),
             test_bytes: Vec::new(),
             test_only: Vec::new(),
             shaped: 0,
@@ -266,10 +288,16 @@ impl Gates {
                 let k = g.tests.len();
                 let need = if gate.test_bytes.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (TEST_SHIFT as usize + k) };
                 let excl = if gate.test_only.is_empty() || k >= MAX_TEST_BITS { 0 } else { 1u64 << (ONLY_SHIFT as usize + k) };
-                let word = word_gates.get(i).copied().flatten().unwrap_or(t);
+                let bare = word_gates.get(i).copied().flatten();
+                let word = bare.unwrap_or(t);
+                let plain = plain_gates.get(i).copied().flatten().filter(|_| k < MAX_TEST_BITS);
+                if let Some((bytes, _)) = plain {
+                    g.plain_bytes.extend(bytes.bytes());
+                }
+                let plain = plain.map(|p| p.1);
                 if k < MAX_TEST_BITS {
                     g.first_bits[k] = bit;
-                    g.first_tests[k] = [t, word];
+                    g.first_tests[k] = [t, word, plain.unwrap_or(t), bare.or(plain).unwrap_or(t)];
                 }
                 g.tests.push((bit, need, excl, t, word));
                 g.tested |= bit;
@@ -368,10 +396,11 @@ impl Gates {
             // The tests whose class bits let them run: bit `k` for the `k`-th test (the first
             // [`MAX_TEST_BITS`]; further ones always run, below).
             let bits = (class >> TEST_SHIFT) as u16 | self.need_free;
-            let mut run = bits & !((class >> ONLY_SHIFT) as u16);
-            let w = word as usize;
+            let mut run = bits & !((class >> ONLY_SHIFT) as u16) & TEST_MASK;
+            // Which of each test's variants ([`Gates::first_tests`]).
+            let w = word as usize | ((class & NOT_PLAIN == 0) as usize) << 1;
             while run != 0 {
-                let k = run.trailing_zeros() as usize % MAX_TEST_BITS;
+                let k = run.trailing_zeros() as usize % TEST_SLOTS;
                 run &= run - 1;
                 let bit = self.first_bits[k];
                 if m & bit == 0 && self.first_tests[k][w](t) {
@@ -969,7 +998,8 @@ impl Engine {
         let declared: Vec<Option<Gate>> = detectors.iter().map(|d| d.gate()).collect();
         let shape_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.product_token_gate()).collect();
         let word_gates: Vec<Option<GateTest>> = detectors.iter().map(|d| d.bare_word_gate()).collect();
-        let gates = Gates::new(&declared, &shape_gates, &word_gates);
+        let plain_gates: Vec<Option<PlainGate>> = detectors.iter().map(|d| d.plain_gate()).collect();
+        let gates = Gates::new(&declared, &shape_gates, &word_gates, &plain_gates);
         let (mut ungated_always, mut ungated_family, mut ungated_families, mut by_field) = (0u64, [0u64; 16], 0u64, [0u64; FIELD_KINDS]);
         let mut entries = Vec::with_capacity(detectors.len());
         for (i, det) in detectors.into_iter().enumerate() {

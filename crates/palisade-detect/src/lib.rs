@@ -213,6 +213,14 @@ pub trait Detector: Send + Sync {
     fn bare_word_gate(&self) -> Option<fn(&str) -> bool> {
         None
     }
+    /// [`Gate::test`] for a text none of whose bytes is one of the bytes given (`"plain"` for
+    /// this test: most prose, names, dates and slugs), which the engine knows from its byte
+    /// pass: the test given must answer as [`Gate::test`] does on every such text, and is run
+    /// instead of it there (a bare word, when [`Detector::bare_word_gate`] is declared, is
+    /// judged by that one). `None` (the default): [`Gate::test`] runs.
+    fn plain_gate(&self) -> Option<(&'static str, fn(&str) -> bool)> {
+        None
+    }
 }
 
 /// What a value must contain for a detector to be able to fire on it: a necessary condition,

@@ -129,7 +129,7 @@ fn prefilter_skips_safe_values_but_not_unknown_detectors() {
     assert_eq!(counter.0.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert!(out.is_empty());
     // Family table: letters and digits never trigger; `<` triggers xss; space triggers sqli.
-    let t = class_table(&Gates::new(&[], &[], &[]));
+    let t = class_table(&Gates::new(&[], &[], &[], &[]));
     let bit = |name| 1u64 << family_of(name).unwrap();
     assert_eq!(t[b'a' as usize] & ALL_FAMILIES, 0);
     assert_ne!(t[b'<' as usize] & bit("xss"), 0);
