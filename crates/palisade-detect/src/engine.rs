@@ -706,28 +706,28 @@ pub struct Scratch {
 #[derive(Debug)]
 struct Memo {
     /// Per slot; a slot of an older generation is empty.
-    slots: Box<[Slot]>,
+    slots: Box<[Slot; Memo::SLOTS]>,
     arena: Vec<u8>,
     generation: u32,
 }
 
-/// A free slot of the [`Memo`] and the [`Memo::key`] of the value to remember in it.
-type MemoSlot = (usize, (u64, u64));
+/// A free slot of the [`Memo`], and the [`Memo::tag`] and [`Memo::key`] of the value to
+/// remember in it.
+type MemoSlot = (usize, u64, (u64, u64));
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
-    generation: u32,
-    /// Arena offset (values longer than [`Memo::INLINE`]).
-    off: u32,
-    len: u16,
-    kind: u8,
+    /// [`Memo::tag`]: generation, length and kind of the value.
+    tag: u64,
     /// [`Memo::key`] of the value.
     key: (u64, u64),
+    /// Arena offset (values longer than [`Memo::INLINE`]).
+    off: u32,
 }
 
 impl Default for Memo {
     fn default() -> Self {
-        Memo { slots: vec![Slot::default(); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
+        Memo { slots: Box::new([Slot::default(); Memo::SLOTS]), arena: Vec::new(), generation: 1 }
     }
 }
 
@@ -780,8 +780,15 @@ impl Memo {
         (h >> 32) as usize
     }
 
+    /// The generation (high half), length and kind of a value of `n` bytes (at most
+    /// [`Memo::MAX_LEN`]), compared in one word.
+    #[inline(always)]
+    fn tag(&self, kind: u8, n: usize) -> u64 {
+        (self.generation as u64) << 32 | (n as u64) << 8 | kind as u64
+    }
+
     /// Whether `v` (of `kind`) was judged clean in this phase; else the slot to remember it in
-    /// (with its key).
+    /// (with its tag and key).
     #[inline]
     fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<MemoSlot>> {
         if v.len() > Memo::MAX_LEN {
@@ -789,27 +796,25 @@ impl Memo {
         }
         let key = Memo::key(v);
         let h = Memo::hash(kind, v, key);
-        let mut free = None;
+        let tag = self.tag(kind, v.len());
         for p in 0..Memo::PROBES {
             let i = (h + p) % Memo::SLOTS;
             let s = &self.slots[i];
-            if s.generation != self.generation {
-                free = free.or(Some((i, key)));
-                break;
+            if (s.tag ^ tag) >> 32 != 0 {
+                return Err(Some((i, tag, key)));
             }
-            if s.key == key
-                && s.kind == kind
-                && s.len as usize == v.len()
+            if s.tag == tag
+                && s.key == key
                 && (v.len() <= Memo::INLINE || self.arena.get(s.off as usize..s.off as usize + v.len()).is_some_and(|a| same_bytes(a, v)))
             {
                 return Ok(());
             }
         }
-        Err(free)
+        Err(None)
     }
 
     #[inline]
-    fn remember(&mut self, (slot, key): MemoSlot, kind: u8, v: &[u8]) {
+    fn remember(&mut self, (slot, tag, key): MemoSlot, v: &[u8]) {
         let mut off = 0;
         if v.len() > Memo::INLINE {
             if self.arena.len() + v.len() > Memo::MAX_ARENA {
@@ -818,7 +823,7 @@ impl Memo {
             off = self.arena.len() as u32;
             self.arena.extend_from_slice(v);
         }
-        self.slots[slot] = Slot { generation: self.generation, off, len: v.len() as u16, kind, key };
+        self.slots[slot % Memo::SLOTS] = Slot { tag, key, off };
     }
 }
 
@@ -907,7 +912,11 @@ fn word8(v: &[u8], i: usize) -> u64 {
 fn short_word(v: &[u8]) -> u64 {
     let n = v.len();
     if n >= 4 {
-        let half = |i: usize| u32::from_le_bytes([v[i], v[i + 1], v[i + 2], v[i + 3]]) as u64;
+        let half = |i: usize| {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&v[i..i + 4]);
+            u32::from_le_bytes(w) as u64
+        };
         half(0) | half(n - 4) << 32
     } else if n > 0 {
         v[0] as u64 | (v[n / 2] as u64) << 8 | (v[n - 1] as u64) << 16
@@ -1090,7 +1099,7 @@ impl Engine {
             // location, so it must not be remembered).
             let clean = findings.len() == before && !excluded;
             if let Some(slot) = slot.filter(|_| clean) {
-                memo.remember(slot, kind, field.value.as_bytes());
+                memo.remember(slot, field.value.as_bytes());
             }
             ControlFlow::Continue(clean)
         };
