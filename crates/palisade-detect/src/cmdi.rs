@@ -831,7 +831,7 @@ impl Detector for CmdiDetector {
         Some(gate_bare_word)
     }
 
-    fn plain_gate(&self) -> Option<(&'static str, fn(&str) -> bool)> {
+    fn plain_gate(&self) -> Option<crate::PlainGate> {
         Some((NOT_PLAIN_BYTES, gate_plain))
     }
 

@@ -38,7 +38,7 @@ use palisade_core::{Phase, RequestView};
 
 use crate::decode::{self, Decoder, Transforms, BASE64_MIN_LEN};
 use crate::extract::{self, Counts, Exceeded, Extractor, Location, Stop};
-use crate::{Category, Detector, FieldKind, Gate, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Input, Level, PlainGate};
 
 mod pairs;
 #[cfg(test)]
@@ -228,9 +228,6 @@ struct Classes {
 
 /// A gate's structural test ([`Gate::test`]).
 type GateTest = fn(&str) -> bool;
-
-/// A [`Detector::plain_gate`]: its bytes and its test.
-type PlainGate = (&'static str, GateTest);
 
 /// The test of the slots of [`Gates::first_tests`] no test fills (never run: no class bit
 /// and no [`Gates::need_free`] bit stands for them).

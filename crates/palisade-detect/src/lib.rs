@@ -181,6 +181,10 @@ pub struct Hit {
     pub why: &'static str,
 }
 
+/// A [`Detector::plain_gate`]: the bytes that make a text not plain, and the test for the
+/// others.
+pub type PlainGate = (&'static str, fn(&str) -> bool);
+
 /// One attack family.
 pub trait Detector: Send + Sync {
     fn name(&self) -> &'static str;
@@ -218,7 +222,7 @@ pub trait Detector: Send + Sync {
     /// pass: the test given must answer as [`Gate::test`] does on every such text, and is run
     /// instead of it there (a bare word, when [`Detector::bare_word_gate`] is declared, is
     /// judged by that one). `None` (the default): [`Gate::test`] runs.
-    fn plain_gate(&self) -> Option<(&'static str, fn(&str) -> bool)> {
+    fn plain_gate(&self) -> Option<PlainGate> {
         None
     }
 }
