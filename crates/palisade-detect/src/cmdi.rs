@@ -83,13 +83,11 @@ fn gate_test_or_probe(d: &str) -> bool {
 /// newlines included, `$`, `\`, the quotes, `^` and `/`): such a value is no breakout probe
 /// (it holds no separator or quote) and only its first word can be in command position
 /// ([`plain_or_walk`]'s plain path), so its first 21 bytes at most are read, whatever its
-/// length. Not called yet: the engine knows from its byte pass whether a value holds a
-/// [`NOT_PLAIN`] byte, and could call this instead of the test (as it calls
-/// [`gate_bare_word`] for bare words), which reads the whole value to find that out (~5k
-/// instructions per large.json body on its titles, slugs and dates, measured by calling this
-/// after a scan of its own and taking the scan's cost out).
-/// `cmdi_gate_tests::plain_gate_agrees_with_the_test` compares both.
-#[cfg_attr(not(test), allow(dead_code))]
+/// length. The engine knows from its byte pass whether a value holds one of
+/// [`NOT_PLAIN_BYTES`] and calls this instead of the test ([`Detector::plain_gate`], as it calls
+/// [`gate_bare_word`] for bare words), which reads the whole value to find that out.
+/// `cmdi_gate_tests::plain_gate_agrees_with_the_test` compares both, and
+/// `tests::not_plain_bytes_are_the_class` checks [`NOT_PLAIN_BYTES`].
 pub(crate) fn gate_plain(d: &str) -> bool {
     let b = d.as_bytes();
     let mut i = 0;
@@ -100,6 +98,23 @@ pub(crate) fn gate_plain(d: &str) -> bool {
     // A word of more than 20 bytes names no program: 21 bytes tell.
     let end = run_end(&PLAIN_WORD, b, i, b.len().min(start + 21));
     known_program_raw(&b[start..end]) && if is_bare(b) { bare_program(b) } else { !harmless_prose(b) }
+}
+
+/// The [`NOT_PLAIN`] bytes of [`PLAIN_CLASS`] ([`MAY_OPERATE`]'s and `'"^/`), declared with
+/// [`gate_plain`] ([`Detector::plain_gate`]).
+const NOT_PLAIN_BYTES: &str = ";|&`(){}<>\n\r$\\'\"^/";
+
+#[cfg(test)]
+mod plain_gate_tests {
+    use super::*;
+
+    /// [`NOT_PLAIN_BYTES`] holds exactly the bytes of class [`NOT_PLAIN`].
+    #[test]
+    fn not_plain_bytes_are_the_class() {
+        for c in 0..=255u8 {
+            assert_eq!(NOT_PLAIN_BYTES.as_bytes().contains(&c), PLAIN_CLASS[c as usize] == NOT_PLAIN, "{c}");
+        }
+    }
 }
 
 /// [`gate_test_or_probe`] for a bare word (ASCII letters, digits and `_` only, which the
@@ -838,6 +853,10 @@ impl Detector for CmdiDetector {
 
     fn bare_word_gate(&self) -> Option<fn(&str) -> bool> {
         Some(gate_bare_word)
+    }
+
+    fn plain_gate(&self) -> Option<crate::PlainGate> {
+        Some((NOT_PLAIN_BYTES, gate_plain))
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

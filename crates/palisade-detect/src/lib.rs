@@ -181,6 +181,10 @@ pub struct Hit {
     pub why: &'static str,
 }
 
+/// A [`Detector::plain_gate`]: the bytes that make a text not plain, and the test for the
+/// others.
+pub type PlainGate = (&'static str, fn(&str) -> bool);
+
 /// One attack family.
 pub trait Detector: Send + Sync {
     fn name(&self) -> &'static str;
@@ -211,6 +215,14 @@ pub trait Detector: Send + Sync {
     /// [`Gate::test`] does on every such text, and is run instead of it there. `None` (the
     /// default): [`Gate::test`] runs.
     fn bare_word_gate(&self) -> Option<fn(&str) -> bool> {
+        None
+    }
+    /// [`Gate::test`] for a text none of whose bytes is one of the bytes given (`"plain"` for
+    /// this test: most prose, names, dates and slugs), which the engine knows from its byte
+    /// pass: the test given must answer as [`Gate::test`] does on every such text, and is run
+    /// instead of it there (a bare word, when [`Detector::bare_word_gate`] is declared, is
+    /// judged by that one). `None` (the default): [`Gate::test`] runs.
+    fn plain_gate(&self) -> Option<PlainGate> {
         None
     }
 }

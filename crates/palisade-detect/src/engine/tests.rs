@@ -129,7 +129,7 @@ fn prefilter_skips_safe_values_but_not_unknown_detectors() {
     assert_eq!(counter.0.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert!(out.is_empty());
     // Family table: letters and digits never trigger; `<` triggers xss; space triggers sqli.
-    let t = class_table(&Gates::new(&[], &[], &[]));
+    let t = class_table(&Gates::new(&[], &[], &[], &[]));
     let bit = |name| 1u64 << family_of(name).unwrap();
     assert_eq!(t[b'a' as usize] & ALL_FAMILIES, 0);
     assert_ne!(t[b'<' as usize] & bit("xss"), 0);
@@ -223,7 +223,7 @@ fn memo_compares_bytes_and_bounds_probes() {
     m.reset();
     let kind = FieldKind::JsonKey as u8;
     let slot = m.find(kind, b"alpha").unwrap_err().expect("a free slot");
-    m.remember(slot, kind, b"alpha");
+    m.remember(slot, b"alpha");
     assert!(m.find(kind, b"alpha").is_ok());
     assert!(m.find(kind, b"alphb").is_err());
     assert!(m.find(FieldKind::JsonValue as u8, b"alpha").is_err(), "kinds are apart");
@@ -231,7 +231,7 @@ fn memo_compares_bytes_and_bounds_probes() {
     for i in 0..Memo::SLOTS * 2 {
         let v = format!("v{i}");
         if let Err(Some(slot)) = m.find(kind, v.as_bytes()) {
-            m.remember(slot, kind, v.as_bytes());
+            m.remember(slot, v.as_bytes());
         }
     }
     assert!(m.find(kind, b"alpha").is_ok());
@@ -604,7 +604,7 @@ fn memo_with_keys_agrees_with_the_reference() {
                 if let (Some(a), Some(b)) = (a, b) {
                     // Remembered as clean half of the time.
                     if rng.below(2) == 0 {
-                        m.remember(a, kind, &v);
+                        m.remember(a, &v);
                         r.remember(b, kind, &v);
                         seen.insert((kind, v.clone()));
                     }
