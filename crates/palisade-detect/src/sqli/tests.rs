@@ -273,6 +273,16 @@ fn a_qualified_sleep_is_a_database_procedure_only_in_oracle_packages() {
     }
 }
 
+/// One to eight of `parts`, each followed by one of `seps`, picked by `rng`.
+fn joined_parts(rng: &mut XorShift64, parts: &[&str], seps: &[&str]) -> String {
+    let mut v = String::new();
+    for _ in 0..=rng.below(8) {
+        v.push_str(parts[rng.below(parts.len())]);
+        v.push_str(seps[rng.below(seps.len())]);
+    }
+    v
+}
+
 /// Every word literal of `keywords::classify`, read from its source (`\\n`, the one literal
 /// that is not a word, as the two characters it stands for).
 fn classify_literals() -> Vec<&'static str> {
@@ -639,11 +649,7 @@ fn inert_keywords_agree_with_the_full_analysis() {
     let (mut inert_n, mut found_n, mut keyword_n) = (0, 0, 0);
     let n: usize = std::env::var("SQLI_INERT_N").ok().and_then(|n| n.parse().ok()).unwrap_or(300_000);
     for _ in 0..n {
-        let mut v = String::new();
-        for _ in 0..=rng.below(8) {
-            v.push_str(parts[rng.below(parts.len())]);
-            v.push_str(seps[rng.below(seps.len())]);
-        }
+        let v = joined_parts(&mut rng, &parts, &seps);
         let mut steps = 0;
         let full = analyze_all(&v, &mut steps);
         if inert(&v) {
@@ -1567,11 +1573,7 @@ fn inert_not_comparisons_agree_with_the_full_analysis() {
     let mut rng = XorShift64::new(0x6e07_1e55_c0de_0001);
     let (mut inert_n, mut not_n, mut found_n) = (0, 0, 0);
     for _ in 0..300_000 {
-        let mut v = String::new();
-        for _ in 0..=rng.below(8) {
-            v.push_str(parts[rng.below(parts.len())]);
-            v.push_str(seps[rng.below(seps.len())]);
-        }
+        let v = joined_parts(&mut rng, &parts, &seps);
         let full = analyze_all(&v, &mut 0);
         found_n += usize::from(full.is_some());
         if inert(&v) {
@@ -1683,11 +1685,7 @@ fn inert_operator_comparisons_agree_with_the_full_analysis() {
     let mut rng = XorShift64::new(seed);
     let (mut inert_n, mut op_n, mut found_n) = (0, 0, 0);
     for _ in 0..n {
-        let mut v = String::new();
-        for _ in 0..=rng.below(8) {
-            v.push_str(parts[rng.below(parts.len())]);
-            v.push_str(seps[rng.below(seps.len())]);
-        }
+        let v = joined_parts(&mut rng, &parts, &seps);
         let full = analyze_all(&v, &mut 0);
         found_n += usize::from(full.is_some());
         if inert(&v) {
