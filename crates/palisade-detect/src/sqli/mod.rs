@@ -809,11 +809,18 @@ fn keyword_is_inert(kw: Kw, b: &[u8], start: usize, end: usize, seen: &mut u16, 
 /// The operator half of [`after_operator_or_not`] (for the tests).
 #[cfg(test)]
 fn after_operator(b: &[u8], start: usize) -> bool {
+    let e = blanks_before(b, start);
+    e > 0 && matches!(b[e - 1], b'-' | b'+' | b'/' | b':')
+}
+
+/// Where the run of ASCII blanks that ends at `start` begins.
+#[inline(always)]
+fn blanks_before(b: &[u8], start: usize) -> usize {
     let mut e = start;
     while e > 0 && (b[e - 1] <= b' ' || b[e - 1] == 0x7f) {
         e -= 1;
     }
-    e > 0 && matches!(b[e - 1], b'-' | b'+' | b'/' | b':')
+    e
 }
 
 /// Whether the comparison word (LIKE, IN, IS...) that starts at `start` follows one of the
@@ -846,23 +853,17 @@ fn after_operator(b: &[u8], start: usize) -> bool {
 /// `tests::inert_not_comparisons_agree_with_the_full_analysis`).
 fn after_operator_or_not(b: &[u8], start: usize) -> bool {
     let blank = |c: u8| c <= b' ' || c == 0x7f;
-    let mut e = start;
-    while e > 0 && blank(b[e - 1]) {
-        e -= 1;
-    }
+    let e = blanks_before(b, start);
     if e > 0 && matches!(b[e - 1], b'-' | b'+' | b'/' | b':') {
         return true;
     }
     if e == start || e < 3 || !b[e - 3..e].eq_ignore_ascii_case(b"not") {
         return false;
     }
-    let mut p = e - 3;
-    if p > 0 && !blank(b[p - 1]) {
+    if e > 3 && !blank(b[e - 4]) {
         return false;
     }
-    while p > 0 && blank(b[p - 1]) {
-        p -= 1;
-    }
+    let p = blanks_before(b, e - 3);
     let mut q = p;
     while q > 0 && (b[q - 1].is_ascii_alphabetic() || b[q - 1] == b'_') {
         q -= 1;
