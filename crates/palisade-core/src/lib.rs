@@ -19,6 +19,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::net::IpAddr;
 
+pub mod path;
+
 pub use http;
 
 /// A borrowed view of one request, as the decision engines see it.
