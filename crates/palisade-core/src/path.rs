@@ -179,7 +179,8 @@ const fn literal_table() -> [bool; 256] {
     let mut c = 0;
     while c < 256 {
         let b = c as u8;
-        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b'=' | b':' | b'@' | b';');
+        t[c] = b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b'=' | b':' | b'@' | b';');
         c += 1;
     }
     t

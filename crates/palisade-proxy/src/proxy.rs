@@ -142,7 +142,11 @@ async fn handle_inner<'s>(
         Ok(None) => return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None),
         Err(PathRefusal { app, code, detail }) => {
             let reason = palisade_core::Reason::new(code).at("path").detail(detail);
-            return (problem::response(StatusCode::BAD_REQUEST, code, "Bad request path", id.as_str(), &[reason]), client_ip, app.map(|i| snap.apps[i].cfg.name.as_str()));
+            return (
+                problem::response(StatusCode::BAD_REQUEST, code, "Bad request path", id.as_str(), &[reason]),
+                client_ip,
+                app.map(|i| snap.apps[i].cfg.name.as_str()),
+            );
         }
     };
     let app = &snap.apps[app_idx];
