@@ -71,6 +71,7 @@ fn stage(c: &mut Criterion) {
         client_ip: "192.0.2.1".parse().unwrap(),
         method: &method,
         path: "/test",
+        raw_path: "/test",
         query: None,
         headers: &headers,
         body: b"",

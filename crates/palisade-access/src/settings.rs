@@ -258,7 +258,12 @@ fn prefix(cx: &mut Ctx, n: &Node, p: &str) -> Option<String> {
         cx.error(&n.origin, p, "a path prefix starts with `/`");
         return None;
     }
-    Some(s)
+    // Compared with the canonical request path, so written in canonical form.
+    let c = palisade_core::path::canonical_prefix(&s);
+    if c.is_none() {
+        cx.error(&n.origin, p, "not a valid path prefix (a `..` above the root, a malformed escape, or a `\\`, `;` or control byte)");
+    }
+    c
 }
 
 impl Settings {

@@ -630,12 +630,9 @@ impl AccessStage {
     }
 }
 
-/// `path` is `prefix` or under it at a segment boundary.
+/// The canonical `path` is `prefix` or under it at a segment boundary.
 fn under(path: &str, prefix: &str) -> bool {
-    match path.strip_prefix(prefix) {
-        Some(rest) => rest.is_empty() || prefix.ends_with('/') || rest.starts_with('/'),
-        None => false,
-    }
+    palisade_core::path::under_prefix(path, prefix)
 }
 
 fn cookie<'h>(headers: &'h http::HeaderMap, name: &str) -> Option<&'h str> {

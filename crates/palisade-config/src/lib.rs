@@ -383,12 +383,32 @@ pub enum Oversize {
     Stream,
 }
 
+/// What the upstream receives as the request path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ForwardPath {
+    /// The canonical path every policy was judged on (nginx `proxy_pass` with a URI part).
+    #[default]
+    Canonical,
+    /// The path exactly as the client sent it (nginx `proxy_pass` without a URI part).
+    Original,
+}
+
+/// An app's `path:` section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct AppPath {
+    pub forward: ForwardPath,
+    pub policy: palisade_core::path::PathPolicy,
+}
+
 #[derive(Clone, Debug)]
 pub struct AppConfig {
     pub name: String,
     /// Host patterns (exact or `*.example.com`); empty = any host.
     pub hosts: Vec<String>,
+    /// In canonical form ([`palisade_core::path`]).
     pub path_prefix: String,
+    /// How the request path is made canonical and what goes upstream.
+    pub path: AppPath,
     /// Index into [`Config::upstreams`] (short forms are turned into named upstreams
     /// `app:NAME`).
     pub upstream: usize,
@@ -775,7 +795,8 @@ fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
     Some(HealthCheck { path, interval, timeout, rise, fall })
 }
 
-const APP_KEYS: &[&str] = &["name", "hosts", "path_prefix", "upstream", "host_header", "block_status", "limits", "access", "openapi", "detection", "rules"];
+const APP_KEYS: &[&str] =
+    &["name", "hosts", "path_prefix", "path", "upstream", "host_header", "block_status", "limits", "access", "openapi", "detection", "rules"];
 
 fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfig>, base: &Path) -> Option<AppConfig> {
     let mut m = MapReader::new(cx, n, p)?;
@@ -800,9 +821,16 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
                 cx.error(&n.origin, p, "must start with /");
                 return None;
             }
-            Some(s)
+            match palisade_core::path::canonical_prefix(&s) {
+                Some(c) => Some(c),
+                None => {
+                    cx.error(&n.origin, p, "not a valid path prefix (a `..` above the root, a malformed escape, or a `\\`, `;` or control byte)");
+                    None
+                }
+            }
         })
         .unwrap_or_else(|| "/".into());
+    let path = m.opt(cx, "path", decode_app_path).unwrap_or_default();
     let app_name = name.clone().unwrap_or_default();
     let upstream = m.req(cx, "upstream", |cx, n, p| match &n.value {
         Value::Str(s) if !s.contains(':') => match upstreams.iter().position(|u| &u.name == s) {
@@ -859,6 +887,7 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
         name: name?,
         hosts,
         path_prefix,
+        path,
         upstream: upstream?,
         host_header,
         block_status,
@@ -873,6 +902,49 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
 
 fn http_header_value_ok(s: &str) -> bool {
     s.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
+}
+
+/// An app's `path:` section (docs/CONFIG.md, "Request paths").
+fn decode_app_path(cx: &mut Ctx, n: &Node, p: &str) -> Option<AppPath> {
+    use palisade_core::path::{Backslash, Control, EncodedSlash, InvalidUtf8, Semicolon};
+    let mut m = MapReader::new(cx, n, p)?;
+    let mut out = AppPath::default();
+    let pol = &mut out.policy;
+    if let Some(v) = m.opt(cx, "forward", |cx, n, p| decode::one_of(cx, n, p, &["canonical", "original"])) {
+        out.forward = if v == "original" { ForwardPath::Original } else { ForwardPath::Canonical };
+    }
+    if let Some(v) = m.opt(cx, "merge_slashes", decode::boolean) {
+        pol.merge_slashes = v;
+    }
+    if let Some(v) = m.opt(cx, "encoded_slash", |cx, n, p| decode::one_of(cx, n, p, &["decode", "keep", "reject"])) {
+        pol.encoded_slash = match v {
+            "decode" => EncodedSlash::Decode,
+            "keep" => EncodedSlash::Keep,
+            _ => EncodedSlash::Reject,
+        };
+    }
+    if let Some(v) = m.opt(cx, "backslash", |cx, n, p| decode::one_of(cx, n, p, &["slash", "keep", "reject"])) {
+        pol.backslash = match v {
+            "slash" => Backslash::Slash,
+            "keep" => Backslash::Keep,
+            _ => Backslash::Reject,
+        };
+    }
+    if let Some(v) = m.opt(cx, "semicolon", |cx, n, p| decode::one_of(cx, n, p, &["keep", "strip", "reject"])) {
+        pol.semicolon = match v {
+            "keep" => Semicolon::Keep,
+            "strip" => Semicolon::Strip,
+            _ => Semicolon::Reject,
+        };
+    }
+    if let Some(v) = m.opt(cx, "control", |cx, n, p| decode::one_of(cx, n, p, &["keep", "reject"])) {
+        pol.control = if v == "keep" { Control::Keep } else { Control::Reject };
+    }
+    if let Some(v) = m.opt(cx, "invalid_utf8", |cx, n, p| decode::one_of(cx, n, p, &["keep", "reject"])) {
+        pol.invalid_utf8 = if v == "keep" { InvalidUtf8::Keep } else { InvalidUtf8::Reject };
+    }
+    m.finish_with(cx, &["forward", "merge_slashes", "encoded_slash", "backslash", "semicolon", "control", "invalid_utf8"]);
+    Some(out)
 }
 
 fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize, u64)> {

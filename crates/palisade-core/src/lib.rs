@@ -19,6 +19,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::net::IpAddr;
 
+pub mod path;
+
 pub use http;
 
 /// A borrowed view of one request, as the decision engines see it.
@@ -33,8 +35,12 @@ pub struct RequestView<'a> {
     /// Client address after trusted-proxy resolution (`X-Forwarded-For` from trusted peers only).
     pub client_ip: IpAddr,
     pub method: &'a http::Method,
-    /// Raw path as sent by the client (still percent-encoded), without the query.
+    /// The canonical path ([`path::canonicalize`] under the app's policy), without the query:
+    /// what every path matcher (routes, operations, rules, path policies) compares against.
     pub path: &'a str,
+    /// The path exactly as the client sent it (still percent-encoded), for attack detection,
+    /// which must see the original bytes.
+    pub raw_path: &'a str,
     /// Raw query string without the leading `?`, if any.
     pub query: Option<&'a str>,
     pub headers: &'a http::HeaderMap,
@@ -55,6 +61,7 @@ impl fmt::Debug for RequestView<'_> {
             .field("client_ip", &self.client_ip)
             .field("method", &self.method)
             .field("path", &self.path)
+            .field("raw_path", &self.raw_path)
             .field("query", &self.query)
             .field("body_len", &self.body.len())
             .field("body_truncated", &self.body_truncated)

@@ -31,6 +31,7 @@ fn with_view<R>(f: impl FnOnce(&RequestView<'_>) -> R) -> R {
         client_ip: "127.0.0.1".parse().unwrap(),
         method: &method,
         path: "/x",
+        raw_path: "/x",
         query: None,
         headers: &headers,
         body: b"",

@@ -120,6 +120,7 @@ impl OwnedRequest {
             client_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             method: &self.method,
             path: &self.path,
+            raw_path: &self.path,
             query: self.query.as_deref(),
             headers: &self.headers,
             body: &self.body,

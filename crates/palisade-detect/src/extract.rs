@@ -375,14 +375,15 @@ impl Extractor {
     }
 
     fn head_inner(&self, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
-        // Path segments.
-        let path = req.path.strip_prefix('/').unwrap_or(req.path);
+        // Path segments, as the client sent them (the canonical form would hide a traversal).
+        let raw = req.raw_path;
+        let path = raw.strip_prefix('/').unwrap_or(raw);
         for (i, seg) in path.split('/').enumerate() {
             let v = transport_decode(seg, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::PathSegment(i), FieldKind::PathSegment, v)?;
         }
-        if climbs(req.path.as_bytes()) {
-            let v = transport_decode(req.path, false, &mut sc.value, &mut sc.run);
+        if climbs(raw.as_bytes()) {
+            let v = transport_decode(raw, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::Path, FieldKind::PathSegment, v)?;
         }
         if let Some(q) = req.query {

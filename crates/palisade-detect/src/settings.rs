@@ -214,7 +214,12 @@ fn decode_path(cx: &mut Ctx, n: &Node, p: &str, known: &[&str]) -> Option<PathOv
             cx.error(&n.origin, p, "a path prefix starts with `/`");
             return None;
         }
-        Some(s)
+        // Compared with the canonical request path, so written in canonical form.
+        let c = palisade_core::path::canonical_prefix(&s);
+        if c.is_none() {
+            cx.error(&n.origin, p, "not a valid path prefix (a `..` above the root, a malformed escape, or a `\\`, `;` or control byte)");
+        }
+        c
     });
     let mode = m.opt(cx, "mode", mode);
     let level = m.opt(cx, "level", level);

@@ -12,7 +12,6 @@ use std::cell::RefCell;
 
 use palisade_core::{Context, Mode, Phase, Reason, RequestView, Stage, Verdict};
 
-use crate::decode::{normalize_path, transport_decode};
 use crate::engine::{glob, Engine, Exclusion, Finding, Report, Scratch};
 use crate::settings::{OperationOverride, PathOverride, Settings};
 use crate::Level;
@@ -77,16 +76,16 @@ impl DetectionStage {
         &self.engine
     }
 
-    /// Mode and level for a request path.
-    pub fn policy(&self, raw_path: &str) -> (Mode, Level) {
-        let p = self.policy_for(raw_path, None);
+    /// Mode and level for a canonical request path ([`palisade_core::path`]).
+    pub fn policy(&self, path: &str) -> (Mode, Level) {
+        let p = self.policy_for(path, None);
         (p.mode, p.level)
     }
 
-    /// The policy for a request path and matched operation: the operation's override, else
+    /// The policy for a canonical request path and matched operation: the operation's override, else
     /// the longest path prefix's, else the app's, field by field.
-    pub fn policy_for(&self, raw_path: &str, operation: Option<&str>) -> Policy<'_> {
-        let path = self.path_override(raw_path);
+    pub fn policy_for(&self, path: &str, operation: Option<&str>) -> Policy<'_> {
+        let path = self.path_override(path);
         let op = operation.and_then(|o| self.operations.get(o));
         let mode = op.and_then(|o| o.mode).or(path.and_then(|p| p.mode)).unwrap_or(self.mode);
         let level = op.and_then(|o| o.level).or(path.and_then(|p| p.level)).unwrap_or(self.level);
@@ -94,26 +93,9 @@ impl DetectionStage {
         Policy { mode, level, exclusions }
     }
 
-    fn path_override(&self, raw_path: &str) -> Option<&PathOverride> {
-        if self.paths.is_empty() {
-            return None;
-        }
-        let mut buf = String::new();
-        let mut run = Vec::new();
-        let decoded = transport_decode(raw_path, false, &mut buf, &mut run);
-        let mut norm = String::new();
-        normalize_path(decoded, &mut norm);
-        if !norm.starts_with('/') {
-            norm.insert(0, '/');
-        }
-        for p in &self.paths {
-            let prefix = p.prefix.trim_end_matches('/');
-            let under = norm.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || prefix.is_empty());
-            if under {
-                return Some(p);
-            }
-        }
-        None
+    /// The longest path prefix covering the canonical `path` (at a segment boundary).
+    fn path_override(&self, path: &str) -> Option<&PathOverride> {
+        self.paths.iter().find(|p| palisade_core::path::under_prefix(path, &p.prefix))
     }
 
     fn judge(&self, req: &RequestView<'_>, phase: Phase, cx: &Context) -> Verdict {

@@ -25,6 +25,7 @@ impl OwnedRequest {
             client_ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
             method: &self.method,
             path: &self.path,
+            raw_path: &self.path,
             query: self.query.as_deref(),
             headers: &self.headers,
             body: &self.body,

@@ -18,6 +18,8 @@ pub mod code {
     pub const HEADER_TIMEOUT: &str = "http.header_timeout";
     pub const BODY_TIMEOUT: &str = "http.body_timeout";
     pub const NO_APP: &str = "route.no_app";
+    /// The app's own reading of the path would choose another app than the broadest reading.
+    pub const PATH_AMBIGUOUS: &str = "path.ambiguous";
     pub const UPSTREAM_UNAVAILABLE: &str = "upstream.unavailable";
     pub const UPSTREAM_TIMEOUT: &str = "upstream.timeout";
     pub const UPSTREAM_ERROR: &str = "upstream.bad_response";

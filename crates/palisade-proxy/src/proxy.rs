@@ -11,6 +11,7 @@
 //!
 //! Every response generated here comes from [`crate::problem`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,7 +19,8 @@ use arc_swap::ArcSwap;
 use bytes::{Bytes, BytesMut};
 use http::{header, HeaderValue, Request, Response, StatusCode, Uri, Version};
 use http_body::Body;
-use palisade_config::{HostHeader, Oversize};
+use palisade_config::{ForwardPath, HostHeader, Oversize};
+use palisade_core::path::PathPolicy;
 use palisade_core::{run_response_stages, run_stages, Outcome, Phase, RequestView, ResponseView};
 
 use crate::body::{BodyError, ClientBody, RespBody, UpBody};
@@ -135,8 +137,17 @@ async fn handle_inner<'s>(
         (None, Some(r)) => r.host_visible(),
         (None, None) => host_value.as_ref().and_then(|h| h.to_str().ok()).map_or(b"", str::as_bytes),
     };
-    let Some(app_idx) = snap.router.route_bytes(crate::router::host_only_bytes(host), req.uri().path()) else {
-        return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None);
+    let (app_idx, canonical) = match choose_app(snap, crate::router::host_only_bytes(host), req.uri().path()) {
+        Ok(Some(chosen)) => chosen,
+        Ok(None) => return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None),
+        Err(PathRefusal { app, code, detail }) => {
+            let reason = palisade_core::Reason::new(code).at("path").detail(detail);
+            return (
+                problem::response(StatusCode::BAD_REQUEST, code, "Bad request path", id.as_str(), &[reason]),
+                client_ip,
+                app.map(|i| snap.apps[i].cfg.name.as_str()),
+            );
+        }
     };
     let app = &snap.apps[app_idx];
     rec.app = Some(app_idx);
@@ -168,7 +179,7 @@ async fn handle_inner<'s>(
     let mut outcome = Outcome::default();
     let tls = conn.tls;
     // The view of the head phase, the body phase's too with the body set (built once).
-    let head_view = (!app.stages.is_empty()).then(|| view(&parts, &id, app, client_ip, b"", false, tls));
+    let head_view = (!app.stages.is_empty()).then(|| view(&parts, canonical.as_deref(), &id, app, client_ip, b"", false, tls));
     if let Some(view) = &head_view {
         let t = Instant::now();
         let stop = run_stages(&app.stages, Phase::Head, view, &mut outcome);
@@ -201,7 +212,7 @@ async fn handle_inner<'s>(
         // (`wants_body` implies stages, hence a head view.)
         let view = match &head_view {
             Some(v) => RequestView { body: bytes, body_truncated: truncated, ..*v },
-            None => view(&parts, &id, app, client_ip, bytes, truncated, tls),
+            None => view(&parts, canonical.as_deref(), &id, app, client_ip, bytes, truncated, tls),
         };
         let t = Instant::now();
         let stop = run_stages(&app.stages, Phase::Body, &view, &mut outcome);
@@ -213,7 +224,7 @@ async fn handle_inner<'s>(
     log_monitored(app, &mut outcome, id, rec, (&parts.method, &parts.uri, &parts.headers));
     log_rules(app, &outcome, id, rec);
     // What the response stages will need to know about the request, before it is rewritten.
-    let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone()));
+    let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone()));
 
     // A stage that edits the headers edits the map: then the map goes upstream, not the lines.
     let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
@@ -314,6 +325,17 @@ async fn handle_inner<'s>(
             }
         }
     }
+    // The path upstream: the canonical one the request was judged on, or the client's.
+    if let (Some(c), ForwardPath::Canonical) = (&canonical, app.cfg.path.forward) {
+        let mut uri_parts = std::mem::take(&mut parts.uri).into_parts();
+        let pq = match uri_parts.path_and_query.as_ref().and_then(|pq| pq.query()) {
+            Some(q) => http::uri::PathAndQuery::from_maybe_shared(Bytes::from(format!("{c}?{q}"))),
+            None => http::uri::PathAndQuery::from_maybe_shared(Bytes::from(c.clone())),
+        };
+        // (A canonical path has only bytes a URI path may hold.)
+        uri_parts.path_and_query = pq.ok().or(uri_parts.path_and_query);
+        parts.uri = Uri::from_parts(uri_parts).unwrap_or_else(|_| Uri::from_static("/"));
+    }
     // Origin form upstream: drop scheme and authority of absolute-form / HTTP/2 requests.
     if parts.uri.scheme().is_some() || parts.uri.authority().is_some() {
         let mut uri_parts = std::mem::take(&mut parts.uri).into_parts();
@@ -372,7 +394,7 @@ async fn handle_inner<'s>(
             if !response_headers.is_empty() {
                 headers::add_response_headers(&mut resp_parts.headers, response_headers);
             }
-            let Some((method, uri, req_headers)) = judged_req else {
+            let Some((method, uri, req_headers, canonical)) = judged_req else {
                 return (Response::from_parts(resp_parts, RespBody::Upstream(body)), client_ip, app_name);
             };
             let buffered = match crate::response::buffer(body, &resp_parts.headers, app.cfg.inspect_response).await {
@@ -391,7 +413,8 @@ async fn handle_inner<'s>(
                 app: &app.cfg.name,
                 client_ip,
                 method: &method,
-                path: uri.path(),
+                path: canonical.as_deref().unwrap_or(uri.path()),
+                raw_path: uri.path(),
                 query: uri.query(),
                 headers: &req_headers,
                 body: b"",
@@ -465,8 +488,46 @@ fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: us
     pseudo + fields > max_size
 }
 
+/// Why a request's path is refused: a reason code and its explanation, and the app when one
+/// was chosen.
+struct PathRefusal {
+    app: Option<usize>,
+    code: &'static str,
+    detail: &'static str,
+}
+
+/// Choose the app for a request, and the request's canonical path under that app's policy
+/// (`None` when it is the path as sent). The app is chosen on the broadest reading of the path
+/// ([`PathPolicy::ROUTING`]: every separator some backend honours), so that no spelling of a
+/// protected path reaches another app; the app's own reading must then choose the same app,
+/// else the path is refused as ambiguous (an app that keeps `%2F` as data, say, cannot be
+/// reached by `/admin%2Fx` routed to it as `/admin/x`).
+fn choose_app(snap: &Snapshot, host: &[u8], raw: &str) -> Result<Option<(usize, Option<String>)>, PathRefusal> {
+    use palisade_core::path::canonicalize;
+    // `OPTIONS *` (asterisk form) names no path: it is routed as `/` and forwarded as it is.
+    if raw == "*" {
+        return Ok(snap.router.route_bytes(host, "/").map(|i| (i, None)));
+    }
+    let refuse = |app, e: palisade_core::path::PathError| PathRefusal { app, code: e.code(), detail: e.detail() };
+    let routing = canonicalize(raw, &PathPolicy::ROUTING).map_err(|e| refuse(None, e))?;
+    let Some(app) = snap.router.route_bytes(host, &routing) else { return Ok(None) };
+    let own = canonicalize(raw, &snap.apps[app].cfg.path.policy).map_err(|e| refuse(Some(app), e))?;
+    if own != routing && snap.router.route_bytes(host, &own) != Some(app) {
+        return Err(PathRefusal { app: Some(app), code: code::PATH_AMBIGUOUS, detail: "the path names a different application depending on how it is read" });
+    }
+    Ok(Some((
+        app,
+        match own {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(s) => Some(s),
+        },
+    )))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn view<'a>(
     parts: &'a http::request::Parts,
+    canonical: Option<&'a str>,
     id: &'a RequestId,
     app: &'a App,
     client_ip: std::net::IpAddr,
@@ -479,7 +540,8 @@ fn view<'a>(
         app: &app.cfg.name,
         client_ip,
         method: &parts.method,
-        path: parts.uri.path(),
+        path: canonical.unwrap_or(parts.uri.path()),
+        raw_path: parts.uri.path(),
         query: parts.uri.query(),
         headers: &parts.headers,
         body,

@@ -1,5 +1,7 @@
 //! Application routing: the Host (exact, then the longest matching `*.domain` wildcard, then
-//! apps without hosts) and the longest matching path prefix choose an app.
+//! apps without hosts) and the longest matching path prefix choose an app. Paths are canonical
+//! ([`palisade_core::path`]): the prefixes are (the configuration stores them so) and so is
+//! the path the proxy routes on.
 
 use std::collections::HashMap;
 
@@ -80,11 +82,7 @@ fn first_prefix(list: &[(String, usize)], path: &str) -> Option<usize> {
 }
 
 fn prefix_matches(prefix: &str, path: &str) -> bool {
-    if prefix == "/" {
-        return true;
-    }
-    let p = prefix.strip_suffix('/').unwrap_or(prefix);
-    path.starts_with(p) && matches!(path.as_bytes().get(p.len()), None | Some(b'/'))
+    palisade_core::path::under_prefix(path, prefix)
 }
 
 /// The host part of a Host header or URI authority (port and IPv6 brackets removed).

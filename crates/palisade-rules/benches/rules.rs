@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
         client_ip: "203.0.113.7".parse().unwrap(),
         method: &method,
         path: "/api/v1/users/42/profile",
+        raw_path: "/api/v1/users/42/profile",
         query: Some("sort=name&page=2&limit=50&q=alice%20smith"),
         headers: &headers,
         body,

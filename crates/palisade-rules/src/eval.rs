@@ -94,8 +94,10 @@ impl Program {
         if let Some(slot) = ix.method {
             self.feed(slot, req.method.as_str().as_bytes(), None, s);
         }
+        // `raw: true` matches the path as sent; the default form is the canonical path
+        // (the one apps and routes are chosen on), percent-decoded.
         if let Some(slot) = ix.path[1] {
-            self.feed(slot, req.path.as_bytes(), None, s);
+            self.feed(slot, req.raw_path.as_bytes(), None, s);
         }
         if let Some(slot) = ix.path[0] {
             let mut path = std::mem::take(&mut s.path);

@@ -49,6 +49,7 @@ impl Req {
             client_ip: self.ip,
             method: &self.method,
             path: &self.path,
+            raw_path: &self.path,
             query: self.query.as_deref(),
             headers: &self.headers,
             body: &self.body,

@@ -59,6 +59,7 @@ impl Fixture {
             client_ip: r.ip,
             method: &Method::GET,
             path: r.path,
+            raw_path: r.path,
             query: r.query,
             headers: &r.headers,
             body: b"",

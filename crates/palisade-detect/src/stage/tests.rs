@@ -56,7 +56,10 @@ fn modes_and_path_overrides() {
         [("/admin", true), ("/admin/x", true), ("/x/../admin/y", true), ("/%61dmin/y", true), ("/administrator", false), ("/admin/open/z", false)]
     {
         req.path = path.into();
-        let v = s.check_head(&req.view(), &mut Context::default());
+        // Path policies see the canonical path (the proxy computes it), attacks the raw one.
+        let canonical = palisade_core::path::canonicalize(path, &Default::default()).unwrap();
+        let view = palisade_core::RequestView { path: &canonical, ..req.view() };
+        let v = s.check_head(&view, &mut Context::default());
         match (blocked, &v) {
             (true, Verdict::Block { reasons, .. }) => assert!(reasons[0].detail.as_deref().unwrap().contains("confidence 95"), "{path}: {v:?}"),
             (false, Verdict::Monitor { .. } | Verdict::Allow) => {}
