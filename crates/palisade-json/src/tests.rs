@@ -637,12 +637,11 @@ fn text_is_checked_as_the_standard_library_checks_utf8() {
     }
 }
 
-/// `unescape_into` (plain runs copied whole) against the byte-by-byte reference it replaced,
-/// on generated string contents: plain ASCII and non-ASCII runs of every length around the
-/// escapes (simple, `\u` of one unit, surrogate pairs), appended to a buffer already holding
-/// bytes; and the result is what serde_json decodes.
+/// `unescape_into` against serde_json on generated string contents: plain ASCII and non-ASCII
+/// runs of every length around the escapes (simple, `\u` of one unit, surrogate pairs),
+/// appended to a buffer already holding bytes, which stay as they were.
 #[test]
-fn unescape_equals_the_byte_by_byte_reference() {
+fn unescape_agrees_with_serde_json() {
     let mut r = Rng::new(0x5EED_0E5C_A9E5_0001);
     let escapes = ["\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u0041", "\\u00e9", "\\u20AC", "\\ud83d\\ude00", "\\u0000"];
     let plain = ["a", "bc", "xyz0123456789", "é", "€", "😀", " ", "~", "<script>"];
@@ -658,10 +657,8 @@ fn unescape_equals_the_byte_by_byte_reference() {
             }
         }
         let mut got = b"prefix".to_vec();
-        let mut want = b"prefix".to_vec();
         unescape_into(raw.as_bytes(), &mut got);
-        unescape_into_reference(raw.as_bytes(), &mut want);
-        assert_eq!(got, want, "case {case}: {raw:?}");
+        assert_eq!(&got[..6], b"prefix", "case {case}: {raw:?}");
         let quoted = format!("\"{raw}\"");
         let decoded: String = serde_json::from_str(&quoted).expect("valid contents");
         assert_eq!(&got[6..], decoded.as_bytes(), "case {case}: {raw:?}");
