@@ -273,6 +273,32 @@ enum DetectCommand {
         #[arg(long, default_value = "balanced", value_parser = ["balanced", "strict"])]
         level: String,
     },
+    /// Propose the narrowest detection exclusions for recorded events (blocked and monitored,
+    /// so a monitor-mode trial counts): detector × location × OpenAPI operation or path prefix,
+    /// each with the requests it would have allowed and from how many clients, printed as a
+    /// `detection:` snippet to paste into the configuration. Exit 0, or 1 on error.
+    Suggest {
+        #[command(flatten)]
+        source: EventSource,
+        /// From this time: Unix ms, RFC 3339, or a duration ago (15m, 2h, 7d).
+        #[arg(long)]
+        since: Option<String>,
+        /// Before this time (same forms).
+        #[arg(long)]
+        until: Option<String>,
+        /// Only this app's events.
+        #[arg(long)]
+        app: Option<String>,
+        /// Leave out exclusions that cover fewer requests.
+        #[arg(long, default_value_t = 1)]
+        min_requests: u64,
+        /// Read at most this many events (newest first).
+        #[arg(long, default_value_t = 100_000)]
+        max_events: usize,
+        /// The whole report as JSON instead of the YAML snippet.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -371,6 +397,23 @@ fn detect_cmd(cmd: DetectCommand) -> ExitCode {
         palisade_detect::Engine::new(palisade_detect::EngineConfig { level, ..Default::default() })
     };
     match cmd {
+        DetectCommand::Suggest { source, since, until, app, min_requests, max_events, json } => {
+            let pairs: Vec<(String, String)> =
+                [("since", since), ("until", until), ("app", app)].into_iter().filter_map(|(k, v)| v.map(|v| (k.to_string(), v))).collect();
+            let report = match source.source().map_err(|e| e.to_string()).and_then(|src| src.suggest(&pairs, min_requests, max_events)) {
+                Ok(r) => r,
+                Err(e) => return fail(&e),
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+            } else {
+                print!("{}", report.yaml);
+                if report.truncated {
+                    eprintln!("(only the newest {max_events} events were read: narrow with --since/--until/--app or raise --max-events)");
+                }
+            }
+            ExitCode::SUCCESS
+        }
         DetectCommand::Eval { corpus, locations, max, level } => {
             let places = match Place::parse_list(&locations) {
                 Ok(p) => p,
