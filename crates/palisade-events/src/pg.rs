@@ -36,7 +36,8 @@ pub const SCHEMA_VERSION: i32 = 2;
 pub const LOCK_KEY: i64 = 0x5041_4c49_5341_4445;
 
 /// Migrations, in order; migration `i` brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE IF NOT EXISTS palisade_events (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     time_ms BIGINT NOT NULL,
@@ -68,7 +69,9 @@ CREATE INDEX IF NOT EXISTS palisade_events_time ON palisade_events(time_ms);
 CREATE INDEX IF NOT EXISTS palisade_events_app ON palisade_events(app, time_ms);
 CREATE INDEX IF NOT EXISTS palisade_events_ip ON palisade_events(client_ip, time_ms);
 CREATE INDEX IF NOT EXISTS palisade_events_category ON palisade_events(category, time_ms);
-", "ALTER TABLE palisade_events ADD COLUMN IF NOT EXISTS operation TEXT;"];
+",
+    "ALTER TABLE palisade_events ADD COLUMN IF NOT EXISTS operation TEXT;",
+];
 
 /// The columns written, in COPY order.
 pub const COLUMNS: &str = "time_ms, last_ms, count, request_id, app, client_ip, method, host, path, query, verdict, stage, reason, \

@@ -97,17 +97,15 @@ pub fn suggest(events: &[Event], min_requests: u64) -> (Vec<Suggestion>, Summary
         // The event's findings: the first reason (with its detector), then the others.
         let mut findings: Vec<(String, String)> = Vec::new();
         let mut other_stage = false;
-        let mut consider = |code: &str, detector: Option<&str>, location: Option<&str>| {
-            match (code.strip_prefix("detect."), location) {
-                (Some(category), Some(loc)) if category != "limit" => {
-                    let name = detector.unwrap_or(category).to_string();
-                    let key = (name, generalise(loc));
-                    if !findings.contains(&key) {
-                        findings.push(key);
-                    }
+        let mut consider = |code: &str, detector: Option<&str>, location: Option<&str>| match (code.strip_prefix("detect."), location) {
+            (Some(category), Some(loc)) if category != "limit" => {
+                let name = detector.unwrap_or(category).to_string();
+                let key = (name, generalise(loc));
+                if !findings.contains(&key) {
+                    findings.push(key);
                 }
-                _ => other_stage = true,
             }
+            _ => other_stage = true,
         };
         consider(&e.reason, e.detector.as_deref(), e.location.as_deref());
         for o in &e.others {

@@ -57,7 +57,16 @@ pub struct Record {
 
 impl Default for Record {
     fn default() -> Self {
-        Record { app: None, verdict: Verdict::Allow, reasons: Vec::new(), req: None, upstream_status: None, upstream_error: None, tags: Vec::new(), operation: None }
+        Record {
+            app: None,
+            verdict: Verdict::Allow,
+            reasons: Vec::new(),
+            req: None,
+            upstream_status: None,
+            upstream_error: None,
+            tags: Vec::new(),
+            operation: None,
+        }
     }
 }
 

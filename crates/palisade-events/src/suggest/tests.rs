@@ -129,8 +129,12 @@ fn the_snippet_is_yaml_with_the_config_shape() {
     let paths = app["detection"]["paths"].as_array().unwrap();
     assert_eq!(paths.len(), 2, "{yaml}");
     let search = paths.iter().find(|p| p["prefix"] == "/search").unwrap();
-    let ex: Vec<(String, String)> =
-        search["exclusions"].as_array().unwrap().iter().map(|e| (e["detector"].as_str().unwrap().to_string(), e["location"].as_str().unwrap().to_string())).collect();
+    let ex: Vec<(String, String)> = search["exclusions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["detector"].as_str().unwrap().to_string(), e["location"].as_str().unwrap().to_string()))
+        .collect();
     assert!(ex.contains(&("cmdi".into(), "query.q".into())) && ex.contains(&("scanner".into(), "header.user-agent".into())), "{ex:?}");
     let cart = paths.iter().find(|p| p["prefix"] == "/cart/items").unwrap();
     assert_eq!(cart["exclusions"][0]["location"], "body/lines/*/it's", "quoted, with the quote doubled: {yaml}");
