@@ -7,7 +7,7 @@
 //! segment by segment with a depth counter: climbing above the start is a traversal. Absolute
 //! paths into system directories, sensitive files (by name, not by corpus line), and PHP stream
 //! wrappers are local file inclusion. A bare file name (`passwd`, `index.php`) is not an attack
-//! by itself and is not reported (see `docs-other-misses.md`).
+//! by itself and is not reported (docs/DETECTION.md, "What is missed").
 
 use crate::other_util::{b64_decode, best, each_byte_of, gate, last_byte_of, lowercase_into, mk, pct_round, step, Anchors};
 use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};

@@ -46,6 +46,24 @@ impl Source {
         }
     }
 
+    /// Detection exclusions suggested for the events of the filter pairs
+    /// ([`crate::suggest::report`]).
+    pub fn suggest(&self, pairs: &[(String, String)], min_requests: u64, max_events: usize) -> Result<crate::suggest::Report, String> {
+        match self {
+            Source::Db(_) | Source::Postgres(_) => {
+                let f = Filter::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.clone())), now_ms())?;
+                Reader::open_store(&self.store()).and_then(|r| crate::suggest::report(&r, &f, max_events, min_requests, None)).map_err(|e| e.to_string())
+            }
+            Source::Admin { url, token } => {
+                let mut pairs = pairs.to_vec();
+                pairs.push(("min".into(), min_requests.to_string()));
+                pairs.push(("max".into(), max_events.to_string()));
+                let body = http_get(url, &format!("/api/suggest?{}", encode_pairs(&pairs)), token.as_deref())?;
+                serde_json::from_slice(&body).map_err(|e| format!("unexpected answer from {url}: {e}"))
+            }
+        }
+    }
+
     pub fn stats(&self, pairs: &[(String, String)], buckets: u32, top: usize) -> Result<Stats, String> {
         match self {
             Source::Db(_) | Source::Postgres(_) => {

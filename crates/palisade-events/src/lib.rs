@@ -18,6 +18,7 @@ pub mod pipeline;
 pub mod query;
 pub mod sink;
 pub mod sqlite;
+pub mod suggest;
 
 use std::time::Duration;
 

@@ -117,6 +117,9 @@ pub struct Event {
     /// Tags that user rules (`then: {tag: ...}`) put on the request.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The OpenAPI operation the request matched (`operationId`, else `METHOD /template`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
 }
 
 /// Most tags kept per event, and the longest tag kept, in bytes.
@@ -297,6 +300,7 @@ impl Redactor {
             upstream_status,
             latency_us,
             tags: Vec::new(),
+            operation: None,
         }
     }
 }

@@ -29,14 +29,15 @@ use crate::model::Event;
 use crate::sink::{Sink, SinkError};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Advisory lock key taken while the schema is created or migrated (`'PALISADE'` in ASCII,
 /// truncated to 63 bits).
 pub const LOCK_KEY: i64 = 0x5041_4c49_5341_4445;
 
 /// Migrations, in order; migration `i` brings the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE IF NOT EXISTS palisade_events (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     time_ms BIGINT NOT NULL,
@@ -68,11 +69,13 @@ CREATE INDEX IF NOT EXISTS palisade_events_time ON palisade_events(time_ms);
 CREATE INDEX IF NOT EXISTS palisade_events_app ON palisade_events(app, time_ms);
 CREATE INDEX IF NOT EXISTS palisade_events_ip ON palisade_events(client_ip, time_ms);
 CREATE INDEX IF NOT EXISTS palisade_events_category ON palisade_events(category, time_ms);
-"];
+",
+    "ALTER TABLE palisade_events ADD COLUMN IF NOT EXISTS operation TEXT;",
+];
 
 /// The columns written, in COPY order.
 pub const COLUMNS: &str = "time_ms, last_ms, count, request_id, app, client_ip, method, host, path, query, verdict, stage, reason, \
-     detector, category, confidence, location, fragment, detail, others, status, upstream_status, latency_us, tags";
+     detector, category, confidence, location, fragment, detail, others, status, upstream_status, latency_us, tags, operation";
 
 const BACKOFF_MIN: Duration = Duration::from_millis(250);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
@@ -285,6 +288,8 @@ pub fn copy_rows(buf: &mut Vec<u8>, batch: &[Event]) {
         buf.push(b'\t');
         let tags = crate::model::tags_text(&e.tags);
         field(buf, tags.as_deref());
+        buf.push(b'\t');
+        field(buf, e.operation.as_deref());
         buf.push(b'\n');
     }
 }

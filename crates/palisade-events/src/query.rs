@@ -408,9 +408,9 @@ fn nice_bucket(ms: i64) -> i64 {
 }
 
 /// Column kinds of `SELECT id, COLUMNS` (true: integer).
-const EVENT_KINDS: [bool; 25] = [
+const EVENT_KINDS: [bool; 26] = [
     true, true, true, true, false, false, false, false, false, false, false, false, false, false, false, false, true, false, false, false, false, true, true,
-    true, false,
+    true, false, false,
 ];
 
 fn pg_int(r: &postgres::Row, i: usize) -> Result<Option<i64>, SinkError> {
@@ -465,6 +465,7 @@ fn row_event(c: Vec<Cell>) -> Event {
     let upstream_status = next_int(it);
     let latency_us = next_int(it).unwrap_or(0);
     let tags = next_text(it);
+    let operation = next_text(it);
     Event {
         id,
         time_ms,
@@ -491,5 +492,6 @@ fn row_event(c: Vec<Cell>) -> Event {
         upstream_status: upstream_status.and_then(|s| u16::try_from(s).ok()),
         latency_us: u64::try_from(latency_us).unwrap_or(0),
         tags: crate::model::tags_from_text(tags.as_deref()),
+        operation,
     }
 }

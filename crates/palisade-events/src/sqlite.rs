@@ -16,8 +16,8 @@ use rusqlite::{params, Connection, OpenFlags};
 use crate::model::{now_ms, Event};
 use crate::sink::{Sink, SinkError};
 
-/// Schema version stored in `PRAGMA user_version` (2: the `tags` column).
-pub const SCHEMA_VERSION: i64 = 2;
+/// Schema version stored in `PRAGMA user_version` (2: the `tags` column; 3: `operation`).
+pub const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS events (
@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS events (
     status INTEGER NOT NULL,
     upstream_status INTEGER,
     latency_us INTEGER NOT NULL,
-    tags TEXT
+    tags TEXT,
+    operation TEXT
 );
 CREATE INDEX IF NOT EXISTS events_time ON events(time_ms);
 CREATE INDEX IF NOT EXISTS events_app ON events(app, time_ms);
@@ -55,7 +56,7 @@ CREATE INDEX IF NOT EXISTS events_category ON events(category, time_ms);
 
 /// The columns in insert and select order.
 pub const COLUMNS: &str = "time_ms, last_ms, count, request_id, app, client_ip, method, host, path, query, verdict, stage, reason, \
-     detector, category, confidence, location, fragment, detail, others, status, upstream_status, latency_us, tags";
+     detector, category, confidence, location, fragment, detail, others, status, upstream_status, latency_us, tags, operation";
 
 /// Retention limits; `None` keeps everything.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -99,6 +100,10 @@ pub fn open_rw(path: &Path) -> Result<Connection, SinkError> {
     if version == 1 {
         // Version 1 had no tags.
         conn.execute_batch("BEGIN IMMEDIATE; ALTER TABLE events ADD COLUMN tags TEXT; PRAGMA user_version = 2; COMMIT;")?;
+    }
+    if (1..=2).contains(&version) {
+        // Versions 1 and 2 had no operation.
+        conn.execute_batch("BEGIN IMMEDIATE; ALTER TABLE events ADD COLUMN operation TEXT; PRAGMA user_version = 3; COMMIT;")?;
     }
     conn.execute_batch(SCHEMA)?;
     conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
@@ -173,7 +178,7 @@ impl SqliteSink {
 pub const ROWS_PER_INSERT: usize = 8;
 
 /// Values per row.
-const VALUES: usize = 24;
+const VALUES: usize = 25;
 
 /// `INSERT OR FAIL INTO events (COLUMNS) VALUES (?, ...), ...` for `rows` rows.
 ///
@@ -186,7 +191,7 @@ fn insert_sql(rows: usize) -> String {
     format!("INSERT OR FAIL INTO events ({COLUMNS}) VALUES {}", vec![row; rows].join(", "))
 }
 
-/// Bind one event's values at parameters `base + 1 ..= base + 24`, in [`COLUMNS`] order; values
+/// Bind one event's values at parameters `base + 1 ..= base + 25`, in [`COLUMNS`] order; values
 /// are bound in place (no per-row parameter array, no copies of the strings on the Rust side).
 fn bind(stmt: &mut rusqlite::CachedStatement<'_>, base: usize, e: &Event) -> rusqlite::Result<()> {
     stmt.raw_bind_parameter(base + 1, e.time_ms)?;
@@ -215,6 +220,7 @@ fn bind(stmt: &mut rusqlite::CachedStatement<'_>, base: usize, e: &Event) -> rus
     stmt.raw_bind_parameter(base + 22, e.upstream_status)?;
     stmt.raw_bind_parameter(base + 23, e.latency_us.min(i64::MAX as u64) as i64)?;
     stmt.raw_bind_parameter(base + 24, crate::model::tags_text(&e.tags))?;
+    stmt.raw_bind_parameter(base + 25, &e.operation)?;
     Ok(())
 }
 

@@ -43,6 +43,7 @@ fn ev(ip: &str, reason: &str, time_ms: i64) -> Event {
         upstream_status: None,
         latency_us: 120,
         tags: Vec::new(),
+        operation: None,
     }
 }
 
@@ -711,7 +712,7 @@ fn sqlite_filters_on_time_app_ip_and_category_are_served_by_an_index() {
 }
 
 #[test]
-fn a_version_1_sqlite_database_gains_the_tags_column() {
+fn a_version_1_sqlite_database_gains_the_tags_and_operation_columns() {
     let d = Dir::new("migrate");
     let db = d.0.join("events.db");
     {
@@ -730,13 +731,16 @@ fn a_version_1_sqlite_database_gains_the_tags_column() {
         let mut sink = SqliteSink::open(&db, Retention::default()).unwrap();
         let mut e = ev("192.0.2.10", "rules.deny", 10);
         e.tags = vec!["t".into()];
+        e.operation = Some("GET /users/{id}".into());
         sink.write(&[e]).unwrap();
     }
     let events = Reader::open(&db).unwrap().events(&Filter::default()).unwrap().events;
     assert_eq!(events.len(), 3);
     assert_eq!(events[2].request_id, "r1");
     assert!(events[2].tags.is_empty());
+    assert_eq!(events[2].operation, None);
     assert_eq!(events[0].tags, ["t"]);
+    assert_eq!(events[0].operation.as_deref(), Some("GET /users/{id}"));
     let v: i64 = rusqlite::Connection::open(&db).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(v, sqlite::SCHEMA_VERSION);
 }
@@ -757,6 +761,7 @@ fn postgres_copy_rows_escape_text_and_write_nulls() {
     assert_eq!(fields[9], "\\N", "a missing query is NULL");
     assert_eq!(fields[21], "\\N", "no upstream status");
     assert_eq!(fields[23], "[\"x\"]");
+    assert_eq!(fields[24], "\\N", "no operation");
     assert_eq!(fields[0], "7");
 }
 

@@ -956,21 +956,6 @@ fn unescape_one(raw: &[u8], mut i: usize, out: &mut Vec<u8>) -> usize {
     i
 }
 
-/// The byte-by-byte [`unescape_into`] it replaced (2026-11-24), kept as the tests' reference.
-#[cfg(test)]
-fn unescape_into_reference(raw: &[u8], out: &mut Vec<u8>) {
-    let mut i = 0;
-    while i < raw.len() {
-        let b = raw[i];
-        if b != b'\\' {
-            out.push(b);
-            i += 1;
-            continue;
-        }
-        i = unescape_one(raw, i, out);
-    }
-}
-
 /// Building blocks for one-pass readers that validate while they scan, without a tape (the
 /// fused validator of `palisade-schema`). They accept exactly what [`parse_into`] accepts:
 /// same string, number and literal rules, same depth and token accounting.

@@ -13,6 +13,7 @@ pub mod compile;
 pub mod error;
 pub mod form;
 pub mod judge;
+pub mod learn;
 pub mod lint;
 pub mod loader;
 pub mod media;

@@ -74,8 +74,9 @@ impl Handler for Admin {
                 r.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
                 r
             }
-            (true, _, "/api/events") => self.events(req.uri().query(), false, id.as_str()).await,
-            (true, _, "/api/stats") => self.events(req.uri().query(), true, id.as_str()).await,
+            (true, _, "/api/events") => self.events(req.uri().query(), Query::Events, id.as_str()).await,
+            (true, _, "/api/stats") => self.events(req.uri().query(), Query::Stats, id.as_str()).await,
+            (true, _, "/api/suggest") => self.events(req.uri().query(), Query::Suggest, id.as_str()).await,
             (true, _, "/api/apps") => {
                 let snap = self.shared.snapshot.load_full();
                 json_value(StatusCode::OK, &apps_json(&snap.config))
@@ -99,7 +100,7 @@ impl Handler for Admin {
                     Err(_) => problem::response(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Reload failed", id.as_str(), &[]),
                 }
             }
-            (_, _, "/healthz" | "/readyz" | "/metrics" | "/api/events" | "/api/stats" | "/api/config" | "/api/apps" | "/api/reload") => {
+            (_, _, "/healthz" | "/readyz" | "/metrics" | "/api/events" | "/api/stats" | "/api/suggest" | "/api/config" | "/api/apps" | "/api/reload") => {
                 method_not_allowed(id.as_str(), if path == "/api/reload" { "POST" } else { "GET, HEAD" })
             }
             _ => problem::response(StatusCode::NOT_FOUND, "admin.not_found", "Not found", id.as_str(), &[]),
@@ -124,7 +125,7 @@ impl Admin {
         Some(r)
     }
 
-    async fn events(&self, query: Option<&str>, stats: bool, id: &str) -> Response<RespBody> {
+    async fn events(&self, query: Option<&str>, kind: Query, id: &str) -> Response<RespBody> {
         let Some(db) = self.shared.events_db.clone() else {
             return problem::response(
                 StatusCode::NOT_IMPLEMENTED,
@@ -137,20 +138,29 @@ impl Admin {
         let now = palisade_events::model::now_ms();
         let mut pairs = query_pairs(query.unwrap_or(""));
         let mut take = |name: &str| pairs.iter().position(|(k, _)| k == name).map(|i| pairs.remove(i).1);
-        let (buckets, top) = if stats { (take("buckets"), take("top")) } else { (None, None) };
+        let (buckets, top) = if kind == Query::Stats { (take("buckets"), take("top")) } else { (None, None) };
+        let (for_event, min, max) = if kind == Query::Suggest { (take("for"), take("min"), take("max")) } else { (None, None, None) };
         let filter = match Filter::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.clone())), now) {
             Ok(f) => f,
             Err(e) => return json_value(StatusCode::BAD_REQUEST, &json!({"code": "admin.bad_filter", "title": e})),
         };
         let buckets: u32 = buckets.and_then(|b| b.parse().ok()).unwrap_or(60).clamp(1, 1000);
         let top: usize = top.and_then(|t| t.parse().ok()).unwrap_or(10);
+        let for_event = match for_event.map(|v| v.parse::<i64>()) {
+            Some(Err(_)) => return json_value(StatusCode::BAD_REQUEST, &json!({"code": "admin.bad_filter", "title": "`for` is an event id"})),
+            Some(Ok(v)) => Some(v),
+            None => None,
+        };
+        let min: u64 = min.and_then(|m| m.parse().ok()).unwrap_or(1);
+        let max: usize = max.and_then(|m| m.parse().ok()).unwrap_or(SUGGEST_MAX_EVENTS).clamp(1, SUGGEST_MAX_EVENTS);
         let query = move || -> Result<Value, String> {
             let reader = Reader::open_store(&db).map_err(|e| e.to_string())?;
-            if stats {
-                serde_json::to_value(reader.stats(&filter, now, buckets, top).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
-            } else {
-                serde_json::to_value(reader.events(&filter).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
-            }
+            let v = match kind {
+                Query::Stats => serde_json::to_value(reader.stats(&filter, now, buckets, top).map_err(|e| e.to_string())?),
+                Query::Events => serde_json::to_value(reader.events(&filter).map_err(|e| e.to_string())?),
+                Query::Suggest => serde_json::to_value(palisade_events::suggest::report(&reader, &filter, max, min, for_event).map_err(|e| e.to_string())?),
+            };
+            v.map_err(|e| e.to_string())
         };
         // The PostgreSQL driver runs its own runtime: on a plain thread, never inside tokio's.
         let r = tokio::task::spawn_blocking(move || match std::thread::Builder::new().name("palisade-events-query".into()).spawn(query) {
@@ -168,6 +178,21 @@ impl Admin {
         }
     }
 }
+
+/// What an events query of the admin API answers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Query {
+    /// `/api/events`: a page of events.
+    Events,
+    /// `/api/stats`: counts per time bucket and tops.
+    Stats,
+    /// `/api/suggest`: detection exclusions for the matching events (`for=ID`: those covering
+    /// one event; `min=N`: covering at least N requests; `max=N`: events read).
+    Suggest,
+}
+
+/// Most events one `/api/suggest` reads (newest first).
+const SUGGEST_MAX_EVENTS: usize = 100_000;
 
 fn method_not_allowed(id: &str, allow: &'static str) -> Response<RespBody> {
     let mut r = problem::response(StatusCode::METHOD_NOT_ALLOWED, "admin.method_not_allowed", "Method not allowed", id, &[]);

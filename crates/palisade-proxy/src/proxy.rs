@@ -571,8 +571,11 @@ fn log_rules(app: &App, outcome: &Outcome, id: RequestId, rec: &mut Record) {
     if !cx.tags.is_empty() || cx.allowed_by.is_some() {
         tracing::info!(request_id = id.as_str(), app = %app.cfg.name, tags = %cx.tags.join(","), allowed_by = cx.allowed_by.as_deref().unwrap_or("-"), "rules");
     }
-    if !cx.tags.is_empty() && rec.req.is_some() {
-        rec.tags = cx.tags.clone();
+    if rec.req.is_some() {
+        if !cx.tags.is_empty() {
+            rec.tags = cx.tags.clone();
+        }
+        rec.operation = cx.operation.clone();
     }
 }
 
@@ -588,6 +591,7 @@ fn blocked(app: &App, outcome: Outcome, id: RequestId, rec: &mut Record, req: Re
     headers::add_response_headers(resp.headers_mut(), outcome.context.response_headers);
     rec.blocked(stage, reasons, || Captured::new(req.0, req.1, req.2));
     rec.tags = outcome.context.tags;
+    rec.operation = outcome.context.operation;
     resp
 }
 

@@ -51,11 +51,22 @@ pub struct Record {
     pub upstream_error: Option<UpstreamErr>,
     /// Tags user rules put on the request (recorded in its event).
     pub tags: Vec<String>,
+    /// The OpenAPI operation the request matched (recorded in its event).
+    pub operation: Option<std::sync::Arc<str>>,
 }
 
 impl Default for Record {
     fn default() -> Self {
-        Record { app: None, verdict: Verdict::Allow, reasons: Vec::new(), req: None, upstream_status: None, upstream_error: None, tags: Vec::new() }
+        Record {
+            app: None,
+            verdict: Verdict::Allow,
+            reasons: Vec::new(),
+            req: None,
+            upstream_status: None,
+            upstream_error: None,
+            tags: Vec::new(),
+            operation: None,
+        }
     }
 }
 
@@ -160,6 +171,7 @@ pub fn finish(
         };
         let mut event = snap.events.redactor.event(&r, ev_verdict, &reasons, status, rec.upstream_status, latency_us);
         event.tags = palisade_events::model::bound_tags(rec.tags);
+        event.operation = rec.operation.map(|o| o.to_string());
         event
     });
 }

@@ -7,3 +7,4 @@ pub mod access;
 pub mod fetch;
 pub mod redis;
 pub mod stages;
+pub mod traffic;

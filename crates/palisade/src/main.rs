@@ -243,6 +243,58 @@ enum OpenapiCommand {
         #[arg(long, default_value = "block", value_parser = ["block", "monitor", "pass"])]
         unknown_query: String,
     },
+    /// Build an OpenAPI 3.1 draft from observed traffic: path templates inferred from varying
+    /// segments, typed parameters, JSON and form body schemas merged across requests, response
+    /// schemas when responses were recorded. Prints the spec as JSON. Exit 0, or 1 on error.
+    Learn {
+        #[command(flatten)]
+        traffic: TrafficArgs,
+        /// The spec's `info.title`.
+        #[arg(long, default_value = "Learned API")]
+        title: String,
+        /// Write the spec to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Report the traffic a spec does not describe: shadow endpoints (learned into templates),
+    /// and per operation the query parameters, body fields and values it does not allow.
+    /// Exit 0 when everything is described, 2 when something is not, 1 on error.
+    Diff {
+        /// Spec file or http(s) URL.
+        spec: String,
+        #[command(flatten)]
+        traffic: TrafficArgs,
+        /// The report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct TrafficArgs {
+    /// A HAR file (browser developer tools, proxies); may be repeated.
+    #[arg(long)]
+    har: Vec<PathBuf>,
+    /// A raw HTTP request file, or a directory of them; may be repeated.
+    #[arg(long)]
+    raw: Vec<PathBuf>,
+    /// An events database (SQLite file or postgres:// URL): the allowed requests sampled with
+    /// `events.sample_allowed` (method, path and query only).
+    #[arg(long)]
+    events: Option<String>,
+    /// With --events: only this app's requests.
+    #[arg(long)]
+    app: Option<String>,
+}
+
+impl TrafficArgs {
+    fn read(self) -> Result<Vec<palisade_openapi::learn::Sample>, String> {
+        let (samples, skipped) = palisade::traffic::read(&palisade::traffic::Sources { har: self.har, raw: self.raw, events: self.events, app: self.app })?;
+        if let Some(first) = skipped.first() {
+            eprintln!("skipped {} file(s) that are not HTTP requests; the first: {first}", skipped.len());
+        }
+        Ok(samples)
+    }
 }
 
 #[derive(Subcommand)]
@@ -272,6 +324,32 @@ enum DetectCommand {
         location: String,
         #[arg(long, default_value = "balanced", value_parser = ["balanced", "strict"])]
         level: String,
+    },
+    /// Propose the narrowest detection exclusions for recorded events (blocked and monitored,
+    /// so a monitor-mode trial counts): detector × location × OpenAPI operation or path prefix,
+    /// each with the requests it would have allowed and from how many clients, printed as a
+    /// `detection:` snippet to paste into the configuration. Exit 0, or 1 on error.
+    Suggest {
+        #[command(flatten)]
+        source: EventSource,
+        /// From this time: Unix ms, RFC 3339, or a duration ago (15m, 2h, 7d).
+        #[arg(long)]
+        since: Option<String>,
+        /// Before this time (same forms).
+        #[arg(long)]
+        until: Option<String>,
+        /// Only this app's events.
+        #[arg(long)]
+        app: Option<String>,
+        /// Leave out exclusions that cover fewer requests.
+        #[arg(long, default_value_t = 1)]
+        min_requests: u64,
+        /// Read at most this many events (newest first).
+        #[arg(long, default_value_t = 100_000)]
+        max_events: usize,
+        /// The whole report as JSON instead of the YAML snippet.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -371,6 +449,23 @@ fn detect_cmd(cmd: DetectCommand) -> ExitCode {
         palisade_detect::Engine::new(palisade_detect::EngineConfig { level, ..Default::default() })
     };
     match cmd {
+        DetectCommand::Suggest { source, since, until, app, min_requests, max_events, json } => {
+            let pairs: Vec<(String, String)> =
+                [("since", since), ("until", until), ("app", app)].into_iter().filter_map(|(k, v)| v.map(|v| (k.to_string(), v))).collect();
+            let report = match source.source().map_err(|e| e.to_string()).and_then(|src| src.suggest(&pairs, min_requests, max_events)) {
+                Ok(r) => r,
+                Err(e) => return fail(&e),
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+            } else {
+                print!("{}", report.yaml);
+                if report.truncated {
+                    eprintln!("(only the newest {max_events} events were read: narrow with --since/--until/--app or raise --max-events)");
+                }
+            }
+            ExitCode::SUCCESS
+        }
         DetectCommand::Eval { corpus, locations, max, level } => {
             let places = match Place::parse_list(&locations) {
                 Ok(p) => p,
@@ -424,6 +519,75 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
         ExitCode::from(1)
     };
     match cmd {
+        OpenapiCommand::Learn { traffic, title, output } => {
+            let samples = match traffic.read() {
+                Ok(s) => s,
+                Err(e) => return fail(&e),
+            };
+            let mut learner = palisade_openapi::learn::Learner::new(Default::default());
+            for s in &samples {
+                learner.add(s);
+            }
+            let doc = serde_json::to_string_pretty(&learner.spec(&title)).unwrap_or_default() + "\n";
+            match output {
+                Some(path) => {
+                    if let Err(e) = std::fs::write(&path, doc) {
+                        return fail(&format!("{}: {e}", path.display()));
+                    }
+                    eprintln!("{}: learned from {} request(s)", path.display(), samples.len());
+                }
+                None => print!("{doc}"),
+            }
+            ExitCode::SUCCESS
+        }
+        OpenapiCommand::Diff { spec, traffic, json } => {
+            let settings = match offline_settings(&spec, "unknown_fields: monitor\nunknown_query: monitor\nmax_violations: 100\n") {
+                Ok(s) => s,
+                Err(e) => return fail(&e),
+            };
+            let judge = match stages::build(&settings) {
+                Ok((judge, _, _)) => judge,
+                Err(errors) => {
+                    for e in &errors {
+                        eprintln!("{e}");
+                    }
+                    return fail(&format!("{spec}: the spec does not load"));
+                }
+            };
+            let samples = match traffic.read() {
+                Ok(s) => s,
+                Err(e) => return fail(&e),
+            };
+            let d = palisade_openapi::learn::diff(&judge, &samples);
+            if json {
+                let v = serde_json::json!({
+                    "requests": d.requests,
+                    "described": d.described,
+                    "shadow_endpoints": d.shadow_endpoints.iter().map(|((m, t), n)| serde_json::json!({"method": m, "path": t, "requests": n})).collect::<Vec<_>>(),
+                    "undescribed": d.undescribed.iter().map(|((op, code, loc), n)| serde_json::json!({"operation": op, "code": code, "location": loc, "requests": n})).collect::<Vec<_>>(),
+                });
+                println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+            } else {
+                println!("{} request(s), {} described by {spec}", d.requests, d.described);
+                if !d.shadow_endpoints.is_empty() {
+                    println!("\nShadow endpoints (no operation in the spec):");
+                    for ((m, t), n) in &d.shadow_endpoints {
+                        println!("  {m} {t}  ({n} request(s))");
+                    }
+                }
+                if !d.undescribed.is_empty() {
+                    println!("\nNot described by their operation:");
+                    for ((op, code, loc), n) in &d.undescribed {
+                        println!("  {op}: {code} at {loc}  ({n} request(s))");
+                    }
+                }
+            }
+            if d.described == d.requests {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(2)
+            }
+        }
         OpenapiCommand::Lint { spec } => {
             let settings = match offline_settings(&spec, "") {
                 Ok(s) => s,

@@ -31,5 +31,6 @@ pub fn event(i: i64) -> Event {
         upstream_status: None,
         latency_us: 180,
         tags: Vec::new(),
+        operation: None,
     }
 }

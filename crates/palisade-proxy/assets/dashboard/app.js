@@ -250,6 +250,27 @@ async function openEvent(id) {
   for (const o of e.others || []) others.append(el("li", {}, `${o.stage}: ${o.reason}` + (o.location ? ` at ${o.location}` : "")));
   $("#detail-others-title").hidden = !(e.others && e.others.length);
   $("#detail").hidden = false;
+  showSuggestion(e);
+}
+
+// The narrowest detection exclusion that would have let this request through, with what it
+// would have allowed over the last week (the same as `palisade detect suggest`).
+async function showSuggestion(e) {
+  const title = $("#detail-suggest-title"), note = $("#detail-suggest-note"), pre = $("#detail-suggest");
+  title.hidden = true; note.hidden = true; pre.textContent = "";
+  if (!e.reason || !e.reason.startsWith("detect.") || e.reason === "detect.limit") return;
+  let r;
+  try {
+    r = await api("/api/suggest?" + new URLSearchParams({ for: String(e.id), app: e.app, since: "7d" }));
+  } catch (err) { return; }
+  if (state.open !== e.id || !r.suggestions || !r.suggestions.length) return;
+  const s = r.suggestions[0];
+  title.hidden = false;
+  note.hidden = false;
+  note.textContent = `Would have allowed ${fmtNum(s.allows)} of ${fmtNum(s.findings)} request(s) from ${fmtNum(s.clients)} client(s) in the last 7 days.` +
+    (s.clients === 1 && s.findings > 1 ? " All from one client: this may be a real attack." : "") +
+    " Paste into the app's configuration and reload.";
+  pre.textContent = r.yaml.split("\n").filter((l) => !l.startsWith("#")).join("\n");
 }
 
 function closeEvent() {

@@ -100,6 +100,11 @@ async fn the_dashboard_shows_filters_and_explains_real_blocked_requests() {
         assert_eq!(injected.as_i64(), Some(0), "request data must never become markup");
         let field = b.script("return document.querySelector('#detail dd[data-field=\"Field\"]').textContent")?;
         assert_eq!(field.as_str(), Some("query.text"));
+        // The narrowest exclusion for this event, as `palisade detect suggest` would give it.
+        b.wait_for("the suggested exclusion", "document.querySelector('#detail-suggest').textContent.includes('location: query.text')", WAIT)?;
+        let snippet = b.script("return document.querySelector('#detail-suggest').textContent")?;
+        let snippet = snippet.as_str().unwrap_or_default().to_string();
+        assert!(snippet.contains("detection:") && snippet.contains("{detector: xss, location: query.text}"), "{snippet}");
         let png = b.screenshot()?;
 
         // Closing it and clearing the filter brings the whole log back.

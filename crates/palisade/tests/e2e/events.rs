@@ -332,3 +332,50 @@ async fn rule_tags_are_recorded_in_events_and_filterable() {
     let v = admin_get(a, "/api/events?tag=scrip", None).await.json();
     assert_eq!(v["events"].as_array().unwrap().len(), 0, "a tag filter matches whole tags: {v}");
 }
+
+/// The tuning workflow end to end: a monitor-mode trial records what would have been blocked,
+/// `palisade detect suggest` turns the events into exclusions, the snippet pasted into the
+/// configuration lets exactly those requests through in block mode, and the admin API offers
+/// the suggestion for one event.
+#[tokio::test]
+async fn suggested_exclusions_let_the_recorded_requests_through_and_nothing_else() {
+    let up = Upstream::tcp(reply("ok")).await;
+    let proxy = Proxy::start(&config(&up.url(), "", "events: sqlite:events.db\n", "    detection: {mode: monitor}\n"));
+    for _ in 0..3 {
+        assert_eq!(get(proxy.addr, "api.test", SQLI).await.status, 200);
+    }
+    flush(&proxy);
+    let db = proxy.dir.join("events.db");
+    let out = Command::new(env!("CARGO_BIN_EXE_palisade"))
+        .args(["detect", "suggest", "--db"])
+        .arg(&db)
+        .args(["--since", "1h"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let yaml = String::from_utf8(out.stdout).unwrap();
+    assert!(yaml.contains("- prefix: /search") && yaml.contains("location: query.q") && yaml.contains("allows 3 of 3 request(s), 1 client(s)"), "{yaml}");
+    assert!(yaml.contains("all from one client"), "one client is flagged: {yaml}");
+
+    // Paste the app's `detection:` part of the snippet into the app, in block mode.
+    let detection: String = yaml.lines().filter(|l| !l.starts_with('#')).skip(2).map(|l| format!("{l}\n")).collect();
+    assert!(detection.starts_with("    detection:\n"), "{detection}");
+    let detection = detection.replacen("    detection:\n", "    detection:\n      mode: block\n", 1);
+    proxy.reload(&config(&up.url(), "", "events: sqlite:events.db\n", &detection)).unwrap();
+    assert_eq!(get(proxy.addr, "api.test", SQLI).await.status, 200, "the excluded request passes");
+    assert_problem(&get(proxy.addr, "api.test", "/other?q=%27%20or%201%3D1--").await, 403, "detect.sqli");
+    assert_problem(&get(proxy.addr, "api.test", "/search?x=%27%20or%201%3D1--").await, 403, "detect.sqli");
+
+    // The admin API answers the same suggestion for one event.
+    let id = Reader::open(&db).unwrap().events(&Filter::default()).unwrap().events[0].id.unwrap();
+    let r = admin_get(admin(&proxy), &format!("/api/suggest?for={id}&since=1h"), None).await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    let v = r.json();
+    assert_eq!(v["suggestions"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["suggestions"][0]["location"], "query.q");
+    assert_eq!(v["suggestions"][0]["scope"], serde_json::json!({"kind": "prefix", "value": "/search"}));
+    assert!(v["yaml"].as_str().unwrap().contains("- prefix: /search"));
+    let r = admin_get(admin(&proxy), "/api/suggest?for=x", None).await;
+    assert_eq!(r.status, 400, "{}", r.dump());
+}
