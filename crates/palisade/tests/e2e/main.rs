@@ -17,6 +17,7 @@ mod forwarding;
 mod h2_tls;
 mod limits;
 mod openapi;
+mod ownership;
 mod pooling;
 mod problems;
 mod reload;
