@@ -13,7 +13,7 @@
 //! another connection or target; an idempotent request with a replayable body is also retried
 //! once when a reused connection closes before any byte of the response.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -370,25 +370,27 @@ fn encode_head(parts: &http::request::Parts, extra: &[u8], chunked: bool, out: &
     out.extend_from_slice(b"\r\n");
 }
 
-async fn write_all(io: &mut Stream, mut buf: &[u8]) -> std::io::Result<()> {
+async fn write_all(io: &mut Stream, mut buf: &[u8], progress: &Progress) -> std::io::Result<()> {
     while !buf.is_empty() {
         let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, buf)).await?;
         if n == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
+        progress.mark();
         buf = &buf[n..];
     }
     Ok(())
 }
 
 /// Write `a` then `b`, with vectored writes.
-async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8]) -> std::io::Result<()> {
+async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8], progress: &Progress) -> std::io::Result<()> {
     while !a.is_empty() {
         let bufs = [std::io::IoSlice::new(a), std::io::IoSlice::new(b)];
         let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write_vectored(cx, &bufs)).await?;
         if n == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
+        progress.mark();
         if n >= a.len() {
             b = &b[n - a.len()..];
             a = &[];
@@ -396,7 +398,29 @@ async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8]) -> std::io::Resu
             a = &a[n..];
         }
     }
-    write_all(io, b).await
+    write_all(io, b, progress).await
+}
+
+/// When the exchange with the upstream last moved, for `read_timeout`: the timeout runs between
+/// two steps (a write to the upstream, the end of the request, a read of the response head), as
+/// nginx's `proxy_send_timeout` / `proxy_read_timeout` do, never over a whole upload.
+/// `None` while the proxy waits for the client's next body bytes: that wait is the client's
+/// (`body_read_timeout`), not the upstream's.
+struct Progress(Cell<Option<tokio::time::Instant>>);
+
+impl Progress {
+    fn mark(&self) {
+        self.0.set(Some(tokio::time::Instant::now()));
+    }
+
+    /// After the timer fired: the new deadline when the exchange moved since it was armed.
+    fn extended(&self, timeout: Duration) -> Option<tokio::time::Instant> {
+        let now = tokio::time::Instant::now();
+        match self.0.get() {
+            None => Some(now + timeout),
+            Some(t) => Some(t + timeout).filter(|d| *d > now),
+        }
+    }
 }
 
 enum SendError {
@@ -412,15 +436,17 @@ const BODY_IN_HEAD: usize = 16 * 1024;
 
 /// Write the request. Streams the client's body for `UpBody::Chained`. A small full body has
 /// already been appended to `head` (see [`BODY_IN_HEAD`]).
-async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chunked: bool) -> Result<(), SendError> {
+async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chunked: bool, progress: &Progress) -> Result<(), SendError> {
     match body {
-        UpBody::Full(None) => write_all(conn_io, head).await.map_err(SendError::Write),
-        UpBody::Full(Some(b)) if b.len() <= BODY_IN_HEAD => write_all(conn_io, head).await.map_err(SendError::Write),
-        UpBody::Full(Some(b)) => write_two(conn_io, head, b).await.map_err(SendError::Write),
+        UpBody::Full(None) => write_all(conn_io, head, progress).await.map_err(SendError::Write),
+        UpBody::Full(Some(b)) if b.len() <= BODY_IN_HEAD => write_all(conn_io, head, progress).await.map_err(SendError::Write),
+        UpBody::Full(Some(b)) => write_two(conn_io, head, b, progress).await.map_err(SendError::Write),
         UpBody::Chained { .. } => {
-            write_all(conn_io, head).await.map_err(SendError::Write)?;
+            write_all(conn_io, head, progress).await.map_err(SendError::Write)?;
             loop {
+                progress.0.set(None);
                 let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
+                progress.mark();
                 match frame {
                     None => break,
                     Some(Err(e)) => return Err(SendError::ClientBody(e)),
@@ -431,16 +457,16 @@ async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chu
                         }
                         if chunked {
                             let size = format!("{:x}\r\n", data.len());
-                            write_two(conn_io, size.as_bytes(), &data).await.map_err(SendError::Write)?;
-                            write_all(conn_io, b"\r\n").await.map_err(SendError::Write)?;
+                            write_two(conn_io, size.as_bytes(), &data, progress).await.map_err(SendError::Write)?;
+                            write_all(conn_io, b"\r\n", progress).await.map_err(SendError::Write)?;
                         } else {
-                            write_all(conn_io, &data).await.map_err(SendError::Write)?;
+                            write_all(conn_io, &data, progress).await.map_err(SendError::Write)?;
                         }
                     }
                 }
             }
             if chunked {
-                write_all(conn_io, b"0\r\n\r\n").await.map_err(SendError::Write)?;
+                write_all(conn_io, b"0\r\n\r\n", progress).await.map_err(SendError::Write)?;
             }
             Ok(())
         }
@@ -770,19 +796,32 @@ pub async fn send(
         }
         let replayable = matches!(body, UpBody::Full(_));
         // A fresh connection may have taken a while: its read timeout starts after the connect.
-        let mut timer = conn.arm(up.cfg.read_timeout, if reused { now } else { Instant::now() });
-        let exchange = async {
-            match write_request(&mut conn.io, &head, &mut body, chunked).await {
-                Ok(()) => {}
-                Err(SendError::ClientBody(e)) => return Err(e),
-                Err(SendError::Write(e)) => return Ok(Err(HeadError::Io(e))),
+        // When it fires, it is moved on to `read_timeout` after the exchange last moved (see
+        // `Progress`): a slow but flowing upload never times out, and the wait for the response
+        // head runs from the end of the request.
+        let start = if reused { now } else { Instant::now() };
+        let mut timer = conn.arm(up.cfg.read_timeout, start);
+        let progress = Progress(Cell::new(Some(tokio::time::Instant::from_std(start))));
+        let outcome = {
+            let exchange = async {
+                match write_request(&mut conn.io, &head, &mut body, chunked, &progress).await {
+                    Ok(()) => {}
+                    Err(SendError::ClientBody(e)) => return Err(e),
+                    Err(SendError::Write(e)) => return Ok(Err(HeadError::Io(e))),
+                }
+                Ok(read_response_head(&mut conn, &parts.method, raw).await)
+            };
+            tokio::pin!(exchange);
+            loop {
+                tokio::select! {
+                    biased;
+                    r = &mut exchange => break Some(r),
+                    _ = timer.as_mut() => match progress.extended(up.cfg.read_timeout) {
+                        Some(deadline) => timer.as_mut().reset(deadline),
+                        None => break None,
+                    },
+                }
             }
-            Ok(read_response_head(&mut conn, &parts.method, raw).await)
-        };
-        let outcome = tokio::select! {
-            biased;
-            r = exchange => Some(r),
-            _ = timer.as_mut() => None,
         };
         conn.timer = Some(timer);
         if head.capacity() <= 64 * 1024 {
@@ -1008,7 +1047,7 @@ async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
     let Ok(mut conn) = connect(up, t, Instant::now()).await else { return false };
     let authority = up.targets[t].authority.to_str().unwrap_or("localhost");
     let req = format!("GET {path} HTTP/1.1\r\nhost: {authority}\r\nuser-agent: palisade-health-check\r\nconnection: close\r\n\r\n");
-    if write_all(&mut conn.io, req.as_bytes()).await.is_err() {
+    if write_all(&mut conn.io, req.as_bytes(), &Progress(Cell::new(None))).await.is_err() {
         return false;
     }
     match read_response_head(&mut conn, &Method::GET, true).await {
