@@ -42,6 +42,7 @@ const P_XFP: u32 = 1 << 12;
 const P_XFH: u32 = 1 << 13;
 const P_XRI: u32 = 1 << 14;
 const P_XID: u32 = 1 << 15;
+const P_FWD: u32 = 1 << 16;
 const P_HOP: u32 = (1 << 8) - 1;
 
 /// The bit of a (lowercase) header name, 0 for the names the proxy leaves alone.
@@ -52,6 +53,7 @@ fn name_bit(n: &str) -> u32 {
         7 if n == "trailer" => 1 << 6,
         7 if n == "upgrade" => P_UPGRADE,
         9 if n == "x-real-ip" => P_XRI,
+        9 if n == "forwarded" => P_FWD,
         10 if n == "connection" => 1 << 0,
         10 if n == "keep-alive" => 1 << 1,
         12 if n == "x-request-id" => P_XID,
@@ -261,14 +263,14 @@ pub fn untrusted_lines(peer_value: &[u8], tls: bool) -> (Vec<u8>, usize) {
 
 /// Whether a request header (name as sent) is one the proxy removes or sets itself when the peer
 /// is not a trusted proxy: hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` (recomputed)
-/// and the forwarding headers and `X-Request-Id`.
+/// and the forwarding headers (`Forwarded` included) and `X-Request-Id`.
 fn replaced_upstream(n: &[u8]) -> bool {
     let is = |s: &[u8]| crate::codec::eq_lower(n, s);
     match n.len() {
         2 => is(b"te"),
         6 => is(b"expect"),
         7 => is(b"trailer") || is(b"upgrade"),
-        9 => is(b"x-real-ip"),
+        9 => is(b"x-real-ip") || is(b"forwarded"),
         10 => is(b"connection") || is(b"keep-alive"),
         12 => is(b"x-request-id"),
         14 => is(b"content-length"),
@@ -318,7 +320,8 @@ fn line(out: &mut Vec<u8>, name: &str, value: &[u8]) {
 /// `h`.
 ///
 /// `X-Forwarded-For` is extended when the peer is a trusted proxy and replaced otherwise, so a
-/// client cannot plant addresses that the upstream would believe.
+/// client cannot plant addresses that the upstream would believe; a `Forwarded` header is kept
+/// from a trusted proxy and removed otherwise.
 pub fn set_forwarding(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>) {
     set_forwarding_present(h, out, f, Present::scan(h));
 }
@@ -338,8 +341,13 @@ pub fn set_forwarding_present(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwardi
     } else {
         write_forwarding_lines(out, h, f, present);
     }
-    if present & (P_XFF | P_XFP | P_XFH | P_XRI | P_XID) == 0 {
+    if present & (P_XFF | P_XFP | P_XFH | P_XRI | P_XID | P_FWD) == 0 {
         return;
+    }
+    // `Forwarded` (RFC 7239) says what `X-Forwarded-*` say: believed (and passed on) only from a
+    // trusted proxy, dropped from anyone else so the upstream cannot be told a planted address.
+    if present & P_FWD != 0 && !f.peer_trusted {
+        h.remove(header::FORWARDED);
     }
     let keep_proto = f.peer_trusted && present & P_XFP != 0;
     let keep_host = f.peer_trusted && present & P_XFH != 0;
@@ -550,6 +558,15 @@ mod tests {
         let h = forwarded(map(&[("x-forwarded-proto", "https"), ("x-forwarded-host", "evil")]), &pv, peer, false, false, None);
         assert_eq!(h.get_all(X_FORWARDED_PROTO).iter().collect::<Vec<_>>(), ["http"], "replaced from an untrusted peer");
         assert!(h.get(X_FORWARDED_HOST).is_none(), "an untrusted client's X-Forwarded-Host is dropped");
+        let planted = "for=6.6.6.6;proto=https;host=admin.internal";
+        let h = forwarded(map(&[("forwarded", planted), ("accept", "*/*")]), &pv, peer, false, false, None);
+        assert!(h.get(header::FORWARDED).is_none(), "an untrusted client's Forwarded is dropped");
+        assert_eq!(h["accept"], "*/*");
+        let h = forwarded(map(&[("forwarded", planted)]), &pv, peer, true, false, None);
+        assert_eq!(h.get_all(header::FORWARDED).iter().collect::<Vec<_>>(), [planted], "kept from a trusted proxy");
+        // The raw path (plain requests from untrusted peers) drops the same field by name.
+        assert!(replaced_upstream(b"Forwarded") && replaced_upstream(b"forwarded"));
+        assert!(!replaced_upstream(b"forwardedx") && !replaced_upstream(b"x-forwarded"));
         // Every combination of the forwarding headers present, trust, scheme and host (the
         // precomputed lines are compared in `forwarded`).
         let names = [X_FORWARDED_FOR, X_FORWARDED_PROTO, X_FORWARDED_HOST, X_REAL_IP, X_REQUEST_ID];

@@ -126,6 +126,17 @@ async fn handle_inner<'s>(
     if req.version() == Version::HTTP_2 && h2_head_too_large(&req, server.max_header_size, server.max_headers) {
         return (reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large", id), client_ip, None);
     }
+    if req.version() == Version::HTTP_2 {
+        // HTTP/1 refuses these while parsing the head (`h1.rs`).
+        if req.method() == http::Method::CONNECT && req.extensions().get::<hyper::ext::Protocol>().is_none() {
+            // A tunnel (RFC 9113 §8.5) is not something Palisade proxies: answered at once, never
+            // sent upstream as a request.
+            return (reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported", id), client_ip, None);
+        }
+        if req.headers().get(header::HOST).is_some_and(|h| !crate::codec::valid_host(h.as_bytes())) {
+            return (reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Invalid Host header", id), client_ip, None);
+        }
+    }
     // 1. Route (absolute-form and HTTP/2 requests carry the host in the URI).
     // The Host header, looked up once (it is also what goes upstream with `host_header: preserve`).
     // (With the raw fields, the Host is read from them: no header value is made.)
@@ -163,6 +174,8 @@ async fn handle_inner<'s>(
     if declared.is_some_and(|n| n > hard_limit) {
         return (reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id), client_ip, app_name);
     }
+    let mut body = body;
+    body.limit_to(hard_limit);
 
     // 3. Head stages.
     let mut outcome = Outcome::default();
@@ -357,7 +370,7 @@ async fn handle_inner<'s>(
     let raw_response = judged_req.is_none() && client_h1 && response_headers.is_empty();
     drop(raw);
     let up_req = Request::from_parts(parts, up_body);
-    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines).await;
+    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines, &app.metrics).await;
     FORWARD_LINES.with(|f| {
         let mut f = f.borrow_mut();
         if f.len() < 256 && forward_lines.capacity() <= 4096 {
@@ -424,7 +437,7 @@ async fn handle_inner<'s>(
             (reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id), client_ip, app_name)
         }
         Err(UpstreamError::Connect(e)) => {
-            rec.upstream_error = Some(UpstreamErr::Connect);
+            // (Each failed attempt was counted as it happened.)
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream unavailable");
             (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id), client_ip, app_name)
         }

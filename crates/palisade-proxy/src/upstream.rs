@@ -747,6 +747,7 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, crlf_known: bool, method
 }
 
 /// Send `req` to the upstream. The request's URI must be in origin form and its headers final;
+/// each failed connection attempt is counted in `metrics` (`upstream_errors_total{kind="connect"}`);
 /// `set_host` sets the `Host` header for the chosen target; `extra_lines` (complete header
 /// lines, e.g. the forwarding headers) are appended to the head as they are (`length_in_lines`:
 /// they hold the Content-Length). With `raw`, the
@@ -758,6 +759,7 @@ pub async fn send(
     raw: bool,
     extra_lines: &[u8],
     length_in_lines: bool,
+    metrics: &crate::metrics::AppMetrics,
 ) -> Result<Response<UpstreamBody>, UpstreamError> {
     let (mut parts, mut body) = req.into_parts();
     let idempotent = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE);
@@ -775,6 +777,8 @@ pub async fn send(
                 Ok(c) => (c, false),
                 Err(e) => {
                     tracing::warn!(upstream = %up.cfg.name, error = %e, "upstream connect failed");
+                    // Every failed attempt counts, also when another target then answers.
+                    metrics.upstream_error(crate::metrics::UpstreamErr::Connect);
                     up.record_failure(t);
                     last_err = Some(e);
                     if t < 64 {

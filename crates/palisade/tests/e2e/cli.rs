@@ -38,7 +38,11 @@ impl Bin {
     }
 
     pub(crate) fn spawn(args: &[&str]) -> Bin {
-        let mut child = command().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn palisade");
+        Bin::spawn_env(args, &[])
+    }
+
+    pub(crate) fn spawn_env(args: &[&str], env: &[(&str, &Path)]) -> Bin {
+        let mut child = command().args(args).envs(env.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn palisade");
         let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {

@@ -1,6 +1,7 @@
-//! Port ownership: a listener belongs to one Palisade process. A second instance (or any other
-//! socket, even one with `SO_REUSEPORT` under the same uid) cannot join its port, so traffic is
-//! never split between two configurations.
+//! Operating the binary: port ownership (a listener belongs to one Palisade process; a second
+//! instance, or any other socket, even one with `SO_REUSEPORT` under the same uid, cannot join
+//! its port, so traffic is never split between two configurations), what `palisade demo` leaves
+//! behind, and the log lines operators read.
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -88,4 +89,45 @@ async fn a_second_instance_on_a_busy_port_fails_and_the_first_keeps_all_traffic(
 
     first.signal(libc::SIGTERM);
     assert!(first.exit().await.success());
+}
+
+/// `palisade demo` keeps its spec and events database in a private temporary directory, and
+/// removes it when it exits.
+#[tokio::test]
+async fn the_demo_removes_its_temporary_directory_on_exit() {
+    let tmp = TempDir::new();
+    let demo_dirs = || std::fs::read_dir(tmp.path()).unwrap().filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect::<Vec<_>>();
+    let mut bin = Bin::spawn_env(&["--log-format", "text", "demo", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"], &[("TMPDIR", tmp.path())]);
+    let addr = bin.started().await;
+    assert_eq!(get(addr, "localhost", "/api/products").await.status, 200);
+    let dirs = demo_dirs();
+    assert!(dirs.len() == 1 && dirs[0].starts_with("palisade-demo-"), "{dirs:?}");
+    bin.signal(libc::SIGTERM);
+    assert!(bin.exit().await.success());
+    assert_eq!(demo_dirs(), Vec::<String>::new(), "the demo left files behind");
+}
+
+/// JSON logs carry addresses as plain strings (no `Some(..)` from an optional field).
+#[tokio::test]
+async fn the_json_startup_line_has_plain_addresses() {
+    let up = Upstream::tcp(reply("ok")).await;
+    let dir = TempDir::new();
+    let path = dir.write("p.yaml", config(&["127.0.0.1:0".into()], "127.0.0.1:0", &up.url()));
+    let mut bin = Bin::spawn(&["--log-level", "info", "--log-format", "json", "run", "-c", path.to_str().unwrap()]);
+    let line = bin.line("palisade started").await;
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let admin = v["admin"].as_str().unwrap_or_else(|| panic!("no admin string: {line}"));
+    let admin: SocketAddr = admin.parse().unwrap_or_else(|_| panic!("admin is not an address: {line}"));
+    assert_eq!(get(admin, "localhost", "/healthz").await.status, 200);
+    let listeners = v["listeners"].as_str().unwrap_or_else(|| panic!("no listeners: {line}"));
+    let listen: SocketAddr = listeners.trim_matches(['[', ']']).parse().unwrap_or_else(|_| panic!("listeners: {line}"));
+    assert_eq!(get(listen, "localhost", "/").await.status, 200);
+
+    // Without an admin listener the field is left out rather than printed as `None`.
+    let path = dir.write("q.yaml", format!("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n{}", one_app(&up.url())));
+    let mut bin = Bin::spawn(&["--log-level", "info", "--log-format", "json", "run", "-c", path.to_str().unwrap()]);
+    let line = bin.line("palisade started").await;
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert!(v.get("admin").is_none(), "{line}");
+    assert!(!line.contains("Some(") && !line.contains("None"), "{line}");
 }
