@@ -723,6 +723,11 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
     if uri.scheme().is_none() && uri.path() != "*" && !uri.path().starts_with('/') {
         return bad("Invalid request target");
     }
+    // An absolute-form target's authority is held to the Host grammar (no userinfo: RFC 9110
+    // §4.2.4), since it routes the request and goes upstream as the Host.
+    if uri.authority().is_some_and(|a| !codec::valid_host(a.as_str().as_bytes())) {
+        return bad("Invalid request target");
+    }
     // The header map is not built here: the fields are noted as offsets into the head
     // (`RawRequestHead`), and the map is made only when something needs it (a plain proxied
     // request goes upstream as these lines). Which framing-relevant headers are present is noted

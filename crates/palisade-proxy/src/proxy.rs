@@ -133,7 +133,9 @@ async fn handle_inner<'s>(
             // sent upstream as a request.
             return (reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported", id), client_ip, None);
         }
-        if req.headers().get(header::HOST).is_some_and(|h| !crate::codec::valid_host(h.as_bytes())) {
+        // `:authority` has no userinfo (RFC 9113 §8.3.1) and, like `host`, follows the Host grammar.
+        let bad_authority = req.uri().authority().is_some_and(|a| !crate::codec::valid_host(a.as_str().as_bytes()));
+        if bad_authority || req.headers().get(header::HOST).is_some_and(|h| !crate::codec::valid_host(h.as_bytes())) {
             return (reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Invalid Host header", id), client_ip, None);
         }
     }

@@ -88,13 +88,15 @@ async fn forwarding_headers_from_an_untrusted_peer_are_replaced() {
     assert_eq!(got.header_all("x-forwarded-host"), ["api.test:8080"]);
     assert_eq!(got.header("host"), Some("api.test:8080"));
 
-    // `Forwarded` (RFC 7239) tells the same story: dropped, on the pass-through path of a plain
+    // `Forwarded` (RFC 7239), `X-Forwarded-Port` and `-Prefix` tell the same story: dropped, on the pass-through path of a plain
     // request and on the header-map path (a request whose Connection names another header).
     for extra in ["", "Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"] {
-        let req = format!("GET / HTTP/1.1\r\nHost: api.test\r\n{extra}Forwarded: for=6.6.6.6;proto=https;host=admin.internal\r\nforwarded: for=7.7.7.7\r\nX-Keep: 1\r\n\r\n");
+        let req = format!("GET / HTTP/1.1\r\nHost: api.test\r\n{extra}Forwarded: for=6.6.6.6;proto=https;host=admin.internal\r\nforwarded: for=7.7.7.7\r\nX-Forwarded-Port: 8443\r\nX-Forwarded-Prefix: /evil\r\nX-Keep: 1\r\n\r\n");
         assert_eq!(raw(proxy.addr, req).await.status, 200);
         let got = up.next_req().await;
-        assert!(got.header("forwarded").is_none(), "an untrusted client's Forwarded reached the upstream:\n{}", got.raw_head);
+        for h in ["forwarded", "x-forwarded-port", "x-forwarded-prefix"] {
+            assert!(got.header(h).is_none(), "an untrusted client's {h} reached the upstream:\n{}", got.raw_head);
+        }
         assert!(got.header("x-hop").is_none());
         assert_eq!(got.header("x-keep"), Some("1"));
         assert_eq!(got.header_all("x-forwarded-for"), ["127.0.0.1"]);

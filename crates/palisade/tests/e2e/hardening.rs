@@ -17,6 +17,11 @@ async fn an_invalid_host_is_a_400_and_a_valid_one_is_served() {
         let r = raw(proxy.addr, format!("GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")).await;
         assert_problem(&r, 400, "http.bad_request");
     }
+    // An absolute-form target's authority too (no userinfo).
+    for target in ["http://user@api.test/", "http://api.test:80:80/"] {
+        let r = raw(proxy.addr, format!("GET {target} HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n")).await;
+        assert_problem(&r, 400, "http.bad_request");
+    }
     for host in ["api.test", "api.test:8080", "127.0.0.1:80", "[::1]:8443", "my_service.internal"] {
         let r = raw(proxy.addr, format!("GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")).await;
         assert_eq!(r.status, 200, "{host}: {}", r.dump());
@@ -83,7 +88,7 @@ async fn h2_connect_is_answered_501_at_once() {
     assert!(up.try_req().is_none(), "CONNECT reached the upstream");
 }
 
-/// An HTTP/2 `host` header is held to the same grammar as an HTTP/1 one.
+/// An HTTP/2 `host` header and `:authority` are held to the same grammar as an HTTP/1 Host.
 #[tokio::test]
 async fn h2_invalid_host_header_is_a_400() {
     let mut up = Upstream::tcp(reply("ok")).await;
@@ -97,5 +102,14 @@ async fn h2_invalid_host_header_is_a_400() {
     w!(sender.ready()).unwrap();
     let resp = w!(sender.send_request(req)).expect("h2 request");
     assert_eq!(resp.status(), 400);
+    // Nor may `:authority` carry userinfo (RFC 9113 §8.3.1).
+    let req = http::Request::get("http://user@api.test/x").body(Full::new(Bytes::new())).unwrap();
+    w!(sender.ready()).unwrap();
+    let resp = w!(sender.send_request(req)).expect("h2 request");
+    assert_eq!(resp.status(), 400);
+    let req = http::Request::get("http://api.test/ok").body(Full::new(Bytes::new())).unwrap();
+    w!(sender.ready()).unwrap();
+    assert_eq!(w!(sender.send_request(req)).expect("h2 request").status(), 200);
+    assert_eq!(up.next_req().await.path(), "/ok");
     assert!(up.try_req().is_none());
 }
