@@ -615,7 +615,8 @@ fn parse_head(s: &mut Shared, end: usize, crlf_known: bool, max_headers: usize, 
     s.body = if p.body == BodyState::Length(0) { BodyState::Done } else { p.body };
     s.continue_at = p.expect_continue.then_some(0);
     s.deadline_armed = false;
-    let client_body = if s.body == BodyState::Done { ClientBody::Empty } else { ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint, allowed: u64::MAX }) };
+    let client_body =
+        if s.body == BodyState::Done { ClientBody::Empty } else { ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint, allowed: u64::MAX }) };
     let mut req = Request::new(client_body);
     *req.method_mut() = p.method;
     *req.uri_mut() = p.uri;

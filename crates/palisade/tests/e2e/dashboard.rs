@@ -71,7 +71,8 @@ fn check_timeline(b: &Browser) -> Result<(), String> {
     // The axis runs over whole buckets: from the start of since's to the end of until's.
     let (since, until) = ((since / bucket).floor() * bucket, (until / bucket).ceil() * bucket);
     let span = until - since;
-    let mut want: Vec<i64> = s["buckets"].as_array().unwrap().iter().filter(|b| b["blocked"].as_u64() > Some(0)).map(|b| b["start_ms"].as_i64().unwrap()).collect();
+    let mut want: Vec<i64> =
+        s["buckets"].as_array().unwrap().iter().filter(|b| b["blocked"].as_u64() > Some(0)).map(|b| b["start_ms"].as_i64().unwrap()).collect();
     let rects = v["rects"].as_array().unwrap();
     let blocked: Vec<&serde_json::Value> = rects.iter().filter(|r| r["cls"] == "blocked").collect();
     let mut got: Vec<i64> = blocked.iter().map(|r| f(&r["start"]) as i64).collect();
@@ -89,7 +90,10 @@ fn check_timeline(b: &Browser) -> Result<(), String> {
     }
     let l = &v["label"];
     for r in rects {
-        let apart = f(&l["x"]) + f(&l["w"]) <= f(&r["x"]) || f(&r["x"]) + f(&r["w"]) <= f(&l["x"]) || f(&l["y"]) + f(&l["h"]) <= f(&r["y"]) || f(&r["y"]) + f(&r["h"]) <= f(&l["y"]);
+        let apart = f(&l["x"]) + f(&l["w"]) <= f(&r["x"])
+            || f(&r["x"]) + f(&r["w"]) <= f(&l["x"])
+            || f(&l["y"]) + f(&l["h"]) <= f(&r["y"])
+            || f(&r["y"]) + f(&r["h"]) <= f(&l["y"]);
         assert!(apart, "the scale label {l} overlaps the bar {r}");
     }
     Ok(())
@@ -105,7 +109,8 @@ fn check_event_table(b: &Browser) -> Result<(), String> {
          return {{ api, rows, lines }};",
         api_js("/api/events?since=1h&limit=50")
     ))?;
-    let mut want: Vec<(i64, String)> = v["api"]["events"].as_array().unwrap().iter().map(|e| (e["id"].as_i64().unwrap(), e["count"].as_u64().unwrap().to_string())).collect();
+    let mut want: Vec<(i64, String)> =
+        v["api"]["events"].as_array().unwrap().iter().map(|e| (e["id"].as_i64().unwrap(), e["count"].as_u64().unwrap().to_string())).collect();
     let mut got: Vec<(i64, String)> = v["rows"].as_array().unwrap().iter().map(|r| (r[0].as_i64().unwrap(), r[1].as_str().unwrap().to_string())).collect();
     want.sort();
     got.sort();

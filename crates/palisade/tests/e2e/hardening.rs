@@ -53,7 +53,11 @@ async fn a_chunk_size_past_the_limit_is_refused_at_once() {
             assert!(c.closed().await, "{host} {size}: the connection is closed after an unread body");
         }
         // A body within the limit still goes through.
-        let r = raw(proxy.addr, format!("POST /up HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\n{}", String::from_utf8(chunked(&[b"hello", b" world"])).unwrap())).await;
+        let r = raw(
+            proxy.addr,
+            format!("POST /up HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\n{}", String::from_utf8(chunked(&[b"hello", b" world"])).unwrap()),
+        )
+        .await;
         assert_eq!(r.status, 200, "{}", r.dump());
         assert_eq!(up.next_req().await.body, b"hello world");
     }
