@@ -372,7 +372,8 @@ async fn handle_inner<'s>(
     let raw_response = judged_req.is_none() && client_h1 && response_headers.is_empty();
     drop(raw);
     let up_req = Request::from_parts(parts, up_body);
-    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines, &app.metrics).await;
+    let send_cx = upstream::SendContext { metrics: &app.metrics, body_timeout: server.body_read_timeout };
+    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines, &send_cx).await;
     FORWARD_LINES.with(|f| {
         let mut f = f.borrow_mut();
         if f.len() < 256 && forward_lines.capacity() <= 4096 {
@@ -557,8 +558,10 @@ async fn buffer_body(mut body: ClientBody, app: &App, timeout: std::time::Durati
         let mut buf: Option<BytesMut> = None;
         let mut total: u64 = 0;
         loop {
-            let frame = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await;
-            let Some(frame) = frame else { break };
+            // `body_read_timeout` runs between reads (HTTP/1 bodies also time themselves that
+            // way): a slow client whose bytes keep coming is not cut off.
+            let frame = tokio::time::timeout(timeout, std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx))).await;
+            let Some(frame) = frame.map_err(|_| BodyError::Timeout)? else { break };
             let Ok(data) = frame?.into_data() else { continue };
             total += data.len() as u64;
             if total > limit {
@@ -594,9 +597,5 @@ async fn buffer_body(mut body: ClientBody, app: &App, timeout: std::time::Durati
         };
         Ok((UpBody::Full(full), false))
     };
-    match tokio::time::timeout(timeout, read).await {
-        Ok(Ok((b, _))) => Ok(b),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(BodyError::Timeout),
-    }
+    read.await.map(|(b, _)| b)
 }

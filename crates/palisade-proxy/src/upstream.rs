@@ -403,22 +403,52 @@ async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8], progress: &Progr
 
 /// When the exchange with the upstream last moved, for `read_timeout`: the timeout runs between
 /// two steps (a write to the upstream, the end of the request, a read of the response head), as
-/// nginx's `proxy_send_timeout` / `proxy_read_timeout` do, never over a whole upload.
-/// `None` while the proxy waits for the client's next body bytes: that wait is the client's
-/// (`body_read_timeout`), not the upstream's.
-struct Progress(Cell<Option<tokio::time::Instant>>);
+/// nginx's `proxy_send_timeout` / `proxy_read_timeout` do, never over a whole upload. While the
+/// proxy waits for the client's next body bytes, the wait is the client's: it is bounded by
+/// `body_read_timeout` instead (a 408, whatever the protocol the client speaks).
+struct Progress(Cell<(tokio::time::Instant, Turn)>);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Turn {
+    Upstream,
+    Client,
+}
+
+/// What the exchange timer firing means.
+enum Fired {
+    /// The exchange moved since the timer was armed: wait on until this deadline.
+    Extend(tokio::time::Instant),
+    UpstreamTimeout,
+    ClientTimeout,
+}
 
 impl Progress {
-    fn mark(&self) {
-        self.0.set(Some(tokio::time::Instant::now()));
+    fn new(at: tokio::time::Instant) -> Progress {
+        Progress(Cell::new((at, Turn::Upstream)))
     }
 
-    /// After the timer fired: the new deadline when the exchange moved since it was armed.
-    fn extended(&self, timeout: Duration) -> Option<tokio::time::Instant> {
+    fn mark(&self) {
+        self.0.set((tokio::time::Instant::now(), Turn::Upstream));
+    }
+
+    /// The proxy now waits for the client's body.
+    fn client_turn(&self) {
+        self.0.set((tokio::time::Instant::now(), Turn::Client));
+    }
+
+    /// `check`: the longest the timer may sleep, so that a turn that began after it was set is
+    /// looked at in time (a wait may run up to `check` past its timeout).
+    fn fired(&self, read_timeout: Duration, body_timeout: Duration, check: Duration) -> Fired {
+        let (at, turn) = self.0.get();
+        let (deadline, timeout) = match turn {
+            Turn::Upstream => (at + read_timeout, Fired::UpstreamTimeout),
+            Turn::Client => (at + body_timeout, Fired::ClientTimeout),
+        };
         let now = tokio::time::Instant::now();
-        match self.0.get() {
-            None => Some(now + timeout),
-            Some(t) => Some(t + timeout).filter(|d| *d > now),
+        if deadline > now {
+            Fired::Extend(deadline.min(now + check))
+        } else {
+            timeout
         }
     }
 }
@@ -444,7 +474,7 @@ async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chu
         UpBody::Chained { .. } => {
             write_all(conn_io, head, progress).await.map_err(SendError::Write)?;
             loop {
-                progress.0.set(None);
+                progress.client_turn();
                 let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
                 progress.mark();
                 match frame {
@@ -746,8 +776,15 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, crlf_known: bool, method
     Ok(Some(ParsedHead { parts: response.into_parts().0, body, keep_alive, raw: None }))
 }
 
+/// What [`send`] needs from the request's app and server.
+pub struct SendContext<'a> {
+    /// Each failed connection attempt is counted here (`upstream_errors_total{kind="connect"}`).
+    pub metrics: &'a crate::metrics::AppMetrics,
+    /// `body_read_timeout`: the longest wait for the client's next body bytes while they stream.
+    pub body_timeout: Duration,
+}
+
 /// Send `req` to the upstream. The request's URI must be in origin form and its headers final;
-/// each failed connection attempt is counted in `metrics` (`upstream_errors_total{kind="connect"}`);
 /// `set_host` sets the `Host` header for the chosen target; `extra_lines` (complete header
 /// lines, e.g. the forwarding headers) are appended to the head as they are (`length_in_lines`:
 /// they hold the Content-Length). With `raw`, the
@@ -759,7 +796,7 @@ pub async fn send(
     raw: bool,
     extra_lines: &[u8],
     length_in_lines: bool,
-    metrics: &crate::metrics::AppMetrics,
+    cx: &SendContext<'_>,
 ) -> Result<Response<UpstreamBody>, UpstreamError> {
     let (mut parts, mut body) = req.into_parts();
     let idempotent = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE);
@@ -778,7 +815,7 @@ pub async fn send(
                 Err(e) => {
                     tracing::warn!(upstream = %up.cfg.name, error = %e, "upstream connect failed");
                     // Every failed attempt counts, also when another target then answers.
-                    metrics.upstream_error(crate::metrics::UpstreamErr::Connect);
+                    cx.metrics.upstream_error(crate::metrics::UpstreamErr::Connect);
                     up.record_failure(t);
                     last_err = Some(e);
                     if t < 64 {
@@ -804,8 +841,11 @@ pub async fn send(
         // `Progress`): a slow but flowing upload never times out, and the wait for the response
         // head runs from the end of the request.
         let start = if reused { now } else { Instant::now() };
-        let mut timer = conn.arm(up.cfg.read_timeout, start);
-        let progress = Progress(Cell::new(Some(tokio::time::Instant::from_std(start))));
+        // A streamed body has turns where the client is waited for (`Progress`): the timer then
+        // wakes often enough to see either side's timeout.
+        let check = if matches!(body, UpBody::Chained { .. }) { up.cfg.read_timeout.min(cx.body_timeout) } else { up.cfg.read_timeout };
+        let mut timer = conn.arm(check, start);
+        let progress = Progress::new(tokio::time::Instant::from_std(start));
         let outcome = {
             let exchange = async {
                 match write_request(&mut conn.io, &head, &mut body, chunked, &progress).await {
@@ -820,9 +860,10 @@ pub async fn send(
                 tokio::select! {
                     biased;
                     r = &mut exchange => break Some(r),
-                    _ = timer.as_mut() => match progress.extended(up.cfg.read_timeout) {
-                        Some(deadline) => timer.as_mut().reset(deadline),
-                        None => break None,
+                    _ = timer.as_mut() => match progress.fired(up.cfg.read_timeout, cx.body_timeout, check) {
+                        Fired::Extend(deadline) => timer.as_mut().reset(deadline),
+                        Fired::UpstreamTimeout => break None,
+                        Fired::ClientTimeout => break Some(Err(BodyError::Timeout)),
                     },
                 }
             }
@@ -1051,7 +1092,7 @@ async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
     let Ok(mut conn) = connect(up, t, Instant::now()).await else { return false };
     let authority = up.targets[t].authority.to_str().unwrap_or("localhost");
     let req = format!("GET {path} HTTP/1.1\r\nhost: {authority}\r\nuser-agent: palisade-health-check\r\nconnection: close\r\n\r\n");
-    if write_all(&mut conn.io, req.as_bytes(), &Progress(Cell::new(None))).await.is_err() {
+    if write_all(&mut conn.io, req.as_bytes(), &Progress::new(tokio::time::Instant::now())).await.is_err() {
         return false;
     }
     match read_response_head(&mut conn, &Method::GET, true).await {

@@ -185,3 +185,50 @@ async fn a_slow_but_flowing_streamed_upload_is_not_cut_by_read_timeout() {
         assert_eq!((got.path(), got.body.len()), (path, total));
     }
 }
+
+/// A request body fed from a channel: the test decides when bytes come (or stop coming).
+struct ChannelBody(tokio::sync::mpsc::Receiver<bytes::Bytes>);
+
+impl hyper::body::Body for ChannelBody {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, Self::Error>>> {
+        self.0.poll_recv(cx).map(|b| b.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+}
+
+/// While a body streams upstream, the wait for the client's next bytes is the client's: an
+/// HTTP/2 client that stops sending mid-body gets a 408 after `body_read_timeout` (HTTP/2 has
+/// no read deadline of its own), not a 504 after `read_timeout` and not an endless wait.
+#[tokio::test]
+async fn an_h2_client_stalling_mid_stream_gets_408() {
+    use http_body_util::BodyExt;
+    let up = Upstream::tcp(reply("never")).await;
+    let apps = format!(
+        "apps:\n  - name: app\n    limits: {{max_body_size: 1MiB, inspect_body: 1KiB, oversize: stream}}\n    upstream:\n      targets: {}\n      read_timeout: 30s\n",
+        up.url()
+    );
+    let proxy = Proxy::start(&cfg(&["body_read_timeout: 500ms"], &apps));
+    let tcp = w!(tokio::net::TcpStream::connect(proxy.addr)).unwrap();
+    let (mut sender, conn) =
+        w!(hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), hyper_util::rt::TokioIo::new(tcp))).expect("h2 handshake");
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    // Past inspect_body, so the rest streams; then nothing more (the sender is kept open).
+    tx.send(bytes::Bytes::from(vec![b'a'; 2048])).await.unwrap();
+    let req = http::Request::post("http://api.test/upload").body(ChannelBody(rx)).unwrap();
+    w!(sender.ready()).unwrap();
+    let resp = w!(sender.send_request(req)).expect("h2 request");
+    let status = resp.status();
+    let body = w!(resp.into_body().collect()).unwrap().to_bytes();
+    assert_eq!(status, 408, "{}", String::from_utf8_lossy(&body));
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["code"], "http.body_timeout");
+    drop(tx);
+}
