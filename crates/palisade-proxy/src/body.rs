@@ -33,6 +33,17 @@ pub enum ClientBody {
     H2(hyper::body::Incoming),
 }
 
+impl ClientBody {
+    /// Refuse the body ([`BodyError::TooLarge`]) as soon as it is known to exceed `max` bytes,
+    /// from a chunk size too (HTTP/1; HTTP/2 data arrives in frames the peer's flow control
+    /// bounds, counted as they come).
+    pub fn limit_to(&mut self, max: u64) {
+        if let ClientBody::H1(b) = self {
+            b.limit_to(max);
+        }
+    }
+}
+
 impl Body for ClientBody {
     type Data = Bytes;
     type Error = BodyError;

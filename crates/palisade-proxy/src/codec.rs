@@ -168,6 +168,71 @@ pub fn parse_chunk_size(line: &[u8]) -> Result<u64, BodyError> {
     Ok(size)
 }
 
+/// Whether `v` is a valid `Host` field value (RFC 9110 §7.2: `uri-host [ ":" port ]`, with the
+/// grammar of RFC 3986 §3.2.2-3.2.3): an IP-literal in brackets (an IPv6 address or an
+/// IPvFuture), or a reg-name (which covers IPv4 addresses and DNS names) of unreserved,
+/// percent-encoded and sub-delims characters; then an optional port of digits. Empty is valid
+/// (RFC 9112 §3.2: the Host of a request without an authority). Spaces, `/`, `@`, `\` and other
+/// delimiters or controls are not: `Host: local host` is a bad request, as nginx answers it.
+pub fn valid_host(v: &[u8]) -> bool {
+    let (host_ok, port) = if let Some(rest) = v.strip_prefix(b"[") {
+        let Some(end) = rest.iter().position(|b| *b == b']') else { return false };
+        let port = match &rest[end + 1..] {
+            [] => &[][..],
+            [b':', port @ ..] => port,
+            _ => return false,
+        };
+        (ip_literal(&rest[..end]), port)
+    } else {
+        let (host, port) = match v.iter().position(|b| *b == b':') {
+            Some(i) => (&v[..i], &v[i + 1..]),
+            None => (v, &[][..]),
+        };
+        (reg_name(host), port)
+    };
+    host_ok && port.iter().all(u8::is_ascii_digit)
+}
+
+/// RFC 3986 `IP-literal` without its brackets: `IPv6address / IPvFuture`.
+fn ip_literal(s: &[u8]) -> bool {
+    if let [b'v' | b'V', rest @ ..] = s {
+        // IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )
+        let Some(dot) = rest.iter().position(|b| *b == b'.') else { return false };
+        let (ver, addr) = (&rest[..dot], &rest[dot + 1..]);
+        return !ver.is_empty()
+            && ver.iter().all(u8::is_ascii_hexdigit)
+            && !addr.is_empty()
+            && addr.iter().all(|b| unreserved(*b) || sub_delim(*b) || *b == b':');
+    }
+    std::str::from_utf8(s).ok().and_then(|t| t.parse::<std::net::Ipv6Addr>().ok()).is_some()
+}
+
+/// RFC 3986 `reg-name = *( unreserved / pct-encoded / sub-delims )`.
+fn reg_name(s: &[u8]) -> bool {
+    let mut i = 0;
+    while i < s.len() {
+        match s[i] {
+            b'%' => {
+                if !(i + 2 < s.len() && s[i + 1].is_ascii_hexdigit() && s[i + 2].is_ascii_hexdigit()) {
+                    return false;
+                }
+                i += 3;
+            }
+            b if unreserved(b) || sub_delim(b) => i += 1,
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+fn sub_delim(b: u8) -> bool {
+    matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
+}
+
 /// Find the end of a head (`\r\n\r\n`, or a bare-LF variant that parsing then rejects),
 /// resuming from `scanned` so that a slow peer costs linear time.
 ///

@@ -265,6 +265,17 @@ pub struct RequestBody {
     shared: Rc<RefCell<Shared>>,
     seq: u64,
     hint: SizeHint,
+    /// Bytes the body may still bring (see [`RequestBody::limit_to`]).
+    allowed: u64,
+}
+
+impl RequestBody {
+    /// Fail with [`BodyError::TooLarge`] as soon as the body is known to exceed `max` bytes: a
+    /// chunk announcing more than is left is refused when its size line arrives, not after
+    /// waiting for data that would be refused anyway.
+    pub fn limit_to(&mut self, max: u64) {
+        self.allowed = max;
+    }
 }
 
 impl Body for RequestBody {
@@ -315,12 +326,26 @@ impl Body for RequestBody {
                 }
             }
             match s.decode() {
-                Ok(Some(Some(data))) => return Poll::Ready(Some(Ok(Frame::data(data)))),
+                Ok(Some(Some(data))) => {
+                    let n = data.len() as u64;
+                    if n > this.allowed {
+                        s.body = BodyState::Failed;
+                        return Poll::Ready(Some(Err(BodyError::TooLarge)));
+                    }
+                    this.allowed -= n;
+                    return Poll::Ready(Some(Ok(Frame::data(data))));
+                }
                 Ok(Some(None)) => return Poll::Ready(None),
                 Ok(None) => {}
                 Err(e) => {
                     s.body = BodyState::Failed;
                     return Poll::Ready(Some(Err(e)));
+                }
+            }
+            if let BodyState::Chunked(Chunk::Data(n)) = s.body {
+                if n > this.allowed {
+                    s.body = BodyState::Failed;
+                    return Poll::Ready(Some(Err(BodyError::TooLarge)));
                 }
             }
             match s.poll_read_more(cx) {
@@ -590,7 +615,8 @@ fn parse_head(s: &mut Shared, end: usize, crlf_known: bool, max_headers: usize, 
     s.body = if p.body == BodyState::Length(0) { BodyState::Done } else { p.body };
     s.continue_at = p.expect_continue.then_some(0);
     s.deadline_armed = false;
-    let client_body = if s.body == BodyState::Done { ClientBody::Empty } else { ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint }) };
+    let client_body =
+        if s.body == BodyState::Done { ClientBody::Empty } else { ClientBody::H1(RequestBody { shared: shared.clone(), seq: s.seq, hint, allowed: u64::MAX }) };
     let mut req = Request::new(client_body);
     *req.method_mut() = p.method;
     *req.uri_mut() = p.uri;
@@ -698,6 +724,11 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
     if uri.scheme().is_none() && uri.path() != "*" && !uri.path().starts_with('/') {
         return bad("Invalid request target");
     }
+    // An absolute-form target's authority is held to the Host grammar (no userinfo: RFC 9110
+    // §4.2.4), since it routes the request and goes upstream as the Host.
+    if uri.authority().is_some_and(|a| !codec::valid_host(a.as_str().as_bytes())) {
+        return bad("Invalid request target");
+    }
     // The header map is not built here: the fields are noted as offsets into the head
     // (`RawRequestHead`), and the map is made only when something needs it (a plain proxied
     // request goes upstream as these lines). Which framing-relevant headers are present is noted
@@ -792,6 +823,9 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
     let hosts = n_host;
     if hosts > 1 || (version == Version::HTTP_11 && hosts == 0 && uri.authority().is_none()) {
         return bad("Exactly one Host header is required");
+    }
+    if n_host == 1 && !codec::valid_host(raw.field(host_at).1) {
+        return bad("Invalid Host header");
     }
     let mut expect_continue = false;
     if n_expect > 0 {

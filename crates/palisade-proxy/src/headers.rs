@@ -42,6 +42,11 @@ const P_XFP: u32 = 1 << 12;
 const P_XFH: u32 = 1 << 13;
 const P_XRI: u32 = 1 << 14;
 const P_XID: u32 = 1 << 15;
+const P_FWD: u32 = 1 << 16;
+/// `X-Forwarded-Port` and `X-Forwarded-Prefix`.
+const P_XF_OTHER: u32 = 1 << 17;
+const X_FORWARDED_PORT: HeaderName = HeaderName::from_static("x-forwarded-port");
+const X_FORWARDED_PREFIX: HeaderName = HeaderName::from_static("x-forwarded-prefix");
 const P_HOP: u32 = (1 << 8) - 1;
 
 /// The bit of a (lowercase) header name, 0 for the names the proxy leaves alone.
@@ -52,6 +57,7 @@ fn name_bit(n: &str) -> u32 {
         7 if n == "trailer" => 1 << 6,
         7 if n == "upgrade" => P_UPGRADE,
         9 if n == "x-real-ip" => P_XRI,
+        9 if n == "forwarded" => P_FWD,
         10 if n == "connection" => 1 << 0,
         10 if n == "keep-alive" => 1 << 1,
         12 if n == "x-request-id" => P_XID,
@@ -59,9 +65,11 @@ fn name_bit(n: &str) -> u32 {
         15 if n == "x-forwarded-for" => P_XFF,
         16 if n == "proxy-connection" => 1 << 2,
         16 if n == "x-forwarded-host" => P_XFH,
+        16 if n == "x-forwarded-port" => P_XF_OTHER,
         17 if n == "transfer-encoding" => 1 << 7,
         17 if n == "x-forwarded-proto" => P_XFP,
         18 if n == "proxy-authenticate" => 1 << 3,
+        18 if n == "x-forwarded-prefix" => P_XF_OTHER,
         19 if n == "proxy-authorization" => 1 << 4,
         _ => 0,
     }
@@ -261,21 +269,22 @@ pub fn untrusted_lines(peer_value: &[u8], tls: bool) -> (Vec<u8>, usize) {
 
 /// Whether a request header (name as sent) is one the proxy removes or sets itself when the peer
 /// is not a trusted proxy: hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` (recomputed)
-/// and the forwarding headers and `X-Request-Id`.
+/// and the forwarding headers (`Forwarded`, `X-Forwarded-Port` and `-Prefix` included) and
+/// `X-Request-Id`.
 fn replaced_upstream(n: &[u8]) -> bool {
     let is = |s: &[u8]| crate::codec::eq_lower(n, s);
     match n.len() {
         2 => is(b"te"),
         6 => is(b"expect"),
         7 => is(b"trailer") || is(b"upgrade"),
-        9 => is(b"x-real-ip"),
+        9 => is(b"x-real-ip") || is(b"forwarded"),
         10 => is(b"connection") || is(b"keep-alive"),
         12 => is(b"x-request-id"),
         14 => is(b"content-length"),
         15 => is(b"x-forwarded-for"),
-        16 => is(b"proxy-connection") || is(b"x-forwarded-host"),
+        16 => is(b"proxy-connection") || is(b"x-forwarded-host") || is(b"x-forwarded-port"),
         17 => is(b"transfer-encoding") || is(b"x-forwarded-proto"),
-        18 => is(b"proxy-authenticate"),
+        18 => is(b"proxy-authenticate") || is(b"x-forwarded-prefix"),
         19 => is(b"proxy-authorization"),
         _ => false,
     }
@@ -318,7 +327,9 @@ fn line(out: &mut Vec<u8>, name: &str, value: &[u8]) {
 /// `h`.
 ///
 /// `X-Forwarded-For` is extended when the peer is a trusted proxy and replaced otherwise, so a
-/// client cannot plant addresses that the upstream would believe.
+/// client cannot plant addresses that the upstream would believe; `Forwarded`,
+/// `X-Forwarded-Port` and `X-Forwarded-Prefix` are kept from a trusted proxy and removed
+/// otherwise.
 pub fn set_forwarding(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwarding<'_>) {
     set_forwarding_present(h, out, f, Present::scan(h));
 }
@@ -338,8 +349,20 @@ pub fn set_forwarding_present(h: &mut HeaderMap, out: &mut Vec<u8>, f: &Forwardi
     } else {
         write_forwarding_lines(out, h, f, present);
     }
-    if present & (P_XFF | P_XFP | P_XFH | P_XRI | P_XID) == 0 {
+    if present & (P_XFF | P_XFP | P_XFH | P_XRI | P_XID | P_FWD | P_XF_OTHER) == 0 {
         return;
+    }
+    // `Forwarded` (RFC 7239), `X-Forwarded-Port` and `X-Forwarded-Prefix` say what the headers
+    // above say (where the client connected, under which URL): passed on only from a trusted
+    // proxy, dropped from anyone else so the upstream cannot be told a planted address or URL.
+    if !f.peer_trusted {
+        if present & P_FWD != 0 {
+            h.remove(header::FORWARDED);
+        }
+        if present & P_XF_OTHER != 0 {
+            h.remove(X_FORWARDED_PORT);
+            h.remove(X_FORWARDED_PREFIX);
+        }
     }
     let keep_proto = f.peer_trusted && present & P_XFP != 0;
     let keep_host = f.peer_trusted && present & P_XFH != 0;
@@ -550,6 +573,21 @@ mod tests {
         let h = forwarded(map(&[("x-forwarded-proto", "https"), ("x-forwarded-host", "evil")]), &pv, peer, false, false, None);
         assert_eq!(h.get_all(X_FORWARDED_PROTO).iter().collect::<Vec<_>>(), ["http"], "replaced from an untrusted peer");
         assert!(h.get(X_FORWARDED_HOST).is_none(), "an untrusted client's X-Forwarded-Host is dropped");
+        let planted = "for=6.6.6.6;proto=https;host=admin.internal";
+        let claims = [("forwarded", planted), ("x-forwarded-port", "8443"), ("x-forwarded-prefix", "/evil")];
+        let h = forwarded(map(&[claims[0], claims[1], claims[2], ("accept", "*/*")]), &pv, peer, false, false, None);
+        for (n, _) in claims {
+            assert!(h.get(n).is_none(), "an untrusted client's {n} is dropped");
+        }
+        assert_eq!(h["accept"], "*/*");
+        let h = forwarded(map(&claims), &pv, peer, true, false, None);
+        for (n, v) in claims {
+            assert_eq!(h.get_all(n).iter().collect::<Vec<_>>(), [v], "{n} is kept from a trusted proxy");
+        }
+        // The raw path (plain requests from untrusted peers) drops the same field by name.
+        assert!(replaced_upstream(b"Forwarded") && replaced_upstream(b"forwarded"));
+        assert!(replaced_upstream(b"X-Forwarded-Port") && replaced_upstream(b"x-forwarded-prefix"));
+        assert!(!replaced_upstream(b"forwardedx") && !replaced_upstream(b"x-forwarded"));
         // Every combination of the forwarding headers present, trust, scheme and host (the
         // precomputed lines are compared in `forwarded`).
         let names = [X_FORWARDED_FOR, X_FORWARDED_PROTO, X_FORWARDED_HOST, X_REAL_IP, X_REQUEST_ID];

@@ -128,6 +128,19 @@ async fn handle_inner<'s>(
     if req.version() == Version::HTTP_2 && h2_head_too_large(&req, server.max_header_size, server.max_headers) {
         return (reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large", id), client_ip, None);
     }
+    if req.version() == Version::HTTP_2 {
+        // HTTP/1 refuses these while parsing the head (`h1.rs`).
+        if req.method() == http::Method::CONNECT && req.extensions().get::<hyper::ext::Protocol>().is_none() {
+            // A tunnel (RFC 9113 §8.5) is not something Palisade proxies: answered at once, never
+            // sent upstream as a request.
+            return (reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported", id), client_ip, None);
+        }
+        // `:authority` has no userinfo (RFC 9113 §8.3.1) and, like `host`, follows the Host grammar.
+        let bad_authority = req.uri().authority().is_some_and(|a| !crate::codec::valid_host(a.as_str().as_bytes()));
+        if bad_authority || req.headers().get(header::HOST).is_some_and(|h| !crate::codec::valid_host(h.as_bytes())) {
+            return (reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Invalid Host header", id), client_ip, None);
+        }
+    }
     // 1. Route (absolute-form and HTTP/2 requests carry the host in the URI).
     // The Host header, looked up once (it is also what goes upstream with `host_header: preserve`).
     // (With the raw fields, the Host is read from them: no header value is made.)
@@ -174,6 +187,8 @@ async fn handle_inner<'s>(
     if declared.is_some_and(|n| n > hard_limit) {
         return (reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id), client_ip, app_name);
     }
+    let mut body = body;
+    body.limit_to(hard_limit);
 
     // 3. Head stages.
     let mut outcome = Outcome::default();
@@ -379,7 +394,8 @@ async fn handle_inner<'s>(
     let raw_response = judged_req.is_none() && client_h1 && response_headers.is_empty();
     drop(raw);
     let up_req = Request::from_parts(parts, up_body);
-    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines).await;
+    let send_cx = upstream::SendContext { metrics: &app.metrics, body_timeout: server.body_read_timeout };
+    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines, &send_cx).await;
     FORWARD_LINES.with(|f| {
         let mut f = f.borrow_mut();
         if f.len() < 256 && forward_lines.capacity() <= 4096 {
@@ -447,7 +463,7 @@ async fn handle_inner<'s>(
             (reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id), client_ip, app_name)
         }
         Err(UpstreamError::Connect(e)) => {
-            rec.upstream_error = Some(UpstreamErr::Connect);
+            // (Each failed attempt was counted as it happened.)
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream unavailable");
             (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id), client_ip, app_name)
         }
@@ -608,8 +624,10 @@ async fn buffer_body(mut body: ClientBody, app: &App, timeout: std::time::Durati
         let mut buf: Option<BytesMut> = None;
         let mut total: u64 = 0;
         loop {
-            let frame = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await;
-            let Some(frame) = frame else { break };
+            // `body_read_timeout` runs between reads (HTTP/1 bodies also time themselves that
+            // way): a slow client whose bytes keep coming is not cut off.
+            let frame = tokio::time::timeout(timeout, std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx))).await;
+            let Some(frame) = frame.map_err(|_| BodyError::Timeout)? else { break };
             let Ok(data) = frame?.into_data() else { continue };
             total += data.len() as u64;
             if total > limit {
@@ -645,9 +663,5 @@ async fn buffer_body(mut body: ClientBody, app: &App, timeout: std::time::Durati
         };
         Ok((UpBody::Full(full), false))
     };
-    match tokio::time::timeout(timeout, read).await {
-        Ok(Ok((b, _))) => Ok(b),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(BodyError::Timeout),
-    }
+    read.await.map(|(b, _)| b)
 }

@@ -1,8 +1,10 @@
 //! Workers, listeners and the control thread.
 //!
 //! Worker model: `workers` threads (default: one per core this process may run on), each with
-//! its own single-threaded tokio runtime and its own `SO_REUSEPORT` socket per listener, so the
-//! kernel spreads connections and a request never crosses threads. Per-worker state (upstream
+//! its own single-threaded tokio runtime. Each listener is one socket bound once, exclusively
+//! (no `SO_REUSEPORT`: a second instance on the same address fails with "address already in
+//! use"); every worker registers its own descriptor of it and accepts from it, so a connection
+//! is served start to end by the worker that accepted it and a request never crosses threads. Per-worker state (upstream
 //! pools, request id counter, date cache) is thread-local and lock-free; what all workers share
 //! is the current [`Snapshot`] behind an `ArcSwap`, and a few atomic counters. See
 //! docs/ARCHITECTURE.md for the measurements behind the choice.
@@ -97,21 +99,22 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
     let snapshot = Snapshot::build_with(config, 1, &factory, &metrics)?;
     let config = snapshot.config.clone();
 
-    // Bind: the first socket of each listener picks the port when 0 is configured; the other
-    // workers' sockets reuse it.
+    // Bind: one exclusive socket per listener (no `SO_REUSEPORT`), so a second process asking
+    // for the same address fails with "address already in use"; each worker gets its own
+    // descriptor of that socket and registers it in its own runtime.
     let mut per_worker: Vec<Vec<std::net::TcpListener>> = (0..workers).map(|_| Vec::new()).collect();
     let mut listen_addrs = Vec::new();
     for l in &config.listen {
-        let first = bind_reuseport(l.addr).map_err(|source| StartError::Bind { addr: l.addr, source })?;
-        let actual = first.local_addr().map_err(|source| StartError::Bind { addr: l.addr, source })?;
+        let socket = bind_exclusive(l.addr).map_err(|source| StartError::Bind { addr: l.addr, source })?;
+        let actual = socket.local_addr().map_err(|source| StartError::Bind { addr: l.addr, source })?;
         listen_addrs.push(actual);
-        per_worker[0].push(first);
         for w in per_worker.iter_mut().skip(1) {
-            w.push(bind_reuseport(actual).map_err(|source| StartError::Bind { addr: actual, source })?);
+            w.push(socket.try_clone().map_err(|source| StartError::Bind { addr: actual, source })?);
         }
+        per_worker[0].push(socket);
     }
     let admin_listener = match &config.admin {
-        Some(a) => Some(bind_reuseport(a.addr).map_err(|source| StartError::Bind { addr: a.addr, source })?),
+        Some(a) => Some(bind_exclusive(a.addr).map_err(|source| StartError::Bind { addr: a.addr, source })?),
         None => None,
     };
     let admin_addr = admin_listener.as_ref().and_then(|l| l.local_addr().ok());
@@ -155,15 +158,20 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
         handles.push(h);
     }
     shared.ready.store(true, Ordering::SeqCst);
-    tracing::info!(workers, listeners = ?listen_addrs, admin = ?admin_addr, "palisade started");
+    // `admin` is recorded only when there is one: an `Option` field prints its value, never `Some(..)`.
+    let listeners = listen_addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+    tracing::info!(workers, listeners = %format_args!("[{listeners}]"), admin = admin_addr.map(tracing::field::display), "palisade started");
     Ok(Running { shared, workers: handles, control: Some(control), listen_addrs, admin_addr })
 }
 
-fn bind_reuseport(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+/// A listening socket this process owns alone: `SO_REUSEADDR` (rebinding while old connections
+/// linger in TIME_WAIT) but not `SO_REUSEPORT`, so no other socket, of this or another process,
+/// can listen on the same address while it is open. Hot restart is therefore not possible by
+/// starting a second instance on the same port: stop the old one first, or reload with SIGHUP.
+pub fn bind_exclusive(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;
-    socket.set_reuse_port(true)?;
     if addr.is_ipv6() {
         socket.set_only_v6(true)?;
     }

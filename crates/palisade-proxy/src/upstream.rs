@@ -13,7 +13,7 @@
 //! another connection or target; an idempotent request with a replayable body is also retried
 //! once when a reused connection closes before any byte of the response.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
@@ -370,25 +370,27 @@ fn encode_head(parts: &http::request::Parts, extra: &[u8], chunked: bool, out: &
     out.extend_from_slice(b"\r\n");
 }
 
-async fn write_all(io: &mut Stream, mut buf: &[u8]) -> std::io::Result<()> {
+async fn write_all(io: &mut Stream, mut buf: &[u8], progress: &Progress) -> std::io::Result<()> {
     while !buf.is_empty() {
         let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write(cx, buf)).await?;
         if n == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
+        progress.mark();
         buf = &buf[n..];
     }
     Ok(())
 }
 
 /// Write `a` then `b`, with vectored writes.
-async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8]) -> std::io::Result<()> {
+async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8], progress: &Progress) -> std::io::Result<()> {
     while !a.is_empty() {
         let bufs = [std::io::IoSlice::new(a), std::io::IoSlice::new(b)];
         let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write_vectored(cx, &bufs)).await?;
         if n == 0 {
             return Err(std::io::ErrorKind::WriteZero.into());
         }
+        progress.mark();
         if n >= a.len() {
             b = &b[n - a.len()..];
             a = &[];
@@ -396,7 +398,59 @@ async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8]) -> std::io::Resu
             a = &a[n..];
         }
     }
-    write_all(io, b).await
+    write_all(io, b, progress).await
+}
+
+/// When the exchange with the upstream last moved, for `read_timeout`: the timeout runs between
+/// two steps (a write to the upstream, the end of the request, a read of the response head), as
+/// nginx's `proxy_send_timeout` / `proxy_read_timeout` do, never over a whole upload. While the
+/// proxy waits for the client's next body bytes, the wait is the client's: it is bounded by
+/// `body_read_timeout` instead (a 408, whatever the protocol the client speaks).
+struct Progress(Cell<(tokio::time::Instant, Turn)>);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Turn {
+    Upstream,
+    Client,
+}
+
+/// What the exchange timer firing means.
+enum Fired {
+    /// The exchange moved since the timer was armed: wait on until this deadline.
+    Extend(tokio::time::Instant),
+    UpstreamTimeout,
+    ClientTimeout,
+}
+
+impl Progress {
+    fn new(at: tokio::time::Instant) -> Progress {
+        Progress(Cell::new((at, Turn::Upstream)))
+    }
+
+    fn mark(&self) {
+        self.0.set((tokio::time::Instant::now(), Turn::Upstream));
+    }
+
+    /// The proxy now waits for the client's body.
+    fn client_turn(&self) {
+        self.0.set((tokio::time::Instant::now(), Turn::Client));
+    }
+
+    /// `check`: the longest the timer may sleep, so that a turn that began after it was set is
+    /// looked at in time (a wait may run up to `check` past its timeout).
+    fn fired(&self, read_timeout: Duration, body_timeout: Duration, check: Duration) -> Fired {
+        let (at, turn) = self.0.get();
+        let (deadline, timeout) = match turn {
+            Turn::Upstream => (at + read_timeout, Fired::UpstreamTimeout),
+            Turn::Client => (at + body_timeout, Fired::ClientTimeout),
+        };
+        let now = tokio::time::Instant::now();
+        if deadline > now {
+            Fired::Extend(deadline.min(now + check))
+        } else {
+            timeout
+        }
+    }
 }
 
 enum SendError {
@@ -412,15 +466,17 @@ const BODY_IN_HEAD: usize = 16 * 1024;
 
 /// Write the request. Streams the client's body for `UpBody::Chained`. A small full body has
 /// already been appended to `head` (see [`BODY_IN_HEAD`]).
-async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chunked: bool) -> Result<(), SendError> {
+async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chunked: bool, progress: &Progress) -> Result<(), SendError> {
     match body {
-        UpBody::Full(None) => write_all(conn_io, head).await.map_err(SendError::Write),
-        UpBody::Full(Some(b)) if b.len() <= BODY_IN_HEAD => write_all(conn_io, head).await.map_err(SendError::Write),
-        UpBody::Full(Some(b)) => write_two(conn_io, head, b).await.map_err(SendError::Write),
+        UpBody::Full(None) => write_all(conn_io, head, progress).await.map_err(SendError::Write),
+        UpBody::Full(Some(b)) if b.len() <= BODY_IN_HEAD => write_all(conn_io, head, progress).await.map_err(SendError::Write),
+        UpBody::Full(Some(b)) => write_two(conn_io, head, b, progress).await.map_err(SendError::Write),
         UpBody::Chained { .. } => {
-            write_all(conn_io, head).await.map_err(SendError::Write)?;
+            write_all(conn_io, head, progress).await.map_err(SendError::Write)?;
             loop {
+                progress.client_turn();
                 let frame = std::future::poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await;
+                progress.mark();
                 match frame {
                     None => break,
                     Some(Err(e)) => return Err(SendError::ClientBody(e)),
@@ -431,16 +487,16 @@ async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chu
                         }
                         if chunked {
                             let size = format!("{:x}\r\n", data.len());
-                            write_two(conn_io, size.as_bytes(), &data).await.map_err(SendError::Write)?;
-                            write_all(conn_io, b"\r\n").await.map_err(SendError::Write)?;
+                            write_two(conn_io, size.as_bytes(), &data, progress).await.map_err(SendError::Write)?;
+                            write_all(conn_io, b"\r\n", progress).await.map_err(SendError::Write)?;
                         } else {
-                            write_all(conn_io, &data).await.map_err(SendError::Write)?;
+                            write_all(conn_io, &data, progress).await.map_err(SendError::Write)?;
                         }
                     }
                 }
             }
             if chunked {
-                write_all(conn_io, b"0\r\n\r\n").await.map_err(SendError::Write)?;
+                write_all(conn_io, b"0\r\n\r\n", progress).await.map_err(SendError::Write)?;
             }
             Ok(())
         }
@@ -720,6 +776,14 @@ fn parse_response_head(rbuf: &mut BytesMut, end: usize, crlf_known: bool, method
     Ok(Some(ParsedHead { parts: response.into_parts().0, body, keep_alive, raw: None }))
 }
 
+/// What [`send`] needs from the request's app and server.
+pub struct SendContext<'a> {
+    /// Each failed connection attempt is counted here (`upstream_errors_total{kind="connect"}`).
+    pub metrics: &'a crate::metrics::AppMetrics,
+    /// `body_read_timeout`: the longest wait for the client's next body bytes while they stream.
+    pub body_timeout: Duration,
+}
+
 /// Send `req` to the upstream. The request's URI must be in origin form and its headers final;
 /// `set_host` sets the `Host` header for the chosen target; `extra_lines` (complete header
 /// lines, e.g. the forwarding headers) are appended to the head as they are (`length_in_lines`:
@@ -732,6 +796,7 @@ pub async fn send(
     raw: bool,
     extra_lines: &[u8],
     length_in_lines: bool,
+    cx: &SendContext<'_>,
 ) -> Result<Response<UpstreamBody>, UpstreamError> {
     let (mut parts, mut body) = req.into_parts();
     let idempotent = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE | Method::TRACE);
@@ -749,6 +814,8 @@ pub async fn send(
                 Ok(c) => (c, false),
                 Err(e) => {
                     tracing::warn!(upstream = %up.cfg.name, error = %e, "upstream connect failed");
+                    // Every failed attempt counts, also when another target then answers.
+                    cx.metrics.upstream_error(crate::metrics::UpstreamErr::Connect);
                     up.record_failure(t);
                     last_err = Some(e);
                     if t < 64 {
@@ -770,19 +837,36 @@ pub async fn send(
         }
         let replayable = matches!(body, UpBody::Full(_));
         // A fresh connection may have taken a while: its read timeout starts after the connect.
-        let mut timer = conn.arm(up.cfg.read_timeout, if reused { now } else { Instant::now() });
-        let exchange = async {
-            match write_request(&mut conn.io, &head, &mut body, chunked).await {
-                Ok(()) => {}
-                Err(SendError::ClientBody(e)) => return Err(e),
-                Err(SendError::Write(e)) => return Ok(Err(HeadError::Io(e))),
+        // When it fires, it is moved on to `read_timeout` after the exchange last moved (see
+        // `Progress`): a slow but flowing upload never times out, and the wait for the response
+        // head runs from the end of the request.
+        let start = if reused { now } else { Instant::now() };
+        // A streamed body has turns where the client is waited for (`Progress`): the timer then
+        // wakes often enough to see either side's timeout.
+        let check = if matches!(body, UpBody::Chained { .. }) { up.cfg.read_timeout.min(cx.body_timeout) } else { up.cfg.read_timeout };
+        let mut timer = conn.arm(check, start);
+        let progress = Progress::new(tokio::time::Instant::from_std(start));
+        let outcome = {
+            let exchange = async {
+                match write_request(&mut conn.io, &head, &mut body, chunked, &progress).await {
+                    Ok(()) => {}
+                    Err(SendError::ClientBody(e)) => return Err(e),
+                    Err(SendError::Write(e)) => return Ok(Err(HeadError::Io(e))),
+                }
+                Ok(read_response_head(&mut conn, &parts.method, raw).await)
+            };
+            tokio::pin!(exchange);
+            loop {
+                tokio::select! {
+                    biased;
+                    r = &mut exchange => break Some(r),
+                    _ = timer.as_mut() => match progress.fired(up.cfg.read_timeout, cx.body_timeout, check) {
+                        Fired::Extend(deadline) => timer.as_mut().reset(deadline),
+                        Fired::UpstreamTimeout => break None,
+                        Fired::ClientTimeout => break Some(Err(BodyError::Timeout)),
+                    },
+                }
             }
-            Ok(read_response_head(&mut conn, &parts.method, raw).await)
-        };
-        let outcome = tokio::select! {
-            biased;
-            r = exchange => Some(r),
-            _ = timer.as_mut() => None,
         };
         conn.timer = Some(timer);
         if head.capacity() <= 64 * 1024 {
@@ -1008,7 +1092,7 @@ async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
     let Ok(mut conn) = connect(up, t, Instant::now()).await else { return false };
     let authority = up.targets[t].authority.to_str().unwrap_or("localhost");
     let req = format!("GET {path} HTTP/1.1\r\nhost: {authority}\r\nuser-agent: palisade-health-check\r\nconnection: close\r\n\r\n");
-    if write_all(&mut conn.io, req.as_bytes()).await.is_err() {
+    if write_all(&mut conn.io, req.as_bytes(), &Progress::new(tokio::time::Instant::now())).await.is_err() {
         return false;
     }
     match read_response_head(&mut conn, &Method::GET, true).await {

@@ -84,13 +84,43 @@ pub fn start_upstream() -> anyhow::Result<SocketAddr> {
     Ok(addr)
 }
 
-/// Write the demo API's spec (embedded in the binary) to a private temporary file.
-pub fn write_spec() -> std::io::Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("palisade-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let path = dir.join("demo-api.yaml");
-    std::fs::write(&path, include_str!("../../../examples/demo-api.yaml"))?;
-    Ok(path)
+/// The demo's private temporary directory (the spec and the events database), removed when
+/// the demo ends: on drop, and by [`remove_dir`] on the paths that exit without unwinding.
+pub struct DemoDir(std::path::PathBuf);
+
+static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+impl DemoDir {
+    pub fn create() -> std::io::Result<DemoDir> {
+        let dir = std::env::temp_dir().join(format!("palisade-demo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let _ = DIR.set(dir.clone());
+        Ok(DemoDir(dir))
+    }
+
+    /// Write the demo API's spec (embedded in the binary) into the directory.
+    pub fn write_spec(&self) -> std::io::Result<std::path::PathBuf> {
+        let path = self.0.join("demo-api.yaml");
+        std::fs::write(&path, include_str!("../../../examples/demo-api.yaml"))?;
+        Ok(path)
+    }
+}
+
+impl Drop for DemoDir {
+    fn drop(&mut self) {
+        remove_dir();
+    }
+}
+
+/// Remove the demo's directory, if this process made one.
+pub fn remove_dir() {
+    if let Some(dir) = DIR.get() {
+        if let Err(e) = std::fs::remove_dir_all(dir) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                eprintln!("palisade: cannot remove {}: {e}", dir.display());
+            }
+        }
+    }
 }
 
 pub fn print_intro(listen: SocketAddr, admin: SocketAddr, events_db: &std::path::Path) {

@@ -404,7 +404,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let text = include_str!("../../../examples/demo.yaml");
             let vars = vec![("PALISADE_LISTEN_0_ADDR".to_string(), listen.to_string()), ("PALISADE_ADMIN_ADDR".to_string(), admin.to_string())];
             let up = format!("http://{upstream}");
-            let spec = demo::write_spec().context("writing the demo API's spec")?;
+            let dir = demo::DemoDir::create().context("creating the demo's temporary directory")?;
+            let spec = dir.write_spec().context("writing the demo API's spec")?;
             let events_db = spec.with_file_name("events.db");
             let cfg = palisade_config::parse_with_env(text, "examples/demo.yaml", std::path::Path::new("."), &vars, &|name| {
                 if name == "DEMO_UPSTREAM" {
@@ -420,7 +421,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("the bundled demo configuration is invalid:\n{e}"))?;
             init_logging(cli.log_format, cli.log_level.as_deref(), Some(&cfg.log));
             demo::print_intro(listen, admin, &events_db);
-            serve(cfg, None)
+            let served = serve(cfg, None);
+            drop(dir);
+            served
         }
     }
 }
@@ -733,6 +736,7 @@ fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<
                 if let (Ok(mut t), Ok(mut i)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
                     tokio::select! { _ = t.recv() => {}, _ = i.recv() => {} }
                     eprintln!("palisade: second signal, exiting now");
+                    demo::remove_dir();
                     std::process::exit(1);
                 }
             });

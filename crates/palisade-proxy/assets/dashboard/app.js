@@ -99,46 +99,64 @@ async function loadStats() {
   $("#c-ips").textContent = fmtNum(s.top_ips.length) + (s.top_ips.length >= 10 ? "+" : "");
   drawTimeline(s);
   drawBars($("#categories"), s.categories, (k) => setFilter("category", k));
-  fillTop($("#top-ips tbody"), s.top_ips, (k) => setFilter("ip", k));
+  fillTop($("#top-ips tbody"), s.top_ips, (k) => setFilter("ip", k), true);
   fillTop($("#top-paths tbody"), s.top_paths, (k) => setFilter("path", k));
   fillTop($("#top-reasons tbody"), s.top_reasons, (k) => setFilter("reason", k));
+}
+
+// Bars are placed by time (the API returns only the buckets that have events): the axis runs
+// over whole buckets, from the start of the one holding since_ms to the end of the one holding
+// until_ms, so the current bucket is as wide as the others. The plot area starts below the
+// "max" label, so no bar can reach it.
+function timelineAxis(s) {
+  const b = Math.max(1, s.bucket_ms);
+  const start = Math.floor(s.since_ms / b) * b;
+  return { start, end: Math.max(start + b, Math.ceil(s.until_ms / b) * b) };
 }
 
 function drawTimeline(s) {
   const g = $("#timeline");
   g.replaceChildren();
-  const W = 600, H = 160, top = 8, bottom = 18;
-  const n = s.buckets.length || 1;
+  const W = 600, H = 160, top = 16, bottom = 18;
+  const axis = timelineAxis(s);
+  const span = axis.end - axis.start;
+  const xOf = (ms) => Math.min(W, Math.max(0, (ms - axis.start) / span * W));
   const max = Math.max(1, ...s.buckets.map((b) => b.blocked + b.monitored));
-  const bw = W / Math.max(n, 30);
+  const scale = (H - top - bottom) / max;
   g.append(svg("line", { x1: 0, y1: H - bottom, x2: W, y2: H - bottom, class: "axis" }));
-  s.buckets.forEach((b, i) => {
-    const x = i * bw + bw * 0.1, w = Math.max(1, bw * 0.8);
-    const scale = (H - top - bottom) / max;
+  for (const b of s.buckets) {
+    const x0 = xOf(b.start_ms), x1 = xOf(b.start_ms + s.bucket_ms);
+    // A small gap between neighbours; never thinner than a pixel.
+    const w = Math.max(1, (x1 - x0) * 0.8), x = Math.min(W - w, x0 + (x1 - x0) * 0.1);
     const hb = b.blocked * scale, hm = b.monitored * scale;
-    if (hb > 0) {
-      const r = svg("rect", { x, y: H - bottom - hb, width: w, height: hb, class: "blocked" });
+    const bar = (cls, y, h, what) => {
+      const r = svg("rect", { x, y, width: w, height: h, class: cls, "data-start-ms": b.start_ms });
       r.append(svg("title", {}));
-      r.firstChild.textContent = `${fmtTime(b.start_ms)}: ${b.blocked} blocked`;
+      r.firstChild.textContent = `${fmtTime(b.start_ms)}: ${what}`;
       g.append(r);
-    }
-    if (hm > 0) {
-      const r = svg("rect", { x, y: H - bottom - hb - hm, width: w, height: hm, class: "monitored" });
-      r.append(svg("title", {}));
-      r.firstChild.textContent = `${fmtTime(b.start_ms)}: ${b.monitored} monitored`;
-      g.append(r);
-    }
-  });
+    };
+    if (hb > 0) bar("blocked", H - bottom - hb, hb, `${b.blocked} blocked`);
+    if (hm > 0) bar("monitored", H - bottom - hb - hm, hm, `${b.monitored} monitored`);
+  }
   const label = (x, ms, anchor) => {
-    const t = svg("text", { x, y: H - 4, "text-anchor": anchor });
+    const t = svg("text", { x, y: H - 4, "text-anchor": anchor, class: "time" });
     t.textContent = fmtTime(ms).slice(11, 16);
     g.append(t);
   };
-  label(2, s.since_ms, "start");
-  label(W - 2, s.until_ms, "end");
-  const m = svg("text", { x: 2, y: top + 8 });
-  m.textContent = "max " + max;
+  label(2, axis.start, "start");
+  label(W / 2, axis.start + span / 2, "middle");
+  label(W - 2, axis.end, "end");
+  const m = svg("text", { x: 2, y: top - 5, class: "max" });
+  m.textContent = "max " + fmtNum(max) + " per " + fmtSpan(s.bucket_ms);
   g.append(m);
+}
+
+function fmtSpan(ms) {
+  if (ms % 86400000 === 0) return ms / 86400000 + " d";
+  if (ms % 3600000 === 0) return ms / 3600000 + " h";
+  if (ms % 60000 === 0) return ms / 60000 + " min";
+  if (ms % 1000 === 0) return ms / 1000 + " s";
+  return ms + " ms";
 }
 
 function drawBars(box, items, onPick) {
@@ -153,11 +171,11 @@ function drawBars(box, items, onPick) {
   }
 }
 
-function fillTop(tbody, items, onPick) {
+function fillTop(tbody, items, onPick, ipKeys) {
   tbody.replaceChildren();
   if (!items.length) { tbody.append(el("tr", {}, el("td", { class: "muted" }, "none"))); return; }
   for (const it of items) {
-    tbody.append(el("tr", { dataset: { key: it.key } }, el("td", { class: "mono" }, el("a", { onclick: () => onPick(it.key) }, it.key)), el("td", {}, fmtNum(it.count))));
+    tbody.append(el("tr", { dataset: { key: it.key } }, el("td", { class: "mono" + (ipKeys ? " ip" : "") }, el("a", { onclick: () => onPick(it.key) }, it.key)), el("td", {}, fmtNum(it.count))));
   }
 }
 
@@ -199,12 +217,12 @@ function eventRow(e) {
     el("td", {}, fmtTime(e.time_ms)),
     el("td", {}, el("span", { class: "verdict " + e.verdict }, e.verdict)),
     el("td", {}, e.status),
-    el("td", { class: "mono" }, e.client_ip),
+    el("td", { class: "mono ip" }, e.client_ip),
     el("td", {}, e.app),
     el("td", { class: "req" }, e.method + " " + e.path + (e.query ? "?" + e.query : "")),
-    el("td", { class: "mono" }, e.reason || "–"),
+    el("td", { class: "mono code" }, e.reason || "–"),
     el("td", { class: "where" }, e.location || ""),
-    el("td", {}, e.count > 1 ? "×" + e.count : ""));
+    el("td", { class: "count" }, fmtNum(e.count || 1)));
 }
 
 function why(e) {

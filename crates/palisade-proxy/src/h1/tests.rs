@@ -1,5 +1,5 @@
 use super::*;
-use crate::codec::{find_head_end, parse_chunk_size};
+use crate::codec::{find_head_end, parse_chunk_size, valid_host};
 
 #[test]
 fn chunk_sizes() {
@@ -9,6 +9,55 @@ fn chunk_sizes() {
     assert_eq!(parse_chunk_size(b"ffffffffffffffff\r\n").unwrap(), u64::MAX);
     for bad in [&b"\r\n"[..], b"1a\n", b"g\r\n", b"1 2\r\n", b"10000000000000000\r\n", b"-1\r\n", b"0x10\r\n", b"1;\x01\r\n"] {
         assert!(parse_chunk_size(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn host_values_follow_the_uri_host_grammar() {
+    let good: &[&[u8]] = &[
+        b"",
+        b"localhost",
+        b"api.example.com",
+        b"api.example.com:8443",
+        b"127.0.0.1:80",
+        b"my_host-2.internal",
+        b"[::1]",
+        b"[2001:db8::7]:443",
+        b"[v1.fe80::a+en1]",
+        b"xn--bcher-kva.example",
+        b"caf%C3%A9.example",
+        b"a!$&'()*+,;=b",
+        b"host:",
+    ];
+    for v in good {
+        assert!(valid_host(v), "{:?} is a valid Host", String::from_utf8_lossy(v));
+    }
+    let bad: &[&[u8]] = &[
+        b"local host",
+        b" localhost",
+        b"localhost ",
+        b"a\tb",
+        b"host/path",
+        b"user@host",
+        b"host\\x",
+        b"host:80:81",
+        b"host:8o",
+        b"[::1",
+        b"[::1]x",
+        b"[::g]",
+        b"[]",
+        b"[v1.]",
+        b"[vz.x]",
+        b"ho%2",
+        b"ho%zz",
+        b"a\"b",
+        b"a{b}",
+        b"\xc3\xa9.example",
+        b"a\x7fb",
+        b"a\0b",
+    ];
+    for v in bad {
+        assert!(!valid_host(v), "{:?} is not a valid Host", String::from_utf8_lossy(v));
     }
 }
 

@@ -45,7 +45,8 @@ async fn round_robin_spreads_requests() {
 async fn dead_target_is_skipped_and_ejected() {
     let live = Upstream::tcp(reply("live")).await;
     let dead = format!("http://127.0.0.1:{}", closed_port());
-    let proxy = Proxy::start(&cfg(&[], &pool(&[dead, live.url()], "max_fails: 2\neject_for: 60s")));
+    let admin = "admin:\n  addr: 127.0.0.1:0\n";
+    let proxy = Proxy::start(&cfg(&[], &format!("{admin}{}", pool(&[dead, live.url()], "max_fails: 2\neject_for: 60s"))));
     for _ in 0..8 {
         let r = get(proxy.addr, "api.test", "/").await;
         assert_eq!(r.status, 200, "a connect failure is retried on the other target: {}", r.dump());
@@ -55,6 +56,9 @@ async fn dead_target_is_skipped_and_ejected() {
     let up = &snap.upstreams[0];
     assert!(up.is_ejected(0), "the dead target is ejected after max_fails failures");
     assert!(!up.is_ejected(1));
+    // The failed attempts that ejected it are counted, although every request succeeded.
+    let metrics = get(proxy.running().admin_addr.unwrap(), "admin", "/metrics").await.text();
+    assert!(metrics.contains("palisade_upstream_errors_total{app=\"app\",kind=\"connect\"} 2\n"), "{metrics}");
 }
 
 #[tokio::test]

@@ -12,9 +12,9 @@ use tokio::sync::Notify;
 
 use crate::common::*;
 
-const BIN: &str = env!("CARGO_BIN_EXE_palisade");
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_palisade");
 
-fn command() -> Command {
+pub(crate) fn command() -> Command {
     let mut cmd = Command::new(BIN);
     for (k, _) in std::env::vars() {
         if k.starts_with("PALISADE_") {
@@ -26,19 +26,23 @@ fn command() -> Command {
 }
 
 /// A `palisade run` process, killed on drop.
-struct Bin {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
+pub(crate) struct Bin {
+    pub(crate) child: Child,
+    pub(crate) lines: mpsc::Receiver<String>,
+    pub(crate) seen: Vec<String>,
 }
 
 impl Bin {
-    fn run(config: &Path) -> Bin {
+    pub(crate) fn run(config: &Path) -> Bin {
         Bin::spawn(&["--log-level", "info", "--log-format", "text", "run", "-c", config.to_str().unwrap()])
     }
 
-    fn spawn(args: &[&str]) -> Bin {
-        let mut child = command().args(args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn palisade");
+    pub(crate) fn spawn(args: &[&str]) -> Bin {
+        Bin::spawn_env(args, &[])
+    }
+
+    pub(crate) fn spawn_env(args: &[&str], env: &[(&str, &Path)]) -> Bin {
+        let mut child = command().args(args).envs(env.iter().copied()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn palisade");
         let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -53,7 +57,7 @@ impl Bin {
     }
 
     /// Wait for a log line matching `pred`.
-    async fn line(&mut self, what: &str) -> String {
+    pub(crate) async fn line(&mut self, what: &str) -> String {
         let deadline = Instant::now() + LIMIT;
         loop {
             match self.lines.try_recv() {
@@ -73,7 +77,7 @@ impl Bin {
     }
 
     /// The proxy address from the startup line, once the signal handlers are installed.
-    async fn started(&mut self) -> SocketAddr {
+    pub(crate) async fn started(&mut self) -> SocketAddr {
         let l = self.line("palisade started").await;
         let start = l.find("listeners=[").expect("listeners in the startup line") + "listeners=[".len();
         let end = l[start..].find(']').unwrap() + start;
@@ -92,13 +96,13 @@ impl Bin {
     }
 
     #[allow(unsafe_code)]
-    fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         // SAFETY: kill(2) on our own child's pid.
         let rc = unsafe { libc::kill(self.child.id() as libc::pid_t, sig) };
         assert_eq!(rc, 0, "kill failed");
     }
 
-    async fn exit(&mut self) -> ExitStatus {
+    pub(crate) async fn exit(&mut self) -> ExitStatus {
         let deadline = Instant::now() + LIMIT;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {

@@ -88,6 +88,20 @@ async fn forwarding_headers_from_an_untrusted_peer_are_replaced() {
     assert_eq!(got.header_all("x-forwarded-proto"), ["http"]);
     assert_eq!(got.header_all("x-forwarded-host"), ["api.test:8080"]);
     assert_eq!(got.header("host"), Some("api.test:8080"));
+
+    // `Forwarded` (RFC 7239), `X-Forwarded-Port` and `-Prefix` tell the same story: dropped, on the pass-through path of a plain
+    // request and on the header-map path (a request whose Connection names another header).
+    for extra in ["", "Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\n"] {
+        let req = format!("GET / HTTP/1.1\r\nHost: api.test\r\n{extra}Forwarded: for=6.6.6.6;proto=https;host=admin.internal\r\nforwarded: for=7.7.7.7\r\nX-Forwarded-Port: 8443\r\nX-Forwarded-Prefix: /evil\r\nX-Keep: 1\r\n\r\n");
+        assert_eq!(raw(proxy.addr, req).await.status, 200);
+        let got = up.next_req().await;
+        for h in ["forwarded", "x-forwarded-port", "x-forwarded-prefix"] {
+            assert!(got.header(h).is_none(), "an untrusted client's {h} reached the upstream:\n{}", got.raw_head);
+        }
+        assert!(got.header("x-hop").is_none());
+        assert_eq!(got.header("x-keep"), Some("1"));
+        assert_eq!(got.header_all("x-forwarded-for"), ["127.0.0.1"]);
+    }
 }
 
 #[tokio::test]
@@ -115,6 +129,13 @@ async fn forwarding_headers_from_a_trusted_peer_are_extended() {
     assert_eq!(got.header_all("x-forwarded-for"), ["6.6.6.6, 198.51.100.1, 127.0.0.5, 127.0.0.1"]);
     assert_eq!(got.header_all("x-real-ip"), ["198.51.100.1"]);
     assert_eq!(got.header_all("x-forwarded-host"), ["api.test"]);
+
+    // A trusted proxy's `Forwarded` is kept (and believed for the client IP).
+    let r = raw(proxy.addr, "GET / HTTP/1.1\r\nHost: api.test\r\nForwarded: for=203.0.113.9;proto=https\r\n\r\n").await;
+    assert_eq!(r.status, 200);
+    let got = up.next_req().await;
+    assert_eq!(got.header_all("forwarded"), ["for=203.0.113.9;proto=https"], "{}", got.raw_head);
+    assert_eq!(got.header_all("x-real-ip"), ["203.0.113.9"]);
 
     // Without any forwarding header, the peer is the client.
     let r = raw(proxy.addr, "GET / HTTP/1.1\r\nHost: api.test\r\n\r\n").await;

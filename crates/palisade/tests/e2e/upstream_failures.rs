@@ -140,3 +140,95 @@ async fn upstream_garbage_gives_502() {
     }
     assert_eq!(get(proxy.addr, "api.test", "/").await.text(), "fine");
 }
+
+/// `read_timeout` runs between steps of the exchange, not over it: an upload that streams
+/// steadily for three times the timeout goes through (chunked, and with a Content-Length too
+/// large to be gathered whole first); the wait for the response head starts when the request
+/// has been sent, so an upstream that then says nothing still gets a 504.
+#[tokio::test]
+async fn a_slow_but_flowing_streamed_upload_is_not_cut_by_read_timeout() {
+    let mut up = Upstream::tcp(handler(|req| if req.path() == "/stall" { vec![Step::Hang] } else { vec![Step::Write(ok(&req.body.len().to_string()))] })).await;
+    let apps = format!(
+        "apps:\n  - name: app\n    limits: {{max_body_size: 1MiB, inspect_body: 1KiB, oversize: stream}}\n    upstream:\n      targets: {}\n      read_timeout: 1s\n",
+        up.url()
+    );
+    let proxy = Proxy::start(&cfg(&[], &apps));
+    // (path, chunked, parts, part size): a part every 100 ms, 3 s (or 1.5 s) against a 1 s
+    // read_timeout. 300 KiB is past the size up to which a Content-Length body is read whole.
+    for (path, chunked, parts, size) in [("/upload", true, 30, 1024), ("/upload", false, 30, 10 * 1024), ("/stall", true, 15, 1024)] {
+        let part = vec![b'u'; size];
+        let total = parts * size;
+        let mut c = Conn::connect(proxy.addr).await;
+        let framing = if chunked { "Transfer-Encoding: chunked".to_string() } else { format!("Content-Length: {total}") };
+        c.send(format!("POST {path} HTTP/1.1\r\nHost: api.test\r\n{framing}\r\n\r\n")).await;
+        for _ in 0..parts {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if chunked {
+                c.send(format!("{size:x}\r\n")).await;
+                c.send(&part).await;
+                c.send("\r\n").await;
+            } else {
+                c.send(&part).await;
+            }
+        }
+        if chunked {
+            c.send("0\r\n\r\n").await;
+        }
+        let r = c.response().await;
+        if path == "/upload" {
+            assert_eq!(r.status, 200, "chunked: {chunked}: {}", r.dump());
+            assert_eq!(r.text(), total.to_string());
+        } else {
+            assert_problem(&r, 504, "upstream.timeout");
+        }
+        let got = up.next_req().await;
+        assert_eq!((got.path(), got.body.len()), (path, total));
+    }
+}
+
+/// A request body fed from a channel: the test decides when bytes come (or stop coming).
+struct ChannelBody(tokio::sync::mpsc::Receiver<bytes::Bytes>);
+
+impl hyper::body::Body for ChannelBody {
+    type Data = bytes::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, Self::Error>>> {
+        self.0.poll_recv(cx).map(|b| b.map(|b| Ok(hyper::body::Frame::data(b))))
+    }
+}
+
+/// While a body streams upstream, the wait for the client's next bytes is the client's: an
+/// HTTP/2 client that stops sending mid-body gets a 408 after `body_read_timeout` (HTTP/2 has
+/// no read deadline of its own), not a 504 after `read_timeout` and not an endless wait.
+#[tokio::test]
+async fn an_h2_client_stalling_mid_stream_gets_408() {
+    use http_body_util::BodyExt;
+    let up = Upstream::tcp(reply("never")).await;
+    let apps = format!(
+        "apps:\n  - name: app\n    limits: {{max_body_size: 1MiB, inspect_body: 1KiB, oversize: stream}}\n    upstream:\n      targets: {}\n      read_timeout: 30s\n",
+        up.url()
+    );
+    let proxy = Proxy::start(&cfg(&["body_read_timeout: 500ms"], &apps));
+    let tcp = w!(tokio::net::TcpStream::connect(proxy.addr)).unwrap();
+    let (mut sender, conn) =
+        w!(hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), hyper_util::rt::TokioIo::new(tcp))).expect("h2 handshake");
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    // Past inspect_body, so the rest streams; then nothing more (the sender is kept open).
+    tx.send(bytes::Bytes::from(vec![b'a'; 2048])).await.unwrap();
+    let req = http::Request::post("http://api.test/upload").body(ChannelBody(rx)).unwrap();
+    w!(sender.ready()).unwrap();
+    let resp = w!(sender.send_request(req)).expect("h2 request");
+    let status = resp.status();
+    let body = w!(resp.into_body().collect()).unwrap().to_bytes();
+    assert_eq!(status, 408, "{}", String::from_utf8_lossy(&body));
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["code"], "http.body_timeout");
+    drop(tx);
+}
