@@ -916,7 +916,10 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
             s.metrics.ws_traffic(now[0] - told[0], now[1] - told[1], now[2] - told[2], now[3] - told[3]);
             told = now;
         }
-        if c && u {
+        // WebSocket does not half-close: once either side has ended its stream (everything
+        // it sent was written on), or both close frames have gone through, the relay ends.
+        let closed = c2u.close_seen && u2c.close_seen && c2u.ready == 0 && u2c.ready == 0 && c2u.first.is_empty() && u2c.first.is_empty();
+        if c || u || closed {
             return Poll::Ready(End::Done);
         }
         let now = Instant::now();
@@ -939,10 +942,11 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
         Poll::Pending
     })
     .await;
+    let ended_by_a_side = matches!(end, End::Done);
     let reason = match end {
         End::Done | End::Io if c2u.close_seen || u2c.close_seen => WsClose::Normal,
         End::Done => {
-            if c_done && !u_done {
+            if c_done {
                 WsClose::ClientGone
             } else {
                 WsClose::UpstreamGone
@@ -968,6 +972,13 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
             why
         }
     };
+    if ended_by_a_side {
+        let _ = tokio::time::timeout(CLOSE_WRITE, async {
+            let _ = client.shutdown().await;
+            let _ = upstream.shutdown().await;
+        })
+        .await;
+    }
     let now = [c2u.messages, c_bytes, u2c.messages, u_bytes];
     s.metrics.ws_traffic(now[0] - told[0], now[1] - told[1], now[2] - told[2], now[3] - told[3]);
     s.metrics.ws_closed(reason);

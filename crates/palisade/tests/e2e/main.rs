@@ -27,3 +27,4 @@ mod shutdown;
 mod smuggling;
 mod upstream_failures;
 mod webdriver;
+mod websocket;
