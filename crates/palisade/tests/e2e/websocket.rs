@@ -277,3 +277,32 @@ async fn http2_extended_connect_round_trip() {
     assert_eq!(got, [0x81, 0x02, b'h', b'i']);
     assert_eq!(*echo.texts.lock().unwrap(), ["hi"]);
 }
+
+#[test]
+fn shutdown_lets_connections_drain_then_closes_them_with_1001() {
+    let echo = Echo::start();
+    let mut proxy = Proxy::start(&cfg(&["shutdown_timeout: 2s"], &one_app(&echo.url())));
+    let mut ws = connect(proxy.addr, "/chat");
+    let running = proxy.take();
+    let stopping = std::thread::spawn(move || running.shutdown());
+    // During the drain time the connection still carries messages.
+    ws.send(Message::text("during the drain")).unwrap();
+    assert_eq!(ws.read().unwrap(), Message::text("during the drain"));
+    assert_eq!(close_code(&mut ws), Some(CloseCode::Away));
+    stopping.join().unwrap();
+}
+
+#[test]
+fn open_connections_keep_the_configuration_of_their_handshake_across_a_reload() {
+    let echo = Echo::start();
+    let base = cfg(&[], &one_app(&echo.url()));
+    let proxy = Proxy::start(&base);
+    let mut old = connect(proxy.addr, "/chat");
+    proxy.reload(&format!("{base}    websocket: {{inspect: text}}\n")).unwrap();
+    let attack = "x' or 1=1 --";
+    old.send(Message::text(attack)).unwrap();
+    assert_eq!(old.read().unwrap(), Message::text(attack), "opened before the reload: not inspected");
+    let mut new = connect(proxy.addr, "/chat");
+    new.send(Message::text(attack)).unwrap();
+    assert_eq!(close_code(&mut new), Some(CloseCode::Policy), "opened after the reload: inspected");
+}
