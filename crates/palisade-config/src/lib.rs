@@ -817,7 +817,8 @@ fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
     Some(HealthCheck { path, interval, timeout, rise, fall })
 }
 
-const APP_KEYS: &[&str] = &["name", "hosts", "path_prefix", "upstream", "host_header", "block_status", "limits", "websocket", "access", "openapi", "detection", "rules"];
+const APP_KEYS: &[&str] =
+    &["name", "hosts", "path_prefix", "upstream", "host_header", "block_status", "limits", "websocket", "access", "openapi", "detection", "rules"];
 
 fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfig>, base: &Path) -> Option<AppConfig> {
     let mut m = MapReader::new(cx, n, p)?;

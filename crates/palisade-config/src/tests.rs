@@ -321,9 +321,14 @@ fn websocket_section_decodes_with_defaults_and_rejects_bad_values() {
     )
     .unwrap();
     let ws = &c.apps[0].websocket;
-    assert_eq!((ws.inspect, ws.max_message, ws.idle_timeout, ws.max_lifetime, ws.max_per_ip), (WsInspect::Text, 65536, Duration::from_secs(5), Duration::from_secs(3600), 3));
+    assert_eq!(
+        (ws.inspect, ws.max_message, ws.idle_timeout, ws.max_lifetime, ws.max_per_ip),
+        (WsInspect::Text, 65536, Duration::from_secs(5), Duration::from_secs(3600), 3)
+    );
     // A bare `off` (a YAML 1.1 boolean to some readers) means off.
-    let c = parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: http://127.0.0.1:9090\n    websocket: {inspect: off, enabled: false}\n").unwrap();
+    let c =
+        parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: http://127.0.0.1:9090\n    websocket: {inspect: off, enabled: false}\n")
+            .unwrap();
     assert_eq!((c.apps[0].websocket.inspect, c.apps[0].websocket.enabled), (WsInspect::Off, false));
     let e = errors("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: http://127.0.0.1:9090\n    websocket:\n      inspect: binary\n      max_message: 0\n      idle: 3s\n");
     let text: Vec<String> = e.iter().map(|e| e.to_string()).collect();

@@ -80,7 +80,8 @@ pub enum Kind {
 /// upgrade taken from the request.
 pub fn detect(req: &mut Request<ClientBody>, raw: Option<&RawRequestHead>) -> Option<Kind> {
     if req.version() == Version::HTTP_2 {
-        let ws = req.method() == Method::CONNECT && req.extensions().get::<hyper::ext::Protocol>().is_some_and(|p| p.as_str().eq_ignore_ascii_case("websocket"));
+        let ws =
+            req.method() == Method::CONNECT && req.extensions().get::<hyper::ext::Protocol>().is_some_and(|p| p.as_str().eq_ignore_ascii_case("websocket"));
         if !ws {
             return None;
         }
@@ -404,7 +405,9 @@ async fn connect(addr: &Addr, timeout: Duration) -> std::io::Result<Stream> {
             let _ = s.set_nodelay(true);
             Stream::Tcp(s)
         }
-        Addr::Unix(p) => Stream::Unix(tokio::time::timeout(timeout, UnixStream::connect(p)).await.map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??),
+        Addr::Unix(p) => {
+            Stream::Unix(tokio::time::timeout(timeout, UnixStream::connect(p)).await.map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??)
+        }
     };
     Ok(io)
 }
@@ -594,6 +597,10 @@ pub struct Pump {
     hold_payload: Vec<u8>,
     pub close_seen: bool,
     pub messages: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// The reader ended and the writer was shut down.
+    pub done: bool,
 }
 
 impl Pump {
@@ -617,6 +624,8 @@ impl Pump {
             hold_payload: Vec::new(),
             close_seen: false,
             messages: 0,
+            bytes: 0,
+            done: false,
         }
     }
 
@@ -818,8 +827,6 @@ fn poll_dir<R, W>(
     r: &mut R,
     w: &mut W,
     cx: &mut Context<'_>,
-    done: &mut bool,
-    bytes: &mut u64,
     active: &mut bool,
     judge: &mut dyn FnMut(&str) -> Result<(), Violation>,
 ) -> Poll<Result<(), Result<Violation, std::io::Error>>>
@@ -827,7 +834,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    if *done {
+    if p.done {
         return Poll::Ready(Ok(()));
     }
     loop {
@@ -864,10 +871,10 @@ where
         let n = ready!(tokio_util::io::poll_read_buf(Pin::new(&mut *r), cx, &mut p.rbuf)).map_err(Err)?;
         if n == 0 {
             ready!(Pin::new(&mut *w).poll_shutdown(cx)).map_err(Err)?;
-            *done = true;
+            p.done = true;
             return Poll::Ready(Ok(()));
         }
-        *bytes += n as u64;
+        p.bytes += n as u64;
         *active = true;
     }
 }
@@ -879,8 +886,6 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
     let inspect = s.cfg.inspect == WsInspect::Text;
     let mut c2u = Pump::new(true, inspect, s.extensions, s.cfg.max_message, leftover);
     let mut u2c = Pump::new(false, false, s.extensions, s.cfg.max_message, upstream_buf);
-    let (mut c_done, mut u_done) = (false, false);
-    let (mut c_bytes, mut u_bytes) = (0u64, 0u64);
     // What the metrics have been told so far: they follow the connection while it lives.
     let mut told = [0u64; 4];
     let started = Instant::now();
@@ -901,18 +906,18 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
     let mut last_active = started;
     let end = poll_fn(|cx| {
         let mut active = false;
-        let c = match poll_dir(&mut c2u, &mut client, &mut upstream, cx, &mut c_done, &mut c_bytes, &mut active, &mut judge) {
+        let c = match poll_dir(&mut c2u, &mut client, &mut upstream, cx, &mut active, &mut judge) {
             Poll::Ready(Err(Ok(v))) => return Poll::Ready(close_for(v, true)),
             Poll::Ready(Err(Err(_))) => return Poll::Ready(End::Io),
             other => other.is_ready(),
         };
-        let u = match poll_dir(&mut u2c, &mut upstream, &mut client, cx, &mut u_done, &mut u_bytes, &mut active, &mut |_| Ok(())) {
+        let u = match poll_dir(&mut u2c, &mut upstream, &mut client, cx, &mut active, &mut |_| Ok(())) {
             Poll::Ready(Err(Ok(v))) => return Poll::Ready(close_for(v, false)),
             Poll::Ready(Err(Err(_))) => return Poll::Ready(End::Io),
             other => other.is_ready(),
         };
         if active {
-            let now = [c2u.messages, c_bytes, u2c.messages, u_bytes];
+            let now = [c2u.messages, c2u.bytes, u2c.messages, u2c.bytes];
             s.metrics.ws_traffic(now[0] - told[0], now[1] - told[1], now[2] - told[2], now[3] - told[3]);
             told = now;
         }
@@ -946,7 +951,7 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
     let reason = match end {
         End::Done | End::Io if c2u.close_seen || u2c.close_seen => WsClose::Normal,
         End::Done => {
-            if c_done {
+            if c2u.done {
                 WsClose::ClientGone
             } else {
                 WsClose::UpstreamGone
@@ -979,7 +984,7 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
         })
         .await;
     }
-    let now = [c2u.messages, c_bytes, u2c.messages, u_bytes];
+    let now = [c2u.messages, c2u.bytes, u2c.messages, u2c.bytes];
     s.metrics.ws_traffic(now[0] - told[0], now[1] - told[1], now[2] - told[2], now[3] - told[3]);
     s.metrics.ws_closed(reason);
     tracing::debug!(request_id = s.id.as_str(), close = ?reason, client_messages = c2u.messages, upstream_messages = u2c.messages, "websocket connection ended");
@@ -1151,21 +1156,21 @@ mod tests {
     #[test]
     fn violations_get_their_close_codes() {
         let cases: Vec<(Vec<u8>, bool, u16)> = vec![
-            (frame(true, 1, b"hi", None), true, 1002),                                   // unmasked from the client
-            (frame(true, 1, b"hi", K), false, 1002),                                     // masked from the server
-            (frame(true, 3, b"hi", K), true, 1002),                                      // reserved opcode
-            (frame(true, 0, b"hi", K), true, 1002),                                      // continuation of nothing
-            (frame(false, 9, b"hi", K), true, 1002),                                     // fragmented control frame
-            (frame(true, 9, &[0; 126], K), true, 1002),                                  // oversized control frame
-            ([frame(false, 1, b"a", K), frame(true, 1, b"b", K)].concat(), true, 1002),  // message inside a message
-            (frame(true, 8, &[0x03], K), true, 1002),                                    // one-byte close
-            (frame(true, 8, &[0x03, 0xed], K), true, 1002),                              // close code 1005 is not sent
-            (frame(true, 1, &[0xc3, 0x28], K), true, 1007),                              // text not UTF-8 (inspected)
-            (frame(true, 2, &[0; 2000], K), true, 1009),                                 // too big
+            (frame(true, 1, b"hi", None), true, 1002),                                            // unmasked from the client
+            (frame(true, 1, b"hi", K), false, 1002),                                              // masked from the server
+            (frame(true, 3, b"hi", K), true, 1002),                                               // reserved opcode
+            (frame(true, 0, b"hi", K), true, 1002),                                               // continuation of nothing
+            (frame(false, 9, b"hi", K), true, 1002),                                              // fragmented control frame
+            (frame(true, 9, &[0; 126], K), true, 1002),                                           // oversized control frame
+            ([frame(false, 1, b"a", K), frame(true, 1, b"b", K)].concat(), true, 1002),           // message inside a message
+            (frame(true, 8, &[0x03], K), true, 1002),                                             // one-byte close
+            (frame(true, 8, &[0x03, 0xed], K), true, 1002),                                       // close code 1005 is not sent
+            (frame(true, 1, &[0xc3, 0x28], K), true, 1007),                                       // text not UTF-8 (inspected)
+            (frame(true, 2, &[0; 2000], K), true, 1009),                                          // too big
             ([frame(false, 2, &[0; 600], K), frame(true, 0, &[0; 600], K)].concat(), true, 1009), // too big in fragments
-            ([frame(true, 8, b"", K), frame(true, 1, b"x", K)].concat(), true, 1002),    // after close
-            ([0xc1, 0x82, 1, 2, 3, 4, 0, 0].to_vec(), true, 1002),                       // RSV1 without an extension
-            ([0x82, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4].to_vec(), true, 1002),   // 64-bit length with its top bit
+            ([frame(true, 8, b"", K), frame(true, 1, b"x", K)].concat(), true, 1002),             // after close
+            ([0xc1, 0x82, 1, 2, 3, 4, 0, 0].to_vec(), true, 1002),                                // RSV1 without an extension
+            ([0x82, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4].to_vec(), true, 1002),           // 64-bit length with its top bit
         ];
         for (bytes, from_client, want) in cases {
             let mut p = Pump::new(from_client, true, false, 1024, BytesMut::new());

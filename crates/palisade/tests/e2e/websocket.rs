@@ -2,6 +2,9 @@
 //! loopback. Handshakes pass the stages before the upstream is contacted; frames are relayed
 //! with limits; with `inspect: text`, client messages are judged and a blocked one closes with
 //! 1008 and leaves an event; HTTP/2 extended CONNECT (RFC 8441) reaches the same upstream.
+// The client and the echo server are tungstenite's blocking ones, on threads of their own
+// (no event loop is blocked).
+#![allow(clippy::disallowed_methods)]
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -51,11 +54,7 @@ impl Echo {
                                     return;
                                 }
                             }
-                            Message::Binary(b) => {
-                                if ws.send(Message::Binary(b)).is_err() {
-                                    return;
-                                }
-                            }
+                            Message::Binary(b) if ws.send(Message::Binary(b.clone())).is_err() => return,
                             _ => {}
                         }
                     }
@@ -120,14 +119,9 @@ fn echo_round_trip_through_palisade() {
     ws.send(Message::binary(big.clone())).unwrap();
     assert_eq!(ws.read().unwrap(), Message::binary(big), "a message larger than any read buffer");
     ws.send(Message::Ping("p".into())).unwrap();
-    loop {
-        match ws.read().unwrap() {
-            Message::Pong(p) => {
-                assert_eq!(&p[..], b"p");
-                break;
-            }
-            other => panic!("{other:?}"),
-        }
+    match ws.read().unwrap() {
+        Message::Pong(p) => assert_eq!(&p[..], b"p"),
+        other => panic!("{other:?}"),
     }
     ws.close(None).unwrap();
     while ws.read().is_ok() {}
@@ -251,16 +245,14 @@ async fn http2_extended_connect_round_trip() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let echo = Echo::start();
-    let proxy = Proxy::start(&format!("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n    http2: true\nserver:\n  shutdown_timeout: 500ms\n{}", one_app(&echo.url())));
+    let proxy =
+        Proxy::start(&format!("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n    http2: true\nserver:\n  shutdown_timeout: 500ms\n{}", one_app(&echo.url())));
     let io = w!(tokio::net::TcpStream::connect(proxy.addr)).unwrap();
-    let (mut sender, conn) = w!(hyper::client::conn::http2::handshake::<_, _, Empty<bytes::Bytes>>(TokioExecutor::new(), TokioIo::new(io))).expect("h2 handshake");
+    let (mut sender, conn) =
+        w!(hyper::client::conn::http2::handshake::<_, _, Empty<bytes::Bytes>>(TokioExecutor::new(), TokioIo::new(io))).expect("h2 handshake");
     tokio::spawn(conn);
-    let mut req = http::Request::builder()
-        .method(http::Method::CONNECT)
-        .uri(format!("http://api.test/chat"))
-        .header("sec-websocket-version", "13")
-        .body(Empty::new())
-        .unwrap();
+    let mut req =
+        http::Request::builder().method(http::Method::CONNECT).uri("http://api.test/chat").header("sec-websocket-version", "13").body(Empty::new()).unwrap();
     req.extensions_mut().insert(hyper::ext::Protocol::from_static("websocket"));
     let resp = w!(sender.send_request(req)).expect("extended CONNECT");
     assert_eq!(resp.status(), 200);
