@@ -242,6 +242,15 @@ struct Session {
     extensions: bool,
     events: Option<palisade_events::EventSender>,
     _slot: IpSlot,
+    /// Why the connection ended, counted when the session goes (whichever way it goes: a
+    /// connection whose relay never started counts as `client_gone`).
+    closed: std::cell::Cell<WsClose>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.metrics.ws_closed(self.closed.get());
+    }
 }
 
 fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Response<RespBody> {
@@ -387,6 +396,7 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
         extensions,
         events: None,
         _slot: slot,
+        closed: std::cell::Cell::new(WsClose::ClientGone),
     };
     let mut resp = Response::new(RespBody::Upgrade(Box::new(Pending { upstream: io, upstream_buf: rbuf, client, session })));
     *resp.status_mut() = status;
@@ -516,7 +526,6 @@ pub fn handshake_done(resp: &mut Response<RespBody>, events: Option<&palisade_ev
             }
             Err(e) => {
                 tracing::debug!(request_id = p.session.id.as_str(), error = %e, "websocket: HTTP/2 stream not handed over");
-                p.session.metrics.ws_closed(WsClose::ClientGone);
             }
         }
     });
@@ -540,7 +549,6 @@ pub async fn serve_h1(mut client: Stream, leftover: BytesMut, resp: Response<Res
         Ok(Ok(())) => relay(client, leftover, *p).await,
         _ => {
             tracing::debug!(request_id = p.session.id.as_str(), "websocket: client gone before the 101 was out");
-            p.session.metrics.ws_closed(WsClose::ClientGone);
         }
     }
 }
@@ -986,7 +994,7 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
     }
     let now = [c2u.messages, c2u.bytes, u2c.messages, u2c.bytes];
     s.metrics.ws_traffic(now[0] - told[0], now[1] - told[1], now[2] - told[2], now[3] - told[3]);
-    s.metrics.ws_closed(reason);
+    s.closed.set(reason);
     tracing::debug!(request_id = s.id.as_str(), close = ?reason, client_messages = c2u.messages, upstream_messages = u2c.messages, "websocket connection ended");
 }
 
