@@ -298,3 +298,21 @@ fn open_connections_keep_the_configuration_of_their_handshake_across_a_reload() 
     new.send(Message::text(attack)).unwrap();
     assert_eq!(close_code(&mut new), Some(CloseCode::Policy), "opened after the reload: inspected");
 }
+
+#[tokio::test]
+async fn an_upstream_that_refuses_the_upgrade_is_answered_as_it_is() {
+    let mut up = Upstream::tcp(reply("no websocket here")).await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let r = raw(
+        proxy.addr,
+        "GET /chat HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    )
+    .await;
+    assert_eq!((r.status, r.text().as_str()), (200, "no websocket here"));
+    // What the upstream saw: the upgrade, the key, and the forwarding headers.
+    let req = w!(up.next_req());
+    assert_eq!((req.header("upgrade"), req.header("connection")), (Some("websocket"), Some("upgrade")));
+    assert_eq!(req.header("sec-websocket-key"), Some("dGhlIHNhbXBsZSBub25jZQ=="));
+    assert_eq!(req.header("x-forwarded-for"), Some("127.0.0.1"));
+    assert!(req.header("x-request-id").is_some());
+}
