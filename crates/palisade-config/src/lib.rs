@@ -423,9 +423,51 @@ pub struct AppConfig {
     /// How much of an upstream response is buffered for stages that judge responses (OpenAPI
     /// response validation); larger responses stream unjudged, and that is logged.
     pub inspect_response: u64,
+    /// WebSocket proxying (`websocket:`): limits and message inspection.
+    pub websocket: WebSocketConfig,
     /// Stage sections that later stages decode; kept raw until their engines exist.
     pub stages: Vec<(String, Node, Loc)>,
     pub loc: Loc,
+}
+
+/// What is done with the messages of a proxied WebSocket connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WsInspect {
+    /// Frames are relayed as they are (their headers are still read for the limits).
+    Off,
+    /// Text messages from the client are reassembled and judged by the stages before they go
+    /// upstream; compression extensions are not offered to the upstream.
+    Text,
+}
+
+/// An app's `websocket:` section.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebSocketConfig {
+    /// Whether WebSocket handshakes are proxied (else they get 403 `websocket.disabled`).
+    pub enabled: bool,
+    pub inspect: WsInspect,
+    /// Largest message (all its fragments) either side may send: beyond it the connection is
+    /// closed with 1009.
+    pub max_message: u64,
+    /// No frame either way for this long: the connection is closed (1001).
+    pub idle_timeout: Duration,
+    /// A connection is closed (1001) after this long, whatever it does.
+    pub max_lifetime: Duration,
+    /// Open WebSocket connections per client IP for this app; beyond it the handshake gets 429.
+    pub max_per_ip: u64,
+}
+
+impl Default for WebSocketConfig {
+    fn default() -> Self {
+        WebSocketConfig {
+            enabled: true,
+            inspect: WsInspect::Off,
+            max_message: 1024 * 1024,
+            idle_timeout: Duration::from_secs(60),
+            max_lifetime: Duration::from_secs(24 * 3600),
+            max_per_ip: 64,
+        }
+    }
 }
 
 /// Names of stage sections an app may carry, in the order the stages run. Each is decoded by
@@ -796,7 +838,7 @@ fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
 }
 
 const APP_KEYS: &[&str] =
-    &["name", "hosts", "path_prefix", "path", "upstream", "host_header", "block_status", "limits", "access", "openapi", "detection", "rules"];
+    &["name", "hosts", "path_prefix", "path", "upstream", "host_header", "block_status", "limits", "websocket", "access", "openapi", "detection", "rules"];
 
 fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfig>, base: &Path) -> Option<AppConfig> {
     let mut m = MapReader::new(cx, n, p)?;
@@ -875,6 +917,7 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
     let block_status = m.opt(cx, "block_status", |cx, n, p| decode::uint(cx, n, p, 400, 599)).map_or(403, |v| v as u16);
     let (max_body_size, inspect_body, oversize, inspect_response) =
         m.opt(cx, "limits", decode_limits).unwrap_or((10 * 1024 * 1024, 1024 * 1024, Oversize::Reject, 1024 * 1024));
+    let websocket = m.opt(cx, "websocket", decode_websocket).unwrap_or_default();
     let mut stages = Vec::new();
     for key in STAGE_KEYS {
         if let Some(node) = m.node(key) {
@@ -895,9 +938,38 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
         inspect_body,
         oversize,
         inspect_response,
+        websocket,
         stages,
         loc: Loc::of(n, p),
     })
+}
+
+fn decode_websocket(cx: &mut Ctx, n: &Node, p: &str) -> Option<WebSocketConfig> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let d = WebSocketConfig::default();
+    let enabled = m.opt(cx, "enabled", decode::boolean).unwrap_or(d.enabled);
+    let inspect = m
+        .opt(cx, "inspect", |cx, n, p| {
+            // YAML 1.1 readers turn a bare `off` into false: accept both spellings.
+            if let Value::Bool(false) = n.value {
+                return Some("off");
+            }
+            decode::one_of(cx, n, p, &["off", "text"])
+        })
+        .map_or(d.inspect, |v| if v == "text" { WsInspect::Text } else { WsInspect::Off });
+    let max_message = m.opt(cx, "max_message", decode::size).unwrap_or(d.max_message);
+    let idle_timeout = m.opt(cx, "idle_timeout", decode::duration).unwrap_or(d.idle_timeout);
+    let max_lifetime = m.opt(cx, "max_lifetime", decode::duration).unwrap_or(d.max_lifetime);
+    let max_per_ip = m.opt(cx, "max_per_ip", |cx, n, p| decode::uint(cx, n, p, 1, 1_000_000)).unwrap_or(d.max_per_ip);
+    let origin = m.origin().clone();
+    m.finish_with(cx, &["enabled", "inspect", "max_message", "idle_timeout", "max_lifetime", "max_per_ip"]);
+    if max_message == 0 || max_message > 64 * 1024 * 1024 {
+        cx.error(&origin, &decode::join(p, "max_message"), "max_message must be between 1 byte and 64MiB (inspected messages are buffered in memory)");
+    }
+    if idle_timeout.is_zero() || max_lifetime.is_zero() {
+        cx.error(&origin, p, "idle_timeout and max_lifetime must be above zero");
+    }
+    Some(WebSocketConfig { enabled, inspect, max_message, idle_timeout, max_lifetime, max_per_ip })
 }
 
 fn http_header_value_ok(s: &str) -> bool {

@@ -310,3 +310,29 @@ fn events_short_and_long_forms() {
     assert!(text.iter().any(|t| t.contains("events.batch_size") && t.contains("larger than queue_size")), "{text:?}");
     assert!(text.iter().any(|t| t.contains("events.flush") && t.contains("unknown key")), "{text:?}");
 }
+
+#[test]
+fn websocket_section_decodes_with_defaults_and_rejects_bad_values() {
+    let c = parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: http://127.0.0.1:9090\n").unwrap();
+    assert_eq!(c.apps[0].websocket, WebSocketConfig::default());
+    assert_eq!(c.apps[0].websocket.inspect, WsInspect::Off);
+    let c = parse(
+        "listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: http://127.0.0.1:9090\n    websocket:\n      inspect: text\n      max_message: 64KiB\n      idle_timeout: 5s\n      max_lifetime: 1h\n      max_per_ip: 3\n",
+    )
+    .unwrap();
+    let ws = &c.apps[0].websocket;
+    assert_eq!(
+        (ws.inspect, ws.max_message, ws.idle_timeout, ws.max_lifetime, ws.max_per_ip),
+        (WsInspect::Text, 65536, Duration::from_secs(5), Duration::from_secs(3600), 3)
+    );
+    // A bare `off` (a YAML 1.1 boolean to some readers) means off.
+    let c =
+        parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: http://127.0.0.1:9090\n    websocket: {inspect: off, enabled: false}\n")
+            .unwrap();
+    assert_eq!((c.apps[0].websocket.inspect, c.apps[0].websocket.enabled), (WsInspect::Off, false));
+    let e = errors("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: http://127.0.0.1:9090\n    websocket:\n      inspect: binary\n      max_message: 0\n      idle: 3s\n");
+    let text: Vec<String> = e.iter().map(|e| e.to_string()).collect();
+    assert!(text.iter().any(|t| t.contains("apps[0].websocket.inspect") && t.contains("off | text")), "{text:?}");
+    assert!(text.iter().any(|t| t.contains("max_message")), "{text:?}");
+    assert!(text.iter().any(|t| t.contains("idle")), "{text:?}");
+}

@@ -321,6 +321,14 @@ pub trait Stage: Send + Sync {
         Verdict::Allow
     }
 
+    /// Called with one WebSocket message from the client (a whole text message, reassembled
+    /// from its fragments), on a connection whose handshake `req` passed every stage; `cx` is
+    /// what the stages established about the handshake. Findings are located under
+    /// `ws.message` (`ws.message/user/name` for a field of a JSON message).
+    fn check_message(&self, _req: &RequestView<'_>, _message: &str, _cx: &Context) -> Verdict {
+        Verdict::Allow
+    }
+
     /// Whether this stage judges upstream responses. When one does, the proxy buffers the
     /// response (up to the app's response inspection limit) before sending it on.
     fn wants_response(&self) -> bool {
@@ -386,6 +394,25 @@ pub fn run_response_stages(stages: &[Box<dyn Stage>], req: &RequestView<'_>, res
         }
     }
     false
+}
+
+/// Run the stages over one WebSocket message (see [`Stage::check_message`]); stops at the
+/// first block, whose stage and reasons are returned. Monitor-mode findings go to `monitored`.
+pub fn run_message_stages(
+    stages: &[Box<dyn Stage>],
+    req: &RequestView<'_>,
+    message: &str,
+    cx: &Context,
+    monitored: &mut Vec<(&'static str, Reason)>,
+) -> Option<(&'static str, Vec<Reason>)> {
+    for stage in stages {
+        match stage.check_message(req, message, cx) {
+            Verdict::Allow => {}
+            Verdict::Monitor { reasons } => monitored.extend(reasons.into_iter().map(|r| (stage.name(), r))),
+            Verdict::Block { reasons, .. } => return Some((stage.name(), reasons)),
+        }
+    }
+    None
 }
 
 /// Run `stages` in order over `req` for one phase, accumulating into `outcome`; stops at the

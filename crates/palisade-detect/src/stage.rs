@@ -99,6 +99,13 @@ impl DetectionStage {
     }
 
     fn judge(&self, req: &RequestView<'_>, phase: Phase, cx: &Context) -> Verdict {
+        self.judge_at(req, phase, cx, None)
+    }
+
+    /// [`DetectionStage::judge`], with the body's locations moved under `relocate` (`body/a`
+    /// becomes `ws.message/a`) before exclusions are applied, so that they name the place the
+    /// value came from.
+    fn judge_at(&self, req: &RequestView<'_>, phase: Phase, cx: &Context, relocate: Option<&str>) -> Verdict {
         let policy = self.policy_for(req.path, cx.operation.as_deref());
         let (mode, level) = (policy.mode, policy.level);
         if mode == Mode::Off || cx.allowed_by.is_some() {
@@ -112,11 +119,13 @@ impl DetectionStage {
                     let mut scratch = self.engine.scratch();
                     let mut report = Report::default();
                     self.engine.inspect_phase(req, phase, level, &mut scratch, &mut report);
+                    relocate_findings(&mut report, relocate);
                     return self.verdict(&policy, &report, cx);
                 }
             };
             let (scratch, report) = guard.get_or_insert_with(|| (self.engine.scratch(), Report::default()));
             self.engine.inspect_phase(req, phase, level, scratch, report);
+            relocate_findings(report, relocate);
             self.verdict(&policy, report, cx)
         })
     }
@@ -157,6 +166,33 @@ impl DetectionStage {
     }
 }
 
+/// Move the findings located in the body under `to` (see [`DetectionStage::judge_at`]).
+fn relocate_findings(report: &mut Report, to: Option<&str>) {
+    let Some(to) = to else { return };
+    for f in &mut report.findings {
+        if let Some(rest) = f.location.strip_prefix("body") {
+            if rest.is_empty() || rest.starts_with(['/', '.']) {
+                f.location = format!("{to}{rest}");
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The `Content-Type` a WebSocket message is judged under: JSON for a message that opens
+    /// like a JSON document, text otherwise ([`Stage::check_message`]).
+    static MESSAGE_TYPES: [http::HeaderMap; 2] = {
+        let mut json = http::HeaderMap::new();
+        json.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        let mut text = http::HeaderMap::new();
+        text.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/plain; charset=utf-8"));
+        [json, text]
+    };
+}
+
+/// Where the findings in a WebSocket message are located.
+pub const MESSAGE_LOCATION: &str = "ws.message";
+
 impl Stage for DetectionStage {
     fn name(&self) -> &'static str {
         "detection"
@@ -179,5 +215,18 @@ impl Stage for DetectionStage {
             return Verdict::Allow;
         }
         self.judge(req, Phase::Body, cx)
+    }
+
+    fn check_message(&self, req: &RequestView<'_>, message: &str, cx: &Context) -> Verdict {
+        if message.is_empty() {
+            return Verdict::Allow;
+        }
+        // A JSON message is walked like a JSON body (each string a value of its own, located by
+        // its path); anything else is judged as one text value.
+        let json = matches!(message.trim_start().as_bytes().first(), Some(b'{' | b'['));
+        MESSAGE_TYPES.with(|types| {
+            let view = RequestView { headers: &types[usize::from(!json)], body: message.as_bytes(), body_truncated: false, ..*req };
+            self.judge_at(&view, Phase::Body, cx, Some(MESSAGE_LOCATION))
+        })
     }
 }

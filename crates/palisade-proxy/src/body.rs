@@ -147,6 +147,9 @@ pub enum RespBody {
         head: Option<Bytes>,
         rest: UpstreamBody,
     },
+    /// The answer to a WebSocket handshake the upstream accepted: no body, the connection is
+    /// relayed from here on (`websocket.rs`).
+    Upgrade(Box<crate::websocket::Pending>),
 }
 
 impl RespBody {
@@ -168,6 +171,7 @@ impl Body for RespBody {
         match self.get_mut() {
             RespBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             RespBody::Upstream(u) => Pin::new(u).poll_frame(cx),
+            RespBody::Upgrade(_) => Poll::Ready(None),
             RespBody::Chained { head, rest } => match head.take() {
                 Some(h) => Poll::Ready(Some(Ok(Frame::data(h)))),
                 None => Pin::new(rest).poll_frame(cx),
@@ -179,6 +183,7 @@ impl Body for RespBody {
         match self {
             RespBody::Full(b) => b.is_none(),
             RespBody::Upstream(u) => u.is_end_stream(),
+            RespBody::Upgrade(_) => true,
             RespBody::Chained { head, rest } => head.is_none() && rest.is_end_stream(),
         }
     }
@@ -187,6 +192,7 @@ impl Body for RespBody {
         match self {
             RespBody::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             RespBody::Upstream(u) => u.size_hint(),
+            RespBody::Upgrade(_) => SizeHint::with_exact(0),
             RespBody::Chained { head, rest } => {
                 let h = head.as_ref().map_or(0, |b| b.len() as u64);
                 let r = rest.size_hint();

@@ -510,6 +510,14 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
             }
         };
         let resp = handler.call_h1(req, raw, &info).await;
+        if matches!(resp.body(), RespBody::Upgrade(_)) {
+            // A WebSocket handshake the upstream accepted: the connection is relayed from here.
+            drop(idle);
+            let Ok(cell) = Rc::try_unwrap(shared) else { return Served::Closed };
+            let s = cell.into_inner();
+            crate::websocket::serve_h1(s.io, s.rbuf, resp).await;
+            return Served::Closed;
+        }
         let body_done = shared.borrow().body == BodyState::Done;
         let keep_alive = framing.keep_alive && body_done && !closing(&shutdown);
         match write_response(&shared, &mut wbuf, resp, framing.is_head, keep_alive, framing.version, limits).await {

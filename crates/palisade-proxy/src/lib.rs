@@ -4,6 +4,7 @@
 //! - [`h1`]: the strict HTTP/1.1 server codec;
 //! - [`proxy`]: the request lifecycle and pipeline driver;
 //! - [`upstream`]: targets, balancing, health, keep-alive pools;
+//! - [`websocket`]: WebSocket handshakes and the frame relay;
 //! - [`headers`], [`problem`]: the single places for header rules and generated responses;
 //! - [`record`], [`metrics`], [`events`]: what each request leaves behind (metrics, security
 //!   events) and the admin listener's view of it ([`admin`]).
@@ -29,6 +30,7 @@ pub mod snapshot;
 pub mod spin;
 pub mod tls;
 pub mod upstream;
+pub mod websocket;
 
 pub use server::{auto_workers, start, Running, StartError};
 pub use snapshot::{no_stages, Snapshot, StageFactory};

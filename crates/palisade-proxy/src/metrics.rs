@@ -56,6 +56,57 @@ pub enum UpstreamErr {
 
 const UPSTREAM_ERRS: [&str; 3] = ["timeout", "connect", "protocol"];
 
+/// Why a proxied WebSocket connection ended (`palisade_websocket_closes_total`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WsClose {
+    /// A close frame went through (either side closed).
+    Normal = 0,
+    /// The client closed its connection without a close frame.
+    ClientGone = 1,
+    /// The upstream closed its connection without a close frame.
+    UpstreamGone = 2,
+    IdleTimeout = 3,
+    MaxLifetime = 4,
+    Shutdown = 5,
+    /// A client message was blocked by a stage (1008).
+    Blocked = 6,
+    /// A client message was larger than `max_message` (1009).
+    TooBig = 7,
+    /// An upstream message was larger than `max_message` (1009).
+    UpstreamTooBig = 8,
+    /// A malformed client frame (1002).
+    ProtocolError = 9,
+    /// An inspected client text message that is not UTF-8 (1007).
+    InvalidUtf8 = 10,
+    /// A malformed upstream frame (1002).
+    UpstreamProtocolError = 11,
+    /// A read or write failed.
+    Io = 12,
+}
+
+const WS_CLOSES: [&str; 13] = [
+    "normal",
+    "client_gone",
+    "upstream_gone",
+    "idle_timeout",
+    "max_lifetime",
+    "shutdown",
+    "blocked",
+    "message_too_big",
+    "upstream_message_too_big",
+    "protocol_error",
+    "invalid_utf8",
+    "upstream_protocol_error",
+    "io_error",
+];
+
+/// `Shard::ws` slots: opened, then messages and bytes client to upstream and upstream to client,
+/// then the closes by reason.
+const WS_OPENED: usize = 0;
+const WS_TRAFFIC: usize = 1;
+const WS_CLOSED: usize = 5;
+const WS_SLOTS: usize = WS_CLOSED + WS_CLOSES.len();
+
 thread_local! {
     static SHARD: Cell<usize> = const { Cell::new(0) };
 }
@@ -90,6 +141,8 @@ struct Shard {
     total: Histogram,
     phases: [Histogram; 3],
     upstream_errors: [AtomicU64; 3],
+    /// WebSocket connections (see [`WS_SLOTS`]).
+    ws: [AtomicU64; WS_SLOTS],
 }
 
 impl Shard {
@@ -99,6 +152,7 @@ impl Shard {
             total: Histogram::default(),
             phases: Default::default(),
             upstream_errors: Default::default(),
+            ws: Default::default(),
         }
     }
 }
@@ -134,6 +188,37 @@ impl AppMetrics {
 
     pub fn upstream_error(&self, kind: UpstreamErr) {
         self.shard().upstream_errors[kind as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A WebSocket connection was opened (its handshake succeeded).
+    pub fn ws_opened(&self) {
+        self.shard().ws[WS_OPENED].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A WebSocket connection ended.
+    pub fn ws_closed(&self, why: WsClose) {
+        self.shard().ws[WS_CLOSED + why as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// WebSocket traffic: messages and bytes from the client, then from the upstream.
+    pub fn ws_traffic(&self, c_msgs: u64, c_bytes: u64, u_msgs: u64, u_bytes: u64) {
+        let s = self.shard();
+        for (i, n) in [c_msgs, c_bytes, u_msgs, u_bytes].into_iter().enumerate() {
+            if n > 0 {
+                s.ws[WS_TRAFFIC + i].fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Open WebSocket connections (opened less closed).
+    pub fn ws_open(&self) -> u64 {
+        let closed: u64 = (0..WS_CLOSES.len()).map(|i| self.sum(|s| &s.ws[WS_CLOSED + i])).sum();
+        self.sum(|s| &s.ws[WS_OPENED]).saturating_sub(closed)
+    }
+
+    /// WebSocket connections closed for `why`.
+    pub fn ws_closes(&self, why: WsClose) -> u64 {
+        self.sum(|s| &s.ws[WS_CLOSED + why as usize])
     }
 
     fn sum(&self, f: impl Fn(&Shard) -> &AtomicU64) -> u64 {
@@ -216,6 +301,30 @@ impl Metrics {
                 let n = a.sum(|s| &s.upstream_errors[k]);
                 if n > 0 || !a.name.is_empty() {
                     let _ = writeln!(out, "palisade_upstream_errors_total{{app=\"{}\",kind=\"{kname}\"}} {n}", esc(&a.name));
+                }
+            }
+        }
+        header(&mut out, "palisade_websocket_connections", "gauge", "Open proxied WebSocket connections by app.");
+        for a in apps.iter().filter(|a| !a.name.is_empty()) {
+            let _ = writeln!(out, "palisade_websocket_connections{{app=\"{}\"}} {}", esc(&a.name), a.ws_open());
+        }
+        for (name, help, first) in [
+            ("palisade_websocket_messages_total", "WebSocket messages relayed, by app and direction.", WS_TRAFFIC),
+            ("palisade_websocket_bytes_total", "WebSocket bytes relayed (frames as sent), by app and direction.", WS_TRAFFIC + 1),
+        ] {
+            header(&mut out, name, "counter", help);
+            for a in apps.iter().filter(|a| !a.name.is_empty()) {
+                for (k, dir) in [(0, "client_to_upstream"), (2, "upstream_to_client")] {
+                    let _ = writeln!(out, "{name}{{app=\"{}\",direction=\"{dir}\"}} {}", esc(&a.name), a.sum(|s| &s.ws[first + k]));
+                }
+            }
+        }
+        header(&mut out, "palisade_websocket_closes_total", "counter", "WebSocket connections ended, by app and reason.");
+        for a in apps.iter().filter(|a| !a.name.is_empty()) {
+            for (i, reason) in WS_CLOSES.iter().enumerate() {
+                let n = a.sum(|s| &s.ws[WS_CLOSED + i]);
+                if n > 0 {
+                    let _ = writeln!(out, "palisade_websocket_closes_total{{app=\"{}\",reason=\"{reason}\"}} {n}", esc(&a.name));
                 }
             }
         }

@@ -67,6 +67,11 @@ impl Proxy {
     /// other gets its map first.
     pub async fn handle(&self, mut req: Request<ClientBody>, mut raw: Option<RawRequestHead>, conn: &ConnInfo) -> Response<RespBody> {
         let snap = self.snapshot.load_full();
+        // A WebSocket handshake is judged and forwarded from its header map.
+        let ws = crate::websocket::detect(&mut req, raw.as_ref());
+        if ws.is_some() {
+            materialize(&mut req, &mut raw);
+        }
         let started = Instant::now();
         let id = crate::request_id::next();
         let method = req.method().clone();
@@ -77,7 +82,8 @@ impl Proxy {
             materialize(&mut req, &mut raw);
             rec.req = Some(Box::new(Captured::new(req.method(), req.uri(), req.headers())));
         }
-        let (mut resp, client_ip, app) = handle_inner(&snap, req, raw, conn, id, &mut rec).await;
+        let (mut resp, client_ip, app) = handle_inner(&snap, req, raw, conn, id, &mut rec, ws).await;
+        crate::websocket::handshake_done(&mut resp, self.events.as_ref());
         // A pass-through response head takes the id as one more header line (no map, no
         // header value); any other response gets it in its map.
         let in_raw_head = match resp.body_mut() {
@@ -110,12 +116,13 @@ fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Respons
 }
 
 async fn handle_inner<'s>(
-    snap: &'s Snapshot,
+    snap: &'s Arc<Snapshot>,
     mut req: Request<ClientBody>,
     mut raw: Option<RawRequestHead>,
     conn: &ConnInfo,
     id: RequestId,
     rec: &mut Record,
+    ws: Option<crate::websocket::Kind>,
 ) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
     let server = &snap.config.server;
     // The header fields can go upstream as they are only for a plain origin-form request from a
@@ -240,6 +247,9 @@ async fn handle_inner<'s>(
     log_rules(app, &outcome, id, rec);
     // What the response stages will need to know about the request, before it is rewritten.
     let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone()));
+
+    // A WebSocket connection's messages are judged in the light of its handshake as judged.
+    let ws_judged = ws.as_ref().map(|_| (parts.method.clone(), parts.uri.clone(), parts.headers.clone()));
 
     // A stage that edits the headers edits the map: then the map goes upstream, not the lines.
     let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
@@ -393,6 +403,26 @@ async fn handle_inner<'s>(
     // Stage-set response headers replace the upstream's of the same name: that needs the map.
     let raw_response = judged_req.is_none() && client_h1 && response_headers.is_empty();
     drop(raw);
+    if let (Some(kind), Some(judged)) = (ws, ws_judged) {
+        let handshake = crate::websocket::Handshake {
+            snap,
+            app_idx,
+            kind,
+            parts,
+            extra_lines: &forward_lines,
+            set_host: &set_host,
+            judged,
+            context: std::mem::take(&mut outcome.context),
+            id,
+            client_ip,
+            tls,
+        };
+        let resp = crate::websocket::forward(handshake).await;
+        if matches!(resp.body(), RespBody::Upgrade(_)) {
+            rec.upstream_status = Some(StatusCode::SWITCHING_PROTOCOLS.as_u16());
+        }
+        return (resp, client_ip, app_name);
+    }
     let up_req = Request::from_parts(parts, up_body);
     let send_cx = upstream::SendContext { metrics: &app.metrics, body_timeout: server.body_read_timeout };
     let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines, &send_cx).await;

@@ -141,6 +141,13 @@ pub fn finish(
     if let Some(kind) = rec.upstream_error {
         m.upstream_error(kind);
     }
+    event(snap, events, rec, id, client_ip, status, elapsed);
+}
+
+/// Send the event of a notable request (blocked, monitored or sampled), without counting it:
+/// [`finish`] does both; a WebSocket message judged after its handshake only this.
+pub fn event(snap: &Snapshot, events: Option<&EventSender>, rec: Record, id: &RequestId, client_ip: IpAddr, status: u16, elapsed: Duration) {
+    let app = rec.app.and_then(|i| snap.apps.get(i));
     let (Some(tx), Some(app), Some(req)) = (events, app, rec.req.as_deref()) else { return };
     let latency_us = elapsed.as_micros() as u64;
     let time_ms = now_ms() - (latency_us / 1000) as i64;

@@ -359,6 +359,8 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, ind
         }
         // Idle keep-alive connections of this worker close at once.
         h1::close_idle();
+        // WebSocket connections close (1001) once the drain time has passed.
+        crate::websocket::shutdown_started();
         // Drain: wait for open connections to finish their in-flight requests.
         let timeout = shared.snapshot.load().config.server.shutdown_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
@@ -470,6 +472,8 @@ async fn serve_h2(stream: Stream, info: ConnInfo, proxy: Rc<Proxy>, limits: &h1:
     builder
         .timer(TokioTimer::new())
         .max_concurrent_streams(256)
+        // RFC 8441 extended CONNECT: WebSocket over HTTP/2.
+        .enable_connect_protocol()
         // A backstop only: the configured limit is enforced by the proxy, so that the client gets
         // the same problem response as over HTTP/1 (`proxy.rs`, `h2_head_too_large`).
         .max_header_list_size((limits.max_header_size as u32).saturating_mul(4).max(64 * 1024))

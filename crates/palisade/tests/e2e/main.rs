@@ -30,3 +30,4 @@ mod shutdown;
 mod smuggling;
 mod upstream_failures;
 mod webdriver;
+mod websocket;

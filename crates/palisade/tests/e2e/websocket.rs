@@ -1,0 +1,318 @@
+//! WebSocket through Palisade: a real client (`tungstenite`) and a real echo server on
+//! loopback. Handshakes pass the stages before the upstream is contacted; frames are relayed
+//! with limits; with `inspect: text`, client messages are judged and a blocked one closes with
+//! 1008 and leaves an event; HTTP/2 extended CONNECT (RFC 8441) reaches the same upstream.
+// The client and the echo server are tungstenite's blocking ones, on threads of their own
+// (no event loop is blocked).
+#![allow(clippy::disallowed_methods)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use palisade_events::query::{Filter, Reader};
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::{Message, WebSocket};
+
+use crate::common::*;
+
+/// An echo WebSocket server on a thread of its own: counts the connections it accepted and
+/// keeps the text messages it received. Stops when dropped.
+struct Echo {
+    addr: SocketAddr,
+    accepted: Arc<AtomicUsize>,
+    texts: Arc<Mutex<Vec<String>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Echo {
+    fn start() -> Echo {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let texts = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (a, t, s) = (accepted.clone(), texts.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for conn in l.incoming() {
+                if s.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(conn) = conn else { continue };
+                a.fetch_add(1, Ordering::SeqCst);
+                let t = t.clone();
+                std::thread::spawn(move || {
+                    conn.set_read_timeout(Some(LIMIT)).ok();
+                    let Ok(mut ws) = tungstenite::accept(conn) else { return };
+                    while let Ok(m) = ws.read() {
+                        match m {
+                            Message::Text(s) => {
+                                t.lock().unwrap().push(s.to_string());
+                                if ws.send(Message::Text(s)).is_err() {
+                                    return;
+                                }
+                            }
+                            Message::Binary(b) if ws.send(Message::Binary(b.clone())).is_err() => return,
+                            _ => {}
+                        }
+                    }
+                });
+            }
+        });
+        Echo { addr, accepted, texts, stop }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for Echo {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+fn start(echo: &Echo, app_extra: &str, top: &str) -> Proxy {
+    Proxy::start(&format!("{}{app_extra}{top}", cfg(&[], &one_app(&echo.url()))))
+}
+
+fn connect(addr: SocketAddr, path: &str) -> WebSocket<TcpStream> {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    let (ws, resp) = tungstenite::client(format!("ws://api.test{path}"), s).unwrap_or_else(|e| panic!("handshake through palisade failed: {e}"));
+    assert_eq!(resp.status(), 101);
+    assert!(resp.headers().contains_key("x-request-id"));
+    ws
+}
+
+/// Read until a close frame arrives: its code.
+fn close_code(ws: &mut WebSocket<TcpStream>) -> Option<CloseCode> {
+    loop {
+        match ws.read() {
+            Ok(Message::Close(c)) => return c.map(|c| c.code),
+            Ok(_) => continue,
+            Err(e) => panic!("expected a close frame, got {e}"),
+        }
+    }
+}
+
+fn eventually_sync(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + LIMIT;
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn echo_round_trip_through_palisade() {
+    let echo = Echo::start();
+    let proxy = start(&echo, "", "");
+    let mut ws = connect(proxy.addr, "/chat?room=1");
+    ws.send(Message::text("hello")).unwrap();
+    assert_eq!(ws.read().unwrap(), Message::text("hello"));
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    ws.send(Message::binary(big.clone())).unwrap();
+    assert_eq!(ws.read().unwrap(), Message::binary(big), "a message larger than any read buffer");
+    ws.send(Message::Ping("p".into())).unwrap();
+    match ws.read().unwrap() {
+        Message::Pong(p) => assert_eq!(&p[..], b"p"),
+        other => panic!("{other:?}"),
+    }
+    ws.close(None).unwrap();
+    while ws.read().is_ok() {}
+    let m = proxy.snapshot().apps[0].metrics.clone();
+    eventually_sync("the connection to be counted closed", || m.ws_closes(palisade_proxy::metrics::WsClose::Normal) == 1);
+    assert_eq!(m.ws_open(), 0);
+    let text = proxy.running().shared().metrics.render(&palisade_proxy::metrics::Extra { events: None, connections: 0, stages: &[] });
+    assert!(text.contains("palisade_websocket_messages_total{app=\"app\",direction=\"client_to_upstream\"} 2"), "{text}");
+    assert!(text.contains("palisade_websocket_messages_total{app=\"app\",direction=\"upstream_to_client\"} 2"), "{text}");
+    assert!(text.contains("palisade_websocket_closes_total{app=\"app\",reason=\"normal\"} 1"), "{text}");
+    assert_eq!(echo.accepted.load(Ordering::SeqCst), 1);
+}
+
+/// A raw handshake: the response head and what followed it.
+fn raw_handshake(addr: SocketAddr, path: &str) -> (TcpStream, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").unwrap();
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        assert_eq!(s.read(&mut b).unwrap(), 1, "closed in the head: {}", String::from_utf8_lossy(&head));
+        head.push(b[0]);
+    }
+    (s, String::from_utf8(head).unwrap())
+}
+
+#[test]
+fn a_blocked_handshake_gets_403_and_never_reaches_the_upstream() {
+    let echo = Echo::start();
+    let proxy = start(&echo, "", "");
+    let (mut s, head) = raw_handshake(proxy.addr, "/chat?q=%27%20or%201%3D1--");
+    assert!(head.starts_with("HTTP/1.1 403"), "{head}");
+    assert!(head.to_ascii_lowercase().contains("content-type: application/problem+json"), "{head}");
+    let mut body = String::new();
+    let _ = s.read_to_string(&mut body);
+    assert!(body.contains("detect.sqli"), "{body}");
+    // The same handshake, clean, does reach it: the count below is not zero for lack of trying.
+    let (_s2, head) = raw_handshake(proxy.addr, "/chat?q=shoes");
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    assert!(head.contains("s3pPLMBiTxaQ9kYGzzhZRbK+xOo="), "the upstream's accept value for the client's key: {head}");
+    assert_eq!(echo.accepted.load(Ordering::SeqCst), 1, "only the allowed handshake reached the upstream");
+}
+
+#[test]
+fn an_attack_in_a_message_closes_with_1008_and_records_an_event() {
+    let echo = Echo::start();
+    let proxy = start(&echo, "    websocket: {inspect: text}\n", "events: sqlite:ev/events.db\n");
+    let mut ws = connect(proxy.addr, "/chat");
+    ws.send(Message::text(r#"{"say": "hello"}"#)).unwrap();
+    assert_eq!(ws.read().unwrap(), Message::text(r#"{"say": "hello"}"#));
+    ws.send(Message::text(r#"{"say": "x' or 1=1 --"}"#)).unwrap();
+    assert_eq!(close_code(&mut ws), Some(CloseCode::Policy));
+    assert_eq!(*echo.texts.lock().unwrap(), [r#"{"say": "hello"}"#], "the blocked message never reached the upstream");
+    let shared = proxy.running().shared();
+    assert!(shared.events.as_ref().unwrap().flush(LIMIT));
+    let page = Reader::open(&proxy.dir.join("ev/events.db")).unwrap().events(&Filter::default()).unwrap();
+    assert_eq!(page.events.len(), 1, "{:?}", page.events);
+    let e = &page.events[0];
+    assert_eq!((e.reason.as_str(), e.location.as_deref(), e.path.as_str()), ("detect.sqli", Some("ws.message/say"), "/chat"));
+    let m = proxy.snapshot().apps[0].metrics.clone();
+    eventually_sync("the close to be counted", || m.ws_closes(palisade_proxy::metrics::WsClose::Blocked) == 1);
+}
+
+#[test]
+fn an_oversized_message_closes_with_1009() {
+    let echo = Echo::start();
+    let proxy = start(&echo, "    websocket: {max_message: 1KiB}\n", "");
+    let mut ws = connect(proxy.addr, "/chat");
+    ws.send(Message::binary(vec![7u8; 1024])).unwrap();
+    assert_eq!(ws.read().unwrap(), Message::binary(vec![7u8; 1024]), "exactly the limit passes");
+    ws.send(Message::binary(vec![7u8; 1025])).unwrap();
+    assert_eq!(close_code(&mut ws), Some(CloseCode::Size));
+}
+
+#[test]
+fn a_malformed_frame_closes_with_1002() {
+    let echo = Echo::start();
+    let proxy = start(&echo, "", "");
+    let (mut s, head) = raw_handshake(proxy.addr, "/chat");
+    assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+    // An unmasked frame from a client (RFC 6455 §5.1).
+    s.write_all(&[0x81, 0x02, b'h', b'i']).unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    assert!(got.len() >= 4 && got[0] == 0x88, "a close frame: {got:02x?}");
+    assert_eq!(u16::from_be_bytes([got[2], got[3]]), 1002, "{got:02x?}");
+}
+
+#[test]
+fn an_idle_connection_is_closed() {
+    let echo = Echo::start();
+    let proxy = start(&echo, "    websocket: {idle_timeout: 300ms}\n", "");
+    let mut ws = connect(proxy.addr, "/chat");
+    ws.send(Message::text("x")).unwrap();
+    assert_eq!(ws.read().unwrap(), Message::text("x"));
+    assert_eq!(close_code(&mut ws), Some(CloseCode::Away));
+    let m = proxy.snapshot().apps[0].metrics.clone();
+    eventually_sync("the close to be counted", || m.ws_closes(palisade_proxy::metrics::WsClose::IdleTimeout) == 1);
+}
+
+#[test]
+fn connections_per_client_ip_are_limited() {
+    let echo = Echo::start();
+    let proxy = start(&echo, "    websocket: {max_per_ip: 1}\n", "");
+    let mut first = connect(proxy.addr, "/chat");
+    let (_s, head) = raw_handshake(proxy.addr, "/chat");
+    assert!(head.starts_with("HTTP/1.1 429"), "{head}");
+    first.close(None).unwrap();
+    while first.read().is_ok() {}
+    let m = proxy.snapshot().apps[0].metrics.clone();
+    eventually_sync("the first connection to end", || m.ws_open() == 0);
+    let (_s, head) = raw_handshake(proxy.addr, "/chat");
+    assert!(head.starts_with("HTTP/1.1 101"), "a slot is free again: {head}");
+}
+
+#[tokio::test]
+async fn http2_extended_connect_round_trip() {
+    use http_body_util::Empty;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let echo = Echo::start();
+    let proxy =
+        Proxy::start(&format!("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n    http2: true\nserver:\n  shutdown_timeout: 500ms\n{}", one_app(&echo.url())));
+    let io = w!(tokio::net::TcpStream::connect(proxy.addr)).unwrap();
+    let (mut sender, conn) =
+        w!(hyper::client::conn::http2::handshake::<_, _, Empty<bytes::Bytes>>(TokioExecutor::new(), TokioIo::new(io))).expect("h2 handshake");
+    tokio::spawn(conn);
+    let mut req =
+        http::Request::builder().method(http::Method::CONNECT).uri("http://api.test/chat").header("sec-websocket-version", "13").body(Empty::new()).unwrap();
+    req.extensions_mut().insert(hyper::ext::Protocol::from_static("websocket"));
+    let resp = w!(sender.send_request(req)).expect("extended CONNECT");
+    assert_eq!(resp.status(), 200);
+    let up = w!(hyper::upgrade::on(resp)).expect("the stream");
+    let mut up = TokioIo::new(up);
+    // A masked text frame "hi", then the echo: an unmasked text frame "hi".
+    let mask = [9u8, 8, 7, 6];
+    let mut frame = vec![0x81, 0x82];
+    frame.extend_from_slice(&mask);
+    frame.extend(b"hi".iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    w!(up.write_all(&frame)).unwrap();
+    let mut got = [0u8; 4];
+    w!(up.read_exact(&mut got)).unwrap();
+    assert_eq!(got, [0x81, 0x02, b'h', b'i']);
+    assert_eq!(*echo.texts.lock().unwrap(), ["hi"]);
+}
+
+#[test]
+fn shutdown_lets_connections_drain_then_closes_them_with_1001() {
+    let echo = Echo::start();
+    let mut proxy = Proxy::start(&cfg(&["shutdown_timeout: 2s"], &one_app(&echo.url())));
+    let mut ws = connect(proxy.addr, "/chat");
+    let running = proxy.take();
+    let stopping = std::thread::spawn(move || running.shutdown());
+    // During the drain time the connection still carries messages.
+    ws.send(Message::text("during the drain")).unwrap();
+    assert_eq!(ws.read().unwrap(), Message::text("during the drain"));
+    assert_eq!(close_code(&mut ws), Some(CloseCode::Away));
+    stopping.join().unwrap();
+}
+
+#[test]
+fn open_connections_keep_the_configuration_of_their_handshake_across_a_reload() {
+    let echo = Echo::start();
+    let base = cfg(&[], &one_app(&echo.url()));
+    let proxy = Proxy::start(&base);
+    let mut old = connect(proxy.addr, "/chat");
+    proxy.reload(&format!("{base}    websocket: {{inspect: text}}\n")).unwrap();
+    let attack = "x' or 1=1 --";
+    old.send(Message::text(attack)).unwrap();
+    assert_eq!(old.read().unwrap(), Message::text(attack), "opened before the reload: not inspected");
+    let mut new = connect(proxy.addr, "/chat");
+    new.send(Message::text(attack)).unwrap();
+    assert_eq!(close_code(&mut new), Some(CloseCode::Policy), "opened after the reload: inspected");
+}
+
+#[tokio::test]
+async fn an_upstream_that_refuses_the_upgrade_is_answered_as_it_is() {
+    let mut up = Upstream::tcp(reply("no websocket here")).await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let r = raw(
+        proxy.addr,
+        "GET /chat HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+    )
+    .await;
+    assert_eq!((r.status, r.text().as_str()), (200, "no websocket here"));
+    // What the upstream saw: the upgrade, the key, and the forwarding headers.
+    let req = w!(up.next_req());
+    assert_eq!((req.header("upgrade"), req.header("connection")), (Some("websocket"), Some("upgrade")));
+    assert_eq!(req.header("sec-websocket-key"), Some("dGhlIHNhbXBsZSBub25jZQ=="));
+    assert_eq!(req.header("x-forwarded-for"), Some("127.0.0.1"));
+    assert!(req.header("x-request-id").is_some());
+}
