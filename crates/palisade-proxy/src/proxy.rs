@@ -249,7 +249,7 @@ async fn handle_inner<'s>(
     let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone()));
 
     // A WebSocket connection's messages are judged in the light of its handshake as judged.
-    let ws_judged = ws.as_ref().map(|_| (parts.method.clone(), parts.uri.clone(), parts.headers.clone()));
+    let ws_judged = ws.as_ref().map(|_| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone()));
 
     // A stage that edits the headers edits the map: then the map goes upstream, not the lines.
     let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();

@@ -211,8 +211,9 @@ pub struct Handshake<'a> {
     /// Forwarding header lines to add.
     pub extra_lines: &'a [u8],
     pub set_host: &'a dyn Fn(&mut HeaderMap, &HeaderValue),
-    /// The request as the stages judged it (messages are judged in its light).
-    pub judged: (Method, Uri, HeaderMap),
+    /// The request as the stages judged it (messages are judged in its light), with its
+    /// canonical path (`None`: the URI's path is canonical).
+    pub judged: (Method, Uri, HeaderMap, Option<String>),
     pub context: palisade_core::Context,
     pub id: RequestId,
     pub client_ip: IpAddr,
@@ -233,7 +234,7 @@ struct Session {
     app_idx: usize,
     metrics: Arc<AppMetrics>,
     cfg: palisade_config::WebSocketConfig,
-    judged: (Method, Uri, HeaderMap),
+    judged: (Method, Uri, HeaderMap, Option<String>),
     context: palisade_core::Context,
     id: RequestId,
     client_ip: IpAddr,
@@ -1029,13 +1030,14 @@ fn judge_message(s: &Session, text: &str) -> Result<(), Violation> {
     if app.stages.is_empty() {
         return Ok(());
     }
-    let (method, uri, headers) = &s.judged;
+    let (method, uri, headers, canonical) = &s.judged;
     let view = RequestView {
         request_id: s.id.as_str(),
         app: &app.cfg.name,
         client_ip: s.client_ip,
         method,
-        path: uri.path(),
+        path: canonical.as_deref().unwrap_or(uri.path()),
+        raw_path: uri.path(),
         query: uri.query(),
         headers,
         body: b"",
