@@ -8,6 +8,7 @@ use std::time::Duration;
 use palisade_config::decode::{self, Ctx, MapReader};
 use palisade_config::yaml::{Node, Value};
 use palisade_core::Mode;
+use palisade_schema::Nullable;
 
 /// What to do with a finding that is not a schema violation as such (an undefined path, an
 /// unknown query parameter, a shadow field).
@@ -81,6 +82,14 @@ pub struct Settings {
     pub max_violations: usize,
     pub ignore_trailing_slash: bool,
     pub overrides: Vec<Override>,
+    /// Documents one spec may pull in through `$ref`s, the entry one included.
+    pub max_documents: usize,
+    /// Whether a spec read from a file may refer to http(s) documents.
+    pub remote_refs: bool,
+    /// What `nullable: true` means in an OpenAPI 3.1 spec.
+    pub nullable: palisade_schema::Nullable,
+    /// `--offline` (the CLI tools): fetch nothing over the network, a spec URL included.
+    pub offline: bool,
 }
 
 const KEYS: &[&str] = &[
@@ -97,7 +106,12 @@ const KEYS: &[&str] = &[
     "max_violations",
     "ignore_trailing_slash",
     "operations",
+    "max_documents",
+    "remote_refs",
+    "nullable",
 ];
+
+const DEFAULT_MAX_DOCUMENTS: usize = 10_000;
 
 fn mode(cx: &mut Ctx, n: &Node, p: &str) -> Option<Mode> {
     decode::one_of(cx, n, p, &["block", "monitor", "off"]).map(|v| match v {
@@ -158,6 +172,11 @@ impl Settings {
         let max_violations = m.opt(cx, "max_violations", |cx, n, p| decode::uint(cx, n, p, 1, 100)).map_or(5, |v| v as usize);
         let ignore_trailing_slash = m.opt(cx, "ignore_trailing_slash", decode::boolean).unwrap_or(false);
         let overrides = m.opt(cx, "operations", |cx, n, p| decode::seq(cx, n, p, decode_override)).unwrap_or_default();
+        let max_documents = m.opt(cx, "max_documents", |cx, n, p| decode::uint(cx, n, p, 1, 1_000_000)).map_or(DEFAULT_MAX_DOCUMENTS, |v| v as usize);
+        let remote_refs = m.opt(cx, "remote_refs", decode::boolean).unwrap_or(false);
+        let nullable = m
+            .opt(cx, "nullable", |cx, n, p| decode::one_of(cx, n, p, &["honour", "ignore"]).map(|v| if v == "ignore" { Nullable::Ignore } else { Nullable::Honour }))
+            .unwrap_or_default();
         let origin = m.origin().clone();
         m.finish_with(cx, KEYS);
         let spec = spec?;
@@ -189,7 +208,24 @@ impl Settings {
             max_violations,
             ignore_trailing_slash,
             overrides,
+            max_documents,
+            remote_refs,
+            nullable,
+            offline: false,
         })
+    }
+
+    /// Bounds and network policy for loading the spec.
+    pub fn load_limits(&self) -> crate::loader::Limits {
+        crate::loader::Limits { max_documents: self.max_documents, remote_refs: self.remote_refs && !self.offline, ..Default::default() }
+    }
+
+    /// How the spec's schemas and routes are compiled.
+    pub fn compile_options(&self) -> crate::compile::CompileOptions {
+        crate::compile::CompileOptions {
+            router: crate::router::RouterOptions { ignore_trailing_slash: self.ignore_trailing_slash },
+            nullable: self.nullable,
+        }
     }
 
     fn defaults(source: Source) -> Settings {
@@ -208,6 +244,10 @@ impl Settings {
             max_violations: 5,
             ignore_trailing_slash: false,
             overrides: Vec::new(),
+            max_documents: DEFAULT_MAX_DOCUMENTS,
+            remote_refs: false,
+            nullable: Nullable::default(),
+            offline: false,
         }
     }
 }

@@ -12,7 +12,7 @@ use palisade_config::yaml::{Node, Origin, Value};
 use crate::formats::Format;
 use crate::num::Num;
 use crate::pattern;
-use crate::{Dialect, DocId, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
+use crate::{Dialect, DocId, Nullable, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
 
 /// A constant for `enum` and `const`.
 #[derive(Clone, Debug)]
@@ -324,6 +324,9 @@ pub struct Compiler<'r> {
     patterns: HashMap<String, Option<u32>>,
     errors: Vec<SchemaError>,
     warnings: Vec<SchemaError>,
+    nullable: Nullable,
+    /// `nullable` in 3.1 schemas: how many, and the first one's place.
+    nullable_31: Option<(usize, DocId, String, Origin)>,
 }
 
 const MAX_SCHEMA_DEPTH: usize = 200;
@@ -353,7 +356,14 @@ impl<'r> Compiler<'r> {
             patterns: HashMap::new(),
             errors: Vec::new(),
             warnings: Vec::new(),
+            nullable: Nullable::default(),
+            nullable_31: None,
         }
+    }
+
+    /// What `nullable` means in a 3.1 schema (in 3.0 it is a keyword).
+    pub fn set_nullable(&mut self, nullable: Nullable) {
+        self.nullable = nullable;
     }
 
     /// Compile the schema `node`, found at `pointer` in document `doc`. Errors are collected
@@ -526,7 +536,13 @@ impl<'r> Compiler<'r> {
                     if oas30 {
                         n.nullable = self.boolean(doc, &kp, v).unwrap_or(false);
                     } else {
-                        self.warn(doc, &kp, origin, "nullable is not a keyword in OpenAPI 3.1 (use type: [..., \"null\"]); ignored");
+                        match &mut self.nullable_31 {
+                            Some((count, ..)) => *count += 1,
+                            None => self.nullable_31 = Some((1, doc, kp.clone(), origin.clone())),
+                        }
+                        if self.nullable == Nullable::Honour {
+                            n.nullable = self.boolean(doc, &kp, v).unwrap_or(false);
+                        }
                     }
                 }
                 "readOnly" => n.read_only = self.boolean(doc, &kp, v).unwrap_or(false),
@@ -732,25 +748,40 @@ impl<'r> Compiler<'r> {
                 return self.store(id, n);
             };
             let mut mapping = Vec::new();
+            let mut broken_mapping = false;
             if let Some(Value::Map(m)) = d.get("mapping").map(|m| &m.value) {
                 for (mk, mv) in m {
                     let Value::Str(target) = &mv.value else {
                         self.error(doc, &dp, &mv.origin, "discriminator mapping values must be strings");
                         continue;
                     };
-                    let reference = if target.contains('/') || target.contains('#') || target.contains('.') {
-                        target.clone()
-                    } else {
-                        format!("#/components/schemas/{target}")
-                    };
-                    if let Some(sid) = self.reference(doc, &format!("{dp}/mapping/{}", escape_token(&mk.name)), &mv.origin, &reference) {
-                        mapping.push((mk.name.as_bytes().into(), sid));
+                    // A schema name, or a reference (`#/components/schemas/Pet`,
+                    // `pets.yaml#/Pet`, `Pet.yaml`); a name is tried first, dots and all.
+                    let mut candidates = Vec::new();
+                    if !target.contains(['/', '#']) {
+                        candidates.push(format!("#/components/schemas/{}", escape_token(target)));
+                    }
+                    if target.contains(['/', '#', '.']) {
+                        candidates.push(target.clone());
+                    }
+                    let mp = format!("{dp}/mapping/{}", escape_token(&mk.name));
+                    match candidates.iter().find(|c| self.resolver.resolve(doc, c).is_ok()) {
+                        Some(reference) => {
+                            if let Some(sid) = self.reference(doc, &mp, &mv.origin, reference) {
+                                mapping.push((mk.name.as_bytes().into(), sid));
+                            }
+                        }
+                        None => {
+                            broken_mapping = true;
+                            let msg = format!("discriminator mapping {target:?} names no schema: the discriminator is not used, oneOf/anyOf are evaluated in full");
+                            self.warn(doc, &mp, &mv.origin, msg);
+                        }
                     }
                 }
             }
             if n.one_of.is_empty() && n.any_of.is_empty() {
                 self.warn(doc, &dp, &d.origin, "discriminator without oneOf/anyOf does not select anything; ignored");
-            } else if self.dialect == Dialect::Oas30 {
+            } else if self.dialect == Dialect::Oas30 && !broken_mapping {
                 mapping.extend(implicit);
                 n.discriminator = Some(Discriminator { property: prop.as_bytes().into(), mapping });
             }
@@ -930,6 +961,14 @@ impl<'r> Compiler<'r> {
     /// compiled exactly) are in [`Schemas::warnings`].
     pub fn finish(mut self) -> Result<Schemas, Vec<SchemaError>> {
         self.drain();
+        if let Some((count, doc, pointer, origin)) = self.nullable_31.take() {
+            let what = match self.nullable {
+                Nullable::Honour => "honoured as in 3.0 (null is accepted where it is true; openapi.nullable: ignore follows 3.1 to the letter)",
+                Nullable::Ignore => "ignored, as 3.1 says (openapi.nullable: honour accepts null where it is true)",
+            };
+            let message = format!("nullable is an OpenAPI 3.0 keyword, not one of 3.1 (type: [..., \"null\"]); {count} schema(s) use it, this one first: {what}");
+            self.warn(doc, &pointer, &origin, message);
+        }
         for (id, doc, name, resolver_err, origin, pointer) in std::mem::take(&mut self.anchor_refs) {
             match self.anchors.get(&(doc, name.clone())) {
                 Some(&target) => {

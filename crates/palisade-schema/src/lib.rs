@@ -17,7 +17,9 @@
 //!   sides are plain integers, else `f64`, else an exact decimal comparison of the texts when
 //!   the two `f64` are equal.
 //! - `nullable: true` (3.0) makes `null` valid for that schema whatever its other keywords
-//!   (`enum`, `allOf`...), which is what spec authors mean by it.
+//!   (`enum`, `allOf`...), which is what spec authors mean by it. In 3.1 schemas it is not a
+//!   keyword; [`Nullable`] says whether it is honoured anyway (the default: specs converted from
+//!   3.0 keep it and mean it) or ignored, with one warning for the spec either way.
 //! - `readOnly` (`writeOnly`) schemas reject any value in requests (responses), and required
 //!   properties whose schema is read-only (write-only) are not required there.
 //! - `discriminator` (3.0, with `oneOf`/`anyOf`) selects the one subschema named by the
@@ -57,6 +59,17 @@ pub enum Dialect {
     Oas30,
     /// OpenAPI 3.1: JSON Schema 2020-12.
     Oas31,
+}
+
+/// What `nullable: true` means in an OpenAPI 3.1 schema, where it is not a keyword but specs
+/// converted from 3.0 keep it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Nullable {
+    /// As in 3.0: `null` is valid for the schema.
+    #[default]
+    Honour,
+    /// As 3.1 says: an unknown keyword, no effect.
+    Ignore,
 }
 
 /// Identifies one document of a multi-file spec (index into the loader's document list).
