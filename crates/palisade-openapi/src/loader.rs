@@ -28,7 +28,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use palisade_config::yaml::{self, Key, Node, Origin, Value};
+use palisade_config::yaml::{self, Node, Origin, Value};
 use palisade_schema::{DocId, Resolved, Resolver};
 
 use crate::error::{push_token, SpecError, Warning};
@@ -582,13 +582,12 @@ fn looks_like_json(location: &str, text: &str) -> bool {
 
 fn parse(location: &str, text: &str, limits: &Limits) -> Result<Node, SpecError> {
     if looks_like_json(location, text) {
-        match json_node(text, limits.max_depth) {
+        match palisade_schema::json::parse(text, limits.max_depth) {
             Ok(node) => return Ok(node),
-            Err((offset, message)) => {
+            Err(e) => {
                 let yaml_ok = !location.to_ascii_lowercase().ends_with(".json") && yaml::parse_with_max_depth(text, limits.max_depth).is_ok();
                 if !yaml_ok {
-                    let (line, col) = LineIndex::new(text).line_col(offset);
-                    return Err(SpecError { file: location.to_string(), line, col, pointer: String::new(), message: format!("JSON syntax: {message}") });
+                    return Err(SpecError { file: location.to_string(), line: e.line, col: e.col, pointer: String::new(), message: format!("JSON syntax: {}", e.message) });
                 }
             }
         }
@@ -600,79 +599,6 @@ fn parse(location: &str, text: &str, limits: &Limits) -> Result<Node, SpecError>
         pointer: String::new(),
         message: format!("syntax: {}", e.message),
     })
-}
-
-/// Byte offset to 1-based line and column (in characters).
-struct LineIndex<'a> {
-    text: &'a str,
-    starts: Vec<usize>,
-}
-
-impl<'a> LineIndex<'a> {
-    fn new(text: &'a str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        LineIndex { text, starts }
-    }
-
-    fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|&s| s <= offset);
-        let start = self.starts[line - 1];
-        let col = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count());
-        (line, col + 1)
-    }
-}
-
-/// Parse a JSON document into the located tree: RFC 8259 with `palisade_json` (escapes,
-/// surrogate pairs, duplicate-free keys are not required), positions from byte offsets.
-fn json_node(text: &str, max_depth: usize) -> Result<Node, (usize, String)> {
-    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let input = &text.as_bytes()[bom..];
-    let mut tape = palisade_json::Tape::default();
-    let jl = palisade_json::Limits { max_depth: u32::try_from(max_depth).unwrap_or(u32::MAX), max_tokens: usize::MAX };
-    palisade_json::parse_into(input, &mut tape, &jl).map_err(|e| (e.offset + bom, e.message.to_string()))?;
-    let lines = LineIndex::new(text);
-    let origin = |offset: usize| {
-        // strings point at their first content byte: report the opening quote
-        let (line, col) = lines.line_col(offset + bom);
-        Origin::File { line, col }
-    };
-    fn build(v: palisade_json::ValueRef<'_>, origin: &dyn Fn(usize) -> Origin) -> Node {
-        use palisade_json::Kind as J;
-        let at = match v.kind() {
-            J::String => v.offset().saturating_sub(1),
-            _ => v.offset(),
-        };
-        let value = match v.kind() {
-            J::Null => Value::Null,
-            J::Bool => Value::Bool(v.as_bool().unwrap_or(false)),
-            J::Number => {
-                let t = v.number_text().unwrap_or("0");
-                if v.is_integer_text() {
-                    match t.parse::<i64>() {
-                        Ok(i) => Value::Int(i),
-                        // beyond i64: kept as its digits, as the YAML reader does
-                        Err(_) => Value::Str(t.to_string()),
-                    }
-                } else {
-                    Value::Float(v.as_f64().unwrap_or(0.0))
-                }
-            }
-            J::String => Value::Str(v.as_str().map(|s| s.into_owned()).unwrap_or_default()),
-            J::Array => Value::Seq(v.items().map(|i| build(i, origin)).collect()),
-            J::Object => Value::Map(
-                v.members()
-                    .map(|(k, val)| {
-                        let key = Key { name: k.as_str().map(|s| s.into_owned()).unwrap_or_default(), origin: origin(k.offset().saturating_sub(1)) };
-                        (key, build(val, origin))
-                    })
-                    .collect(),
-            ),
-        };
-        Node { origin: origin(at), value }
-    }
-    Ok(build(tape.root(input), &origin))
 }
 
 fn entry_version(location: &str, root: &Node) -> Result<(Version, String), SpecError> {

@@ -111,7 +111,6 @@ const KEYS: &[&str] = &[
     "nullable",
 ];
 
-const DEFAULT_MAX_DOCUMENTS: usize = 10_000;
 
 fn mode(cx: &mut Ctx, n: &Node, p: &str) -> Option<Mode> {
     decode::one_of(cx, n, p, &["block", "monitor", "off"]).map(|v| match v {
@@ -172,7 +171,7 @@ impl Settings {
         let max_violations = m.opt(cx, "max_violations", |cx, n, p| decode::uint(cx, n, p, 1, 100)).map_or(5, |v| v as usize);
         let ignore_trailing_slash = m.opt(cx, "ignore_trailing_slash", decode::boolean).unwrap_or(false);
         let overrides = m.opt(cx, "operations", |cx, n, p| decode::seq(cx, n, p, decode_override)).unwrap_or_default();
-        let max_documents = m.opt(cx, "max_documents", |cx, n, p| decode::uint(cx, n, p, 1, 1_000_000)).map_or(DEFAULT_MAX_DOCUMENTS, |v| v as usize);
+        let max_documents = m.opt(cx, "max_documents", |cx, n, p| decode::uint(cx, n, p, 1, 1_000_000)).map_or(crate::loader::Limits::default().max_documents, |v| v as usize);
         let remote_refs = m.opt(cx, "remote_refs", decode::boolean).unwrap_or(false);
         let nullable = m
             .opt(cx, "nullable", |cx, n, p| decode::one_of(cx, n, p, &["honour", "ignore"]).map(|v| if v == "ignore" { Nullable::Ignore } else { Nullable::Honour }))
@@ -244,7 +243,7 @@ impl Settings {
             max_violations: 5,
             ignore_trailing_slash: false,
             overrides: Vec::new(),
-            max_documents: DEFAULT_MAX_DOCUMENTS,
+            max_documents: crate::loader::Limits::default().max_documents,
             remote_refs: false,
             nullable: Nullable::default(),
             offline: false,
@@ -328,6 +327,21 @@ mod tests {
         assert!(all.contains("undefind") && all.contains("did you mean `undefined`"), "{all}");
         assert!(all.contains("only apply to a spec fetched from an http(s) URL"), "{all}");
         assert_eq!(errs.len(), 4, "{all}");
+    }
+
+    #[test]
+    fn loading_settings() {
+        let s = decode_str("spec: api.yaml\n").unwrap();
+        assert_eq!((s.max_documents, s.remote_refs, s.nullable), (10_000, false, Nullable::Honour));
+        assert_eq!(s.load_limits().max_documents, 10_000);
+        let mut s = decode_str("spec: api.yaml\nmax_documents: 3000\nremote_refs: true\nnullable: ignore\n").unwrap();
+        assert_eq!((s.max_documents, s.remote_refs, s.nullable), (3000, true, Nullable::Ignore));
+        assert_eq!(s.compile_options().nullable, Nullable::Ignore);
+        assert!(s.load_limits().remote_refs);
+        s.offline = true;
+        assert!(!s.load_limits().remote_refs, "--offline wins");
+        let errs = decode_str("spec: api.yaml\nmax_documents: 0\nnullable: auto\n").unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
     }
 
     #[test]

@@ -39,6 +39,7 @@
 mod compile;
 mod formats;
 mod fused;
+pub mod json;
 mod num;
 mod pattern;
 mod validate;
@@ -88,6 +89,12 @@ pub struct Resolved<'a> {
 /// document that contains them. Implemented by the OpenAPI loader.
 pub trait Resolver {
     fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, String>;
+
+    /// The base URI of document `doc` (its location), against which the `$id`s of the
+    /// schemas in it resolve. Empty when it has none.
+    fn base_uri(&self, _doc: DocId) -> String {
+        String::new()
+    }
 }
 
 /// A problem in a schema, found at compile time.

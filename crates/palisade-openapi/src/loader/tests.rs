@@ -248,18 +248,6 @@ fn json_is_parsed_as_json_with_locations() {
     assert!(load_mem(&[("/s/api.json", "{\"openapi\": \"3.1.0\", \"x\": \"\\ud83d\"}")]).is_err());
 }
 
-#[test]
-fn line_index_counts_characters() {
-    let li = LineIndex::new("ab\néx\n\nz");
-    assert_eq!(li.line_col(0), (1, 1));
-    assert_eq!(li.line_col(2), (1, 3));
-    assert_eq!(li.line_col(3), (2, 1));
-    assert_eq!(li.line_col(5), (2, 2));
-    assert_eq!(li.line_col(7), (3, 1));
-    assert_eq!(li.line_col(8), (4, 1));
-    assert_eq!(li.line_col(9), (4, 2));
-}
-
 /// A fetcher that fails the test if it is called.
 struct NoFetch;
 
