@@ -496,6 +496,8 @@ impl<'r> Compiler<'r> {
         let mut disc_node: Option<&Node> = None;
         let mut implicit: Vec<(Box<[u8]>, SchemaId)> = Vec::new();
         let mut required_names: Vec<Box<[u8]>> = Vec::new();
+        let mut tuple_items = false;
+        let mut additional_items: Option<(String, &Node)> = None;
         for (key, v) in entries {
             let k = key.name.as_str();
             if oas30 && has_ref && k != "$ref" {
@@ -510,7 +512,6 @@ impl<'r> Compiler<'r> {
                     | "contains"
                     | "minContains"
                     | "maxContains"
-                    | "patternProperties"
                     | "propertyNames"
                     | "dependentRequired"
                     | "dependentSchemas"
@@ -603,11 +604,33 @@ impl<'r> Compiler<'r> {
                     }
                 }
                 "items" => match &v.value {
-                    Value::Seq(list) if !oas30 => {
-                        self.warn(doc, &kp, &v.origin, "items as a list is draft 2019 syntax; read as prefixItems");
+                    Value::Seq(list) => {
+                        let syntax = if oas30 { "draft 4 tuple syntax, not OpenAPI 3.0" } else { "draft 2019 syntax" };
+                        self.warn(doc, &kp, &v.origin, format!("items as a list is {syntax}; read as prefixItems (with additionalItems for the rest)"));
                         n.prefix_items = self.schema_list(doc, &kp, list, depth);
+                        tuple_items = true;
                     }
                     _ => n.items = Some(self.subschema(doc, kp, v, depth + 1)),
+                },
+                "additionalItems" => additional_items = Some((kp, v)),
+                "dependencies" => match &v.value {
+                    Value::Map(m) => {
+                        let name = if oas30 { "not an OpenAPI 3.0 keyword" } else { "draft 4 syntax (dependentRequired / dependentSchemas in 3.1)" };
+                        self.warn(doc, &kp, origin, format!("dependencies is {name}; enforced as JSON Schema draft 4 defines it"));
+                        for (dk, dv) in m {
+                            match &dv.value {
+                                Value::Seq(l) => {
+                                    let names = l.iter().filter_map(|x| if let Value::Str(s) = &x.value { Some(s.as_bytes().into()) } else { None }).collect();
+                                    n.dependent_required.push((dk.name.as_bytes().into(), names));
+                                }
+                                _ => {
+                                    let id = self.subschema(doc, format!("{kp}/{}", escape_token(&dk.name)), dv, depth + 1);
+                                    n.dependent_schemas.push((dk.name.as_bytes().into(), id));
+                                }
+                            }
+                        }
+                    }
+                    _ => self.error(doc, &kp, &v.origin, "dependencies must be a mapping"),
                 },
                 "prefixItems" => match &v.value {
                     Value::Seq(list) => n.prefix_items = self.schema_list(doc, &kp, list, depth),
@@ -625,6 +648,9 @@ impl<'r> Compiler<'r> {
                 },
                 "patternProperties" => match &v.value {
                     Value::Map(props) => {
+                        if oas30 {
+                            self.warn(doc, &kp, origin, "patternProperties is not an OpenAPI 3.0 keyword; enforced as JSON Schema defines it");
+                        }
                         for (pk, pv) in props {
                             let sp = format!("{kp}/{}", escape_token(&pk.name));
                             let id = self.subschema(doc, sp.clone(), pv, depth + 1);
@@ -721,6 +747,10 @@ impl<'r> Compiler<'r> {
                 "$id" => self.warn(doc, &kp, origin, "$id is not supported: references resolve against the document; ignored"),
                 _ => {} // annotations, extensions and unknown keywords
             }
+        }
+        // `additionalItems` applies after a list of `items` only (draft 4 to 2019-09).
+        if let (true, Some((kp, v))) = (tuple_items, additional_items) {
+            n.items = Some(self.subschema(doc, kp, v, depth + 1));
         }
         if excl_min_bool {
             match num.minimum.take() {
