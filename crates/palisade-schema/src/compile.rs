@@ -12,7 +12,7 @@ use palisade_config::yaml::{Node, Origin, Value};
 use crate::formats::Format;
 use crate::num::Num;
 use crate::pattern;
-use crate::{Dialect, DocId, Nullable, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
+use crate::{ids, Dialect, DocId, Nullable, Resolved, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
 
 /// A constant for `enum` and `const`.
 #[derive(Clone, Debug)]
@@ -223,6 +223,10 @@ pub(crate) struct SNode {
     pub then_: Option<SchemaId>,
     pub else_: Option<SchemaId>,
     pub ref_: Option<SchemaId>,
+    /// `$dynamicRef`: the static target, and the anchor name when it is dynamic.
+    pub dynamic_ref: Option<(SchemaId, Option<u32>)>,
+    /// A schema resource with `$dynamicAnchor`s: its table (entered into the dynamic scope).
+    pub dyn_table: Option<u32>,
     pub discriminator: Option<Discriminator>,
     pub unevaluated_props: Option<SchemaId>,
     pub unevaluated_items: Option<SchemaId>,
@@ -288,6 +292,7 @@ impl SNode {
     pub fn in_place(&self) -> impl Iterator<Item = SchemaId> + '_ {
         self.ref_
             .iter()
+            .chain(self.dynamic_ref.iter().map(|(s, _)| s))
             .chain(&self.all_of)
             .chain(&self.any_of)
             .chain(&self.one_of)
@@ -318,8 +323,11 @@ pub struct Compiler<'r> {
     filled: Vec<bool>,
     by_pointer: HashMap<(DocId, String), SchemaId>,
     queue: Vec<Pending<'r>>,
-    anchors: HashMap<(DocId, String), SchemaId>,
-    anchor_refs: Vec<(SchemaId, DocId, String, String, Origin, String)>,
+    /// Resources, anchors and base URIs of each document compiled from.
+    indexes: HashMap<DocId, ids::DocIndex>,
+    /// Per schema resource with `$dynamicAnchor`s: (name, schema).
+    dyn_tables: Vec<Vec<(u32, SchemaId)>>,
+    dyn_names: HashMap<String, u32>,
     regexes: Vec<pattern::Pattern>,
     patterns: HashMap<String, Option<u32>>,
     errors: Vec<SchemaError>,
@@ -330,6 +338,28 @@ pub struct Compiler<'r> {
 }
 
 const MAX_SCHEMA_DEPTH: usize = 200;
+
+/// Percent-decode a URI fragment (invalid escapes and non-UTF-8 results are kept as written).
+fn pct_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
 
 fn escape_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
@@ -350,8 +380,9 @@ impl<'r> Compiler<'r> {
             filled: Vec::new(),
             by_pointer: HashMap::new(),
             queue: Vec::new(),
-            anchors: HashMap::new(),
-            anchor_refs: Vec::new(),
+            indexes: HashMap::new(),
+            dyn_tables: Vec::new(),
+            dyn_names: HashMap::new(),
             regexes: Vec::new(),
             patterns: HashMap::new(),
             errors: Vec::new(),
@@ -439,33 +470,101 @@ impl<'r> Compiler<'r> {
 
     /// Resolve a `$ref` to an id (compiled now or later).
     fn reference(&mut self, doc: DocId, pointer: &str, origin: &Origin, reference: &str) -> Option<SchemaId> {
-        match self.resolver.resolve(doc, reference) {
-            Ok(r) => {
-                let key = (r.doc, r.pointer.clone());
-                if let Some(&id) = self.by_pointer.get(&key) {
-                    return Some(id);
-                }
-                let id = self.alloc();
-                self.by_pointer.insert(key, id);
-                self.queue.push(Pending { id, doc: r.doc, pointer: r.pointer, node: r.node });
-                Some(id)
-            }
+        match self.locate(doc, pointer, reference) {
+            Ok(r) => Some(self.id_of(r)),
             Err(e) => {
-                if self.dialect == Dialect::Oas31 {
-                    if let Some(name) = reference.strip_prefix('#') {
-                        if !name.is_empty() && !name.starts_with('/') {
-                            // A `$anchor` reference: look it up once everything is compiled.
-                            let id = self.alloc();
-                            self.filled[id.0 as usize] = true;
-                            self.anchor_refs.push((id, doc, name.to_string(), e, origin.clone(), pointer.to_string()));
-                            return Some(id);
-                        }
-                    }
-                }
                 self.error(doc, pointer, origin, format!("cannot resolve $ref {reference:?}: {e}"));
                 None
             }
         }
+    }
+
+    /// The id of a resolved schema (allocated and queued when new).
+    fn id_of(&mut self, r: Resolved<'r>) -> SchemaId {
+        let key = (r.doc, r.pointer.clone());
+        if let Some(&id) = self.by_pointer.get(&key) {
+            return id;
+        }
+        let id = self.alloc();
+        self.by_pointer.insert(key, id);
+        self.queue.push(Pending { id, doc: r.doc, pointer: r.pointer, node: r.node });
+        id
+    }
+
+    fn ensure_index(&mut self, doc: DocId) {
+        if self.indexes.contains_key(&doc) {
+            return;
+        }
+        let base = self.resolver.base_uri(doc);
+        let idx = match self.resolver.resolve(doc, "#") {
+            Ok(root) => ids::index(root.node, &base, self.dialect == Dialect::Oas30),
+            Err(_) => ids::DocIndex { resources: vec![(base.clone(), String::new())], base, ..Default::default() },
+        };
+        self.indexes.insert(doc, idx);
+    }
+
+    /// Where `reference`, found at `pointer` of `doc`, leads: resolved against the base URI in
+    /// force there (`$id`s), to a schema resource of a document already seen, or to a document
+    /// of the resolver; the fragment is a JSON pointer from that resource, or an anchor in it.
+    fn locate(&mut self, doc: DocId, pointer: &str, reference: &str) -> Result<Resolved<'r>, String> {
+        self.ensure_index(doc);
+        let (uri, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let here = &self.indexes[&doc];
+        let abs = ids::join(here.base_at(pointer), uri);
+        let mut found: Option<(DocId, String, String)> = here.resources.iter().rev().find(|r| r.0 == abs).map(|r| (doc, r.1.clone(), abs.clone()));
+        if found.is_none() && !abs.is_empty() {
+            found = self.indexes.iter().find_map(|(d, idx)| idx.resources.iter().find(|r| r.0 == abs).map(|r| (*d, r.1.clone(), abs.clone())));
+        }
+        let (tdoc, rptr, resource) = match found {
+            Some(f) => f,
+            None => {
+                // Another document: by the absolute URI, else as written (relative to the
+                // document's location, which is how the spec loader finds documents).
+                let by_abs = if !abs.is_empty() && abs != uri { self.resolver.resolve(doc, &abs).ok() } else { None };
+                let r = match by_abs {
+                    Some(r) => r,
+                    None => self.resolver.resolve(doc, uri)?,
+                };
+                self.ensure_index(r.doc);
+                let res = self.indexes[&r.doc].base_at(&r.pointer).to_string();
+                (r.doc, r.pointer, res)
+            }
+        };
+        let decoded = pct_decode(fragment);
+        let target = if decoded.is_empty() {
+            rptr
+        } else if decoded.starts_with('/') {
+            format!("{rptr}{decoded}")
+        } else {
+            match self.indexes[&tdoc].anchors.get(&(resource.clone(), decoded.clone())) {
+                Some(p) => p.clone(),
+                None => return Err(format!("no $anchor {decoded:?} in {}", if resource.is_empty() { "the document" } else { &resource })),
+            }
+        };
+        self.resolver.resolve(tdoc, &format!("#{}", target.replace('%', "%25")))
+    }
+
+    /// The `$dynamicAnchor`s of the schema resource rooted at `pointer`, as a table index.
+    fn dyn_table(&mut self, doc: DocId, pointer: &str) -> Option<u32> {
+        self.ensure_index(doc);
+        let idx = &self.indexes[&doc];
+        let uri = idx.resource_at(pointer)?;
+        let anchors = idx.dynamic.get(uri)?.clone();
+        let mut table = Vec::new();
+        for (name, p) in anchors {
+            if let Ok(r) = self.resolver.resolve(doc, &format!("#{}", p.replace('%', "%25"))) {
+                let sid = self.id_of(r);
+                let n = self.dyn_name(&name);
+                table.push((n, sid));
+            }
+        }
+        self.dyn_tables.push(table);
+        Some(self.dyn_tables.len() as u32 - 1)
+    }
+
+    fn dyn_name(&mut self, name: &str) -> u32 {
+        let next = self.dyn_names.len() as u32;
+        *self.dyn_names.entry(name.to_string()).or_insert(next)
     }
 
     fn fill(&mut self, id: SchemaId, doc: DocId, pointer: &str, node: &Node, depth: usize) {
@@ -487,7 +586,7 @@ impl<'r> Compiler<'r> {
                 return;
             }
         };
-        let mut n = SNode::default();
+        let mut n = SNode { dyn_table: self.dyn_table(doc, pointer), ..SNode::default() };
         let mut num = NumChecks::default();
         let oas30 = self.dialect == Dialect::Oas30;
         let has_ref = entries.iter().any(|(k, _)| k.name == "$ref");
@@ -735,16 +834,27 @@ impl<'r> Compiler<'r> {
                         }
                     }
                 }
-                "$anchor" => {
-                    if let Some(a) = self.string(doc, &kp, v) {
-                        self.anchors.insert((doc, a), id);
+                // found by the document index before compiling
+                "$anchor" | "$dynamicAnchor" | "$id" => {}
+                "$dynamicRef" => {
+                    let Some(r) = self.string(doc, &kp, v) else { continue };
+                    match self.locate(doc, &kp, &r) {
+                        Ok(target) => {
+                            // Dynamic only when the static target has the same `$dynamicAnchor`
+                            // (2020-12 §8.2.3.2); otherwise a plain reference.
+                            let name = r.split_once('#').map(|(_, f)| pct_decode(f)).filter(|f| !f.is_empty() && !f.starts_with('/'));
+                            let dynamic = name.filter(|nm| target.node.get("$dynamicAnchor").is_some_and(|a| matches!(&a.value, Value::Str(s) if s == nm)));
+                            let sid = self.id_of(target);
+                            let name = dynamic.map(|nm| self.dyn_name(&nm));
+                            n.dynamic_ref = Some((sid, name));
+                        }
+                        Err(e) => self.error(doc, &kp, origin, format!("cannot resolve $dynamicRef {r:?}: {e}")),
                     }
                 }
                 "discriminator" => disc_node = Some(v),
-                "$dynamicRef" | "$dynamicAnchor" | "$recursiveRef" => {
-                    self.warn(doc, &kp, origin, format!("{k} is not supported; ignored"));
+                "$recursiveRef" => {
+                    self.warn(doc, &kp, origin, format!("{k} (draft 2019-09) is not supported; ignored"));
                 }
-                "$id" => self.warn(doc, &kp, origin, "$id is not supported: references resolve against the document; ignored"),
                 _ => {} // annotations, extensions and unknown keywords
             }
         }
@@ -845,6 +955,8 @@ impl<'r> Compiler<'r> {
             || n.unique_items
             || n.unevaluated_items.is_some();
         n.has_inplace = n.ref_.is_some()
+            || n.dynamic_ref.is_some()
+            || n.dyn_table.is_some()
             || !n.all_of.is_empty()
             || !n.any_of.is_empty()
             || !n.one_of.is_empty()
@@ -999,16 +1111,6 @@ impl<'r> Compiler<'r> {
             let message = format!("nullable is an OpenAPI 3.0 keyword, not one of 3.1 (type: [..., \"null\"]); {count} schema(s) use it, this one first: {what}");
             self.warn(doc, &pointer, &origin, message);
         }
-        for (id, doc, name, resolver_err, origin, pointer) in std::mem::take(&mut self.anchor_refs) {
-            match self.anchors.get(&(doc, name.clone())) {
-                Some(&target) => {
-                    self.nodes[id.0 as usize].ref_ = Some(target);
-                    let n = std::mem::take(&mut self.nodes[id.0 as usize]);
-                    self.store(id, n);
-                }
-                None => self.error(doc, &pointer, &origin, format!("cannot resolve $ref \"#{name}\": {resolver_err}; no $anchor {name:?} either")),
-            }
-        }
         self.check_cycles();
         if !self.errors.is_empty() {
             return Err(self.errors);
@@ -1016,7 +1118,7 @@ impl<'r> Compiler<'r> {
         self.derive();
         let mut plans = crate::fused::plan(&self.nodes);
         crate::fused::link(&mut plans);
-        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings, plans })
+        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings, plans, dyn_tables: self.dyn_tables })
     }
 
     /// In-place cycles (no part of the instance consumed) would loop forever: reject them.

@@ -39,6 +39,7 @@
 mod compile;
 mod formats;
 mod fused;
+mod ids;
 pub mod json;
 mod num;
 mod pattern;
@@ -119,6 +120,8 @@ pub struct Schemas {
     pub(crate) warnings: Vec<SchemaError>,
     /// Per node: how the fused validator treats it.
     pub(crate) plans: Vec<fused::Plan>,
+    /// `$dynamicAnchor` tables of schema resources (see `SNode::dyn_table`).
+    pub(crate) dyn_tables: Vec<Vec<(u32, SchemaId)>>,
 }
 
 impl Schemas {
