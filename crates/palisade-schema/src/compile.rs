@@ -998,6 +998,14 @@ impl<'r> Compiler<'r> {
         }
         let r = match pattern::Pattern::new(src) {
             Ok(re) => {
+                if re.backtracking() {
+                    let msg = format!(
+                        "pattern {:?} needs backtracking (lookaround or backreferences): enforced with a budget of {} steps per value; a value that exhausts it is rejected",
+                        crate::truncate(src, 64),
+                        pattern::BACKTRACK_LIMIT
+                    );
+                    self.warn(doc, kp, origin, msg);
+                }
                 self.regexes.push(re);
                 Some(self.regexes.len() as u32 - 1)
             }

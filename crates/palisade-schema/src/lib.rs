@@ -39,6 +39,7 @@
 mod compile;
 mod formats;
 mod fused;
+mod idn;
 mod ids;
 pub mod json;
 mod num;

@@ -265,12 +265,26 @@ fn strings() {
 }
 
 #[test]
-fn unenforceable_patterns_warn() {
-    let (s, id) = one(O30, "{type: string, pattern: '^(?!admin).*$'}");
-    assert!(run(&s, id, r#""admin""#, &opts(Direction::Request)).0, "not enforced");
-    assert!(s.warnings().iter().any(|w| w.message.contains("not enforced") && w.pointer == "/s/pattern"));
-    let (s, _) = one(O31, "{patternProperties: {'(a)\\1': {}}}");
-    assert_eq!(s.warnings().len(), 1);
+fn backtracking_patterns_are_enforced_with_a_budget() {
+    // lookahead (a password rule) and a backreference: enforced, with a warning that says so
+    let (s, id) = one(O30, "{type: string, pattern: '^(?!admin)\\w+$'}");
+    let o = opts(Direction::Request);
+    assert!(run(&s, id, r#""alice""#, &o).0);
+    let (ok, v) = run(&s, id, r#""admin""#, &o);
+    assert!(!ok && v[0].keyword == "pattern", "{v:?}");
+    assert!(s.warnings().iter().any(|w| w.message.contains("needs backtracking") && w.pointer == "/s/pattern"));
+    let (s, id) = one(O31, "{type: object, patternProperties: {'^(a+)-\\1$': {type: integer}}}");
+    assert!(!run(&s, id, r#"{"aa-aa": "x"}"#, &o).0);
+    assert!(run(&s, id, r#"{"aa-a": "x"}"#, &o).0);
+    // a value that exhausts the budget is rejected, with its own message
+    let (s, id) = one(O30, "{type: string, pattern: '^(?=x)(a|aa)+(?!b)c$'}");
+    let evil = format!("\"x{}\"", "a".repeat(60));
+    let (ok, v) = run(&s, id, &evil, &o);
+    assert!(!ok);
+    assert!(v[0].message.contains("backtracking steps") || v[0].message.contains("must match"), "{v:?}");
+    // ECMA's \s includes U+FEFF, which Unicode White_Space does not
+    table(O31, "{pattern: '^\\s$'}", &[("\"\\ufeff\"", V), ("\"\\u00a0\"", V), ("\"a\"", Some("pattern"))]);
+    table(O31, "{pattern: '^\\S$'}", &[("\"\\ufeff\"", Some("pattern")), ("\"a\"", V)]);
 }
 
 #[test]

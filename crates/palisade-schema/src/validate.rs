@@ -515,8 +515,13 @@ impl<'a> Cx<'a> {
             }
         }
         if let Some(p) = n.pattern {
-            if !self.s.regexes[p as usize].is_match(&s) {
-                self.fail(path, "pattern", || format!("must match the pattern {}", truncate(self.s.regexes[p as usize].as_str(), 48)));
+            let re = &self.s.regexes[p as usize];
+            let matched = re.check(&s);
+            if matched != Some(true) {
+                self.fail(path, "pattern", || match matched {
+                    None => format!("rejected: matching the pattern {} took more than {} backtracking steps", truncate(re.as_str(), 48), crate::pattern::BACKTRACK_LIMIT),
+                    _ => format!("must match the pattern {}", truncate(re.as_str(), 48)),
+                });
                 ok = false;
                 if self.bail() {
                     return false;
