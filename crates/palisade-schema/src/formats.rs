@@ -396,7 +396,14 @@ pub(crate) fn hostname(s: &[u8]) -> bool {
             && l[0] != b'-'
             && l[l.len() - 1] != b'-'
             && l.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-')
-            && (l.get(2..4) != Some(b"--") || (l[..2].eq_ignore_ascii_case(b"xn") && crate::idn::punycode_decode(&l[4..]).is_some_and(|u| crate::idn::u_label_ok(&u))))
+            && (l.get(2..4) != Some(b"--") || (l[..2].eq_ignore_ascii_case(b"xn") && a_label_ok(&l[4..])))
+    })
+}
+
+/// The Punycode of an A-label: decodes to a valid U-label and encodes back to itself.
+fn a_label_ok(puny: &[u8]) -> bool {
+    crate::idn::punycode_decode(puny).is_some_and(|u| {
+        crate::idn::u_label_ok(&u) && !u.iter().all(char::is_ascii) && crate::idn::punycode_encode(&u).is_some_and(|back| back.as_bytes().eq_ignore_ascii_case(puny))
     })
 }
 
@@ -508,7 +515,9 @@ pub(crate) fn uri_template(s: &[u8]) -> bool {
                 }
                 i += 3;
             }
-            b if b < 0x21 || b == 0x7F || b"\"'<>\\^`|}".contains(&b) => return false,
+            // RFC 6570 excludes `'` from literals too; JSON Schema's test suite reads the
+            // errata that allows it
+            b if b < 0x21 || b == 0x7F || b"\"<>\\^`|}".contains(&b) => return false,
             _ => i += 1,
         }
     }

@@ -14,6 +14,11 @@ pub(crate) const BACKTRACK_LIMIT: usize = 100_000;
 /// ECMA-262 WhiteSpace and LineTerminator (`\s`), as the inside of a class.
 const ECMA_SPACE: &str = "\\t\\n\\x0B\\x0C\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
 
+fn src_rest_is_negated_empty(chars: &std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+    let mut c = chars.clone();
+    c.next() == Some('^') && c.next() == Some(']')
+}
+
 /// Translate an ECMA-262 pattern to Rust regex syntax.
 pub(crate) fn translate(src: &str) -> String {
     translate_for(src, false)
@@ -54,6 +59,16 @@ fn translate_for(src: &str, fancy: bool) -> String {
                         out.push(e);
                     }
                 }
+            }
+            // ECMA's empty class matches nothing, its negation anything.
+            '[' if !in_class && chars.peek() == Some(&']') => {
+                chars.next();
+                out.push_str("[^\\x00-\\x{10FFFF}]");
+            }
+            '[' if !in_class && src_rest_is_negated_empty(&chars) => {
+                chars.next();
+                chars.next();
+                out.push_str("(?s:.)");
             }
             '[' if !in_class => {
                 in_class = true;

@@ -227,37 +227,50 @@ fn rate(t: &Tally) -> f64 {
     100.0 * t.passed as f64 / t.total.max(1) as f64
 }
 
+fn listed_key<'a>(listed: &'a BTreeMap<CaseKey, String>, (file, group, test): &CaseKey) -> Option<&'a CaseKey> {
+    [(file.clone(), group.clone(), test.clone()), (file.clone(), group.clone(), "*".to_string()), (file.clone(), "*".to_string(), "*".to_string())]
+        .into_iter()
+        .find_map(|k| listed.get_key_value(&k).map(|(k, _)| k))
+}
+
 #[test]
 fn json_schema_test_suite() {
     let remotes = remotes();
     let listed = not_followed();
-    let mut failures = Vec::new();
-    // (draft, dialect, floor for required, floor for optional), in percent
-    let parts = [("draft4", Dialect::Oas30, 99.0, 90.0), ("draft2020-12", Dialect::Oas31, 99.0, 90.0)];
+    let mut all_failures: Vec<(CaseKey, String)> = Vec::new();
+    // (draft, dialect, floors in percent: required and optional as counted, then required
+    // and optional leaving out the cases of not-followed.txt)
+    let parts = [("draft4", Dialect::Oas30, [99.0, 99.0, 99.5, 99.5]), ("draft2020-12", Dialect::Oas31, [98.0, 98.5, 99.5, 99.5])];
     let mut below = Vec::new();
-    for (draft, dialect, floor_req, floor_opt) in parts {
+    for (draft, dialect, floors) in parts {
+        let mut failures = Vec::new();
         let (req, opt) = run_draft(draft, dialect, &remotes, &mut failures);
-        println!("{draft}: required {}/{} ({:.1} %), optional {}/{} ({:.1} %)", req.passed, req.total, rate(&req), opt.passed, opt.total, rate(&opt));
-        if rate(&req) < floor_req {
-            below.push(format!("{draft} required {:.1} % < {floor_req} %", rate(&req)));
+        let deliberate = |optional: bool| failures.iter().filter(|(k, _)| k.0.contains("/optional/") == optional && listed_key(&listed, k).is_some()).count();
+        let (dreq, dopt) = (deliberate(false), deliberate(true));
+        let rated = |t: &Tally, d: usize| 100.0 * t.passed as f64 / (t.total - d).max(1) as f64;
+        let figures = [rate(&req), rate(&opt), rated(&req, dreq), rated(&opt, dopt)];
+        println!(
+            "{draft}: required {}/{} ({:.1} %), optional {}/{} ({:.1} %); without the {dreq} + {dopt} cases not followed: required {:.1} %, optional {:.1} %",
+            req.passed, req.total, figures[0], opt.passed, opt.total, figures[1], figures[2], figures[3]
+        );
+        let names = ["required", "optional", "required (followed cases)", "optional (followed cases)"];
+        for i in 0..4 {
+            if figures[i] < floors[i] {
+                below.push(format!("{draft} {} {:.1} % < {} %", names[i], figures[i], floors[i]));
+            }
         }
-        if rate(&opt) < floor_opt {
-            below.push(format!("{draft} optional {:.1} % < {floor_opt} %", rate(&opt)));
-        }
+        all_failures.extend(failures);
     }
-    let failed: HashSet<&CaseKey> = failures.iter().map(|(k, _)| k).collect();
+    let failed: HashSet<&CaseKey> = all_failures.iter().map(|(k, _)| k).collect();
     let mut unlisted = 0;
-    for ((file, group, test), why) in &failures {
-        let key = (file.clone(), group.clone(), test.clone());
-        let wildcard = (file.clone(), group.clone(), "*".to_string());
-        let file_wildcard = (file.clone(), "*".to_string(), "*".to_string());
-        if !listed.contains_key(&key) && !listed.contains_key(&wildcard) && !listed.contains_key(&file_wildcard) {
+    for (key, why) in &all_failures {
+        if listed_key(&listed, key).is_none() {
             unlisted += 1;
-            println!("FAIL {file} | {group} | {test}: {why}");
+            println!("FAIL {} | {} | {}: {why}", key.0, key.1, key.2);
         }
     }
     let stale: Vec<&CaseKey> = listed.keys().filter(|k| k.2 != "*" && !failed.contains(k)).collect();
-    println!("{} failing case(s), {unlisted} of them not in not-followed.txt", failures.len());
+    println!("{} failing case(s), {unlisted} of them not in not-followed.txt", all_failures.len());
     assert!(stale.is_empty(), "cases listed in not-followed.txt that pass (remove them): {stale:?}");
     assert!(below.is_empty(), "{below:?}");
 }
