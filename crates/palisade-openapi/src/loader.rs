@@ -270,8 +270,18 @@ fn child_kind(kind: ObjKind, key: &str) -> Option<ObjKind> {
 /// JSON Schema keywords (draft 4 to 2020-12) whose values hold subschemas.
 fn schema_child(key: &str) -> Option<ObjKind> {
     Some(match key {
-        "items" | "additionalItems" | "additionalProperties" | "not" | "if" | "then" | "else" | "contains" | "propertyNames"
-        | "unevaluatedItems" | "unevaluatedProperties" | "contentSchema" => K::Schema,
+        "items"
+        | "additionalItems"
+        | "additionalProperties"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "contains"
+        | "propertyNames"
+        | "unevaluatedItems"
+        | "unevaluatedProperties"
+        | "contentSchema" => K::Schema,
         "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" | "dependencies" => K::MapOf(&K::Schema),
         "allOf" | "anyOf" | "oneOf" | "prefixItems" => K::ListOf(&K::Schema),
         _ => return None,
@@ -312,7 +322,11 @@ fn walk(doc: DocId, node: &Node, pointer: &mut String, kind: ObjKind, out: &mut 
                             if let Value::Str(t) = &mv.value {
                                 if t.contains(['/', '#']) {
                                     let p = push_token(&push_token(&push_token(pointer, "discriminator"), "mapping"), &mk.name);
-                                    out.push(Found { site: RefSite { doc, pointer: p, origin: mv.origin.clone(), target: t.clone() }, kind: K::Schema, is_ref: false });
+                                    out.push(Found {
+                                        site: RefSite { doc, pointer: p, origin: mv.origin.clone(), target: t.clone() },
+                                        kind: K::Schema,
+                                        is_ref: false,
+                                    });
                                 }
                             }
                         }
@@ -587,7 +601,13 @@ fn parse(location: &str, text: &str, limits: &Limits) -> Result<Node, SpecError>
             Err(e) => {
                 let yaml_ok = !location.to_ascii_lowercase().ends_with(".json") && yaml::parse_with_max_depth(text, limits.max_depth).is_ok();
                 if !yaml_ok {
-                    return Err(SpecError { file: location.to_string(), line: e.line, col: e.col, pointer: String::new(), message: format!("JSON syntax: {}", e.message) });
+                    return Err(SpecError {
+                        file: location.to_string(),
+                        line: e.line,
+                        col: e.col,
+                        pointer: String::new(),
+                        message: format!("JSON syntax: {}", e.message),
+                    });
                 }
             }
         }

@@ -111,7 +111,6 @@ const KEYS: &[&str] = &[
     "nullable",
 ];
 
-
 fn mode(cx: &mut Ctx, n: &Node, p: &str) -> Option<Mode> {
     decode::one_of(cx, n, p, &["block", "monitor", "off"]).map(|v| match v {
         "block" => Mode::Block,
@@ -171,10 +170,13 @@ impl Settings {
         let max_violations = m.opt(cx, "max_violations", |cx, n, p| decode::uint(cx, n, p, 1, 100)).map_or(5, |v| v as usize);
         let ignore_trailing_slash = m.opt(cx, "ignore_trailing_slash", decode::boolean).unwrap_or(false);
         let overrides = m.opt(cx, "operations", |cx, n, p| decode::seq(cx, n, p, decode_override)).unwrap_or_default();
-        let max_documents = m.opt(cx, "max_documents", |cx, n, p| decode::uint(cx, n, p, 1, 1_000_000)).map_or(crate::loader::Limits::default().max_documents, |v| v as usize);
+        let max_documents =
+            m.opt(cx, "max_documents", |cx, n, p| decode::uint(cx, n, p, 1, 1_000_000)).map_or(crate::loader::Limits::default().max_documents, |v| v as usize);
         let remote_refs = m.opt(cx, "remote_refs", decode::boolean).unwrap_or(false);
         let nullable = m
-            .opt(cx, "nullable", |cx, n, p| decode::one_of(cx, n, p, &["honour", "ignore"]).map(|v| if v == "ignore" { Nullable::Ignore } else { Nullable::Honour }))
+            .opt(cx, "nullable", |cx, n, p| {
+                decode::one_of(cx, n, p, &["honour", "ignore"]).map(|v| if v == "ignore" { Nullable::Ignore } else { Nullable::Honour })
+            })
             .unwrap_or_default();
         let origin = m.origin().clone();
         m.finish_with(cx, KEYS);
@@ -221,10 +223,7 @@ impl Settings {
 
     /// How the spec's schemas and routes are compiled.
     pub fn compile_options(&self) -> crate::compile::CompileOptions {
-        crate::compile::CompileOptions {
-            router: crate::router::RouterOptions { ignore_trailing_slash: self.ignore_trailing_slash },
-            nullable: self.nullable,
-        }
+        crate::compile::CompileOptions { router: crate::router::RouterOptions { ignore_trailing_slash: self.ignore_trailing_slash }, nullable: self.nullable }
     }
 
     fn defaults(source: Source) -> Settings {

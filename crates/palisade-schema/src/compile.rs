@@ -913,7 +913,8 @@ impl<'r> Compiler<'r> {
                         }
                         None => {
                             broken_mapping = true;
-                            let msg = format!("discriminator mapping {target:?} names no schema: the discriminator is not used, oneOf/anyOf are evaluated in full");
+                            let msg =
+                                format!("discriminator mapping {target:?} names no schema: the discriminator is not used, oneOf/anyOf are evaluated in full");
                             self.warn(doc, &mp, &mv.origin, msg);
                         }
                     }
@@ -1116,7 +1117,8 @@ impl<'r> Compiler<'r> {
                 Nullable::Honour => "honoured as in 3.0 (null is accepted where it is true; openapi.nullable: ignore follows 3.1 to the letter)",
                 Nullable::Ignore => "ignored, as 3.1 says (openapi.nullable: honour accepts null where it is true)",
             };
-            let message = format!("nullable is an OpenAPI 3.0 keyword, not one of 3.1 (type: [..., \"null\"]); {count} schema(s) use it, this one first: {what}");
+            let message =
+                format!("nullable is an OpenAPI 3.0 keyword, not one of 3.1 (type: [..., \"null\"]); {count} schema(s) use it, this one first: {what}");
             self.warn(doc, &pointer, &origin, message);
         }
         self.check_cycles();

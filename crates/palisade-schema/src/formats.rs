@@ -403,7 +403,9 @@ pub(crate) fn hostname(s: &[u8]) -> bool {
 /// The Punycode of an A-label: decodes to a valid U-label and encodes back to itself.
 fn a_label_ok(puny: &[u8]) -> bool {
     crate::idn::punycode_decode(puny).is_some_and(|u| {
-        crate::idn::u_label_ok(&u) && !u.iter().all(char::is_ascii) && crate::idn::punycode_encode(&u).is_some_and(|back| back.as_bytes().eq_ignore_ascii_case(puny))
+        crate::idn::u_label_ok(&u)
+            && !u.iter().all(char::is_ascii)
+            && crate::idn::punycode_encode(&u).is_some_and(|back| back.as_bytes().eq_ignore_ascii_case(puny))
     })
 }
 
@@ -442,7 +444,8 @@ pub(crate) fn idn_email(s: &[u8]) -> bool {
     let Some(at) = text.rfind('@') else { return false };
     let (local, domain) = (&text[..at], &text[at + 1..]);
     let ascii_local: String = local.chars().map(|c| if c.is_ascii() { c } else { 'a' }).collect();
-    email(format!("{ascii_local}@example.com").as_bytes()) && (idn_hostname(domain.as_bytes()) || (domain.starts_with('[') && email(format!("a@{domain}").as_bytes())))
+    email(format!("{ascii_local}@example.com").as_bytes())
+        && (idn_hostname(domain.as_bytes()) || (domain.starts_with('[') && email(format!("a@{domain}").as_bytes())))
 }
 
 /// RFC 3987 IRI: a URI whose unreserved characters may also be non-ASCII (not in the scheme).

@@ -55,7 +55,13 @@ pub(crate) fn punycode_decode(input: &[u8]) -> Option<Vec<char>> {
             let d = digit_value(*rest.get(p)?)?;
             p += 1;
             i = i.checked_add(d.checked_mul(w)?)?;
-            let t = if k <= bias { TMIN } else if k >= bias + TMAX { TMAX } else { k - bias };
+            let t = if k <= bias {
+                TMIN
+            } else if k >= bias + TMAX {
+                TMAX
+            } else {
+                k - bias
+            };
             if d < t {
                 break;
             }
@@ -94,7 +100,13 @@ pub(crate) fn punycode_encode(input: &[char]) -> Option<String> {
                 let mut q = delta;
                 let mut k = BASE;
                 loop {
-                    let t = if k <= bias { TMIN } else if k >= bias + TMAX { TMAX } else { k - bias };
+                    let t = if k <= bias {
+                        TMIN
+                    } else if k >= bias + TMAX {
+                        TMAX
+                    } else {
+                        k - bias
+                    };
                     if q < t {
                         break;
                     }
@@ -128,10 +140,43 @@ fn is_mark(c: char) -> bool {
 
 /// Virama (canonical combining class 9) of the Indic scripts and others.
 fn is_virama(c: char) -> bool {
-    matches!(c as u32,
-        0x094D | 0x09CD | 0x0A4D | 0x0ACD | 0x0B4D | 0x0BCD | 0x0C4D | 0x0CCD | 0x0D3B | 0x0D3C | 0x0D4D | 0x0DCA | 0x0E3A
-        | 0x0EBA | 0x0F84 | 0x1039 | 0x103A | 0x1714 | 0x1715 | 0x1734 | 0x17D2 | 0x1A60 | 0x1B44 | 0x1BAA | 0x1BAB | 0x1BF2
-        | 0x1BF3 | 0x2D7F | 0xA806 | 0xA8C4 | 0xA953 | 0xA9C0 | 0xAAF6 | 0xABED)
+    matches!(
+        c as u32,
+        0x094D
+            | 0x09CD
+            | 0x0A4D
+            | 0x0ACD
+            | 0x0B4D
+            | 0x0BCD
+            | 0x0C4D
+            | 0x0CCD
+            | 0x0D3B
+            | 0x0D3C
+            | 0x0D4D
+            | 0x0DCA
+            | 0x0E3A
+            | 0x0EBA
+            | 0x0F84
+            | 0x1039
+            | 0x103A
+            | 0x1714
+            | 0x1715
+            | 0x1734
+            | 0x17D2
+            | 0x1A60
+            | 0x1B44
+            | 0x1BAA
+            | 0x1BAB
+            | 0x1BF2
+            | 0x1BF3
+            | 0x2D7F
+            | 0xA806
+            | 0xA8C4
+            | 0xA953
+            | 0xA9C0
+            | 0xAAF6
+            | 0xABED
+    )
 }
 
 fn is_greek(c: char) -> bool {
@@ -143,7 +188,8 @@ fn is_hebrew(c: char) -> bool {
 }
 
 fn is_hira_kata_han(c: char) -> bool {
-    c != '\u{30FB}' && matches!(c as u32, 0x3040..=0x309F | 0x30A0..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+    c != '\u{30FB}'
+        && matches!(c as u32, 0x3040..=0x309F | 0x30A0..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
 /// RFC 5891 §4.2.3 and RFC 5892 on a U-label: not empty, no hyphens in places 3-4 or at

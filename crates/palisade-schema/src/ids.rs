@@ -109,8 +109,26 @@ pub(crate) fn index(root: &Node, base: &str, oas30: bool) -> DocIndex {
 }
 
 const SCHEMA_ROOT_KEYS: &[&str] = &[
-    "$schema", "$id", "$ref", "$defs", "definitions", "$anchor", "$dynamicAnchor", "$dynamicRef", "type", "properties", "items", "allOf", "anyOf", "oneOf", "not",
-    "if", "enum", "const", "required", "additionalProperties",
+    "$schema",
+    "$id",
+    "$ref",
+    "$defs",
+    "definitions",
+    "$anchor",
+    "$dynamicAnchor",
+    "$dynamicRef",
+    "type",
+    "properties",
+    "items",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "enum",
+    "const",
+    "required",
+    "additionalProperties",
 ];
 
 /// Keys whose values are data, never schemas.

@@ -108,7 +108,10 @@ mod tests {
     fn values_keys_and_positions() {
         let n = parse("\u{feff}{\"a\": [1, -2.5, true, null, \"\\ud83d\\udc4d\"],\n \"big\": 18446744073709551616}", 16).unwrap();
         let Value::Seq(items) = &n.get("a").unwrap().value else { panic!() };
-        assert_eq!(items.iter().map(|i| i.value.clone()).collect::<Vec<_>>(), [Value::Int(1), Value::Float(-2.5), Value::Bool(true), Value::Null, Value::Str("\u{1f44d}".into())]);
+        assert_eq!(
+            items.iter().map(|i| i.value.clone()).collect::<Vec<_>>(),
+            [Value::Int(1), Value::Float(-2.5), Value::Bool(true), Value::Null, Value::Str("\u{1f44d}".into())]
+        );
         // the BOM is the first character of the line
         assert_eq!(items[4].origin, Origin::File { line: 1, col: 30 });
         assert_eq!(n.get("big").unwrap().value, Value::Str("18446744073709551616".into()));

@@ -127,7 +127,11 @@ enum Engine {
 /// Whether a pattern has constructs that only a backtracking engine runs.
 fn needs_backtracking(src: &str) -> bool {
     let b = src.as_bytes();
-    src.contains("(?=") || src.contains("(?!") || src.contains("(?<=") || src.contains("(?<!") || b.windows(2).any(|w| w[0] == b'\\' && (w[1].is_ascii_digit() && w[1] != b'0' || w[1] == b'k'))
+    src.contains("(?=")
+        || src.contains("(?!")
+        || src.contains("(?<=")
+        || src.contains("(?<!")
+        || b.windows(2).any(|w| w[0] == b'\\' && (w[1].is_ascii_digit() && w[1] != b'0' || w[1] == b'k'))
 }
 
 impl Pattern {
@@ -194,7 +198,9 @@ pub(crate) fn is_ecma_regex(src: &str) -> bool {
             b'(' if !in_class && b.get(i + 1) == Some(&b'?') => {
                 let ok = match b.get(i + 2) {
                     Some(b':' | b'=' | b'!') => true,
-                    Some(b'<') => matches!(b.get(i + 3), Some(b'=' | b'!')) || b.get(i + 3).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'$'),
+                    Some(b'<') => {
+                        matches!(b.get(i + 3), Some(b'=' | b'!')) || b.get(i + 3).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'$')
+                    }
                     _ => false,
                 };
                 if !ok {

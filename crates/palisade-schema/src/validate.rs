@@ -519,7 +519,11 @@ impl<'a> Cx<'a> {
             let matched = re.check(&s);
             if matched != Some(true) {
                 self.fail(path, "pattern", || match matched {
-                    None => format!("rejected: matching the pattern {} took more than {} backtracking steps", truncate(re.as_str(), 48), crate::pattern::BACKTRACK_LIMIT),
+                    None => format!(
+                        "rejected: matching the pattern {} took more than {} backtracking steps",
+                        truncate(re.as_str(), 48),
+                        crate::pattern::BACKTRACK_LIMIT
+                    ),
                     _ => format!("must match the pattern {}", truncate(re.as_str(), 48)),
                 });
                 ok = false;

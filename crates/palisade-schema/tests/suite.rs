@@ -208,7 +208,10 @@ fn run_draft(draft: &str, dialect: Dialect, remotes: &[(String, Node)], failures
                         let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.validate_value(id, data, &tape, text.as_bytes(), &opts, &mut v)));
                         match got {
                             Ok(got) if got == expected => Ok(()),
-                            Ok(got) => Err(format!("valid: {got}, expected {expected}{}", v.first().map(|v| format!(" ({}: {})", v.keyword, v.message)).unwrap_or_default())),
+                            Ok(got) => Err(format!(
+                                "valid: {got}, expected {expected}{}",
+                                v.first().map(|v| format!(" ({}: {})", v.keyword, v.message)).unwrap_or_default()
+                            )),
                             Err(_) => Err("panicked".into()),
                         }
                     }

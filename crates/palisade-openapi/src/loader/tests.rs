@@ -193,7 +193,10 @@ fn refs_only_where_the_spec_defines_references() {
     assert_eq!(*f.fetched.borrow(), ["/s/api.yaml"]);
     let mut ptrs: Vec<&str> = set.refs.iter().map(|r| r.pointer.as_str()).collect();
     ptrs.sort();
-    assert_eq!(ptrs, ["/paths/~1a/get/responses/200/content/application~1json/examples/shared", "/paths/~1a/get/responses/200/content/application~1json/schema"]);
+    assert_eq!(
+        ptrs,
+        ["/paths/~1a/get/responses/200/content/application~1json/examples/shared", "/paths/~1a/get/responses/200/content/application~1json/schema"]
+    );
 }
 
 #[test]
@@ -216,7 +219,10 @@ fn remote_refs_in_a_local_spec_are_refused_unless_allowed() {
     let f = MemFetch::new(&[("/s/api.yaml", &api), ("https://h.example/a.yaml", "type: string\n")]);
     let errs = load("/s/api.yaml", &f, &Limits::default()).unwrap_err();
     assert_eq!(errs.len(), 1, "{errs:?}");
-    assert!(errs[0].to_string().starts_with("/s/api.yaml:6:15: #/components/schemas/A/$ref: reference to the remote document https://h.example/a.yaml"), "{errs:?}");
+    assert!(
+        errs[0].to_string().starts_with("/s/api.yaml:6:15: #/components/schemas/A/$ref: reference to the remote document https://h.example/a.yaml"),
+        "{errs:?}"
+    );
     assert_eq!(*f.fetched.borrow(), ["/s/api.yaml"], "nothing fetched over the network");
     let set = load("/s/api.yaml", &f, &Limits { remote_refs: true, ..Limits::default() }).unwrap();
     assert_eq!(set.docs.len(), 2);
@@ -232,7 +238,10 @@ fn json_is_parsed_as_json_with_locations() {
     let api = "{\n  \"openapi\": \"3.0.3\",\n  \"info\": {\"title\": \"\\ud83d\\udc4d\", \"version\": \"1\"},\n  \"paths\": {},\n  \"x-big\": 123456789012345678901234567890,\n  \"components\": {\"schemas\": {\"A\": {\"$ref\": \"#/components/schemas/Nope\"}}}\n}\n";
     let errs = load_mem(&[("/s/api.json", api)]).unwrap_err();
     assert_eq!(errs.len(), 1);
-    assert_eq!(errs[0].to_string(), "/s/api.json:6:44: #/components/schemas/A/$ref: unresolved $ref \"#/components/schemas/Nope\": no \"Nope\" at /components/schemas in /s/api.json");
+    assert_eq!(
+        errs[0].to_string(),
+        "/s/api.json:6:44: #/components/schemas/A/$ref: unresolved $ref \"#/components/schemas/Nope\": no \"Nope\" at /components/schemas in /s/api.json"
+    );
     let ok = api.replace("Nope", "B\"}, \"B\": {\"type\": \"string");
     let set = load_mem(&[("/s/api.json", &ok)]).unwrap();
     let info = set.entry().root.get("info").unwrap();
