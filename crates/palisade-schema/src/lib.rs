@@ -32,8 +32,24 @@
 //!   `allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`, `dependentSchemas`) names it. Schemas that
 //!   name no property at all (free-form objects) and schemas whose `additionalProperties` or
 //!   `unevaluatedProperties` is a constraining schema or `false` report nothing.
-//! - Patterns are ECMA-262 translated to the `regex` crate; what it cannot express
-//!   (lookaround, backreferences) is a warning and not enforced.
+//! - Patterns are ECMA-262 translated to the `regex` crate (ECMA's `\d`, `\w`, `\b`, `\s`);
+//!   patterns with lookaround or backreferences run on `fancy-regex` with a budget of
+//!   100,000 backtracking steps per value: a value that exhausts it is rejected (fail closed,
+//!   with its own message), and the spec gets a warning that the pattern needs backtracking.
+//! - References: `$id` (and draft 4 `id` in 3.0 schemas) set base URIs, `$anchor` and
+//!   `$dynamicAnchor` name schemas, `$dynamicRef` resolves through the dynamic scope at
+//!   validation time (2020-12 §8.2.3.2); see the `ids` module. Relative references outside any
+//!   `$id` resolve against the document through the [`Resolver`], as before.
+//! - Keywords of other drafts honoured with a warning: `patternProperties` and `dependencies`
+//!   in 3.0 schemas (not legal there, but written), `items` as a list (tuple) with
+//!   `additionalItems`, `dependencies` in 3.1.
+//! - `format` asserts (a firewall rejects what the spec's format excludes): date-time, date,
+//!   time (leap seconds only at 23:59 UTC), email, idn-email, hostname (Punycode A-labels
+//!   checked), idn-hostname (IDNA2008 contextual rules; not the Bidi rule), ipv4, ipv6, uri,
+//!   uri-reference, iri, iri-reference, uuid, json-pointer, relative-json-pointer,
+//!   uri-template, duration, regex, byte, int32, int64. Unknown formats are a warning.
+//! - The official JSON-Schema-Test-Suite runs in `tests/suite.rs`; the cases not followed,
+//!   and why, are in `tests/suite/not-followed.txt`.
 #![forbid(unsafe_code)]
 
 mod compile;
