@@ -541,7 +541,12 @@ impl<'r> Compiler<'r> {
                 None => return Err(format!("no $anchor {decoded:?} in {}", if resource.is_empty() { "the document" } else { &resource })),
             }
         };
-        self.resolver.resolve(tdoc, &format!("#{}", target.replace('%', "%25")))
+        match self.resolver.resolve(tdoc, &format!("#{}", target.replace('%', "%25"))) {
+            Ok(r) => Ok(r),
+            // Specs that give a component schema an `$id` still mean `#/components/...`
+            // relative to the document: fall back to that reading.
+            Err(e) => self.resolver.resolve(doc, reference).map_err(|_| e),
+        }
     }
 
     /// The `$dynamicAnchor`s of the schema resource rooted at `pointer`, as a table index.

@@ -171,7 +171,9 @@ fn scan(node: &Node, pointer: &str, base: &str, idx: &mut DocIndex, oas30: bool,
         return; // draft 4: the siblings of `$ref` are ignored, `id` included
     }
     let mut base = base.to_string();
-    let id = node.get("$id").or_else(|| if oas30 { node.get("id") } else { None });
+    // draft 4's `id` only in a document that is a schema: in an OpenAPI document it is a
+    // common property name and data key
+    let id = node.get("$id").or_else(|| if oas30 && strict { node.get("id") } else { None });
     if let Some(Value::Str(id)) = id.map(|n| &n.value) {
         let (uri, fragment) = id.split_once('#').unwrap_or((id.as_str(), ""));
         if !uri.is_empty() {

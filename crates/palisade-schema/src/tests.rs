@@ -499,6 +499,51 @@ fn discriminator() {
 }
 
 #[test]
+fn ids_anchors_and_dynamic_refs() {
+    let o = opts(Direction::Request);
+    // `$id` changes the base of relative refs; `$anchor` names a schema in its resource
+    let doc = r#"
+s:
+  $id: http://x.example/root.json
+  properties:
+    a: {$ref: 'item.json'}
+    b: {$ref: 'item.json#num'}
+    c: {$ref: '#/$defs/local'}
+  $defs:
+    item: {$id: item.json, type: string, $defs: {n: {$anchor: num, type: number}}}
+    local: {type: boolean}
+"#;
+    let (s, id) = build(O31, &[("main", doc)], "/s").unwrap();
+    assert!(run(&s, id, r#"{"a": "x", "b": 1, "c": true}"#, &o).0);
+    assert!(!run(&s, id, r#"{"a": 1}"#, &o).0);
+    assert!(!run(&s, id, r#"{"b": "x"}"#, &o).0);
+    assert!(!run(&s, id, r#"{"c": 1}"#, &o).0);
+    // a component schema with an `$id` still reaches the rest of the document by pointer
+    let spec = "components:\n  schemas:\n    A: {$id: 'https://x.example/a', properties: {b: {$ref: '#/components/schemas/B'}}}\n    B: {type: integer}\n";
+    let (s, id) = build(O31, &[("main", spec)], "/components/schemas/A").unwrap();
+    assert!(!run(&s, id, r#"{"b": "x"}"#, &o).0);
+    // $dynamicRef: the outermost resource defining the anchor wins (a generic list whose
+    // items the extending schema constrains)
+    let doc = r#"
+s:
+  $id: http://x.example/strings
+  $ref: list
+  $defs:
+    item: {$dynamicAnchor: item, type: string}
+    list:
+      $id: list
+      type: array
+      items: {$dynamicRef: '#item'}
+      $defs: {item: {$dynamicAnchor: item}}
+"#;
+    let (s, id) = build(O31, &[("main", doc)], "/s").unwrap();
+    assert!(run(&s, id, r#"["a", "b"]"#, &o).0);
+    assert!(!run(&s, id, r#"["a", 1]"#, &o).0);
+    let (s, id) = build(O31, &[("main", doc)], "/s/$defs/list").unwrap();
+    assert!(run(&s, id, r#"["a", 1]"#, &o).0, "alone, the list takes anything");
+}
+
+#[test]
 fn discriminator_mapping_through_refs_and_names() {
     // A mapping target that is itself a `$ref` (an alias), a schema name with dots, and a
     // target in another document.
