@@ -266,9 +266,9 @@ impl Fetch for NoFetch {
     }
 }
 
-/// The real specs of `/work/shared/data/openapi-specs` (skipped when absent): all load from
-/// their text without the loader fetching anything (GitHub's has `"$ref"` keys pointing at
-/// api.github.com inside example data).
+/// The real specs of `/work/shared/data/openapi-specs` (skipped when absent): all load and
+/// compile from their text without the loader fetching anything (GitHub's has `"$ref"` keys
+/// pointing at api.github.com inside example data; Twilio's has surrogate-pair escapes).
 #[test]
 fn shared_real_specs_load_without_fetching() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/openapi-specs");
@@ -286,6 +286,8 @@ fn shared_real_specs_load_without_fetching() {
         let text = std::fs::read_to_string(&p).unwrap();
         let set = load_str(&p.to_string_lossy(), &text, &NoFetch, &Limits::default()).unwrap_or_else(|e| panic!("{}: {:?}", p.display(), &e[..e.len().min(5)]));
         assert_eq!(set.docs.len(), 1, "{}", p.display());
+        let compiled = crate::compile(&set, &crate::CompileOptions::default());
+        assert!(compiled.is_ok(), "{}: {:?}", p.display(), compiled.err().map(|e| e.into_iter().take(5).collect::<Vec<_>>()));
         n += 1;
     }
     assert!(n >= 7, "{n} specs");
