@@ -225,7 +225,8 @@ pub(crate) struct SNode {
     pub ref_: Option<SchemaId>,
     /// `$dynamicRef`: the static target, and the anchor name when it is dynamic.
     pub dynamic_ref: Option<(SchemaId, Option<u32>)>,
-    /// A schema resource with `$dynamicAnchor`s: its table (entered into the dynamic scope).
+    /// The table of `$dynamicAnchor`s of the schema resource this schema belongs to, when it
+    /// has any (entered into the dynamic scope when evaluation reaches the resource).
     pub dyn_table: Option<u32>,
     pub discriminator: Option<Discriminator>,
     pub unevaluated_props: Option<SchemaId>,
@@ -328,6 +329,7 @@ pub struct Compiler<'r> {
     /// Per schema resource with `$dynamicAnchor`s: (name, schema).
     dyn_tables: Vec<Vec<(u32, SchemaId)>>,
     dyn_names: HashMap<String, u32>,
+    dyn_by_resource: HashMap<(DocId, String), u32>,
     regexes: Vec<pattern::Pattern>,
     patterns: HashMap<String, Option<u32>>,
     errors: Vec<SchemaError>,
@@ -383,6 +385,7 @@ impl<'r> Compiler<'r> {
             indexes: HashMap::new(),
             dyn_tables: Vec::new(),
             dyn_names: HashMap::new(),
+            dyn_by_resource: HashMap::new(),
             regexes: Vec::new(),
             patterns: HashMap::new(),
             errors: Vec::new(),
@@ -549,12 +552,19 @@ impl<'r> Compiler<'r> {
         }
     }
 
-    /// The `$dynamicAnchor`s of the schema resource rooted at `pointer`, as a table index.
+    /// The `$dynamicAnchor`s of the schema resource that contains `pointer`, as a table index
+    /// (one per resource); `None` when it has none.
     fn dyn_table(&mut self, doc: DocId, pointer: &str) -> Option<u32> {
         self.ensure_index(doc);
         let idx = &self.indexes[&doc];
-        let uri = idx.resource_at(pointer)?;
-        let anchors = idx.dynamic.get(uri)?.clone();
+        let uri = idx.base_at(pointer).to_string();
+        let anchors = idx.dynamic.get(&uri)?.clone();
+        if let Some(&t) = self.dyn_by_resource.get(&(doc, uri.clone())) {
+            return Some(t);
+        }
+        let t = self.dyn_tables.len() as u32;
+        self.dyn_by_resource.insert((doc, uri), t);
+        self.dyn_tables.push(Vec::new());
         let mut table = Vec::new();
         for (name, p) in anchors {
             if let Ok(r) = self.resolver.resolve(doc, &format!("#{}", p.replace('%', "%25"))) {
@@ -563,8 +573,8 @@ impl<'r> Compiler<'r> {
                 table.push((n, sid));
             }
         }
-        self.dyn_tables.push(table);
-        Some(self.dyn_tables.len() as u32 - 1)
+        self.dyn_tables[t as usize] = table;
+        Some(t)
     }
 
     fn dyn_name(&mut self, name: &str) -> u32 {

@@ -373,12 +373,13 @@ impl<'a> Cx<'a> {
             return false;
         }
         self.depth += 1;
-        // A schema resource with `$dynamicAnchor`s enters the dynamic scope.
-        if let Some(t) = n.dyn_table {
+        // Reaching a schema resource with `$dynamicAnchor`s enters it into the dynamic scope.
+        let entered = n.dyn_table.filter(|t| self.dyn_scope.last() != Some(t));
+        if let Some(t) = entered {
             self.dyn_scope.push(t);
         }
         let r = self.eval_node(n, v, path, ann, top);
-        if n.dyn_table.is_some() {
+        if entered.is_some() {
             self.dyn_scope.pop();
         }
         self.depth -= 1;
