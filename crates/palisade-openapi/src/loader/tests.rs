@@ -292,3 +292,20 @@ fn shared_real_specs_load_without_fetching() {
     }
     assert!(n >= 7, "{n} specs");
 }
+
+#[test]
+fn many_documents_load_up_to_the_configured_limit() {
+    // a spec split into 150 files (DigitalOcean's has more than 100)
+    let mut api = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n");
+    let mut docs = vec![];
+    for i in 0..150 {
+        api.push_str(&format!("    S{i}: {{$ref: 'models/s{i}.yaml'}}\n"));
+        docs.push((format!("/s/models/s{i}.yaml"), format!("type: object\nproperties: {{next: {{$ref: 's{}.yaml'}}}}\n", (i + 1) % 150)));
+    }
+    let mut all: Vec<(&str, &str)> = vec![("/s/api.yaml", &api)];
+    all.extend(docs.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+    let f = MemFetch::new(&all);
+    assert_eq!(load("/s/api.yaml", &f, &Limits::default()).unwrap().docs.len(), 151);
+    let errs = load("/s/api.yaml", &f, &Limits { max_documents: 100, ..Limits::default() }).unwrap_err();
+    assert!(errs[0].message.contains("more than 100 documents (openapi.max_documents)"), "{errs:?}");
+}
