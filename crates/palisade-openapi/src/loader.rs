@@ -8,7 +8,7 @@
 //!   lexical `.`/`..` removal for files; `file://` URLs are files).
 //! - A spec read from a file never leads to the network: a reference to an http(s) document
 //!   in it is an error unless [`Limits::remote_refs`] allows it. A spec fetched by URL may
-//!   refer to other URLs.
+//!   refer to other URLs, and not to local files (`file:///etc/...`).
 //! - `$ref` forms: `#/json/pointer` (with `~0`, `~1` and percent-encoding), `other.yaml#/X`,
 //!   `../models/pet.yaml` (the whole document). Plain-name fragments (`#foo`, 3.1 `$anchor`)
 //!   are left to the schema compiler.
@@ -525,6 +525,8 @@ pub fn load_str(location: &str, text: &str, fetch: &dyn Fetch, limits: &Limits) 
                         Err(site_err(format!(
                             "reference to the remote document {loc} in a spec read from a file: Palisade does not use the network for a local spec (save the document beside the spec and refer to it by path, or set openapi.remote_refs: true)"
                         )))
+                    } else if !local_spec && !is_url(&loc) {
+                        Err(site_err(format!("reference to the local file {loc} in a spec fetched by URL: a remote spec may only refer to URLs")))
                     } else if set.docs.len() >= limits.max_documents {
                         Err(site_err(format!("cannot load {loc}: more than {} documents (openapi.max_documents)", limits.max_documents)))
                     } else {

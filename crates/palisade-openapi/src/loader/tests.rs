@@ -230,6 +230,12 @@ fn remote_refs_in_a_local_spec_are_refused_unless_allowed() {
     let api2 = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: 'a.yaml'}}\n");
     let f = MemFetch::new(&[("https://h.example/api.yaml", &api2), ("https://h.example/a.yaml", "type: string\n")]);
     assert_eq!(load("https://h.example/api.yaml", &f, &Limits::default()).unwrap().docs.len(), 2);
+    // and not to local files
+    let api3 = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: 'file:///etc/passwd'}}\n");
+    let f = MemFetch::new(&[("https://h.example/api.yaml", &api3), ("/etc/passwd", "type: string\n")]);
+    let errs = load("https://h.example/api.yaml", &f, &Limits::default()).unwrap_err();
+    assert!(errs[0].message.contains("reference to the local file /etc/passwd in a spec fetched by URL"), "{errs:?}");
+    assert_eq!(*f.fetched.borrow(), ["https://h.example/api.yaml"]);
 }
 
 #[test]
