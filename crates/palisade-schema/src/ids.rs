@@ -37,11 +37,6 @@ impl DocIndex {
         }
         best.map_or(self.base.as_str(), |r| r.0.as_str())
     }
-
-    /// The resource whose root is at `pointer`, if any.
-    pub fn resource_at(&self, pointer: &str) -> Option<&str> {
-        self.resources.iter().rev().find(|r| r.1 == pointer).map(|r| r.0.as_str())
-    }
 }
 
 /// Resolve `reference` (no fragment) against `base` (RFC 3986 §5.2, with dot-segment

@@ -13,7 +13,7 @@ use palisade_core::{Context, RequestView, ResponseView, Stage, Verdict};
 use palisade_openapi::judge::Judge;
 use palisade_openapi::settings::{Settings, Source};
 use palisade_openapi::stage::OpenApiStage;
-use palisade_openapi::{CompileOptions, Fetch, SpecError};
+use palisade_openapi::{Fetch, SpecError};
 use palisade_proxy::StageFactory;
 
 /// How the stages are used.
