@@ -460,24 +460,36 @@ impl Resolver for SpecSet {
 pub fn load(location: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
     let location = absolute_location(location);
     let text = fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: 0, col: 0, pointer: String::new(), message: e }])?;
-    load_str(&location, &text, fetch, limits)
+    let root = parse_entry(&location, &text, limits)?;
+    let len = text.len();
+    drop(text); // the tree is what the rest needs: do not hold both
+    load_root(location, root, len, fetch, limits)
 }
 
 /// Like [`load`] with the entry document's text given (its location still resolves relative
 /// references).
 pub fn load_str(location: &str, text: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
     let location = absolute_location(location);
-    let mut errors = Vec::new();
+    let root = parse_entry(&location, text, limits)?;
+    load_root(location, root, text.len(), fetch, limits)
+}
+
+fn parse_entry(location: &str, text: &str, limits: &Limits) -> Result<Node, Vec<SpecError>> {
     if text.len() > limits.max_total_bytes {
         return Err(vec![SpecError {
-            file: location,
+            file: location.to_string(),
             line: 0,
             col: 0,
             pointer: String::new(),
             message: format!("document is {} bytes, more than the limit of {} bytes", text.len(), limits.max_total_bytes),
         }]);
     }
-    let root = parse(&location, text, limits).map_err(|e| vec![e])?;
+    parse(location, text, limits).map_err(|e| vec![e])
+}
+
+/// Load what the parsed entry document `root` (of `entry_len` bytes) references, and check it.
+fn load_root(location: String, root: Node, entry_len: usize, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
+    let mut errors = Vec::new();
     let (version, version_text) = match entry_version(&location, &root) {
         Ok(v) => v,
         Err(e) => return Err(vec![e]),
@@ -491,7 +503,7 @@ pub fn load_str(location: &str, text: &str, fetch: &dyn Fetch, limits: &Limits) 
         index: HashMap::from([(location, 0)]),
         max_ref_chain: limits.max_ref_chain,
     };
-    let mut total = text.len();
+    let mut total = entry_len;
     let mut queue: VecDeque<(DocId, String, ObjKind)> = VecDeque::from([(0, String::new(), K::Document)]);
     let mut walked: HashSet<(DocId, String, ObjKind)> = HashSet::new();
     let mut sites_seen: HashSet<(DocId, String)> = HashSet::new();

@@ -73,15 +73,19 @@ pub fn parse(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
                 }
             }
             J::String => Value::Str(v.as_str().map(|s| s.into_owned()).unwrap_or_default()),
-            J::Array => Value::Seq(v.items().map(|i| build(i, origin)).collect()),
-            J::Object => Value::Map(
-                v.members()
-                    .map(|(k, val)| {
-                        let key = Key { name: k.as_str().map(|s| s.into_owned()).unwrap_or_default(), origin: origin(k.offset().saturating_sub(1)) };
-                        (key, build(val, origin))
-                    })
-                    .collect(),
-            ),
+            J::Array => {
+                let mut items = Vec::with_capacity(v.len());
+                items.extend(v.items().map(|i| build(i, origin)));
+                Value::Seq(items)
+            }
+            J::Object => {
+                let mut members = Vec::with_capacity(v.len());
+                members.extend(v.members().map(|(k, val)| {
+                    let key = Key { name: k.as_str().map(|s| s.into_owned()).unwrap_or_default(), origin: origin(k.offset().saturating_sub(1)) };
+                    (key, build(val, origin))
+                }));
+                Value::Map(members)
+            }
         };
         Node { origin: origin(at), value }
     }
