@@ -322,7 +322,7 @@ fn openapi_lint_and_validate_never_reach_the_network_for_a_local_spec() {
     let dir = TempDir::new();
     let spec = dir.write(
         "api.json",
-        &format!(
+        format!(
             r#"{{"openapi": "3.1.0", "info": {{"title": "\ud83d\udc4d", "version": "1"}},
   "paths": {{"/m": {{"post": {{
     "operationId": "send",
@@ -341,7 +341,7 @@ fn openapi_lint_and_validate_never_reach_the_network_for_a_local_spec() {
     let out = command().args(["openapi", "validate"]).arg(&spec).arg("--request").arg(&req).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "nullable honoured in 3.1 by default: {}", String::from_utf8_lossy(&out.stdout));
 
-    let remote = dir.write("remote.yaml", &format!("openapi: 3.1.0\ninfo: {{title: x, version: '1'}}\npaths:\n  /a: {{$ref: '{url}'}}\n"));
+    let remote = dir.write("remote.yaml", format!("openapi: 3.1.0\ninfo: {{title: x, version: '1'}}\npaths:\n  /a: {{$ref: '{url}'}}\n"));
     let out = command().args(["openapi", "lint"]).arg(&remote).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
