@@ -27,6 +27,8 @@ use crate::servers::base_paths;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CompileOptions {
     pub router: RouterOptions,
+    /// What `nullable` means in a 3.1 spec (`openapi.nullable`).
+    pub nullable: palisade_schema::Nullable,
 }
 
 /// Where schemas go. The real one is [`palisade_schema::Compiler`]; tests of the structure
@@ -63,7 +65,9 @@ pub fn compile_with_warnings(set: &SpecSet, options: &CompileOptions) -> Result<
         Version::V30 => Dialect::Oas30,
         Version::V31 => Dialect::Oas31,
     };
-    let sink = Box::new(RealSink(Compiler::new(dialect, set)));
+    let mut compiler = Compiler::new(dialect, set);
+    compiler.set_nullable(options.nullable);
+    let sink = Box::new(RealSink(compiler));
     compile_using(set, options, sink)
 }
 

@@ -1,18 +1,26 @@
-//! Loading a spec: the entry document and every document its `$ref`s reach, parsed into the
-//! located YAML tree (JSON is read as YAML), with references resolved and checked.
+//! Loading a spec: the entry document and every document its `$ref`s reach, parsed into a
+//! located tree (JSON documents by a JSON parser, YAML ones by the YAML parser; both keep the
+//! line and column of every node), with references resolved and checked.
 //!
 //! - Documents come from a caller-supplied [`Fetch`] ([`FsFetch`] reads files; the proxy
 //!   supplies http(s)). Locations are absolute file paths or http(s) URLs; a relative `$ref` is
 //!   resolved against the location of the document that contains it (RFC 3986 rules for URLs,
 //!   lexical `.`/`..` removal for files; `file://` URLs are files).
+//! - A spec read from a file never leads to the network: a reference to an http(s) document
+//!   in it is an error unless [`Limits::remote_refs`] allows it. A spec fetched by URL may
+//!   refer to other URLs, and not to local files (`file:///etc/...`).
 //! - `$ref` forms: `#/json/pointer` (with `~0`, `~1` and percent-encoding), `other.yaml#/X`,
-//!   `../models/pet.yaml` (the whole document). Plain-name fragments (`#foo`, 3.1 `$anchor`) are
-//!   not supported and reported.
+//!   `../models/pet.yaml` (the whole document). Plain-name fragments (`#foo`, 3.1 `$anchor`)
+//!   are left to the schema compiler.
 //! - A chain of references that loops back on itself (`A: {$ref: B}`, `B: {$ref: A}`) is an
 //!   error that prints the chain; a recursive schema (a `$ref` *inside* the schema it names) is
 //!   fine.
-//! - `$ref`s are looked for everywhere except in values that are data, not spec: `example`,
-//!   `enum`, `const`, `default`, list-valued `examples` and `x-*` extensions.
+//! - `$ref` is a reference only where the spec defines one: in the OpenAPI objects that may be
+//!   Reference Objects (path items, parameters, responses, examples...) and in Schema Objects,
+//!   found by walking the document from its root by object kind and JSON Schema keyword. A
+//!   `$ref` key anywhere else is data: inside `example`, `examples.*.value`, `default`,
+//!   `enum`, `const`, `x-*` extensions, unknown keywords, and as a name in `properties`.
+//!   Discriminator `mapping` values that name other documents are loaded too.
 //! - [`Limits`] bound the number of documents, their total size and nesting, and the length of a
 //!   reference chain.
 //! - Loading collects every error it can ([`SpecError`]s) rather than stopping at the first;
@@ -55,11 +63,14 @@ pub struct Limits {
     pub max_depth: usize,
     /// References followed one after another (`A → B → C`) before giving up.
     pub max_ref_chain: usize,
+    /// Whether a spec read from a file may refer to documents over http(s). A spec fetched
+    /// by URL may always refer to other URLs.
+    pub remote_refs: bool,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_documents: 100, max_total_bytes: 32 << 20, max_depth: 512, max_ref_chain: 32 }
+        Limits { max_documents: 10_000, max_total_bytes: 32 << 20, max_depth: 512, max_ref_chain: 32, remote_refs: false }
     }
 }
 
@@ -192,61 +203,161 @@ fn decode_lossy(s: &str) -> String {
     }
 }
 
-/// Keys whose values are data (examples, enum members, defaults), not spec: `$ref` inside them
-/// is not a reference. Not skipped when they are names in a container (a property called
-/// `default`, the `default` response).
-const DATA_KEYS: &[&str] = &["example", "enum", "const", "default"];
-const CONTAINERS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "responses",
-    "schemas",
-    "parameters",
-    "requestBodies",
-    "headers",
-    "securitySchemes",
-    "links",
-    "callbacks",
-    "pathItems",
-    "examples",
-    "content",
-    "encoding",
-    "paths",
-    "webhooks",
-];
+/// What a node of a spec is, for finding its references: `$ref` is a reference only where the
+/// OpenAPI object or JSON Schema keyword at that place allows one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ObjKind {
+    Document,
+    Components,
+    /// A mapping of names to objects of one kind (`paths`, `components.schemas`,
+    /// `properties`...): `$ref` is a name there, not a reference.
+    MapOf(&'static ObjKind),
+    ListOf(&'static ObjKind),
+    PathItem,
+    Operation,
+    Callback,
+    Parameter,
+    Header,
+    RequestBody,
+    Response,
+    MediaType,
+    Encoding,
+    /// Example, Link, Security Scheme: a Reference Object or data.
+    Leaf,
+    Schema,
+}
 
-fn collect_refs(doc: DocId, node: &Node, pointer: &mut String, parent_key: &str, out: &mut Vec<RefSite>) {
+use ObjKind as K;
+
+const HTTP_METHODS: &[&str] = &["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+/// The kind of the value of `key` in an object of kind `kind`; `None` for data (examples,
+/// defaults, enums, extensions, unknown keywords).
+fn child_kind(kind: ObjKind, key: &str) -> Option<ObjKind> {
+    if key.starts_with("x-") {
+        return None;
+    }
+    Some(match (kind, key) {
+        (K::MapOf(k), _) => *k,
+        (K::ListOf(k), _) => *k,
+        (K::Document, "paths" | "webhooks") => K::MapOf(&K::PathItem),
+        (K::Document, "components") => K::Components,
+        (K::Components, "schemas") => K::MapOf(&K::Schema),
+        (K::Components, "responses") => K::MapOf(&K::Response),
+        (K::Components, "parameters") => K::MapOf(&K::Parameter),
+        (K::Components, "requestBodies") => K::MapOf(&K::RequestBody),
+        (K::Components, "headers") => K::MapOf(&K::Header),
+        (K::Components, "callbacks") => K::MapOf(&K::Callback),
+        (K::Components, "pathItems") => K::MapOf(&K::PathItem),
+        (K::Components, "examples" | "links" | "securitySchemes") => K::MapOf(&K::Leaf),
+        (K::PathItem | K::Operation, "parameters") => K::ListOf(&K::Parameter),
+        (K::PathItem, m) if HTTP_METHODS.contains(&m) => K::Operation,
+        (K::Operation, "requestBody") => K::RequestBody,
+        (K::Operation, "responses") => K::MapOf(&K::Response),
+        (K::Operation, "callbacks") => K::MapOf(&K::Callback),
+        (K::Callback, _) => K::PathItem,
+        (K::Parameter | K::Header | K::MediaType, "schema") => K::Schema,
+        (K::Parameter | K::Header | K::RequestBody | K::Response, "content") => K::MapOf(&K::MediaType),
+        (K::Parameter | K::Header | K::MediaType, "examples") => K::MapOf(&K::Leaf),
+        (K::MediaType, "encoding") => K::MapOf(&K::Encoding),
+        (K::Encoding | K::Response, "headers") => K::MapOf(&K::Header),
+        (K::Response, "links") => K::MapOf(&K::Leaf),
+        (K::Schema, k) => return schema_child(k),
+        _ => return None,
+    })
+}
+
+/// JSON Schema keywords (draft 4 to 2020-12) whose values hold subschemas.
+fn schema_child(key: &str) -> Option<ObjKind> {
+    Some(match key {
+        "items"
+        | "additionalItems"
+        | "additionalProperties"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "contains"
+        | "propertyNames"
+        | "unevaluatedItems"
+        | "unevaluatedProperties"
+        | "contentSchema" => K::Schema,
+        "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" | "dependencies" => K::MapOf(&K::Schema),
+        "allOf" | "anyOf" | "oneOf" | "prefixItems" => K::ListOf(&K::Schema),
+        _ => return None,
+    })
+}
+
+/// A reference found by [`walk`]: a `$ref` (`is_ref`) or a discriminator `mapping` value,
+/// with the kind of object its target is.
+struct Found {
+    site: RefSite,
+    kind: ObjKind,
+    is_ref: bool,
+}
+
+/// Find the references of `node` (of kind `kind`) and below it.
+fn walk(doc: DocId, node: &Node, pointer: &mut String, kind: ObjKind, out: &mut Vec<Found>) {
     match &node.value {
         Value::Map(entries) => {
-            let container = CONTAINERS.contains(&parent_key);
+            let container = matches!(kind, K::MapOf(_) | K::ListOf(_) | K::Document | K::Components);
+            if !container {
+                if let Some(Value::Str(s)) = node.get("$ref").map(|n| &n.value) {
+                    let origin = node.get("$ref").map_or(node.origin.clone(), |n| n.origin.clone());
+                    out.push(Found { site: RefSite { doc, pointer: pointer.clone(), origin, target: s.clone() }, kind, is_ref: true });
+                    // A Reference Object's other fields are not looked at; a schema's and a
+                    // path item's siblings of `$ref` are.
+                    if !matches!(kind, K::Schema | K::PathItem) {
+                        return;
+                    }
+                }
+            }
             for (k, v) in entries {
                 if k.name == "$ref" && !container {
-                    if let Value::Str(s) = &v.value {
-                        out.push(RefSite { doc, pointer: pointer.clone(), origin: v.origin.clone(), target: s.clone() });
+                    continue;
+                }
+                if kind == K::Schema && k.name == "discriminator" {
+                    if let Some(Value::Map(m)) = v.get("mapping").map(|m| &m.value) {
+                        for (mk, mv) in m {
+                            if let Value::Str(t) = &mv.value {
+                                if t.contains(['/', '#']) {
+                                    let p = push_token(&push_token(&push_token(pointer, "discriminator"), "mapping"), &mk.name);
+                                    out.push(Found {
+                                        site: RefSite { doc, pointer: p, origin: mv.origin.clone(), target: t.clone() },
+                                        kind: K::Schema,
+                                        is_ref: false,
+                                    });
+                                }
+                            }
+                        }
                     }
                     continue;
                 }
-                if !container && (DATA_KEYS.contains(&k.name.as_str()) || k.name.starts_with("x-")) {
+                let Some(child) = (match kind {
+                    K::MapOf(c) => Some(*c),
+                    K::ListOf(_) => None,
+                    _ => child_kind(kind, &k.name),
+                }) else {
                     continue;
-                }
-                if !container && k.name == "examples" && matches!(v.value, Value::Seq(_)) {
-                    continue;
-                }
+                };
                 let len = pointer.len();
                 *pointer = push_token(pointer, &k.name);
-                collect_refs(doc, v, pointer, &k.name, out);
+                walk(doc, v, pointer, child, out);
                 pointer.truncate(len);
             }
         }
         Value::Seq(items) => {
+            let child = match kind {
+                K::ListOf(c) => *c,
+                // draft 4 tuple `items`, `dependencies` lists of names
+                K::Schema => K::Schema,
+                _ => return,
+            };
             for (i, v) in items.iter().enumerate() {
                 let len = pointer.len();
                 pointer.push('/');
                 pointer.push_str(&i.to_string());
-                collect_refs(doc, v, pointer, "", out);
+                walk(doc, v, pointer, child, out);
                 pointer.truncate(len);
             }
         }
@@ -349,24 +460,36 @@ impl Resolver for SpecSet {
 pub fn load(location: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
     let location = absolute_location(location);
     let text = fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: 0, col: 0, pointer: String::new(), message: e }])?;
-    load_str(&location, &text, fetch, limits)
+    let root = parse_entry(&location, &text, limits)?;
+    let len = text.len();
+    drop(text); // the tree is what the rest needs: do not hold both
+    load_root(location, root, len, fetch, limits)
 }
 
 /// Like [`load`] with the entry document's text given (its location still resolves relative
 /// references).
 pub fn load_str(location: &str, text: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
     let location = absolute_location(location);
-    let mut errors = Vec::new();
+    let root = parse_entry(&location, text, limits)?;
+    load_root(location, root, text.len(), fetch, limits)
+}
+
+fn parse_entry(location: &str, text: &str, limits: &Limits) -> Result<Node, Vec<SpecError>> {
     if text.len() > limits.max_total_bytes {
         return Err(vec![SpecError {
-            file: location,
+            file: location.to_string(),
             line: 0,
             col: 0,
             pointer: String::new(),
             message: format!("document is {} bytes, more than the limit of {} bytes", text.len(), limits.max_total_bytes),
         }]);
     }
-    let root = parse(&location, text, limits).map_err(|e| vec![e])?;
+    parse(location, text, limits).map_err(|e| vec![e])
+}
+
+/// Load what the parsed entry document `root` (of `entry_len` bytes) references, and check it.
+fn load_root(location: String, root: Node, entry_len: usize, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
+    let mut errors = Vec::new();
     let (version, version_text) = match entry_version(&location, &root) {
         Ok(v) => v,
         Err(e) => return Err(vec![e]),
@@ -380,56 +503,83 @@ pub fn load_str(location: &str, text: &str, fetch: &dyn Fetch, limits: &Limits) 
         index: HashMap::from([(location, 0)]),
         max_ref_chain: limits.max_ref_chain,
     };
-    let mut total = text.len();
-    let mut queue = VecDeque::from([0 as DocId]);
+    let mut total = entry_len;
+    let mut queue: VecDeque<(DocId, String, ObjKind)> = VecDeque::from([(0, String::new(), K::Document)]);
+    let mut walked: HashSet<(DocId, String, ObjKind)> = HashSet::new();
+    let mut sites_seen: HashSet<(DocId, String)> = HashSet::new();
     let mut failed: HashSet<String> = HashSet::new();
-    while let Some(d) = queue.pop_front() {
-        let mut sites = Vec::new();
-        collect_refs(d, &set.docs[d as usize].root, &mut String::new(), "", &mut sites);
-        for site in &sites {
-            let doc_part = site.target.split_once('#').map_or(site.target.as_str(), |(a, _)| a);
-            if doc_part.is_empty() {
-                continue;
-            }
-            let loc = join_location(&set.docs[d as usize].location, doc_part);
-            if set.index.contains_key(&loc) || failed.contains(&loc) {
-                continue;
-            }
-            let here = &set.docs[d as usize].location;
-            let site_err = |message: String| SpecError::new(here, &site.origin, &push_token(&site.pointer, "$ref"), message);
-            if set.docs.len() >= limits.max_documents {
-                errors.push(site_err(format!("cannot load {loc}: more than {} documents", limits.max_documents)));
-                failed.insert(loc);
-                continue;
-            }
-            let text = match fetch.fetch(&loc) {
-                Ok(t) => t,
-                Err(e) => {
-                    errors.push(site_err(format!("cannot read {loc}: {e}")));
-                    failed.insert(loc);
-                    continue;
+    let local_spec = !is_url(&set.docs[0].location);
+    while let Some((d, ptr, kind)) = queue.pop_front() {
+        if !walked.insert((d, ptr.clone(), kind)) {
+            continue;
+        }
+        let mut found = Vec::new();
+        if let Ok((node, _)) = eval_pointer(&set.docs[d as usize].root, &ptr) {
+            walk(d, node, &mut ptr.clone(), kind, &mut found);
+        }
+        for Found { site, kind, is_ref } in found {
+            let (doc_part, fragment) = site.target.split_once('#').unwrap_or((site.target.as_str(), ""));
+            let target_doc = if doc_part.is_empty() {
+                Some(d)
+            } else {
+                let loc = join_location(&set.docs[d as usize].location, doc_part);
+                if let Some(&id) = set.index.get(&loc) {
+                    Some(id)
+                } else if failed.contains(&loc) {
+                    None
+                } else {
+                    let here = &set.docs[d as usize].location;
+                    let site_err = |message: String| {
+                        let at = if is_ref { push_token(&site.pointer, "$ref") } else { site.pointer.clone() };
+                        SpecError::new(here, &site.origin, &at, message)
+                    };
+                    let loaded = if local_spec && is_url(&loc) && !limits.remote_refs {
+                        Err(site_err(format!(
+                            "reference to the remote document {loc} in a spec read from a file: Palisade does not use the network for a local spec (save the document beside the spec and refer to it by path, or set openapi.remote_refs: true)"
+                        )))
+                    } else if !local_spec && !is_url(&loc) {
+                        Err(site_err(format!("reference to the local file {loc} in a spec fetched by URL: a remote spec may only refer to URLs")))
+                    } else if set.docs.len() >= limits.max_documents {
+                        Err(site_err(format!("cannot load {loc}: more than {} documents (openapi.max_documents)", limits.max_documents)))
+                    } else {
+                        match fetch.fetch(&loc) {
+                            Err(e) => Err(site_err(format!("cannot read {loc}: {e}"))),
+                            Ok(text) => {
+                                total += text.len();
+                                if total > limits.max_total_bytes {
+                                    Err(site_err(format!("cannot load {loc}: the spec's documents exceed {} bytes together", limits.max_total_bytes)))
+                                } else {
+                                    parse(&loc, &text, limits)
+                                }
+                            }
+                        }
+                    };
+                    match loaded {
+                        Ok(root) => {
+                            let id = set.docs.len() as DocId;
+                            set.docs.push(Document { location: loc.clone(), root });
+                            set.index.insert(loc, id);
+                            Some(id)
+                        }
+                        Err(e) => {
+                            errors.push(e);
+                            failed.insert(loc);
+                            None
+                        }
+                    }
                 }
             };
-            total += text.len();
-            if total > limits.max_total_bytes {
-                errors.push(site_err(format!("cannot load {loc}: the spec's documents exceed {} bytes together", limits.max_total_bytes)));
-                failed.insert(loc);
-                continue;
+            if let Some(td) = target_doc {
+                if let Ok(fragment) = crate::router::percent_decode(fragment) {
+                    if let Ok((_, canon)) = eval_pointer(&set.docs[td as usize].root, &fragment) {
+                        queue.push_back((td, canon, kind));
+                    }
+                }
             }
-            match parse(&loc, &text, limits) {
-                Ok(root) => {
-                    let id = set.docs.len() as DocId;
-                    set.docs.push(Document { location: loc.clone(), root });
-                    set.index.insert(loc, id);
-                    queue.push_back(id);
-                }
-                Err(e) => {
-                    errors.push(e);
-                    failed.insert(loc);
-                }
+            if is_ref && sites_seen.insert((site.doc, site.pointer.clone())) {
+                set.refs.push(site);
             }
         }
-        set.refs.extend(sites);
     }
     check_refs(&set, &failed, &mut errors);
     if errors.is_empty() {
@@ -451,7 +601,31 @@ fn absolute_location(location: &str) -> String {
     remove_dot_segments(&abs)
 }
 
+/// Whether a document is JSON: its name says so, or its first significant character opens an
+/// object or array (a YAML document starting with `{` is a flow mapping, which JSON is).
+fn looks_like_json(location: &str, text: &str) -> bool {
+    let path = location.split(['?', '#']).next().unwrap_or(location);
+    path.to_ascii_lowercase().ends_with(".json") || text.trim_start_matches('\u{feff}').trim_start().starts_with(['{', '['])
+}
+
 fn parse(location: &str, text: &str, limits: &Limits) -> Result<Node, SpecError> {
+    if looks_like_json(location, text) {
+        match palisade_schema::json::parse(text, limits.max_depth) {
+            Ok(node) => return Ok(node),
+            Err(e) => {
+                let yaml_ok = !location.to_ascii_lowercase().ends_with(".json") && yaml::parse_with_max_depth(text, limits.max_depth).is_ok();
+                if !yaml_ok {
+                    return Err(SpecError {
+                        file: location.to_string(),
+                        line: e.line,
+                        col: e.col,
+                        pointer: String::new(),
+                        message: format!("JSON syntax: {}", e.message),
+                    });
+                }
+            }
+        }
+    }
     yaml::parse_with_max_depth(text, limits.max_depth).map_err(|e| SpecError {
         file: location.to_string(),
         line: e.line,

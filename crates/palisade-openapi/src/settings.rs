@@ -8,6 +8,7 @@ use std::time::Duration;
 use palisade_config::decode::{self, Ctx, MapReader};
 use palisade_config::yaml::{Node, Value};
 use palisade_core::Mode;
+use palisade_schema::Nullable;
 
 /// What to do with a finding that is not a schema violation as such (an undefined path, an
 /// unknown query parameter, a shadow field).
@@ -81,6 +82,14 @@ pub struct Settings {
     pub max_violations: usize,
     pub ignore_trailing_slash: bool,
     pub overrides: Vec<Override>,
+    /// Documents one spec may pull in through `$ref`s, the entry one included.
+    pub max_documents: usize,
+    /// Whether a spec read from a file may refer to http(s) documents.
+    pub remote_refs: bool,
+    /// What `nullable: true` means in an OpenAPI 3.1 spec.
+    pub nullable: palisade_schema::Nullable,
+    /// `--offline` (the CLI tools): fetch nothing over the network, a spec URL included.
+    pub offline: bool,
 }
 
 const KEYS: &[&str] = &[
@@ -97,6 +106,9 @@ const KEYS: &[&str] = &[
     "max_violations",
     "ignore_trailing_slash",
     "operations",
+    "max_documents",
+    "remote_refs",
+    "nullable",
 ];
 
 fn mode(cx: &mut Ctx, n: &Node, p: &str) -> Option<Mode> {
@@ -158,6 +170,14 @@ impl Settings {
         let max_violations = m.opt(cx, "max_violations", |cx, n, p| decode::uint(cx, n, p, 1, 100)).map_or(5, |v| v as usize);
         let ignore_trailing_slash = m.opt(cx, "ignore_trailing_slash", decode::boolean).unwrap_or(false);
         let overrides = m.opt(cx, "operations", |cx, n, p| decode::seq(cx, n, p, decode_override)).unwrap_or_default();
+        let max_documents =
+            m.opt(cx, "max_documents", |cx, n, p| decode::uint(cx, n, p, 1, 1_000_000)).map_or(crate::loader::Limits::default().max_documents, |v| v as usize);
+        let remote_refs = m.opt(cx, "remote_refs", decode::boolean).unwrap_or(false);
+        let nullable = m
+            .opt(cx, "nullable", |cx, n, p| {
+                decode::one_of(cx, n, p, &["honour", "ignore"]).map(|v| if v == "ignore" { Nullable::Ignore } else { Nullable::Honour })
+            })
+            .unwrap_or_default();
         let origin = m.origin().clone();
         m.finish_with(cx, KEYS);
         let spec = spec?;
@@ -189,7 +209,21 @@ impl Settings {
             max_violations,
             ignore_trailing_slash,
             overrides,
+            max_documents,
+            remote_refs,
+            nullable,
+            offline: false,
         })
+    }
+
+    /// Bounds and network policy for loading the spec.
+    pub fn load_limits(&self) -> crate::loader::Limits {
+        crate::loader::Limits { max_documents: self.max_documents, remote_refs: self.remote_refs && !self.offline, ..Default::default() }
+    }
+
+    /// How the spec's schemas and routes are compiled.
+    pub fn compile_options(&self) -> crate::compile::CompileOptions {
+        crate::compile::CompileOptions { router: crate::router::RouterOptions { ignore_trailing_slash: self.ignore_trailing_slash }, nullable: self.nullable }
     }
 
     fn defaults(source: Source) -> Settings {
@@ -208,6 +242,10 @@ impl Settings {
             max_violations: 5,
             ignore_trailing_slash: false,
             overrides: Vec::new(),
+            max_documents: crate::loader::Limits::default().max_documents,
+            remote_refs: false,
+            nullable: Nullable::default(),
+            offline: false,
         }
     }
 }
@@ -288,6 +326,21 @@ mod tests {
         assert!(all.contains("undefind") && all.contains("did you mean `undefined`"), "{all}");
         assert!(all.contains("only apply to a spec fetched from an http(s) URL"), "{all}");
         assert_eq!(errs.len(), 4, "{all}");
+    }
+
+    #[test]
+    fn loading_settings() {
+        let s = decode_str("spec: api.yaml\n").unwrap();
+        assert_eq!((s.max_documents, s.remote_refs, s.nullable), (10_000, false, Nullable::Honour));
+        assert_eq!(s.load_limits().max_documents, 10_000);
+        let mut s = decode_str("spec: api.yaml\nmax_documents: 3000\nremote_refs: true\nnullable: ignore\n").unwrap();
+        assert_eq!((s.max_documents, s.remote_refs, s.nullable), (3000, true, Nullable::Ignore));
+        assert_eq!(s.compile_options().nullable, Nullable::Ignore);
+        assert!(s.load_limits().remote_refs);
+        s.offline = true;
+        assert!(!s.load_limits().remote_refs, "--offline wins");
+        let errs = decode_str("spec: api.yaml\nmax_documents: 0\nnullable: auto\n").unwrap_err();
+        assert_eq!(errs.len(), 2, "{errs:?}");
     }
 
     #[test]

@@ -30,7 +30,7 @@ use palisade_config::yaml::{self, Key, Node, Origin, Value};
 use palisade_core::Verdict;
 use palisade_openapi::judge::{Finding, Judge, Phase};
 use palisade_openapi::settings::Settings;
-use palisade_openapi::{compile, load, load_str, CompileOptions, FsFetch, Limits};
+use palisade_openapi::{compile, load, load_str, FsFetch, Limits};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
@@ -66,7 +66,7 @@ fn build_judge(file: &Path, doc: &Node) -> Result<Judge, String> {
         return Err(cx.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"));
     }
     let settings = settings.ok_or("settings did not decode")?;
-    let opts = CompileOptions { router: palisade_openapi::router::RouterOptions { ignore_trailing_slash: settings.ignore_trailing_slash } };
+    let opts = settings.compile_options();
     let api = compile(&set, &opts).map_err(|e| e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))?;
     Judge::new(api, settings).map_err(|e| format!("{e:?}"))
 }

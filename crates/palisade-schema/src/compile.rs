@@ -12,7 +12,7 @@ use palisade_config::yaml::{Node, Origin, Value};
 use crate::formats::Format;
 use crate::num::Num;
 use crate::pattern;
-use crate::{Dialect, DocId, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
+use crate::{ids, Dialect, DocId, Nullable, Resolved, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
 
 /// A constant for `enum` and `const`.
 #[derive(Clone, Debug)]
@@ -223,6 +223,11 @@ pub(crate) struct SNode {
     pub then_: Option<SchemaId>,
     pub else_: Option<SchemaId>,
     pub ref_: Option<SchemaId>,
+    /// `$dynamicRef`: the static target, and the anchor name when it is dynamic.
+    pub dynamic_ref: Option<(SchemaId, Option<u32>)>,
+    /// The table of `$dynamicAnchor`s of the schema resource this schema belongs to, when it
+    /// has any (entered into the dynamic scope when evaluation reaches the resource).
+    pub dyn_table: Option<u32>,
     pub discriminator: Option<Discriminator>,
     pub unevaluated_props: Option<SchemaId>,
     pub unevaluated_items: Option<SchemaId>,
@@ -288,6 +293,7 @@ impl SNode {
     pub fn in_place(&self) -> impl Iterator<Item = SchemaId> + '_ {
         self.ref_
             .iter()
+            .chain(self.dynamic_ref.iter().map(|(s, _)| s))
             .chain(&self.all_of)
             .chain(&self.any_of)
             .chain(&self.one_of)
@@ -318,15 +324,44 @@ pub struct Compiler<'r> {
     filled: Vec<bool>,
     by_pointer: HashMap<(DocId, String), SchemaId>,
     queue: Vec<Pending<'r>>,
-    anchors: HashMap<(DocId, String), SchemaId>,
-    anchor_refs: Vec<(SchemaId, DocId, String, String, Origin, String)>,
+    /// Resources, anchors and base URIs of each document compiled from.
+    indexes: HashMap<DocId, ids::DocIndex>,
+    /// Per schema resource with `$dynamicAnchor`s: (name, schema).
+    dyn_tables: Vec<Vec<(u32, SchemaId)>>,
+    dyn_names: HashMap<String, u32>,
+    dyn_by_resource: HashMap<(DocId, String), u32>,
     regexes: Vec<pattern::Pattern>,
     patterns: HashMap<String, Option<u32>>,
     errors: Vec<SchemaError>,
     warnings: Vec<SchemaError>,
+    nullable: Nullable,
+    /// `nullable` in 3.1 schemas: how many, and the first one's place.
+    nullable_31: Option<(usize, DocId, String, Origin)>,
 }
 
 const MAX_SCHEMA_DEPTH: usize = 200;
+
+/// Percent-decode a URI fragment (invalid escapes and non-UTF-8 results are kept as written).
+fn pct_decode(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
 
 fn escape_token(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
@@ -347,13 +382,22 @@ impl<'r> Compiler<'r> {
             filled: Vec::new(),
             by_pointer: HashMap::new(),
             queue: Vec::new(),
-            anchors: HashMap::new(),
-            anchor_refs: Vec::new(),
+            indexes: HashMap::new(),
+            dyn_tables: Vec::new(),
+            dyn_names: HashMap::new(),
+            dyn_by_resource: HashMap::new(),
             regexes: Vec::new(),
             patterns: HashMap::new(),
             errors: Vec::new(),
             warnings: Vec::new(),
+            nullable: Nullable::default(),
+            nullable_31: None,
         }
+    }
+
+    /// What `nullable` means in a 3.1 schema (in 3.0 it is a keyword).
+    pub fn set_nullable(&mut self, nullable: Nullable) {
+        self.nullable = nullable;
     }
 
     /// Compile the schema `node`, found at `pointer` in document `doc`. Errors are collected
@@ -429,33 +473,113 @@ impl<'r> Compiler<'r> {
 
     /// Resolve a `$ref` to an id (compiled now or later).
     fn reference(&mut self, doc: DocId, pointer: &str, origin: &Origin, reference: &str) -> Option<SchemaId> {
-        match self.resolver.resolve(doc, reference) {
-            Ok(r) => {
-                let key = (r.doc, r.pointer.clone());
-                if let Some(&id) = self.by_pointer.get(&key) {
-                    return Some(id);
-                }
-                let id = self.alloc();
-                self.by_pointer.insert(key, id);
-                self.queue.push(Pending { id, doc: r.doc, pointer: r.pointer, node: r.node });
-                Some(id)
-            }
+        match self.locate(doc, pointer, reference) {
+            Ok(r) => Some(self.id_of(r)),
             Err(e) => {
-                if self.dialect == Dialect::Oas31 {
-                    if let Some(name) = reference.strip_prefix('#') {
-                        if !name.is_empty() && !name.starts_with('/') {
-                            // A `$anchor` reference: look it up once everything is compiled.
-                            let id = self.alloc();
-                            self.filled[id.0 as usize] = true;
-                            self.anchor_refs.push((id, doc, name.to_string(), e, origin.clone(), pointer.to_string()));
-                            return Some(id);
-                        }
-                    }
-                }
                 self.error(doc, pointer, origin, format!("cannot resolve $ref {reference:?}: {e}"));
                 None
             }
         }
+    }
+
+    /// The id of a resolved schema (allocated and queued when new).
+    fn id_of(&mut self, r: Resolved<'r>) -> SchemaId {
+        let key = (r.doc, r.pointer.clone());
+        if let Some(&id) = self.by_pointer.get(&key) {
+            return id;
+        }
+        let id = self.alloc();
+        self.by_pointer.insert(key, id);
+        self.queue.push(Pending { id, doc: r.doc, pointer: r.pointer, node: r.node });
+        id
+    }
+
+    fn ensure_index(&mut self, doc: DocId) {
+        if self.indexes.contains_key(&doc) {
+            return;
+        }
+        let base = self.resolver.base_uri(doc);
+        let idx = match self.resolver.resolve(doc, "#") {
+            Ok(root) => ids::index(root.node, &base, self.dialect == Dialect::Oas30),
+            Err(_) => ids::DocIndex { resources: vec![(base.clone(), String::new())], base, ..Default::default() },
+        };
+        self.indexes.insert(doc, idx);
+    }
+
+    /// Where `reference`, found at `pointer` of `doc`, leads: resolved against the base URI in
+    /// force there (`$id`s), to a schema resource of a document already seen, or to a document
+    /// of the resolver; the fragment is a JSON pointer from that resource, or an anchor in it.
+    fn locate(&mut self, doc: DocId, pointer: &str, reference: &str) -> Result<Resolved<'r>, String> {
+        self.ensure_index(doc);
+        let (uri, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let here = &self.indexes[&doc];
+        let abs = ids::join(here.base_at(pointer), uri);
+        let mut found: Option<(DocId, String, String)> = here.resources.iter().rev().find(|r| r.0 == abs).map(|r| (doc, r.1.clone(), abs.clone()));
+        if found.is_none() && !abs.is_empty() {
+            found = self.indexes.iter().find_map(|(d, idx)| idx.resources.iter().find(|r| r.0 == abs).map(|r| (*d, r.1.clone(), abs.clone())));
+        }
+        let (tdoc, rptr, resource) = match found {
+            Some(f) => f,
+            None => {
+                // Another document: by the absolute URI, else as written (relative to the
+                // document's location, which is how the spec loader finds documents).
+                let by_abs = if !abs.is_empty() && abs != uri { self.resolver.resolve(doc, &abs).ok() } else { None };
+                let r = match by_abs {
+                    Some(r) => r,
+                    None => self.resolver.resolve(doc, uri)?,
+                };
+                self.ensure_index(r.doc);
+                let res = self.indexes[&r.doc].base_at(&r.pointer).to_string();
+                (r.doc, r.pointer, res)
+            }
+        };
+        let decoded = pct_decode(fragment);
+        let target = if decoded.is_empty() {
+            rptr
+        } else if decoded.starts_with('/') {
+            format!("{rptr}{decoded}")
+        } else {
+            match self.indexes[&tdoc].anchors.get(&(resource.clone(), decoded.clone())) {
+                Some(p) => p.clone(),
+                None => return Err(format!("no $anchor {decoded:?} in {}", if resource.is_empty() { "the document" } else { &resource })),
+            }
+        };
+        match self.resolver.resolve(tdoc, &format!("#{}", target.replace('%', "%25"))) {
+            Ok(r) => Ok(r),
+            // Specs that give a component schema an `$id` still mean `#/components/...`
+            // relative to the document: fall back to that reading.
+            Err(e) => self.resolver.resolve(doc, reference).map_err(|_| e),
+        }
+    }
+
+    /// The `$dynamicAnchor`s of the schema resource that contains `pointer`, as a table index
+    /// (one per resource); `None` when it has none.
+    fn dyn_table(&mut self, doc: DocId, pointer: &str) -> Option<u32> {
+        self.ensure_index(doc);
+        let idx = &self.indexes[&doc];
+        let uri = idx.base_at(pointer).to_string();
+        let anchors = idx.dynamic.get(&uri)?.clone();
+        if let Some(&t) = self.dyn_by_resource.get(&(doc, uri.clone())) {
+            return Some(t);
+        }
+        let t = self.dyn_tables.len() as u32;
+        self.dyn_by_resource.insert((doc, uri), t);
+        self.dyn_tables.push(Vec::new());
+        let mut table = Vec::new();
+        for (name, p) in anchors {
+            if let Ok(r) = self.resolver.resolve(doc, &format!("#{}", p.replace('%', "%25"))) {
+                let sid = self.id_of(r);
+                let n = self.dyn_name(&name);
+                table.push((n, sid));
+            }
+        }
+        self.dyn_tables[t as usize] = table;
+        Some(t)
+    }
+
+    fn dyn_name(&mut self, name: &str) -> u32 {
+        let next = self.dyn_names.len() as u32;
+        *self.dyn_names.entry(name.to_string()).or_insert(next)
     }
 
     fn fill(&mut self, id: SchemaId, doc: DocId, pointer: &str, node: &Node, depth: usize) {
@@ -477,7 +601,7 @@ impl<'r> Compiler<'r> {
                 return;
             }
         };
-        let mut n = SNode::default();
+        let mut n = SNode { dyn_table: self.dyn_table(doc, pointer), ..SNode::default() };
         let mut num = NumChecks::default();
         let oas30 = self.dialect == Dialect::Oas30;
         let has_ref = entries.iter().any(|(k, _)| k.name == "$ref");
@@ -486,6 +610,8 @@ impl<'r> Compiler<'r> {
         let mut disc_node: Option<&Node> = None;
         let mut implicit: Vec<(Box<[u8]>, SchemaId)> = Vec::new();
         let mut required_names: Vec<Box<[u8]>> = Vec::new();
+        let mut tuple_items = false;
+        let mut additional_items: Option<(String, &Node)> = None;
         for (key, v) in entries {
             let k = key.name.as_str();
             if oas30 && has_ref && k != "$ref" {
@@ -500,7 +626,6 @@ impl<'r> Compiler<'r> {
                     | "contains"
                     | "minContains"
                     | "maxContains"
-                    | "patternProperties"
                     | "propertyNames"
                     | "dependentRequired"
                     | "dependentSchemas"
@@ -526,7 +651,13 @@ impl<'r> Compiler<'r> {
                     if oas30 {
                         n.nullable = self.boolean(doc, &kp, v).unwrap_or(false);
                     } else {
-                        self.warn(doc, &kp, origin, "nullable is not a keyword in OpenAPI 3.1 (use type: [..., \"null\"]); ignored");
+                        match &mut self.nullable_31 {
+                            Some((count, ..)) => *count += 1,
+                            None => self.nullable_31 = Some((1, doc, kp.clone(), origin.clone())),
+                        }
+                        if self.nullable == Nullable::Honour {
+                            n.nullable = self.boolean(doc, &kp, v).unwrap_or(false);
+                        }
                     }
                 }
                 "readOnly" => n.read_only = self.boolean(doc, &kp, v).unwrap_or(false),
@@ -587,11 +718,33 @@ impl<'r> Compiler<'r> {
                     }
                 }
                 "items" => match &v.value {
-                    Value::Seq(list) if !oas30 => {
-                        self.warn(doc, &kp, &v.origin, "items as a list is draft 2019 syntax; read as prefixItems");
+                    Value::Seq(list) => {
+                        let syntax = if oas30 { "draft 4 tuple syntax, not OpenAPI 3.0" } else { "draft 2019 syntax" };
+                        self.warn(doc, &kp, &v.origin, format!("items as a list is {syntax}; read as prefixItems (with additionalItems for the rest)"));
                         n.prefix_items = self.schema_list(doc, &kp, list, depth);
+                        tuple_items = true;
                     }
                     _ => n.items = Some(self.subschema(doc, kp, v, depth + 1)),
+                },
+                "additionalItems" => additional_items = Some((kp, v)),
+                "dependencies" => match &v.value {
+                    Value::Map(m) => {
+                        let name = if oas30 { "not an OpenAPI 3.0 keyword" } else { "draft 4 syntax (dependentRequired / dependentSchemas in 3.1)" };
+                        self.warn(doc, &kp, origin, format!("dependencies is {name}; enforced as JSON Schema draft 4 defines it"));
+                        for (dk, dv) in m {
+                            match &dv.value {
+                                Value::Seq(l) => {
+                                    let names = l.iter().filter_map(|x| if let Value::Str(s) = &x.value { Some(s.as_bytes().into()) } else { None }).collect();
+                                    n.dependent_required.push((dk.name.as_bytes().into(), names));
+                                }
+                                _ => {
+                                    let id = self.subschema(doc, format!("{kp}/{}", escape_token(&dk.name)), dv, depth + 1);
+                                    n.dependent_schemas.push((dk.name.as_bytes().into(), id));
+                                }
+                            }
+                        }
+                    }
+                    _ => self.error(doc, &kp, &v.origin, "dependencies must be a mapping"),
                 },
                 "prefixItems" => match &v.value {
                     Value::Seq(list) => n.prefix_items = self.schema_list(doc, &kp, list, depth),
@@ -609,6 +762,9 @@ impl<'r> Compiler<'r> {
                 },
                 "patternProperties" => match &v.value {
                     Value::Map(props) => {
+                        if oas30 {
+                            self.warn(doc, &kp, origin, "patternProperties is not an OpenAPI 3.0 keyword; enforced as JSON Schema defines it");
+                        }
                         for (pk, pv) in props {
                             let sp = format!("{kp}/{}", escape_token(&pk.name));
                             let id = self.subschema(doc, sp.clone(), pv, depth + 1);
@@ -693,18 +849,33 @@ impl<'r> Compiler<'r> {
                         }
                     }
                 }
-                "$anchor" => {
-                    if let Some(a) = self.string(doc, &kp, v) {
-                        self.anchors.insert((doc, a), id);
+                // found by the document index before compiling
+                "$anchor" | "$dynamicAnchor" | "$id" => {}
+                "$dynamicRef" => {
+                    let Some(r) = self.string(doc, &kp, v) else { continue };
+                    match self.locate(doc, &kp, &r) {
+                        Ok(target) => {
+                            // Dynamic only when the static target has the same `$dynamicAnchor`
+                            // (2020-12 §8.2.3.2); otherwise a plain reference.
+                            let name = r.split_once('#').map(|(_, f)| pct_decode(f)).filter(|f| !f.is_empty() && !f.starts_with('/'));
+                            let dynamic = name.filter(|nm| target.node.get("$dynamicAnchor").is_some_and(|a| matches!(&a.value, Value::Str(s) if s == nm)));
+                            let sid = self.id_of(target);
+                            let name = dynamic.map(|nm| self.dyn_name(&nm));
+                            n.dynamic_ref = Some((sid, name));
+                        }
+                        Err(e) => self.error(doc, &kp, origin, format!("cannot resolve $dynamicRef {r:?}: {e}")),
                     }
                 }
                 "discriminator" => disc_node = Some(v),
-                "$dynamicRef" | "$dynamicAnchor" | "$recursiveRef" => {
-                    self.warn(doc, &kp, origin, format!("{k} is not supported; ignored"));
+                "$recursiveRef" => {
+                    self.warn(doc, &kp, origin, format!("{k} (draft 2019-09) is not supported; ignored"));
                 }
-                "$id" => self.warn(doc, &kp, origin, "$id is not supported: references resolve against the document; ignored"),
                 _ => {} // annotations, extensions and unknown keywords
             }
+        }
+        // `additionalItems` applies after a list of `items` only (draft 4 to 2019-09).
+        if let (true, Some((kp, v))) = (tuple_items, additional_items) {
+            n.items = Some(self.subschema(doc, kp, v, depth + 1));
         }
         if excl_min_bool {
             match num.minimum.take() {
@@ -732,25 +903,41 @@ impl<'r> Compiler<'r> {
                 return self.store(id, n);
             };
             let mut mapping = Vec::new();
+            let mut broken_mapping = false;
             if let Some(Value::Map(m)) = d.get("mapping").map(|m| &m.value) {
                 for (mk, mv) in m {
                     let Value::Str(target) = &mv.value else {
                         self.error(doc, &dp, &mv.origin, "discriminator mapping values must be strings");
                         continue;
                     };
-                    let reference = if target.contains('/') || target.contains('#') || target.contains('.') {
-                        target.clone()
-                    } else {
-                        format!("#/components/schemas/{target}")
-                    };
-                    if let Some(sid) = self.reference(doc, &format!("{dp}/mapping/{}", escape_token(&mk.name)), &mv.origin, &reference) {
-                        mapping.push((mk.name.as_bytes().into(), sid));
+                    // A schema name, or a reference (`#/components/schemas/Pet`,
+                    // `pets.yaml#/Pet`, `Pet.yaml`); a name is tried first, dots and all.
+                    let mut candidates = Vec::new();
+                    if !target.contains(['/', '#']) {
+                        candidates.push(format!("#/components/schemas/{}", escape_token(target)));
+                    }
+                    if target.contains(['/', '#', '.']) {
+                        candidates.push(target.clone());
+                    }
+                    let mp = format!("{dp}/mapping/{}", escape_token(&mk.name));
+                    match candidates.iter().find(|c| self.resolver.resolve(doc, c).is_ok()) {
+                        Some(reference) => {
+                            if let Some(sid) = self.reference(doc, &mp, &mv.origin, reference) {
+                                mapping.push((mk.name.as_bytes().into(), sid));
+                            }
+                        }
+                        None => {
+                            broken_mapping = true;
+                            let msg =
+                                format!("discriminator mapping {target:?} names no schema: the discriminator is not used, oneOf/anyOf are evaluated in full");
+                            self.warn(doc, &mp, &mv.origin, msg);
+                        }
                     }
                 }
             }
             if n.one_of.is_empty() && n.any_of.is_empty() {
                 self.warn(doc, &dp, &d.origin, "discriminator without oneOf/anyOf does not select anything; ignored");
-            } else if self.dialect == Dialect::Oas30 {
+            } else if self.dialect == Dialect::Oas30 && !broken_mapping {
                 mapping.extend(implicit);
                 n.discriminator = Some(Discriminator { property: prop.as_bytes().into(), mapping });
             }
@@ -784,6 +971,8 @@ impl<'r> Compiler<'r> {
             || n.unique_items
             || n.unevaluated_items.is_some();
         n.has_inplace = n.ref_.is_some()
+            || n.dynamic_ref.is_some()
+            || n.dyn_table.is_some()
             || !n.all_of.is_empty()
             || !n.any_of.is_empty()
             || !n.one_of.is_empty()
@@ -825,6 +1014,14 @@ impl<'r> Compiler<'r> {
         }
         let r = match pattern::Pattern::new(src) {
             Ok(re) => {
+                if re.backtracking() {
+                    let msg = format!(
+                        "pattern {:?} needs backtracking (lookaround or backreferences): enforced with a budget of {} steps per value; a value that exhausts it is rejected",
+                        crate::truncate(src, 64),
+                        pattern::BACKTRACK_LIMIT
+                    );
+                    self.warn(doc, kp, origin, msg);
+                }
                 self.regexes.push(re);
                 Some(self.regexes.len() as u32 - 1)
             }
@@ -930,15 +1127,14 @@ impl<'r> Compiler<'r> {
     /// compiled exactly) are in [`Schemas::warnings`].
     pub fn finish(mut self) -> Result<Schemas, Vec<SchemaError>> {
         self.drain();
-        for (id, doc, name, resolver_err, origin, pointer) in std::mem::take(&mut self.anchor_refs) {
-            match self.anchors.get(&(doc, name.clone())) {
-                Some(&target) => {
-                    self.nodes[id.0 as usize].ref_ = Some(target);
-                    let n = std::mem::take(&mut self.nodes[id.0 as usize]);
-                    self.store(id, n);
-                }
-                None => self.error(doc, &pointer, &origin, format!("cannot resolve $ref \"#{name}\": {resolver_err}; no $anchor {name:?} either")),
-            }
+        if let Some((count, doc, pointer, origin)) = self.nullable_31.take() {
+            let what = match self.nullable {
+                Nullable::Honour => "honoured as in 3.0 (null is accepted where it is true; openapi.nullable: ignore follows 3.1 to the letter)",
+                Nullable::Ignore => "ignored, as 3.1 says (openapi.nullable: honour accepts null where it is true)",
+            };
+            let message =
+                format!("nullable is an OpenAPI 3.0 keyword, not one of 3.1 (type: [..., \"null\"]); {count} schema(s) use it, this one first: {what}");
+            self.warn(doc, &pointer, &origin, message);
         }
         self.check_cycles();
         if !self.errors.is_empty() {
@@ -947,7 +1143,7 @@ impl<'r> Compiler<'r> {
         self.derive();
         let mut plans = crate::fused::plan(&self.nodes);
         crate::fused::link(&mut plans);
-        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings, plans })
+        Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings, plans, dyn_tables: self.dyn_tables })
     }
 
     /// In-place cycles (no part of the instance consumed) would loop forever: reject them.

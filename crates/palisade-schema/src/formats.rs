@@ -14,6 +14,15 @@ pub(crate) enum Format {
     Ipv4,
     Ipv6,
     Hostname,
+    IdnHostname,
+    IdnEmail,
+    Iri,
+    IriReference,
+    JsonPointer,
+    RelativeJsonPointer,
+    UriTemplate,
+    Duration,
+    Regex,
     Byte,
     Int32,
     Int64,
@@ -34,6 +43,15 @@ impl Format {
             "ipv4" => Format::Ipv4,
             "ipv6" => Format::Ipv6,
             "hostname" => Format::Hostname,
+            "idn-hostname" => Format::IdnHostname,
+            "idn-email" => Format::IdnEmail,
+            "iri" => Format::Iri,
+            "iri-reference" => Format::IriReference,
+            "json-pointer" => Format::JsonPointer,
+            "relative-json-pointer" => Format::RelativeJsonPointer,
+            "uri-template" => Format::UriTemplate,
+            "duration" => Format::Duration,
+            "regex" => Format::Regex,
             "byte" => Format::Byte,
             "int32" => Format::Int32,
             "int64" => Format::Int64,
@@ -54,6 +72,15 @@ impl Format {
             Format::Ipv4 => "ipv4",
             Format::Ipv6 => "ipv6",
             Format::Hostname => "hostname",
+            Format::IdnHostname => "idn-hostname",
+            Format::IdnEmail => "idn-email",
+            Format::Iri => "iri",
+            Format::IriReference => "iri-reference",
+            Format::JsonPointer => "json-pointer",
+            Format::RelativeJsonPointer => "relative-json-pointer",
+            Format::UriTemplate => "uri-template",
+            Format::Duration => "duration",
+            Format::Regex => "regex",
             Format::Byte => "byte",
             Format::Int32 => "int32",
             Format::Int64 => "int64",
@@ -74,6 +101,15 @@ impl Format {
             Format::Ipv4 => ipv4(s),
             Format::Ipv6 => ipv6(s),
             Format::Hostname => hostname(s),
+            Format::IdnHostname => idn_hostname(s),
+            Format::IdnEmail => idn_email(s),
+            Format::Iri => iri(s),
+            Format::IriReference => iri_reference(s),
+            Format::JsonPointer => json_pointer(s),
+            Format::RelativeJsonPointer => relative_json_pointer(s),
+            Format::UriTemplate => uri_template(s),
+            Format::Duration => duration(s),
+            Format::Regex => std::str::from_utf8(s).is_ok_and(crate::pattern::is_ecma_regex),
             Format::Byte => base64(s),
             Format::Int32 | Format::Int64 | Format::Any => true,
         }
@@ -135,7 +171,25 @@ pub(crate) fn time(s: &[u8]) -> bool {
     if s[2] != b':' || s[5] != b':' || h > 23 || m > 59 || sec > 60 {
         return false;
     }
-    time_rest(&s[8..])
+    time_rest(&s[8..]) && (sec < 60 || leap_second_ok(h, m, &s[8..]))
+}
+
+/// A leap second (`:60`) is only at 23:59 UTC: the time less its offset.
+fn leap_second_ok(h: u32, m: u32, rest: &[u8]) -> bool {
+    let p = rest.iter().position(|&b| matches!(b, b'Z' | b'z' | b'+' | b'-')).unwrap_or(rest.len());
+    let offset = match rest.get(p) {
+        Some(b'+' | b'-') => {
+            let (Some(oh), Some(om)) = (digits(rest, p + 1, 2), digits(rest, p + 4, 2)) else { return false };
+            let o = (oh * 60 + om) as i64;
+            if rest[p] == b'+' {
+                o
+            } else {
+                -o
+            }
+        }
+        _ => 0,
+    };
+    ((h * 60 + m) as i64 - offset).rem_euclid(1440) == 23 * 60 + 59
 }
 
 /// RFC 3339 date-time: full-date, `T` (or `t`), full-time.
@@ -182,7 +236,8 @@ pub(crate) fn date_time(s: &[u8]) -> bool {
             return false;
         }
     }
-    time_rest(&s[19..])
+    let num = |i: usize| (h[i] - b'0') as u32 * 10 + (h[i + 1] - b'0') as u32;
+    time_rest(&s[19..]) && (pair(17) < two(b"60") || leap_second_ok(num(11), num(14), &s[19..]))
 }
 
 /// What follows `hh:mm:ss` in a full-time: `[.frac](Z|±hh:mm)`.
@@ -328,14 +383,210 @@ pub(crate) fn ipv6(s: &[u8]) -> bool {
 }
 
 /// RFC 1123 host name: dot-separated labels of letters, digits and hyphens (1-63 bytes, no
-/// leading or trailing hyphen), at most 253 bytes; one trailing dot allowed.
+/// leading or trailing hyphen), at most 253 bytes, no trailing dot (JSON Schema's reading).
+/// A label with hyphens in its third and fourth places is an IDNA A-label (RFC 5891 §4.2.3.1):
+/// `xn--` and valid Punycode of a valid U-label.
 pub(crate) fn hostname(s: &[u8]) -> bool {
-    let s = s.strip_suffix(b".").unwrap_or(s);
     if s.is_empty() || s.len() > 253 {
         return false;
     }
-    s.split(|&b| b == b'.')
-        .all(|l| !l.is_empty() && l.len() <= 63 && l[0] != b'-' && l[l.len() - 1] != b'-' && l.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-'))
+    s.split(|&b| b == b'.').all(|l| {
+        !l.is_empty()
+            && l.len() <= 63
+            && l[0] != b'-'
+            && l[l.len() - 1] != b'-'
+            && l.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-')
+            && (l.get(2..4) != Some(b"--") || (l[..2].eq_ignore_ascii_case(b"xn") && a_label_ok(&l[4..])))
+    })
+}
+
+/// The Punycode of an A-label: decodes to a valid U-label and encodes back to itself.
+fn a_label_ok(puny: &[u8]) -> bool {
+    crate::idn::punycode_decode(puny).is_some_and(|u| {
+        crate::idn::u_label_ok(&u)
+            && !u.iter().all(char::is_ascii)
+            && crate::idn::punycode_encode(&u).is_some_and(|back| back.as_bytes().eq_ignore_ascii_case(puny))
+    })
+}
+
+/// RFC 5890 internationalized host name: labels separated by `.` or the ideographic full stops
+/// (U+3002, U+FF0E, U+FF61), each an A-label or a valid U-label (RFC 5892 rules).
+pub(crate) fn idn_hostname(s: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(s) else { return false };
+    if text.is_empty() {
+        return false;
+    }
+    let mut total = 0;
+    for label in text.split(['.', '\u{3002}', '\u{FF0E}', '\u{FF61}']) {
+        if label.is_ascii() {
+            if !hostname(label.as_bytes()) || label.contains('.') {
+                return false;
+            }
+            total += label.len() + 1;
+            continue;
+        }
+        let chars: Vec<char> = label.chars().collect();
+        if !crate::idn::u_label_ok(&chars) {
+            return false;
+        }
+        let Some(a) = crate::idn::punycode_encode(&chars) else { return false };
+        if a.len() + 4 > 63 {
+            return false;
+        }
+        total += a.len() + 5;
+    }
+    total <= 254
+}
+
+/// RFC 6531 mailbox: as `email`, with UTF-8 in the local part and an idn-hostname domain.
+pub(crate) fn idn_email(s: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(s) else { return false };
+    let Some(at) = text.rfind('@') else { return false };
+    let (local, domain) = (&text[..at], &text[at + 1..]);
+    let ascii_local: String = local.chars().map(|c| if c.is_ascii() { c } else { 'a' }).collect();
+    email(format!("{ascii_local}@example.com").as_bytes())
+        && (idn_hostname(domain.as_bytes()) || (domain.starts_with('[') && email(format!("a@{domain}").as_bytes())))
+}
+
+/// RFC 3987 IRI: a URI whose unreserved characters may also be non-ASCII (not in the scheme).
+pub(crate) fn iri(s: &[u8]) -> bool {
+    std::str::from_utf8(s).is_ok_and(|t| scheme_end(t.as_bytes()).is_some() && uri(&ascii_stand_in(t)))
+}
+
+/// RFC 3987 IRI-reference.
+pub(crate) fn iri_reference(s: &[u8]) -> bool {
+    std::str::from_utf8(s).is_ok_and(|t| uri_reference(&ascii_stand_in(t)))
+}
+
+/// Non-ASCII characters (ucschar, iprivate) stand in as an unreserved letter.
+fn ascii_stand_in(t: &str) -> Vec<u8> {
+    t.chars().map(|c| if c.is_ascii() { c as u8 } else { b'a' }).collect()
+}
+
+/// RFC 6901 JSON pointer: empty, or `/`-prefixed tokens where `~` is `~0` or `~1`.
+pub(crate) fn json_pointer(s: &[u8]) -> bool {
+    (s.is_empty() || s[0] == b'/') && s.iter().enumerate().all(|(i, &b)| b != b'~' || matches!(s.get(i + 1), Some(b'0' | b'1')))
+}
+
+/// Relative JSON pointer (draft-bhutton-relative-json-pointer-00): a non-negative integer,
+/// an optional index manipulation (`+n`, `-n`), then `#` or a JSON pointer.
+pub(crate) fn relative_json_pointer(s: &[u8]) -> bool {
+    let int = |s: &[u8]| -> usize {
+        let n = s.iter().take_while(|b| b.is_ascii_digit()).count();
+        if n > 1 && s[0] == b'0' {
+            0
+        } else {
+            n
+        }
+    };
+    let n = int(s);
+    if n == 0 {
+        return false;
+    }
+    let mut rest = &s[n..];
+    if let Some(r) = rest.strip_prefix(b"+").or_else(|| rest.strip_prefix(b"-")) {
+        let m = int(r);
+        if m == 0 {
+            return false;
+        }
+        rest = &r[m..];
+    }
+    rest == b"#" || json_pointer(rest)
+}
+
+/// RFC 6570 URI Template (any level): literals and `{[op]varspec,...}` expressions.
+pub(crate) fn uri_template(s: &[u8]) -> bool {
+    let mut i = 0;
+    while i < s.len() {
+        match s[i] {
+            b'{' => {
+                let Some(len) = s[i + 1..].iter().position(|&b| b == b'}') else { return false };
+                let mut e = &s[i + 1..i + 1 + len];
+                if let Some((&op, rest)) = e.split_first() {
+                    if b"+#./;?&=,!@|".contains(&op) {
+                        e = rest;
+                    }
+                }
+                if e.is_empty() || !e.split(|&b| b == b',').all(varspec) {
+                    return false;
+                }
+                i += len + 2;
+            }
+            b'%' => {
+                if !(s.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && s.get(i + 2).is_some_and(u8::is_ascii_hexdigit)) {
+                    return false;
+                }
+                i += 3;
+            }
+            // RFC 6570 excludes `'` from literals too; JSON Schema's test suite reads the
+            // errata that allows it
+            b if b < 0x21 || b == 0x7F || b"\"<>\\^`|}".contains(&b) => return false,
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+fn varspec(v: &[u8]) -> bool {
+    let (name, modifier) = match v.iter().position(|&b| b == b':' || b == b'*') {
+        Some(i) => (&v[..i], &v[i..]),
+        None => (v, &v[..0]),
+    };
+    let modifier_ok = match modifier {
+        [] | [b'*'] => true,
+        [b':', d @ ..] => (1..=4).contains(&d.len()) && d[0] != b'0' && d.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    let mut prev_dot = true;
+    let mut i = 0;
+    while i < name.len() {
+        match name[i] {
+            b'.' if !prev_dot => prev_dot = true,
+            b'%' if name.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && name.get(i + 2).is_some_and(u8::is_ascii_hexdigit) => {
+                prev_dot = false;
+                i += 2;
+            }
+            b if b.is_ascii_alphanumeric() || b == b'_' => prev_dot = false,
+            _ => return false,
+        }
+        i += 1;
+    }
+    !name.is_empty() && !prev_dot && modifier_ok
+}
+
+/// RFC 3339 appendix A duration: `P` then date units (`Y`, `M`, `D`, each following the one
+/// before without a gap) and/or `T` with time units (`H`, `M`, `S`), or weeks alone (`nW`).
+pub(crate) fn duration(s: &[u8]) -> bool {
+    let Some(rest) = s.strip_prefix(b"P") else { return false };
+    if rest.is_empty() {
+        return false;
+    }
+    // `nW` alone
+    if let Some(n) = rest.strip_suffix(b"W") {
+        return !n.is_empty() && n.iter().all(u8::is_ascii_digit);
+    }
+    let (date, time) = match rest.iter().position(|&b| b == b'T') {
+        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+        None => (rest, None),
+    };
+    fn units(mut s: &[u8], order: &[u8]) -> bool {
+        let mut last: Option<usize> = None;
+        while !s.is_empty() {
+            let n = s.iter().take_while(|b| b.is_ascii_digit()).count();
+            let Some(&u) = s.get(n) else { return false };
+            let Some(k) = order.iter().position(|&o| o == u) else { return false };
+            if n == 0 || last.is_some_and(|l| k != l + 1) {
+                return false;
+            }
+            last = Some(k);
+            s = &s[n + 1..];
+        }
+        true
+    }
+    match time {
+        Some(t) => !t.is_empty() && units(date, b"YMD") && units(t, b"HMS"),
+        None => units(date, b"YMD"),
+    }
 }
 
 /// Standard base64 (RFC 4648 section 4), padded to a multiple of four.

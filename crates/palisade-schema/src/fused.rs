@@ -110,6 +110,8 @@ fn int_range(n: &SNode) -> Option<(i64, i64)> {
 fn ref_only(n: &SNode) -> Option<SchemaId> {
     let r = n.ref_?;
     let bare = !n.reject_all
+        && n.dynamic_ref.is_none()
+        && n.dyn_table.is_none()
         && n.types == 0
         && !n.nullable
         && !n.read_only

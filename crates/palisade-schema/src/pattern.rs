@@ -1,13 +1,31 @@
 //! ECMA-262 regular expressions (the dialect of `pattern` and `patternProperties`) on top of
 //! the `regex` crate. The translation keeps ECMA's ASCII meaning of `\d`, `\w` (and their
-//! negations) and `\b`; everything else is passed through. What Rust's regex cannot express
-//! (lookaround, backreferences) fails to compile and is reported by the caller as a warning:
-//! such a pattern is not enforced.
+//! negations) and `\b`, and ECMA's `\s` (which includes U+FEFF); everything else is passed
+//! through. A pattern that Rust's regex cannot express because it needs backtracking
+//! (lookaround, backreferences) is run by `fancy-regex` with a budget of
+//! [`BACKTRACK_LIMIT`] steps per match; a value that exhausts the budget does not match (fail
+//! closed, with its own violation message).
 
 use regex::bytes::{Regex, RegexBuilder};
 
+/// Backtracking steps one match of a lookaround / backreference pattern may take.
+pub(crate) const BACKTRACK_LIMIT: usize = 100_000;
+
+/// ECMA-262 WhiteSpace and LineTerminator (`\s`), as the inside of a class.
+const ECMA_SPACE: &str = "\\t\\n\\x0B\\x0C\\r \\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}\\x{FEFF}";
+
+fn src_rest_is_negated_empty(chars: &std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+    let mut c = chars.clone();
+    c.next() == Some('^') && c.next() == Some(']')
+}
+
 /// Translate an ECMA-262 pattern to Rust regex syntax.
 pub(crate) fn translate(src: &str) -> String {
+    translate_for(src, false)
+}
+
+/// `fancy`: for `fancy-regex`, whose syntax has no `(?-u:...)` groups.
+fn translate_for(src: &str, fancy: bool) -> String {
     let mut out = String::with_capacity(src.len() + 8);
     let mut chars = src.chars().peekable();
     let mut in_class = false;
@@ -25,8 +43,11 @@ pub(crate) fn translate(src: &str) -> String {
                     ('w', false) => out.push_str("[0-9A-Za-z_]"),
                     ('w', true) => out.push_str("0-9A-Za-z_"),
                     ('W', false) => out.push_str("[^0-9A-Za-z_]"),
-                    ('b', false) => out.push_str("(?-u:\\b)"),
-                    ('B', false) => out.push_str("(?-u:\\B)"),
+                    ('b', false) if !fancy => out.push_str("(?-u:\\b)"),
+                    ('B', false) if !fancy => out.push_str("(?-u:\\B)"),
+                    ('s', false) => out.push_str(&format!("[{ECMA_SPACE}]")),
+                    ('s', true) => out.push_str(ECMA_SPACE),
+                    ('S', false) => out.push_str(&format!("[^{ECMA_SPACE}]")),
                     // ECMA \cX control escapes.
                     ('c', _) if chars.peek().is_some_and(|x| x.is_ascii_alphabetic()) => {
                         let x = chars.next().unwrap();
@@ -38,6 +59,16 @@ pub(crate) fn translate(src: &str) -> String {
                         out.push(e);
                     }
                 }
+            }
+            // ECMA's empty class matches nothing, its negation anything.
+            '[' if !in_class && chars.peek() == Some(&']') => {
+                chars.next();
+                out.push_str("[^\\x00-\\x{10FFFF}]");
+            }
+            '[' if !in_class && src_rest_is_negated_empty(&chars) => {
+                chars.next();
+                chars.next();
+                out.push_str("(?s:.)");
             }
             '[' if !in_class => {
                 in_class = true;
@@ -78,31 +109,109 @@ pub(crate) fn compile(src: &str) -> Result<Regex, String> {
     })
 }
 
-/// A compiled pattern: the regex, and a byte-table matcher when the pattern is a simple
-/// anchored sequence (`^[a-z0-9-]*$`, `^SKU-[0-9]{5}$`), which answers without the regex engine.
+/// A compiled pattern: the regex (or the backtracking one), and a byte-table matcher when the
+/// pattern is a simple anchored sequence (`^[a-z0-9-]*$`, `^SKU-[0-9]{5}$`), which answers
+/// without the regex engine.
 #[derive(Clone, Debug)]
 pub(crate) struct Pattern {
-    re: Regex,
+    engine: Engine,
     simple: Option<Simple>,
+}
+
+#[derive(Clone, Debug)]
+enum Engine {
+    Plain(Regex),
+    Backtracking(Box<fancy_regex::Regex>),
+}
+
+/// Whether a pattern has constructs that only a backtracking engine runs.
+fn needs_backtracking(src: &str) -> bool {
+    let b = src.as_bytes();
+    src.contains("(?=")
+        || src.contains("(?!")
+        || src.contains("(?<=")
+        || src.contains("(?<!")
+        || b.windows(2).any(|w| w[0] == b'\\' && (w[1].is_ascii_digit() && w[1] != b'0' || w[1] == b'k'))
 }
 
 impl Pattern {
     pub fn new(src: &str) -> Result<Pattern, String> {
-        Ok(Pattern { re: compile(src)?, simple: Simple::parse(src) })
+        match compile(src) {
+            Ok(re) => Ok(Pattern { engine: Engine::Plain(re), simple: Simple::parse(src) }),
+            Err(e) if needs_backtracking(src) => {
+                let re = fancy_regex::RegexBuilder::new(&translate_for(src, true)).backtrack_limit(BACKTRACK_LIMIT).build().map_err(|f| format!("{e}; {f}"))?;
+                Ok(Pattern { engine: Engine::Backtracking(Box::new(re)), simple: None })
+            }
+            Err(e) => Err(e),
+        }
     }
 
+    /// Whether the pattern needs the backtracking engine (and its budget).
+    pub fn backtracking(&self) -> bool {
+        matches!(self.engine, Engine::Backtracking(_))
+    }
+
+    /// `Some(matched)`, or `None` when the backtracking budget ran out.
+    #[inline]
+    pub fn check(&self, s: &[u8]) -> Option<bool> {
+        match (&self.simple, &self.engine) {
+            (Some(m), _) => Some(m.is_match(s)),
+            (None, Engine::Plain(re)) => Some(re.is_match(s)),
+            (None, Engine::Backtracking(re)) => re.is_match(String::from_utf8_lossy(s).as_ref()).ok(),
+        }
+    }
+
+    /// [`Pattern::check`], failing closed: a value that exhausts the budget does not match.
     #[inline]
     pub fn is_match(&self, s: &[u8]) -> bool {
-        match &self.simple {
-            Some(m) => m.is_match(s),
-            None => self.re.is_match(s),
-        }
+        self.check(s).unwrap_or(false)
     }
 
     /// The translated pattern (as given to the regex engine).
     pub fn as_str(&self) -> &str {
-        self.re.as_str()
+        match &self.engine {
+            Engine::Plain(re) => re.as_str(),
+            Engine::Backtracking(re) => re.as_str(),
+        }
     }
+}
+
+/// The `regex` format: an ECMA-262 pattern Palisade can run, without the syntax of other
+/// dialects (`(?P<name>`, `(?#comment)`, inline flags `(?i)`, escapes ECMA lacks like `\a`,
+/// `\z`, `\A`).
+pub(crate) fn is_ecma_regex(src: &str) -> bool {
+    let b = src.as_bytes();
+    let mut i = 0;
+    let mut in_class = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                let Some(&e) = b.get(i + 1) else { return false };
+                if e.is_ascii_alphabetic() && !b"dDwWsSbBnrtfvcxukpP".contains(&e) {
+                    return false;
+                }
+                i += 2;
+                continue;
+            }
+            b'[' if !in_class => in_class = true,
+            b']' if in_class => in_class = false,
+            b'(' if !in_class && b.get(i + 1) == Some(&b'?') => {
+                let ok = match b.get(i + 2) {
+                    Some(b':' | b'=' | b'!') => true,
+                    Some(b'<') => {
+                        matches!(b.get(i + 3), Some(b'=' | b'!')) || b.get(i + 3).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_' || *c == b'$')
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Pattern::new(src).is_ok()
 }
 
 /// One element of a simple pattern: a set of ASCII bytes repeated `min..=max` times.

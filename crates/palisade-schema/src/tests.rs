@@ -165,10 +165,22 @@ fn nullable_oas30() {
     table(O30, "{type: string, nullable: true, maxLength: 2}", &[("null", V), (r#""ab""#, V), (r#""abc""#, Some("maxLength")), ("1", Some("type"))]);
     table(O30, "{type: string, nullable: false}", &[("null", Some("type"))]);
     table(O30, "{type: string, enum: [a, b], nullable: true}", &[("null", V), (r#""a""#, V), (r#""c""#, Some("enum"))]);
-    // Not a keyword in 3.1: ignored, with a warning.
-    let (s, id) = one(O31, "{type: string, nullable: true}");
+    // Not a keyword in 3.1: honoured by default (specs converted from 3.0 mean it), ignored on
+    // request; one warning for the whole spec either way.
+    let (s, id) = one(O31, "{type: object, properties: {a: {type: integer, nullable: true}, b: {type: string, nullable: true}}}");
+    assert!(run(&s, id, r#"{"a": null, "b": null}"#, &opts(Direction::Request)).0);
+    assert!(!run(&s, id, r#"{"a": "x"}"#, &opts(Direction::Request)).0);
+    let w: Vec<_> = s.warnings().iter().filter(|w| w.message.contains("nullable is an OpenAPI 3.0 keyword")).collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].message.contains("2 schema(s)") && w[0].message.contains("honoured") && w[0].pointer == "/s/properties/a/nullable", "{w:?}");
+    let r = resolver(&[("main", "s: {type: string, nullable: true}")]);
+    let mut c = Compiler::new(O31, &r);
+    c.set_nullable(crate::Nullable::Ignore);
+    let id = c.compile(0, "/s", r.docs[0].1.get("s").unwrap());
+    let s = c.finish().unwrap();
     assert!(!run(&s, id, "null", &opts(Direction::Request)).0);
-    assert!(s.warnings().iter().any(|w| w.message.contains("nullable is not a keyword")));
+    assert!(run(&s, id, r#""x""#, &opts(Direction::Request)).0);
+    assert!(s.warnings().iter().any(|w| w.message.contains("ignored, as 3.1 says")));
 }
 
 #[test]
@@ -253,12 +265,26 @@ fn strings() {
 }
 
 #[test]
-fn unenforceable_patterns_warn() {
-    let (s, id) = one(O30, "{type: string, pattern: '^(?!admin).*$'}");
-    assert!(run(&s, id, r#""admin""#, &opts(Direction::Request)).0, "not enforced");
-    assert!(s.warnings().iter().any(|w| w.message.contains("not enforced") && w.pointer == "/s/pattern"));
-    let (s, _) = one(O31, "{patternProperties: {'(a)\\1': {}}}");
-    assert_eq!(s.warnings().len(), 1);
+fn backtracking_patterns_are_enforced_with_a_budget() {
+    // lookahead (a password rule) and a backreference: enforced, with a warning that says so
+    let (s, id) = one(O30, "{type: string, pattern: '^(?!admin)\\w+$'}");
+    let o = opts(Direction::Request);
+    assert!(run(&s, id, r#""alice""#, &o).0);
+    let (ok, v) = run(&s, id, r#""admin""#, &o);
+    assert!(!ok && v[0].keyword == "pattern", "{v:?}");
+    assert!(s.warnings().iter().any(|w| w.message.contains("needs backtracking") && w.pointer == "/s/pattern"));
+    let (s, id) = one(O31, "{type: object, patternProperties: {'^(a+)-\\1$': {type: integer}}}");
+    assert!(!run(&s, id, r#"{"aa-aa": "x"}"#, &o).0);
+    assert!(run(&s, id, r#"{"aa-a": "x"}"#, &o).0);
+    // a value that exhausts the budget is rejected, with its own message
+    let (s, id) = one(O30, "{type: string, pattern: '^(?=x)(a|aa)+(?!b)c$'}");
+    let evil = format!("\"x{}\"", "a".repeat(60));
+    let (ok, v) = run(&s, id, &evil, &o);
+    assert!(!ok);
+    assert!(v[0].message.contains("backtracking steps") || v[0].message.contains("must match"), "{v:?}");
+    // ECMA's \s includes U+FEFF, which Unicode White_Space does not
+    table(O31, "{pattern: '^\\s$'}", &[("\"\\ufeff\"", V), ("\"\\u00a0\"", V), ("\"a\"", Some("pattern"))]);
+    table(O31, "{pattern: '^\\S$'}", &[("\"\\ufeff\"", Some("pattern")), ("\"a\"", V)]);
 }
 
 #[test]
@@ -470,6 +496,84 @@ fn discriminator() {
     // Without the discriminator, a Cat-shaped Dog would match by oneOf alone.
     // A discriminator on a schema without oneOf/anyOf is a warning.
     assert!(s.warnings().iter().any(|w| w.pointer == "/components/schemas/Pet/discriminator"));
+}
+
+#[test]
+fn ids_anchors_and_dynamic_refs() {
+    let o = opts(Direction::Request);
+    // `$id` changes the base of relative refs; `$anchor` names a schema in its resource
+    let doc = r#"
+s:
+  $id: http://x.example/root.json
+  properties:
+    a: {$ref: 'item.json'}
+    b: {$ref: 'item.json#num'}
+    c: {$ref: '#/$defs/local'}
+  $defs:
+    item: {$id: item.json, type: string, $defs: {n: {$anchor: num, type: number}}}
+    local: {type: boolean}
+"#;
+    let (s, id) = build(O31, &[("main", doc)], "/s").unwrap();
+    assert!(run(&s, id, r#"{"a": "x", "b": 1, "c": true}"#, &o).0);
+    assert!(!run(&s, id, r#"{"a": 1}"#, &o).0);
+    assert!(!run(&s, id, r#"{"b": "x"}"#, &o).0);
+    assert!(!run(&s, id, r#"{"c": 1}"#, &o).0);
+    // a component schema with an `$id` still reaches the rest of the document by pointer
+    let spec = "components:\n  schemas:\n    A: {$id: 'https://x.example/a', properties: {b: {$ref: '#/components/schemas/B'}}}\n    B: {type: integer}\n";
+    let (s, id) = build(O31, &[("main", spec)], "/components/schemas/A").unwrap();
+    assert!(!run(&s, id, r#"{"b": "x"}"#, &o).0);
+    // $dynamicRef: the outermost resource defining the anchor wins (a generic list whose
+    // items the extending schema constrains)
+    let doc = r#"
+s:
+  $id: http://x.example/strings
+  $ref: list
+  $defs:
+    item: {$dynamicAnchor: item, type: string}
+    list:
+      $id: list
+      type: array
+      items: {$dynamicRef: '#item'}
+      $defs: {item: {$dynamicAnchor: item}}
+"#;
+    let (s, id) = build(O31, &[("main", doc)], "/s").unwrap();
+    assert!(run(&s, id, r#"["a", "b"]"#, &o).0);
+    assert!(!run(&s, id, r#"["a", 1]"#, &o).0);
+    let (s, id) = build(O31, &[("main", doc)], "/s/$defs/list").unwrap();
+    assert!(run(&s, id, r#"["a", 1]"#, &o).0, "alone, the list takes anything");
+}
+
+#[test]
+fn discriminator_mapping_through_refs_and_names() {
+    // A mapping target that is itself a `$ref` (an alias), a schema name with dots, and a
+    // target in another document.
+    let doc = r#"
+components:
+  schemas:
+    Any:
+      oneOf: [{$ref: '#/components/schemas/Alias'}, {$ref: '#/components/schemas/v1.Dog'}, {$ref: 'other#/Fish'}]
+      discriminator:
+        propertyName: t
+        mapping: {cat: '#/components/schemas/Alias', dog: v1.Dog, fish: 'other#/Fish'}
+    Alias: {$ref: '#/components/schemas/Cat'}
+    Cat: {type: object, required: [claws], properties: {t: {type: string}, claws: {type: integer}}}
+    v1.Dog: {type: object, required: [bark], properties: {t: {type: string}, bark: {type: boolean}}}
+"#;
+    let other = "Fish: {type: object, required: [fins], properties: {t: {type: string}, fins: {type: integer}}}\n";
+    let (s, id) = build(O30, &[("main", doc), ("other", other)], "/components/schemas/Any").unwrap();
+    let o = opts(Direction::Request);
+    assert!(run(&s, id, r#"{"t":"cat","claws":3}"#, &o).0);
+    assert!(run(&s, id, r#"{"t":"dog","bark":true}"#, &o).0);
+    assert!(run(&s, id, r#"{"t":"fish","fins":2}"#, &o).0);
+    let (ok, v) = run(&s, id, r#"{"t":"dog","claws":3}"#, &o);
+    assert!(!ok && v[0].keyword == "required", "{v:?}");
+    assert!(!run(&s, id, r#"{"t":"cow"}"#, &o).0);
+    // A mapping to nothing: a warning, and the oneOf alone decides.
+    let broken = doc.replace("dog: v1.Dog", "dog: v2.Dog");
+    let (s, id) = build(O30, &[("main", &broken), ("other", other)], "/components/schemas/Any").unwrap();
+    assert!(s.warnings().iter().any(|w| w.message.contains("\"v2.Dog\" names no schema")), "{:?}", s.warnings());
+    assert!(run(&s, id, r#"{"t":"dog","bark":true}"#, &o).0);
+    assert!(!run(&s, id, r#"{"t":"dog"}"#, &o).0);
 }
 
 #[test]

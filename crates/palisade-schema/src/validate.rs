@@ -70,6 +70,8 @@ pub(crate) struct Cx<'a> {
     stop: bool,
     /// Set by `object` when every member was matched by `properties` (read right after).
     all_props: bool,
+    /// The `$dynamicAnchor` tables of the schema resources being evaluated, outermost first.
+    dyn_scope: Vec<u32>,
 }
 
 /// Up to `max` chars of `s`, with an ellipsis when cut.
@@ -253,7 +255,7 @@ impl<'a> Cx<'a> {
         scratch: &'a mut Scratch,
         out: &'a mut Vec<Violation>,
     ) -> Self {
-        Cx { s, tape, input, opts, out, scratch, quiet: 0, depth: 0, recorded: 0, invalid: false, stop: false, all_props: false }
+        Cx { s, tape, input, opts, out, scratch, quiet: 0, depth: 0, recorded: 0, invalid: false, stop: false, all_props: false, dyn_scope: Vec::new() }
     }
 
     /// Start at evaluation depth `d` (a subtree validated on its own tape by the fused
@@ -371,7 +373,15 @@ impl<'a> Cx<'a> {
             return false;
         }
         self.depth += 1;
+        // Reaching a schema resource with `$dynamicAnchor`s enters it into the dynamic scope.
+        let entered = n.dyn_table.filter(|t| self.dyn_scope.last() != Some(t));
+        if let Some(t) = entered {
+            self.dyn_scope.push(t);
+        }
         let r = self.eval_node(n, v, path, ann, top);
+        if entered.is_some() {
+            self.dyn_scope.pop();
+        }
         self.depth -= 1;
         r
     }
@@ -506,8 +516,17 @@ impl<'a> Cx<'a> {
             }
         }
         if let Some(p) = n.pattern {
-            if !self.s.regexes[p as usize].is_match(&s) {
-                self.fail(path, "pattern", || format!("must match the pattern {}", truncate(self.s.regexes[p as usize].as_str(), 48)));
+            let re = &self.s.regexes[p as usize];
+            let matched = re.check(&s);
+            if matched != Some(true) {
+                self.fail(path, "pattern", || match matched {
+                    None => format!(
+                        "rejected: matching the pattern {} took more than {} backtracking steps",
+                        truncate(re.as_str(), 48),
+                        crate::pattern::BACKTRACK_LIMIT
+                    ),
+                    _ => format!("must match the pattern {}", truncate(re.as_str(), 48)),
+                });
                 ok = false;
                 if self.bail() {
                     return false;
@@ -799,6 +818,16 @@ impl<'a> Cx<'a> {
         }
         if let Some(r) = n.ref_ {
             if !self.eval(r, v, path, slot, false) {
+                bad!();
+            }
+        }
+        if let Some((fixed, name)) = n.dynamic_ref {
+            // The outermost resource of the dynamic scope that defines the anchor wins.
+            let s = self.s;
+            let target = name
+                .and_then(|name| self.dyn_scope.iter().find_map(|&t| s.dyn_tables[t as usize].iter().find(|(a, _)| *a == name).map(|&(_, id)| id)))
+                .unwrap_or(fixed);
+            if !self.eval(target, v, path, slot, false) {
                 bad!();
             }
         }

@@ -42,7 +42,8 @@ enum Command {
     Check {
         #[arg(short, long)]
         config: PathBuf,
-        /// Do not fetch JWKS URLs (by default each one is fetched once, as the proxy would).
+        /// Use no network: JWKS URLs and OpenAPI spec URLs are not fetched (by default each one
+        /// is fetched once, as the proxy would). Spec files never lead to the network.
         #[arg(long)]
         offline: bool,
     },
@@ -224,12 +225,19 @@ enum OpenapiCommand {
     Lint {
         /// Spec file or http(s) URL.
         spec: String,
+        /// Use no network at all: a spec URL is refused. (A spec file never leads to the
+        /// network: http(s) `$ref`s in it are errors unless `remote_refs` is set.)
+        #[arg(long)]
+        offline: bool,
     },
     /// Judge one raw HTTP request (and optionally the upstream's response) against a spec, as
     /// the proxy would with `request: block`. Exit 0 when allowed, 2 when blocked, 1 on error.
     Validate {
         /// Spec file or http(s) URL.
         spec: String,
+        /// Use no network at all: a spec URL is refused.
+        #[arg(long)]
+        offline: bool,
         /// File holding the raw request: request line, headers, blank line, body.
         #[arg(long)]
         request: PathBuf,
@@ -428,15 +436,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Settings for the offline OpenAPI tools, decoded like a configuration section.
-fn offline_settings(spec: &str, extra: &str) -> Result<palisade_openapi::settings::Settings, String> {
+/// Settings for the OpenAPI tools, decoded like a configuration section. `offline`: no
+/// network at all (a spec URL is refused).
+fn offline_settings(spec: &str, extra: &str, offline: bool) -> Result<palisade_openapi::settings::Settings, String> {
+    if offline && spec.contains("://") && !spec.starts_with("file://") {
+        return Err(format!("{spec}: a spec URL cannot be read with --offline"));
+    }
     let spec = if spec.contains("://") { spec.to_string() } else { std::path::absolute(spec).map_err(|e| e.to_string())?.display().to_string() };
     let text = format!("spec: {}\n{extra}", serde_json::to_string(&spec).unwrap_or_default());
     let node = palisade_config::yaml::parse(&text).map_err(|e| e.message)?;
     let mut cx = palisade_config::decode::Ctx::new("command line");
     let s = palisade_openapi::settings::Settings::decode(&mut cx, &node, "openapi", std::path::Path::new("/"));
     match (s, cx.errors.is_empty()) {
-        (Some(s), true) => Ok(s),
+        (Some(mut s), true) => {
+            s.offline = offline;
+            Ok(s)
+        }
         _ => Err(cx.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")),
     }
 }
@@ -544,7 +559,7 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
             ExitCode::SUCCESS
         }
         OpenapiCommand::Diff { spec, traffic, json } => {
-            let settings = match offline_settings(&spec, "unknown_fields: monitor\nunknown_query: monitor\nmax_violations: 100\n") {
+            let settings = match offline_settings(&spec, "unknown_fields: monitor\nunknown_query: monitor\nmax_violations: 100\n", false) {
                 Ok(s) => s,
                 Err(e) => return fail(&e),
             };
@@ -591,8 +606,8 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
                 ExitCode::from(2)
             }
         }
-        OpenapiCommand::Lint { spec } => {
-            let settings = match offline_settings(&spec, "") {
+        OpenapiCommand::Lint { spec, offline } => {
+            let settings = match offline_settings(&spec, "", offline) {
                 Ok(s) => s,
                 Err(e) => return fail(&e),
             };
@@ -613,10 +628,10 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
                 }
             }
         }
-        OpenapiCommand::Validate { spec, request, response, unknown_fields, unknown_query } => {
+        OpenapiCommand::Validate { spec, offline, request, response, unknown_fields, unknown_query } => {
             let response_mode = if response.is_some() { "block" } else { "off" };
             let extra = format!("response: {response_mode}\nunknown_fields: {unknown_fields}\nunknown_query: {unknown_query}\nmax_violations: 100\n");
-            let settings = match offline_settings(&spec, &extra) {
+            let settings = match offline_settings(&spec, &extra, offline) {
                 Ok(s) => s,
                 Err(e) => return fail(&e),
             };

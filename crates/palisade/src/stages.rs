@@ -13,7 +13,7 @@ use palisade_core::{Context, RequestView, ResponseView, Stage, Verdict};
 use palisade_openapi::judge::Judge;
 use palisade_openapi::settings::{Settings, Source};
 use palisade_openapi::stage::OpenApiStage;
-use palisade_openapi::{CompileOptions, Fetch, SpecError};
+use palisade_openapi::{Fetch, SpecError};
 use palisade_proxy::StageFactory;
 
 /// How the stages are used.
@@ -95,6 +95,7 @@ pub fn factory(usage: Use) -> StageFactory {
 /// anything changed. Configured headers go only to the spec's own origin.
 struct SpecFetch<'a> {
     headers: &'a [(String, String)],
+    offline: bool,
     origin: Option<String>,
     seen: RefCell<std::collections::hash_map::DefaultHasher>,
 }
@@ -109,6 +110,9 @@ impl Fetch for SpecFetch<'_> {
     fn fetch(&self, location: &str) -> Result<String, String> {
         let lower = location.get(..8).unwrap_or(location).to_ascii_lowercase();
         let text = if lower.starts_with("http://") || lower.starts_with("https://") {
+            if self.offline {
+                return Err("not fetched: offline (--offline)".into());
+            }
             let same_origin = self.origin.is_some() && origin_of(location) == self.origin;
             let headers = if same_origin { self.headers } else { &[] };
             crate::fetch::get(location, headers, crate::fetch::Limits::default())?
@@ -144,10 +148,11 @@ pub fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<Confi
             Source::Url(u) => origin_of(u),
             Source::File(_) => None,
         },
+        offline: settings.offline,
         seen: RefCell::new(Default::default()),
     };
-    let set = palisade_openapi::load(&location, &fetch, &palisade_openapi::Limits::default()).map_err(spec_errors)?;
-    let opts = CompileOptions { router: palisade_openapi::router::RouterOptions { ignore_trailing_slash: settings.ignore_trailing_slash } };
+    let set = palisade_openapi::load(&location, &fetch, &settings.load_limits()).map_err(spec_errors)?;
+    let opts = settings.compile_options();
     let (api, warnings) = palisade_openapi::compile_with_warnings(&set, &opts).map_err(spec_errors)?;
     let warnings = warnings.iter().map(|w| w.to_string()).collect();
     let digest = fetch.seen.borrow().finish();
@@ -165,7 +170,16 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
     if !cx.errors.is_empty() {
         return Err(cx.errors);
     }
-    let Some(settings) = settings else { return Err(vec![ConfigError::file(&config.source, format!("{path}: could not be decoded"))]) };
+    let Some(mut settings) = settings else { return Err(vec![ConfigError::file(&config.source, format!("{path}: could not be decoded"))]) };
+    if let Use::Check(checks) = usage {
+        settings.offline = checks.offline;
+        if let (true, Source::Url(url)) = (checks.offline, &settings.source) {
+            if let Ok(mut s) = checks.lock() {
+                s.push(format!("note: {path}.spec: {url} was not fetched (--offline); the spec is not checked"));
+            }
+            return Ok(Box::new(Unchecked));
+        }
+    }
     let (judge, warnings, digest) = build(&settings).map_err(|errs| {
         errs.into_iter()
             .map(|mut e| {
@@ -287,6 +301,15 @@ fn spawn_refresh(stage: Weak<OpenApiStage>, settings: Settings, every: Duration,
 }
 
 /// A stage shared with a refresh thread.
+/// The place of an OpenAPI stage whose spec `check --offline` could not read: allows all.
+struct Unchecked;
+
+impl Stage for Unchecked {
+    fn name(&self) -> &'static str {
+        "openapi"
+    }
+}
+
 struct SharedStage(Arc<OpenApiStage>);
 
 impl Stage for SharedStage {

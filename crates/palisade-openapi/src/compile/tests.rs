@@ -258,7 +258,7 @@ fn server_base_paths() {
 #[test]
 fn trailing_slash_option_reaches_the_router() {
     let set = load_str("/t/api.yaml", SERVERS, &FsFetch, &Limits::default()).unwrap();
-    let opts = CompileOptions { router: RouterOptions { ignore_trailing_slash: true } };
+    let opts = CompileOptions { router: RouterOptions { ignore_trailing_slash: true }, ..Default::default() };
     let (api, _, _) = build(&set, &opts);
     assert_eq!(op(&api, "GET", "/v2/a/").0.template, "/a");
 }

@@ -179,3 +179,139 @@ fn fs_fetch_refuses_urls() {
     assert!(FsFetch.fetch("https://example.com/x.yaml").unwrap_err().contains("http"));
     assert!(FsFetch.fetch("/definitely/not/here.yaml").is_err());
 }
+
+#[test]
+fn refs_only_where_the_spec_defines_references() {
+    // `$ref` keys in example values (media type and component examples), in parameter
+    // examples, in data of unknown keywords and extensions: none is a reference, none is
+    // fetched.
+    let api = format!(
+        "{HEAD}paths:\n  /a:\n    get:\n      parameters:\n        - name: q\n          in: query\n          schema: {{type: string}}\n          examples: {{one: {{value: {{$ref: 'https://h.example/q'}}}}}}\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {{$ref: '#/components/schemas/Member'}}\n              example: {{$ref: 'https://h.example/e'}}\n              examples:\n                list: {{value: {{members: [{{$ref: 'https://h.example/users/1'}}]}}}}\n                shared: {{$ref: '#/components/examples/Shared'}}\ncomponents:\n  examples:\n    Shared: {{summary: s, value: {{$ref: 'https://h.example/users/2'}}}}\n  schemas:\n    Member:\n      type: object\n      properties:\n        $ref: {{type: string}}\n        value: {{type: string}}\n      x-data: {{$ref: 'https://h.example/x'}}\n      unknownKeyword: {{$ref: 'https://h.example/u'}}\n      const: {{$ref: 'https://h.example/c'}}\n"
+    );
+    let f = MemFetch::new(&[("/s/api.yaml", &api)]);
+    let set = load("/s/api.yaml", &f, &Limits::default()).unwrap();
+    assert_eq!(*f.fetched.borrow(), ["/s/api.yaml"]);
+    let mut ptrs: Vec<&str> = set.refs.iter().map(|r| r.pointer.as_str()).collect();
+    ptrs.sort();
+    assert_eq!(
+        ptrs,
+        ["/paths/~1a/get/responses/200/content/application~1json/examples/shared", "/paths/~1a/get/responses/200/content/application~1json/schema"]
+    );
+}
+
+#[test]
+fn refs_in_referenced_documents_are_found_by_the_kind_of_the_referrer() {
+    // a parameter file: its schema's `$ref` is followed, its example's is not
+    let api = format!("{HEAD}paths:\n  /a:\n    get:\n      parameters: [{{$ref: 'p.yaml'}}]\n      responses: {{'200': {{description: ok}}}}\n");
+    let f = MemFetch::new(&[
+        ("/s/api.yaml", &api),
+        ("/s/p.yaml", "name: q\nin: query\nschema: {$ref: 's.yaml'}\nexample: {$ref: 'nope.yaml'}\n"),
+        ("/s/s.yaml", "type: object\nproperties: {n: {$ref: '#/$defs/N'}}\n$defs: {N: {type: integer}}\n"),
+    ]);
+    let set = load("/s/api.yaml", &f, &Limits::default()).unwrap();
+    assert_eq!(*f.fetched.borrow(), ["/s/api.yaml", "/s/p.yaml", "/s/s.yaml"]);
+    assert_eq!(set.refs.len(), 3, "{:?}", set.refs);
+}
+
+#[test]
+fn remote_refs_in_a_local_spec_are_refused_unless_allowed() {
+    let api = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: 'https://h.example/a.yaml'}}\n");
+    let f = MemFetch::new(&[("/s/api.yaml", &api), ("https://h.example/a.yaml", "type: string\n")]);
+    let errs = load("/s/api.yaml", &f, &Limits::default()).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].to_string().starts_with("/s/api.yaml:6:15: #/components/schemas/A/$ref: reference to the remote document https://h.example/a.yaml"),
+        "{errs:?}"
+    );
+    assert_eq!(*f.fetched.borrow(), ["/s/api.yaml"], "nothing fetched over the network");
+    let set = load("/s/api.yaml", &f, &Limits { remote_refs: true, ..Limits::default() }).unwrap();
+    assert_eq!(set.docs.len(), 2);
+    // a spec fetched by URL may refer to other URLs (and relative ones are URLs)
+    let api2 = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: 'a.yaml'}}\n");
+    let f = MemFetch::new(&[("https://h.example/api.yaml", &api2), ("https://h.example/a.yaml", "type: string\n")]);
+    assert_eq!(load("https://h.example/api.yaml", &f, &Limits::default()).unwrap().docs.len(), 2);
+    // and not to local files
+    let api3 = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n    A: {{$ref: 'file:///etc/passwd'}}\n");
+    let f = MemFetch::new(&[("https://h.example/api.yaml", &api3), ("/etc/passwd", "type: string\n")]);
+    let errs = load("https://h.example/api.yaml", &f, &Limits::default()).unwrap_err();
+    assert!(errs[0].message.contains("reference to the local file /etc/passwd in a spec fetched by URL"), "{errs:?}");
+    assert_eq!(*f.fetched.borrow(), ["https://h.example/api.yaml"]);
+}
+
+#[test]
+fn json_is_parsed_as_json_with_locations() {
+    // surrogate pairs (a YAML parser refuses them), big integers, locations of keys and values
+    let api = "{\n  \"openapi\": \"3.0.3\",\n  \"info\": {\"title\": \"\\ud83d\\udc4d\", \"version\": \"1\"},\n  \"paths\": {},\n  \"x-big\": 123456789012345678901234567890,\n  \"components\": {\"schemas\": {\"A\": {\"$ref\": \"#/components/schemas/Nope\"}}}\n}\n";
+    let errs = load_mem(&[("/s/api.json", api)]).unwrap_err();
+    assert_eq!(errs.len(), 1);
+    assert_eq!(
+        errs[0].to_string(),
+        "/s/api.json:6:44: #/components/schemas/A/$ref: unresolved $ref \"#/components/schemas/Nope\": no \"Nope\" at /components/schemas in /s/api.json"
+    );
+    let ok = api.replace("Nope", "B\"}, \"B\": {\"type\": \"string");
+    let set = load_mem(&[("/s/api.json", &ok)]).unwrap();
+    let info = set.entry().root.get("info").unwrap();
+    assert_eq!(info.get("title").unwrap().value, Value::Str("\u{1f44d}".into()));
+    assert_eq!(info.get("title").unwrap().origin, Origin::File { line: 3, col: 21 });
+    assert_eq!(set.entry().root.get("x-big").unwrap().value, Value::Str("123456789012345678901234567890".into()));
+    // syntax errors say where, in characters
+    let errs = load_mem(&[("/s/api.json", "{\"openapi\": \"3.0.3\", \"é\": [1,]}")]).unwrap_err();
+    assert!(errs[0].to_string().starts_with("/s/api.json:1:30: #: JSON syntax:"), "{errs:?}");
+    // a YAML document that starts with `{` but is not JSON is still read as YAML
+    assert!(load_mem(&[("/s/api.yaml", "{openapi: 3.1.0, paths: {}}")]).is_ok());
+    // a lone surrogate is an error
+    assert!(load_mem(&[("/s/api.json", "{\"openapi\": \"3.1.0\", \"x\": \"\\ud83d\"}")]).is_err());
+}
+
+/// A fetcher that fails the test if it is called.
+struct NoFetch;
+
+impl Fetch for NoFetch {
+    fn fetch(&self, location: &str) -> Result<String, String> {
+        panic!("the loader fetched {location}");
+    }
+}
+
+/// The real specs of `/work/shared/data/openapi-specs` (skipped when absent): all load and
+/// compile from their text without the loader fetching anything (GitHub's has `"$ref"` keys
+/// pointing at api.github.com inside example data; Twilio's has surrogate-pair escapes).
+#[test]
+fn shared_real_specs_load_without_fetching() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/openapi-specs");
+    let dir = if dir.is_dir() { dir } else { std::path::PathBuf::from("/work/shared/data/openapi-specs") };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("skipped: {} is not there", dir.display());
+        return;
+    };
+    let mut n = 0;
+    for e in entries.flatten() {
+        let p = e.path();
+        if !matches!(p.extension().and_then(|x| x.to_str()), Some("json" | "yaml" | "yml")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let set = load_str(&p.to_string_lossy(), &text, &NoFetch, &Limits::default()).unwrap_or_else(|e| panic!("{}: {:?}", p.display(), &e[..e.len().min(5)]));
+        assert_eq!(set.docs.len(), 1, "{}", p.display());
+        let compiled = crate::compile(&set, &crate::CompileOptions::default());
+        assert!(compiled.is_ok(), "{}: {:?}", p.display(), compiled.err().map(|e| e.into_iter().take(5).collect::<Vec<_>>()));
+        n += 1;
+    }
+    assert!(n >= 7, "{n} specs");
+}
+
+#[test]
+fn many_documents_load_up_to_the_configured_limit() {
+    // a spec split into 150 files (DigitalOcean's has more than 100)
+    let mut api = format!("{HEAD}paths: {{}}\ncomponents:\n  schemas:\n");
+    let mut docs = vec![];
+    for i in 0..150 {
+        api.push_str(&format!("    S{i}: {{$ref: 'models/s{i}.yaml'}}\n"));
+        docs.push((format!("/s/models/s{i}.yaml"), format!("type: object\nproperties: {{next: {{$ref: 's{}.yaml'}}}}\n", (i + 1) % 150)));
+    }
+    let mut all: Vec<(&str, &str)> = vec![("/s/api.yaml", &api)];
+    all.extend(docs.iter().map(|(a, b)| (a.as_str(), b.as_str())));
+    let f = MemFetch::new(&all);
+    assert_eq!(load("/s/api.yaml", &f, &Limits::default()).unwrap().docs.len(), 151);
+    let errs = load("/s/api.yaml", &f, &Limits { max_documents: 100, ..Limits::default() }).unwrap_err();
+    assert!(errs[0].message.contains("more than 100 documents (openapi.max_documents)"), "{errs:?}");
+}

@@ -316,6 +316,48 @@ fn openapi_lint_reports_warnings_and_errors() {
     assert!(stdout.contains("2.0"), "{stdout}");
 }
 
+#[test]
+fn openapi_lint_and_validate_never_reach_the_network_for_a_local_spec() {
+    // A listener that must never see a connection: the spec's example data and a remote
+    // `$ref` both point at it.
+    let trap = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    trap.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/x.json", trap.local_addr().unwrap());
+    let dir = TempDir::new();
+    let spec = dir.write(
+        "api.json",
+        format!(
+            r#"{{"openapi": "3.1.0", "info": {{"title": "\ud83d\udc4d", "version": "1"}},
+  "paths": {{"/m": {{"post": {{
+    "operationId": "send",
+    "requestBody": {{"content": {{"application/json": {{
+      "schema": {{"type": "object", "properties": {{"max": {{"type": "integer", "nullable": true}}}}}},
+      "examples": {{"a": {{"value": {{"$ref": "{url}"}}}}}}}}}}}},
+    "responses": {{"200": {{"description": "ok"}}}}}}}},
+  "/n": {{"get": {{"operationId": "send", "responses": {{"200": {{"description": "ok"}}}}}}}}}}}}"#
+        ),
+    );
+    let out = command().args(["openapi", "lint"]).arg(&spec).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("duplicate operationId \"send\"") && stdout.contains("nullable is an OpenAPI 3.0 keyword"), "{stdout}");
+    let req = dir.write("req.http", "POST /m HTTP/1.1\nHost: x\nContent-Type: application/json\n\n{\"max\": null}");
+    let out = command().args(["openapi", "validate"]).arg(&spec).arg("--request").arg(&req).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "nullable honoured in 3.1 by default: {}", String::from_utf8_lossy(&out.stdout));
+
+    let remote = dir.write("remote.yaml", format!("openapi: 3.1.0\ninfo: {{title: x, version: '1'}}\npaths:\n  /a: {{$ref: '{url}'}}\n"));
+    let out = command().args(["openapi", "lint"]).arg(&remote).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("remote.yaml:4:") && stdout.contains("#/paths/~1a/$ref") && stdout.contains("does not use the network"), "{stdout}");
+    assert!(matches!(trap.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock), "a connection was made");
+
+    let out = command().args(["openapi", "lint", "--offline", &url]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--offline"));
+    assert!(matches!(trap.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock), "a connection was made");
+}
+
 #[tokio::test]
 async fn the_demo_runs_its_bundled_example_with_the_openapi_spec() {
     let mut bin = Bin::spawn(&["--log-format", "text", "demo", "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0"]);
