@@ -338,6 +338,7 @@ impl Judge {
             }
         }
         // Parameters.
+        s.params.options.empty_values = self.settings.empty_values;
         let path = PathParams { names, spans: &s.spans, path: req.path };
         let src = Sources { path: &path, query: &s.query, headers: &headers, cookies: &s.cookies, params: &op.params };
         for p in &op.params {
@@ -718,7 +719,7 @@ fn describe_invalid(why: Invalid) -> String {
         Invalid::Decode(e) => e.as_str().to_string(),
         Invalid::Duplicate => "given more than once".into(),
         Invalid::Malformed(m) => format!("malformed: {m}"),
-        Invalid::UnsupportedNesting => "nesting deeper than supported".into(),
+        Invalid::BadBrackets => format!("brackets of a deepObject key not understood (or nested deeper than {})", crate::params::MAX_DEEP_OBJECT_DEPTH),
         Invalid::UnsupportedStyle => "style not usable in this location".into(),
         Invalid::NotJson(e) => format!("not JSON: {} at byte {}", e.message, e.offset),
         Invalid::UnencodedReserved(b) => format!("reserved character {:?} must be percent-encoded", b as char),

@@ -216,10 +216,9 @@ fn simple_object_values_are_coerced_per_property() {
 fn form_not_exploded() {
     let w = world();
     let p = |s| param("color", ParamIn::Query, Style::Form, false, Some(s));
-    // The table's "empty" serialization (`color=`) needs allowEmptyValue: true.
-    let empty = Invalid::Malformed("empty value (allowEmptyValue is false)");
-    assert_eq!(invalid(&p(w.prim), &query("color="), &w.h), empty);
-    assert_eq!(invalid(&p(w.arr), &query("color="), &w.h), empty);
+    // The table's "empty" serialization (`color=`): the empty string, the empty list.
+    assert_eq!(json(&p(w.prim), &query("color="), &w.h), r#""""#);
+    assert_eq!(json(&p(w.arr), &query("color="), &w.h), "[]");
     assert_eq!(json(&p(w.prim), &query("color=blue"), &w.h), r#""blue""#);
     assert_eq!(json(&p(w.arr), &query("color=blue,black,brown"), &w.h), ARR);
     assert_eq!(json(&p(w.obj), &query("color=R,100,G,200,B,150"), &w.h), OBJ);
@@ -279,11 +278,73 @@ fn deep_object() {
     assert_eq!(json(&p, &query("color[R]=100&color[G]=200&color[B]=150"), &w.h), OBJ);
     // Encoded brackets are the same key.
     assert_eq!(json(&p, &query("color%5BR%5D=100"), &w.h), r#"{"R":100}"#);
-    assert_eq!(run(&p, &query("colour[R]=1&color=2"), &w.h).0, Decoded::Missing);
+    assert_eq!(run(&p, &query("colour[R]=1&colors=2"), &w.h).0, Decoded::Missing);
     assert_eq!(invalid(&p, &query("color[R]=1&color[R]=2"), &w.h), Invalid::Duplicate);
-    assert_eq!(invalid(&p, &query("color[R][x][y]=1"), &w.h), Invalid::UnsupportedNesting);
-    assert_eq!(invalid(&p, &query("color[R=1"), &w.h), Invalid::UnsupportedNesting);
-    assert_eq!(invalid(&p, &query("color[R]x=1"), &w.h), Invalid::UnsupportedNesting);
+    // Deeper than the schema: an object where an integer is wanted (the schema reports it).
+    assert_eq!(json(&p, &query("color[R][x][y]=1"), &w.h), r#"{"R":{"x":{"y":"1"}}}"#);
+    assert_eq!(invalid(&p, &query("color[R=1"), &w.h), Invalid::BadBrackets);
+    assert_eq!(invalid(&p, &query("color[R]x=1"), &w.h), Invalid::BadBrackets);
+    assert_eq!(invalid(&p, &query("color[R[x]]=1"), &w.h), Invalid::BadBrackets);
+    // The plain key is the parameter's value too: a string where an object is wanted, which
+    // the schema rejects (it is never skipped).
+    assert_eq!(json(&p, &query("color=%27%20OR%201%3D1--"), &w.h), r#""' OR 1=1--""#);
+    assert!(matches!(invalid(&p, &query("color=x&color[R]=1"), &w.h), Invalid::Malformed(_)));
+}
+
+/// Stripe's shapes: nesting at any depth, arrays as `a[]`, `a[0]`, repeated or one plain key,
+/// arrays of objects, `anyOf` scalars as plain keys, `""` for "unset".
+#[test]
+fn deep_object_any_depth_and_client_array_forms() {
+    let mut h = Fake::default();
+    let s = h.t(S);
+    let int = h.t(I);
+    let b = h.t(TypeSet::BOOLEAN);
+    let city = h.object(&[("city", s), ("line1", s)]);
+    let details = h.object(&[("address", city), ("name", s)]);
+    let pmd = h.object(&[("billing_details", details), ("type", s)]);
+    let expand = h.array(s);
+    let item = h.object(&[("price", s), ("quantity", int)]);
+    let items = h.array(item);
+    // anyOf: [boolean, string]; anyOf: [object, integer]; anyOf: [array, enum [""]].
+    let off = h.t(TypeSet::BOOLEAN | S);
+    let range = h.add(TypeSet::OBJECT | I, None, &[("gt", int), ("lt", int)], None);
+    let tax = h.add(TypeSet::ARRAY | S, Some(s), &[], None);
+    let body = h.object(&[("payment_method_data", pmd), ("expand", expand), ("items", items), ("off_session", off), ("created", range), ("tax_rates", tax), ("confirm", b)]);
+    let p = param("b", ParamIn::Query, Style::DeepObject, true, Some(body));
+    let j = |q: &str| json(&p, &query(q), &h);
+    assert_eq!(j("b[payment_method_data][billing_details][address][city]=Paris"), r#"{"payment_method_data":{"billing_details":{"address":{"city":"Paris"}}}}"#);
+    assert_eq!(j("b%5Bpayment_method_data%5D%5Btype%5D=card"), r#"{"payment_method_data":{"type":"card"}}"#);
+    for q in ["b[expand][]=x&b[expand][]=y", "b[expand][0]=x&b[expand][1]=y", "b[expand]=x&b[expand]=y", "b[expand][1]=y&b[expand][0]=x"] {
+        assert_eq!(j(q), r#"{"expand":["x","y"]}"#, "{q}");
+    }
+    assert_eq!(j("b[expand]=x"), r#"{"expand":["x"]}"#);
+    // Indices in numeric order, not text order.
+    let many: Vec<String> = (0..12).rev().map(|i| format!("b[expand][{i}]={i}")).collect();
+    let want: Vec<String> = (0..12).map(|i| format!("\"{i}\"")).collect();
+    assert_eq!(j(&many.join("&")), format!(r#"{{"expand":[{}]}}"#, want.join(",")));
+    assert_eq!(j("b[items][0][price]=p1&b[items][1][price]=p2&b[items][0][quantity]=2"), r#"{"items":[{"price":"p1","quantity":2},{"price":"p2"}]}"#);
+    assert_eq!(j("b[off_session]=true&b[confirm]=false"), r#"{"confirm":false,"off_session":true}"#);
+    assert_eq!(j("b[off_session]=recurring"), r#"{"off_session":"recurring"}"#);
+    assert_eq!(j("b[created]=1700000000"), r#"{"created":1700000000}"#);
+    assert_eq!(j("b[created][gt]=5"), r#"{"created":{"gt":5}}"#);
+    assert_eq!(j("b[tax_rates]="), r#"{"tax_rates":""}"#);
+    assert_eq!(j("b[tax_rates][0]=txr_1"), r#"{"tax_rates":["txr_1"]}"#);
+    // `[]` under a key the schema does not describe: one array element per occurrence.
+    assert_eq!(j("b[extra][]=1&b[extra][]=2"), r#"{"extra":["1","2"]}"#);
+    // A repeated scalar is still a duplicate.
+    assert_eq!(invalid(&p, &query("b[confirm]=true&b[confirm]=false"), &h), Invalid::Duplicate);
+    // Nesting is bounded.
+    let deep = format!("b{}=1", "[k]".repeat(MAX_DEEP_OBJECT_DEPTH + 1));
+    assert_eq!(invalid(&p, &query(&deep), &h), Invalid::BadBrackets);
+    let ok = format!("b{}=1", "[k]".repeat(MAX_DEEP_OBJECT_DEPTH));
+    assert!(json(&p, &query(&ok), &h).contains(r#"{"k":"1"}"#));
+    // A top-level deepObject parameter read from its plain key: Stripe's `created=` and `expand=`.
+    let created = param("created", ParamIn::Query, Style::DeepObject, true, Some(range));
+    assert_eq!(json(&created, &query("created=1700000000"), &h), "1700000000");
+    assert_eq!(json(&created, &query("created[gt]=1&created[lt]=2"), &h), r#"{"gt":1,"lt":2}"#);
+    let ex = param("expand", ParamIn::Query, Style::DeepObject, true, Some(expand));
+    assert_eq!(json(&ex, &query("expand[]=data.customer"), &h), r#"["data.customer"]"#);
+    assert_eq!(json(&ex, &query("expand=data.customer"), &h), r#"["data.customer"]"#);
 }
 
 #[test]
@@ -298,6 +359,7 @@ fn deep_object_one_nested_level_and_arrays() {
     let out = json(&p, &query("f[size][w]=3&f[name]=x&f[size][h]=4&f[tags]=a&f[tags]=b"), &h);
     assert_eq!(out, r#"{"name":"x","size":{"h":4,"w":3},"tags":["a","b"]}"#);
     assert!(matches!(invalid(&p, &query("f[size]=1&f[size][w]=2"), &h), Invalid::Malformed(_)));
+    assert_eq!(json(&p, &query("f[tags][]=a"), &h), r#"{"tags":["a"]}"#);
     // deepObject outside the query is not a thing.
     let bad = param("f", ParamIn::Path, Style::DeepObject, true, Some(filter));
     assert_eq!(invalid(&bad, &path(&[("f", "x")]), &h), Invalid::UnsupportedStyle);
@@ -455,18 +517,32 @@ fn duplicates_and_empty_values() {
     assert_eq!(invalid(&p, &query("id=1&id=2"), &w.h), Invalid::Duplicate);
     assert_eq!(json(&p, &query("id=1"), &w.h), "1");
     assert_eq!(run(&p, &query("x=1"), &w.h).0, Decoded::Missing);
-    // Without allowEmptyValue (default false) an empty value is not a value at all, whatever
-    // the schema would say about "" (OpenAPI 3.0.3 Parameter Object, allowEmptyValue).
-    let empty = Invalid::Malformed("empty value (allowEmptyValue is false)");
-    assert_eq!(invalid(&p, &query("id="), &w.h), empty);
-    assert_eq!(invalid(&p, &query("id"), &w.h), empty);
-    let s = param("s", ParamIn::Query, Style::Form, true, None);
-    assert_eq!(invalid(&s, &query("s="), &w.h), empty);
+    // By default (`EmptyValues::Schema`) an empty value is "" for the schema to judge.
+    assert_eq!(json(&p, &query("id="), &w.h), r#""""#);
+    assert_eq!(json(&p, &query("id"), &w.h), r#""""#);
+    let tags = param("tags", ParamIn::Query, Style::Form, true, Some(w.arr));
+    assert_eq!(json(&tags, &query("tags="), &w.h), r#"[""]"#);
+    let s = param("s", ParamIn::Query, Style::Form, true, Some(w.prim));
+    assert_eq!(json(&s, &query("s="), &w.h), r#""""#);
     let mut e = param("id", ParamIn::Query, Style::Form, true, Some(w.int));
     e.allow_empty_value = true;
     assert_eq!(run(&e, &query("id="), &w.h).0, Decoded::Empty);
     assert_eq!(run(&e, &query("id"), &w.h).0, Decoded::Empty);
     assert_eq!(json(&e, &query("id=3"), &w.h), "3");
+    // `reject`: the letter of OpenAPI 3.0.3 (allowEmptyValue defaults to false).
+    let empty = Decoded::Invalid(Invalid::Malformed("empty value (allowEmptyValue is false)"));
+    let mut reject = ParamDecoder::new();
+    reject.options.empty_values = EmptyValues::Reject;
+    for q in ["id=", "id"] {
+        assert_eq!(run_with(&mut reject, &p, std::slice::from_ref(&p), &query(q), &w.h).0, empty, "{q}");
+    }
+    assert_eq!(run_with(&mut reject, &e, std::slice::from_ref(&e), &query("id="), &w.h).0, Decoded::Empty);
+    // `allow`: an empty value is not validated; a non-empty occurrence beside it still is.
+    let mut allow = ParamDecoder::new();
+    allow.options.empty_values = EmptyValues::Allow;
+    assert_eq!(run_with(&mut allow, &p, std::slice::from_ref(&p), &query("id="), &w.h).0, Decoded::Empty);
+    let (d, out) = run_with(&mut allow, &tags, std::slice::from_ref(&tags), &query("tags=&tags=a"), &w.h);
+    assert_eq!((d, out.as_str()), (Decoded::Json, r#"["","a"]"#));
 }
 
 #[test]
