@@ -5,14 +5,20 @@
 //! decoded once). Each distinct field becomes one property of the object (keys sorted):
 //! - a field whose `encoding.contentType` is JSON-like holds JSON text: checked and passed
 //!   through;
-//! - a field with `encoding.style: deepObject` gathers `field[a]=1&field[b][c]=2`;
+//! - a field with `encoding.style: deepObject` gathers `field[a]=1&field[b][c]=2`, at any
+//!   depth, with arrays as `field[]=`, `field[0]=` or repeated keys, and the plain `field=x`
+//!   (the rules of deepObject query parameters, see [`crate::params`]); so does an object or
+//!   array property whose encoding names no style when it is sent with brackets, the way
+//!   every form library writes nested values;
 //! - otherwise the field is decoded like a query parameter with the encoding's `style`
 //!   (default `form`) and `explode` (default `true` for `form`, else `false`): repeated keys
 //!   make an array when the property admits an array (`tags=a&tags=b`), `tags=a,b` with
 //!   `explode: false`, `spaceDelimited` / `pipeDelimited` likewise; a scalar property given
-//!   several times is [`Invalid::Duplicate`];
-//! - a property whose schema admits only `object` and no explicit `style` is taken as JSON
-//!   text (the OpenAPI default `contentType` for objects is `application/json`).
+//!   several times is [`Invalid::Duplicate`]; a field that the schema does not describe, given
+//!   several times, is an array of strings for `additionalProperties` to judge;
+//! - a property whose schema admits `object` (not `array`), sent without brackets and with no
+//!   explicit `style`, is taken as JSON text (the OpenAPI default `contentType` for objects is
+//!   `application/json`).
 //!
 //! Errors name the first offending field; the output is meaningful only on `Ok`.
 

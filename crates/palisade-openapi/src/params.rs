@@ -14,7 +14,22 @@
 //!   JSON string, so a value that fits no admitted type reaches the schema engine as a string
 //!   and is reported there with the usual `type` message;
 //! - arrays and objects come from the style rules when the schema admits `array` or `object`
-//!   (both admitted: array). Object keys are written in sorted order (canonical output).
+//!   (both admitted: array). Object keys are written in sorted order (canonical output; keys
+//!   made of digits by numeric value).
+//!
+//! `deepObject` values (query parameters, and form body fields of that style) are read as a
+//! tree of keys at any depth (up to [`MAX_DEEP_OBJECT_DEPTH`]): `f[a][b]=1` is `{"a":{"b":1}}`.
+//! The standard defines one level; deeper keys and arrays follow the convention of the client
+//! libraries that send them (Stripe's SDKs, `qs`, Rack): a node becomes an array when its
+//! schema admits one and its children are indices (`f[0]=x&f[1]=y`, in numeric order) or
+//! appends (`f[]=x`, one element each); a key given several times (`f=x&f=y`) or once
+//! (`f=x`) is an array when the schema admits one. The plain `f=x` of a deepObject parameter
+//! is its value like any other (a scalar coerced to the schema's types, `anyOf` included), so
+//! it is validated, never skipped. A lone empty value for a schema that admits both an array
+//! and a string is the string (`tax_rates=` as Stripe's "unset").
+//!
+//! Empty query values (`?a=`, `?a`) follow [`EmptyValues`]: by default the empty string is
+//! validated against the schema like any value.
 //!
 //! The decoder owns only reusable scratch buffers ([`ParamDecoder`], [`Query`], [`Cookies`]):
 //! decoding `id=5` allocates nothing once they have grown.

@@ -932,7 +932,7 @@ mod reference {
 fn deep_object_round_trips_what_client_libraries_write() {
     use palisade_testkit::rng::Rng;
     use reference::*;
-    let mut rng = Rng::new(0x5eed_0f_deeb);
+    let mut rng = Rng::new(0x5eed_0fde);
     let mut dec = ParamDecoder::new();
     let mut form = crate::form::FormDecoder::new();
     for case in 0..3000 {
@@ -978,7 +978,7 @@ fn deep_object_round_trips_what_client_libraries_write() {
 fn every_style_round_trips_the_reference_serialization() {
     use palisade_testkit::rng::Rng;
     use reference::*;
-    let mut rng = Rng::new(0x0a5_7e1e5);
+    let mut rng = Rng::new(0x57_1e5);
     let mut dec = ParamDecoder::new();
     // (location, style, explode) rows of the "Style Values" table.
     let rows: &[(ParamIn, Style, bool)] = &[
