@@ -677,8 +677,8 @@ pub enum Invalid {
     Duplicate,
     /// The value does not have the shape its style requires.
     Malformed(&'static str),
-    /// A `deepObject` key whose brackets do not parse (`a[b`, `a[b]c`), or nested deeper than
-    /// [`MAX_DEEP_OBJECT_DEPTH`] levels.
+    /// A `deepObject` key whose brackets do not parse (`a[b`, `a[b]c`: not ending in `]`), or
+    /// nested deeper than [`MAX_DEEP_OBJECT_DEPTH`] levels.
     BadBrackets,
     /// The style cannot be used in this location (`deepObject` outside the query).
     UnsupportedStyle,
@@ -1124,19 +1124,19 @@ impl ParamDecoder {
     }
 
     /// An entry whose path is the bracketed segments of `brackets` (`[a][b][]`; empty for the
-    /// plain key itself).
+    /// plain key itself). The grammar is `"[" key *("][" key) "]"`: a key may hold a lone `[`
+    /// or `]` (`[a]b]` is the key `a]b`, as map keys such as Stripe's `metadata` are any
+    /// string), only `][` separates keys.
     fn push_bracketed(&mut self, brackets: &str, value: Range<usize>, order: usize) -> Result<(), Invalid> {
         let start = self.segs.len() as u32;
-        let mut rest = brackets;
-        while !rest.is_empty() {
-            let inner = rest.strip_prefix('[').ok_or(Invalid::BadBrackets)?;
-            let close = inner.find(']').ok_or(Invalid::BadBrackets)?;
-            let key = &inner[..close];
-            if key.contains('[') || self.segs.len() - start as usize >= MAX_DEEP_OBJECT_DEPTH {
-                return Err(Invalid::BadBrackets);
+        if !brackets.is_empty() {
+            let inner = brackets.strip_prefix('[').and_then(|b| b.strip_suffix(']')).ok_or(Invalid::BadBrackets)?;
+            for key in inner.split("][") {
+                if self.segs.len() - start as usize >= MAX_DEEP_OBJECT_DEPTH {
+                    return Err(Invalid::BadBrackets);
+                }
+                self.push_segment(key);
             }
-            self.push_segment(key);
-            rest = &inner[close + 1..];
         }
         self.entries.push(Entry { segs: start..self.segs.len() as u32, value: value.start as u32..value.end as u32, order: order as u32 });
         Ok(())

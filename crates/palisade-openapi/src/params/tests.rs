@@ -284,7 +284,10 @@ fn deep_object() {
     assert_eq!(json(&p, &query("color[R][x][y]=1"), &w.h), r#"{"R":{"x":{"y":"1"}}}"#);
     assert_eq!(invalid(&p, &query("color[R=1"), &w.h), Invalid::BadBrackets);
     assert_eq!(invalid(&p, &query("color[R]x=1"), &w.h), Invalid::BadBrackets);
-    assert_eq!(invalid(&p, &query("color[R[x]]=1"), &w.h), Invalid::BadBrackets);
+    assert_eq!(invalid(&p, &query("color[R][=1"), &w.h), Invalid::BadBrackets);
+    // Only `][` separates keys: a lone bracket is part of a key.
+    assert_eq!(json(&p, &query("color[R[x]]=1"), &w.h), r#"{"R[x]":"1"}"#);
+    assert_eq!(json(&p, &query("color[a]b][c[]=1"), &w.h), r#"{"a]b":{"c[":"1"}}"#);
     // The plain key is the parameter's value too: a string where an object is wanted, which
     // the schema rejects (it is never skipped).
     assert_eq!(json(&p, &query("color=%27%20OR%201%3D1--"), &w.h), r#""' OR 1=1--""#);
@@ -729,13 +732,19 @@ mod reference {
         Obj(Vec<(String, Val)>),
     }
 
-    const KEY_CHARS: &[char] = &['a', 'b', 'c', 'x', '_', '-', 'é', '0', '7'];
+    const KEY_CHARS: &[char] = &['a', 'b', 'c', 'x', '_', '-', 'é', '0', '7', '[', ']', ' '];
     /// Characters that stress the serialization: delimiters of every style, `%`, `+`, space,
     /// quotes, non-ASCII.
     pub(super) const VALUE_CHARS: &[char] = &['a', 'Z', '5', ' ', '+', '%', '&', '=', ',', ';', '.', '|', '[', ']', '"', '\'', '/', '?', '#', 'é', '€', '😀'];
 
+    /// A key; `][` is the one sequence a bracketed key cannot hold.
     fn key(rng: &mut Rng) -> String {
-        (0..1 + rng.below(6)).map(|_| rng.pick(KEY_CHARS)).collect()
+        loop {
+            let k: String = (0..1 + rng.below(6)).map(|_| rng.pick(KEY_CHARS)).collect();
+            if !k.contains("][") {
+                return k;
+            }
+        }
     }
 
     pub(super) fn kind(rng: &mut Rng, depth: usize) -> Kind {
@@ -936,10 +945,13 @@ fn deep_object_round_trips_what_client_libraries_write() {
     let mut dec = ParamDecoder::new();
     let mut form = crate::form::FormDecoder::new();
     for case in 0..3000 {
-        // A top-level object, as deepObject parameters and form bodies are.
+        // A top-level object, as deepObject parameters and form bodies are; its keys are form
+        // field names, where the first `[` starts the brackets.
         let k = loop {
             if let Kind::Obj(m) = kind(&mut rng, 0) {
-                break Kind::Obj(m);
+                if m.iter().all(|(n, _)| !n.contains('[')) {
+                    break Kind::Obj(m);
+                }
             }
         };
         let v = value(&mut rng, &k, VALUE_CHARS);
