@@ -445,10 +445,21 @@ impl Judge {
             return;
         };
         if req.body.is_empty() {
-            if rb.required {
-                push(out, limit, Action::Block, mode, code::BODY_MISSING, "body".into(), "a request body is required".into(), 400);
+            // A zero-length body sent as a declared form, text or binary media type is that
+            // type's empty value (the empty form is `{}`, empty text is `""`: Stripe's SDKs
+            // POST an empty form when no parameter is set), judged like any other. JSON, XML
+            // and multipart have no empty value, and an undeclared type says nothing: there,
+            // no body was sent.
+            let ct = req.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+            let empty_value = ct
+                .and_then(|ct| media::select_parsed(ct, rb.content.iter().map(|m| m.range.as_str())).ok())
+                .is_some_and(|(_, sent)| matches!(sent.kind(), MediaKind::Form | MediaKind::Text | MediaKind::Other));
+            if !empty_value {
+                if rb.required {
+                    push(out, limit, Action::Block, mode, code::BODY_MISSING, "body".into(), "a request body is required".into(), 400);
+                }
+                return;
             }
-            return;
         }
         let content_type = req.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/octet-stream");
         let (idx, sent) = match media::select_parsed(content_type, rb.content.iter().map(|m| m.range.as_str())) {
