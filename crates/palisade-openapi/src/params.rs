@@ -1078,6 +1078,14 @@ impl ParamDecoder {
             };
             check_reserved(raw, delims)?;
         }
+        if let (true, Shape::Array(items)) = (raw.is_empty(), shape) {
+            // `?a=` for an array: one empty item, as `?a=&a=x` has one (and as other
+            // validators read it), so that `minLength` and `enum` of the items apply.
+            out.push('[');
+            self.piece(cx, raw, types_of(hints, items), out)?;
+            out.push(']');
+            return Ok(Decoded::Json);
+        }
         self.single(cx, p.style, p.explode, p.name, raw, shape, out)?;
         Ok(Decoded::Json)
     }
