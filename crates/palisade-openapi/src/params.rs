@@ -1378,11 +1378,18 @@ impl ParamDecoder {
     /// The values given for one key: an array of them when the schema admits an array (a lone
     /// empty value is the empty string when the schema also admits a string: Stripe's
     /// `tax_rates=` for "none"), or when the schema admits anything and there are several;
-    /// else one scalar coerced to the schema's types (several are [`Invalid::Duplicate`]).
+    /// else one scalar coerced to the schema's types (several are [`Invalid::Duplicate`]). A
+    /// lone empty value where the schema admits an object and no scalar is the empty object
+    /// (`offline=` for `offline: {}`, the only value the key can carry there).
     fn leaf(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, values: &[Entry], out: &mut String) -> Result<(), Invalid> {
         let raw = |e: &Entry| &base[e.value.start as usize..e.value.end as usize];
         let types = types_of(cx.hints, schema);
         let lone_empty = values.len() == 1 && raw(&values[0]).is_empty();
+        const SCALARS: u8 = TypeSet::NULL | TypeSet::BOOLEAN | TypeSet::INTEGER | TypeSet::NUMBER | TypeSet::STRING;
+        if lone_empty && types.has(TypeSet::OBJECT) && !types.has(TypeSet::ARRAY) && types.0 & SCALARS == 0 {
+            out.push_str("{}");
+            return Ok(());
+        }
         let items = match shape_of(cx.hints, schema) {
             Shape::Array(items) if !(lone_empty && types.has(TypeSet::STRING)) => Some(types_of(cx.hints, items)),
             _ if values.len() > 1 && types.0 == TypeSet::ANY => Some(types),

@@ -342,6 +342,10 @@ fn deep_object_any_depth_and_client_array_forms() {
     assert_eq!(j("b[created]=1700000000"), r#"{"created":1700000000}"#);
     assert_eq!(j("b[created][gt]=5"), r#"{"created":{"gt":5}}"#);
     assert_eq!(j("b[tax_rates]="), r#"{"tax_rates":""}"#);
+    // An empty value for an object-only schema is the empty object; where a scalar is
+    // admitted too, it stays the empty string.
+    assert_eq!(j("b[payment_method_data]="), r#"{"payment_method_data":{}}"#);
+    assert_eq!(j("b[created]="), r#"{"created":""}"#);
     assert_eq!(j("b[tax_rates][0]=txr_1"), r#"{"tax_rates":["txr_1"]}"#);
     // `[]` under a key the schema does not describe: one array element per occurrence.
     assert_eq!(j("b[extra][]=1&b[extra][]=2"), r#"{"extra":["1","2"]}"#);
