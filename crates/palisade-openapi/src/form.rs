@@ -5,14 +5,20 @@
 //! decoded once). Each distinct field becomes one property of the object (keys sorted):
 //! - a field whose `encoding.contentType` is JSON-like holds JSON text: checked and passed
 //!   through;
-//! - a field with `encoding.style: deepObject` gathers `field[a]=1&field[b][c]=2`;
+//! - a field with `encoding.style: deepObject` gathers `field[a]=1&field[b][c]=2`, at any
+//!   depth, with arrays as `field[]=`, `field[0]=` or repeated keys, and the plain `field=x`
+//!   (the rules of deepObject query parameters, see [`crate::params`]); so does an object or
+//!   array property whose encoding names no style when it is sent with brackets, the way
+//!   every form library writes nested values;
 //! - otherwise the field is decoded like a query parameter with the encoding's `style`
 //!   (default `form`) and `explode` (default `true` for `form`, else `false`): repeated keys
 //!   make an array when the property admits an array (`tags=a&tags=b`), `tags=a,b` with
 //!   `explode: false`, `spaceDelimited` / `pipeDelimited` likewise; a scalar property given
-//!   several times is [`Invalid::Duplicate`];
-//! - a property whose schema admits only `object` and no explicit `style` is taken as JSON
-//!   text (the OpenAPI default `contentType` for objects is `application/json`).
+//!   several times is [`Invalid::Duplicate`]; a field that the schema does not describe, given
+//!   several times, is an array of strings for `additionalProperties` to judge;
+//! - a property whose schema admits `object` (not `array`), sent without brackets and with no
+//!   explicit `style`, is taken as JSON text (the OpenAPI default `contentType` for objects is
+//!   `application/json`).
 //!
 //! Errors name the first offending field; the output is meaningful only on `Ok`.
 
@@ -48,8 +54,9 @@ pub enum FormError {
 pub struct FormDecoder {
     pub query: Query,
     params: ParamDecoder,
-    /// (pair index, length of the top-level key) sorted by key.
-    tops: Vec<(u32, u32)>,
+    /// (pair index, length of the top-level key, whether some pair of that key has brackets)
+    /// sorted by key.
+    tops: Vec<(u32, u32, bool)>,
 }
 
 fn encoding_for<'e>(encoding: &'e [(String, Encoding)], name: &str) -> Option<&'e Encoding> {
@@ -79,15 +86,35 @@ impl FormDecoder {
             if let Some(error) = pair.name_error {
                 return Err(FormError::BadName { index: i, error });
             }
+            // `field[a][b]` belongs to `field` when `field` is a deepObject: declared so by its
+            // encoding or, when the encoding names no style, an object or array property (the
+            // way every form library writes nested values).
             let top = match pair.name.find('[') {
-                Some(b) if encoding_for(encoding, &pair.name[..b]).is_some_and(|e| e.style == Some(Style::DeepObject)) => b,
-                _ => pair.name.len(),
+                Some(b) => {
+                    let top = &pair.name[..b];
+                    let deep = match encoding_for(encoding, top).and_then(|e| e.style) {
+                        Some(style) => style == Style::DeepObject,
+                        None => matches!(shape_of(hints, schema.and_then(|s| hints.property(s, top))), Shape::Array(_) | Shape::Object(_)),
+                    };
+                    if deep {
+                        b
+                    } else {
+                        pair.name.len()
+                    }
+                }
+                None => pair.name.len(),
             };
-            self.tops.push((i as u32, top as u32));
+            self.tops.push((i as u32, top as u32, top < pair.name.len()));
         }
-        let key = |&(i, len): &(u32, u32)| &q.get(i as usize).name[..len as usize];
+        let key = |&(i, len, _): &(u32, u32, bool)| &q.get(i as usize).name[..len as usize];
         self.tops.sort_unstable_by(|a, b| key(a).cmp(key(b)).then(a.0.cmp(&b.0)));
-        self.tops.dedup_by(|a, b| key(a) == key(b));
+        self.tops.dedup_by(|later, kept| {
+            let same = key(later) == key(kept);
+            if same {
+                kept.2 |= later.2;
+            }
+            same
+        });
 
         out.push('{');
         for (n, top) in self.tops.iter().enumerate() {
@@ -100,14 +127,15 @@ impl FormDecoder {
             let prop = schema.and_then(|s| hints.property(s, name));
             let enc = encoding_for(encoding, name);
             let fail = |reason| FormError::Field { field: name.to_owned(), reason };
+            let bracketed = top.2;
             let json_content = enc.and_then(|e| e.content_type.as_deref()).map(|ct| (ct, media::is_json(ct)));
-            let object_default = enc.and_then(|e| e.style).is_none() && matches!(shape_of(hints, prop), Shape::Object(_));
+            let object_default = enc.and_then(|e| e.style).is_none() && !bracketed && matches!(shape_of(hints, prop), Shape::Object(_));
             if let Some((ct, true)) = json_content {
                 content(q, name, ct, out).map_err(fail)?;
             } else if json_content.is_none() && object_default {
                 content(q, name, "application/json", out).map_err(fail)?;
             } else {
-                let style = enc.and_then(|e| e.style).unwrap_or(Style::Form);
+                let style = enc.and_then(|e| e.style).unwrap_or(if bracketed { Style::DeepObject } else { Style::Form });
                 let spec = Spec {
                     name,
                     style,

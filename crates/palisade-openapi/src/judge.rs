@@ -338,6 +338,7 @@ impl Judge {
             }
         }
         // Parameters.
+        s.params.options.empty_values = self.settings.empty_values;
         let path = PathParams { names, spans: &s.spans, path: req.path };
         let src = Sources { path: &path, query: &s.query, headers: &headers, cookies: &s.cookies, params: &op.params };
         for p in &op.params {
@@ -444,10 +445,21 @@ impl Judge {
             return;
         };
         if req.body.is_empty() {
-            if rb.required {
-                push(out, limit, Action::Block, mode, code::BODY_MISSING, "body".into(), "a request body is required".into(), 400);
+            // A zero-length body sent as a declared form, text or binary media type is that
+            // type's empty value (the empty form is `{}`, empty text is `""`: Stripe's SDKs
+            // POST an empty form when no parameter is set), judged like any other. JSON, XML
+            // and multipart have no empty value, and an undeclared type says nothing: there,
+            // no body was sent.
+            let ct = req.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+            let empty_value = ct
+                .and_then(|ct| media::select_parsed(ct, rb.content.iter().map(|m| m.range.as_str())).ok())
+                .is_some_and(|(_, sent)| matches!(sent.kind(), MediaKind::Form | MediaKind::Text | MediaKind::Other));
+            if !empty_value {
+                if rb.required {
+                    push(out, limit, Action::Block, mode, code::BODY_MISSING, "body".into(), "a request body is required".into(), 400);
+                }
+                return;
             }
-            return;
         }
         let content_type = req.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/octet-stream");
         let (idx, sent) = match media::select_parsed(content_type, rb.content.iter().map(|m| m.range.as_str())) {
@@ -718,7 +730,7 @@ fn describe_invalid(why: Invalid) -> String {
         Invalid::Decode(e) => e.as_str().to_string(),
         Invalid::Duplicate => "given more than once".into(),
         Invalid::Malformed(m) => format!("malformed: {m}"),
-        Invalid::UnsupportedNesting => "nesting deeper than supported".into(),
+        Invalid::BadBrackets => format!("brackets of a deepObject key not understood (or nested deeper than {})", crate::params::MAX_DEEP_OBJECT_DEPTH),
         Invalid::UnsupportedStyle => "style not usable in this location".into(),
         Invalid::NotJson(e) => format!("not JSON: {} at byte {}", e.message, e.offset),
         Invalid::UnencodedReserved(b) => format!("reserved character {:?} must be percent-encoded", b as char),

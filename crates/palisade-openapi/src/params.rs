@@ -14,7 +14,22 @@
 //!   JSON string, so a value that fits no admitted type reaches the schema engine as a string
 //!   and is reported there with the usual `type` message;
 //! - arrays and objects come from the style rules when the schema admits `array` or `object`
-//!   (both admitted: array). Object keys are written in sorted order (canonical output).
+//!   (both admitted: array). Object keys are written in sorted order (canonical output; keys
+//!   made of digits by numeric value).
+//!
+//! `deepObject` values (query parameters, and form body fields of that style) are read as a
+//! tree of keys at any depth (up to [`MAX_DEEP_OBJECT_DEPTH`]): `f[a][b]=1` is `{"a":{"b":1}}`.
+//! The standard defines one level; deeper keys and arrays follow the convention of the client
+//! libraries that send them (Stripe's SDKs, `qs`, Rack): a node becomes an array when its
+//! schema admits one and its children are indices (`f[0]=x&f[1]=y`, in numeric order) or
+//! appends (`f[]=x`, one element each); a key given several times (`f=x&f=y`) or once
+//! (`f=x`) is an array when the schema admits one. The plain `f=x` of a deepObject parameter
+//! is its value like any other (a scalar coerced to the schema's types, `anyOf` included), so
+//! it is validated, never skipped. A lone empty value for a schema that admits both an array
+//! and a string is the string (`tax_rates=` as Stripe's "unset").
+//!
+//! Empty query values (`?a=`, `?a`) follow [`EmptyValues`]: by default the empty string is
+//! validated against the schema like any value.
 //!
 //! The decoder owns only reusable scratch buffers ([`ParamDecoder`], [`Query`], [`Cookies`]):
 //! decoding `id=5` allocates nothing once they have grown.
@@ -662,8 +677,9 @@ pub enum Invalid {
     Duplicate,
     /// The value does not have the shape its style requires.
     Malformed(&'static str),
-    /// `deepObject` nested more than two levels (`a[b][c][d]`), or brackets not understood.
-    UnsupportedNesting,
+    /// A `deepObject` key whose brackets do not parse (`a[b`, `a[b]c`: not ending in `]`), or
+    /// nested deeper than [`MAX_DEEP_OBJECT_DEPTH`] levels.
+    BadBrackets,
     /// The style cannot be used in this location (`deepObject` outside the query).
     UnsupportedStyle,
     /// A `content` parameter declared as JSON whose value is not JSON.
@@ -699,6 +715,8 @@ pub struct DecodeOptions {
     /// style's own delimiters) in a query value is [`Invalid::UnencodedReserved`]. Off by
     /// default: clients commonly send `/` and `:` unencoded.
     pub strict_reserved: bool,
+    /// Empty query values of parameters without `allowEmptyValue: true`.
+    pub empty_values: EmptyValues,
 }
 
 /// What the query-like decoder needs to know about a parameter or form field.
@@ -741,14 +759,48 @@ pub(crate) fn shape_of(hints: &dyn Hints, schema: Option<SchemaId>) -> Shape {
     }
 }
 
-/// One key/value of an object being built: key (and optional second-level key) in
-/// `ParamDecoder::keys`, value as a range of the base bytes.
+/// One value of an object or array being built: its key path (`a[b][0]` is `a`, `b`, `0`;
+/// `[]` is an empty segment) as a range of `ParamDecoder::segs`, whose items are ranges of
+/// `ParamDecoder::keys`; the value as a range of the base bytes; the request order.
 #[derive(Clone, Debug)]
 struct Entry {
-    key: Range<u32>,
-    sub: Option<Range<u32>>,
+    segs: Range<u32>,
     value: Range<u32>,
     order: u32,
+}
+
+/// Deepest bracket nesting of a `deepObject` key (`a[b][c]...`): deeper keys are
+/// [`Invalid::BadBrackets`]. Real clients nest four or five levels.
+pub const MAX_DEEP_OBJECT_DEPTH: usize = 32;
+
+/// How empty query values (`?a=`, `?a`) of parameters without `allowEmptyValue: true` are
+/// treated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EmptyValues {
+    /// An empty value is accepted without validation (as if `allowEmptyValue: true`).
+    Allow,
+    /// The empty string is validated against the schema like any other value (`""` for a
+    /// string, `[""]` for an array of strings).
+    #[default]
+    Schema,
+    /// Rejected, by the letter of OpenAPI 3.0 (`allowEmptyValue` defaults to false).
+    Reject,
+}
+
+/// Compare two key segments: runs of digits by numeric value (`2` before `10`; `01` after
+/// `1`), everything else bytewise.
+fn cmp_segment(a: &str, b: &str) -> std::cmp::Ordering {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+    if digits(a) && digits(b) {
+        let (ta, tb) = (a.trim_start_matches('0'), b.trim_start_matches('0'));
+        return ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb)).then_with(|| a.cmp(b));
+    }
+    a.cmp(b)
+}
+
+/// Whether a key segment names an array position: `[]` or a decimal index.
+fn is_index(s: &str) -> bool {
+    s.bytes().all(|c| c.is_ascii_digit())
 }
 
 /// Decodes parameters; holds reusable scratch buffers. Keep one per worker.
@@ -757,6 +809,7 @@ pub struct ParamDecoder {
     scratch: Vec<u8>,
     header: Vec<u8>,
     keys: String,
+    segs: Vec<Range<u32>>,
     entries: Vec<Entry>,
     pub options: DecodeOptions,
 }
@@ -827,20 +880,19 @@ impl ParamDecoder {
                 if p.style == Style::Form && p.explode {
                     if let Shape::Object(schema) = shape {
                         let others = |n: &str| src.params.iter().any(|q| q.location == ParamIn::Cookie && q.name == n);
-                        self.entries.clear();
-                        self.keys.clear();
+                        self.begin_entries();
                         for i in 0..cookies.len() {
                             let (n, v) = cookies.get(i);
                             let Ok(n) = std::str::from_utf8(n) else { continue };
                             if others(n) || schema.and_then(|s| hints.property(s, n)).is_none() && schema.is_some() {
                                 continue;
                             }
-                            self.push_entry(n, None, range_in(&cookies.raw, v), i);
+                            self.push_entry(n, range_in(&cookies.raw, v), i);
                         }
                         if self.entries.is_empty() {
                             return Ok(Decoded::Missing);
                         }
-                        self.emit_object(cx, &cookies.raw, schema, out)?;
+                        self.emit_entries(cx, &cookies.raw, schema, out)?;
                         return Ok(Decoded::Json);
                     }
                 }
@@ -862,9 +914,13 @@ impl ParamDecoder {
                 }
             }
             ParamIn::Query => {
-                // `allowEmptyValue` defaults to false: `?a=` / `?a` is not a value for `a`.
                 if !p.allow_empty_value && src.query.iter().any(|q| q.name == p.name && q.raw_value.is_empty()) {
-                    return Err(Invalid::Malformed("empty value (allowEmptyValue is false)"));
+                    match self.options.empty_values {
+                        EmptyValues::Reject => return Err(Invalid::Malformed("empty value (allowEmptyValue is false)")),
+                        EmptyValues::Allow if src.query.iter().filter(|q| q.name == p.name).all(|q| q.raw_value.is_empty()) => return Ok(Decoded::Empty),
+                        // Validated: `""` against the schema.
+                        _ => {}
+                    }
                 }
                 let spec = Spec::of(p);
                 let claimed = |n: &str| claimed_by_other(src.params, p, n);
@@ -888,8 +944,13 @@ impl ParamDecoder {
                 if it.next().is_some() {
                     return Err(Invalid::Duplicate);
                 }
-                if q.get(i).raw_value.is_empty() && p.allow_empty_value {
-                    return Ok(Decoded::Empty);
+                if q.get(i).raw_value.is_empty() {
+                    match self.options.empty_values {
+                        _ if p.allow_empty_value => return Ok(Decoded::Empty),
+                        EmptyValues::Allow => return Ok(Decoded::Empty),
+                        EmptyValues::Reject => return Err(Invalid::Malformed("empty value (allowEmptyValue is false)")),
+                        EmptyValues::Schema => {}
+                    }
                 }
                 (q.get(i).raw_value, DecodeMode::Form)
             }
@@ -942,34 +1003,29 @@ impl ParamDecoder {
         let strict = self.options.strict_reserved && !p.allow_reserved;
         match (p.style, shape) {
             (Style::DeepObject, _) => {
-                self.entries.clear();
-                self.keys.clear();
+                // `name[a][b]=1`, `name[a][]=x`, `name[a][0]=x`, and the plain `name=x`: one
+                // tree of values, shaped by the schema (see `emit_tree`).
+                self.begin_entries();
                 for i in 0..q.len() {
                     let name = q.get(i).name;
                     let Some(rest) = name.strip_prefix(p.name) else { continue };
-                    if !rest.starts_with('[') {
+                    if !(rest.is_empty() || rest.starts_with('[')) {
                         continue;
                     }
-                    let (k1, k2) = split_brackets(rest)?;
                     let vr = q.value_range(i);
                     if strict {
                         check_reserved(&q.raw[vr.clone()], b"")?;
                     }
-                    self.push_entry(k1, k2, vr, i);
+                    self.push_bracketed(rest, vr, i)?;
                 }
                 if self.entries.is_empty() {
                     return Ok(Decoded::Missing);
                 }
-                let schema = match shape {
-                    Shape::Object(s) => s,
-                    _ => p.schema,
-                };
-                self.emit_object(cx, &q.raw, schema, out)?;
+                self.emit_entries(cx, &q.raw, p.schema, out)?;
                 return Ok(Decoded::Json);
             }
             (Style::Form, Shape::Object(schema)) if p.explode => {
-                self.entries.clear();
-                self.keys.clear();
+                self.begin_entries();
                 for i in 0..q.len() {
                     let pair = q.get(i);
                     if pair.name_error.is_some() || claimed(pair.name) {
@@ -984,39 +1040,27 @@ impl ParamDecoder {
                     if strict {
                         check_reserved(&q.raw[vr.clone()], b"")?;
                     }
-                    self.push_entry(pair.name, None, vr, i);
+                    self.push_entry(pair.name, vr, i);
                 }
                 if self.entries.is_empty() {
                     return Ok(Decoded::Missing);
                 }
-                self.emit_object(cx, &q.raw, schema, out)?;
+                self.emit_entries(cx, &q.raw, schema, out)?;
                 return Ok(Decoded::Json);
             }
             (Style::Form | Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(items)) if p.explode => {
-                let mut n = 0;
-                for i in 0..q.len() {
-                    if q.get(i).name != p.name {
-                        continue;
-                    }
-                    let raw = q.get(i).raw_value;
-                    if strict {
-                        check_reserved(raw, b"")?;
-                    }
-                    out.push(if n == 0 { '[' } else { ',' });
-                    n += 1;
-                    self.piece(cx, raw, types_of(hints, items), out)?;
-                }
-                if n == 0 {
-                    return Ok(Decoded::Missing);
-                }
-                out.push(']');
-                return Ok(Decoded::Json);
+                return self.repeated(cx, p.name, q, types_of(hints, items), strict, out);
             }
             _ => {}
         }
         let mut it = (0..q.len()).filter(|&i| q.get(i).name == p.name);
         let Some(i) = it.next() else { return Ok(Decoded::Missing) };
         if it.next().is_some() {
+            // A schema that admits anything admits the repeated values, as an array of strings
+            // (an undeclared form field where `additionalProperties` is open).
+            if p.explode && matches!(p.style, Style::Form | Style::SpaceDelimited | Style::PipeDelimited) && types_of(hints, p.schema).0 == TypeSet::ANY {
+                return self.repeated(cx, p.name, q, TypeSet(TypeSet::ANY), strict, out);
+            }
             return Err(Invalid::Duplicate);
         }
         let raw = q.get(i).raw_value;
@@ -1034,20 +1078,76 @@ impl ParamDecoder {
             };
             check_reserved(raw, delims)?;
         }
+        if let (true, Shape::Array(items)) = (raw.is_empty(), shape) {
+            // `?a=` for an array: one empty item, as `?a=&a=x` has one (and as other
+            // validators read it), so that `minLength` and `enum` of the items apply.
+            out.push('[');
+            self.piece(cx, raw, types_of(hints, items), out)?;
+            out.push(']');
+            return Ok(Decoded::Json);
+        }
         self.single(cx, p.style, p.explode, p.name, raw, shape, out)?;
         Ok(Decoded::Json)
     }
 
-    fn push_entry(&mut self, key: &str, sub: Option<&str>, value: Range<usize>, order: usize) {
+    /// Every occurrence of `name` in `q` as one element of an array (`a=1&a=2`).
+    fn repeated(&mut self, cx: Ctx<'_>, name: &str, q: &Query, items: TypeSet, strict: bool, out: &mut String) -> Result<Decoded, Invalid> {
+        let mut n = 0;
+        for i in 0..q.len() {
+            if q.get(i).name != name {
+                continue;
+            }
+            let raw = q.get(i).raw_value;
+            if strict {
+                check_reserved(raw, b"")?;
+            }
+            out.push(if n == 0 { '[' } else { ',' });
+            n += 1;
+            self.piece(cx, raw, items, out)?;
+        }
+        if n == 0 {
+            return Ok(Decoded::Missing);
+        }
+        out.push(']');
+        Ok(Decoded::Json)
+    }
+
+    fn begin_entries(&mut self) {
+        self.entries.clear();
+        self.segs.clear();
+        self.keys.clear();
+    }
+
+    fn push_segment(&mut self, s: &str) {
         let k = self.keys.len() as u32;
-        self.keys.push_str(key);
-        let key = k..self.keys.len() as u32;
-        let sub = sub.map(|s| {
-            let k = self.keys.len() as u32;
-            self.keys.push_str(s);
-            k..self.keys.len() as u32
-        });
-        self.entries.push(Entry { key, sub, value: value.start as u32..value.end as u32, order: order as u32 });
+        self.keys.push_str(s);
+        self.segs.push(k..self.keys.len() as u32);
+    }
+
+    /// An entry with the one-segment path `key`.
+    fn push_entry(&mut self, key: &str, value: Range<usize>, order: usize) {
+        let start = self.segs.len() as u32;
+        self.push_segment(key);
+        self.entries.push(Entry { segs: start..self.segs.len() as u32, value: value.start as u32..value.end as u32, order: order as u32 });
+    }
+
+    /// An entry whose path is the bracketed segments of `brackets` (`[a][b][]`; empty for the
+    /// plain key itself). The grammar is `"[" key *("][" key) "]"`: a key may hold a lone `[`
+    /// or `]` (`[a]b]` is the key `a]b`, as map keys such as Stripe's `metadata` are any
+    /// string), only `][` separates keys.
+    fn push_bracketed(&mut self, brackets: &str, value: Range<usize>, order: usize) -> Result<(), Invalid> {
+        let start = self.segs.len() as u32;
+        if !brackets.is_empty() {
+            let inner = brackets.strip_prefix('[').and_then(|b| b.strip_suffix(']')).ok_or(Invalid::BadBrackets)?;
+            for key in inner.split("][") {
+                if self.segs.len() - start as usize >= MAX_DEEP_OBJECT_DEPTH {
+                    return Err(Invalid::BadBrackets);
+                }
+                self.push_segment(key);
+            }
+        }
+        self.entries.push(Entry { segs: start..self.segs.len() as u32, value: value.start as u32..value.end as u32, order: order as u32 });
+        Ok(())
     }
 
     /// Decode one piece and write it coerced to `types`.
@@ -1114,8 +1214,7 @@ impl ParamDecoder {
                 Ok(())
             }
             Shape::Object(schema) => {
-                self.entries.clear();
-                self.keys.clear();
+                self.begin_entries();
                 if !raw.is_empty() {
                     let base = raw.as_ptr() as usize;
                     let mut parts = raw.split(|&b| b == sep);
@@ -1134,14 +1233,16 @@ impl ParamDecoder {
                         };
                         let k = if cx.trim { trim_ows(k) } else { k };
                         let key = percent_decode(k, cx.mode, &mut self.scratch)?;
-                        let start = self.keys.len() as u32;
+                        let vs = (v.as_ptr() as usize - base) as u32;
+                        // Fields, not `push_entry`: `key` borrows `self.scratch`.
+                        let (k0, s0) = (self.keys.len() as u32, self.segs.len() as u32);
                         self.keys.push_str(key);
-                        let vs = v.as_ptr() as usize - base;
-                        self.entries.push(Entry { key: start..self.keys.len() as u32, sub: None, value: vs as u32..(vs + v.len()) as u32, order });
+                        self.segs.push(k0..self.keys.len() as u32);
+                        self.entries.push(Entry { segs: s0..s0 + 1, value: vs..vs + v.len() as u32, order });
                         order += 1;
                     }
                 }
-                self.emit_object(cx, raw, schema, out)
+                self.emit_entries(cx, raw, schema, out)
             }
         }
     }
@@ -1188,96 +1289,144 @@ impl ParamDecoder {
         }
     }
 
-    /// Write the object held in `self.entries` (values are ranges of `base`), keys sorted,
-    /// grouping repeated keys into arrays where the property admits an array.
-    fn emit_object(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, out: &mut String) -> Result<(), Invalid> {
+    /// Write the value held in `self.entries` (values are ranges of `base`) shaped by `schema`
+    /// (see [`ParamDecoder::emit_tree`]); `{}` when there is no entry.
+    fn emit_entries(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, out: &mut String) -> Result<(), Invalid> {
+        if self.entries.is_empty() {
+            out.push_str("{}");
+            return Ok(());
+        }
         let keys = std::mem::take(&mut self.keys);
+        let segs = std::mem::take(&mut self.segs);
         let mut entries = std::mem::take(&mut self.entries);
-        let key = |r: &Range<u32>| &keys[r.start as usize..r.end as usize];
+        let tree = Tree { base, keys: &keys, segs: &segs };
         entries.sort_unstable_by(|a, b| {
-            key(&a.key).cmp(key(&b.key)).then_with(|| a.sub.as_ref().map(key).cmp(&b.sub.as_ref().map(key))).then(a.order.cmp(&b.order))
+            let (pa, pb) = (tree.path(a), tree.path(b));
+            for (x, y) in pa.iter().zip(pb) {
+                match cmp_segment(tree.key(x), tree.key(y)) {
+                    std::cmp::Ordering::Equal => {}
+                    o => return o,
+                }
+            }
+            pa.len().cmp(&pb.len()).then(a.order.cmp(&b.order))
         });
-        let r = self.emit_groups(cx, base, schema, &entries, &keys, out);
+        let r = self.emit_tree(cx, &tree, schema, &entries, 0, out);
         self.keys = keys;
+        self.segs = segs;
         self.entries = entries;
         r
     }
 
-    fn emit_groups(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, entries: &[Entry], keys: &str, out: &mut String) -> Result<(), Invalid> {
-        let key = |r: &Range<u32>| &keys[r.start as usize..r.end as usize];
-        out.push('{');
-        let mut i = 0;
-        while i < entries.len() {
-            let k = key(&entries[i].key);
+    /// Write the node at `depth` of the key tree formed by `entries` (sorted, all sharing the
+    /// path up to `depth`). Entries whose path ends here are the node's own values (see
+    /// [`ParamDecoder::leaf`]); the others are its children, grouped by their segment at
+    /// `depth`. Children make an array when the schema admits an array and every child is an
+    /// index (`a[0]`, `a[1]`, in numeric order) or an append (`a[]`, each one element; also
+    /// when the schema says nothing); otherwise an object whose members are shaped by the
+    /// schema of each property. A node with both its own value and children is malformed.
+    fn emit_tree(&mut self, cx: Ctx<'_>, t: &Tree<'_>, schema: Option<SchemaId>, entries: &[Entry], depth: usize, out: &mut String) -> Result<(), Invalid> {
+        let seg = |e: &Entry| t.path(e).get(depth).map(|r| t.key(r));
+        let own = entries.iter().take_while(|e| seg(e).is_none()).count();
+        let (values, kids) = entries.split_at(own);
+        if kids.is_empty() {
+            return self.leaf(cx, t.base, schema, values, out);
+        }
+        if !values.is_empty() {
+            return Err(Invalid::Malformed("a key is both a value and an object"));
+        }
+        let types = types_of(cx.hints, schema);
+        let appends = kids.iter().all(|e| seg(e) == Some(""));
+        let as_array = types.has(TypeSet::ARRAY) && kids.iter().all(|e| seg(e).is_some_and(is_index)) && (types.0 != TypeSet::ANY || appends);
+        let items = if as_array { schema.and_then(|s| cx.hints.items(s)) } else { None };
+        out.push(if as_array { '[' } else { '{' });
+        let (mut i, mut n) = (0, 0);
+        while i < kids.len() {
+            let k = seg(&kids[i]).unwrap_or("");
             let mut j = i + 1;
-            while j < entries.len() && key(&entries[j].key) == k {
+            while j < kids.len() && seg(&kids[j]) == Some(k) {
                 j += 1;
             }
-            if i > 0 {
-                out.push(',');
-            }
-            write_json_str(out, k);
-            out.push(':');
-            let prop = schema.and_then(|s| cx.hints.property(s, k));
-            let group = &entries[i..j];
-            if group.iter().any(|e| e.sub.is_some()) {
-                if group.iter().any(|e| e.sub.is_none()) {
-                    return Err(Invalid::Malformed("a key is both a value and an object"));
-                }
-                out.push('{');
-                let mut a = 0;
-                while a < group.len() {
-                    let sk = key(group[a].sub.as_ref().unwrap_or(&(0..0)));
-                    let mut b = a + 1;
-                    while b < group.len() && group[b].sub.as_ref().map(key) == Some(sk) {
-                        b += 1;
-                    }
-                    if a > 0 {
+            let group = &kids[i..j];
+            if as_array && k.is_empty() {
+                for e in group {
+                    if n > 0 {
                         out.push(',');
                     }
-                    write_json_str(out, sk);
-                    out.push(':');
-                    let sprop = prop.and_then(|s| cx.hints.property(s, sk));
-                    self.leaf(cx, base, sprop, &group[a..b], out)?;
-                    a = b;
+                    n += 1;
+                    self.emit_tree(cx, t, items, std::slice::from_ref(e), depth + 1, out)?;
                 }
-                out.push('}');
             } else {
-                self.leaf(cx, base, prop, group, out)?;
+                if n > 0 {
+                    out.push(',');
+                }
+                n += 1;
+                if as_array {
+                    self.emit_tree(cx, t, items, group, depth + 1, out)?;
+                } else {
+                    write_json_str(out, k);
+                    out.push(':');
+                    let prop = schema.and_then(|s| cx.hints.property(s, k));
+                    self.emit_tree(cx, t, prop, group, depth + 1, out)?;
+                }
             }
             i = j;
         }
-        out.push('}');
+        out.push(if as_array { ']' } else { '}' });
         Ok(())
     }
 
+    /// The values given for one key: an array of them when the schema admits an array (a lone
+    /// empty value is the empty string when the schema also admits a string: Stripe's
+    /// `tax_rates=` for "none"), or when the schema admits anything and there are several;
+    /// else one scalar coerced to the schema's types (several are [`Invalid::Duplicate`]). A
+    /// lone empty value where the schema admits an object and no scalar is the empty object
+    /// (`offline=` for `offline: {}`, the only value the key can carry there).
     fn leaf(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, values: &[Entry], out: &mut String) -> Result<(), Invalid> {
         let raw = |e: &Entry| &base[e.value.start as usize..e.value.end as usize];
-        match shape_of(cx.hints, schema) {
-            Shape::Array(items) => {
-                let t = types_of(cx.hints, items);
-                out.push('[');
-                for (k, e) in values.iter().enumerate() {
-                    if k > 0 {
-                        out.push(',');
-                    }
-                    self.piece(cx, raw(e), t, out)?;
-                }
-                out.push(']');
-                Ok(())
-            }
-            shape => {
-                if values.len() > 1 {
-                    return Err(Invalid::Duplicate);
-                }
-                let t = match shape {
-                    Shape::Scalar(t) => t,
-                    // An object property given a flat value: a string, which the schema rejects.
-                    _ => TypeSet(TypeSet::STRING),
-                };
-                self.piece(cx, raw(&values[0]), t, out)
-            }
+        let types = types_of(cx.hints, schema);
+        let lone_empty = values.len() == 1 && raw(&values[0]).is_empty();
+        const SCALARS: u8 = TypeSet::NULL | TypeSet::BOOLEAN | TypeSet::INTEGER | TypeSet::NUMBER | TypeSet::STRING;
+        if lone_empty && types.has(TypeSet::OBJECT) && !types.has(TypeSet::ARRAY) && types.0 & SCALARS == 0 {
+            out.push_str("{}");
+            return Ok(());
         }
+        let items = match shape_of(cx.hints, schema) {
+            Shape::Array(items) if !(lone_empty && types.has(TypeSet::STRING)) => Some(types_of(cx.hints, items)),
+            _ if values.len() > 1 && types.0 == TypeSet::ANY => Some(types),
+            _ => None,
+        };
+        let Some(item_types) = items else {
+            return match values {
+                [one] => self.piece(cx, raw(one), types, out),
+                _ => Err(Invalid::Duplicate),
+            };
+        };
+        out.push('[');
+        for (k, e) in values.iter().enumerate() {
+            if k > 0 {
+                out.push(',');
+            }
+            self.piece(cx, raw(e), item_types, out)?;
+        }
+        out.push(']');
+        Ok(())
+    }
+}
+
+/// The key paths of [`Entry`]s and the bytes their values are ranges of.
+struct Tree<'a> {
+    base: &'a [u8],
+    keys: &'a str,
+    segs: &'a [Range<u32>],
+}
+
+impl Tree<'_> {
+    fn path(&self, e: &Entry) -> &[Range<u32>] {
+        &self.segs[e.segs.start as usize..e.segs.end as usize]
+    }
+
+    fn key(&self, r: &Range<u32>) -> &str {
+        &self.keys[r.start as usize..r.end as usize]
     }
 }
 
@@ -1293,32 +1442,6 @@ fn matrix_segment<'a>(seg: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
 fn range_in(base: &[u8], part: &[u8]) -> Range<usize> {
     let s = part.as_ptr() as usize - base.as_ptr() as usize;
     s..s + part.len()
-}
-
-/// `[a]` or `[a][b]` after a deepObject parameter's name.
-fn split_brackets(rest: &str) -> Result<(&str, Option<&str>), Invalid> {
-    let inner = |s: &str| -> Result<(usize, usize), Invalid> {
-        // s starts with '['; returns (key end, index after ']')
-        let close = s.find(']').ok_or(Invalid::UnsupportedNesting)?;
-        if s[1..close].contains('[') {
-            return Err(Invalid::UnsupportedNesting);
-        }
-        Ok((close, close + 1))
-    };
-    let (c1, n1) = inner(rest)?;
-    let k1 = &rest[1..c1];
-    let after = &rest[n1..];
-    if after.is_empty() {
-        return Ok((k1, None));
-    }
-    if !after.starts_with('[') {
-        return Err(Invalid::UnsupportedNesting);
-    }
-    let (c2, n2) = inner(after)?;
-    if n2 != after.len() {
-        return Err(Invalid::UnsupportedNesting);
-    }
-    Ok((k1, Some(&after[1..c2])))
 }
 
 fn check_reserved(raw: &[u8], allowed: &[u8]) -> Result<(), Invalid> {

@@ -298,12 +298,15 @@ fn parse_segments(template: &str) -> Result<Vec<Seg<'_>>, String> {
         }
         if names.is_empty() {
             segs.push(Seg::Lit(canonical(seg.as_bytes()).into()));
-        } else if parts.len() == 1 {
+            continue;
+        }
+        // A literal after the last parameter (`{sid}.json`) makes the segment mixed too.
+        if !lit.is_empty() {
+            parts.push(Part::Lit(units(lit.as_bytes()).collect()));
+        }
+        if parts.len() == 1 {
             segs.push(Seg::Param(names[0]));
         } else {
-            if !lit.is_empty() {
-                parts.push(Part::Lit(units(lit.as_bytes()).collect()));
-            }
             segs.push(Seg::Mixed(parts, names));
         }
     }

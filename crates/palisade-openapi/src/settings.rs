@@ -10,6 +10,8 @@ use palisade_config::yaml::{Node, Value};
 use palisade_core::Mode;
 use palisade_schema::Nullable;
 
+pub use crate::params::EmptyValues;
+
 /// What to do with a finding that is not a schema violation as such (an undefined path, an
 /// unknown query parameter, a shadow field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +83,8 @@ pub struct Settings {
     /// How many violations a block response and a log line list.
     pub max_violations: usize,
     pub ignore_trailing_slash: bool,
+    /// Empty query values (`?tags=`) of parameters without `allowEmptyValue: true`.
+    pub empty_values: EmptyValues,
     pub overrides: Vec<Override>,
     /// Documents one spec may pull in through `$ref`s, the entry one included.
     pub max_documents: usize,
@@ -105,6 +109,7 @@ const KEYS: &[&str] = &[
     "status_by_violation",
     "max_violations",
     "ignore_trailing_slash",
+    "empty_values",
     "operations",
     "max_documents",
     "remote_refs",
@@ -169,6 +174,15 @@ impl Settings {
         let status_by_violation = m.opt(cx, "status_by_violation", decode::boolean).unwrap_or(false);
         let max_violations = m.opt(cx, "max_violations", |cx, n, p| decode::uint(cx, n, p, 1, 100)).map_or(5, |v| v as usize);
         let ignore_trailing_slash = m.opt(cx, "ignore_trailing_slash", decode::boolean).unwrap_or(false);
+        let empty_values = m
+            .opt(cx, "empty_values", |cx, n, p| {
+                decode::one_of(cx, n, p, &["allow", "schema", "reject"]).map(|v| match v {
+                    "allow" => EmptyValues::Allow,
+                    "reject" => EmptyValues::Reject,
+                    _ => EmptyValues::Schema,
+                })
+            })
+            .unwrap_or_default();
         let overrides = m.opt(cx, "operations", |cx, n, p| decode::seq(cx, n, p, decode_override)).unwrap_or_default();
         let max_documents =
             m.opt(cx, "max_documents", |cx, n, p| decode::uint(cx, n, p, 1, 1_000_000)).map_or(crate::loader::Limits::default().max_documents, |v| v as usize);
@@ -208,6 +222,7 @@ impl Settings {
             status_by_violation,
             max_violations,
             ignore_trailing_slash,
+            empty_values,
             overrides,
             max_documents,
             remote_refs,
@@ -241,6 +256,7 @@ impl Settings {
             status_by_violation: false,
             max_violations: 5,
             ignore_trailing_slash: false,
+            empty_values: EmptyValues::Schema,
             overrides: Vec::new(),
             max_documents: crate::loader::Limits::default().max_documents,
             remote_refs: false,
@@ -296,6 +312,16 @@ mod tests {
             (Mode::Block, Mode::Off, Action::Block, Action::Block, Action::Monitor)
         );
         assert_eq!(s.refresh, None);
+        assert_eq!(s.empty_values, EmptyValues::Schema);
+    }
+
+    #[test]
+    fn empty_values_policy() {
+        assert_eq!(decode_str("spec: a.yaml\nempty_values: allow\n").unwrap().empty_values, EmptyValues::Allow);
+        assert_eq!(decode_str("spec: a.yaml\nempty_values: reject\n").unwrap().empty_values, EmptyValues::Reject);
+        assert_eq!(decode_str("spec: a.yaml\n").unwrap().empty_values, EmptyValues::Schema);
+        let errs = decode_str("spec: a.yaml\nempty_values: never\n").unwrap_err();
+        assert!(errs[0].contains("apps[0].openapi.empty_values"), "{errs:?}");
     }
 
     #[test]

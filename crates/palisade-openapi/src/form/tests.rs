@@ -47,6 +47,29 @@ fn repeated_keys_make_arrays() {
     assert_eq!(decode(&w, "tags=a&ids=1&tags=b&ids=2", &[]).unwrap(), r#"{"ids":[1,2],"tags":["a","b"]}"#);
     assert_eq!(decode(&w, "tags=a", &[]).unwrap(), r#"{"tags":["a"]}"#);
     assert_eq!(decode(&w, "id=1&id=2", &[]), Err(FormError::Field { field: "id".into(), reason: Invalid::Duplicate }));
+    // A field the schema does not describe, repeated: an array of strings for the schema
+    // (its `additionalProperties`) to judge, not a malformed body.
+    assert_eq!(decode(&w, "zz=1&zz=2", &[]).unwrap(), r#"{"zz":["1","2"]}"#);
+}
+
+/// Stripe's bodies: every object and array property has `encoding: {style: deepObject}`;
+/// SDKs write `expand[]=`, `expand[0]=`, nested keys at any depth and plain keys.
+#[test]
+fn deep_object_fields_as_sdks_send_them() {
+    let w = world();
+    let deep = |names: &[&str]| names.iter().map(|n| (n.to_string(), enc(None, Some(Style::DeepObject), Some(true)))).collect::<Vec<_>>();
+    let e = deep(&["tags", "meta", "ids"]);
+    for body in ["tags[]=a&tags[]=b", "tags[0]=a&tags[1]=b", "tags=a&tags=b"] {
+        assert_eq!(decode(&w, body, &e).unwrap(), r#"{"tags":["a","b"]}"#, "{body}");
+    }
+    assert_eq!(decode(&w, "tags=a", &e).unwrap(), r#"{"tags":["a"]}"#);
+    assert_eq!(decode(&w, "meta[a]=1&meta[b][c][d]=x&ids[0]=7", &e).unwrap(), r#"{"ids":[7],"meta":{"a":1,"b":{"c":{"d":"x"}}}}"#);
+    // A plain key of a deepObject field is its value (the schema judges a string for an object).
+    assert_eq!(decode(&w, "meta=x", &e).unwrap(), r#"{"meta":"x"}"#);
+    // Without an encoding entry, brackets on an object or array property mean the same.
+    assert_eq!(decode(&w, "meta[a]=1&tags[]=x", &[]).unwrap(), r#"{"meta":{"a":1},"tags":["x"]}"#);
+    // ... but not on a scalar property, where `name[x]` is a field of its own.
+    assert_eq!(decode(&w, "name[x]=1", &[]).unwrap(), r#"{"name[x]":"1"}"#);
 }
 
 #[test]

@@ -89,6 +89,18 @@ fn several_params_in_one_segment() {
 }
 
 #[test]
+fn a_literal_after_the_only_parameter() {
+    // Twilio's `/Calls/{Sid}.json`: the suffix is not part of the value.
+    let r = router(&[("GET", "/calls/{sid}.json"), ("GET", "/calls/{sid}"), ("GET", "/v{major}x")]);
+    assert_eq!(find(&r, "GET", "/calls/CA123.json"), Some((0, p(&[("sid", "CA123")]))));
+    assert_eq!(find(&r, "GET", "/calls/a.b.json"), Some((0, p(&[("sid", "a.b")]))));
+    assert_eq!(find(&r, "GET", "/calls/CA123"), Some((1, p(&[("sid", "CA123")]))));
+    assert_eq!(find(&r, "GET", "/calls/.json"), Some((1, p(&[("sid", ".json")]))));
+    assert_eq!(find(&r, "GET", "/v2x"), Some((2, p(&[("major", "2")]))));
+    assert_eq!(find(&r, "GET", "/v2"), None);
+}
+
+#[test]
 fn mixed_segment_backtracking_is_bounded() {
     let r = router(&[("GET", "/{a}x{b}x{c}x{d}y")]);
     let long = format!("/{}", "x".repeat(3000));
