@@ -13,7 +13,7 @@ use palisade_core::{Context, RequestView, ResponseView, Stage, Verdict};
 use palisade_openapi::judge::Judge;
 use palisade_openapi::settings::{Settings, Source};
 use palisade_openapi::stage::OpenApiStage;
-use palisade_openapi::{CompileOptions, Fetch, SpecError};
+use palisade_openapi::{CompileOptions, Fetch, FetchError, SpecError};
 use palisade_proxy::StageFactory;
 
 /// How the stages are used.
@@ -106,14 +106,14 @@ fn origin_of(url: &str) -> Option<String> {
 }
 
 impl Fetch for SpecFetch<'_> {
-    fn fetch(&self, location: &str) -> Result<String, String> {
+    fn fetch(&self, location: &str) -> Result<String, FetchError> {
         let lower = location.get(..8).unwrap_or(location).to_ascii_lowercase();
         let text = if lower.starts_with("http://") || lower.starts_with("https://") {
             let same_origin = self.origin.is_some() && origin_of(location) == self.origin;
             let headers = if same_origin { self.headers } else { &[] };
             crate::fetch::get(location, headers, crate::fetch::Limits::default())?
         } else {
-            std::fs::read_to_string(location).map_err(|e| e.to_string())?
+            palisade_openapi::FsFetch.fetch(location)?
         };
         location.hash(&mut *self.seen.borrow_mut());
         text.hash(&mut *self.seen.borrow_mut());
@@ -166,11 +166,17 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
         return Err(cx.errors);
     }
     let Some(settings) = settings else { return Err(vec![ConfigError::file(&config.source, format!("{path}: could not be decoded"))]) };
+    // The spec's own location in the configuration (short form `openapi: FILE` or `spec:`).
+    let spec_node = node.get("spec").unwrap_or(node);
+    let spec_loc = palisade_config::Loc::at(spec_node, if node.get("spec").is_some() { format!("{path}.spec") } else { path.clone() });
     let (judge, warnings, digest) = build(&settings).map_err(|errs| {
         errs.into_iter()
             .map(|mut e| {
                 if e.file.is_empty() {
                     e.file = config.source.clone();
+                } else if e.line == 0 && e.path.is_empty() {
+                    // The entry document could not be read at all: point at where it is named.
+                    e = spec_loc.error(&config.source, format!("cannot load the spec {}: {}", e.file, e.message));
                 }
                 e
             })
@@ -232,7 +238,7 @@ fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::L
     let detectors = palisade_detect::settings::known_detector_names();
     let opts = palisade_rules::settings::Options { detectors: &detectors };
     let path = stage_path(config, app, "rules");
-    let read = |p: &std::path::Path| std::fs::read_to_string(p).map_err(|e| e.to_string());
+    let read = |p: &std::path::Path| crate::read_text(p);
     let list = palisade_rules::settings::decode(&mut cx, node, &path, &config.base_dir, &opts, &read);
     if !cx.errors.is_empty() {
         return Err(cx.errors);

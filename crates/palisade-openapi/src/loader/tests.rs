@@ -15,9 +15,9 @@ impl MemFetch {
 }
 
 impl Fetch for MemFetch {
-    fn fetch(&self, location: &str) -> Result<String, String> {
+    fn fetch(&self, location: &str) -> Result<String, FetchError> {
         self.fetched.borrow_mut().push(location.to_string());
-        self.docs.get(location).cloned().ok_or_else(|| "no such document".to_string())
+        self.docs.get(location).cloned().ok_or_else(|| "no such document".into())
     }
 }
 
