@@ -464,7 +464,10 @@ pub fn load_file_all(path: &Path) -> Decoded {
 
 /// The `PALISADE_*` variables of the process.
 fn env_vars() -> Vec<(String, String)> {
-    std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().unwrap_or_default()))).filter(|(k, _)| k.starts_with("PALISADE_")).collect()
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().unwrap_or_default())))
+        .filter(|(k, _)| k.starts_with("PALISADE_"))
+        .collect()
 }
 
 /// Decode, returning the configuration as far as it decoded (`None` when not even its shape
@@ -473,7 +476,14 @@ pub fn decode_with_env(text: &str, file: &str, base_dir: &Path, overrides: &[(St
     let mut root = match yaml::parse(text) {
         Ok(r) => r,
         Err(e) => {
-            let err = ConfigError { file: file.to_string(), line: e.line, col: e.col, env: None, path: String::new(), message: format!("invalid YAML: {}", e.message) };
+            let err = ConfigError {
+                file: file.to_string(),
+                line: e.line,
+                col: e.col,
+                env: None,
+                path: String::new(),
+                message: format!("invalid YAML: {}", e.message),
+            };
             return (None, vec![err]);
         }
     };
@@ -613,8 +623,17 @@ fn root_origin(root: &Node) -> &Origin {
 
 const LOG_KEYS: &[&str] = &["format", "level", "access_log"];
 const ADMIN_KEYS: &[&str] = &["addr", "token"];
-const SERVER_KEYS: &[&str] =
-    &["max_connections", "max_header_size", "max_headers", "header_read_timeout", "body_read_timeout", "keepalive_timeout", "shutdown_timeout", "trusted_proxies", "busy_poll"];
+const SERVER_KEYS: &[&str] = &[
+    "max_connections",
+    "max_header_size",
+    "max_headers",
+    "header_read_timeout",
+    "body_read_timeout",
+    "keepalive_timeout",
+    "shutdown_timeout",
+    "trusted_proxies",
+    "busy_poll",
+];
 const HEALTH_KEYS: &[&str] = &["path", "interval", "timeout", "rise", "fall"];
 const LIMIT_KEYS: &[&str] = &["max_body_size", "inspect_body", "oversize", "inspect_response"];
 
@@ -911,8 +930,7 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
         })
         .unwrap_or(HostHeader::Preserve);
     let block_status = m.opt(cx, "block_status", |cx, n, p| decode::uint(cx, n, p, 400, 599)).map_or(403, |v| v as u16);
-    let (max_body_size, inspect_body, oversize, inspect_response) =
-        m.opt(cx, "limits", decode_limits).unwrap_or((10 * 1024 * 1024, 1024 * 1024, Oversize::Reject, 1024 * 1024));
+    let (max_body_size, inspect_body, oversize, inspect_response) = m.opt(cx, "limits", decode_limits).unwrap_or_else(default_limits);
     let mut stages = Vec::new();
     for key in STAGE_KEYS {
         if let Some(node) = m.node(key) {
@@ -941,10 +959,22 @@ fn http_header_value_ok(s: &str) -> bool {
     s.bytes().all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
 }
 
+/// `limits.max_body_size` when not set: every body an app accepts is inspected by default, so
+/// the default is what inspection buffers comfortably.
+pub const DEFAULT_MAX_BODY: u64 = 1024 * 1024;
+/// `limits.inspect_body` when not set with `oversize: stream`.
+pub const DEFAULT_INSPECT_STREAMED: u64 = 1024 * 1024;
+/// Largest `inspect_body` (bodies are buffered in memory for inspection).
+pub const MAX_INSPECT: u64 = 64 * 1024 * 1024;
+
+/// `(max_body_size, inspect_body, oversize, inspect_response)` of the app defaults.
+fn default_limits() -> (u64, u64, Oversize, u64) {
+    (DEFAULT_MAX_BODY, DEFAULT_MAX_BODY, Oversize::Reject, 1024 * 1024)
+}
+
 fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize, u64)> {
     let mut m = MapReader::new(cx, n, p)?;
-    let max_body = m.opt(cx, "max_body_size", decode::size).unwrap_or(10 * 1024 * 1024);
-    let inspect = m.opt(cx, "inspect_body", decode::size).unwrap_or(max_body.min(1024 * 1024));
+    let max_body = m.opt(cx, "max_body_size", decode::size).unwrap_or(DEFAULT_MAX_BODY);
     let oversize = m.opt(cx, "oversize", |cx, n, p| decode::one_of(cx, n, p, &["reject", "stream"])).map_or(Oversize::Reject, |v| {
         if v == "stream" {
             Oversize::Stream
@@ -952,17 +982,32 @@ fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize,
             Oversize::Reject
         }
     });
+    let inspect_set = m.opt(cx, "inspect_body", decode::size);
+    // With `reject`, every accepted body is inspected, so inspection covers `max_body_size`;
+    // with `stream`, the first MiB is inspected and the rest streams.
+    let inspect = inspect_set.unwrap_or(match oversize {
+        Oversize::Reject => max_body,
+        Oversize::Stream => max_body.min(DEFAULT_INSPECT_STREAMED),
+    });
     let inspect_response = m.opt(cx, "inspect_response", decode::size).unwrap_or(1024 * 1024);
     let origin = m.origin().clone();
     m.finish_with(cx, LIMIT_KEYS);
-    if inspect_response > 64 * 1024 * 1024 {
+    if inspect_response > MAX_INSPECT {
         cx.error(&origin, &decode::join(p, "inspect_response"), "inspect_response above 64MiB is not supported (responses are buffered in memory)");
     }
     if inspect > max_body {
         cx.error(&origin, &decode::join(p, "inspect_body"), format!("inspect_body ({inspect}) is larger than max_body_size ({max_body})"));
     }
-    if inspect > 64 * 1024 * 1024 {
-        cx.error(&origin, &decode::join(p, "inspect_body"), "inspect_body above 64MiB is not supported (bodies are buffered in memory)");
+    if inspect > MAX_INSPECT {
+        let msg = if inspect_set.is_none() {
+            format!(
+                "with oversize: reject every body up to max_body_size ({}) is buffered for inspection, and more than 64MiB is not supported: set `oversize: stream` (the first inspect_body bytes are inspected, the rest streams) or a smaller max_body_size",
+                read::human_size(max_body)
+            )
+        } else {
+            "inspect_body above 64MiB is not supported (bodies are buffered in memory)".to_string()
+        };
+        cx.error(&origin, &decode::join(p, "inspect_body"), msg);
     }
     Some((max_body, inspect, oversize, inspect_response))
 }

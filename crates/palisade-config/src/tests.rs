@@ -407,3 +407,24 @@ fn unreadable_files_are_reported_with_a_position() {
         assert_eq!((errs[0].line, errs[0].col), (1, 1));
     }
 }
+
+#[test]
+fn body_limit_defaults_agree() {
+    let limits = |extra: &str| {
+        let c = env_parse(&format!("listen: [{{addr: '127.0.0.1:8080'}}]\napps: [{{name: a, upstream: 'http://x:1'{extra}}}]\n"), &[]).unwrap();
+        let a = &c.apps[0];
+        (a.max_body_size, a.inspect_body, a.oversize)
+    };
+    // Nothing set: one limit, everything accepted is inspected.
+    assert_eq!(limits(""), (1 << 20, 1 << 20, Oversize::Reject));
+    // A larger max_body_size with `reject` is reachable: inspection follows it.
+    assert_eq!(limits(", limits: {max_body_size: 10MiB}"), (10 << 20, 10 << 20, Oversize::Reject));
+    // With `stream`, the first MiB is inspected and the rest streams up to the maximum.
+    assert_eq!(limits(", limits: {max_body_size: 10MiB, oversize: stream}"), (10 << 20, 1 << 20, Oversize::Stream));
+    assert_eq!(limits(", limits: {max_body_size: 100KiB, oversize: stream}"), (100 << 10, 100 << 10, Oversize::Stream));
+    // Beyond what can be buffered, `reject` says what to do.
+    let errs = env_parse("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1', limits: {max_body_size: 1GiB}}]\n", &[]).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].path, "apps[0].limits.inspect_body");
+    assert!(errs[0].message.contains("set `oversize: stream`"), "{errs:?}");
+}

@@ -388,7 +388,8 @@ impl Resolver for SpecSet {
 /// an http(s) URL) and every document it references, then check its structure.
 pub fn load(location: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
     let location = absolute_location(location);
-    let text = fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: e.line, col: e.col, pointer: String::new(), message: e.message }])?;
+    let text =
+        fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: e.line, col: e.col, pointer: String::new(), message: e.message }])?;
     load_str(&location, &text, fetch, limits)
 }
 

@@ -503,27 +503,68 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
 
 fn check(path: &std::path::Path, offline: bool) -> ExitCode {
     let warnings = std::sync::Arc::new(stages::Checks::new(offline));
-    let result = palisade_config::load_file(path).and_then(|cfg| {
-        let apps = cfg.apps.len();
-        let listeners = cfg.listen.len();
-        palisade_proxy::Snapshot::build(cfg, 0, &stages::factory(stages::Use::Check(warnings.clone()))).map(|_| (apps, listeners))
-    });
+    // Problems of the file, then those found building the stages of the apps that decoded (a
+    // typo in one section does not hide the problems of another).
+    let (config, mut errors) = palisade_config::load_file_all(path);
+    let mut summary = None;
+    if let Some(cfg) = config {
+        summary = Some((cfg.apps.len(), cfg.listen.len()));
+        let plan = body_plan(&cfg);
+        match palisade_proxy::Snapshot::build(cfg, 0, &stages::factory(stages::Use::Check(warnings.clone()))) {
+            Ok(_) if errors.is_empty() => {
+                for line in plan {
+                    println!("{line}");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => errors.extend(e.0),
+        }
+    }
     for w in warnings.lock().map(|w| w.clone()).unwrap_or_default() {
         println!("{w}");
     }
-    match result {
-        Ok((apps, listeners)) => {
-            println!("{}: OK ({apps} app(s), {listeners} listener(s))", path.display());
-            ExitCode::SUCCESS
-        }
-        Err(errors) => {
-            for e in &errors.0 {
-                println!("{e}");
-            }
-            println!("{}: {} problem(s)", path.display(), errors.0.len());
-            ExitCode::from(1)
-        }
+    if errors.is_empty() {
+        let (apps, listeners) = summary.unwrap_or_default();
+        println!("{}: OK ({apps} app(s), {listeners} listener(s))", path.display());
+        return ExitCode::SUCCESS;
     }
+    let count = errors.len();
+    println!("{}", palisade_config::ConfigErrors(errors));
+    println!("{}: {count} problem(s)", path.display());
+    ExitCode::from(1)
+}
+
+/// What happens to request bodies, per app, in the words of `check`'s output (apps with the
+/// same limits on one line).
+fn body_plan(cfg: &palisade_config::Config) -> Vec<String> {
+    use palisade_config::read::human_size;
+    let mut plans: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for a in &cfg.apps {
+        let (max, inspect) = (human_size(a.max_body_size), human_size(a.inspect_body));
+        let beyond = if a.inspect_body >= a.max_body_size {
+            format!("over {max}: 413")
+        } else {
+            match a.oversize {
+                palisade_config::Oversize::Stream => format!("over {inspect}: the rest streamed uninspected up to {max}; over {max}: 413"),
+                palisade_config::Oversize::Reject => format!("over {inspect}: 413 (oversize: reject; max_body_size {max} is not reachable)"),
+            }
+        };
+        let plan = format!("bodies inspected up to {inspect}; {beyond}");
+        let i = *index.entry(plan.clone()).or_insert_with(|| {
+            plans.push((plan, Vec::new()));
+            plans.len() - 1
+        });
+        plans[i].1.push(a.name.as_str());
+    }
+    plans
+        .into_iter()
+        .map(|(plan, apps)| {
+            let names = apps.iter().take(5).map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            let more = if apps.len() > 5 { format!(" and {} more", apps.len() - 5) } else { String::new() };
+            format!("{} {names}{more}: {plan}", if apps.len() == 1 { "app" } else { "apps" })
+        })
+        .collect()
 }
 
 fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<ExitCode> {

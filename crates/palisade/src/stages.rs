@@ -49,7 +49,12 @@ impl std::ops::Deref for Checks {
 }
 
 pub fn factory(usage: Use) -> StageFactory {
+    // Apps with the same detection settings share one engine (the default settings above all:
+    // thousands of apps must not build thousands of engines). Keyed by the settings' debug
+    // form, which lists every field; held weakly, so engines go with the snapshots using them.
+    let engines: Mutex<EngineCache> = Mutex::default();
     Arc::new(move |config: &Config, app: &AppConfig| {
+        let detection = |node: Option<&Node>| detection(config, app, node, &engines);
         let mut stages: Vec<Box<dyn Stage>> = Vec::new();
         let mut errors = Vec::new();
         for (key, node, loc) in &app.stages {
@@ -67,7 +72,7 @@ pub fn factory(usage: Use) -> StageFactory {
                     Ok(None) => {}
                     Err(e) => errors.extend(e),
                 },
-                "detection" => match detection(config, app, Some(node)) {
+                "detection" => match detection(Some(node)) {
                     Ok(Some(s)) => stages.push(s),
                     Ok(None) => {}
                     Err(e) => errors.extend(e),
@@ -77,7 +82,7 @@ pub fn factory(usage: Use) -> StageFactory {
         }
         // Detection is on (block, balanced) for apps that do not configure it.
         if !app.stages.iter().any(|(k, _, _)| k == "detection") {
-            match detection(config, app, None) {
+            match detection(None) {
                 Ok(Some(s)) => stages.push(s),
                 Ok(None) => {}
                 Err(e) => errors.extend(e),
@@ -198,12 +203,12 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
     if let (Use::Serve, Some(every)) = (usage, settings.refresh) {
         spawn_refresh(Arc::downgrade(&stage), settings, every, digest, app.name.clone());
     }
-    Ok(Box::new(SharedStage(stage)))
+    Ok(Box::new(Shared(stage)))
 }
 
 /// The detection stage of an app: its `detection:` section, or the defaults when absent.
 /// `None` when the mode is `off`.
-fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
+fn detection(config: &Config, app: &AppConfig, node: Option<&Node>, engines: &Mutex<EngineCache>) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
     let settings = match node {
         Some(node) => {
             let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
@@ -227,10 +232,20 @@ fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Op
     if all_off {
         return Ok(None);
     }
-    palisade_detect::stage::DetectionStage::new(&settings)
-        .map(|s| Some(Box::new(s) as Box<dyn Stage>))
-        .map_err(|e| vec![ConfigError::file(&config.source, format!("{}: {e}", stage_path(config, app, "detection")))])
+    let key = format!("{settings:?}");
+    let mut cache = engines.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(stage) = cache.get(&key).and_then(Weak::upgrade) {
+        return Ok(Some(Box::new(Shared(stage))));
+    }
+    let stage = palisade_detect::stage::DetectionStage::new(&settings)
+        .map(Arc::new)
+        .map_err(|e| vec![ConfigError::file(&config.source, format!("{}: {e}", stage_path(config, app, "detection")))])?;
+    cache.retain(|_, w| w.strong_count() > 0);
+    cache.insert(key, Arc::downgrade(&stage));
+    Ok(Some(Box::new(Shared(stage))))
 }
+
+type EngineCache = std::collections::HashMap<String, Weak<palisade_detect::stage::DetectionStage>>;
 
 /// The user rules of an app (`rules:`, inline and files). `None` when there are none.
 fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::Loc) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
@@ -254,9 +269,8 @@ fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::L
 }
 
 /// Key path of an app's stage section, for errors (`apps[2].openapi`).
-fn stage_path(config: &Config, app: &AppConfig, key: &str) -> String {
-    let i = config.apps.iter().position(|a| a.name == app.name).unwrap_or(0);
-    format!("apps[{i}].{key}")
+fn stage_path(_config: &Config, app: &AppConfig, key: &str) -> String {
+    palisade_config::decode::join(&app.loc.path, key)
 }
 
 /// Re-read the spec every `every`; swap in a changed one that compiles; keep the old one on
@@ -292,10 +306,10 @@ fn spawn_refresh(stage: Weak<OpenApiStage>, settings: Settings, every: Duration,
     }
 }
 
-/// A stage shared with a refresh thread.
-struct SharedStage(Arc<OpenApiStage>);
+/// A stage shared with a refresh thread, or between apps.
+struct Shared<S>(Arc<S>);
 
-impl Stage for SharedStage {
+impl<S: Stage> Stage for Shared<S> {
     fn name(&self) -> &'static str {
         self.0.name()
     }
@@ -313,5 +327,8 @@ impl Stage for SharedStage {
     }
     fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>, cx: &Context) -> Verdict {
         self.0.check_response(req, resp, cx)
+    }
+    fn counters(&self) -> Vec<palisade_core::CounterSample> {
+        self.0.counters()
     }
 }
