@@ -1,10 +1,11 @@
 //! A small YAML document tree that remembers where every node came from (line and column, or
 //! the environment variable that overrode it), so that every configuration problem can be
-//! reported precisely. Built from `saphyr`'s marked nodes.
+//! reported precisely. Built from `saphyr-parser`'s events.
 
 use std::fmt;
 
-use saphyr::{LoadableYamlNode, MarkedYamlOwned, ScalarOwned, YamlDataOwned};
+use saphyr::Scalar;
+use saphyr_parser::{Event, Marker, Parser};
 
 /// Where a node's value came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,76 +96,137 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
 
 /// Like [`parse`] with another nesting limit: API specs (OpenAPI documents, whose schemas nest
 /// deeply) use a higher one. JSON is read too, as the YAML 1.2 subset it is.
+///
+/// The tree is built straight from the parser's events: no intermediate document, so that the
+/// memory a document takes is this tree's (a few times the text's size) and nothing more.
 pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let docs =
-        MarkedYamlOwned::load_from_str(text).map_err(|e| SyntaxError { line: e.marker().line(), col: e.marker().col() + 1, message: e.info().to_string() })?;
-    let mut docs = docs.into_iter();
-    let Some(doc) = docs.next() else {
-        return Ok(Node { origin: Origin::File { line: 1, col: 1 }, value: Value::Map(Vec::new()) });
-    };
-    if let Some(extra) = docs.next() {
-        return Err(SyntaxError { line: extra.span.start.line(), col: extra.span.start.col() + 1, message: "only one YAML document is allowed".into() });
+    let ascii = text.is_ascii();
+    let mut b = Builder { stack: Vec::new(), root: None, documents: 0 };
+    for item in Parser::new_from_str(text) {
+        let (ev, span) = item.map_err(|e| SyntaxError { line: e.marker().line(), col: e.marker().col() + 1, message: e.info().to_string() })?;
+        let at = |m: &Marker| (m.line(), m.col() + 1);
+        match ev {
+            Event::DocumentStart(_) => {
+                b.documents += 1;
+                if b.documents > 1 {
+                    let (line, col) = at(&span.start);
+                    return Err(SyntaxError { line, col, message: "only one YAML document is allowed".into() });
+                }
+            }
+            Event::Alias(_) => {
+                let (line, col) = at(&span.start);
+                return Err(SyntaxError { line, col, message: "YAML aliases are not supported".into() });
+            }
+            Event::Scalar(v, style, _, tag) => {
+                let (line, col) = at(&span.start);
+                let origin = Origin::File { line, col };
+                let value = match Scalar::parse_from_cow_and_metadata(v, style, tag.as_ref()) {
+                    // An integer too big for i64 would lose digits as a float: keep its text
+                    // (schema bounds compare it exactly).
+                    Some(Scalar::FloatingPoint(f)) => match big_integer_text(text, ascii, span.start.index(), span.end.index()) {
+                        Some(digits) => Value::Str(digits),
+                        None => Value::Float(f.into_inner()),
+                    },
+                    Some(Scalar::Null) => Value::Null,
+                    Some(Scalar::Boolean(v)) => Value::Bool(v),
+                    Some(Scalar::Integer(i)) => Value::Int(i),
+                    Some(Scalar::String(s)) => Value::Str(s.into_owned()),
+                    None => return Err(SyntaxError { line, col, message: "invalid YAML value".into() }),
+                };
+                b.add(Node { origin, value })?;
+            }
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                let (line, col) = at(&span.start);
+                if b.stack.len() > max_depth {
+                    return Err(SyntaxError { line, col, message: format!("nesting deeper than {max_depth} levels") });
+                }
+                let map = matches!(ev, Event::MappingStart(..));
+                b.stack.push(Frame { origin: Origin::File { line, col }, map, items: Vec::new(), entries: Vec::new(), key: None, names: None });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let f = b.stack.pop().expect("the parser balances collections");
+                let value = if f.map { Value::Map(f.entries) } else { Value::Seq(f.items) };
+                b.add(Node { origin: f.origin, value })?;
+            }
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
+        }
     }
-    convert(doc, 0, max_depth, text)
+    Ok(b.root.unwrap_or(Node { origin: Origin::File { line: 1, col: 1 }, value: Value::Map(Vec::new()) }))
 }
 
 /// Nesting limit of [`parse`].
 pub const MAX_DEPTH: usize = 64;
 
-fn convert(node: MarkedYamlOwned, depth: usize, max_depth: usize, text: &str) -> Result<Node, SyntaxError> {
-    let origin = Origin::File { line: node.span.start.line(), col: node.span.start.col() + 1 };
-    let err = |message: String| {
-        let Origin::File { line, col } = origin else { unreachable!() };
-        SyntaxError { line, col, message }
-    };
-    if depth > max_depth {
-        return Err(err(format!("nesting deeper than {max_depth} levels")));
-    }
-    let (start, end) = (node.span.start.index(), node.span.end.index());
-    let value = match node.data {
-        YamlDataOwned::Value(s) => match s {
-            // An integer too big for i64 would lose digits as a float: keep its text (schema
-            // bounds compare it exactly).
-            ScalarOwned::FloatingPoint(f) => match big_integer_text(text, start, end) {
-                Some(digits) => Value::Str(digits),
-                None => Value::Float(f.into_inner()),
-            },
-            ScalarOwned::Null => Value::Null,
-            ScalarOwned::Boolean(b) => Value::Bool(b),
-            ScalarOwned::Integer(i) => Value::Int(i),
-            ScalarOwned::String(s) => Value::Str(s),
-        },
-        YamlDataOwned::Representation(s, _, _) => Value::Str(s),
-        YamlDataOwned::Sequence(items) => Value::Seq(items.into_iter().map(|n| convert(n, depth + 1, max_depth, text)).collect::<Result<_, _>>()?),
-        YamlDataOwned::Mapping(map) => {
-            let mut entries = Vec::with_capacity(map.len());
-            for (k, v) in map {
-                let key_origin = Origin::File { line: k.span.start.line(), col: k.span.start.col() + 1 };
-                let name = match k.data {
-                    YamlDataOwned::Value(ScalarOwned::String(s)) => s,
-                    YamlDataOwned::Value(ScalarOwned::Integer(i)) => i.to_string(),
-                    YamlDataOwned::Value(ScalarOwned::Boolean(b)) => b.to_string(),
-                    _ => {
-                        let Origin::File { line, col } = key_origin else { unreachable!() };
-                        return Err(SyntaxError { line, col, message: "mapping keys must be plain strings".into() });
-                    }
-                };
-                entries.push((Key { name, origin: key_origin }, convert(v, depth + 1, max_depth, text)?));
-            }
-            Value::Map(entries)
+/// A collection being built.
+struct Frame {
+    origin: Origin,
+    map: bool,
+    items: Vec<Node>,
+    entries: Vec<(Key, Node)>,
+    /// A mapping's key waiting for its value.
+    key: Option<Key>,
+    /// The keys of a large mapping, to find duplicates without a quadratic scan.
+    names: Option<std::collections::HashMap<String, usize>>,
+}
+
+struct Builder {
+    stack: Vec<Frame>,
+    root: Option<Node>,
+    documents: usize,
+}
+
+/// Mappings with more keys than this index them to find duplicates.
+const SCAN_KEYS: usize = 16;
+
+impl Builder {
+    fn add(&mut self, node: Node) -> Result<(), SyntaxError> {
+        let Some(f) = self.stack.last_mut() else {
+            self.root = Some(node);
+            return Ok(());
+        };
+        if !f.map {
+            f.items.push(node);
+            return Ok(());
         }
-        YamlDataOwned::Tagged(_, inner) => return convert(*inner, depth, max_depth, text),
-        YamlDataOwned::Alias(_) => return Err(err("YAML aliases are not supported".into())),
-        YamlDataOwned::BadValue => return Err(err("invalid YAML value".into())),
-    };
-    Ok(Node { origin, value })
+        let Some(key) = f.key.take() else {
+            let name = match node.value {
+                Value::Str(s) => s,
+                Value::Int(i) => i.to_string(),
+                Value::Bool(b) => b.to_string(),
+                _ => {
+                    let Origin::File { line, col } = node.origin else { unreachable!() };
+                    return Err(SyntaxError { line, col, message: "mapping keys must be plain strings".into() });
+                }
+            };
+            let first = match &f.names {
+                Some(names) => names.get(&name).copied(),
+                None => f.entries.iter().position(|(k, _)| k.name == name),
+            };
+            if let Some(i) = first {
+                let Origin::File { line, col } = node.origin else { unreachable!() };
+                return Err(SyntaxError { line, col, message: format!("duplicate key `{name}` (first at {})", f.entries[i].0.origin) });
+            }
+            f.key = Some(Key { name, origin: node.origin });
+            return Ok(());
+        };
+        let i = f.entries.len();
+        if let Some(names) = &mut f.names {
+            names.insert(key.name.clone(), i);
+        } else if i + 1 > SCAN_KEYS {
+            let mut names: std::collections::HashMap<String, usize> = f.entries.iter().enumerate().map(|(i, (k, _))| (k.name.clone(), i)).collect();
+            names.insert(key.name.clone(), i);
+            f.names = Some(names);
+        }
+        f.entries.push((key, node));
+        Ok(())
+    }
 }
 
 /// The source text of a scalar spanning the characters `start..end` when it is an integer
 /// literal (`-?[0-9]+`) that does not fit in an `i64`.
-fn big_integer_text(text: &str, start: usize, end: usize) -> Option<String> {
-    let slice = if text.is_ascii() {
+fn big_integer_text(text: &str, ascii: bool, start: usize, end: usize) -> Option<String> {
+    let slice = if ascii {
         text.get(start..end)?
     } else {
         let mut it = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len()));

@@ -35,11 +35,13 @@ enum LogFormat {
 enum Command {
     /// Run the proxy with a configuration file.
     Run {
+        /// The configuration file (docs/CONFIG.md).
         #[arg(short, long, env = "PALISADE_CONFIG")]
         config: PathBuf,
     },
     /// Validate a configuration (and everything it refers to) and exit: 0 if valid, 1 if not.
     Check {
+        /// The configuration file to check.
         #[arg(short, long)]
         config: PathBuf,
         /// Do not fetch JWKS URLs (by default each one is fetched once, as the proxy would).
@@ -97,6 +99,7 @@ enum EventsCommand {
         /// Poll interval, e.g. 500ms or 2s.
         #[arg(long, default_value = "1s")]
         interval: String,
+        /// One JSON object per line instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -123,6 +126,7 @@ struct EventFilter {
     /// Before this time (same forms).
     #[arg(long)]
     until: Option<String>,
+    /// App name.
     #[arg(long)]
     app: Option<String>,
     /// Client IP.
@@ -259,6 +263,7 @@ enum DetectCommand {
         /// At most this many values per label and category (evenly spread); 0 for all.
         #[arg(long, default_value_t = 0)]
         max: usize,
+        /// Detection level: balanced or strict.
         #[arg(long, default_value = "balanced", value_parser = ["balanced", "strict"])]
         level: String,
     },
@@ -270,6 +275,7 @@ enum DetectCommand {
         /// Where the value is placed: query, form, json, header or cookie.
         #[arg(long, default_value = "query")]
         location: String,
+        /// Detection level: balanced or strict.
         #[arg(long, default_value = "balanced", value_parser = ["balanced", "strict"])]
         level: String,
     },
@@ -617,4 +623,62 @@ fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<
     });
     running.shutdown();
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Rows `(command, option, help)` of the command line: one per command (option empty) and
+    /// one per option or argument, as `palisade --help` and each subcommand's `--help` print
+    /// them.
+    fn cli_rows() -> Vec<(String, String, String)> {
+        fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, String, String)>) {
+            let one_line = |s: String| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            out.push((path.to_string(), String::new(), one_line(cmd.get_about().map(|a| a.to_string()).unwrap_or_default())));
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" || (arg.is_global_set() && path != "palisade") {
+                    continue;
+                }
+                let name = match (arg.get_long(), arg.get_short()) {
+                    (Some(l), Some(s)) => format!("-{s}, --{l}"),
+                    (Some(l), None) => format!("--{l}"),
+                    _ => format!("<{}>", id.to_ascii_uppercase()),
+                };
+                out.push((path.to_string(), name, one_line(arg.get_help().map(|h| h.to_string()).unwrap_or_default())));
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_name() != "help" {
+                    walk(sub, &format!("{path} {}", sub.get_name()), out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&super::Cli::command(), "palisade", &mut out);
+        out
+    }
+
+    /// The "Command line" table of docs/CONFIG.md lists exactly what `--help` prints, in the
+    /// same words.
+    #[test]
+    fn help_matches_the_configuration_reference() {
+        let doc = include_str!("../../../docs/CONFIG.md");
+        let section = doc.split("\n## Command line\n").nth(1).expect("docs/CONFIG.md has a `## Command line` section");
+        let section = section.split("\n## ").next().unwrap_or(section);
+        let documented: Vec<(String, String, String)> = section
+            .lines()
+            .filter(|l| l.starts_with("| `palisade"))
+            .map(|l| {
+                let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(|c| c.trim().trim_matches('`')).collect();
+                (cells[0].to_string(), cells.get(1).copied().unwrap_or("").to_string(), cells.get(2).copied().unwrap_or("").to_string())
+            })
+            .collect();
+        let expected = cli_rows();
+        for (cmd, opt, help) in &expected {
+            assert!(!help.is_empty(), "`{cmd} {opt}` has no help text");
+        }
+        let table: String = expected.iter().map(|(c, o, h)| format!("| `{c}` | {} | {h} |\n", if o.is_empty() { String::new() } else { format!("`{o}`") })).collect();
+        assert_eq!(documented, expected, "docs/CONFIG.md's command line table should be:\n{table}");
+    }
 }
