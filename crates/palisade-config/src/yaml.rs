@@ -101,6 +101,18 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
 /// memory a document takes is this tree's (a few times the text's size) and nothing more.
 pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A JSON document (most large specs) goes through the JSON parser: the YAML parser holds
+    // every token of a flow collection until it closes, many times the text's size for a
+    // document that is one big `{...}`. Anything that is not strict JSON is read as YAML.
+    if text.trim_start().starts_with(['{', '[']) {
+        if let Some(node) = parse_json(text, max_depth) {
+            return node;
+        }
+    }
+    parse_yaml(text, max_depth)
+}
+
+fn parse_yaml(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
     let ascii = text.is_ascii();
     let mut b = Builder { stack: Vec::new(), root: None, documents: 0 };
     for item in Parser::new_from_str(text) {
@@ -145,7 +157,10 @@ pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Node, Syntax
                 b.stack.push(Frame { origin: Origin::File { line, col }, map, items: Vec::new(), entries: Vec::new(), key: None, names: None });
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                let f = b.stack.pop().expect("the parser balances collections");
+                let mut f = b.stack.pop().expect("the parser balances collections");
+                // Most collections are small: growth leaves up to half their room unused.
+                f.entries.shrink_to_fit();
+                f.items.shrink_to_fit();
                 let value = if f.map { Value::Map(f.entries) } else { Value::Seq(f.items) };
                 b.add(Node { origin: f.origin, value })?;
             }
@@ -157,6 +172,81 @@ pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Node, Syntax
 
 /// Nesting limit of [`parse`].
 pub const MAX_DEPTH: usize = 64;
+
+/// The tree of a strict JSON text, with the positions the YAML parser would give (strings at
+/// their opening quote); `None` when `text` is not strict JSON.
+fn parse_json(text: &str, max_depth: usize) -> Option<Result<Node, SyntaxError>> {
+    let mut tape = palisade_json::Tape::default();
+    let limits = palisade_json::Limits { max_depth: u32::try_from(max_depth + 1).unwrap_or(u32::MAX), max_tokens: usize::MAX };
+    palisade_json::parse_into(text.as_bytes(), &mut tape, &limits).ok()?;
+    let mut b = Builder { stack: Vec::new(), root: None, documents: 1 };
+    let mut at = Cursor { text: text.as_bytes(), offset: 0, line: 1, col: 1 };
+    Some(json_node(&mut b, &mut at, tape.root(text.as_bytes())).map(|()| b.root.expect("a JSON text has a value")))
+}
+
+/// Line and column of byte offsets visited in increasing order (linear over the text).
+struct Cursor<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: usize,
+    col: usize,
+}
+
+impl Cursor<'_> {
+    fn origin(&mut self, offset: usize) -> Origin {
+        for &b in &self.text[self.offset..offset] {
+            if b == b'\n' {
+                self.line += 1;
+                self.col = 1;
+            } else if b & 0xC0 != 0x80 {
+                self.col += 1;
+            }
+        }
+        self.offset = offset;
+        Origin::File { line: self.line, col: self.col }
+    }
+}
+
+fn json_node(b: &mut Builder, at: &mut Cursor<'_>, v: palisade_json::ValueRef<'_>) -> Result<(), SyntaxError> {
+    use palisade_json::Kind;
+    let kind = v.kind();
+    // Strings start at their opening quote.
+    let origin = at.origin(if kind == Kind::String { v.offset() - 1 } else { v.offset() });
+    let value = match kind {
+        Kind::Null => Value::Null,
+        Kind::Bool => Value::Bool(v.as_bool().unwrap_or(false)),
+        Kind::String => Value::Str(v.as_str().unwrap_or_default().into_owned()),
+        Kind::Number => {
+            let text = v.number_text().unwrap_or("0");
+            match (v.as_i64(), v.is_integer_text()) {
+                (Some(i), _) => Value::Int(i),
+                // An integer too big for i64 keeps its digits (as from YAML).
+                (None, true) => Value::Str(text.to_string()),
+                (None, false) => Value::Float(v.as_f64().unwrap_or(f64::NAN)),
+            }
+        }
+        Kind::Array | Kind::Object => {
+            let map = kind == Kind::Object;
+            // Sized exactly: the tape knows each container's length.
+            let (items, entries) = if map { (Vec::new(), Vec::with_capacity(v.len())) } else { (Vec::with_capacity(v.len()), Vec::new()) };
+            b.stack.push(Frame { origin, map, items, entries, key: None, names: None });
+            if map {
+                for (k, val) in v.members() {
+                    json_node(b, at, k)?;
+                    json_node(b, at, val)?;
+                }
+            } else {
+                for item in v.items() {
+                    json_node(b, at, item)?;
+                }
+            }
+            let f = b.stack.pop().expect("pushed above");
+            let value = if f.map { Value::Map(f.entries) } else { Value::Seq(f.items) };
+            return b.add(Node { origin: f.origin, value });
+        }
+    };
+    b.add(Node { origin, value })
+}
 
 /// A collection being built.
 struct Frame {
@@ -238,4 +328,51 @@ fn big_integer_text(text: &str, ascii: bool, start: usize, end: usize) -> Option
     let digits = slice.strip_prefix(['-', '+']).unwrap_or(slice);
     let integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
     (integer && slice.parse::<i64>().is_err()).then(|| slice.trim_start_matches('+').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON path gives the tree the YAML parser gives (values, kinds and positions).
+    #[test]
+    fn json_and_yaml_parsers_agree() {
+        let texts = [
+            "{\"a\": 1, \"b\": [true, null, -0, 1.5, 1e3, \"x\\u00e9\\n\"], \"c\": {}}",
+            "[\n  {\"k\": \"é\", \"n\": 123456789012345678901234567890},\n  [[], {\"z\": -9223372036854775808}]\n]",
+            "  {\n\"200\": {\"description\": \"ok\"},\n \"€uro\": \"💶\", \"t\": \"tab\\there\"}\n",
+        ];
+        for t in texts {
+            let json = parse_json(t, MAX_DEPTH).expect("strict JSON").unwrap();
+            assert_eq!(json, parse_yaml(t, MAX_DEPTH).unwrap(), "{t}");
+        }
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/openapi-specs");
+        match std::fs::read_to_string(dir.join("oai30-petstore-expanded.json")) {
+            Ok(t) => assert_eq!(parse_json(&t, 512).unwrap().unwrap(), parse_yaml(&t, 512).unwrap()),
+            Err(_) => eprintln!("skipped the petstore spec: ../shared is not here"),
+        }
+    }
+
+    #[test]
+    fn json_keeps_the_rules_of_the_tree() {
+        let e = parse("{\"a\": 1, \"b\": 2, \"a\": 3}").unwrap_err();
+        assert_eq!((e.line, e.col), (1, 18));
+        assert!(e.message.contains("duplicate key `a` (first at 1:2)"), "{}", e.message);
+        let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 2), "]".repeat(MAX_DEPTH + 2));
+        assert!(parse(&deep).unwrap_err().message.contains("nesting deeper than"));
+        // Not strict JSON: read as YAML.
+        assert_eq!(parse("{a: 1}").unwrap().get("a").map(|n| n.value.clone()), Some(Value::Int(1)));
+    }
+
+    #[test]
+    fn yaml_duplicate_keys_are_errors() {
+        let mut text = String::new();
+        for i in 0..40 {
+            text.push_str(&format!("k{i}: {i}\n"));
+        }
+        text.push_str("k7: again\n");
+        let e = parse(&text).unwrap_err();
+        assert_eq!((e.line, e.col), (41, 1));
+        assert!(e.message.contains("duplicate key `k7` (first at 8:1)"), "{}", e.message);
+    }
 }

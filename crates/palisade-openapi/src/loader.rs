@@ -390,24 +390,46 @@ pub fn load(location: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSe
     let location = absolute_location(location);
     let text =
         fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: e.line, col: e.col, pointer: String::new(), message: e.message }])?;
-    load_str(&location, &text, fetch, limits)
+    load_text(&location, Text::Owned(text), fetch, limits)
 }
 
 /// Like [`load`] with the entry document's text given (its location still resolves relative
 /// references).
 pub fn load_str(location: &str, text: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
+    load_text(location, Text::Borrowed(text), fetch, limits)
+}
+
+/// A document's text: an owned one is dropped as soon as it is parsed (the tree is what is
+/// kept; a large spec's text is not held through checking and compiling).
+enum Text<'a> {
+    Owned(String),
+    Borrowed(&'a str),
+}
+
+impl Text<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Owned(s) => s,
+            Text::Borrowed(s) => s,
+        }
+    }
+}
+
+fn load_text(location: &str, text: Text<'_>, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
     let location = absolute_location(location);
     let mut errors = Vec::new();
-    if text.len() > limits.max_total_bytes {
+    let size = text.as_str().len();
+    if size > limits.max_total_bytes {
         return Err(vec![SpecError {
             file: location,
             line: 0,
             col: 0,
             pointer: String::new(),
-            message: format!("document is {} bytes, more than the limit of {} bytes", text.len(), limits.max_total_bytes),
+            message: format!("document is {size} bytes, more than the limit of {} bytes", limits.max_total_bytes),
         }]);
     }
-    let root = parse(&location, text, limits).map_err(|e| vec![e])?;
+    let root = parse(&location, text.as_str(), limits).map_err(|e| vec![e])?;
+    drop(text);
     let (version, version_text) = match entry_version(&location, &root) {
         Ok(v) => v,
         Err(e) => return Err(vec![e]),
@@ -421,7 +443,7 @@ pub fn load_str(location: &str, text: &str, fetch: &dyn Fetch, limits: &Limits) 
         index: HashMap::from([(location, 0)]),
         max_ref_chain: limits.max_ref_chain,
     };
-    let mut total = text.len();
+    let mut total = size;
     let mut queue = VecDeque::from([0 as DocId]);
     let mut failed: HashSet<String> = HashSet::new();
     while let Some(d) = queue.pop_front() {

@@ -678,7 +678,8 @@ mod tests {
         for (cmd, opt, help) in &expected {
             assert!(!help.is_empty(), "`{cmd} {opt}` has no help text");
         }
-        let table: String = expected.iter().map(|(c, o, h)| format!("| `{c}` | {} | {h} |\n", if o.is_empty() { String::new() } else { format!("`{o}`") })).collect();
+        let table: String =
+            expected.iter().map(|(c, o, h)| format!("| `{c}` | {} | {h} |\n", if o.is_empty() { String::new() } else { format!("`{o}`") })).collect();
         assert_eq!(documented, expected, "docs/CONFIG.md's command line table should be:\n{table}");
     }
 }
