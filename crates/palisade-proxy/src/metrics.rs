@@ -148,11 +148,14 @@ impl AppMetrics {
     }
 }
 
+/// The apps' series in creation order, and by name.
+type AppList = (Vec<Arc<AppMetrics>>, std::collections::HashMap<String, Arc<AppMetrics>>);
+
 /// Every series of one running server.
 pub struct Metrics {
     shards: usize,
     /// In creation order, and by name.
-    apps: Mutex<(Vec<Arc<AppMetrics>>, std::collections::HashMap<String, Arc<AppMetrics>>)>,
+    apps: Mutex<AppList>,
     /// Requests no app was found for.
     pub unrouted: Arc<AppMetrics>,
     pub reloads_ok: AtomicU64,

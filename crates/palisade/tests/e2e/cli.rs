@@ -595,7 +595,10 @@ async fn an_unknown_palisade_variable_fails_check_and_start() {
     let out = command().env("PALISADE_ADMN_ADDR", "127.0.0.1:0").args(["check", "-c"]).arg(&config).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("(from environment variable PALISADE_ADMN_ADDR): `PALISADE_ADMN_ADDR` does not name a setting (did you mean `PALISADE_ADMIN_ADDR`?)"), "{stdout}");
+    assert!(
+        stdout.contains("(from environment variable PALISADE_ADMN_ADDR): `PALISADE_ADMN_ADDR` does not name a setting (did you mean `PALISADE_ADMIN_ADDR`?)"),
+        "{stdout}"
+    );
     let mut bin = Bin::run_with_env(&config, &[("PALISADE_ADMN_ADDR", "127.0.0.1:0")]);
     let status = bin.exit().await;
     assert_eq!(status.code(), Some(1));
