@@ -256,14 +256,20 @@ struct Frame {
     entries: Vec<(Key, Node)>,
     /// A mapping's key waiting for its value.
     key: Option<Key>,
-    /// The keys of a large mapping, to find duplicates without a quadratic scan.
-    names: Option<std::collections::HashMap<String, usize>>,
+    /// Hashes of the keys of a large mapping (to the first entry with that hash), to find
+    /// duplicates without a quadratic scan and without copying the keys.
+    names: Option<std::collections::HashMap<u64, usize>>,
 }
 
 struct Builder {
     stack: Vec<Frame>,
     root: Option<Node>,
     documents: usize,
+}
+
+fn key_hash(name: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(name)
 }
 
 /// Mappings with more keys than this index them to find duplicates.
@@ -289,10 +295,18 @@ impl Builder {
                     return Err(SyntaxError { line, col, message: "mapping keys must be plain strings".into() });
                 }
             };
-            let first = match &f.names {
-                Some(names) => names.get(&name).copied(),
-                None => f.entries.iter().position(|(k, _)| k.name == name),
-            };
+            let first =
+                match &f.names {
+                    // A hash shared by two different keys is rare: then the keys are compared.
+                    Some(names) => names.get(&key_hash(&name)).and_then(|&i| {
+                        if f.entries[i].0.name == name {
+                            Some(i)
+                        } else {
+                            f.entries.iter().position(|(k, _)| k.name == name)
+                        }
+                    }),
+                    None => f.entries.iter().position(|(k, _)| k.name == name),
+                };
             if let Some(i) = first {
                 let Origin::File { line, col } = node.origin else { unreachable!() };
                 return Err(SyntaxError { line, col, message: format!("duplicate key `{name}` (first at {})", f.entries[i].0.origin) });
@@ -301,12 +315,15 @@ impl Builder {
             return Ok(());
         };
         let i = f.entries.len();
-        if let Some(names) = &mut f.names {
-            names.insert(key.name.clone(), i);
-        } else if i + 1 > SCAN_KEYS {
-            let mut names: std::collections::HashMap<String, usize> = f.entries.iter().enumerate().map(|(i, (k, _))| (k.name.clone(), i)).collect();
-            names.insert(key.name.clone(), i);
+        if f.names.is_none() && i + 1 > SCAN_KEYS {
+            let mut names = std::collections::HashMap::with_capacity(2 * SCAN_KEYS);
+            for (j, (k, _)) in f.entries.iter().enumerate() {
+                names.entry(key_hash(&k.name)).or_insert(j);
+            }
             f.names = Some(names);
+        }
+        if let Some(names) = &mut f.names {
+            names.entry(key_hash(&key.name)).or_insert(i);
         }
         f.entries.push((key, node));
         Ok(())
