@@ -11,15 +11,34 @@ use crate::yaml::{Key, Node, Origin, Value};
 pub struct Ctx {
     pub file: String,
     pub errors: Vec<ConfigError>,
+    /// Problems beyond [`MAX_KEPT`], counted but not kept (a file of millions of unknown keys
+    /// must not take gigabytes to report).
+    pub omitted: usize,
 }
+
+/// Most problems one [`Ctx`] keeps.
+pub const MAX_KEPT: usize = 1000;
 
 impl Ctx {
     pub fn new(file: impl Into<String>) -> Self {
-        Ctx { file: file.into(), errors: Vec::new() }
+        Ctx { file: file.into(), errors: Vec::new(), omitted: 0 }
     }
 
     pub fn error(&mut self, origin: &Origin, path: &str, message: impl Into<String>) {
+        if self.errors.len() >= MAX_KEPT {
+            self.omitted += 1;
+            return;
+        }
         self.errors.push(ConfigError::new(&self.file, origin, path, message));
+    }
+
+    /// The problems, with one closing the list that counts those not kept.
+    pub fn into_errors(mut self) -> Vec<ConfigError> {
+        if self.omitted > 0 {
+            let n = self.omitted;
+            self.errors.push(ConfigError::file(&self.file, format!("{n} more problem(s) not collected (only the first {MAX_KEPT} are)")));
+        }
+        self.errors
     }
 }
 
@@ -105,6 +124,10 @@ impl<'n> MapReader<'n> {
     pub fn finish_with(self, cx: &mut Ctx, known: &[&str]) {
         for (i, (k, _)) in self.entries.iter().enumerate() {
             if !self.used[i] {
+                if cx.errors.len() >= MAX_KEPT {
+                    cx.omitted += 1;
+                    continue;
+                }
                 let mut msg = format!("unknown key `{}`", k.name);
                 if let Some(s) = suggest(&k.name, known) {
                     msg.push_str(&format!(" (did you mean `{s}`?)"));
@@ -117,7 +140,7 @@ impl<'n> MapReader<'n> {
     }
 }
 
-fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
     known.iter().map(|k| (levenshtein(word, k), *k)).filter(|(d, k)| *d <= 2.max(k.len() / 4)).min_by_key(|(d, _)| *d).map(|(_, k)| k)
 }
 

@@ -28,6 +28,17 @@ impl ConfigError {
         ConfigError { file: file.to_string(), line, col, env, path: path.to_string(), message: message.into() }
     }
 
+    /// A file that [`crate::read::read_text`] refused, at the position of the offending byte
+    /// when there is one.
+    pub fn read(file: &str, e: &crate::read::ReadError) -> Self {
+        match e {
+            crate::read::ReadError::NotText { line, col, message } => {
+                ConfigError { file: file.to_string(), line: *line, col: *col, env: None, path: String::new(), message: message.clone() }
+            }
+            other => ConfigError::file(file, other.to_string()),
+        }
+    }
+
     /// A problem with the file as a whole (unreadable, not YAML).
     pub fn file(file: &str, message: impl Into<String>) -> Self {
         ConfigError { file: file.to_string(), line: 0, col: 0, env: None, path: String::new(), message: message.into() }
@@ -55,13 +66,19 @@ impl fmt::Display for ConfigError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct ConfigErrors(pub Vec<ConfigError>);
 
+/// Most problems [`ConfigErrors`] prints; the rest are counted in a last line.
+pub const MAX_SHOWN: usize = 100;
+
 impl fmt::Display for ConfigErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
+        for (i, e) in self.0.iter().take(MAX_SHOWN).enumerate() {
             if i > 0 {
                 f.write_str("\n")?;
             }
             write!(f, "{e}")?;
+        }
+        if self.0.len() > MAX_SHOWN {
+            write!(f, "\n... and {} more problem(s)", self.0.len() - MAX_SHOWN)?;
         }
         Ok(())
     }

@@ -14,8 +14,10 @@
 pub mod decode;
 pub mod env;
 pub mod error;
+pub mod read;
 pub mod yaml;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,6 +37,11 @@ pub struct Loc {
 }
 
 impl Loc {
+    /// The position of `node`, with the key path `path`.
+    pub fn at(node: &Node, path: String) -> Self {
+        Loc::of(node, &path)
+    }
+
     fn of(node: &Node, path: &str) -> Self {
         match node.origin {
             Origin::File { line, col } => Loc { line, col, path: path.to_string() },
@@ -476,11 +483,10 @@ pub const STAGE_KEYS: &[&str] = &["access", "openapi", "rules", "detection"];
 
 /// Load and decode a file. Relative paths inside are resolved against its directory.
 pub fn load_file(path: &Path) -> Result<Config, ConfigErrors> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigErrors::single(ConfigError::file(&file, format!("cannot read: {e}"))))?;
-    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let vars: Vec<(String, String)> = std::env::vars().filter(|(k, _)| k.starts_with("PALISADE_")).collect();
-    parse_with_env(&text, &file, &base, &vars, &|name| std::env::var(name).ok())
+    match load_file_all(path) {
+        (Some(c), errors) if errors.is_empty() => Ok(c),
+        (_, errors) => Err(ConfigErrors(errors)),
+    }
 }
 
 /// Decode a configuration from text, without environment overrides.
@@ -496,29 +502,94 @@ pub fn parse_with_env(
     overrides: &[(String, String)],
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, ConfigErrors> {
-    let mut root = yaml::parse(text).map_err(|e| {
-        ConfigErrors::single(ConfigError {
-            file: file.to_string(),
-            line: e.line,
-            col: e.col,
-            env: None,
-            path: String::new(),
-            message: format!("invalid YAML: {}", e.message),
-        })
-    })?;
+    match decode_with_env(text, file, base_dir, overrides, lookup) {
+        (Some(c), errors) if errors.is_empty() => Ok(c),
+        (_, errors) => Err(ConfigErrors(errors)),
+    }
+}
+
+/// What [`decode_with_env`] and [`load_file_all`] found: the configuration as far as it
+/// decoded, and every problem.
+pub type Decoded = (Option<Config>, Vec<ConfigError>);
+
+/// Like [`load_file`], but also returns the configuration as far as it decoded when there are
+/// problems, so that `palisade check` can go on to check the stage sections of the apps.
+pub fn load_file_all(path: &Path) -> Decoded {
+    let file = path.display().to_string();
+    let text = match read::read_text(path, read::MAX_FILE_BYTES) {
+        Ok(t) => t,
+        Err(e) => return (None, vec![ConfigError::read(&file, &e)]),
+    };
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    decode_with_env(&text, &file, &base, &env_vars(), &|name| std::env::var(name).ok())
+}
+
+/// The `PALISADE_*` variables of the process.
+fn env_vars() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().unwrap_or_default())))
+        .filter(|(k, _)| k.starts_with("PALISADE_"))
+        .collect()
+}
+
+/// Decode, returning the configuration as far as it decoded (`None` when not even its shape
+/// is right) and every problem, in file order (environment problems first).
+pub fn decode_with_env(text: &str, file: &str, base_dir: &Path, overrides: &[(String, String)], lookup: &dyn Fn(&str) -> Option<String>) -> Decoded {
+    let mut root = match yaml::parse(text) {
+        Ok(r) => r,
+        Err(e) => {
+            let err = ConfigError {
+                file: file.to_string(),
+                line: e.line,
+                col: e.col,
+                env: None,
+                path: String::new(),
+                message: format!("invalid YAML: {}", e.message),
+            };
+            return (None, vec![err]);
+        }
+    };
     let mut cx = Ctx::new(file);
-    env::apply_overrides(&mut root, overrides);
+    env::apply_overrides(&mut cx, &mut root, overrides, &settable_paths());
     env::interpolate(&mut cx, &mut root, "", lookup);
     let config = decode_root(&mut cx, &root, file, base_dir);
-    match config {
-        Some(c) if cx.errors.is_empty() => Ok(c),
-        _ => {
-            if cx.errors.is_empty() {
-                cx.error(&root.origin, "", "invalid configuration");
-            }
-            Err(ConfigErrors(cx.errors))
-        }
+    if config.is_none() && cx.errors.is_empty() {
+        cx.error(&root.origin, "", "invalid configuration");
     }
+    cx.errors.sort_by_key(|e| (e.env.is_none(), e.line, e.col));
+    (config, cx.into_errors())
+}
+
+/// Key paths that a `PALISADE_*` variable may set when the file leaves them out (see
+/// [`env::apply_overrides`]): every scalar this crate decodes, and any one key of a stage
+/// section (checked by the stage's own decoder).
+pub fn settable_paths() -> Vec<Vec<&'static str>> {
+    let mut out: Vec<Vec<&'static str>> = Vec::new();
+    let mut add = |prefix: &[&'static str], keys: &[&'static str]| {
+        for k in keys {
+            let mut p = prefix.to_vec();
+            p.push(k);
+            out.push(p);
+        }
+    };
+    add(&[], &["workers", "events"]);
+    add(&["log"], LOG_KEYS);
+    add(&["admin"], ADMIN_KEYS);
+    add(&["server"], SERVER_KEYS);
+    add(&["events"], EVENTS_KEYS);
+    add(&["listen", "#"], &["addr", "http2"]);
+    add(&["listen", "#", "tls"], &["cert", "key"]);
+    let upstream_scalars: Vec<&'static str> = UPSTREAM_KEYS.iter().copied().filter(|k| *k != "health_check").collect();
+    add(&["upstreams", "#"], &upstream_scalars);
+    add(&["upstreams", "#", "health_check"], HEALTH_KEYS);
+    add(&["apps", "#"], &APP_KEYS.iter().copied().filter(|k| !matches!(*k, "limits" | "access" | "rules")).collect::<Vec<_>>());
+    add(&["apps", "#", "upstream"], &upstream_scalars[1..]);
+    add(&["apps", "#", "upstream", "health_check"], HEALTH_KEYS);
+    add(&["apps", "#", "limits"], LIMIT_KEYS);
+    for stage in STAGE_KEYS {
+        add(&["apps", "#", stage], &["*"]);
+    }
+    out
 }
 
 const ROOT_KEYS: &[&str] = &["workers", "log", "listen", "admin", "server", "upstreams", "apps", "events"];
@@ -551,7 +622,8 @@ fn decode_root(cx: &mut Ctx, root: &Node, file: &str, base_dir: &Path) -> Option
     match apps_node {
         None => cx.error(root_origin(root), "", "missing required key `apps`"),
         Some(n) => {
-            apps = decode::seq_partial(cx, n, "apps", |cx, n, p| decode_app(cx, n, p, &mut upstreams, base_dir));
+            let named: HashMap<String, usize> = upstreams.iter().enumerate().map(|(i, u)| (u.name.clone(), i)).collect();
+            apps = decode::seq_partial(cx, n, "apps", |cx, n, p| decode_app(cx, n, p, &mut upstreams, &named, base_dir));
             let listed = match &n.value {
                 Value::Seq(items) => items.len(),
                 _ => 0,
@@ -568,18 +640,28 @@ fn decode_root(cx: &mut Ctx, root: &Node, file: &str, base_dir: &Path) -> Option
         }
     }
     // Two apps with the same host pattern and path prefix: the second could never match.
-    for (i, a) in apps.iter().enumerate() {
-        for b in &apps[..i] {
-            let hosts_a: Vec<_> = if a.hosts.is_empty() { vec!["*any*".to_string()] } else { a.hosts.clone() };
-            let hosts_b: Vec<_> = if b.hosts.is_empty() { vec!["*any*".to_string()] } else { b.hosts.clone() };
-            if a.path_prefix == b.path_prefix && hosts_a.iter().any(|h| hosts_b.contains(h)) {
-                cx.errors.push(a.loc.error(file, format!("app `{}` has the same host and path prefix as app `{}` and can never be chosen", a.name, b.name)));
+    // (`None` stands for "any host", an app without `hosts`.)
+    let mut routes: HashMap<(Option<&str>, &str), &str> = HashMap::with_capacity(apps.len());
+    for a in &apps {
+        let hosts: Vec<Option<&str>> = if a.hosts.is_empty() { vec![None] } else { a.hosts.iter().map(|h| Some(h.as_str())).collect() };
+        let mut shadowed_by = None;
+        for h in hosts {
+            match routes.get(&(h, a.path_prefix.as_str())) {
+                Some(b) => shadowed_by = shadowed_by.or(Some(*b)),
+                None => {
+                    routes.insert((h, a.path_prefix.as_str()), a.name.as_str());
+                }
             }
+        }
+        if let Some(b) = shadowed_by {
+            cx.errors.push(a.loc.error(file, format!("app `{}` has the same host and path prefix as app `{b}` and can never be chosen", a.name)));
         }
     }
 
-    let listen = listen?;
-    if listen.is_empty() {
+    // A listener that did not decode is reported; the rest is checked on.
+    let decoded = listen.is_some();
+    let listen = listen.unwrap_or_default();
+    if decoded && listen.is_empty() {
         cx.error(root_origin(root), "listen", "at least one listener is required");
     }
     let mut addrs = std::collections::HashSet::new();
@@ -601,6 +683,22 @@ fn root_origin(root: &Node) -> &Origin {
     &root.origin
 }
 
+const LOG_KEYS: &[&str] = &["format", "level", "access_log"];
+const ADMIN_KEYS: &[&str] = &["addr", "token"];
+const SERVER_KEYS: &[&str] = &[
+    "max_connections",
+    "max_header_size",
+    "max_headers",
+    "header_read_timeout",
+    "body_read_timeout",
+    "keepalive_timeout",
+    "shutdown_timeout",
+    "trusted_proxies",
+    "busy_poll",
+];
+const HEALTH_KEYS: &[&str] = &["path", "interval", "timeout", "rise", "fall"];
+const LIMIT_KEYS: &[&str] = &["max_body_size", "inspect_body", "oversize", "inspect_response"];
+
 fn decode_log(cx: &mut Ctx, n: &Node, p: &str) -> Option<LogConfig> {
     let mut m = MapReader::new(cx, n, p)?;
     let format =
@@ -615,7 +713,7 @@ fn decode_log(cx: &mut Ctx, n: &Node, p: &str) -> Option<LogConfig> {
         }
     });
     let access_log = m.opt(cx, "access_log", decode::boolean).unwrap_or(false);
-    m.finish_with(cx, &["format", "level", "access_log"]);
+    m.finish_with(cx, LOG_KEYS);
     Some(LogConfig { format, level, access_log })
 }
 
@@ -676,7 +774,7 @@ fn decode_admin(cx: &mut Ctx, n: &Node, p: &str) -> Option<AdminConfig> {
     let addr = m.req(cx, "addr", decode::socket_addr);
     let token = m.opt(cx, "token", decode::non_empty_string);
     let origin = m.origin().clone();
-    m.finish_with(cx, &["addr", "token"]);
+    m.finish_with(cx, ADMIN_KEYS);
     let addr = addr?;
     if !addr.ip().is_loopback() && token.is_none() {
         cx.error(&origin, p, format!("admin listener {addr} is reachable beyond loopback: set admin.token"));
@@ -716,20 +814,7 @@ fn decode_server(cx: &mut Ctx, n: &Node, p: &str) -> Option<ServerConfig> {
             })
             .unwrap_or(d.busy_poll),
     };
-    m.finish_with(
-        cx,
-        &[
-            "max_connections",
-            "max_header_size",
-            "max_headers",
-            "header_read_timeout",
-            "body_read_timeout",
-            "keepalive_timeout",
-            "shutdown_timeout",
-            "trusted_proxies",
-            "busy_poll",
-        ],
-    );
+    m.finish_with(cx, SERVER_KEYS);
     Some(s)
 }
 
@@ -829,7 +914,7 @@ fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
     let timeout = m.opt(cx, "timeout", positive_duration).unwrap_or(Duration::from_secs(2));
     let rise = m.opt(cx, "rise", |cx, n, p| decode::uint(cx, n, p, 1, 100)).unwrap_or(2) as u32;
     let fall = m.opt(cx, "fall", |cx, n, p| decode::uint(cx, n, p, 1, 100)).unwrap_or(3) as u32;
-    m.finish_with(cx, &["path", "interval", "timeout", "rise", "fall"]);
+    m.finish_with(cx, HEALTH_KEYS);
     if !path.starts_with('/') {
         cx.error(&n.origin, &decode::join(p, "path"), "must start with /");
         return None;
@@ -840,7 +925,7 @@ fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
 const APP_KEYS: &[&str] =
     &["name", "hosts", "path_prefix", "path", "upstream", "host_header", "block_status", "limits", "websocket", "access", "openapi", "detection", "rules"];
 
-fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfig>, base: &Path) -> Option<AppConfig> {
+fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfig>, named: &HashMap<String, usize>, base: &Path) -> Option<AppConfig> {
     let mut m = MapReader::new(cx, n, p)?;
     let name = m.req(cx, "name", decode::non_empty_string);
     let hosts = m
@@ -875,8 +960,8 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
     let path = m.opt(cx, "path", decode_app_path).unwrap_or_default();
     let app_name = name.clone().unwrap_or_default();
     let upstream = m.req(cx, "upstream", |cx, n, p| match &n.value {
-        Value::Str(s) if !s.contains(':') => match upstreams.iter().position(|u| &u.name == s) {
-            Some(i) => Some(i),
+        Value::Str(s) if !s.contains(':') => match named.get(s) {
+            Some(i) => Some(*i),
             None => {
                 cx.error(&n.origin, p, format!("no upstream named `{s}` in `upstreams` (or write a target such as http://127.0.0.1:9090)"));
                 None
@@ -915,8 +1000,7 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
         })
         .unwrap_or(HostHeader::Preserve);
     let block_status = m.opt(cx, "block_status", |cx, n, p| decode::uint(cx, n, p, 400, 599)).map_or(403, |v| v as u16);
-    let (max_body_size, inspect_body, oversize, inspect_response) =
-        m.opt(cx, "limits", decode_limits).unwrap_or((10 * 1024 * 1024, 1024 * 1024, Oversize::Reject, 1024 * 1024));
+    let (max_body_size, inspect_body, oversize, inspect_response) = m.opt(cx, "limits", decode_limits).unwrap_or_else(default_limits);
     let websocket = m.opt(cx, "websocket", decode_websocket).unwrap_or_default();
     let mut stages = Vec::new();
     for key in STAGE_KEYS {
@@ -1019,10 +1103,22 @@ fn decode_app_path(cx: &mut Ctx, n: &Node, p: &str) -> Option<AppPath> {
     Some(out)
 }
 
+/// `limits.max_body_size` when not set: every body an app accepts is inspected by default, so
+/// the default is what inspection buffers comfortably.
+pub const DEFAULT_MAX_BODY: u64 = 1024 * 1024;
+/// `limits.inspect_body` when not set with `oversize: stream`.
+pub const DEFAULT_INSPECT_STREAMED: u64 = 1024 * 1024;
+/// Largest `inspect_body` (bodies are buffered in memory for inspection).
+pub const MAX_INSPECT: u64 = 64 * 1024 * 1024;
+
+/// `(max_body_size, inspect_body, oversize, inspect_response)` of the app defaults.
+fn default_limits() -> (u64, u64, Oversize, u64) {
+    (DEFAULT_MAX_BODY, DEFAULT_MAX_BODY, Oversize::Reject, 1024 * 1024)
+}
+
 fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize, u64)> {
     let mut m = MapReader::new(cx, n, p)?;
-    let max_body = m.opt(cx, "max_body_size", decode::size).unwrap_or(10 * 1024 * 1024);
-    let inspect = m.opt(cx, "inspect_body", decode::size).unwrap_or(max_body.min(1024 * 1024));
+    let max_body = m.opt(cx, "max_body_size", decode::size).unwrap_or(DEFAULT_MAX_BODY);
     let oversize = m.opt(cx, "oversize", |cx, n, p| decode::one_of(cx, n, p, &["reject", "stream"])).map_or(Oversize::Reject, |v| {
         if v == "stream" {
             Oversize::Stream
@@ -1030,17 +1126,32 @@ fn decode_limits(cx: &mut Ctx, n: &Node, p: &str) -> Option<(u64, u64, Oversize,
             Oversize::Reject
         }
     });
+    let inspect_set = m.opt(cx, "inspect_body", decode::size);
+    // With `reject`, every accepted body is inspected, so inspection covers `max_body_size`;
+    // with `stream`, the first MiB is inspected and the rest streams.
+    let inspect = inspect_set.unwrap_or(match oversize {
+        Oversize::Reject => max_body,
+        Oversize::Stream => max_body.min(DEFAULT_INSPECT_STREAMED),
+    });
     let inspect_response = m.opt(cx, "inspect_response", decode::size).unwrap_or(1024 * 1024);
     let origin = m.origin().clone();
-    m.finish_with(cx, &["max_body_size", "inspect_body", "oversize", "inspect_response"]);
-    if inspect_response > 64 * 1024 * 1024 {
+    m.finish_with(cx, LIMIT_KEYS);
+    if inspect_response > MAX_INSPECT {
         cx.error(&origin, &decode::join(p, "inspect_response"), "inspect_response above 64MiB is not supported (responses are buffered in memory)");
     }
     if inspect > max_body {
         cx.error(&origin, &decode::join(p, "inspect_body"), format!("inspect_body ({inspect}) is larger than max_body_size ({max_body})"));
     }
-    if inspect > 64 * 1024 * 1024 {
-        cx.error(&origin, &decode::join(p, "inspect_body"), "inspect_body above 64MiB is not supported (bodies are buffered in memory)");
+    if inspect > MAX_INSPECT {
+        let msg = if inspect_set.is_none() {
+            format!(
+                "with oversize: reject every body up to max_body_size ({}) is buffered for inspection, and more than 64MiB is not supported: set `oversize: stream` (the first inspect_body bytes are inspected, the rest streams) or a smaller max_body_size",
+                read::human_size(max_body)
+            )
+        } else {
+            "inspect_body above 64MiB is not supported (bodies are buffered in memory)".to_string()
+        };
+        cx.error(&origin, &decode::join(p, "inspect_body"), msg);
     }
     Some((max_body, inspect, oversize, inspect_response))
 }

@@ -153,7 +153,6 @@ fn environment_interpolation_and_overrides() {
         ("PALISADE_WORKERS".to_string(), "3".to_string()),
         ("PALISADE_SERVER_MAX_HEADER_SIZE".to_string(), "32KiB".to_string()),
         ("PALISADE_LOG_ACCESS_LOG".to_string(), "true".to_string()),
-        ("PALISADE_SOMETHING_ELSE".to_string(), "ignored".to_string()),
     ];
     let lookup = |name: &str| (name == "UP").then(|| "http://127.0.0.1:9999".to_string());
     let c = parse_with_env(
@@ -335,4 +334,123 @@ fn websocket_section_decodes_with_defaults_and_rejects_bad_values() {
     assert!(text.iter().any(|t| t.contains("apps[0].websocket.inspect") && t.contains("off | text")), "{text:?}");
     assert!(text.iter().any(|t| t.contains("max_message")), "{text:?}");
     assert!(text.iter().any(|t| t.contains("idle")), "{text:?}");
+}
+
+fn env_parse(text: &str, vars: &[(&str, &str)]) -> Result<Config, Vec<ConfigError>> {
+    let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    parse_with_env(text, "t.yaml", Path::new("."), &vars, &|_| None).map_err(|e| e.0)
+}
+
+const BARE: &str = "listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1'}]\n";
+
+#[test]
+fn overrides_apply_whether_or_not_the_file_has_the_key() {
+    // No `server:` section at all: the documented example still takes effect.
+    let c = env_parse(BARE, &[("PALISADE_SERVER_MAX_HEADER_SIZE", "2KiB")]).unwrap();
+    assert_eq!(c.server.max_header_size, 2048);
+    // Keys of list items that exist, and sections created on the way.
+    let c = env_parse(
+        MINIMAL,
+        &[
+            ("PALISADE_APPS_0_LIMITS_MAX_BODY_SIZE", "1MiB"),
+            ("PALISADE_SERVER_KEEPALIVE_TIMEOUT", "5s"),
+            ("PALISADE_EVENTS_SINK", "stdout"),
+            ("PALISADE_LISTEN_0_HTTP2", "false"),
+            ("PALISADE_APPS_0_DETECTION", "off"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(c.apps[0].max_body_size, 1 << 20);
+    assert_eq!(c.server.keepalive_timeout, Duration::from_secs(5));
+    assert_eq!(c.events.as_ref().unwrap().sink.value, "stdout");
+    assert!(!c.listen[0].http2);
+    let det = c.apps[0].stages.iter().find(|(k, _, _)| k == "detection").unwrap();
+    assert_eq!(det.1.value, yaml::Value::Str("off".into()));
+    // A key inside a stage section goes to the stage's decoder (which checks it).
+    let c = env_parse(BARE, &[("PALISADE_APPS_0_DETECTION_LEVEL", "strict")]).unwrap();
+    let det = c.apps[0].stages.iter().find(|(k, _, _)| k == "detection").unwrap();
+    assert_eq!(det.1.get("level").and_then(|n| n.scalar_text()).as_deref(), Some("strict"));
+}
+
+#[test]
+fn unknown_override_names_are_errors() {
+    let errs = env_parse(BARE, &[("PALISADE_ADMN_ADDR", "127.0.0.1:9901")]).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    let msg = errs[0].to_string();
+    assert!(msg.contains("`PALISADE_ADMN_ADDR` does not name a setting (did you mean `PALISADE_ADMIN_ADDR`?)"), "{msg}");
+    assert_eq!(errs[0].env.as_deref(), Some("PALISADE_ADMN_ADDR"));
+    // An item the file does not have.
+    let errs = env_parse(BARE, &[("PALISADE_APPS_3_NAME", "x")]).unwrap_err();
+    assert_eq!(errs[0].path, "apps");
+    assert!(errs[0].message.contains("has 1 item(s)"), "{errs:?}");
+    // A key inside a scalar.
+    let errs = env_parse(BARE, &[("PALISADE_APPS_0_UPSTREAM_READ_TIMEOUT", "5s")]).unwrap_err();
+    assert_eq!(errs[0].path, "apps[0].upstream");
+    // The command line's own variable is not a setting.
+    assert!(env_parse(BARE, &[("PALISADE_CONFIG", "/etc/palisade.yaml")]).is_ok());
+}
+
+#[test]
+fn every_problem_of_a_file_is_listed_with_position_and_path() {
+    let text = "listen: [{addr: '127.0.0.1:8080'}]\nserver: {max_headers: 0}\napps:\n  - name: a\n    upstream: 'http://x:1'\n    limits: {max_body_sise: 1MiB}\n    detection: {levle: strict}\n  - name: b\n    upstream: nope\n";
+    let (config, errs) = decode_with_env(text, "t.yaml", Path::new("."), &[], &|_| None);
+    let got: Vec<(usize, String)> = errs.iter().map(|e| (e.line, e.path.clone())).collect();
+    assert_eq!(got, vec![(2, "server.max_headers".to_string()), (6, "apps[0].limits.max_body_sise".to_string()), (9, "apps[1].upstream".to_string())]);
+    // The configuration decoded as far as it could: the stage sections can still be checked.
+    let config = config.expect("partial configuration");
+    assert_eq!(config.apps.len(), 1);
+    assert!(config.apps[0].stages.iter().any(|(k, _, _)| k == "detection"));
+}
+
+#[test]
+fn problems_are_capped() {
+    let mut text = String::from(BARE);
+    text.push_str("server:\n");
+    for i in 0..5000 {
+        text.push_str(&format!("  unknown_{i}: 1\n"));
+    }
+    let errs = env_parse(&text, &[]).unwrap_err();
+    assert_eq!(errs.len(), decode::MAX_KEPT + 1);
+    assert!(errs.last().unwrap().message.contains("4000 more problem(s) not collected"), "{:?}", errs.last());
+    let shown = ConfigErrors(errs).to_string();
+    assert_eq!(shown.lines().count(), error::MAX_SHOWN + 1);
+    assert!(shown.ends_with("... and 901 more problem(s)"), "{}", shown.lines().last().unwrap());
+}
+
+#[test]
+fn unreadable_files_are_reported_with_a_position() {
+    let dir = std::env::temp_dir().join(format!("palisade-config-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.yaml");
+    std::fs::write(&f, b"listen: []\napps:\n  - name: \xff\n").unwrap();
+    let errs = load_file(&f).unwrap_err().0;
+    assert_eq!((errs[0].line, errs[0].col), (3, 11), "{errs:?}");
+    assert!(errs[0].message.contains("invalid UTF-8"), "{errs:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // A device that never ends stops at once.
+    if Path::new("/dev/zero").exists() {
+        let errs = load_file(Path::new("/dev/zero")).unwrap_err().0;
+        assert_eq!((errs[0].line, errs[0].col), (1, 1));
+    }
+}
+
+#[test]
+fn body_limit_defaults_agree() {
+    let limits = |extra: &str| {
+        let c = env_parse(&format!("listen: [{{addr: '127.0.0.1:8080'}}]\napps: [{{name: a, upstream: 'http://x:1'{extra}}}]\n"), &[]).unwrap();
+        let a = &c.apps[0];
+        (a.max_body_size, a.inspect_body, a.oversize)
+    };
+    // Nothing set: one limit, everything accepted is inspected.
+    assert_eq!(limits(""), (1 << 20, 1 << 20, Oversize::Reject));
+    // A larger max_body_size with `reject` is reachable: inspection follows it.
+    assert_eq!(limits(", limits: {max_body_size: 10MiB}"), (10 << 20, 10 << 20, Oversize::Reject));
+    // With `stream`, the first MiB is inspected and the rest streams up to the maximum.
+    assert_eq!(limits(", limits: {max_body_size: 10MiB, oversize: stream}"), (10 << 20, 1 << 20, Oversize::Stream));
+    assert_eq!(limits(", limits: {max_body_size: 100KiB, oversize: stream}"), (100 << 10, 100 << 10, Oversize::Stream));
+    // Beyond what can be buffered, `reject` says what to do.
+    let errs = env_parse("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1', limits: {max_body_size: 1GiB}}]\n", &[]).unwrap_err();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert_eq!(errs[0].path, "apps[0].limits.inspect_body");
+    assert!(errs[0].message.contains("set `oversize: stream`"), "{errs:?}");
 }

@@ -30,4 +30,4 @@ pub mod xml;
 pub use compile::{compile, compile_with_warnings, CompileOptions};
 pub use error::{SpecError, Warning};
 pub use lint::lint;
-pub use loader::{load, load_str, Fetch, FsFetch, Limits, SpecSet};
+pub use loader::{load, load_str, Fetch, FetchError, FsFetch, Limits, SpecSet};

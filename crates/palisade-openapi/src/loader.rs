@@ -36,19 +36,59 @@ use crate::model::Version;
 
 /// Where documents come from. `location` is an absolute file path or an http(s) URL.
 pub trait Fetch {
-    fn fetch(&self, location: &str) -> Result<String, String>;
+    fn fetch(&self, location: &str) -> Result<String, FetchError>;
 }
 
-/// Reads files; refuses URLs (the proxy supplies an http fetcher).
+/// Why a document could not be fetched; `line` and `col` (1-based, 0 when unknown) point into
+/// the document when it was read but is not text (invalid UTF-8, a control character).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchError {
+    pub message: String,
+    pub line: usize,
+    pub col: usize,
+}
+
+impl From<String> for FetchError {
+    fn from(message: String) -> Self {
+        FetchError { message, line: 0, col: 0 }
+    }
+}
+
+impl From<&str> for FetchError {
+    fn from(message: &str) -> Self {
+        message.to_string().into()
+    }
+}
+
+impl From<palisade_config::read::ReadError> for FetchError {
+    fn from(e: palisade_config::read::ReadError) -> Self {
+        match e {
+            palisade_config::read::ReadError::NotText { line, col, message } => FetchError { message, line, col },
+            other => other.to_string().into(),
+        }
+    }
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}:{}: ", self.line, self.col)?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Reads files (at most [`palisade_config::read::MAX_FILE_BYTES`] each, checked while
+/// reading); refuses URLs (the proxy supplies an http fetcher).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FsFetch;
 
 impl Fetch for FsFetch {
-    fn fetch(&self, location: &str) -> Result<String, String> {
+    fn fetch(&self, location: &str) -> Result<String, FetchError> {
         if is_url(location) {
             return Err("fetching over http(s) is not available here".into());
         }
-        std::fs::read_to_string(location).map_err(|e| e.to_string())
+        Ok(palisade_config::read::read_text(std::path::Path::new(location), palisade_config::read::MAX_FILE_BYTES)?)
     }
 }
 
@@ -459,7 +499,7 @@ impl Resolver for SpecSet {
 /// an http(s) URL) and every document it references, then check its structure.
 pub fn load(location: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
     let location = absolute_location(location);
-    let text = fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: 0, col: 0, pointer: String::new(), message: e }])?;
+    let text = fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: e.line, col: e.col, pointer: String::new(), message: e.message }])?;
     let root = parse_entry(&location, &text, limits)?;
     let len = text.len();
     drop(text); // the tree is what the rest needs: do not hold both
@@ -543,6 +583,8 @@ fn load_root(location: String, root: Node, entry_len: usize, fetch: &dyn Fetch, 
                         Err(site_err(format!("cannot load {loc}: more than {} documents (openapi.max_documents)", limits.max_documents)))
                     } else {
                         match fetch.fetch(&loc) {
+                            // Read, but not text: the position is in that document.
+                            Err(e) if e.line > 0 => Err(SpecError { file: loc.clone(), line: e.line, col: e.col, pointer: String::new(), message: e.message }),
                             Err(e) => Err(site_err(format!("cannot read {loc}: {e}"))),
                             Ok(text) => {
                                 total += text.len();

@@ -136,8 +136,9 @@ impl Histogram {
 
 #[repr(align(128))]
 struct Shard {
-    /// `[verdict * STATUSES + status - 100]`.
-    requests: Box<[AtomicU64]>,
+    /// `[verdict * STATUSES + status - 100]`, allocated on the shard's first request (12 KiB
+    /// each: thousands of apps times workers must not cost gigabytes before any traffic).
+    requests: std::sync::OnceLock<Box<[AtomicU64]>>,
     total: Histogram,
     phases: [Histogram; 3],
     upstream_errors: [AtomicU64; 3],
@@ -147,13 +148,7 @@ struct Shard {
 
 impl Shard {
     fn new() -> Shard {
-        Shard {
-            requests: (0..3 * STATUSES).map(|_| AtomicU64::new(0)).collect(),
-            total: Histogram::default(),
-            phases: Default::default(),
-            upstream_errors: Default::default(),
-            ws: Default::default(),
-        }
+        Shard { requests: std::sync::OnceLock::new(), total: Histogram::default(), phases: Default::default(), upstream_errors: Default::default(), ws: Default::default() }
     }
 }
 
@@ -177,7 +172,7 @@ impl AppMetrics {
     pub fn request(&self, verdict: Verdict, status: u16, elapsed: Duration) {
         let s = self.shard();
         let st = (status.clamp(100, 599) - 100) as usize;
-        s.requests[verdict as usize * STATUSES + st].fetch_add(1, Ordering::Relaxed);
+        s.requests.get_or_init(|| (0..3 * STATUSES).map(|_| AtomicU64::new(0)).collect())[verdict as usize * STATUSES + st].fetch_add(1, Ordering::Relaxed);
         s.total.observe(elapsed.as_micros() as u64);
     }
 
@@ -221,6 +216,11 @@ impl AppMetrics {
         self.sum(|s| &s.ws[WS_CLOSED + why as usize])
     }
 
+    /// Requests counted at `[verdict * STATUSES + status - 100]`.
+    fn count(&self, i: usize) -> u64 {
+        self.shards.iter().filter_map(|s| s.requests.get()).map(|r| r[i].load(Ordering::Relaxed)).sum()
+    }
+
     fn sum(&self, f: impl Fn(&Shard) -> &AtomicU64) -> u64 {
         self.shards.iter().map(|s| f(s).load(Ordering::Relaxed)).sum()
     }
@@ -228,14 +228,18 @@ impl AppMetrics {
     /// Requests counted with this verdict and status (for tests and the API).
     pub fn requests(&self, verdict: Verdict, status: u16) -> u64 {
         let st = (status.clamp(100, 599) - 100) as usize;
-        self.sum(|s| &s.requests[verdict as usize * STATUSES + st])
+        self.count(verdict as usize * STATUSES + st)
     }
 }
+
+/// The apps' series in creation order, and by name.
+type AppList = (Vec<Arc<AppMetrics>>, std::collections::HashMap<String, Arc<AppMetrics>>);
 
 /// Every series of one running server.
 pub struct Metrics {
     shards: usize,
-    apps: Mutex<Vec<Arc<AppMetrics>>>,
+    /// In creation order, and by name.
+    apps: Mutex<AppList>,
     /// Requests no app was found for.
     pub unrouted: Arc<AppMetrics>,
     pub reloads_ok: AtomicU64,
@@ -248,7 +252,7 @@ impl Metrics {
         let shards = workers + 1;
         Metrics {
             shards,
-            apps: Mutex::new(Vec::new()),
+            apps: Mutex::default(),
             unrouted: Arc::new(AppMetrics::new("", shards)),
             reloads_ok: AtomicU64::new(0),
             reloads_failed: AtomicU64::new(0),
@@ -258,25 +262,26 @@ impl Metrics {
     /// The series of app `name`, created on first use (at snapshot build, not per request).
     pub fn app(&self, name: &str) -> Arc<AppMetrics> {
         let mut apps = self.apps.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(a) = apps.iter().find(|a| a.name == name) {
+        if let Some(a) = apps.1.get(name) {
             return a.clone();
         }
         let a = Arc::new(AppMetrics::new(name, self.shards));
-        apps.push(a.clone());
+        apps.0.push(a.clone());
+        apps.1.insert(name.to_string(), a.clone());
         a
     }
 
     /// The Prometheus text exposition (format 0.0.4).
     pub fn render(&self, extra: &Extra<'_>) -> String {
         let mut out = String::with_capacity(8 * 1024);
-        let mut apps: Vec<Arc<AppMetrics>> = self.apps.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut apps: Vec<Arc<AppMetrics>> = self.apps.lock().unwrap_or_else(|e| e.into_inner()).0.clone();
         apps.push(self.unrouted.clone());
 
         header(&mut out, "palisade_requests_total", "counter", "Requests by app (empty: no app matched), verdict and status.");
         for a in &apps {
             for (v, vname) in VERDICTS.iter().enumerate() {
                 for st in 0..STATUSES {
-                    let n = a.sum(|s| &s.requests[v * STATUSES + st]);
+                    let n = a.count(v * STATUSES + st);
                     if n > 0 {
                         let _ = writeln!(out, "palisade_requests_total{{app=\"{}\",verdict=\"{vname}\",status=\"{}\"}} {n}", esc(&a.name), st + 100);
                     }

@@ -79,24 +79,18 @@ impl Snapshot {
                 },
             }
         }
+        // Every app's stages are built even when something else failed, so that every problem
+        // is reported at once.
         let mut apps = Vec::with_capacity(config.apps.len());
-        if errors.is_empty() {
-            for a in &config.apps {
-                match factory(&config, a) {
-                    Ok(stages) => {
-                        let wants_body = stages.iter().any(|s| s.wants_body());
-                        let wants_response = stages.iter().any(|s| s.wants_response());
-                        apps.push(App {
-                            cfg: a.clone(),
-                            upstream: upstreams[a.upstream].clone(),
-                            stages,
-                            wants_body,
-                            wants_response,
-                            metrics: metrics.app(&a.name),
-                        });
-                    }
-                    Err(e) => errors.extend(e),
+        for a in &config.apps {
+            match factory(&config, a) {
+                Ok(stages) => {
+                    let Some(upstream) = upstreams.get(a.upstream).filter(|_| errors.is_empty()) else { continue };
+                    let wants_body = stages.iter().any(|s| s.wants_body());
+                    let wants_response = stages.iter().any(|s| s.wants_response());
+                    apps.push(App { cfg: a.clone(), upstream: upstream.clone(), stages, wants_body, wants_response, metrics: metrics.app(&a.name) });
                 }
+                Err(e) => errors.extend(e),
             }
         }
         if !errors.is_empty() {

@@ -32,7 +32,7 @@ impl Clock for SystemClock {
 }
 
 fn read(p: &std::path::Path) -> Result<String, String> {
-    std::fs::read_to_string(p).map_err(|e| e.to_string())
+    crate::read_text(p)
 }
 
 /// Build the access stage of `app` from its `access:` section.

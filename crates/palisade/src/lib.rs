@@ -8,3 +8,10 @@ pub mod fetch;
 pub mod redis;
 pub mod stages;
 pub mod traffic;
+
+/// Read a file the configuration names (rule files, IP and key lists) as text, bounded by
+/// [`palisade_config::read::MAX_FILE_BYTES`] while reading; a position in the message when it
+/// is not text.
+pub fn read_text(path: &std::path::Path) -> Result<String, String> {
+    palisade_config::read::read_text(path, palisade_config::read::MAX_FILE_BYTES).map_err(|e| e.to_string())
+}

@@ -35,11 +35,13 @@ enum LogFormat {
 enum Command {
     /// Run the proxy with a configuration file.
     Run {
+        /// The configuration file (docs/CONFIG.md).
         #[arg(short, long, env = "PALISADE_CONFIG")]
         config: PathBuf,
     },
     /// Validate a configuration (and everything it refers to) and exit: 0 if valid, 1 if not.
     Check {
+        /// The configuration file to check.
         #[arg(short, long)]
         config: PathBuf,
         /// Use no network: JWKS URLs and OpenAPI spec URLs are not fetched (by default each one
@@ -98,6 +100,7 @@ enum EventsCommand {
         /// Poll interval, e.g. 500ms or 2s.
         #[arg(long, default_value = "1s")]
         interval: String,
+        /// One JSON object per line instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -124,6 +127,7 @@ struct EventFilter {
     /// Before this time (same forms).
     #[arg(long)]
     until: Option<String>,
+    /// App name.
     #[arg(long)]
     app: Option<String>,
     /// Client IP.
@@ -307,11 +311,12 @@ impl TrafficArgs {
 
 #[derive(Subcommand)]
 enum DetectCommand {
-    /// Place each value of a JSON-lines corpus (`{"label": "attack"|"benign", "category",
+    /// Place each value of a JSON-lines corpus (`{"label": "attack" or "benign", "category",
     /// "value"}` a line) in several locations of a request, run the detection engine, and print
     /// detection and false-positive rates per category and location, with µs per value.
     /// Exit 0 when the corpus was evaluated, 1 on error.
     Eval {
+        /// The corpus file: one JSON object a line.
         corpus: PathBuf,
         /// Comma-separated locations: query, form, json, header, cookie.
         #[arg(long, default_value = "query,form,json,header,cookie")]
@@ -319,6 +324,7 @@ enum DetectCommand {
         /// At most this many values per label and category (evenly spread); 0 for all.
         #[arg(long, default_value_t = 0)]
         max: usize,
+        /// Detection level: balanced or strict.
         #[arg(long, default_value = "balanced", value_parser = ["balanced", "strict"])]
         level: String,
     },
@@ -326,10 +332,12 @@ enum DetectCommand {
     /// at a location, and every detector's signal. Exit 0 when nothing blocks, 2 when the value
     /// would be blocked, 1 on error.
     Explain {
+        /// The value to explain.
         value: String,
         /// Where the value is placed: query, form, json, header or cookie.
         #[arg(long, default_value = "query")]
         location: String,
+        /// Detection level: balanced or strict.
         #[arg(long, default_value = "balanced", value_parser = ["balanced", "strict"])]
         level: String,
     },
@@ -685,27 +693,68 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
 
 fn check(path: &std::path::Path, offline: bool) -> ExitCode {
     let warnings = std::sync::Arc::new(stages::Checks::new(offline));
-    let result = palisade_config::load_file(path).and_then(|cfg| {
-        let apps = cfg.apps.len();
-        let listeners = cfg.listen.len();
-        palisade_proxy::Snapshot::build(cfg, 0, &stages::factory(stages::Use::Check(warnings.clone()))).map(|_| (apps, listeners))
-    });
+    // Problems of the file, then those found building the stages of the apps that decoded (a
+    // typo in one section does not hide the problems of another).
+    let (config, mut errors) = palisade_config::load_file_all(path);
+    let mut summary = None;
+    if let Some(cfg) = config {
+        summary = Some((cfg.apps.len(), cfg.listen.len()));
+        let plan = body_plan(&cfg);
+        match palisade_proxy::Snapshot::build(cfg, 0, &stages::factory(stages::Use::Check(warnings.clone()))) {
+            Ok(_) if errors.is_empty() => {
+                for line in plan {
+                    println!("{line}");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => errors.extend(e.0),
+        }
+    }
     for w in warnings.lock().map(|w| w.clone()).unwrap_or_default() {
         println!("{w}");
     }
-    match result {
-        Ok((apps, listeners)) => {
-            println!("{}: OK ({apps} app(s), {listeners} listener(s))", path.display());
-            ExitCode::SUCCESS
-        }
-        Err(errors) => {
-            for e in &errors.0 {
-                println!("{e}");
-            }
-            println!("{}: {} problem(s)", path.display(), errors.0.len());
-            ExitCode::from(1)
-        }
+    if errors.is_empty() {
+        let (apps, listeners) = summary.unwrap_or_default();
+        println!("{}: OK ({apps} app(s), {listeners} listener(s))", path.display());
+        return ExitCode::SUCCESS;
     }
+    let count = errors.len();
+    println!("{}", palisade_config::ConfigErrors(errors));
+    println!("{}: {count} problem(s)", path.display());
+    ExitCode::from(1)
+}
+
+/// What happens to request bodies, per app, in the words of `check`'s output (apps with the
+/// same limits on one line).
+fn body_plan(cfg: &palisade_config::Config) -> Vec<String> {
+    use palisade_config::read::human_size;
+    let mut plans: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for a in &cfg.apps {
+        let (max, inspect) = (human_size(a.max_body_size), human_size(a.inspect_body));
+        let beyond = if a.inspect_body >= a.max_body_size {
+            format!("over {max}: 413")
+        } else {
+            match a.oversize {
+                palisade_config::Oversize::Stream => format!("over {inspect}: the rest streamed uninspected up to {max}; over {max}: 413"),
+                palisade_config::Oversize::Reject => format!("over {inspect}: 413 (oversize: reject; max_body_size {max} is not reachable)"),
+            }
+        };
+        let plan = format!("bodies inspected up to {inspect}; {beyond}");
+        let i = *index.entry(plan.clone()).or_insert_with(|| {
+            plans.push((plan, Vec::new()));
+            plans.len() - 1
+        });
+        plans[i].1.push(a.name.as_str());
+    }
+    plans
+        .into_iter()
+        .map(|(plan, apps)| {
+            let names = apps.iter().take(5).map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+            let more = if apps.len() > 5 { format!(" and {} more", apps.len() - 5) } else { String::new() };
+            format!("{} {names}{more}: {plan}", if apps.len() == 1 { "app" } else { "apps" })
+        })
+        .collect()
 }
 
 fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<ExitCode> {
@@ -759,4 +808,62 @@ fn serve(cfg: palisade_config::Config, path: Option<PathBuf>) -> anyhow::Result<
     });
     running.shutdown();
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Rows `(command, option, help)` of the command line: one per command (option empty) and
+    /// one per option or argument, as `palisade --help` and each subcommand's `--help` print
+    /// them.
+    fn cli_rows() -> Vec<(String, String, String)> {
+        fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, String, String)>) {
+            let one_line = |s: String| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            out.push((path.to_string(), String::new(), one_line(cmd.get_about().map(|a| a.to_string()).unwrap_or_default())));
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" || (arg.is_global_set() && path != "palisade") {
+                    continue;
+                }
+                let name = match (arg.get_long(), arg.get_short()) {
+                    (Some(l), Some(s)) => format!("-{s}, --{l}"),
+                    (Some(l), None) => format!("--{l}"),
+                    _ => format!("<{}>", id.to_ascii_uppercase()),
+                };
+                out.push((path.to_string(), name, one_line(arg.get_help().map(|h| h.to_string()).unwrap_or_default())));
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_name() != "help" {
+                    walk(sub, &format!("{path} {}", sub.get_name()), out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&super::Cli::command(), "palisade", &mut out);
+        out
+    }
+
+    /// The "Command line" table of docs/CONFIG.md lists exactly what `--help` prints, in the
+    /// same words.
+    #[test]
+    fn help_matches_the_configuration_reference() {
+        let doc = include_str!("../../../docs/CONFIG.md");
+        let section = doc.split("\n## Command line\n").nth(1).expect("docs/CONFIG.md has a `## Command line` section");
+        let section = section.split("\n## ").next().unwrap_or(section);
+        let documented: Vec<(String, String, String)> = section
+            .lines()
+            .filter(|l| l.starts_with("| `palisade"))
+            .map(|l| {
+                let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(|c| c.trim().trim_matches('`')).collect();
+                (cells[0].to_string(), cells.get(1).copied().unwrap_or("").to_string(), cells.get(2).copied().unwrap_or("").to_string())
+            })
+            .collect();
+        let expected = cli_rows();
+        let undescribed: Vec<String> = expected.iter().filter(|(_, _, h)| h.is_empty()).map(|(c, o, _)| format!("`{c} {o}`")).collect();
+        assert!(undescribed.is_empty(), "no help text: {}", undescribed.join(", "));
+        let table: String =
+            expected.iter().map(|(c, o, h)| format!("| `{c}` | {} | {h} |\n", if o.is_empty() { String::new() } else { format!("`{o}`") })).collect();
+        assert_eq!(documented, expected, "docs/CONFIG.md's command line table should be:\n{table}");
+    }
 }

@@ -13,7 +13,7 @@ use palisade_core::{Context, RequestView, ResponseView, Stage, Verdict};
 use palisade_openapi::judge::Judge;
 use palisade_openapi::settings::{Settings, Source};
 use palisade_openapi::stage::OpenApiStage;
-use palisade_openapi::{Fetch, SpecError};
+use palisade_openapi::{Fetch, FetchError, SpecError};
 use palisade_proxy::StageFactory;
 
 /// How the stages are used.
@@ -49,7 +49,12 @@ impl std::ops::Deref for Checks {
 }
 
 pub fn factory(usage: Use) -> StageFactory {
+    // Apps with the same detection settings share one engine (the default settings above all:
+    // thousands of apps must not build thousands of engines). Keyed by the settings' debug
+    // form, which lists every field; held weakly, so engines go with the snapshots using them.
+    let engines: Mutex<EngineCache> = Mutex::default();
     Arc::new(move |config: &Config, app: &AppConfig| {
+        let detection = |node: Option<&Node>| detection(config, app, node, &engines);
         let mut stages: Vec<Box<dyn Stage>> = Vec::new();
         let mut errors = Vec::new();
         for (key, node, loc) in &app.stages {
@@ -67,7 +72,7 @@ pub fn factory(usage: Use) -> StageFactory {
                     Ok(None) => {}
                     Err(e) => errors.extend(e),
                 },
-                "detection" => match detection(config, app, Some(node)) {
+                "detection" => match detection(Some(node)) {
                     Ok(Some(s)) => stages.push(s),
                     Ok(None) => {}
                     Err(e) => errors.extend(e),
@@ -77,7 +82,7 @@ pub fn factory(usage: Use) -> StageFactory {
         }
         // Detection is on (block, balanced) for apps that do not configure it.
         if !app.stages.iter().any(|(k, _, _)| k == "detection") {
-            match detection(config, app, None) {
+            match detection(None) {
                 Ok(Some(s)) => stages.push(s),
                 Ok(None) => {}
                 Err(e) => errors.extend(e),
@@ -107,7 +112,7 @@ fn origin_of(url: &str) -> Option<String> {
 }
 
 impl Fetch for SpecFetch<'_> {
-    fn fetch(&self, location: &str) -> Result<String, String> {
+    fn fetch(&self, location: &str) -> Result<String, FetchError> {
         let lower = location.get(..8).unwrap_or(location).to_ascii_lowercase();
         let text = if lower.starts_with("http://") || lower.starts_with("https://") {
             if self.offline {
@@ -117,7 +122,7 @@ impl Fetch for SpecFetch<'_> {
             let headers = if same_origin { self.headers } else { &[] };
             crate::fetch::get(location, headers, crate::fetch::Limits::default())?
         } else {
-            std::fs::read_to_string(location).map_err(|e| e.to_string())?
+            palisade_openapi::FsFetch.fetch(location)?
         };
         location.hash(&mut *self.seen.borrow_mut());
         text.hash(&mut *self.seen.borrow_mut());
@@ -180,11 +185,17 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
             return Ok(Box::new(Unchecked));
         }
     }
+    // The spec's own location in the configuration (short form `openapi: FILE` or `spec:`).
+    let spec_node = node.get("spec").unwrap_or(node);
+    let spec_loc = palisade_config::Loc::at(spec_node, if node.get("spec").is_some() { format!("{path}.spec") } else { path.clone() });
     let (judge, warnings, digest) = build(&settings).map_err(|errs| {
         errs.into_iter()
             .map(|mut e| {
                 if e.file.is_empty() {
                     e.file = config.source.clone();
+                } else if e.line == 0 && e.path.is_empty() {
+                    // The entry document could not be read at all: point at where it is named.
+                    e = spec_loc.error(&config.source, format!("cannot load the spec {}: {}", e.file, e.message));
                 }
                 e
             })
@@ -206,12 +217,12 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
     if let (Use::Serve, Some(every)) = (usage, settings.refresh) {
         spawn_refresh(Arc::downgrade(&stage), settings, every, digest, app.name.clone());
     }
-    Ok(Box::new(SharedStage(stage)))
+    Ok(Box::new(Shared(stage)))
 }
 
 /// The detection stage of an app: its `detection:` section, or the defaults when absent.
 /// `None` when the mode is `off`.
-fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
+fn detection(config: &Config, app: &AppConfig, node: Option<&Node>, engines: &Mutex<EngineCache>) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
     let settings = match node {
         Some(node) => {
             let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
@@ -235,10 +246,20 @@ fn detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<Op
     if all_off {
         return Ok(None);
     }
-    palisade_detect::stage::DetectionStage::new(&settings)
-        .map(|s| Some(Box::new(s) as Box<dyn Stage>))
-        .map_err(|e| vec![ConfigError::file(&config.source, format!("{}: {e}", stage_path(config, app, "detection")))])
+    let key = format!("{settings:?}");
+    let mut cache = engines.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(stage) = cache.get(&key).and_then(Weak::upgrade) {
+        return Ok(Some(Box::new(Shared(stage))));
+    }
+    let stage = palisade_detect::stage::DetectionStage::new(&settings)
+        .map(Arc::new)
+        .map_err(|e| vec![ConfigError::file(&config.source, format!("{}: {e}", stage_path(config, app, "detection")))])?;
+    cache.retain(|_, w| w.strong_count() > 0);
+    cache.insert(key, Arc::downgrade(&stage));
+    Ok(Some(Box::new(Shared(stage))))
 }
+
+type EngineCache = std::collections::HashMap<String, Weak<palisade_detect::stage::DetectionStage>>;
 
 /// The user rules of an app (`rules:`, inline and files). `None` when there are none.
 fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::Loc) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
@@ -246,7 +267,7 @@ fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::L
     let detectors = palisade_detect::settings::known_detector_names();
     let opts = palisade_rules::settings::Options { detectors: &detectors };
     let path = stage_path(config, app, "rules");
-    let read = |p: &std::path::Path| std::fs::read_to_string(p).map_err(|e| e.to_string());
+    let read = |p: &std::path::Path| crate::read_text(p);
     let list = palisade_rules::settings::decode(&mut cx, node, &path, &config.base_dir, &opts, &read);
     if !cx.errors.is_empty() {
         return Err(cx.errors);
@@ -262,9 +283,8 @@ fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::L
 }
 
 /// Key path of an app's stage section, for errors (`apps[2].openapi`).
-fn stage_path(config: &Config, app: &AppConfig, key: &str) -> String {
-    let i = config.apps.iter().position(|a| a.name == app.name).unwrap_or(0);
-    format!("apps[{i}].{key}")
+fn stage_path(_config: &Config, app: &AppConfig, key: &str) -> String {
+    palisade_config::decode::join(&app.loc.path, key)
 }
 
 /// Re-read the spec every `every`; swap in a changed one that compiles; keep the old one on
@@ -300,7 +320,6 @@ fn spawn_refresh(stage: Weak<OpenApiStage>, settings: Settings, every: Duration,
     }
 }
 
-/// A stage shared with a refresh thread.
 /// The place of an OpenAPI stage whose spec `check --offline` could not read: allows all.
 struct Unchecked;
 
@@ -310,9 +329,10 @@ impl Stage for Unchecked {
     }
 }
 
-struct SharedStage(Arc<OpenApiStage>);
+/// A stage shared with a refresh thread, or between apps.
+struct Shared<S>(Arc<S>);
 
-impl Stage for SharedStage {
+impl<S: Stage> Stage for Shared<S> {
     fn name(&self) -> &'static str {
         self.0.name()
     }
@@ -330,5 +350,8 @@ impl Stage for SharedStage {
     }
     fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>, cx: &Context) -> Verdict {
         self.0.check_response(req, resp, cx)
+    }
+    fn counters(&self) -> Vec<palisade_core::CounterSample> {
+        self.0.counters()
     }
 }

@@ -15,9 +15,9 @@ impl MemFetch {
 }
 
 impl Fetch for MemFetch {
-    fn fetch(&self, location: &str) -> Result<String, String> {
+    fn fetch(&self, location: &str) -> Result<String, FetchError> {
         self.fetched.borrow_mut().push(location.to_string());
-        self.docs.get(location).cloned().ok_or_else(|| "no such document".to_string())
+        self.docs.get(location).cloned().ok_or_else(|| "no such document".into())
     }
 }
 
@@ -176,7 +176,7 @@ fn limits_are_enforced() {
 
 #[test]
 fn fs_fetch_refuses_urls() {
-    assert!(FsFetch.fetch("https://example.com/x.yaml").unwrap_err().contains("http"));
+    assert!(FsFetch.fetch("https://example.com/x.yaml").unwrap_err().message.contains("http"));
     assert!(FsFetch.fetch("/definitely/not/here.yaml").is_err());
 }
 
@@ -267,7 +267,7 @@ fn json_is_parsed_as_json_with_locations() {
 struct NoFetch;
 
 impl Fetch for NoFetch {
-    fn fetch(&self, location: &str) -> Result<String, String> {
+    fn fetch(&self, location: &str) -> Result<String, FetchError> {
         panic!("the loader fetched {location}");
     }
 }
@@ -314,4 +314,17 @@ fn many_documents_load_up_to_the_configured_limit() {
     assert_eq!(load("/s/api.yaml", &f, &Limits::default()).unwrap().docs.len(), 151);
     let errs = load("/s/api.yaml", &f, &Limits { max_documents: 100, ..Limits::default() }).unwrap_err();
     assert!(errs[0].message.contains("more than 100 documents (openapi.max_documents)"), "{errs:?}");
+}
+
+#[test]
+fn a_document_that_is_not_text_is_reported_at_its_position() {
+    let dir = std::env::temp_dir().join(format!("palisade-loader-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let api = dir.join("api.yaml");
+    std::fs::write(&api, "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      responses: {'200': {$ref: 'r.yaml'}}\n").unwrap();
+    std::fs::write(dir.join("r.yaml"), b"description: ok\nx: \"\xff\"\n").unwrap();
+    let errs = load(api.to_str().unwrap(), &FsFetch, &Limits::default()).unwrap_err();
+    let r = dir.join("r.yaml").display().to_string();
+    assert!(errs.iter().any(|e| e.file == r && (e.line, e.col) == (2, 5) && e.message.contains("invalid UTF-8")), "{errs:#?}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

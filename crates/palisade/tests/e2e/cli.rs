@@ -586,3 +586,135 @@ async fn the_heap_is_not_madvised_into_huge_pages() {
     }
     assert!(huge.is_empty(), "mappings madvised for huge pages: {huge:?}");
 }
+
+impl Bin {
+    fn run_with_env(config: &Path, env: &[(&str, &str)]) -> Bin {
+        let mut cmd = command();
+        cmd.envs(env.iter().copied());
+        let mut child = cmd
+            .args(["--log-level", "info", "--log-format", "text", "run", "-c", config.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn palisade");
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(l) = line else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Bin { child, lines, seen: Vec::new() }
+    }
+}
+
+/// A request with one header of `size` bytes.
+fn big_header_request(size: usize) -> Vec<u8> {
+    format!("GET / HTTP/1.1\r\nHost: api.test\r\nX-Big: {}\r\nConnection: close\r\n\r\n", "a".repeat(size)).into_bytes()
+}
+
+#[tokio::test]
+async fn an_environment_override_applies_when_the_file_has_no_such_section() {
+    let up = Upstream::tcp(reply("up")).await;
+    let dir = TempDir::new();
+    // No `server:` section at all.
+    let config = dir.write("palisade.yaml", format!("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n{}", one_app(&up.url())));
+    // Without the variable, the default (16KiB) lets a 3 KB header through.
+    let mut plain = Bin::run(&config);
+    let addr = plain.started().await;
+    assert_eq!(raw(addr, big_header_request(3000)).await.status, 200);
+    drop(plain);
+    // The documented example: 2KiB makes the same request a 431.
+    let mut bin = Bin::run_with_env(&config, &[("PALISADE_SERVER_MAX_HEADER_SIZE", "2KiB")]);
+    let addr = bin.started().await;
+    assert_problem(&raw(addr, big_header_request(3000)).await, 431, "http.headers_too_large");
+    assert_eq!(raw(addr, big_header_request(1000)).await.status, 200);
+}
+
+#[tokio::test]
+async fn an_unknown_palisade_variable_fails_check_and_start() {
+    let dir = TempDir::new();
+    let config = dir.write("palisade.yaml", run_config("http://127.0.0.1:9", "1s"));
+    let out = command().env("PALISADE_ADMN_ADDR", "127.0.0.1:0").args(["check", "-c"]).arg(&config).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("(from environment variable PALISADE_ADMN_ADDR): `PALISADE_ADMN_ADDR` does not name a setting (did you mean `PALISADE_ADMIN_ADDR`?)"),
+        "{stdout}"
+    );
+    let mut bin = Bin::run_with_env(&config, &[("PALISADE_ADMN_ADDR", "127.0.0.1:0")]);
+    let status = bin.exit().await;
+    assert_eq!(status.code(), Some(1));
+    // `PALISADE_CONFIG` (the command line's) is not a setting.
+    let out = command().env("PALISADE_CONFIG", &config).args(["check", "-c"]).arg(&config).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn check_lists_the_problems_of_every_section_at_once() {
+    let dir = TempDir::new();
+    // A typo in the core settings, one in a stage section, a missing spec file, a bad rule.
+    let config = dir.write(
+        "many.yaml",
+        "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\napps:\n  - name: a\n    upstream: http://127.0.0.1:9\n    limits:\n      max_body_sise: 1MiB\n    detection:\n      levle: strict\n  - name: b\n    path_prefix: /b\n    upstream: http://127.0.0.1:9\n    openapi:\n      spec: missing.yaml\n",
+    );
+    let lines = check_errors(&config, 3);
+    let got: Vec<(usize, &str)> = lines.iter().map(|(l, _, p, _)| (*l, p.as_str())).collect();
+    assert_eq!(got, vec![(8, "apps[0].limits.max_body_sise"), (10, "apps[0].detection.levle"), (15, "apps[1].openapi.spec")], "{lines:?}");
+    assert!(lines[2].3.contains("missing.yaml") && lines[2].3.contains("No such file"), "{lines:?}");
+}
+
+#[test]
+fn check_refuses_endless_and_binary_files_at_once() {
+    let dir = TempDir::new();
+    let started = Instant::now();
+    if Path::new("/dev/zero").exists() {
+        let out = command().args(["check", "-c", "/dev/zero"]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        assert!(stdout.starts_with("/dev/zero:1:1: control character 0x00"), "{stdout}");
+        // A spec that never ends, named by the configuration.
+        let config = dir.write("zero-spec.yaml", format!("{}    openapi:\n      spec: /dev/zero\n", run_config("http://127.0.0.1:9", "1s")));
+        let out = command().args(["check", "-c"]).arg(&config).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.starts_with("/dev/zero:1:1: control character 0x00"), "{stdout}");
+    }
+    // A file over the limit stops at the limit, whatever it holds.
+    let big = dir.write("big.yaml", "# comment\n".repeat(3_400_000));
+    let out = command().args(["check", "-c"]).arg(&big).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("larger than the limit of 32 MiB"), "{stdout}");
+    // Invalid UTF-8, at its position.
+    let bad = dir.write("bad.yaml", b"workers: 1\nlisten:\n  - addr: \"127.0.0.1:\xe9\"\n");
+    let lines = check_errors_raw(&bad);
+    assert!(lines.starts_with(&format!("{}:3:22: invalid UTF-8", bad.display())), "{lines}");
+    assert!(started.elapsed() < LIMIT);
+}
+
+fn check_errors_raw(file: &Path) -> String {
+    let out = command().args(["check", "-c"]).arg(file).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+#[test]
+fn check_says_what_happens_to_large_bodies() {
+    let dir = TempDir::new();
+    let config = dir.write(
+        "bodies.yaml",
+        "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\napps:\n  - name: plain\n    upstream: http://127.0.0.1:9\n  - name: big\n    path_prefix: /big\n    upstream: http://127.0.0.1:9\n    limits: {max_body_size: 10MiB}\n  - name: streamed\n    path_prefix: /s\n    upstream: http://127.0.0.1:9\n    limits: {max_body_size: 100MiB, oversize: stream}\n",
+    );
+    let out = command().args(["check", "-c"]).arg(&config).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for line in [
+        "app `plain`: bodies inspected up to 1 MiB; over 1 MiB: 413",
+        "app `big`: bodies inspected up to 10 MiB; over 10 MiB: 413",
+        "app `streamed`: bodies inspected up to 1 MiB; over 1 MiB: the rest streamed uninspected up to 100 MiB; over 100 MiB: 413",
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "missing {line:?} in\n{stdout}");
+    }
+}
