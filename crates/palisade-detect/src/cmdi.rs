@@ -11,7 +11,7 @@
 //! Prose with semicolons and the words "cat" or "ls" therefore stays below the threshold.
 
 use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors, WordSigs};
-use crate::{Category, Detector, Gate, Hit, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -730,8 +730,12 @@ fn push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
 
 /// What [`analyse`] finds in a value made only of ASCII letters, digits and `_` (at most 64
 /// bytes, no special anchor), without tokenizing it: such a value is one word in command
-/// position with no argument, so only an unambiguous program can be reported, at 60 when it is
-/// a reconnaissance command and 45 otherwise (an ambiguous name such as `id` or `date`: nothing).
+/// position with no argument. A bare word is not a command line: `ls`, `gzip`, `hostname`,
+/// `pwd` are search terms, autocomplete prefixes, JSON values and REST segments far more often
+/// than commands, and without a separator, a substitution or arguments nothing makes the word
+/// run. Only a reconnaissance command (`whoami`, `pwd`) is reported, at 45 (strict: a probe
+/// for an application that executes the whole value), and only as a value
+/// ([`CmdiDetector::check`] drops it in names and path segments).
 /// `None` when the value is not such a word. (A query parameter named `id` is common; the full
 /// analysis cost ~25x more.) `tests::bare_words_agree_with_the_analysis` compares both.
 fn bare_word(d: &str) -> Option<Option<Hit>> {
@@ -747,8 +751,10 @@ fn bare_word(d: &str) -> Option<Option<Hit>> {
     if !is_program(w) || is_ambiguous(w) {
         return Some(None);
     }
-    let conf = if RECON.contains(&w) { 60 } else { 45 };
-    Some(Some(mk(NAME, Category::Cmdi, conf, d, "value is a command line")))
+    if !RECON.contains(&w) {
+        return Some(None);
+    }
+    Some(Some(mk(NAME, Category::Cmdi, 45, d, "value is a command line")))
 }
 
 /// The first bytes of the operators of [`is_gate_op`] and of the CSI escapes (`\\`), as a
@@ -862,7 +868,10 @@ impl Detector for CmdiDetector {
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let d = input.decoded;
         if let Some(h) = bare_word(d) {
-            return gate(h, level);
+            // A name or a path segment is never executed alone: a reconnaissance word there
+            // (`/api/whoami`, `?pwd=1`) is a route or a flag.
+            let value = !matches!(input.field, FieldKind::PathSegment | FieldKind::QueryName | FieldKind::FormName | FieldKind::JsonKey);
+            return gate(h.filter(|_| value), level);
         }
         if let Some(h) = breakout_probe(d) {
             return gate(Some(h), level);
@@ -1711,9 +1720,10 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                                 } else {
                                     55
                                 }
-                            } else if !amb && args.is_empty() && RECON.contains(&cmd.as_str()) {
-                                // The value is exactly a system-information command.
-                                60
+                            } else if !amb && args.is_empty() && j >= toks.len() && RECON.contains(&cmd.as_str()) {
+                                // The value is exactly a system-information command: a probe
+                                // (strict), no command line (see `bare_word`).
+                                45
                             } else if !amb && args.is_empty() && ends && j < toks.len() {
                                 // `whoami;`, `id|`: a command terminated by a separator.
                                 70
@@ -1730,9 +1740,8 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             } else if matches!(cmd.as_str(), "sleep" | "ping" | "timeout") && args.len() == 1 && args[0].bytes().all(|b| b.is_ascii_digit()) {
                                 // Blind timing probe.
                                 60
-                            } else if !amb && args.is_empty() {
-                                45
                             } else {
+                                // A program name alone (`ls`, `gzip`): a word, not a command.
                                 0
                             }
                         }
