@@ -63,11 +63,11 @@ impl Detector for XssDetector {
                 best = r;
             }
         }
-        // A handler name alone adds a handler only where the value is reflected as an
-        // attribute name of a page: a query or form parameter. In a JSON body it is an API's
-        // data (an analytics event `{"event": "onload"}`, a UI builder's `{"onClick": ...}`
-        // key): a probe at most, strict.
-        if matches!(input.field, FieldKind::JsonValue | FieldKind::JsonKey) {
+        // A JSON key that is a handler name (a UI builder's `{"onClick": "submit"}`, a
+        // component's props) is the name of a member of an API's data, which no page
+        // reflects as an attribute name: a probe at most, strict. (A handler name as a
+        // value stays at 60: the handler-name probe lists are values.)
+        if input.field == FieldKind::JsonKey {
             if let Some(f) = best.as_mut().filter(|f| f.why == HANDLER_NAME) {
                 f.confidence = f.confidence.min(45);
             }
