@@ -425,6 +425,21 @@ impl Extractor {
                 budget.emit(Location::Header(&self.headers[at].1), FieldKind::Header, &text)?;
             }
         }
+        self.other_headers(req, budget)
+    }
+
+    /// Every other header (known names and unknown ones), in the order received, each judged
+    /// by its grammar first ([`crate::headers::conforms`]): a value that conforms is clean
+    /// without the detectors; any other is handed over as free text, at `header.NAME` (the
+    /// name in lowercase).
+    fn other_headers(&self, req: &RequestView<'_>, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
+        for (name, v) in req.headers.iter() {
+            if *name == http::header::COOKIE || self.headers.iter().any(|(h, _)| h == name) || crate::headers::conforms(name.as_str(), v.as_bytes()) {
+                continue;
+            }
+            let text = String::from_utf8_lossy(v.as_bytes());
+            budget.emit(Location::Header(name.as_str()), FieldKind::Header, &text)?;
+        }
         Ok(())
     }
 
@@ -441,7 +456,7 @@ impl Extractor {
         for v in req.headers.get_all(http::header::COOKIE) {
             cookies(v, sc, budget)?;
         }
-        Ok(())
+        self.other_headers(req, budget)
     }
 }
 

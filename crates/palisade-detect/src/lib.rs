@@ -16,6 +16,7 @@ use std::fmt;
 pub mod cmdi;
 pub mod code;
 pub mod crlf;
+pub mod headers;
 pub mod ldap;
 pub mod log4shell;
 pub mod nosql;

