@@ -263,3 +263,56 @@ fn every_header_is_inspected_by_its_grammar() {
         assert_eq!(reasons[0].location.as_deref(), Some(&*format!("header.{n}")), "{n}");
     }
 }
+
+#[test]
+fn zz_explore() {
+    let s = DetectionStage::new(&Settings { level: Level::Strict, ..Settings::default() }).unwrap();
+    for q in [
+        "file=%c0%ae%c0%ae/%c0%ae%c0%ae/etc/passwd",
+        "file=%e0%80%ae%e0%80%ae/%e0%80%ae%e0%80%ae/etc/passwd",
+        "file=%uff0e%uff0e/%uff0e%uff0e/etc/passwd",
+        "file=%c0%ae%c0%ae%c0%af%c0%ae%c0%ae%c0%afetc%c0%afpasswd",
+        "a[b]=1",
+        "a[<script>alert(1)</script>]=1",
+        "user[$ne]=1",
+        "a[b' or 1=1--]=1",
+        "q=alert%3F.(1)",
+        "q=document%5B%22cookie%22%5D",
+        "q=-oProxyCommand%3Did",
+        "q=--output%3D%2Ftmp%2Fx",
+        "next=%2F%2Fevil.example",
+        "next=%2F%5Cevil.example",
+        "url=http%3A%2F%2F%5B%3A%3Affff%3A127.0.0.1%5D%2F",
+        "q=sel%E2%80%8Bect%20*%20from%20users%20where%201%3D1%20union%20sel%E2%80%8Bect%201",
+        "q=%EF%BC%9Cscript%EF%BC%9Ealert(1)%EF%BC%9C%2Fscript%EF%BC%9E",
+        "data=%7B%22a%22%3A%22%7B%5C%22b%5C%22%3A%5C%22%3Cscript%3Ealert(1)%3C%2Fscript%3E%5C%22%7D%22%7D",
+        "mail=victim%40example.com%0D%0ARCPT%20TO%3A%3Cattacker%40evil.example%3E",
+        "q=%27%20UN%E2%80%8BION%20SEL%E2%80%8BECT%201--",
+    ] {
+        let mut req = OwnedRequest::new(http::Method::GET, "/api/items");
+        req.query = Some(q.into());
+        let v = s.check_head(&req.view(), &mut Context::default());
+        let r: Vec<String> = match &v { Verdict::Block { reasons, .. } => reasons.iter().map(|r| format!("{} {:?}", r.code, r.detail)).collect(), _ => vec![] };
+        eprintln!("EXP {q} => {r:?}");
+    }
+    for body in [r#"{"a":"{\"b\":\"<script>alert(1)</script>\"}"}"#, r#"{"$set":{"plan":"pro"}}"#, r#"{"properties":{"$set":{"plan":"pro","$browser":"Chrome"}}}"#, r#"{"user":{"$ne":null}}"#, r#"{"code":"const App = () => <div onClick={() => setOpen(true)}>Hi</div>;"}"#, r#"{"html":"<p><a href=\"javascript:void(0)\">x</a></p>"}"#] {
+        let mut req = OwnedRequest::new(http::Method::POST, "/api/items");
+        req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        req.body = body.as_bytes().to_vec();
+        let v = s.check_body(&req.view(), &mut Context::default());
+        let r: Vec<String> = match &v { Verdict::Block { reasons, .. } => reasons.iter().map(|r| format!("{} {:?} {:?}", r.code, r.location, r.detail)).collect(), _ => vec![] };
+        eprintln!("EXP {body} => {r:?}");
+    }
+}
+
+#[test]
+fn invisible_characters_do_not_split_keywords() {
+    let s = DetectionStage::new(&Settings::default()).unwrap();
+    for q in ["q=%27%20UN%E2%80%8BION%20SEL%E2%80%8BECT%20password%20FROM%20users--", "q=1%20%E2%80%8Cor%E2%80%8C%201%3D1%20UN%C2%ADION%20SEL%C2%ADECT%201"] {
+        let mut req = OwnedRequest::new(http::Method::GET, "/api/items");
+        req.query = Some(q.into());
+        let v = s.check_head(&req.view(), &mut Context::default());
+        let Verdict::Block { reasons, .. } = &v else { panic!("{q}: {v:?}") };
+        assert!(reasons[0].detail.as_deref().is_some_and(|d| d.contains("invisible")), "{q}: {reasons:?}");
+    }
+}
