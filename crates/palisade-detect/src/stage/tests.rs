@@ -316,3 +316,4 @@ fn invisible_characters_do_not_split_keywords() {
         assert!(reasons[0].detail.as_deref().is_some_and(|d| d.contains("invisible")), "{q}: {reasons:?}");
     }
 }
+
