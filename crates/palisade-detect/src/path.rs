@@ -601,7 +601,7 @@ static NAME_END: [u32; 32] = names_by_len(false);
 /// (a trailing `.` or blank ignored, as [`sensitive_name`] does).
 fn etc_only(name: &str) -> bool {
     let n = name.trim_end_matches(['.', ' ']);
-    ["passwd", "master.passwd", "shadow", "shadow-", "gshadow", "group", "hosts", "issue", "motd", "sudoers", "crontab", "fstab", "mtab"]
+    ["passwd", "shadow", "gshadow", "group", "hosts", "issue", "motd", "sudoers", "crontab", "fstab", "mtab"]
         .iter()
         .any(|w| n.eq_ignore_ascii_case(w))
 }
