@@ -317,3 +317,60 @@ fn invisible_characters_do_not_split_keywords() {
     }
 }
 
+
+#[test]
+fn bodies_are_read_by_their_real_content() {
+    use crate::extract::Skipped;
+    use std::io::Write;
+    let e = crate::Engine::new(crate::EngineConfig::default()).unwrap();
+    let run = |ct: &'static str, enc: Option<&'static str>, body: Vec<u8>| {
+        let mut req = OwnedRequest::new(http::Method::POST, "/api/events");
+        req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(ct));
+        if let Some(enc) = enc {
+            req.headers.insert(http::header::CONTENT_ENCODING, http::HeaderValue::from_static(enc));
+        }
+        req.body = body;
+        let mut scratch = e.scratch();
+        let mut report = Report::default();
+        e.inspect_phase(&req.view(), Phase::Body, Level::Strict, &mut scratch, &mut report);
+        report
+    };
+    let attack = br#"{"comment":"<script>alert(document.cookie)</script>"}"#.to_vec();
+    let gzip = {
+        let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        g.write_all(&attack).unwrap();
+        g.finish().unwrap()
+    };
+    let zlib = {
+        let mut g = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        g.write_all(&attack).unwrap();
+        g.finish().unwrap()
+    };
+    // A declared gzip or deflate coding is decoded, then judged.
+    for (enc, body) in [("gzip", gzip.clone()), ("deflate", zlib)] {
+        let r = run("application/json", Some(enc), body);
+        assert_eq!(r.findings.first().map(|f| f.category), Some(crate::Category::Xss), "{enc}: {r:?}");
+        assert_eq!(r.counts.skipped, None, "{enc}");
+    }
+    // Another coding, or bytes that do not decompress: skipped with the reason.
+    assert_eq!(run("application/json", Some("br"), gzip.clone()).counts.skipped, Some(Skipped::Encoding));
+    assert_eq!(run("application/json", Some("gzip"), attack.clone()).counts.skipped, Some(Skipped::Inflate));
+    // Compressed bytes sent without saying so are binary, whatever the label.
+    let r = run("application/json", None, gzip.clone());
+    assert!(r.findings.is_empty() && r.counts.skipped == Some(Skipped::BinaryContent), "{r:?}");
+    // Binary media types are not read as text, even when their bytes are ASCII.
+    for ct in ["application/octet-stream", "application/x-protobuf", "application/grpc-web+proto", "image/png"] {
+        let r = run(ct, None, b"\x0a\x05(|(uid=*))\x12\x03' or 1=1--".to_vec());
+        assert!(r.findings.is_empty() && r.counts.skipped == Some(Skipped::BinaryType), "{ct}: {r:?}");
+    }
+    // Text stays text: the same attack in plain JSON is found, nothing skipped.
+    let r = run("application/json", None, attack);
+    assert!(!r.findings.is_empty() && r.counts.skipped.is_none());
+    // A form body stays read whatever bytes precede its fields (lenient form parsers).
+    let r = run("application/x-www-form-urlencoded", None, b"\x00\x01\x02\x03\x04&q=%27%20or%201%3D1--".to_vec());
+    assert!(r.findings.iter().any(|f| f.category == crate::Category::Sqli), "{r:?}");
+    // A multipart form keeps its text fields judged beside a binary file.
+    let mp = b"--b\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\r\n--b\r\nContent-Disposition: form-data; name=\"bio\"\r\n\r\n<script>alert(1)</script>\r\n--b--\r\n".to_vec();
+    let r = run("multipart/form-data; boundary=b", None, mp);
+    assert!(r.findings.iter().any(|f| f.category == crate::Category::Xss), "{r:?}");
+}
