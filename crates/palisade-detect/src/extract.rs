@@ -615,7 +615,23 @@ fn binary_media(ct: &str) -> bool {
         || sub.ends_with("+proto")
         || matches!(
             sub,
-            "octet-stream" | "x-protobuf" | "zip" | "gzip" | "x-gzip" | "zstd" | "x-tar" | "x-7z-compressed" | "x-bzip2" | "pdf" | "wasm" | "msgpack" | "x-msgpack" | "cbor" | "vnd.apache.avro+binary" | "x-thrift" | "vnd.apache.thrift.binary"
+            "octet-stream"
+                | "x-protobuf"
+                | "zip"
+                | "gzip"
+                | "x-gzip"
+                | "zstd"
+                | "x-tar"
+                | "x-7z-compressed"
+                | "x-bzip2"
+                | "pdf"
+                | "wasm"
+                | "msgpack"
+                | "x-msgpack"
+                | "cbor"
+                | "vnd.apache.avro+binary"
+                | "x-thrift"
+                | "vnd.apache.thrift.binary"
         )
 }
 

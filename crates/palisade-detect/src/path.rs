@@ -601,9 +601,7 @@ static NAME_END: [u32; 32] = names_by_len(false);
 /// (a trailing `.` or blank ignored, as [`sensitive_name`] does).
 fn etc_only(name: &str) -> bool {
     let n = name.trim_end_matches(['.', ' ']);
-    ["passwd", "shadow", "gshadow", "group", "hosts", "issue", "motd", "sudoers", "crontab", "fstab", "mtab"]
-        .iter()
-        .any(|w| n.eq_ignore_ascii_case(w))
+    ["passwd", "shadow", "gshadow", "group", "hosts", "issue", "motd", "sudoers", "crontab", "fstab", "mtab"].iter().any(|w| n.eq_ignore_ascii_case(w))
 }
 
 /// Files whose name alone says "configuration, credentials or logs of the host".

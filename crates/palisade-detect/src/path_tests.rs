@@ -803,7 +803,16 @@ fn rest_routes_named_like_system_files_are_routes() {
     for v in ["...", "…", "/hosts", "/api/v1/hosts", "/api/v2/clusters/7/hosts", "/groups/group", "/projects/42/issue", "/settings/passwd"] {
         assert!(at(v) < 40, "{v}: {}", at(v));
     }
-    for v in ["/etc/hosts", "/etc/passwd", "../../../etc/group", "../../hosts", "/var/www/../../etc/shadow", "c:\\windows\\system32\\drivers\\etc\\hosts", "/app/.env", "/var/www/wp-config.php"] {
+    for v in [
+        "/etc/hosts",
+        "/etc/passwd",
+        "../../../etc/group",
+        "../../hosts",
+        "/var/www/../../etc/shadow",
+        "c:\\windows\\system32\\drivers\\etc\\hosts",
+        "/app/.env",
+        "/var/www/wp-config.php",
+    ] {
         assert!(at(v) >= 60, "{v}: {}", at(v));
     }
     // Two dots alone climb one level: a strict probe, as before.

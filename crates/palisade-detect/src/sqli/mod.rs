@@ -90,7 +90,11 @@ fn about_sql(v: &str, f: &Finding) -> bool {
         return false;
     }
     let b = v.as_bytes();
-    if b.iter().any(|c| matches!(c, b'\'' | b'"' | b'`' | b'#' | b';' | b'(' | b')' | b'\\')) || v.contains("--") || v.contains("/*") || !v.is_ascii() && fold_quotes(v).is_some() {
+    if b.iter().any(|c| matches!(c, b'\'' | b'"' | b'`' | b'#' | b';' | b'(' | b')' | b'\\'))
+        || v.contains("--")
+        || v.contains("/*")
+        || !v.is_ascii() && fold_quotes(v).is_some()
+    {
         return false;
     }
     // The words before the first logic or SELECT word.

@@ -2064,4 +2064,3 @@ fn a_sentence_about_sql_is_not_sql() {
         assert!(judged(v) >= 60, "{v}: {}", judged(v));
     }
 }
-

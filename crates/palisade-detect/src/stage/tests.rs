@@ -292,15 +292,28 @@ fn zz_explore() {
         let mut req = OwnedRequest::new(http::Method::GET, "/api/items");
         req.query = Some(q.into());
         let v = s.check_head(&req.view(), &mut Context::default());
-        let r: Vec<String> = match &v { Verdict::Block { reasons, .. } => reasons.iter().map(|r| format!("{} {:?}", r.code, r.detail)).collect(), _ => vec![] };
+        let r: Vec<String> = match &v {
+            Verdict::Block { reasons, .. } => reasons.iter().map(|r| format!("{} {:?}", r.code, r.detail)).collect(),
+            _ => vec![],
+        };
         eprintln!("EXP {q} => {r:?}");
     }
-    for body in [r#"{"a":"{\"b\":\"<script>alert(1)</script>\"}"}"#, r#"{"$set":{"plan":"pro"}}"#, r#"{"properties":{"$set":{"plan":"pro","$browser":"Chrome"}}}"#, r#"{"user":{"$ne":null}}"#, r#"{"code":"const App = () => <div onClick={() => setOpen(true)}>Hi</div>;"}"#, r#"{"html":"<p><a href=\"javascript:void(0)\">x</a></p>"}"#] {
+    for body in [
+        r#"{"a":"{\"b\":\"<script>alert(1)</script>\"}"}"#,
+        r#"{"$set":{"plan":"pro"}}"#,
+        r#"{"properties":{"$set":{"plan":"pro","$browser":"Chrome"}}}"#,
+        r#"{"user":{"$ne":null}}"#,
+        r#"{"code":"const App = () => <div onClick={() => setOpen(true)}>Hi</div>;"}"#,
+        r#"{"html":"<p><a href=\"javascript:void(0)\">x</a></p>"}"#,
+    ] {
         let mut req = OwnedRequest::new(http::Method::POST, "/api/items");
         req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
         req.body = body.as_bytes().to_vec();
         let v = s.check_body(&req.view(), &mut Context::default());
-        let r: Vec<String> = match &v { Verdict::Block { reasons, .. } => reasons.iter().map(|r| format!("{} {:?} {:?}", r.code, r.location, r.detail)).collect(), _ => vec![] };
+        let r: Vec<String> = match &v {
+            Verdict::Block { reasons, .. } => reasons.iter().map(|r| format!("{} {:?} {:?}", r.code, r.location, r.detail)).collect(),
+            _ => vec![],
+        };
         eprintln!("EXP {body} => {r:?}");
     }
 }
@@ -316,7 +329,6 @@ fn invisible_characters_do_not_split_keywords() {
         assert!(reasons[0].detail.as_deref().is_some_and(|d| d.contains("invisible")), "{q}: {reasons:?}");
     }
 }
-
 
 #[test]
 fn bodies_are_read_by_their_real_content() {
