@@ -38,6 +38,17 @@ pub fn detector() -> Box<dyn Detector> {
 /// `()+{`, `%` opens the gate, and [`unescape_view`] replaces each escape by a character,
 /// deleting none (`tests::shellshock_needs_its_literal`).
 const SPECIAL_LITERALS: &[&str] = &[
+    "-oproxycommand",
+    "-olocalcommand",
+    "-o proxycommand",
+    "-o localcommand",
+    "-o+proxycommand",
+    "-o+localcommand",
+    "--upload-pack",
+    "--receive-pack",
+    "--checkpoint-action",
+    "--use-compress-program",
+    "--to-command",
     "() {",
     "()+{",
     "<!--#exec",
@@ -1787,7 +1798,20 @@ fn glued_backtick_span(b: &[u8]) -> bool {
 }
 
 /// The literal patterns of [`specials`] (`(pattern, confidence, why)`), searched for anywhere.
-const SHELL_LITERALS: [(&str, u8, &str); 11] = [
+const SHELL_LITERALS: [(&str, u8, &str); 20] = [
+    // Argument injection: options of command-line tools whose value is a command the tool
+    // runs (an application passing a user value as an argument of ssh, git, tar). Written as
+    // options (`-o`, `--`): the directive alone (`ProxyCommand` in an ssh configuration being
+    // edited) is text.
+    ("-oproxycommand", 85, "argument injection: ssh -oProxyCommand runs a command"),
+    ("-o proxycommand", 85, "argument injection: ssh -oProxyCommand runs a command"),
+    ("-olocalcommand", 80, "argument injection: ssh -oLocalCommand runs a command"),
+    ("-o localcommand", 80, "argument injection: ssh -oLocalCommand runs a command"),
+    ("--upload-pack", 85, "argument injection: git --upload-pack runs a command"),
+    ("--receive-pack", 80, "argument injection: git --receive-pack runs a command"),
+    ("--checkpoint-action", 85, "argument injection: tar --checkpoint-action runs a command"),
+    ("--use-compress-program", 80, "argument injection: tar --use-compress-program runs a command"),
+    ("--to-command", 80, "argument injection: tar --to-command runs a command"),
     ("/dev/tcp/", 95, "bash /dev/tcp reverse shell"),
     ("/dev/udp/", 90, "bash /dev/udp socket"),
     ("%comspec%", 85, "cmd.exe through %COMSPEC%"),

