@@ -897,7 +897,9 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         // The system's own files (`hosts`, `passwd`, `group`, `issue`) exist only in `/etc`:
         // elsewhere the word is a REST resource (`/api/v1/hosts`, `/groups/group`), reported
         // only where a climb or a system directory leads to it (above).
-        let route_word = etc_only(last) && segs.len().checked_sub(2).and_then(|i| segs.get(i)) != Some(&"etc");
+        // (The directory's last word: in text, `see etc/passwd` reads `see etc` as one.)
+        let in_etc = segs.len().checked_sub(2).and_then(|i| segs.get(i)).is_some_and(|d| d.rsplit([' ', '\t']).next() == Some("etc"));
+        let route_word = etc_only(last) && !in_etc;
         if sens_last && !segs.is_empty() && !route_word {
             put_in(&mut best, if root == Root::Relative { 65 } else { 75 }, "path to a sensitive file", lfi);
         }
