@@ -1676,6 +1676,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         Sep::Breakout | Sep::Newline => {
                             if !amb || shell_args || no_args_end {
                                 90
+                            } else if !args.is_empty() && matches!(toks.get(j), Some(Tok::Op("(", _))) {
+                                // A word then its words then `(`: a syntax error in a shell
+                                // (no subshell follows a command's words), the frame of a stack
+                                // trace in text (`\n    at sleep (app.js:12:8)`).
+                                0
                             } else {
                                 60
                             }

@@ -847,3 +847,16 @@ fn options_that_run_commands_are_argument_injection() {
         assert!(q(v) < 60, "{v}: {}", q(v));
     }
 }
+
+#[test]
+fn stack_frames_after_a_newline_are_not_commands() {
+    for v in [
+        "TypeError: t is undefined\n    at sleep (https://static.shop.example/js/app.js:12:88)",
+        "Error\n  at time (vendor.js:3:10)\n  at Object.run (main.js:1:1)",
+    ] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+    for v in ["x\nat now + 1 minute", "x\nid", "x\ntime sleep 5", "a\ncat /etc/passwd (x)"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+}
