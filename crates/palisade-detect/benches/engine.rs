@@ -121,6 +121,29 @@ fn bench(c: &mut Criterion) {
     get.query = Some("id=5&q=wireless+mouse&page=2".into());
     get.headers.insert(http::header::USER_AGENT, "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0".parse().unwrap());
     c.bench_function("head/get_test", |b| b.iter(|| engine.inspect_phase(&get.view(), Phase::Head, Level::Balanced, &mut scratch, &mut report)));
+    // A browser's navigation request: 15 headers, every one inspected (by its grammar first).
+    let mut browser = OwnedRequest::new(http::Method::GET, "/products/shoes/42");
+    browser.query = Some("color=red&size=42".into());
+    for (n, v) in [
+        ("host", "shop.example.com"),
+        ("user-agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"),
+        ("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8"),
+        ("accept-language", "en-US,en;q=0.9,de;q=0.8"),
+        ("accept-encoding", "gzip, deflate, br, zstd"),
+        ("referer", "https://shop.example.com/search?q=red+shoes&page=2"),
+        ("sec-ch-ua", "\"Not/A)Brand\";v=\"8\", \"Chromium\";v=\"126\", \"Google Chrome\";v=\"126\""),
+        ("sec-ch-ua-mobile", "?0"),
+        ("sec-ch-ua-platform", "\"Windows\""),
+        ("sec-fetch-site", "same-origin"),
+        ("sec-fetch-mode", "navigate"),
+        ("sec-fetch-dest", "document"),
+        ("upgrade-insecure-requests", "1"),
+        ("if-none-match", "W/\"5e15153d-120f\""),
+        ("cookie", "session=3f9a0c1e8b7d4a2f9e6c5b4a3d2e1f0a; theme=dark; consent=analytics%3Dyes"),
+    ] {
+        browser.headers.append(http::HeaderName::from_static(n), http::HeaderValue::from_static(v));
+    }
+    c.bench_function("head/browser", |b| b.iter(|| engine.inspect_phase(&browser.view(), Phase::Head, Level::Balanced, &mut scratch, &mut report)));
 
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
     if !dir.join("small.json").exists() {

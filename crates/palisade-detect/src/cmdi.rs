@@ -11,7 +11,7 @@
 //! Prose with semicolons and the words "cat" or "ls" therefore stays below the threshold.
 
 use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors, WordSigs};
-use crate::{Category, Detector, Gate, Hit, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -38,6 +38,17 @@ pub fn detector() -> Box<dyn Detector> {
 /// `()+{`, `%` opens the gate, and [`unescape_view`] replaces each escape by a character,
 /// deleting none (`tests::shellshock_needs_its_literal`).
 const SPECIAL_LITERALS: &[&str] = &[
+    "-oproxycommand",
+    "-olocalcommand",
+    "-o proxycommand",
+    "-o localcommand",
+    "-o+proxycommand",
+    "-o+localcommand",
+    "--upload-pack",
+    "--receive-pack",
+    "--checkpoint-action",
+    "--use-compress-program",
+    "--to-command",
     "() {",
     "()+{",
     "<!--#exec",
@@ -730,8 +741,12 @@ fn push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
 
 /// What [`analyse`] finds in a value made only of ASCII letters, digits and `_` (at most 64
 /// bytes, no special anchor), without tokenizing it: such a value is one word in command
-/// position with no argument, so only an unambiguous program can be reported, at 60 when it is
-/// a reconnaissance command and 45 otherwise (an ambiguous name such as `id` or `date`: nothing).
+/// position with no argument. A bare word is not a command line: `ls`, `gzip`, `hostname`,
+/// `pwd` are search terms, autocomplete prefixes, JSON values and REST segments far more often
+/// than commands, and without a separator, a substitution or arguments nothing makes the word
+/// run. Only a reconnaissance command (`whoami`, `pwd`) is reported, at 45 (strict: a probe
+/// for an application that executes the whole value), and only as a value
+/// ([`CmdiDetector::check`] drops it in names and path segments).
 /// `None` when the value is not such a word. (A query parameter named `id` is common; the full
 /// analysis cost ~25x more.) `tests::bare_words_agree_with_the_analysis` compares both.
 fn bare_word(d: &str) -> Option<Option<Hit>> {
@@ -747,8 +762,10 @@ fn bare_word(d: &str) -> Option<Option<Hit>> {
     if !is_program(w) || is_ambiguous(w) {
         return Some(None);
     }
-    let conf = if RECON.contains(&w) { 60 } else { 45 };
-    Some(Some(mk(NAME, Category::Cmdi, conf, d, "value is a command line")))
+    if !RECON.contains(&w) {
+        return Some(None);
+    }
+    Some(Some(mk(NAME, Category::Cmdi, 45, d, "value is a command line")))
 }
 
 /// The first bytes of the operators of [`is_gate_op`] and of the CSI escapes (`\\`), as a
@@ -862,7 +879,10 @@ impl Detector for CmdiDetector {
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let d = input.decoded;
         if let Some(h) = bare_word(d) {
-            return gate(h, level);
+            // A name or a path segment is never executed alone: a reconnaissance word there
+            // (`/api/whoami`, `?pwd=1`) is a route or a flag.
+            let value = !matches!(input.field, FieldKind::PathSegment | FieldKind::QueryName | FieldKind::FormName | FieldKind::JsonKey);
+            return gate(h.filter(|_| value), level);
         }
         if let Some(h) = breakout_probe(d) {
             return gate(Some(h), level);
@@ -1656,6 +1676,11 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         Sep::Breakout | Sep::Newline => {
                             if !amb || shell_args || no_args_end {
                                 90
+                            } else if !args.is_empty() && matches!(toks.get(j), Some(Tok::Op("(", _))) {
+                                // A word then its words then `(`: a syntax error in a shell
+                                // (no subshell follows a command's words), the frame of a stack
+                                // trace in text (`\n    at sleep (app.js:12:8)`).
+                                0
                             } else {
                                 60
                             }
@@ -1711,9 +1736,10 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                                 } else {
                                     55
                                 }
-                            } else if !amb && args.is_empty() && RECON.contains(&cmd.as_str()) {
-                                // The value is exactly a system-information command.
-                                60
+                            } else if !amb && args.is_empty() && j >= toks.len() && RECON.contains(&cmd.as_str()) {
+                                // The value is exactly a system-information command: a probe
+                                // (strict), no command line (see `bare_word`).
+                                45
                             } else if !amb && args.is_empty() && ends && j < toks.len() {
                                 // `whoami;`, `id|`: a command terminated by a separator.
                                 70
@@ -1730,9 +1756,8 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             } else if matches!(cmd.as_str(), "sleep" | "ping" | "timeout") && args.len() == 1 && args[0].bytes().all(|b| b.is_ascii_digit()) {
                                 // Blind timing probe.
                                 60
-                            } else if !amb && args.is_empty() {
-                                45
                             } else {
+                                // A program name alone (`ls`, `gzip`): a word, not a command.
                                 0
                             }
                         }
@@ -1778,7 +1803,20 @@ fn glued_backtick_span(b: &[u8]) -> bool {
 }
 
 /// The literal patterns of [`specials`] (`(pattern, confidence, why)`), searched for anywhere.
-const SHELL_LITERALS: [(&str, u8, &str); 11] = [
+const SHELL_LITERALS: [(&str, u8, &str); 20] = [
+    // Argument injection: options of command-line tools whose value is a command the tool
+    // runs (an application passing a user value as an argument of ssh, git, tar). Written as
+    // options (`-o`, `--`): the directive alone (`ProxyCommand` in an ssh configuration being
+    // edited) is text.
+    ("-oproxycommand", 85, "argument injection: ssh -oProxyCommand runs a command"),
+    ("-o proxycommand", 85, "argument injection: ssh -oProxyCommand runs a command"),
+    ("-olocalcommand", 80, "argument injection: ssh -oLocalCommand runs a command"),
+    ("-o localcommand", 80, "argument injection: ssh -oLocalCommand runs a command"),
+    ("--upload-pack", 85, "argument injection: git --upload-pack runs a command"),
+    ("--receive-pack", 80, "argument injection: git --receive-pack runs a command"),
+    ("--checkpoint-action", 85, "argument injection: tar --checkpoint-action runs a command"),
+    ("--use-compress-program", 80, "argument injection: tar --use-compress-program runs a command"),
+    ("--to-command", 80, "argument injection: tar --to-command runs a command"),
     ("/dev/tcp/", 95, "bash /dev/tcp reverse shell"),
     ("/dev/udp/", 90, "bash /dev/udp socket"),
     ("%comspec%", 85, "cmd.exe through %COMSPEC%"),

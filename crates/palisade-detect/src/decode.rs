@@ -66,8 +66,12 @@ impl Transforms {
     pub const PLUS: Transforms = Transforms(256);
     /// Value cut at [`Limits::max_input`] before decoding.
     pub const CUT: Transforms = Transforms(512);
+    /// Invisible format characters removed ([`is_invisible`]: zero-width space and joiners,
+    /// word joiner, byte-order mark, soft hyphen), which split a keyword for a filter
+    /// (`UN\u{200b}ION`) and which many applications strip or a database ignores.
+    pub const INVISIBLE: Transforms = Transforms(1024);
 
-    const NAMES: [(Transforms, &'static str); 10] = [
+    const NAMES: [(Transforms, &'static str); 11] = [
         (Transforms::URL, "url"),
         (Transforms::URL_UNICODE, "url-unicode"),
         (Transforms::OVERLONG, "overlong-utf8"),
@@ -78,6 +82,7 @@ impl Transforms {
         (Transforms::BASE64, "base64"),
         (Transforms::PLUS, "plus"),
         (Transforms::CUT, "cut"),
+        (Transforms::INVISIBLE, "invisible"),
     ];
 
     pub fn is_empty(self) -> bool {
@@ -202,7 +207,24 @@ impl Default for Decoder {
 /// without any of these decodes to itself.
 pub fn may_decode(s: &str) -> bool {
     let b = s.as_bytes();
-    may_decode_layer(b) || memchr(0, b).is_some()
+    may_decode_layer(b) || memchr(0, b).is_some() || has_invisible(b)
+}
+
+/// The invisible format characters removed by the pipeline ([`Transforms::INVISIBLE`]):
+/// U+00AD soft hyphen, U+180E Mongolian vowel separator, U+200B zero-width space, U+200C/D
+/// zero-width non-joiner/joiner, U+2060 word joiner, U+FEFF zero-width no-break space.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{180e}' | '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{2060}' | '\u{feff}')
+}
+
+/// Whether `b` holds an [`is_invisible`] character: its UTF-8 lead byte (`C2`, `E1`, `E2`,
+/// `EF`) found first, then the character.
+fn has_invisible(b: &[u8]) -> bool {
+    b.iter().enumerate().any(|(i, &c)| {
+        matches!(c, 0xC2 | 0xE1 | 0xE2 | 0xEF)
+            && matches!(b.get(i..i + 3), Some([0xE2, 0x80, 0x8B..=0x8D] | [0xE2, 0x81, 0xA0] | [0xEF, 0xBB, 0xBF] | [0xE1, 0xA0, 0x8E]))
+            || c == 0xC2 && b.get(i + 1) == Some(&0xAD)
+    })
 }
 
 /// Whether a layer of the pipeline ([`url_layer`] without `+`, [`html_layer`],
@@ -296,6 +318,10 @@ fn pipeline(input: &str, max_layers: u8, a: &mut String, b: &mut String, bytes: 
     if memchr(0, a.as_bytes()).is_some() {
         a.retain(|c| c != '\0');
         tf |= Transforms::NUL;
+    }
+    if has_invisible(a.as_bytes()) {
+        a.retain(|c| !is_invisible(c));
+        tf |= Transforms::INVISIBLE;
     }
     tf
 }

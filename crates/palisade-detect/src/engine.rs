@@ -1243,6 +1243,12 @@ impl Engine {
     #[inline(never)]
     fn classify_non_ascii(&self, s: &str, m: &mut u64, g: &mut u64) {
         for c in s.chars().filter(|c| !c.is_ascii()) {
+            if decode::is_invisible(c) {
+                // Removed by the decoder: the text without it may open anything.
+                *m |= DECODE | ALL_FAMILIES;
+                *g |= self.gates.gated;
+                return;
+            }
             match self.code_points.class(c) {
                 CodePoint::Letter => {}
                 CodePoint::Fold(b) => {

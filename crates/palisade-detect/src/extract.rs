@@ -185,6 +185,8 @@ pub struct Scratch {
     /// [`recycle`]).
     path: Vec<Seg<'static>>,
     memo: Vec<Known<'static>>,
+    /// A body decompressed from its declared `Content-Encoding`.
+    inflated: Vec<u8>,
 }
 
 /// `v`, emptied, as a vector of another element type of the same layout (here: the same type
@@ -340,6 +342,35 @@ impl<F: ?Sized + FnMut(&Field<'_>) -> Verdict> Budget<'_, F> {
 pub struct Counts {
     pub values: usize,
     pub bytes: usize,
+    /// Why the body (or part of it) was not read as text: binary content or an encoding that
+    /// is not decoded ([`Skipped`]).
+    pub skipped: Option<Skipped>,
+}
+
+/// Why a body was not inspected as text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Skipped {
+    /// A binary media type (`application/octet-stream`, protobuf, gRPC, images, audio,
+    /// video, fonts, archives, PDF): no text grammar applies to its bytes.
+    BinaryType,
+    /// Declared as something else, the bytes are binary (NUL or other control bytes): what
+    /// a client sends compressed or serialised without saying so.
+    BinaryContent,
+    /// A `Content-Encoding` that is not decoded (`br`, `zstd`, `compress`, several codings).
+    Encoding,
+    /// A gzip or deflate body that does not decompress, or decompresses beyond the byte limit.
+    Inflate,
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Skipped::BinaryType => "binary media type",
+            Skipped::BinaryContent => "binary content",
+            Skipped::Encoding => "content encoding not decoded",
+            Skipped::Inflate => "compressed body does not decompress within the limits",
+        })
+    }
 }
 
 impl Extractor {
@@ -364,14 +395,40 @@ impl Extractor {
     pub fn head(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
         let r = self.head_inner(req, scratch, &mut budget);
-        (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
+        (Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped: None }, r)
     }
 
     /// The body, by its `Content-Type`. Generic in the callback (a `&mut dyn FnMut` works too).
+    ///
+    /// A body with a `Content-Encoding` is read decompressed when the coding is `gzip` or
+    /// `deflate` (zlib or raw), at most [`Limits::max_bytes`] bytes of output; any other
+    /// coding, or a body that does not decompress within that, is not inspected and the
+    /// reason is recorded ([`Counts::skipped`]), as for binary bodies.
     pub fn body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut F) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
-        let r = body_inner(req.headers, req.body, scratch, &mut budget);
-        (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
+        let mut skipped = None;
+        let coding = req.headers.get(http::header::CONTENT_ENCODING).map(|v| v.as_bytes().trim_ascii());
+        let r = match coding {
+            None => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
+            Some(c) if c.is_empty() || c.eq_ignore_ascii_case(b"identity") => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
+            Some(c) if c.eq_ignore_ascii_case(b"gzip") || c.eq_ignore_ascii_case(b"x-gzip") || c.eq_ignore_ascii_case(b"deflate") => {
+                let mut out = std::mem::take(&mut scratch.inflated);
+                let r = if inflate(req.body, c.eq_ignore_ascii_case(b"deflate"), self.limits.max_bytes, &mut out) {
+                    body_inner(req.headers, &out, scratch, &mut budget, &mut skipped)
+                } else {
+                    skipped = Some(Skipped::Inflate);
+                    Ok(())
+                };
+                out.clear();
+                scratch.inflated = out;
+                r
+            }
+            Some(_) => {
+                skipped = Some(Skipped::Encoding);
+                Ok(())
+            }
+        };
+        (Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped }, r)
     }
 
     fn head_inner(&self, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
@@ -426,6 +483,21 @@ impl Extractor {
                 budget.emit(Location::Header(&self.headers[at].1), FieldKind::Header, &text)?;
             }
         }
+        self.other_headers(req, budget)
+    }
+
+    /// Every other header (known names and unknown ones), in the order received, each judged
+    /// by its grammar first ([`crate::headers::conforms`]): a value that conforms is clean
+    /// without the detectors; any other is handed over as free text, at `header.NAME` (the
+    /// name in lowercase).
+    fn other_headers(&self, req: &RequestView<'_>, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
+        for (name, v) in req.headers.iter() {
+            if *name == http::header::COOKIE || self.headers.iter().any(|(h, _)| h == name) || crate::headers::conforms(name.as_str(), v.as_bytes()) {
+                continue;
+            }
+            let text = String::from_utf8_lossy(v.as_bytes());
+            budget.emit(Location::Header(name.as_str()), FieldKind::Header, &text)?;
+        }
         Ok(())
     }
 
@@ -442,7 +514,7 @@ impl Extractor {
         for v in req.headers.get_all(http::header::COOKIE) {
             cookies(v, sc, budget)?;
         }
-        Ok(())
+        self.other_headers(req, budget)
     }
 }
 
@@ -517,17 +589,91 @@ fn media_kind(ct: &str) -> MediaKind {
     }
 }
 
+/// Decompress a gzip (`deflate`: zlib, or raw deflate as some clients send it) body into
+/// `out`, at most `max` bytes: false when it does not decompress or is longer.
+fn inflate(body: &[u8], deflate: bool, max: usize, out: &mut Vec<u8>) -> bool {
+    use std::io::Read;
+    out.clear();
+    let limit = max as u64 + 1;
+    let ok = if deflate {
+        flate2::read::ZlibDecoder::new(body).take(limit).read_to_end(out).is_ok() || {
+            out.clear();
+            flate2::read::DeflateDecoder::new(body).take(limit).read_to_end(out).is_ok()
+        }
+    } else {
+        flate2::read::MultiGzDecoder::new(body).take(limit).read_to_end(out).is_ok()
+    };
+    ok && out.len() <= max
+}
+
+/// Media types whose bytes no text grammar applies to.
+fn binary_media(ct: &str) -> bool {
+    let t = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let (top, sub) = t.split_once('/').unwrap_or((&t, ""));
+    matches!(top, "image" | "audio" | "video" | "font")
+        || sub.starts_with("grpc")
+        || sub.contains("protobuf")
+        || sub.ends_with("+proto")
+        || matches!(
+            sub,
+            "octet-stream"
+                | "x-protobuf"
+                | "zip"
+                | "gzip"
+                | "x-gzip"
+                | "zstd"
+                | "x-tar"
+                | "x-7z-compressed"
+                | "x-bzip2"
+                | "pdf"
+                | "wasm"
+                | "msgpack"
+                | "x-msgpack"
+                | "cbor"
+                | "vnd.apache.avro+binary"
+                | "x-thrift"
+                | "vnd.apache.thrift.binary"
+        )
+}
+
+/// Whether bytes are binary rather than text: a NUL (the gzip header has one, protobuf's
+/// zero fields and lengths too), or at least four C0 controls other than tab, newline, form
+/// feed and carriage return, making more than one in 16 of the bytes (random bytes have one
+/// in 9; a text with a stray control byte is still text). Looks at the first 4 KiB.
+fn binary_bytes(b: &[u8]) -> bool {
+    let b = &b[..b.len().min(4096)];
+    if memchr::memchr(0, b).is_some() {
+        return true;
+    }
+    let controls = b.iter().filter(|&&c| c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r')).count();
+    controls >= 4 && controls * 16 > b.len()
+}
+
 fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     headers: &http::HeaderMap,
     body: &[u8],
     sc: &mut Scratch,
     budget: &mut Budget<'_, F>,
+    skipped: &mut Option<Skipped>,
 ) -> Result<(), Stop> {
     if body.is_empty() {
         return Ok(());
     }
     let ct = content_type(headers);
+    if binary_media(ct) {
+        *skipped = Some(Skipped::BinaryType);
+        return Ok(());
+    }
     let kind = media_kind(ct);
+    // The bytes decide over the label: a compressed or serialised body sent as JSON, XML or
+    // text, which no parser of those grammars accepts (a NUL or raw controls are invalid in
+    // JSON and XML). Not a form body: form parsers are lenient, a NUL before `&q=...` leaves
+    // the parameter readable; nor a multipart body, whose binary files sit beside text
+    // fields (its parts are judged).
+    if !matches!(kind, MediaKind::Multipart | MediaKind::Form) && binary_bytes(body) {
+        *skipped = Some(Skipped::BinaryContent);
+        return Ok(());
+    }
     let handled = match kind {
         MediaKind::Json => json(body, sc, budget)?,
         MediaKind::Form => match std::str::from_utf8(body) {

@@ -16,6 +16,7 @@ use std::fmt;
 pub mod cmdi;
 pub mod code;
 pub mod crlf;
+pub mod headers;
 pub mod ldap;
 pub mod log4shell;
 pub mod nosql;
@@ -89,6 +90,33 @@ impl Category {
             Category::Nosql => "nosql",
             Category::Ldap => "ldap",
             Category::Scanner => "scanner",
+        }
+    }
+
+    /// How specific a finding of this category is about what the attacker meant, for
+    /// ranking findings of equal confidence (higher first): a family whose grammar only an
+    /// attack speaks (a Log4j lookup, a DTD, a template expression) names the attack better
+    /// than one that an attack shares with ordinary input (a URL to an internal host, a
+    /// scanner's user agent). A Log4Shell lookup `${jndi:ldap://...}` also holds an `ldap:`
+    /// URL: the event is `log4shell`, not `ssrf`.
+    pub fn specificity(self) -> u8 {
+        match self {
+            Category::Log4Shell => 15,
+            Category::Deserialization => 14,
+            Category::Xxe => 13,
+            Category::Ssti => 12,
+            Category::CodeInjection => 11,
+            Category::Cmdi => 10,
+            Category::Sqli => 9,
+            Category::Nosql => 8,
+            Category::Ldap => 7,
+            Category::Xss => 6,
+            Category::Crlf => 5,
+            Category::Lfi => 4,
+            Category::PathTraversal => 3,
+            Category::Rfi => 2,
+            Category::Ssrf => 1,
+            Category::Scanner => 0,
         }
     }
 

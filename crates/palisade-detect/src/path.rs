@@ -597,6 +597,13 @@ const fn names_by_len(first: bool) -> [u32; 32] {
 static NAME_START: [u32; 32] = names_by_len(true);
 static NAME_END: [u32; 32] = names_by_len(false);
 
+/// The [`SENSITIVE_NAMES`] of files that exist only in `/etc` and whose names are words
+/// (a trailing `.` or blank ignored, as [`sensitive_name`] does).
+fn etc_only(name: &str) -> bool {
+    let n = name.trim_end_matches(['.', ' ']);
+    ["passwd", "shadow", "gshadow", "group", "hosts", "issue", "motd", "sudoers", "crontab", "fstab", "mtab"].iter().any(|w| n.eq_ignore_ascii_case(w))
+}
+
 /// Files whose name alone says "configuration, credentials or logs of the host".
 fn sensitive_file(name: &str) -> bool {
     sensitive_name(name.as_bytes())
@@ -871,8 +878,9 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
     if escape && ups >= 2 {
         put_in(&mut best, 85, "path climbs above its root", trav);
     }
-    if escape && ups == 1 {
-        // `...` alone is an ellipsis and `../ meaning` a phrase: one level needs a separator
+    // Three dots or more without a separator (`...`, `wait...`) are an ellipsis: no path.
+    if escape && ups == 1 && !(seps == 0 && body.contains("...")) {
+        // `..` alone and `../ meaning` are a probe or a phrase: one level needs a separator
         // and segments that do not start with a blank.
         let phrase = seps == 0 || body.split(['/', '\\']).any(|seg| seg.starts_with(' '));
         put_in(&mut best, if first_is_up == Some(true) && root != Root::Url && !phrase { 65 } else { 50 }, "path climbs one level above its root", trav);
@@ -886,7 +894,13 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         } else if sys || win_sys {
             put_in(&mut best, 75, "absolute path into a system directory", lfi);
         }
-        if sens_last && !segs.is_empty() {
+        // The system's own files (`hosts`, `passwd`, `group`, `issue`) exist only in `/etc`:
+        // elsewhere the word is a REST resource (`/api/v1/hosts`, `/groups/group`), reported
+        // only where a climb or a system directory leads to it (above).
+        // (The directory's last word: in text, `see etc/passwd` reads `see etc` as one.)
+        let in_etc = segs.len().checked_sub(2).and_then(|i| segs.get(i)).is_some_and(|d| d.rsplit([' ', '\t']).next() == Some("etc"));
+        let route_word = etc_only(last) && !in_etc;
+        if sens_last && !segs.is_empty() && !route_word {
             put_in(&mut best, if root == Root::Relative { 65 } else { 75 }, "path to a sensitive file", lfi);
         }
         if root == Root::Drive && field != FieldKind::MultipartFilename {

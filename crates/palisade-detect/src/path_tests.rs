@@ -796,3 +796,25 @@ fn wrap_before_covers_wrap_at() {
         }
     }
 }
+
+#[test]
+fn rest_routes_named_like_system_files_are_routes() {
+    let at = |v: &str| detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence);
+    for v in ["...", "…", "/hosts", "/api/v1/hosts", "/api/v2/clusters/7/hosts", "/groups/group", "/projects/42/issue", "/settings/passwd"] {
+        assert!(at(v) < 40, "{v}: {}", at(v));
+    }
+    for v in [
+        "/etc/hosts",
+        "/etc/passwd",
+        "../../../etc/group",
+        "../../hosts",
+        "/var/www/../../etc/shadow",
+        "c:\\windows\\system32\\drivers\\etc\\hosts",
+        "/app/.env",
+        "/var/www/wp-config.php",
+    ] {
+        assert!(at(v) >= 60, "{v}: {}", at(v));
+    }
+    // Two dots alone climb one level: a strict probe, as before.
+    assert_eq!(at(".."), 50);
+}

@@ -59,6 +59,11 @@ pub fn reason(f: &Finding) -> Reason {
         .fragment(f.fragment.clone())
 }
 
+/// The order of findings in a verdict: confidence, then how specific the category is.
+pub fn strength(f: &Finding) -> (u8, u8) {
+    (f.confidence, f.category.specificity())
+}
+
 impl DetectionStage {
     /// With the built-in detectors.
     pub fn new(settings: &Settings) -> Result<Self, String> {
@@ -146,7 +151,12 @@ impl DetectionStage {
             (!cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location)))
                 || policy.exclusions.iter().any(|xs| xs.iter().any(|x| covers(x, f)))
         };
-        let mut reasons: Vec<Reason> = report.findings.iter().filter(|f| !excluded(f)).map(reason).collect();
+        // Strongest first: the first reason names the event (its category and detector), so
+        // it is the finding with the highest confidence, then the most specific category
+        // (`Category::specificity`), then the first found.
+        let mut kept: Vec<&Finding> = report.findings.iter().filter(|f| !excluded(f)).collect();
+        kept.sort_by_key(|f| std::cmp::Reverse(strength(f)));
+        let mut reasons: Vec<Reason> = kept.into_iter().map(reason).collect();
         let limit = report.exceeded.map(|e| Reason::new("detect.limit").detail(e.to_string()));
         match (mode, self.on_exceed, limit) {
             (_, _, None) | (_, Mode::Off, Some(_)) => mode.verdict(reasons),

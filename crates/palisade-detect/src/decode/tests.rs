@@ -297,3 +297,18 @@ fn corpus_values_decode_as_the_references_do() {
     }
     assert!(n > 1000, "{n}");
 }
+
+#[test]
+fn invisible_characters_are_removed() {
+    let mut d = Decoder::default();
+    for (raw, want) in
+        [("UN\u{200b}ION SEL\u{200c}ECT 1", "UNION SELECT 1"), ("<scr\u{feff}ipt>", "<script>"), ("al\u{ad}ert(1)", "alert(1)"), ("a%20b\u{2060}c", "a bc")]
+    {
+        let c = d.decode(raw);
+        let dec = c.decoded.expect(raw);
+        assert_eq!(dec.text, want, "{raw:?}");
+        assert!(dec.transforms.contains(Transforms::INVISIBLE), "{raw:?}");
+    }
+    // Visible text of other scripts is left alone.
+    assert!(d.decode("日本語 テキスト — “quoted”").decoded.is_none());
+}

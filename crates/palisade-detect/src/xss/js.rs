@@ -74,14 +74,13 @@ pub(crate) fn find_sink(s: &str) -> Option<usize> {
     // it are neither a `[` nor another word's next byte.
     let (mut out, mut walk) = (None, false);
     crate::other_util::each_byte_of(b, [b'(', b'`', b'.', b'=', b'['], |q| {
-        if b[q] == b'[' {
-            if bracket_call(b, q) {
-                out = Some(q);
-                return true;
-            }
-            return false;
+        if b[q] == b'[' && bracket_call(b, q) {
+            out = Some(q);
+            return true;
         }
-        let mut e = q;
+        // The byte after the word: `?` of an optional call (`alert?.(1)`), else `q`.
+        let next = if b[q] == b'.' && q > 0 && b[q - 1] == b'?' { q - 1 } else { q };
+        let mut e = next;
         while e > 0 && (b[e - 1] <= b' ' || b[e - 1] == 0x7f) {
             e -= 1;
         }
@@ -93,7 +92,7 @@ pub(crate) fn find_sink(s: &str) -> Option<usize> {
         while st > 0 && is_ident(b[st - 1]) {
             st -= 1;
         }
-        if st < e && sink_word(b, &b[st..e], q) {
+        if st < e && sink_word(b, &b[st..e], next) {
             out = Some(st);
             return true;
         }
@@ -146,7 +145,7 @@ fn find_sink_walk(b: &[u8]) -> Option<usize> {
         // Every finding below needs the word followed by `(`, a backtick, `.` or `=`: the
         // words of prose are passed over on that byte, before the sink names are compared
         // (`tests::find_sink_agrees_with_its_reference`).
-        if !matches!(b.get(j), Some(b'(' | b'`' | b'.' | b'=')) {
+        if !matches!(b.get(j), Some(b'(' | b'`' | b'.' | b'=' | b'[' | b'?')) {
             continue;
         }
         if sink_word(b, w, j) {
@@ -163,6 +162,8 @@ fn sink_word(b: &[u8], w: &[u8], j: usize) -> bool {
     if sink_kind(w).is_some() {
         match b.get(j) {
             Some(b'(' | b'`') => return true,
+            // An optional call: `alert?.(1)` calls `alert` as `alert(1)` does.
+            Some(b'?') if b[j + 1..].starts_with(b".(") => return true,
             Some(b'.') => {
                 let r = &b[j + 1..];
                 if r.starts_with(b"call(") || r.starts_with(b"apply(") || r.starts_with(b"bind(") {
@@ -170,6 +171,16 @@ fn sink_word(b: &[u8], w: &[u8], j: usize) -> bool {
                 }
             }
             _ => {}
+        }
+    }
+    // `document["cookie"]`, `document['domain']`: the same properties, computed.
+    if w.eq_ignore_ascii_case(b"document") && b.get(j) == Some(&b'[') && matches!(b.get(j + 1), Some(b'\'' | b'"' | b'`')) {
+        let win = &b[j..b.len().min(j + 64)];
+        if let Some(e) = memchr::memchr(b']', win) {
+            let inner: Vec<u8> = win[1..e].iter().filter(|c| c.is_ascii_alphabetic()).copied().collect();
+            if inner.eq_ignore_ascii_case(b"cookie") || inner.eq_ignore_ascii_case(b"domain") {
+                return true;
+            }
         }
     }
     if w.eq_ignore_ascii_case(b"document") && b.get(j) == Some(&b'.') {

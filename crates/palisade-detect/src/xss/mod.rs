@@ -25,7 +25,7 @@ mod js;
 #[cfg(test)]
 mod tests;
 
-use crate::{truncate, Category, Detector, Gate, Hit, Input, Level};
+use crate::{truncate, Category, Detector, FieldKind, Gate, Hit, Input, Level};
 
 /// The XSS detector.
 #[derive(Debug, Default, Clone, Copy)]
@@ -61,6 +61,15 @@ impl Detector for XssDetector {
             let r = analyze(input.raw, &mut steps);
             if r.as_ref().map_or(0, |r| r.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
                 best = r;
+            }
+        }
+        // A JSON key that is a handler name (a UI builder's `{"onClick": "submit"}`, a
+        // component's props) is the name of a member of an API's data, which no page
+        // reflects as an attribute name: a probe at most, strict. (A handler name as a
+        // value stays at 60: the handler-name probe lists are values.)
+        if input.field == FieldKind::JsonKey {
+            if let Some(f) = best.as_mut().filter(|f| f.why == HANDLER_NAME) {
+                f.confidence = f.confidence.min(45);
             }
         }
         best.filter(|f| f.confidence >= threshold).map(|f| Hit {
@@ -264,9 +273,11 @@ fn handler_name(s: &str, best: &mut Best) {
     }
     let ev = t[2..].to_ascii_lowercase();
     if EVENTS.binary_search(&ev.as_str()).is_ok() {
-        best.add(60, "event handler name", 0);
+        best.add(60, HANDLER_NAME, 0);
     }
 }
+
+const HANDLER_NAME: &str = "event handler name";
 
 /// DOM event names (HTML, DOM, CSS animations/transitions, pointer, touch, media, SVG/SMIL,
 /// composition, device and gamepad, legacy IE (HTML+TIME `onmediacomplete`, `onundo`) and

