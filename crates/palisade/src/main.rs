@@ -261,7 +261,7 @@ enum OpenapiCommand {
     Learn {
         #[command(flatten)]
         traffic: TrafficArgs,
-        /// The spec's `info.title`.
+        /// The title written into the learned spec (its info.title).
         #[arg(long, default_value = "Learned API")]
         title: String,
         /// Write the spec to this file instead of standard output.
