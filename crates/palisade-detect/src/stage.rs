@@ -117,26 +117,43 @@ impl DetectionStage {
     }
 
     fn judge(&self, req: &RequestView<'_>, phase: Phase, cx: &Context) -> Verdict {
-        let policy = self.policy_for(req.path, cx.operation.as_deref());
-        let (mode, level) = (policy.mode, policy.level);
-        if mode == Mode::Off || cx.allowed_by.is_some() {
-            return Verdict::Allow;
-        }
         SCRATCH.with(|cell| {
             let mut guard = match cell.try_borrow_mut() {
                 Ok(g) => g,
                 Err(_) => {
                     // Re-entered on this thread (not expected): use fresh buffers.
                     let mut scratch = self.engine.scratch();
-                    let mut report = Report::default();
-                    self.engine.inspect_phase(req, phase, level, &mut scratch, &mut report);
-                    return self.verdict(&policy, &report, cx);
+                    return self.judge_into(req, phase, cx, &mut scratch, &mut Report::default());
                 }
             };
             let (scratch, report) = guard.get_or_insert_with(|| (self.engine.scratch(), Report::default()));
-            self.engine.inspect_phase(req, phase, level, scratch, report);
-            self.verdict(&policy, report, cx)
+            self.judge_into(req, phase, cx, scratch, report)
         })
+    }
+
+    /// The stage's verdict on one phase of a request, as [`Stage::check_head`] and
+    /// [`Stage::check_body`] give it, with the engine's findings left in `report` (those that
+    /// [`DetectionStage::excludes`] drops included): for tools that show why
+    /// (`palisade detect eval`). `report` is cleared when the policy inspects nothing.
+    pub fn judge_into(&self, req: &RequestView<'_>, phase: Phase, cx: &Context, scratch: &mut Scratch, report: &mut Report) -> Verdict {
+        let policy = self.policy_for(req.path, cx.operation.as_deref());
+        if policy.mode == Mode::Off || cx.allowed_by.is_some() {
+            report.clear();
+            return Verdict::Allow;
+        }
+        self.engine.inspect_phase(req, phase, policy.level, scratch, report);
+        self.verdict(&policy, report, cx)
+    }
+
+    /// Whether a finding is dropped by an exclusion: of user rules (`cx`), of the policy's path
+    /// and operation overrides (the app's exclusions are the engine's: such findings are
+    /// never made).
+    pub fn excludes(&self, policy: &Policy<'_>, cx: &Context, f: &Finding) -> bool {
+        let covers = |x: &Exclusion| {
+            (x.detector == "*" || x.detector == f.detector || x.detector == f.category.as_str()) && glob(x.location.as_bytes(), f.location.as_bytes())
+        };
+        (!cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location)))
+            || policy.exclusions.iter().any(|xs| xs.iter().any(covers))
     }
 
     fn verdict(&self, policy: &Policy<'_>, report: &Report, cx: &Context) -> Verdict {
@@ -148,14 +165,7 @@ impl DetectionStage {
         let mode = policy.mode;
         // Exceptions from user rules and from path and operation policy: a finding is dropped
         // when its detector or its category is excluded at its location.
-        let covers = |x: &Exclusion, f: &Finding| {
-            (x.detector == "*" || x.detector == f.detector || x.detector == f.category.as_str()) && glob(x.location.as_bytes(), f.location.as_bytes())
-        };
-        let excluded = |f: &&Finding| {
-            (!cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location)))
-                || policy.exclusions.iter().any(|xs| xs.iter().any(|x| covers(x, f)))
-        };
-        let mut reasons: Vec<Reason> = report.findings.iter().filter(|f| !excluded(f)).map(reason).collect();
+        let mut reasons: Vec<Reason> = report.findings.iter().filter(|f| !self.excludes(policy, cx, f)).map(reason).collect();
         let limit = report.exceeded.map(|e| Reason::new("detect.limit").detail(e.to_string()));
         match (mode, self.on_exceed, limit) {
             (_, _, None) | (_, Mode::Off, Some(_)) => mode.verdict(reasons),

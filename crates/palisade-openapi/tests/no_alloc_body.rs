@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use palisade_openapi::judge::{Judge, Phase};
-use palisade_openapi::rawhttp::parse_request;
+use palisade_core::rawhttp::parse_request;
 use palisade_testkit::alloc;
 
 #[global_allocator]

@@ -463,14 +463,14 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
                 }
             };
             let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
-            let req = match read(&request).and_then(|b| palisade_openapi::rawhttp::parse_request(&b).map_err(|e| format!("{}: {e}", request.display()))) {
+            let req = match read(&request).and_then(|b| palisade_core::rawhttp::parse_request(&b).map_err(|e| format!("{}: {e}", request.display()))) {
                 Ok(r) => r,
                 Err(e) => return fail(&e),
             };
             let mut findings = Vec::new();
             judge.check_request(&req.view(), palisade_openapi::judge::Phase::Whole, &mut findings);
             if let Some(path) = &response {
-                let resp = match read(path).and_then(|b| palisade_openapi::rawhttp::parse_response(&b).map_err(|e| format!("{}: {e}", path.display()))) {
+                let resp = match read(path).and_then(|b| palisade_core::rawhttp::parse_response(&b).map_err(|e| format!("{}: {e}", path.display()))) {
                     Ok(r) => r,
                     Err(e) => return fail(&e),
                 };
