@@ -222,7 +222,9 @@ def place(rng, loc, name, value, raw_encoded=None):
         return request("GET", base, h)
     if loc.startswith("header"):
         hname = loc.split(".", 1)[1]
-        v = value.replace("\r", "%0d").replace("\n", "%0a")
+        # A header value cannot hold control characters: they go percent-encoded, as attackers
+        # send them.
+        v = "".join(f"%{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7F else c for c in value)
         if hname == "Referer":
             v = f"https://{host_for(rng)}/search?q={enc}"
         h = [x for x in headers(rng, host) if x[0].lower() != hname.lower()]

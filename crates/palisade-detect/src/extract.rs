@@ -25,6 +25,9 @@ use palisade_openapi::{multipart, xml};
 use crate::decode::transport_decode;
 use crate::FieldKind;
 
+pub use coding::Skipped;
+
+mod coding;
 #[cfg(test)]
 mod head_tests;
 #[cfg(test)]
@@ -176,6 +179,8 @@ const NESTED: usize = 16;
 /// Reusable buffers; keep one per worker.
 #[derive(Debug, Default)]
 pub struct Scratch {
+    /// A body decoded from its `Content-Encoding`.
+    inflated: Vec<u8>,
     name: String,
     value: String,
     run: Vec<u8>,
@@ -340,6 +345,8 @@ impl<F: ?Sized + FnMut(&Field<'_>) -> Verdict> Budget<'_, F> {
 pub struct Counts {
     pub values: usize,
     pub bytes: usize,
+    /// Set when the body was not inspected, and why.
+    pub skipped: Option<Skipped>,
 }
 
 impl Extractor {
@@ -364,14 +371,27 @@ impl Extractor {
     pub fn head(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
         let r = self.head_inner(req, scratch, &mut budget);
-        (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
+        (Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped: None }, r)
     }
 
-    /// The body, by its `Content-Type`. Generic in the callback (a `&mut dyn FnMut` works too).
+    /// The body, by its `Content-Type`, decoded first from its `Content-Encoding` when that
+    /// is gzip or deflate ([`coding`]). Generic in the callback (a `&mut dyn FnMut` works too).
     pub fn body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut F) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
-        let r = body_inner(req.headers, req.body, scratch, &mut budget);
-        (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
+        let mut skipped = None;
+        let mut inflated = std::mem::take(&mut scratch.inflated);
+        let r = match coding::decode(req.headers, req.body, self.limits.max_bytes, &mut inflated) {
+            coding::Body::AsIs => body_inner(req.headers, req.body, scratch, &mut budget),
+            coding::Body::Decoded => body_inner(req.headers, &inflated, scratch, &mut budget),
+            coding::Body::Skip(why) => {
+                skipped = Some(why);
+                Ok(())
+            }
+            coding::Body::TooLarge => Err(Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes })),
+        };
+        inflated.clear();
+        scratch.inflated = inflated;
+        (Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped }, r)
     }
 
     fn head_inner(&self, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {

@@ -150,6 +150,24 @@ pub fn parse_request_corpus(text: &str) -> Result<Vec<LabelledRequest>, CorpusEr
     Ok(out)
 }
 
+/// At most `max` requests per (label, class), evenly spread over the corpus order; `0` keeps
+/// everything.
+pub fn sample(reqs: Vec<LabelledRequest>, max: usize) -> Vec<LabelledRequest> {
+    if max == 0 {
+        return reqs;
+    }
+    let mut by: std::collections::BTreeMap<(Label, String), Vec<LabelledRequest>> = std::collections::BTreeMap::new();
+    for r in reqs {
+        by.entry((r.label, r.class.clone())).or_default().push(r);
+    }
+    let mut out = Vec::new();
+    for (_, v) in by {
+        let stride = v.len().div_ceil(max).max(1);
+        out.extend(v.into_iter().step_by(stride));
+    }
+    out
+}
+
 /// The place of a finding's location (`query.q` is `query`, `body/a/b` of a JSON body is
 /// `json`), for counting per location.
 pub fn place_of(location: &str, req: &OwnedRequest) -> &'static str {
@@ -185,6 +203,8 @@ pub struct Outcome {
     pub findings: Vec<Finding>,
     /// A limit that cut inspection short (`detect.limit`).
     pub limit: Option<String>,
+    /// Why the body was not inspected (a content coding not decoded).
+    pub skipped: Option<crate::extract::Skipped>,
 }
 
 /// Counts of one group.
@@ -227,7 +247,7 @@ pub fn evaluate_requests(stage: &DetectionStage, requests: Vec<LabelledRequest>)
         let view = r.request.view();
         let cx = Context::default();
         let policy = stage.policy_for(view.path, None);
-        let mut out = Outcome { index, flagged: false, findings: Vec::new(), limit: None };
+        let mut out = Outcome { index, flagged: false, findings: Vec::new(), limit: None, skipped: None };
         for phase in [Phase::Head, Phase::Body] {
             // The proxy asks for the body phase only when there is a body.
             if phase == Phase::Body && view.body.is_empty() {
@@ -239,6 +259,7 @@ pub fn evaluate_requests(stage: &DetectionStage, requests: Vec<LabelledRequest>)
             if let Some(e) = report.exceeded {
                 out.limit = Some(e.to_string());
             }
+            out.skipped = out.skipped.or(report.counts.skipped);
         }
         outcomes.push(out);
     }
@@ -331,6 +352,10 @@ impl RequestEvaluation {
         let _ = writeln!(out, "level {}: {} attack and {} benign requests", self.level, a.total, b.total);
         let _ = writeln!(out, "attacks detected: {}/{} ({})", a.flagged, a.total, pct(a));
         let _ = writeln!(out, "benign flagged (false positives): {}/{} ({})", b.flagged, b.total, pct(b));
+        let skipped = self.outcomes.iter().filter(|o| o.skipped.is_some()).count();
+        if skipped > 0 {
+            let _ = writeln!(out, "bodies not inspected (content coding not decoded, not text): {skipped}");
+        }
         let table = |out: &mut String, title: &str, rows: Vec<(String, Count)>| {
             if rows.is_empty() {
                 return;
@@ -393,7 +418,7 @@ impl RequestEvaluation {
         };
         let own = |m: BTreeMap<String, Count>| m.into_iter().collect::<Vec<_>>();
         let stat = |m: BTreeMap<&'static str, Count>| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<Vec<_>>();
-        let _ = write!(out, "{{\"level\":\"{}\"", self.level);
+        let _ = write!(out, "{{\"level\":\"{}\",\"bodies_skipped\":{}", self.level, self.outcomes.iter().filter(|o| o.skipped.is_some()).count());
         for (name, label) in [("attack", Label::Attack), ("benign", Label::Benign)] {
             let _ = write!(out, ",\"{name}\":{{\"overall\":");
             count(&mut out, self.overall(label));

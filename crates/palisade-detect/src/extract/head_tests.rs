@@ -12,7 +12,7 @@ use palisade_testkit::rng::Rng;
 fn head_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
     let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: e.limits }, f };
     let r = head_inner_reference(e, req, sc, &mut budget);
-    (Counts { values: budget.tally.values, bytes: budget.tally.bytes }, r)
+    (Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped: None }, r)
 }
 
 fn head_inner_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {

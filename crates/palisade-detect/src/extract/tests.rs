@@ -738,7 +738,7 @@ fn walk_json(body: &[u8], limits: Limits, judge: Judge, old: bool, sc: &mut Scra
     let f: &mut Callback<'_> = &mut f;
     let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits }, f };
     let r = if old { previous::json(body, sc, &mut budget) } else { json(body, sc, &mut budget) };
-    let counts = Counts { values: budget.tally.values, bytes: budget.tally.bytes };
+    let counts = Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped: None };
     (out, counts, r)
 }
 

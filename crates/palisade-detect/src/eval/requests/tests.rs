@@ -104,3 +104,37 @@ fn binary_requests_and_bad_lines() {
     }
     assert!(!is_request_corpus("{\"label\":\"attack\",\"value\":\"x\"}"));
 }
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn encoded_request(coding: &str, body: &[u8]) -> LabelledRequest {
+    let mut raw = format!("POST /v1/logs HTTP/1.1\r\nContent-Type: application/json\r\nContent-Encoding: {coding}\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    raw.extend_from_slice(body);
+    LabelledRequest::from_raw("r", Label::Attack, "x", "json", &raw).unwrap()
+}
+
+#[test]
+fn compressed_bodies_are_judged_decoded_or_skipped_with_the_reason() {
+    let attack = br#"{"events":[{"msg":"1' UNION SELECT password FROM users--"}]}"#;
+    let benign = br#"{"events":[{"msg":"saved","level":"info"}]}"#;
+    let st = stage("mode: block");
+    // gzip is decoded: the attack inside is found at its JSON location, the benign document
+    // is clean (its compressed bytes are not read as text).
+    let ev = evaluate_requests(&st, vec![encoded_request("gzip", &gzip(attack)), encoded_request("gzip", &gzip(benign))]);
+    assert!(ev.outcomes[0].flagged);
+    assert_eq!(ev.outcomes[0].findings[0].location, "body/events/0/msg");
+    assert!(!ev.outcomes[1].flagged, "{:?}", ev.outcomes[1].findings);
+    // A coding not decoded here: binary bytes are skipped with the reason recorded; text is
+    // inspected as it is.
+    let brotli_like: Vec<u8> = (0..=255u8).rev().collect();
+    let ev = evaluate_requests(&st, vec![encoded_request("br", &brotli_like), encoded_request("br", attack)]);
+    assert!(!ev.outcomes[0].flagged);
+    assert_eq!(ev.outcomes[0].skipped, Some(crate::extract::Skipped::UnknownCoding));
+    assert!(ev.report().contains("bodies not inspected"));
+    assert!(ev.outcomes[1].flagged);
+}
