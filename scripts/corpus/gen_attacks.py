@@ -81,15 +81,17 @@ def cmdi(rng):
     return form.replace("{c}", cmd).replace("%0a", "\n")
 
 
-def traversal(rng):
+def traversal(rng, climbing=False):
+    """A path that reaches a sensitive file; `climbing`: by climbing (`../`), as a path
+    segment must (an absolute path or `file:` URL after a route is no traversal)."""
     depth = rng.randrange(3, 9)
     target = pick(rng, ["etc/passwd", "etc/shadow", "etc/hosts", "proc/self/environ", "windows/win.ini", "boot.ini",
                         "var/log/apache2/access.log", "root/.ssh/id_rsa", "WEB-INF/web.xml", "app/config/parameters.yml", ".env"])
     up = pick(rng, ["../", "..\\", "....//", "..;/", "%2e%2e/", "..%2f", "%2e%2e%2f", "..%5c", "..%252f", ".%2e/", "..\\/"])
     r = rng.random()
-    if r < 0.15:
+    if r < 0.15 and not climbing:
         return "/" + target
-    if r < 0.25:
+    if r < 0.25 and not climbing:
         return "file:///" + target
     if r < 0.35:
         return up * depth + target + pick(rng, ["%00", "%00.png", "\x00.jpg"])
@@ -237,7 +239,7 @@ LOCATIONS = ["path", "query", "form", "json", "xml", "multipart", "cookie", "hea
 
 
 def classic(rng, family, loc):
-    value = FAMILIES[family](rng)
+    value = traversal(rng, climbing=True) if (family, loc) == ("path-traversal", "path") else FAMILIES[family](rng)
     name = pick(rng, PARAM_NAMES[family])
     if loc == "header":
         hname = pick(rng, HEADERS_INSPECTED)

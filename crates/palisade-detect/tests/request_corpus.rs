@@ -24,8 +24,8 @@ use palisade_detect::Level;
 /// strict 33.71).
 const BALANCED_MAX_FALSE_POSITIVES: f64 = 23.5;
 const STRICT_MAX_FALSE_POSITIVES: f64 = 34.0;
-/// Floors on the share of attack requests detected, in percent (measured: balanced 75.27,
-/// strict 80.24).
+/// Floors on the share of attack requests detected, in percent (measured: balanced 75.36,
+/// strict 80.38).
 const BALANCED_MIN_DETECTION: f64 = 75.0;
 const STRICT_MIN_DETECTION: f64 = 80.0;
 
