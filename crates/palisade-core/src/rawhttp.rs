@@ -100,7 +100,9 @@ fn split(raw: &[u8]) -> Result<(Vec<&str>, &[u8]), RawHttpError> {
         let Some(nl) = raw[pos..].iter().position(|&b| b == b'\n') else {
             // No blank line: the whole rest is the last head line, no body.
             if pos < raw.len() {
-                lines.push(std::str::from_utf8(&raw[pos..]).map_err(|_| RawHttpError::at(lines.len() + 1, "the message head is not UTF-8"))?.trim_end_matches('\r'));
+                lines.push(
+                    std::str::from_utf8(&raw[pos..]).map_err(|_| RawHttpError::at(lines.len() + 1, "the message head is not UTF-8"))?.trim_end_matches('\r'),
+                );
             }
             return Ok((lines, &[]));
         };

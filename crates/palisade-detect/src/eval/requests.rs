@@ -391,7 +391,8 @@ impl RequestEvaluation {
             let _ = writeln!(out, "\nmissed attacks ({}):", missed.len());
             for (r, _) in missed {
                 let fam = if r.family.is_empty() || r.family == r.class { String::new() } else { format!(" ({})", r.family) };
-                let _ = writeln!(out, "  {} [{}{}] at {}: {}", r.id, r.class, fam, if r.location.is_empty() { "-" } else { &r.location }, request_line(&r.request));
+                let _ =
+                    writeln!(out, "  {} [{}{}] at {}: {}", r.id, r.class, fam, if r.location.is_empty() { "-" } else { &r.location }, request_line(&r.request));
             }
         }
         out

@@ -18,7 +18,8 @@ fn line(label: &str, class: &str, location: &str, raw: &str) -> String {
 
 const BENIGN_SEARCH: &str = "GET /search?q=weather+tomorrow HTTP/1.1\r\nHost: a.example\r\nUser-Agent: Mozilla/5.0\r\n\r\n";
 const SQLI_QUERY: &str = "GET /items?id=1%27%20UNION%20SELECT%20password%20FROM%20users-- HTTP/1.1\r\nHost: a.example\r\n\r\n";
-const XSS_JSON: &str = "POST /comments HTTP/1.1\r\nHost: a.example\r\nContent-Type: application/json\r\n\r\n{\"body\":\"<script>alert(document.cookie)</script>\"}";
+const XSS_JSON: &str =
+    "POST /comments HTTP/1.1\r\nHost: a.example\r\nContent-Type: application/json\r\n\r\n{\"body\":\"<script>alert(document.cookie)</script>\"}";
 const PLAIN_ATTACK_NOT_CAUGHT: &str = "GET /items?sort=name HTTP/1.1\r\nHost: a.example\r\n\r\n";
 
 #[test]
@@ -113,7 +114,8 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 }
 
 fn encoded_request(coding: &str, body: &[u8]) -> LabelledRequest {
-    let mut raw = format!("POST /v1/logs HTTP/1.1\r\nContent-Type: application/json\r\nContent-Encoding: {coding}\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    let mut raw = format!("POST /v1/logs HTTP/1.1\r\nContent-Type: application/json\r\nContent-Encoding: {coding}\r\nContent-Length: {}\r\n\r\n", body.len())
+        .into_bytes();
     raw.extend_from_slice(body);
     LabelledRequest::from_raw("r", Label::Attack, "x", "json", &raw).unwrap()
 }
