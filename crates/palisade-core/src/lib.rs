@@ -15,6 +15,8 @@
 //! [`Verdict::Monitor`] records what would have been blocked and lets the request go on.
 #![forbid(unsafe_code)]
 
+pub mod rawhttp;
+
 use std::borrow::Cow;
 use std::fmt;
 use std::net::IpAddr;

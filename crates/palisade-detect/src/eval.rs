@@ -11,10 +11,11 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 use std::time::Instant;
 
-use palisade_core::{Phase, RequestView};
+use palisade_core::Phase;
 
 use crate::engine::{Engine, Report};
 
+pub mod requests;
 #[cfg(test)]
 mod tests;
 
@@ -98,37 +99,8 @@ impl Place {
     }
 }
 
-/// An owned request to take a [`RequestView`] of.
-#[derive(Clone, Debug)]
-pub struct OwnedRequest {
-    pub method: http::Method,
-    pub path: String,
-    pub query: Option<String>,
-    pub headers: http::HeaderMap,
-    pub body: Vec<u8>,
-}
-
-impl OwnedRequest {
-    pub fn new(method: http::Method, path: &str) -> Self {
-        OwnedRequest { method, path: path.to_string(), query: None, headers: http::HeaderMap::new(), body: Vec::new() }
-    }
-
-    pub fn view(&self) -> RequestView<'_> {
-        RequestView {
-            request_id: "eval",
-            app: "eval",
-            client_ip: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-            method: &self.method,
-            path: &self.path,
-            raw_path: &self.path,
-            query: self.query.as_deref(),
-            headers: &self.headers,
-            body: &self.body,
-            body_truncated: false,
-            tls: false,
-        }
-    }
-}
+/// An owned request to take a [`palisade_core::RequestView`] of.
+pub use palisade_core::rawhttp::OwnedRequest;
 
 /// Percent-encode everything but the unreserved characters (RFC 3986).
 pub fn percent_encode(s: &str) -> String {

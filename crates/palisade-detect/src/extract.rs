@@ -358,7 +358,7 @@ pub enum Skipped {
     BinaryContent,
     /// A `Content-Encoding` that is not decoded (`br`, `zstd`, `compress`, several codings).
     Encoding,
-    /// A gzip or deflate body that does not decompress, or decompresses beyond the byte limit.
+    /// A gzip or deflate body that does not decompress.
     Inflate,
 }
 
@@ -401,9 +401,11 @@ impl Extractor {
     /// The body, by its `Content-Type`. Generic in the callback (a `&mut dyn FnMut` works too).
     ///
     /// A body with a `Content-Encoding` is read decompressed when the coding is `gzip` or
-    /// `deflate` (zlib or raw), at most [`Limits::max_bytes`] bytes of output; any other
-    /// coding, or a body that does not decompress within that, is not inspected and the
-    /// reason is recorded ([`Counts::skipped`]), as for binary bodies.
+    /// `deflate` (zlib or raw), at most [`Limits::max_bytes`] bytes of output (more is
+    /// [`Exceeded::Bytes`], as for an uncompressed body). Under any other coding, or when the
+    /// body does not decompress, text is inspected as it is (servers that ignore a request's
+    /// coding read it so) and binary bytes are not inspected, with the reason recorded
+    /// ([`Counts::skipped`]).
     pub fn body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut F) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
         let mut skipped = None;
@@ -413,16 +415,26 @@ impl Extractor {
             Some(c) if c.is_empty() || c.eq_ignore_ascii_case(b"identity") => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
             Some(c) if c.eq_ignore_ascii_case(b"gzip") || c.eq_ignore_ascii_case(b"x-gzip") || c.eq_ignore_ascii_case(b"deflate") => {
                 let mut out = std::mem::take(&mut scratch.inflated);
-                let r = if inflate(req.body, c.eq_ignore_ascii_case(b"deflate"), self.limits.max_bytes, &mut out) {
-                    body_inner(req.headers, &out, scratch, &mut budget, &mut skipped)
-                } else {
-                    skipped = Some(Skipped::Inflate);
-                    Ok(())
+                let r = match inflate(req.body, c.eq_ignore_ascii_case(b"deflate"), self.limits.max_bytes, &mut out) {
+                    Inflated::Done => body_inner(req.headers, &out, scratch, &mut budget, &mut skipped),
+                    // A body that inflates beyond what is inspected is over the byte limit,
+                    // as an uncompressed one would be: never a way to pass uninspected.
+                    Inflated::TooLarge => Err(Stop::Exceeded(Exceeded::Bytes { limit: self.limits.max_bytes })),
+                    // Not compressed after all: most servers ignore a request's coding and read
+                    // the bytes, so text is inspected as it is.
+                    Inflated::Corrupt if !binary_bytes(req.body) => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
+                    Inflated::Corrupt => {
+                        skipped = Some(Skipped::Inflate);
+                        Ok(())
+                    }
                 };
                 out.clear();
                 scratch.inflated = out;
                 r
             }
+            // A coding not decoded here: text is inspected as it is (a server that ignores the
+            // header reads it so); binary bytes are skipped with the reason.
+            Some(_) if !binary_bytes(req.body) => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
             Some(_) => {
                 skipped = Some(Skipped::Encoding);
                 Ok(())
@@ -591,7 +603,16 @@ fn media_kind(ct: &str) -> MediaKind {
 
 /// Decompress a gzip (`deflate`: zlib, or raw deflate as some clients send it) body into
 /// `out`, at most `max` bytes: false when it does not decompress or is longer.
-fn inflate(body: &[u8], deflate: bool, max: usize, out: &mut Vec<u8>) -> bool {
+/// What inflating a body gave.
+enum Inflated {
+    Done,
+    /// More than the limit of output.
+    TooLarge,
+    /// Not gzip / zlib / raw deflate data.
+    Corrupt,
+}
+
+fn inflate(body: &[u8], deflate: bool, max: usize, out: &mut Vec<u8>) -> Inflated {
     use std::io::Read;
     out.clear();
     let limit = max as u64 + 1;
@@ -603,7 +624,11 @@ fn inflate(body: &[u8], deflate: bool, max: usize, out: &mut Vec<u8>) -> bool {
     } else {
         flate2::read::MultiGzDecoder::new(body).take(limit).read_to_end(out).is_ok()
     };
-    ok && out.len() <= max
+    match (ok, out.len() <= max) {
+        (true, true) => Inflated::Done,
+        (true, false) => Inflated::TooLarge,
+        (false, _) => Inflated::Corrupt,
+    }
 }
 
 /// Media types whose bytes no text grammar applies to.

@@ -135,6 +135,31 @@ impl DetectionStage {
         })
     }
 
+    /// The stage's verdict on one phase of a request, as [`Stage::check_head`] and
+    /// [`Stage::check_body`] give it, with the engine's findings left in `report` (those that
+    /// [`DetectionStage::excludes`] drops included): for tools that show why
+    /// (`palisade detect eval`). `report` is cleared when the policy inspects nothing.
+    pub fn judge_into(&self, req: &RequestView<'_>, phase: Phase, cx: &Context, scratch: &mut Scratch, report: &mut Report) -> Verdict {
+        let policy = self.policy_for(req.path, cx.operation.as_deref());
+        if policy.mode == Mode::Off || cx.allowed_by.is_some() {
+            report.clear();
+            return Verdict::Allow;
+        }
+        self.engine.inspect_phase(req, phase, policy.level, scratch, report);
+        self.verdict(&policy, report, cx)
+    }
+
+    /// Whether a finding is dropped by an exclusion: of user rules (`cx`), of the policy's path
+    /// and operation overrides (the app's exclusions are the engine's: such findings are
+    /// never made).
+    pub fn excludes(&self, policy: &Policy<'_>, cx: &Context, f: &Finding) -> bool {
+        let covers = |x: &Exclusion| {
+            (x.detector == "*" || x.detector == f.detector || x.detector == f.category.as_str()) && glob(x.location.as_bytes(), f.location.as_bytes())
+        };
+        (!cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location)))
+            || policy.exclusions.iter().any(|xs| xs.iter().any(covers))
+    }
+
     fn verdict(&self, policy: &Policy<'_>, report: &Report, cx: &Context) -> Verdict {
         // Nothing found and no limit reached (the common case): `Allow` in every mode, as the
         // match below gives for no reasons and no limit, without building the empty list.
@@ -144,17 +169,10 @@ impl DetectionStage {
         let mode = policy.mode;
         // Exceptions from user rules and from path and operation policy: a finding is dropped
         // when its detector or its category is excluded at its location.
-        let covers = |x: &Exclusion, f: &Finding| {
-            (x.detector == "*" || x.detector == f.detector || x.detector == f.category.as_str()) && glob(x.location.as_bytes(), f.location.as_bytes())
-        };
-        let excluded = |f: &&Finding| {
-            (!cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location)))
-                || policy.exclusions.iter().any(|xs| xs.iter().any(|x| covers(x, f)))
-        };
         // Strongest first: the first reason names the event (its category and detector), so
         // it is the finding with the highest confidence, then the most specific category
         // (`Category::specificity`), then the first found.
-        let mut kept: Vec<&Finding> = report.findings.iter().filter(|f| !excluded(f)).collect();
+        let mut kept: Vec<&Finding> = report.findings.iter().filter(|f| !self.excludes(policy, cx, f)).collect();
         kept.sort_by_key(|f| std::cmp::Reverse(strength(f)));
         let mut reasons: Vec<Reason> = kept.into_iter().map(reason).collect();
         let limit = report.exceeded.map(|e| Reason::new("detect.limit").detail(e.to_string()));

@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use palisade_core::rawhttp::{parse_request, OwnedRequest};
 use palisade_openapi::judge::{Judge, Phase};
-use palisade_openapi::rawhttp::{parse_request, OwnedRequest};
 use palisade_testkit::alloc;
 
 #[global_allocator]

@@ -18,8 +18,8 @@
 
 use std::path::Path;
 
+use palisade_core::rawhttp::parse_request;
 use palisade_openapi::judge::{Judge, Phase};
-use palisade_openapi::rawhttp::parse_request;
 
 fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");

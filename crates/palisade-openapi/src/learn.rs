@@ -856,7 +856,7 @@ pub fn operations(doc: &Value) -> BTreeSet<(String, String)> {
 }
 
 /// The request of a sample, as the judge reads requests.
-pub fn request_of(s: &Sample) -> crate::rawhttp::OwnedRequest {
+pub fn request_of(s: &Sample) -> palisade_core::rawhttp::OwnedRequest {
     let mut headers = http::HeaderMap::new();
     if let Some(ct) = s.content_type.as_deref().and_then(|c| http::HeaderValue::from_str(c).ok()) {
         headers.insert(http::header::CONTENT_TYPE, ct);
@@ -864,7 +864,7 @@ pub fn request_of(s: &Sample) -> crate::rawhttp::OwnedRequest {
     if !s.body.is_empty() {
         headers.insert(http::header::CONTENT_LENGTH, http::HeaderValue::from(s.body.len()));
     }
-    crate::rawhttp::OwnedRequest {
+    palisade_core::rawhttp::OwnedRequest {
         method: http::Method::from_bytes(s.method.to_ascii_uppercase().as_bytes()).unwrap_or(http::Method::GET),
         path: s.path.clone(),
         query: s.query.clone(),

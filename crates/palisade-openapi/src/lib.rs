@@ -20,7 +20,6 @@ pub mod media;
 pub mod model;
 pub mod multipart;
 pub mod params;
-pub mod rawhttp;
 pub mod router;
 pub mod servers;
 pub mod settings;

@@ -499,7 +499,8 @@ impl Resolver for SpecSet {
 /// an http(s) URL) and every document it references, then check its structure.
 pub fn load(location: &str, fetch: &dyn Fetch, limits: &Limits) -> Result<SpecSet, Vec<SpecError>> {
     let location = absolute_location(location);
-    let text = fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: e.line, col: e.col, pointer: String::new(), message: e.message }])?;
+    let text =
+        fetch.fetch(&location).map_err(|e| vec![SpecError { file: location.clone(), line: e.line, col: e.col, pointer: String::new(), message: e.message }])?;
     let root = parse_entry(&location, &text, limits)?;
     let len = text.len();
     drop(text); // the tree is what the rest needs: do not hold both

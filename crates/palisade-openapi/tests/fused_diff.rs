@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use palisade_core::rawhttp::parse_request;
 use palisade_openapi::judge::{Finding, Judge, Phase};
-use palisade_openapi::rawhttp::parse_request;
 use palisade_testkit::rng::Rng;
 
 fn shared() -> Option<PathBuf> {

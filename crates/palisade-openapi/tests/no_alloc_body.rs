@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
+use palisade_core::rawhttp::parse_request;
 use palisade_openapi::judge::{Judge, Phase};
-use palisade_openapi::rawhttp::parse_request;
 use palisade_testkit::alloc;
 
 #[global_allocator]

@@ -148,7 +148,13 @@ struct Shard {
 
 impl Shard {
     fn new() -> Shard {
-        Shard { requests: std::sync::OnceLock::new(), total: Histogram::default(), phases: Default::default(), upstream_errors: Default::default(), ws: Default::default() }
+        Shard {
+            requests: std::sync::OnceLock::new(),
+            total: Histogram::default(),
+            phases: Default::default(),
+            upstream_errors: Default::default(),
+            ws: Default::default(),
+        }
     }
 }
 

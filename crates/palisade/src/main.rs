@@ -7,6 +7,7 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod demo;
+mod detect_eval;
 use palisade::stages;
 
 #[global_allocator]
@@ -311,22 +312,38 @@ impl TrafficArgs {
 
 #[derive(Subcommand)]
 enum DetectCommand {
-    /// Place each value of a JSON-lines corpus (`{"label": "attack" or "benign", "category",
-    /// "value"}` a line) in several locations of a request, run the detection engine, and print
-    /// detection and false-positive rates per category and location, with µs per value.
-    /// Exit 0 when the corpus was evaluated, 1 on error.
+    /// Evaluate the detection engine on a labelled corpus and print detection and
+    /// false-positive rates. A corpus of whole requests (a JSON-lines file whose lines have
+    /// `label`, `class`, `location` and `request` or `request_base64`, gzip accepted, or a
+    /// directory of raw request files laid out as LABEL/CLASS/[LOCATION/]FILE) goes through
+    /// the detection stage as the proxy runs it, with the app's settings (`--config`) or the
+    /// defaults at `--level`: rates per class, location and detector, every false positive
+    /// (detector, location, fragment, confidence) and every missed attack. A corpus of values
+    /// (`{"label", "category", "value"}` a line) has each value placed in several locations of
+    /// a request (`--locations`), with µs per value. Exit 0 when the corpus was evaluated, 1 on
+    /// error.
     Eval {
         /// The corpus file: one JSON object a line.
         corpus: PathBuf,
-        /// Comma-separated locations: query, form, json, header, cookie.
+        /// Value corpora: comma-separated locations: query, form, json, header, cookie.
         #[arg(long, default_value = "query,form,json,header,cookie")]
         locations: String,
-        /// At most this many values per label and category (evenly spread); 0 for all.
+        /// At most this many values or requests per label and class (evenly spread); 0 for all.
         #[arg(long, default_value_t = 0)]
         max: usize,
-        /// Detection level: balanced or strict.
+        /// The level, with the default settings (ignored with `--config`).
         #[arg(long, default_value = "balanced", value_parser = ["balanced", "strict"])]
         level: String,
+        /// Request corpora: judge with this configuration's detection settings (its
+        /// `detection:` section: mode, level, headers, exclusions, paths, limits).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The app of `--config` whose settings apply (default: the first).
+        #[arg(long, requires = "config")]
+        app: Option<String>,
+        /// Request corpora: print the report as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Show how the engine reads one value: the decoding layers, the findings with the value
     /// at a location, and every detector's signal. Exit 0 when nothing blocks, 2 when the value
@@ -492,25 +509,52 @@ fn detect_cmd(cmd: DetectCommand) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        DetectCommand::Eval { corpus, locations, max, level } => {
-            let places = match Place::parse_list(&locations) {
-                Ok(p) => p,
+        DetectCommand::Eval { corpus, locations, max, level, config, app, json } => {
+            let loaded = match detect_eval::load(&corpus) {
+                Ok(c) => c,
                 Err(e) => return fail(&e),
             };
-            let text = match std::fs::read_to_string(&corpus) {
-                Ok(t) => t,
-                Err(e) => return fail(&format!("{}: {e}", corpus.display())),
+            let requests = match loaded {
+                detect_eval::Corpus::Requests(r) => eval::requests::sample(r, max),
+                detect_eval::Corpus::Values(samples) => {
+                    if config.is_some() || json {
+                        return fail("--config and --json apply to corpora of whole requests; this corpus holds values");
+                    }
+                    let places = match Place::parse_list(&locations) {
+                        Ok(p) => p,
+                        Err(e) => return fail(&e),
+                    };
+                    let samples = eval::sample(samples, max);
+                    let engine = match engine(&level) {
+                        Ok(e) => e,
+                        Err(e) => return fail(&e),
+                    };
+                    println!("{}: {} values at {} location(s), level {level}", corpus.display(), samples.len(), places.len());
+                    print!("{}", eval::evaluate(&engine, &samples, &places).report());
+                    return ExitCode::SUCCESS;
+                }
             };
-            let samples = match eval::parse_corpus(&text) {
-                Ok(s) => eval::sample(s, max),
-                Err(e) => return fail(&format!("{}: {e}", corpus.display())),
+            let settings = match &config {
+                Some(path) => match eval_settings(path, app.as_deref()) {
+                    Ok(s) => s,
+                    Err(e) => return fail(&e),
+                },
+                None => palisade_detect::settings::Settings {
+                    level: if level == "strict" { palisade_detect::Level::Strict } else { palisade_detect::Level::Balanced },
+                    ..Default::default()
+                },
             };
-            let engine = match engine(&level) {
-                Ok(e) => e,
+            let stage = match palisade_detect::stage::DetectionStage::new(&settings) {
+                Ok(s) => s,
                 Err(e) => return fail(&e),
             };
-            println!("{}: {} values at {} location(s), level {level}", corpus.display(), samples.len(), places.len());
-            print!("{}", eval::evaluate(&engine, &samples, &places).report());
+            let ev = eval::requests::evaluate_requests(&stage, requests);
+            if json {
+                println!("{}", ev.to_json());
+            } else {
+                println!("{}: {} requests", corpus.display(), ev.requests.len());
+                print!("{}", ev.report());
+            }
             ExitCode::SUCCESS
         }
         DetectCommand::Explain { value, location, level } => {
@@ -537,6 +581,19 @@ fn detect_cmd(cmd: DetectCommand) -> ExitCode {
             }
         }
     }
+}
+
+/// The detection settings of an app of a configuration file (the first app by default).
+fn eval_settings(path: &std::path::Path, app: Option<&str>) -> Result<palisade_detect::settings::Settings, String> {
+    let cfg = palisade_config::load_file(path).map_err(|errors| format!("{errors}\n{} problem(s) in {}", errors.0.len(), path.display()))?;
+    let a = match app {
+        Some(name) => cfg.apps.iter().find(|a| a.name == name).ok_or_else(|| {
+            let names: Vec<&str> = cfg.apps.iter().map(|a| a.name.as_str()).collect();
+            format!("{}: no app `{name}` (apps: {})", path.display(), names.join(", "))
+        })?,
+        None => cfg.apps.first().ok_or_else(|| format!("{}: no app", path.display()))?,
+    };
+    stages::detection_settings(&cfg, a).map_err(|errors| errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))
 }
 
 fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
@@ -653,14 +710,14 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
                 }
             };
             let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
-            let req = match read(&request).and_then(|b| palisade_openapi::rawhttp::parse_request(&b).map_err(|e| format!("{}: {e}", request.display()))) {
+            let req = match read(&request).and_then(|b| palisade_core::rawhttp::parse_request(&b).map_err(|e| format!("{}: {e}", request.display()))) {
                 Ok(r) => r,
                 Err(e) => return fail(&e),
             };
             let mut findings = Vec::new();
             judge.check_request(&req.view(), palisade_openapi::judge::Phase::Whole, &mut findings);
             if let Some(path) = &response {
-                let resp = match read(path).and_then(|b| palisade_openapi::rawhttp::parse_response(&b).map_err(|e| format!("{}: {e}", path.display()))) {
+                let resp = match read(path).and_then(|b| palisade_core::rawhttp::parse_response(&b).map_err(|e| format!("{}: {e}", path.display()))) {
                     Ok(r) => r,
                     Err(e) => return fail(&e),
                 };

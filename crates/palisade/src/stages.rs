@@ -223,23 +223,7 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
 /// The detection stage of an app: its `detection:` section, or the defaults when absent.
 /// `None` when the mode is `off`.
 fn detection(config: &Config, app: &AppConfig, node: Option<&Node>, engines: &Mutex<EngineCache>) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
-    let settings = match node {
-        Some(node) => {
-            let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
-            let path = stage_path(config, app, "detection");
-            let s = palisade_detect::settings::Settings::decode(&mut cx, node, &path);
-            if let (Some(ops), Some(s)) = (node.get("operations"), &s) {
-                if !s.operations.is_empty() && !app.stages.iter().any(|(k, _, _)| k == "openapi") {
-                    cx.error(&ops.origin, &format!("{path}.operations"), "overrides per operation need the app's `openapi:` section (it names the operation)");
-                }
-            }
-            if !cx.errors.is_empty() {
-                return Err(cx.errors);
-            }
-            s.unwrap_or_default()
-        }
-        None => palisade_detect::settings::Settings::default(),
-    };
+    let settings = decode_detection(config, app, node)?;
     let all_off = settings.mode == palisade_core::Mode::Off
         && settings.paths.iter().all(|p| p.mode.is_none_or(|m| m == palisade_core::Mode::Off))
         && settings.operations.iter().all(|o| o.mode.is_none_or(|m| m == palisade_core::Mode::Off));
@@ -257,6 +241,30 @@ fn detection(config: &Config, app: &AppConfig, node: Option<&Node>, engines: &Mu
     cache.retain(|_, w| w.strong_count() > 0);
     cache.insert(key, Arc::downgrade(&stage));
     Ok(Some(Box::new(Shared(stage))))
+}
+
+/// The detection settings of an app: its `detection:` section, or the defaults when absent
+/// (what the proxy and `palisade detect eval --config` build the stage from).
+pub fn detection_settings(config: &Config, app: &AppConfig) -> Result<palisade_detect::settings::Settings, Vec<ConfigError>> {
+    decode_detection(config, app, app.stages.iter().find(|(k, _, _)| k == "detection").map(|(_, n, _)| n))
+}
+
+fn decode_detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Result<palisade_detect::settings::Settings, Vec<ConfigError>> {
+    let Some(node) = node else {
+        return Ok(palisade_detect::settings::Settings::default());
+    };
+    let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
+    let path = stage_path(config, app, "detection");
+    let s = palisade_detect::settings::Settings::decode(&mut cx, node, &path);
+    if let (Some(ops), Some(s)) = (node.get("operations"), &s) {
+        if !s.operations.is_empty() && !app.stages.iter().any(|(k, _, _)| k == "openapi") {
+            cx.error(&ops.origin, &format!("{path}.operations"), "overrides per operation need the app's `openapi:` section (it names the operation)");
+        }
+    }
+    if !cx.errors.is_empty() {
+        return Err(cx.errors);
+    }
+    Ok(s.unwrap_or_default())
 }
 
 type EngineCache = std::collections::HashMap<String, Weak<palisade_detect::stage::DetectionStage>>;

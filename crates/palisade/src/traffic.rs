@@ -36,7 +36,7 @@ pub fn read(src: &Sources) -> Result<(Vec<Sample>, Vec<String>), String> {
         let files = if p.is_dir() { list_dir(p)? } else { vec![p.clone()] };
         let many = p.is_dir();
         for f in files {
-            let r = match palisade_openapi::rawhttp::parse_request(&read_bounded(&f)?) {
+            let r = match palisade_core::rawhttp::parse_request(&read_bounded(&f)?) {
                 Ok(r) => r,
                 Err(e) if many => {
                     skipped.push(format!("{}: {e}", f.display()));

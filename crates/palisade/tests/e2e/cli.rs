@@ -471,6 +471,73 @@ fn detect_eval_prints_rates_computed_from_the_corpus() {
 }
 
 #[test]
+fn detect_eval_over_raw_requests_from_a_directory_and_a_gzip_file() {
+    let dir = TempDir::new();
+    let root = dir.join("corpus");
+    let files = [
+        ("attack/sqli/query/1.http", "GET /items?id=1%27%20UNION%20SELECT%20password%20FROM%20users-- HTTP/1.1\r\nHost: a\r\n\r\n"),
+        ("attack/xss/json/2.http", "POST /comments HTTP/1.1\nHost: a\nContent-Type: application/json\n\n{\"body\":\"<img src=x onerror=alert(1)>\"}"),
+        ("attack/made-up/query/3.http", "GET /items?sort=name HTTP/1.1\r\nHost: a\r\n\r\n"),
+        ("benign/editor/json/4.http", "POST /pens/1 HTTP/1.1\nHost: a\nContent-Type: application/json\n\n{\"code\":\"<img src=x onerror=alert(1)>\"}"),
+        ("benign/search/query/5.http", "GET /search?q=weather+tomorrow HTTP/1.1\r\nHost: a\r\n\r\n"),
+    ];
+    for (name, text) in files {
+        let p = root.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let out = command().args(["detect", "eval"]).arg(&root).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("attacks detected: 2/3 (66.67%)"), "{stdout}");
+    assert!(stdout.contains("benign flagged (false positives): 1/2 (50.00%)"), "{stdout}");
+    // The false positive is listed with its detector, location and fragment; the miss with its
+    // request line.
+    assert!(stdout.contains("benign/editor/json/4.http [editor]"), "{stdout}");
+    assert!(stdout.contains("xss confidence") && stdout.contains("at body/code"), "{stdout}");
+    assert!(stdout.contains("attack/made-up/query/3.http [made-up] at query: GET /items?sort=name"), "{stdout}");
+
+    // The app's settings from a configuration: an exclusion for the editor's code field.
+    let conf = dir.write(
+        "c.yaml",
+        "listen:\n  - addr: 127.0.0.1:0\napps:\n  - name: api\n    upstream: http://127.0.0.1:9\n    detection:\n      level: strict\n      exclusions: [{detector: xss, location: body/code}]\n",
+    );
+    let out = command().args(["detect", "eval"]).arg(&root).arg("--config").arg(&conf).args(["--app", "api", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["level"], "strict");
+    assert_eq!(v["benign"]["overall"]["flagged"], 0, "{v}");
+    assert_eq!(v["attack"]["by_class"]["sqli"]["flagged"], 1, "{v}");
+    assert_eq!(v["missed"][0]["class"], "made-up", "{v}");
+    let out = command().args(["detect", "eval"]).arg(&root).arg("--config").arg(&conf).args(["--app", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no app `nope` (apps: api)"));
+
+    // A gzip-compressed JSON-lines corpus, binary requests in `request_base64`.
+    use std::io::Write as _;
+    let lines = "{\"label\":\"attack\",\"class\":\"sqli\",\"location\":\"query\",\"request\":\"GET /?id=1%27%20OR%201%3D1-- HTTP/1.1\\r\\n\\r\\n\"}\n\
+                 {\"label\":\"benign\",\"class\":\"binary\",\"request_base64\":\"UE9TVCAvdXAgSFRUUC8xLjENCkNvbnRlbnQtVHlwZTogYXBwbGljYXRpb24vb2N0ZXQtc3RyZWFtDQoNCv/+ACc8\"}\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(lines.as_bytes()).unwrap();
+    let file = dir.write("c.jsonl.gz", gz.finish().unwrap());
+    let out = command().args(["detect", "eval"]).arg(&file).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("attacks detected: 1/1") && stdout.contains("benign flagged (false positives): 0/1"), "{stdout}");
+
+    // A directory not laid out by label, and a request that does not parse.
+    std::fs::write(root.join("stray.http"), "GET / HTTP/1.1\n\n").unwrap();
+    let out = command().args(["detect", "eval"]).arg(&root).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("LABEL/CLASS"));
+    std::fs::remove_file(root.join("stray.http")).unwrap();
+    std::fs::write(root.join("benign/search/query/6.http"), "GET nopath HTTP/1.1\n\n").unwrap();
+    let out = command().args(["detect", "eval"]).arg(&root).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("6.http: line 1: request target must start with `/`"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
 fn detect_explain_shows_layers_and_findings() {
     let out = command().args(["detect", "explain", "%27%20OR%201%3D1--", "--location", "cookie"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
