@@ -2,7 +2,8 @@
 //!
 //! - `GET` with `query`, `variables` (JSON), `operationName` and `extensions` (JSON) in the
 //!   query string; a `GET` with neither `query` nor `extensions` is not a GraphQL request (an
-//!   IDE page, say) and is left alone;
+//!   IDE page, say) and is left alone; these parameters may be given once each, under their
+//!   plain names;
 //! - `POST` with `application/json` (or any `+json` type): one request object, or a batch (a
 //!   JSON array of request objects);
 //! - `POST` with `application/graphql`: the body is the document.
@@ -49,10 +50,22 @@ pub fn from_http(method: &Method, content_type: Option<&str>, query_string: Opti
     if method == Method::GET {
         let mut r = GraphqlRequest::default();
         let mut any = false;
+        let mut seen: Vec<&str> = Vec::new();
         for pair in query_string.unwrap_or("").split('&') {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            // The parameters are plain names: an encoded name would be read as one of them by
+            // some decoders and not by others.
+            if k.contains(['%', '+']) {
+                return Err(Error::new(ErrorKind::Request, "an encoded query parameter name on a GraphQL endpoint"));
+            }
+            if matches!(k, "query" | "variables" | "operationName" | "extensions") {
+                if seen.contains(&k) {
+                    return Err(Error::new(ErrorKind::Request, format!("the query parameter `{k}` is given twice")));
+                }
+                seen.push(k);
+            }
             let v = palisade_core::form_decode(v);
-            match &*palisade_core::form_decode(k) {
+            match k {
                 "query" => {
                     any = true;
                     r.query = Some(v.into_owned());

@@ -382,7 +382,7 @@ fn operation_selection() {
     // Only the selected operation is judged.
     let deep = format!("query A {}x{} query B {{ b }}", "{ a ".repeat(20), " }".repeat(20));
     let body = serde_json::json!({"query": deep, "operationName": "B"}).to_string();
-    assert!(judge_env(&post(body), &l, None).0.is_empty());
+    assert!(judge_env(&post(&body), &l, None).0.is_empty());
 }
 
 #[test]
@@ -416,6 +416,9 @@ fn get_requests() {
     assert_eq!(from_http(&Method::GET, None, Some("tab=1"), b"").unwrap(), None);
     assert_eq!(from_http(&Method::GET, None, None, b"").unwrap(), None);
     assert!(from_http(&Method::GET, None, Some("query={a}&variables=[1]"), b"").is_err());
+    // One document per request, under the plain parameter name.
+    assert!(from_http(&Method::GET, None, Some("query={a}&query={b}"), b"").is_err());
+    assert!(from_http(&Method::GET, None, Some("%71uery={a}"), b"").is_err());
 }
 
 #[test]
