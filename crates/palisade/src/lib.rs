@@ -5,5 +5,6 @@
 
 pub mod access;
 pub mod fetch;
+pub mod graphql_cmd;
 pub mod redis;
 pub mod stages;
