@@ -87,7 +87,11 @@ fn over(n: usize, limit: usize) -> bool {
 pub fn check_envelope(env: &Envelope, limits: &Limits, schema: Option<&Schema>, out: &mut Vec<Reason>, mut values: Option<&mut Vec<ProtocolValue>>) -> Summary {
     let mut summary = Summary::default();
     if over(env.requests.len(), limits.max_batch) {
-        out.push(Reason::new("graphql.batch").at("graphql").detail(format!("a batch of {} operations; at most {} allowed", env.requests.len(), limits.max_batch)));
+        out.push(Reason::new("graphql.batch").at("graphql").detail(format!(
+            "a batch of {} operations; at most {} allowed",
+            env.requests.len(),
+            limits.max_batch
+        )));
         return summary;
     }
     for (i, r) in env.requests.iter().enumerate() {
@@ -121,7 +125,11 @@ pub fn check_request(
         return;
     };
     let doc = if over(query.len(), limits.max_query_bytes) {
-        out.push(Reason::new("graphql.query_size").at(prefix).detail(format!("a document of {} bytes; at most {} allowed", query.len(), limits.max_query_bytes)));
+        out.push(Reason::new("graphql.query_size").at(prefix).detail(format!(
+            "a document of {} bytes; at most {} allowed",
+            query.len(),
+            limits.max_query_bytes
+        )));
         None
     } else {
         let token_limit = if limits.max_query_bytes == 0 { usize::MAX } else { limits.max_query_bytes };
@@ -167,7 +175,11 @@ pub fn check(
         },
         None if doc.operations.len() == 1 => &doc.operations[0],
         None => {
-            out.push(Reason::new("graphql.operation_unknown").at(prefix).detail("the document holds several operations and the request names none (`operationName`)"));
+            out.push(
+                Reason::new("graphql.operation_unknown")
+                    .at(prefix)
+                    .detail("the document holds several operations and the request names none (`operationName`)"),
+            );
             return None;
         }
     };
@@ -211,7 +223,7 @@ pub fn check(
         out,
     };
     w.variable_definitions(variables);
-    w.directives(&op.directives, None);
+    w.directives(&op.directives);
     let mut counts = Vec::new();
     w.walk_set(&op.selections, root, 1, &mut counts);
     let totals = [
@@ -305,7 +317,7 @@ impl<'s> Walk<'_, 's> {
             self.var_types.push(st);
         }
         for (i, v) in self.vars.iter().enumerate() {
-            self.directives(&v.directives, None);
+            self.directives(&v.directives);
             if let (Some(d), Some(st)) = (&v.default, self.var_types[i].clone()) {
                 let mut tail = vec![Cow::Borrowed("$default")];
                 self.literal(d, &st, &mut tail, true, &format!("{}.variables.{}", self.prefix, v.name));
@@ -331,7 +343,7 @@ impl<'s> Walk<'_, 's> {
         }
     }
 
-    fn directives(&mut self, ds: &[doc::Directive<'s>], _on: Option<()>) {
+    fn directives(&mut self, ds: &[doc::Directive<'s>]) {
         for d in ds {
             self.directives += 1;
             let Some(s) = self.schema else {
@@ -353,10 +365,8 @@ impl<'s> Walk<'_, 's> {
     /// Variables referenced in a value, when there is no schema to type them.
     fn variables_in(&mut self, v: &Value<'s>) {
         match v {
-            Value::Variable(n) => {
-                if !self.vars.iter().any(|d| d.name == *n) {
-                    self.report("graphql.variable_undefined", &[], format!("variable `${n}` is not defined by the operation"));
-                }
+            Value::Variable(n) if !self.vars.iter().any(|d| d.name == *n) => {
+                self.report("graphql.variable_undefined", &[], format!("variable `${n}` is not defined by the operation"));
             }
             Value::List(items) => items.iter().for_each(|i| self.variables_in(i)),
             Value::Object(fields) => fields.iter().for_each(|(_, v)| self.variables_in(v)),
@@ -392,11 +402,13 @@ impl<'s> Walk<'_, 's> {
     /// Check a literal against an input type; problems go to `base` + `tail`.
     fn literal(&mut self, v: &Value<'s>, ty: &SType, tail: &mut Vec<Cow<'s, str>>, location_default: bool, base: &str) {
         let Some(s) = self.schema else { return };
-        let at = |tail: &[Cow<'_, str>]| tail.iter().fold(base.to_string(), |mut a, t| {
-            a.push('.');
-            a.push_str(t);
-            a
-        });
+        let at = |tail: &[Cow<'_, str>]| {
+            tail.iter().fold(base.to_string(), |mut a, t| {
+                a.push('.');
+                a.push_str(t);
+                a
+            })
+        };
         if let Value::Variable(n) = v {
             match self.vars.iter().position(|d| d.name == *n) {
                 None => self.report_at("graphql.variable_undefined", at(tail), format!("variable `${n}` is not defined by the operation")),
@@ -498,7 +510,7 @@ impl<'s> Walk<'_, 's> {
             match sel {
                 Selection::Field(f) => self.field(f, parent, depth, counts),
                 Selection::Spread { name, directives } => {
-                    self.directives(directives, None);
+                    self.directives(directives);
                     let Some(frag) = self.doc.fragments.iter().find(|fr| fr.name == *name) else {
                         let tail = [Cow::Owned(format!("...{name}"))];
                         self.report("graphql.fragment_unknown", &tail, format!("no fragment named `{name}` in the document"));
@@ -515,13 +527,13 @@ impl<'s> Walk<'_, 's> {
                         continue;
                     }
                     let inner = self.type_condition(Some(frag.on), parent, name);
-                    self.directives(&frag.directives, None);
+                    self.directives(&frag.directives);
                     self.frags.push(name);
                     self.walk_set(&frag.selections, inner, depth, counts);
                     self.frags.pop();
                 }
                 Selection::Inline { on, directives, selections } => {
-                    self.directives(directives, None);
+                    self.directives(directives);
                     let inner = self.type_condition(*on, parent, "inline fragment");
                     self.walk_set(selections, inner, depth, counts);
                 }
@@ -571,13 +583,17 @@ impl<'s> Walk<'_, 's> {
             }
         };
         if over(repeated, self.limits.max_field_repeat) {
-            self.report("graphql.field_repeat", &[], format!("field `{}` appears more than {} times in one selection set", f.name, self.limits.max_field_repeat));
+            self.report(
+                "graphql.field_repeat",
+                &[],
+                format!("field `{}` appears more than {} times in one selection set", f.name, self.limits.max_field_repeat),
+            );
         }
         let introspection = matches!(f.name, "__schema" | "__type");
         if introspection && !self.limits.introspection {
             self.report("graphql.introspection", &[], "introspection is not allowed on this endpoint".to_string());
         }
-        self.directives(&f.directives, None);
+        self.directives(&f.directives);
         let mut child = None;
         let mut descend = true;
         match (self.schema, parent) {
@@ -593,7 +609,11 @@ impl<'s> Walk<'_, 's> {
                         self.arguments(&f.arguments, &fd.args, &mut tail);
                         let ct = s.ty(fd.ty.base());
                         if ct.is_composite() && f.selections.is_empty() {
-                            self.report("graphql.selection_missing", &[], format!("field `{}` of type `{}` needs a selection of subfields", f.name, s.display(&fd.ty)));
+                            self.report(
+                                "graphql.selection_missing",
+                                &[],
+                                format!("field `{}` of type `{}` needs a selection of subfields", f.name, s.display(&fd.ty)),
+                            );
                         } else if !ct.is_composite() && !f.selections.is_empty() {
                             self.report("graphql.selection_invalid", &[], format!("field `{}` of type `{}` has no subfields", f.name, s.display(&fd.ty)));
                             descend = false;
@@ -608,8 +628,7 @@ impl<'s> Walk<'_, 's> {
             (Some(s), Some(pt)) if introspection && Some(pt) != s.query => {
                 self.report("graphql.field_unknown", &[], format!("`{}` is a field of the query root only", f.name));
             }
-            (Some(s), Some(_)) if f.name.starts_with("__") && !introspection && f.name != "__typename" => {
-                let _ = s;
+            (Some(_), Some(_)) if f.name.starts_with("__") && !introspection && f.name != "__typename" => {
                 self.report("graphql.field_unknown", &[], format!("unknown meta-field `{}`", f.name));
             }
             _ => {
@@ -702,7 +721,7 @@ fn json_problem(v: &Json, ty: &TypeRef<'_>, schema: Option<&Schema>, tail: &mut 
                 "Boolean" => v.is_boolean(),
                 "ID" => v.is_string() || v.is_i64() || v.is_u64(),
                 other => {
-                    let Some(t) = schema.and_then(|s| s.type_named(other)) else { return None };
+                    let t = schema.and_then(|s| s.type_named(other))?;
                     match t.kind {
                         Kind::Enum => match v.as_str() {
                             Some(e) if t.enum_values.contains(e) => true,

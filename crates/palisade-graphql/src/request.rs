@@ -97,7 +97,10 @@ pub fn from_http(method: &Method, content_type: Option<&str>, query_string: Opti
     if essence != "application/json" && !essence.ends_with("+json") {
         return Err(Error::new(
             ErrorKind::Request,
-            format!("a GraphQL POST has the content type application/json or application/graphql, not `{}`", if essence.is_empty() { "(none)" } else { &essence }),
+            format!(
+                "a GraphQL POST has the content type application/json or application/graphql, not `{}`",
+                if essence.is_empty() { "(none)" } else { &essence }
+            ),
         ));
     }
     let json: Json = serde_json::from_slice(body).map_err(|e| Error::new(ErrorKind::Request, format!("the body is not JSON: {e}")))?;

@@ -179,14 +179,7 @@ impl Schema {
         let doc = tree.document();
         let name_of = |n: Option<cst::Name>| -> String { n.map(|n| n.text().to_string()).unwrap_or_default() };
         // First pass: every type name, with its kind.
-        let mut s = Schema {
-            names: HashMap::new(),
-            types: Vec::new(),
-            query: None,
-            mutation: None,
-            subscription: None,
-            directives: HashMap::new(),
-        };
+        let mut s = Schema { names: HashMap::new(), types: Vec::new(), query: None, mutation: None, subscription: None, directives: HashMap::new() };
         let add = |s: &mut Schema, name: String, kind: Kind| {
             if !s.names.contains_key(name.as_str()) {
                 let id = s.types.len() as TypeId;
@@ -262,9 +255,8 @@ impl Schema {
                 }
             }
         };
-        let names_in = |i: Option<cst::ImplementsInterfaces>| -> Vec<String> {
-            i.map(|i| i.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()
-        };
+        let names_in =
+            |i: Option<cst::ImplementsInterfaces>| -> Vec<String> { i.map(|i| i.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default() };
         for def in doc.definitions() {
             use cst::Definition as D;
             match &def {
@@ -406,4 +398,3 @@ impl Schema {
         Ok(s)
     }
 }
-

@@ -68,7 +68,7 @@ fn endpoint(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Endpoint> {
         .opt(cx, "path", |cx, n, p| {
             let s = decode::non_empty_string(cx, n, p)?;
             match palisade_core::path::canonical_prefix(&s) {
-                Some(c) if s.starts_with('/') => Some(c),
+                Some(c) if s.starts_with('/') => Some(if c.len() > 1 { c.trim_end_matches('/').to_string() } else { c }),
                 _ => {
                     cx.error(&n.origin, p, "must be a request path starting with / (no `..` above the root, no malformed escape)");
                     None
@@ -88,7 +88,8 @@ fn endpoint(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Endpoint> {
         .unwrap_or(Mode::Block);
     let d = Limits::default();
     let introspection = m.opt(cx, "introspection", |cx, n, p| decode::one_of(cx, n, p, &["allow", "block"]).map(|v| v == "allow")).unwrap_or(d.introspection);
-    let mut limit = |cx: &mut Ctx, key: &str, default: usize, max: u64| m.opt(cx, key, |cx, n, p| decode::uint(cx, n, p, 0, max)).map_or(default, |v| v as usize);
+    let mut limit =
+        |cx: &mut Ctx, key: &str, default: usize, max: u64| m.opt(cx, key, |cx, n, p| decode::uint(cx, n, p, 0, max)).map_or(default, |v| v as usize);
     let limits = Limits {
         max_depth: limit(cx, "max_depth", d.max_depth, 10_000),
         max_aliases: limit(cx, "max_aliases", d.max_aliases, 1_000_000),
@@ -160,7 +161,7 @@ mod tests {
 
     #[test]
     fn a_list_of_endpoints() {
-        let s = decode_str("- {path: /graphql}\n- {path: /admin/graphql, introspection: allow}\n").unwrap();
+        let s = decode_str("- {path: /graphql/}\n- {path: /admin/graphql, introspection: allow}\n").unwrap();
         assert_eq!(s.endpoints.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), ["/graphql", "/admin/graphql"]);
         assert!(s.endpoints[1].limits.introspection && !s.endpoints[0].limits.introspection);
         let errs = decode_str("- {path: /g}\n- {path: /g}\n").unwrap_err();

@@ -236,7 +236,12 @@ fn invalid_github_queries_are_located() {
             "graphql.argument_invalid",
             "graphql.query.repository.issues.first",
         ),
-        (r#"query { repository(owner: "a", name: "b") { issues(frist: 10) { totalCount } } }"#, "{}", "graphql.argument_unknown", "graphql.query.repository.issues.frist"),
+        (
+            r#"query { repository(owner: "a", name: "b") { issues(frist: 10) { totalCount } } }"#,
+            "{}",
+            "graphql.argument_unknown",
+            "graphql.query.repository.issues.frist",
+        ),
         (r#"query { repository(owner: "a") { name } }"#, "{}", "graphql.argument_missing", "graphql.query.repository.name"),
         (
             r#"query { repository(owner: "a", name: "b") { issues(first: 5, states: [OPENED]) { totalCount } } }"#,
@@ -268,12 +273,7 @@ fn invalid_github_queries_are_located() {
             "graphql.variable_type_mismatch",
             "graphql.query.viewer.repositories.first",
         ),
-        (
-            r#"query ($o: String) { repository(owner: $o, name: "x") { name } }"#,
-            "{}",
-            "graphql.variable_type_mismatch",
-            "graphql.query.repository.owner",
-        ),
+        (r#"query ($o: String) { repository(owner: $o, name: "x") { name } }"#, "{}", "graphql.variable_type_mismatch", "graphql.query.repository.owner"),
         ("query { viewer { repositories(first: $n) { totalCount } } }", "{}", "graphql.variable_undefined", "graphql.query.viewer.repositories.first"),
         ("query ($n: Int!) { viewer { repositories(first: $n) { totalCount } } }", "{}", "graphql.variable_missing", "graphql.variables.n"),
         ("query ($n: Int!) { viewer { repositories(first: $n) { totalCount } } }", r#"{"n": "ten"}"#, "graphql.variable_invalid", "graphql.variables.n"),
@@ -404,7 +404,8 @@ fn batches() {
 
 #[test]
 fn get_requests() {
-    let env = from_http(&Method::GET, None, Some("query=%7B%20viewer%20%7B%20login%20%7D%20%7D&variables=%7B%22a%22%3A1%7D&operationName="), b"").unwrap().unwrap();
+    let env =
+        from_http(&Method::GET, None, Some("query=%7B%20viewer%20%7B%20login%20%7D%20%7D&variables=%7B%22a%22%3A1%7D&operationName="), b"").unwrap().unwrap();
     assert!(env.get);
     assert_eq!(env.requests[0].query.as_deref(), Some("{ viewer { login } }"));
     assert_eq!(env.requests[0].variables.as_ref().unwrap()["a"], 1);

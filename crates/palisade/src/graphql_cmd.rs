@@ -40,7 +40,11 @@ pub fn validate(schema: &Path, request: &Path, introspection: bool) -> ExitCode 
         from_http(&req.method, ct, req.query.as_deref(), &req.body)
     } else {
         let first = raw.iter().find(|b| !b.is_ascii_whitespace()).copied();
-        let ct = if matches!(first, Some(b'{' | b'[')) && serde_json::from_slice::<serde_json::Value>(&raw).is_ok() { "application/json" } else { "application/graphql" };
+        let ct = if matches!(first, Some(b'{' | b'[')) && serde_json::from_slice::<serde_json::Value>(&raw).is_ok() {
+            "application/json"
+        } else {
+            "application/graphql"
+        };
         from_http(&Method::POST, Some(ct), None, &raw)
     };
     let limits = Limits { introspection, ..Limits::default() };
