@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use palisade_core::http::Method;
-use palisade_graphql::check::{check_envelope, Limits};
+use palisade_graphql::check::{check_envelope, DocCache, Limits};
 use palisade_graphql::request::from_http;
 use palisade_graphql::Schema;
 
@@ -48,10 +48,11 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     let Ok(Some(env)) = env else { return };
-    for schema in [None, Some(schema())] {
+    let cache = DocCache::new(4, 1 << 16);
+    for (schema, cache) in [(None, None), (Some(schema()), None), (Some(schema()), Some(&cache)), (Some(schema()), Some(&cache))] {
         let mut out = Vec::new();
         let mut values = Vec::new();
-        check_envelope(&env, &limits, schema, &mut out, Some(&mut values));
+        check_envelope(&env, &limits, schema, &mut out, Some(&mut values), cache);
         for r in &out {
             assert!(r.code.starts_with("graphql."), "{r}");
             assert!(r.location.as_deref().is_some_and(|l| l.starts_with("graphql")), "{r}");

@@ -2,7 +2,8 @@
 //! pagination, input objects, enum lists, fragments on an interface and a union) against
 //! GitHub's public schema, with the default limits: the issue's bar. Also the parse alone
 //! (`apollo-parser` building its syntax tree, and the conversion to our tree), to show where
-//! the time goes. Before each measurement, the on-CPU time per iteration is printed (from
+//! the time goes, and a whole request whose document the endpoint has seen before (its analysis
+//! cached; the JSON envelope and the variables judged). Before each measurement, the on-CPU time per iteration is printed (from
 //! `/proc/thread-self/schedstat`, so that waiting for a core on a shared machine does not
 //! count).
 //!
@@ -11,7 +12,9 @@
 use std::io::Read;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use palisade_graphql::check::{check, Limits};
+use palisade_core::http::Method;
+use palisade_graphql::check::{analyze, check_envelope, check_variables, DocCache, Limits};
+use palisade_graphql::request::from_http;
 use palisade_graphql::{doc, Schema};
 
 const QUERY: &str = r#"query RepoOverview($owner: String!, $name: String!, $first: Int = 20, $after: String, $labels: [String!]) {
@@ -76,9 +79,9 @@ fn bench(c: &mut Criterion) {
     let limits = Limits::default();
     let vars: serde_json::Map<String, serde_json::Value> = serde_json::from_str(r#"{"owner": "rust-lang", "name": "rust", "labels": ["C-bug"]}"#).unwrap();
     let run = || {
-        let d = doc::parse(QUERY, usize::MAX).unwrap();
-        let mut out = Vec::new();
-        check(&d, None, Some(&vars), false, &limits, Some(&schema), "graphql", &mut out);
+        let a = analyze(QUERY, None, false, &limits, Some(&schema));
+        let mut out = a.findings.clone();
+        check_variables(&a.variables, Some(&vars), Some(&schema), "graphql", &mut out);
         assert!(out.is_empty(), "{out:?}");
         out.len()
     };
@@ -87,6 +90,21 @@ fn bench(c: &mut Criterion) {
         std::hint::black_box(run());
     });
     c.bench_function("graphql/parse_validate_2k", |b| b.iter(run));
+    // A document seen before (what real clients send: a fixed set of documents with varying
+    // variables): the whole request judged, the analysis taken from the endpoint's cache.
+    let body = serde_json::json!({"query": QUERY, "variables": vars}).to_string();
+    let cache = DocCache::new(16, 1 << 20);
+    let cached = || {
+        let env = from_http(&Method::POST, Some("application/json"), None, body.as_bytes()).unwrap().unwrap();
+        let mut out = Vec::new();
+        check_envelope(&env, &limits, Some(&schema), &mut out, None, Some(&cache));
+        assert!(out.is_empty(), "{out:?}");
+        out.len()
+    };
+    cpu_per_iter("cached_request_2k", || {
+        std::hint::black_box(cached());
+    });
+    c.bench_function("graphql/cached_request_2k", |b| b.iter(cached));
     let parse = || doc::parse(std::hint::black_box(QUERY), usize::MAX).unwrap().operations.len();
     cpu_per_iter("parse_2k", || {
         std::hint::black_box(parse());

@@ -14,6 +14,9 @@
 //! as `graphql.variables.input.body`.
 
 use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+use foldhash::HashMap;
 
 use palisade_core::{ProtocolValue, Reason};
 use serde_json::{Map, Value as Json};
@@ -84,7 +87,14 @@ fn over(n: usize, limit: usize) -> bool {
 /// Judge every entry of an envelope; findings go to `out`.
 /// With `values`, the request's values for attack detection are collected there
 /// ([`crate::values`]).
-pub fn check_envelope(env: &Envelope, limits: &Limits, schema: Option<&Schema>, out: &mut Vec<Reason>, mut values: Option<&mut Vec<ProtocolValue>>) -> Summary {
+pub fn check_envelope(
+    env: &Envelope,
+    limits: &Limits,
+    schema: Option<&Schema>,
+    out: &mut Vec<Reason>,
+    mut values: Option<&mut Vec<ProtocolValue>>,
+    cache: Option<&DocCache>,
+) -> Summary {
     let mut summary = Summary::default();
     if over(env.requests.len(), limits.max_batch) {
         out.push(Reason::new("graphql.batch").at("graphql").detail(format!(
@@ -96,7 +106,7 @@ pub fn check_envelope(env: &Envelope, limits: &Limits, schema: Option<&Schema>, 
     }
     for (i, r) in env.requests.iter().enumerate() {
         let prefix = if env.batched { format!("graphql[{i}]") } else { "graphql".to_string() };
-        check_request(r, env.get, limits, schema, &prefix, out, &mut summary, values.as_deref_mut());
+        check_request(r, env.get, limits, schema, &prefix, out, &mut summary, values.as_deref_mut(), cache);
         if out.len() >= MAX_FINDINGS {
             break;
         }
@@ -104,7 +114,8 @@ pub fn check_envelope(env: &Envelope, limits: &Limits, schema: Option<&Schema>, 
     summary
 }
 
-/// Judge one request (one batch entry) located at `prefix`.
+/// Judge one request (one batch entry) located at `prefix`. With a `cache`, the analysis of a
+/// document seen before is reused.
 #[allow(clippy::too_many_arguments)]
 pub fn check_request(
     r: &GraphqlRequest,
@@ -115,56 +126,242 @@ pub fn check_request(
     out: &mut Vec<Reason>,
     summary: &mut Summary,
     values: Option<&mut Vec<ProtocolValue>>,
+    cache: Option<&DocCache>,
 ) {
     let Some(query) = r.query.as_deref().filter(|q| !q.trim().is_empty()) else {
         // A persisted query: the hash names a document in the server's store.
         summary.persisted += 1;
         if let Some(values) = values {
-            crate::values::collect(r, None, prefix, values);
+            crate::values::collect_json(r, prefix, values);
         }
         return;
     };
-    let doc = if over(query.len(), limits.max_query_bytes) {
-        out.push(Reason::new("graphql.query_size").at(prefix).detail(format!(
+    let analysis = match cache {
+        Some(c) => c.get_or_analyze(query, r.operation_name.as_deref(), get, || analyze(query, r.operation_name.as_deref(), get, limits, schema)),
+        None => Arc::new(analyze(query, r.operation_name.as_deref(), get, limits, schema)),
+    };
+    for f in &analysis.findings {
+        if out.len() >= MAX_FINDINGS {
+            break;
+        }
+        let mut f = f.clone();
+        f.location = Some(format!("{prefix}{}", f.location.as_deref().unwrap_or("")));
+        out.push(f);
+    }
+    if let Some(kind) = analysis.kind {
+        summary.operations.push(kind);
+        check_variables(&analysis.variables, r.variables.as_ref(), schema, prefix, out);
+    }
+    if let Some(values) = values {
+        match &analysis.values {
+            Some(literals) => values.extend(literals.iter().map(|(at, v)| ProtocolValue { location: format!("{prefix}{at}"), value: v.clone(), key: false })),
+            // A document that does not parse is handed over whole.
+            None => values.push(ProtocolValue { location: format!("{prefix}.query"), value: query.to_string(), key: false }),
+        }
+        crate::values::collect_json(r, prefix, values);
+    }
+}
+
+/// What a document gives for one operation name, whatever the values of its variables: the
+/// findings (located relative to the request's place: `.query.user.name`), the selected
+/// operation's variable definitions, and its string literals for detection. Owned, so that it
+/// can be kept in a [`DocCache`].
+#[derive(Debug)]
+pub struct Analysis {
+    query: Box<str>,
+    operation_name: Option<Box<str>>,
+    get: bool,
+    /// The selected operation's type; `None` when the document does not parse or no operation
+    /// could be selected.
+    pub kind: Option<OpKind>,
+    pub findings: Vec<Reason>,
+    pub variables: Vec<VarSpec>,
+    /// `None` when the document does not parse.
+    pub values: Option<Vec<(String, String)>>,
+}
+
+/// A variable definition, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VarSpec {
+    pub name: Box<str>,
+    pub ty: OwnedType,
+    pub has_default: bool,
+}
+
+/// A type as written in a request, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnedType {
+    Named(Box<str>),
+    List(Box<OwnedType>),
+    NonNull(Box<OwnedType>),
+}
+
+impl OwnedType {
+    fn of(t: &TypeRef<'_>) -> OwnedType {
+        match t {
+            TypeRef::Named(n) => OwnedType::Named((*n).into()),
+            TypeRef::List(t) => OwnedType::List(Box::new(OwnedType::of(t))),
+            TypeRef::NonNull(t) => OwnedType::NonNull(Box::new(OwnedType::of(t))),
+        }
+    }
+
+    fn of_schema(s: &Schema, t: &SType) -> OwnedType {
+        match t {
+            SType::Named(i) => OwnedType::Named(s.ty(*i).name.clone()),
+            SType::List(t) => OwnedType::List(Box::new(OwnedType::of_schema(s, t))),
+            SType::NonNull(t) => OwnedType::NonNull(Box::new(OwnedType::of_schema(s, t))),
+        }
+    }
+}
+
+impl std::fmt::Display for OwnedType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OwnedType::Named(n) => f.write_str(n),
+            OwnedType::List(t) => write!(f, "[{t}]"),
+            OwnedType::NonNull(t) => write!(f, "{t}!"),
+        }
+    }
+}
+
+/// Parse and judge a document for one operation name (everything but the variables' values).
+pub fn analyze(query: &str, operation_name: Option<&str>, get: bool, limits: &Limits, schema: Option<&Schema>) -> Analysis {
+    let mut a = Analysis {
+        query: query.into(),
+        operation_name: operation_name.map(Into::into),
+        get,
+        kind: None,
+        findings: Vec::new(),
+        variables: Vec::new(),
+        values: None,
+    };
+    if over(query.len(), limits.max_query_bytes) {
+        a.findings.push(Reason::new("graphql.query_size").at("").detail(format!(
             "a document of {} bytes; at most {} allowed",
             query.len(),
             limits.max_query_bytes
         )));
-        None
-    } else {
-        let token_limit = if limits.max_query_bytes == 0 { usize::MAX } else { limits.max_query_bytes };
-        match doc::parse(query, token_limit) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                out.push(Reason::new(e.code()).at(prefix).detail(e.message));
-                None
-            }
+        return a;
+    }
+    let token_limit = if limits.max_query_bytes == 0 { usize::MAX } else { limits.max_query_bytes };
+    let doc = match doc::parse(query, token_limit) {
+        Ok(d) => d,
+        Err(e) => {
+            a.findings.push(Reason::new(e.code()).at("").detail(e.message));
+            return a;
         }
     };
-    if let Some(doc) = &doc {
-        if let Some(kind) = check(doc, r.operation_name.as_deref(), r.variables.as_ref(), get, limits, schema, prefix, out) {
-            summary.operations.push(kind);
+    if let Some(op) = check(&doc, operation_name, get, limits, schema, "", &mut a.findings) {
+        a.kind = Some(op.kind);
+        a.variables = op.variables.iter().map(|v| VarSpec { name: v.name.into(), ty: OwnedType::of(&v.ty), has_default: v.default.is_some() }).collect();
+    }
+    let mut literals = Vec::new();
+    crate::values::collect_document(&doc, "", &mut literals);
+    a.values = Some(literals);
+    a
+}
+
+/// Judge the JSON `variables` of a request against the selected operation's definitions: a
+/// required variable missing, or a value that does not fit its type (with a schema, enums and
+/// input objects too; without, the built-in scalars). Located `PREFIX.variables.NAME...`.
+pub fn check_variables(defs: &[VarSpec], given: Option<&Map<String, Json>>, schema: Option<&Schema>, prefix: &str, out: &mut Vec<Reason>) {
+    for v in defs {
+        if out.len() >= MAX_FINDINGS {
+            return;
+        }
+        let at = format!("{prefix}.variables.{}", v.name);
+        match given.and_then(|g| g.get(&*v.name)) {
+            None if matches!(v.ty, OwnedType::NonNull(_)) && !v.has_default => {
+                out.push(Reason::new("graphql.variable_missing").at(at).detail(format!("variable `${}` of type `{}` is required", v.name, v.ty)));
+            }
+            None => {}
+            Some(value) => {
+                if let Some((tail, detail)) = json_problem(value, &v.ty, schema, &mut Vec::new()) {
+                    let at = tail.iter().fold(at, |mut s, t| {
+                        s.push('.');
+                        s.push_str(t);
+                        s
+                    });
+                    out.push(Reason::new("graphql.variable_invalid").at(at).detail(detail));
+                }
+            }
         }
     }
-    if let Some(values) = values {
-        crate::values::collect(r, doc.as_ref(), prefix, values);
+}
+
+/// Analyses of the documents an endpoint has seen, by document, operation name and method:
+/// real clients send a fixed set of documents with varying variables, so the parse and the
+/// validation are done once per document. Bounded by entries and by bytes of documents; when
+/// full, an arbitrary entry makes room (a client sending endless new documents gets the cost
+/// of the uncached path, never unbounded memory).
+#[derive(Debug)]
+pub struct DocCache {
+    map: Mutex<HashMap<u64, Arc<Analysis>>>,
+    state: foldhash::fast::RandomState,
+    bytes: std::sync::atomic::AtomicUsize,
+    max_entries: usize,
+    max_bytes: usize,
+}
+
+impl DocCache {
+    pub fn new(max_entries: usize, max_bytes: usize) -> Self {
+        DocCache { map: Mutex::new(HashMap::default()), state: Default::default(), bytes: Default::default(), max_entries, max_bytes }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.lock().map_or(0, |m| m.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The analysis of `query` for `operation_name`, computed by `analyze` when not known.
+    pub fn get_or_analyze(&self, query: &str, operation_name: Option<&str>, get: bool, analyze: impl FnOnce() -> Analysis) -> Arc<Analysis> {
+        use std::hash::BuildHasher;
+        use std::sync::atomic::Ordering;
+        let key = self.state.hash_one((query, operation_name, get));
+        if let Ok(m) = self.map.lock() {
+            if let Some(a) = m.get(&key) {
+                // The key is a hash: the entry is used only for the very same request.
+                if &*a.query == query && a.operation_name.as_deref() == operation_name && a.get == get {
+                    return a.clone();
+                }
+            }
+        }
+        let a = Arc::new(analyze());
+        if self.max_entries == 0 || query.len() > self.max_bytes {
+            return a;
+        }
+        if let Ok(mut m) = self.map.lock() {
+            while m.len() >= self.max_entries || (self.bytes.load(Ordering::Relaxed) + query.len() > self.max_bytes && !m.is_empty()) {
+                let Some(k) = m.keys().next().copied() else { break };
+                if let Some(old) = m.remove(&k) {
+                    self.bytes.fetch_sub(old.query.len(), Ordering::Relaxed);
+                }
+            }
+            if let Some(old) = m.insert(key, a.clone()) {
+                self.bytes.fetch_sub(old.query.len(), Ordering::Relaxed);
+            }
+            self.bytes.fetch_add(query.len(), Ordering::Relaxed);
+        }
+        a
     }
 }
 
 /// Judge a parsed document: select the operation (`operation_name`, or the only one), then
-/// apply the limits and, with a schema, validate it and its `variables`. Returns the selected
-/// operation's type.
+/// apply the limits and, with a schema, validate it. The JSON `variables` are judged apart
+/// ([`check_variables`]). Returns the selected operation.
 #[allow(clippy::too_many_arguments)]
-pub fn check(
-    doc: &Document<'_>,
+pub fn check<'d, 's>(
+    doc: &'d Document<'s>,
     operation_name: Option<&str>,
-    variables: Option<&Map<String, Json>>,
     get: bool,
     limits: &Limits,
     schema: Option<&Schema>,
     prefix: &str,
     out: &mut Vec<Reason>,
-) -> Option<OpKind> {
+) -> Option<&'d doc::Operation<'s>> {
     let op = match operation_name {
         Some(name) => match doc.operations.iter().find(|o| o.name == Some(name)) {
             Some(op) => op,
@@ -197,7 +394,7 @@ pub fn check(
             };
             if root.is_none() {
                 out.push(Reason::new("graphql.operation_unsupported").at(at_op.clone()).detail(format!("the schema defines no {} type", kind.as_str())));
-                return Some(op.kind);
+                return Some(op);
             }
             root
         }
@@ -222,7 +419,7 @@ pub fn check(
         nesting: 0,
         out,
     };
-    w.variable_definitions(variables);
+    w.variable_definitions();
     w.directives(&op.directives);
     let mut counts = Vec::new();
     w.walk_set(&op.selections, root, 1, &mut counts);
@@ -237,7 +434,7 @@ pub fn check(
             w.out.push(Reason::new(code).at(at_op.clone()).detail(format!("{n} {what}; at most {limit} allowed")));
         }
     }
-    Some(op.kind)
+    Some(op)
 }
 
 struct Walk<'a, 's> {
@@ -291,7 +488,7 @@ impl<'s> Walk<'_, 's> {
         self.report_at(code, at, detail);
     }
 
-    fn variable_definitions(&mut self, given: Option<&Map<String, Json>>) {
+    fn variable_definitions(&mut self) {
         for (i, v) in self.vars.iter().enumerate() {
             if self.vars[..i].iter().any(|o| o.name == v.name) {
                 self.report_at("graphql.variable_invalid", format!("{}.variables.{}", self.prefix, v.name), format!("variable `${}` is defined twice", v.name));
@@ -321,24 +518,6 @@ impl<'s> Walk<'_, 's> {
             if let (Some(d), Some(st)) = (&v.default, self.var_types[i].clone()) {
                 let mut tail = vec![Cow::Borrowed("$default")];
                 self.literal(d, &st, &mut tail, true, &format!("{}.variables.{}", self.prefix, v.name));
-            }
-            let at = format!("{}.variables.{}", self.prefix, v.name);
-            match given.and_then(|g| g.get(v.name)) {
-                None if matches!(v.ty, TypeRef::NonNull(_)) && v.default.is_none() => {
-                    self.report_at("graphql.variable_missing", at, format!("variable `${}` of type `{}` is required", v.name, v.ty));
-                }
-                None => {}
-                Some(value) => {
-                    if let Some(problem) = json_problem(value, &v.ty, self.schema, &mut Vec::new()) {
-                        let (tail, detail) = problem;
-                        let at = tail.iter().fold(at, |mut s, t| {
-                            s.push('.');
-                            s.push_str(t);
-                            s
-                        });
-                        self.report_at("graphql.variable_invalid", at, detail);
-                    }
-                }
             }
         }
     }
@@ -689,17 +868,17 @@ fn compatible(var: &SType, loc: &SType) -> bool {
 
 /// Why a JSON variable value does not fit its declared type: the path below the variable and
 /// the reason. Without a schema only the built-in scalars are checked.
-fn json_problem(v: &Json, ty: &TypeRef<'_>, schema: Option<&Schema>, tail: &mut Vec<String>) -> Option<(Vec<String>, String)> {
+fn json_problem(v: &Json, ty: &OwnedType, schema: Option<&Schema>, tail: &mut Vec<String>) -> Option<(Vec<String>, String)> {
     let fail = |tail: &Vec<String>, why: String| Some((tail.clone(), why));
     match ty {
-        TypeRef::NonNull(inner) => {
+        OwnedType::NonNull(inner) => {
             if v.is_null() {
                 return fail(tail, format!("null where `{ty}` is expected"));
             }
             json_problem(v, inner, schema, tail)
         }
         _ if v.is_null() => None,
-        TypeRef::List(inner) => match v {
+        OwnedType::List(inner) => match v {
             Json::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
                     tail.push(i.to_string());
@@ -713,8 +892,8 @@ fn json_problem(v: &Json, ty: &TypeRef<'_>, schema: Option<&Schema>, tail: &mut 
             }
             other => json_problem(other, inner, schema, tail),
         },
-        TypeRef::Named(name) => {
-            let ok = match *name {
+        OwnedType::Named(name) => {
+            let ok = match &**name {
                 "Int" => v.as_i64().is_some_and(|i| i32::try_from(i).is_ok()) || v.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() <= i32::MAX as f64),
                 "Float" => v.is_number(),
                 "String" => v.is_string(),
@@ -736,7 +915,7 @@ fn json_problem(v: &Json, ty: &TypeRef<'_>, schema: Option<&Schema>, tail: &mut 
                                 let Some(f) = t.inputs.iter().find(|f| &*f.name == k.as_str()) else {
                                     return fail(tail, format!("input type `{other}` has no field `{k}`"));
                                 };
-                                let fty = stype_to_ref(s, &f.ty);
+                                let fty = OwnedType::of_schema(s, &f.ty);
                                 let p = json_problem(fv, &fty, schema, tail);
                                 tail.pop();
                                 if p.is_some() {
@@ -761,15 +940,6 @@ fn json_problem(v: &Json, ty: &TypeRef<'_>, schema: Option<&Schema>, tail: &mut 
                 fail(tail, format!("{} where `{name}` is expected", json_kind(v)))
             }
         }
-    }
-}
-
-/// A schema type as a request type (names borrowed from the schema).
-fn stype_to_ref<'a>(s: &'a Schema, t: &SType) -> TypeRef<'a> {
-    match t {
-        SType::Named(i) => TypeRef::Named(&s.ty(*i).name),
-        SType::List(t) => TypeRef::List(Box::new(stype_to_ref(s, t))),
-        SType::NonNull(t) => TypeRef::NonNull(Box::new(stype_to_ref(s, t))),
     }
 }
 

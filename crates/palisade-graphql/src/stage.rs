@@ -9,32 +9,40 @@ use std::sync::Arc;
 use palisade_core::http::{header, Method};
 use palisade_core::{Context, Mode, ProtocolValues, Reason, RequestView, Stage, Verdict};
 
-use crate::check::check_envelope;
+use crate::check::{check_envelope, DocCache};
 use crate::request;
 use crate::schema::Schema;
 use crate::settings::Endpoint;
 
+/// Documents whose analysis each endpoint keeps ([`DocCache`]), and their total size.
+pub const CACHED_DOCUMENTS: usize = 1024;
+pub const CACHED_BYTES: usize = 8 << 20;
+
 pub struct GraphqlStage {
     endpoints: Vec<(Endpoint, Option<Arc<Schema>>)>,
+    caches: Vec<DocCache>,
 }
 
 impl GraphqlStage {
     /// Endpoints with their parsed schemas; endpoints in mode `off` are left out.
     pub fn new(endpoints: Vec<(Endpoint, Option<Arc<Schema>>)>) -> Self {
-        GraphqlStage { endpoints: endpoints.into_iter().filter(|(e, _)| e.mode != Mode::Off).collect() }
+        let endpoints: Vec<_> = endpoints.into_iter().filter(|(e, _)| e.mode != Mode::Off).collect();
+        let caches = endpoints.iter().map(|_| DocCache::new(CACHED_DOCUMENTS, CACHED_BYTES)).collect();
+        GraphqlStage { endpoints, caches }
     }
 
     pub fn is_empty(&self) -> bool {
         self.endpoints.is_empty()
     }
 
-    fn endpoint(&self, path: &str) -> Option<&(Endpoint, Option<Arc<Schema>>)> {
+    fn endpoint(&self, path: &str) -> Option<usize> {
         let path = if path.len() > 1 { path.trim_end_matches('/') } else { path };
-        self.endpoints.iter().find(|(e, _)| e.path == path)
+        self.endpoints.iter().position(|(e, _)| e.path == path)
     }
 
-    /// Judge one request on an endpoint (the phase that holds its document).
-    fn judge(&self, ep: &Endpoint, schema: Option<&Schema>, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+    /// Judge one request on endpoint `i` (in the phase that holds its document).
+    fn judge(&self, i: usize, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        let (ep, schema) = (&self.endpoints[i].0, self.endpoints[i].1.as_deref());
         let mut reasons = Vec::new();
         if req.body_truncated {
             reasons.push(Reason::new("graphql.query_size").at("graphql").detail("the body is larger than the app's inspection limit (limits.inspect_body)"));
@@ -45,7 +53,7 @@ impl GraphqlStage {
             Ok(None) => Verdict::Allow,
             Ok(Some(env)) => {
                 let mut values = Vec::new();
-                check_envelope(&env, &ep.limits, schema, &mut reasons, Some(&mut values));
+                check_envelope(&env, &ep.limits, schema, &mut reasons, Some(&mut values), Some(&self.caches[i]));
                 let get = env.get;
                 cx.protocol_values = Some(Arc::new(ProtocolValues {
                     replaces_body: !get,
@@ -77,11 +85,12 @@ impl Stage for GraphqlStage {
     }
 
     fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
-        let Some((ep, schema)) = self.endpoint(req.path) else { return Verdict::Allow };
+        let Some(i) = self.endpoint(req.path) else { return Verdict::Allow };
         match *req.method {
-            Method::GET => self.judge(ep, schema.as_deref(), req, cx),
+            Method::GET => self.judge(i, req, cx),
             Method::POST | Method::OPTIONS | Method::HEAD => Verdict::Allow,
-            ref m => self.verdict(ep, vec![Reason::new("graphql.method").at("graphql").detail(format!("{m} is not a GraphQL method (GET or POST)"))]),
+            ref m => self
+                .verdict(&self.endpoints[i].0, vec![Reason::new("graphql.method").at("graphql").detail(format!("{m} is not a GraphQL method (GET or POST)"))]),
         }
     }
 
@@ -93,7 +102,7 @@ impl Stage for GraphqlStage {
         if *req.method != Method::POST {
             return Verdict::Allow;
         }
-        let Some((ep, schema)) = self.endpoint(req.path) else { return Verdict::Allow };
-        self.judge(ep, schema.as_deref(), req, cx)
+        let Some(i) = self.endpoint(req.path) else { return Verdict::Allow };
+        self.judge(i, req, cx)
     }
 }

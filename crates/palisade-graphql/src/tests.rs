@@ -25,7 +25,7 @@ fn post(body: &str) -> Envelope {
 
 fn judge_env(env: &Envelope, limits: &Limits, schema: Option<&Schema>) -> (Vec<Reason>, Summary) {
     let mut out = Vec::new();
-    let s = check_envelope(env, limits, schema, &mut out, None);
+    let s = check_envelope(env, limits, schema, &mut out, None, None);
     (out, s)
 }
 
@@ -494,7 +494,7 @@ fn values_for_detection_are_arguments_and_variables() {
     let env = post(body);
     let mut out = Vec::new();
     let mut values = Vec::new();
-    check_envelope(&env, &Limits::default(), None, &mut out, Some(&mut values));
+    check_envelope(&env, &Limits::default(), None, &mut out, Some(&mut values), None);
     let got: Vec<(String, String, bool)> = values.into_iter().map(|v| (v.location, v.value, v.key)).collect();
     let want = [
         ("graphql.variables.v", "dflt", false),
@@ -514,4 +514,43 @@ fn values_for_detection_are_arguments_and_variables() {
     assert_eq!(got, want);
     // The comment is not a value.
     assert!(!got.iter().any(|(_, v, _)| v.contains("comment")));
+}
+
+#[test]
+fn cached_analyses_give_the_same_verdicts_and_stay_bounded() {
+    use crate::check::DocCache;
+    let cache = DocCache::new(3, 4096);
+    let judge = |body: &str, cache: Option<&DocCache>| {
+        let mut out = Vec::new();
+        let mut values = Vec::new();
+        check_envelope(&post(body), &Limits::default(), Some(github()), &mut out, Some(&mut values), cache);
+        (codes_at(&out), values)
+    };
+    let q = "query ($n: Int!) { viewer { repositories(first: $n) { totalCount } login(x: \\\"a\\\") } }";
+    let bodies = [
+        format!(r#"{{"query": "{q}", "variables": {{"n": 5}}}}"#),
+        format!(r#"{{"query": "{q}", "variables": {{"n": "five"}}}}"#),
+        format!(r#"{{"query": "{q}"}}"#),
+        format!(r#"[{{"query": "{{ viewer {{ login }} }}"}}, {{"query": "{q}", "variables": {{"n": 1}}}}]"#),
+        r#"{"query": "query A { viewer { login } } query B { viewer { nope } }", "operationName": "A"}"#.to_string(),
+        r#"{"query": "query A { viewer { login } } query B { viewer { nope } }", "operationName": "B"}"#.to_string(),
+        r#"{"query": "{ viewer { "}"#.to_string(),
+    ];
+    // Twice over: the second round takes every analysis from the cache (or recomputes an
+    // evicted one); each verdict is the uncached one, variables judged per request, locations
+    // under each request's own place.
+    for _ in 0..2 {
+        for b in &bodies {
+            assert_eq!(judge(b, Some(&cache)), judge(b, None), "{b}");
+        }
+    }
+    let (r, _) = judge(&bodies[3], Some(&cache));
+    assert!(r.contains(&("graphql.argument_unknown".into(), "graphql[1].query.viewer.login.x".into())), "{r:?}");
+    let (r, _) = judge(&bodies[1], Some(&cache));
+    assert!(r.contains(&("graphql.variable_invalid".into(), "graphql.variables.n".into())), "{r:?}");
+    assert!(cache.len() <= 3);
+    // Bounded by bytes too: a document larger than the cache is analysed, not kept.
+    let big = format!(r#"{{"query": "{{ viewer {{ login }} }} {}"}}"#, "#".repeat(5000));
+    assert!(judge(&big, Some(&cache)).0.is_empty());
+    assert!(cache.len() <= 3);
 }

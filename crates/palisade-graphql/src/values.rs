@@ -14,31 +14,35 @@ use palisade_core::ProtocolValue;
 use serde_json::{Map, Value as Json};
 
 use crate::doc::{Document, Selection, Value};
+
 use crate::request::GraphqlRequest;
 
-/// Append the values of one request (and of its parsed document, when it parsed) to `out`.
-pub fn collect(r: &GraphqlRequest, doc: Option<&Document<'_>>, prefix: &str, out: &mut Vec<ProtocolValue>) {
-    if let Some(doc) = doc {
-        for op in &doc.operations {
-            let base = format!("{prefix}.{}", op.kind.as_str());
-            for v in &op.variables {
-                if let Some(d) = &v.default {
-                    literal(d, &format!("{prefix}.variables.{}", v.name), out);
-                }
+/// Append the string literals of a document (every operation and fragment) to `out`, as
+/// (location, value) with locations under `prefix`.
+pub fn collect_document(doc: &Document<'_>, prefix: &str, out: &mut Vec<(String, String)>) {
+    let mut found = Vec::new();
+    for op in &doc.operations {
+        let base = format!("{prefix}.{}", op.kind.as_str());
+        for v in &op.variables {
+            if let Some(d) = &v.default {
+                literal(d, &format!("{prefix}.variables.{}", v.name), &mut found);
             }
-            selections(&op.selections, &base, out);
         }
-        for f in &doc.fragments {
-            selections(&f.selections, &format!("{prefix}.fragment.{}", f.name), out);
-        }
-    } else if let Some(q) = &r.query {
-        // A document that does not parse is handed over whole.
-        out.push(ProtocolValue { location: format!("{prefix}.query"), value: q.clone(), key: false });
+        selections(&op.selections, &base, &mut found);
     }
+    for f in &doc.fragments {
+        selections(&f.selections, &format!("{prefix}.fragment.{}", f.name), &mut found);
+    }
+    out.extend(found.into_iter().map(|v| (v.location, v.value)));
+}
+
+/// Append the JSON members of one request (`operationName`, `variables`, `extensions` and any
+/// other member) to `out`.
+pub fn collect_json(r: &GraphqlRequest, prefix: &str, out: &mut Vec<ProtocolValue>) {
     if let Some(name) = &r.operation_name {
         out.push(ProtocolValue { location: format!("{prefix}.operationName"), value: name.clone(), key: false });
     }
-    for (member, map) in [("variables", &r.variables), ("extensions", &r.extensions), ("", &Some(r.extra.clone()))] {
+    for (member, map) in [("variables", r.variables.as_ref()), ("extensions", r.extensions.as_ref()), ("", Some(&r.extra))] {
         if let Some(map) = map {
             let base = if member.is_empty() { prefix.to_string() } else { format!("{prefix}.{member}") };
             object(map, &base, out);

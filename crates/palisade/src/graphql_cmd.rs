@@ -50,7 +50,7 @@ pub fn validate(schema: &Path, request: &Path, introspection: bool) -> ExitCode 
     let limits = Limits { introspection, ..Limits::default() };
     let mut findings = Vec::new();
     let summary = match env {
-        Ok(Some(env)) => check_envelope(&env, &limits, Some(&schema), &mut findings, None),
+        Ok(Some(env)) => check_envelope(&env, &limits, Some(&schema), &mut findings, None, None),
         Ok(None) => return fail(format!("{}: not a GraphQL request (no `query` or `extensions`)", request.display())),
         Err(e) => {
             let at = e.context.as_ref().map_or("graphql".to_string(), |c| format!("graphql{c}"));
