@@ -88,3 +88,53 @@ async fn detection_judges_argument_values_not_the_query_text() {
     assert_eq!(r.status, 200, "{}", r.dump());
     up.next_req().await;
 }
+
+/// `palisade graphql validate`: exit 0 allowed, 2 blocked (with the located reason), 1 on
+/// error; and `palisade check` reports a schema that does not load at its key.
+#[test]
+fn offline_validation_and_check() {
+    let dir = TempDir::new();
+    dir.write("schema.graphql", SCHEMA);
+    dir.write("ok.json", r#"{"query": "query($n: String!) { user(name: $n) { name } }", "variables": {"n": "a"}}"#);
+    dir.write("bad.http", "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\r\n{\"query\": \"{ user(name: 5) { name } }\"}");
+    dir.write("doc.graphql", "{ user(name: \"a\") { friends { friends { friends { friends { friends { friends { friends { friends { friends { friends { friends { friends { friends { friends { friends { name } } } } } } } } } } } } } } } } }");
+    dir.write("broken.graphql", "type Query { user: Nope }");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_palisade")).args(args).current_dir(dir.path()).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let (code, out) = run(&["graphql", "validate", "schema.graphql", "--request", "ok.json"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("allow"), "{out}");
+    let (code, out) = run(&["graphql", "validate", "schema.graphql", "--request", "bad.http"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("graphql.argument_invalid at graphql.query.user.name"), "{out}");
+    let (code, out) = run(&["graphql", "validate", "schema.graphql", "--request", "doc.graphql"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("graphql.depth"), "{out}");
+    assert_eq!(run(&["graphql", "validate", "schema.graphql", "--request", "missing.json"]).0, Some(1));
+    let (code, out) = run(&["graphql", "validate", "broken.graphql", "--request", "ok.json"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("unknown type `Nope`"), "{out}");
+
+    dir.write(
+        "palisade.yaml",
+        "listen: [{addr: 127.0.0.1:0}]\napps:\n  - name: app\n    upstream: http://127.0.0.1:9\n    graphql: {schema: broken.graphql, max_depth: 5}\n",
+    );
+    let (code, out) = run(&["check", "-c", "palisade.yaml"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("apps[0].graphql.schema") && out.contains("Nope"), "{out}");
+    dir.write(
+        "palisade.yaml",
+        "listen: [{addr: 127.0.0.1:0}]\napps:\n  - name: app\n    upstream: http://127.0.0.1:9\n    graphql: {schema: schema.graphql, max_depht: 5}\n",
+    );
+    let (code, out) = run(&["check", "-c", "palisade.yaml"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("apps[0].graphql") && out.contains("max_depth"), "{out}");
+    dir.write(
+        "palisade.yaml",
+        "listen: [{addr: 127.0.0.1:0}]\napps:\n  - name: app\n    upstream: http://127.0.0.1:9\n    graphql: {schema: schema.graphql}\n",
+    );
+    let (code, out) = run(&["check", "-c", "palisade.yaml"]);
+    assert_eq!(code, Some(0), "{out}");
+}
