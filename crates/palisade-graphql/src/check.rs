@@ -362,6 +362,9 @@ pub fn check<'d, 's>(
     prefix: &str,
     out: &mut Vec<Reason>,
 ) -> Option<&'d doc::Operation<'s>> {
+    if !unambiguous(doc, prefix, out) {
+        return None;
+    }
     let op = match operation_name {
         Some(name) => match doc.operations.iter().find(|o| o.name == Some(name)) {
             Some(op) => op,
@@ -435,6 +438,56 @@ pub fn check<'d, 's>(
         }
     }
     Some(op)
+}
+
+/// The document-wide rules that make what a server executes unambiguous (the specification's
+/// "Operation Name Uniqueness", "Lone Anonymous Operation", "Fragment Name Uniqueness") and
+/// "Fragments Must Be Used": a server refuses such a document, and a lenient one could pick
+/// another definition than the one judged here. Reported as `graphql.document_invalid`.
+fn unambiguous(doc: &Document<'_>, prefix: &str, out: &mut Vec<Reason>) -> bool {
+    let before = out.len();
+    let mut bad = |detail: String| out.push(Reason::new("graphql.document_invalid").at(prefix).detail(detail));
+    for (i, op) in doc.operations.iter().enumerate() {
+        if let Some(name) = op.name {
+            if doc.operations[..i].iter().any(|o| o.name == Some(name)) {
+                bad(format!("two operations are named `{name}`"));
+            }
+        }
+    }
+    if doc.operations.len() > 1 && doc.operations.iter().any(|o| o.name.is_none()) {
+        bad("an anonymous operation must be the only operation of its document".to_string());
+    }
+    for (i, f) in doc.fragments.iter().enumerate() {
+        if doc.fragments[..i].iter().any(|o| o.name == f.name) {
+            bad(format!("two fragments are named `{}`", f.name));
+        }
+    }
+    // Fragments reachable from the operations (each fragment's spreads read once).
+    let mut used: Vec<&str> = Vec::new();
+    let mut todo: Vec<&[Selection<'_>]> = doc.operations.iter().map(|o| &o.selections[..]).collect();
+    while let Some(sels) = todo.pop() {
+        let mut stack = vec![sels];
+        while let Some(sels) = stack.pop() {
+            for s in sels {
+                match s {
+                    Selection::Field(f) => stack.push(&f.selections),
+                    Selection::Inline { selections, .. } => stack.push(selections),
+                    Selection::Spread { name, .. } => {
+                        if !used.contains(name) {
+                            used.push(name);
+                            if let Some(f) = doc.fragments.iter().find(|f| f.name == *name) {
+                                todo.push(&f.selections);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if let Some(f) = doc.fragments.iter().find(|f| !used.contains(&f.name)) {
+        bad(format!("fragment `{}` is never used", f.name));
+    }
+    out.len() == before
 }
 
 struct Walk<'a, 's> {

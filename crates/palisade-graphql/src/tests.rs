@@ -386,6 +386,19 @@ fn operation_selection() {
 }
 
 #[test]
+fn ambiguous_documents_are_refused() {
+    let l = Limits::default();
+    for q in ["query A { a } query A { b }", "{ a } query B { b }", "{ ...F } fragment F on Q { a } fragment F on Q { b }", "{ a } fragment Unused on Q { b }"]
+    {
+        let body = serde_json::json!({ "query": q, "operationName": "A" }).to_string();
+        let r = judge_env(&post(&body), &l, None).0;
+        assert_eq!(r[0].code, "graphql.document_invalid", "{q}: {r:?}");
+    }
+    // A fragment used only through another fragment is used.
+    assert!(no_schema("{ ...F } fragment F on Q { ...G } fragment G on Q { a }", &l).is_empty());
+}
+
+#[test]
 fn batches() {
     let l = Limits { max_batch: 2, ..Limits::default() };
     let two = r#"[{"query": "{ a }"}, {"query": "mutation { b }"}]"#;
