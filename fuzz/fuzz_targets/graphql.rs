@@ -1,5 +1,6 @@
 //! Fuzz the GraphQL request path of palisade-graphql on arbitrary bytes: the HTTP envelope
-//! (a JSON body, a batch, an `application/graphql` body, a GET query string), the parser, the
+//! (a JSON body, a batch, an `application/graphql` body, a GET query string, a multipart
+//! upload), the parser, the
 //! limits with fragments expanded, schema validation against a small schema, and the values
 //! handed to detection. Invariants: no panic, no unbounded work (the walk's budget); every
 //! finding has a `graphql.` code and a `graphql` location; every value is located under
@@ -38,6 +39,7 @@ fuzz_target!(|data: &[u8]| {
     let limits = Limits { max_depth: (mode as usize >> 2) % 20, introspection: mode & 0x40 != 0, ..Limits::default() };
     let query_string = String::from_utf8_lossy(rest);
     let env = match mode & 3 {
+        _ if mode & 0x80 != 0 => from_http(&Method::POST, Some("multipart/form-data; boundary=b"), None, rest),
         0 => from_http(&Method::POST, Some("application/json"), None, rest),
         1 => from_http(&Method::POST, Some("application/graphql"), None, rest),
         2 => from_http(&Method::GET, None, Some(&query_string), b""),

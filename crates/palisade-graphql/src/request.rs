@@ -6,7 +6,9 @@
 //!   plain names;
 //! - `POST` with `application/json` (or any `+json` type): one request object, or a batch (a
 //!   JSON array of request objects);
-//! - `POST` with `application/graphql`: the body is the document.
+//! - `POST` with `application/graphql`: the body is the document;
+//! - `POST` with `multipart/form-data` as the GraphQL multipart request specification defines
+//!   it (file uploads: `operations`, `map`, then the files).
 //!
 //! A request with `extensions.persistedQuery.sha256Hash` and no `query` is a persisted query:
 //! there is no document to judge, only a hash that the server looks up in its own store.
@@ -42,6 +44,9 @@ pub struct Envelope {
     pub batched: bool,
     /// Sent with `GET` (mutations must not be).
     pub get: bool,
+    /// File parts of a multipart request (the GraphQL multipart request specification):
+    /// (field name, file name).
+    pub files: Vec<(String, String)>,
 }
 
 /// Take the GraphQL request(s) out of an HTTP request. `Ok(None)`: not a GraphQL request (a
@@ -83,7 +88,7 @@ pub fn from_http(method: &Method, content_type: Option<&str>, query_string: Opti
             return Ok(None);
         }
         check_present(&r, "")?;
-        return Ok(Some(Envelope { requests: vec![r], batched: false, get: true }));
+        return Ok(Some(Envelope { requests: vec![r], batched: false, get: true, files: Vec::new() }));
     }
     if method != Method::POST {
         return Ok(None);
@@ -92,7 +97,10 @@ pub fn from_http(method: &Method, content_type: Option<&str>, query_string: Opti
     if essence == "application/graphql" {
         let text = std::str::from_utf8(body).map_err(|_| Error::new(ErrorKind::Request, "the body is not UTF-8"))?;
         let r = GraphqlRequest { query: Some(text.to_string()), ..GraphqlRequest::default() };
-        return Ok(Some(Envelope { requests: vec![r], batched: false, get: false }));
+        return Ok(Some(Envelope { requests: vec![r], batched: false, get: false, files: Vec::new() }));
+    }
+    if essence == "multipart/form-data" {
+        return multipart(content_type.unwrap_or(""), body).map(Some);
     }
     if essence != "application/json" && !essence.ends_with("+json") {
         return Err(Error::new(
@@ -104,8 +112,13 @@ pub fn from_http(method: &Method, content_type: Option<&str>, query_string: Opti
         ));
     }
     let json: Json = serde_json::from_slice(body).map_err(|e| Error::new(ErrorKind::Request, format!("the body is not JSON: {e}")))?;
+    envelope(json).map(Some)
+}
+
+/// One request object or a batch.
+fn envelope(json: Json) -> Result<Envelope, Error> {
     match json {
-        Json::Object(o) => Ok(Some(Envelope { requests: vec![entry(o, "")?], batched: false, get: false })),
+        Json::Object(o) => Ok(Envelope { requests: vec![entry(o, "")?], batched: false, get: false, files: Vec::new() }),
         Json::Array(items) => {
             if items.is_empty() {
                 return Err(Error::new(ErrorKind::Request, "an empty batch"));
@@ -118,7 +131,7 @@ pub fn from_http(method: &Method, content_type: Option<&str>, query_string: Opti
                     other => return Err(Error::new(ErrorKind::Request, format!("a batch entry is {}, not an object", kind(&other))).context(ctx)),
                 }
             }
-            Ok(Some(Envelope { requests, batched: true, get: false }))
+            Ok(Envelope { requests, batched: true, get: false, files: Vec::new() })
         }
         other => Err(Error::new(ErrorKind::Request, format!("the body is {}, not a request object or a batch", kind(&other)))),
     }
@@ -183,4 +196,90 @@ fn check_present(r: &GraphqlRequest, ctx: &str) -> Result<(), Error> {
     }
     let e = Error::new(ErrorKind::Request, "no `query` and no persisted query hash");
     Err(if ctx.is_empty() { e } else { e.context(ctx.to_string()) })
+}
+
+/// A multipart request as the GraphQL multipart request specification defines it (file
+/// uploads): an `operations` field (a request object or a batch, with `null` where files go),
+/// a `map` field (`{"0": ["variables.file"]}`: which file part goes where) and the file parts.
+/// Each mapped variable is set to a placeholder string naming its part, so that an `Upload!`
+/// variable is present when judged; the files themselves are not judged here.
+fn multipart(content_type: &str, body: &[u8]) -> Result<Envelope, Error> {
+    let err = |m: &str| Error::new(ErrorKind::Request, format!("multipart GraphQL request: {m}"));
+    let boundary = content_type
+        .split(';')
+        .skip(1)
+        .find_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            k.trim().eq_ignore_ascii_case("boundary").then(|| v.trim().trim_matches('"').to_string())
+        })
+        .filter(|b| !b.is_empty() && b.len() <= 200)
+        .ok_or_else(|| err("no boundary"))?;
+    let delimiter = format!("--{boundary}");
+    let mut parts: Vec<(String, Option<String>, &[u8])> = Vec::new();
+    let mut rest = body;
+    // Skip the preamble up to the first delimiter.
+    let first = find(rest, delimiter.as_bytes()).ok_or_else(|| err("no part"))?;
+    rest = &rest[first + delimiter.len()..];
+    loop {
+        if rest.starts_with(b"--") {
+            break;
+        }
+        rest = rest.strip_prefix(b"\r\n").ok_or_else(|| err("a malformed delimiter line"))?;
+        let head_end = find(rest, b"\r\n\r\n").ok_or_else(|| err("a part without headers' end"))?;
+        let head = std::str::from_utf8(&rest[..head_end]).map_err(|_| err("part headers that are not UTF-8"))?;
+        let after = &rest[head_end + 4..];
+        let end = find(after, format!("\r\n{delimiter}").as_bytes()).ok_or_else(|| err("a part without its closing delimiter"))?;
+        let (mut name, mut filename) = (None, None);
+        for line in head.split("\r\n") {
+            let Some((k, v)) = line.split_once(':') else { continue };
+            if !k.trim().eq_ignore_ascii_case("content-disposition") {
+                continue;
+            }
+            for param in v.split(';').skip(1) {
+                if let Some((pk, pv)) = param.split_once('=') {
+                    let pv = pv.trim().trim_matches('"').to_string();
+                    match pk.trim().to_ascii_lowercase().as_str() {
+                        "name" => name = Some(pv),
+                        "filename" => filename = Some(pv),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        parts.push((name.ok_or_else(|| err("a part without a name"))?, filename, &after[..end]));
+        if parts.len() > 1000 {
+            return Err(err("more than 1000 parts"));
+        }
+        rest = &after[end + 2 + delimiter.len()..];
+    }
+    let field = |n: &str| parts.iter().find(|(name, f, _)| name == n && f.is_none()).map(|(_, _, v)| *v);
+    let operations = field("operations").ok_or_else(|| err("no `operations` field"))?;
+    let mut json: Json = serde_json::from_slice(operations).map_err(|e| err(&format!("`operations` is not JSON: {e}")))?;
+    let map: Json = match field("map") {
+        Some(m) => serde_json::from_slice(m).map_err(|e| err(&format!("`map` is not JSON: {e}")))?,
+        None => Json::Object(Map::new()),
+    };
+    let Json::Object(map) = map else { return Err(err("`map` is not an object")) };
+    for (part, paths) in &map {
+        let Json::Array(paths) = paths else { return Err(err("a `map` entry is not a list of paths")) };
+        for p in paths {
+            let Some(p) = p.as_str() else { return Err(err("a `map` path is not a string")) };
+            let slot = p.split('.').try_fold(&mut json, |v, step| match v {
+                Json::Object(o) => o.get_mut(step),
+                Json::Array(a) => step.parse::<usize>().ok().and_then(|i| a.get_mut(i)),
+                _ => None,
+            });
+            match slot {
+                Some(slot) if p.starts_with("variables.") || p.split('.').nth(1) == Some("variables") => *slot = Json::String(format!("(file part {part})")),
+                _ => return Err(err(&format!("the `map` path `{p}` names no variable of `operations`"))),
+            }
+        }
+    }
+    let mut env = envelope(json)?;
+    env.files = parts.into_iter().filter_map(|(name, f, _)| f.map(|f| (name, f))).collect();
+    Ok(env)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(hay, needle)
 }

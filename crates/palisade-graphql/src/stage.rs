@@ -55,6 +55,12 @@ impl GraphqlStage {
                 let mut values = Vec::new();
                 check_envelope(&env, &ep.limits, schema, &mut reasons, Some(&mut values), Some(&self.caches[i]));
                 let get = env.get;
+                // The file names of an upload, which detection inspects in multipart bodies.
+                values.extend(env.files.iter().map(|(name, file)| palisade_core::ProtocolValue {
+                    location: format!("graphql.files.{name}"),
+                    value: file.clone(),
+                    key: false,
+                }));
                 cx.protocol_values = Some(Arc::new(ProtocolValues {
                     replaces_body: !get,
                     replaces_query: if get { ["query", "variables", "operationName", "extensions"].map(String::from).to_vec() } else { Vec::new() },

@@ -567,3 +567,30 @@ fn cached_analyses_give_the_same_verdicts_and_stay_bounded() {
     assert!(judge(&big, Some(&cache)).0.is_empty());
     assert!(cache.len() <= 3);
 }
+
+#[test]
+fn multipart_uploads() {
+    let body = "--XyZ\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n\
+{\"query\": \"mutation ($file: Upload!, $files: [Upload!]!) { up(f: $file, fs: $files) }\", \"variables\": {\"file\": null, \"files\": [null, null]}}\r\n\
+--XyZ\r\nContent-Disposition: form-data; name=\"map\"\r\n\r\n{\"0\": [\"variables.file\"], \"1\": [\"variables.files.0\"], \"2\": [\"variables.files.1\"]}\r\n\
+--XyZ\r\nContent-Disposition: form-data; name=\"0\"; filename=\"a.txt\"\r\nContent-Type: text/plain\r\n\r\nhello\r\n\
+--XyZ\r\nContent-Disposition: form-data; name=\"1\"; filename=\"b.png\"\r\n\r\n\x01\x02\r\n\
+--XyZ\r\nContent-Disposition: form-data; name=\"2\"; filename=\"c.png\"\r\n\r\n\r\n--XyZ--\r\n";
+    let env = from_http(&Method::POST, Some("multipart/form-data; boundary=XyZ"), None, body.as_bytes()).unwrap().unwrap();
+    assert_eq!(env.files, vec![("0".into(), "a.txt".into()), ("1".into(), "b.png".into()), ("2".into(), "c.png".into())]);
+    let vars = env.requests[0].variables.as_ref().unwrap();
+    assert_eq!(vars["file"], "(file part 0)");
+    assert_eq!(vars["files"][1], "(file part 2)");
+    // The non-null `Upload!` variables are present once mapped.
+    let schema = Schema::parse("scalar Upload\ntype Query { a: Int }\ntype Mutation { up(f: Upload!, fs: [Upload!]!): Int }", "s").unwrap();
+    assert!(judge_env(&env, &Limits::default(), Some(&schema)).0.is_empty());
+    // A map that names no variable, a missing `operations`, a broken part.
+    let bad_map = body.replace("variables.files.1", "query");
+    assert!(from_http(&Method::POST, Some("multipart/form-data; boundary=XyZ"), None, bad_map.as_bytes()).is_err());
+    let no_ops = body.replace("name=\"operations\"", "name=\"ops\"");
+    assert!(from_http(&Method::POST, Some("multipart/form-data; boundary=XyZ"), None, no_ops.as_bytes()).is_err());
+    for cut in (0..body.len()).step_by(13) {
+        let _ = from_http(&Method::POST, Some("multipart/form-data; boundary=XyZ"), None, &body.as_bytes()[..cut]);
+    }
+    assert!(from_http(&Method::POST, Some("multipart/form-data"), None, body.as_bytes()).is_err());
+}
