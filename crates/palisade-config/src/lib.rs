@@ -479,7 +479,7 @@ impl Default for WebSocketConfig {
 
 /// Names of stage sections an app may carry, in the order the stages run. Each is decoded by
 /// its own engine. User rules run before detection so that their `allow` and `skip` apply to it.
-pub const STAGE_KEYS: &[&str] = &["access", "openapi", "rules", "detection"];
+pub const STAGE_KEYS: &[&str] = &["access", "openapi", "graphql", "rules", "detection"];
 
 /// Load and decode a file. Relative paths inside are resolved against its directory.
 pub fn load_file(path: &Path) -> Result<Config, ConfigErrors> {
@@ -922,8 +922,22 @@ fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
     Some(HealthCheck { path, interval, timeout, rise, fall })
 }
 
-const APP_KEYS: &[&str] =
-    &["name", "hosts", "path_prefix", "path", "upstream", "host_header", "block_status", "limits", "websocket", "access", "openapi", "detection", "rules"];
+const APP_KEYS: &[&str] = &[
+    "name",
+    "hosts",
+    "path_prefix",
+    "path",
+    "upstream",
+    "host_header",
+    "block_status",
+    "limits",
+    "websocket",
+    "access",
+    "openapi",
+    "graphql",
+    "detection",
+    "rules",
+];
 
 fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfig>, named: &HashMap<String, usize>, base: &Path) -> Option<AppConfig> {
     let mut m = MapReader::new(cx, n, p)?;

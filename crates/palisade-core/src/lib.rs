@@ -196,6 +196,30 @@ pub struct Context {
     /// Headers to add to the response sent to the client, blocked or not (e.g. `RateLimit`,
     /// `Retry-After`).
     pub response_headers: Vec<(http::HeaderName, http::HeaderValue)>,
+    /// The values of a request that a protocol-aware stage took apart (GraphQL: argument
+    /// literals and variables rather than the query text), for attack detection to inspect in
+    /// place of the parts they come from.
+    pub protocol_values: Option<std::sync::Arc<ProtocolValues>>,
+}
+
+/// Values a protocol-aware stage extracted from a request by its grammar, with where they are.
+/// Attack detection inspects these instead of the parts they replace: the whole body
+/// (`replaces_body`) and the named query-string parameters (`replaces_query`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProtocolValues {
+    pub replaces_body: bool,
+    pub replaces_query: Vec<String>,
+    pub values: Vec<ProtocolValue>,
+}
+
+/// One extracted value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtocolValue {
+    /// Where it is (`graphql.mutation.addComment.input.body`, `graphql.variables.q`).
+    pub location: String,
+    pub value: String,
+    /// An object key (of JSON variables) rather than a value.
+    pub key: bool,
 }
 
 impl Context {

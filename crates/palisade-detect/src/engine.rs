@@ -1074,6 +1074,21 @@ impl Engine {
     /// (cleared first). A value that occurs again in the phase with the same field kind is
     /// judged once when it was clean the first time ([`Memo`]).
     pub fn inspect_phase(&self, req: &RequestView<'_>, phase: Phase, level: Level, scratch: &mut Scratch, report: &mut Report) {
+        self.inspect_phase_with(req, phase, level, None, scratch, report)
+    }
+
+    /// [`Engine::inspect_phase`], with the values a protocol-aware stage took out of the
+    /// request inspected in place of the parts they replace (a GraphQL body; the `query`,
+    /// `variables`, `operationName` and `extensions` parameters of a GraphQL GET).
+    pub fn inspect_phase_with(
+        &self,
+        req: &RequestView<'_>,
+        phase: Phase,
+        level: Level,
+        protocol: Option<&palisade_core::ProtocolValues>,
+        scratch: &mut Scratch,
+        report: &mut Report,
+    ) {
         report.clear();
         let Scratch { decoder, extract, memo } = scratch;
         decoder.set_limits(self.config.decode);
@@ -1109,9 +1124,24 @@ impl Engine {
             }
             ControlFlow::Continue(clean)
         };
-        let (counts, r) = match phase {
-            Phase::Head => self.extractor.head(req, extract, &mut f),
-            Phase::Body => self.extractor.body(req, extract, &mut f),
+        let (counts, r) = match (phase, protocol) {
+            (Phase::Head, Some(p)) if !p.replaces_query.is_empty() => {
+                let mut skip = |field: &extract::Field<'_>| match field.location {
+                    Location::Query(n) if p.replaces_query.iter().any(|q| q == n) => ControlFlow::Continue(true),
+                    _ => f(field),
+                };
+                let (head, r) = self.extractor.head(req, extract, &mut skip);
+                match r {
+                    Ok(()) => {
+                        let (more, r) = self.extractor.protocol_values(&p.values, &mut f);
+                        (Counts { values: head.values + more.values, bytes: head.bytes + more.bytes, skipped: None }, r)
+                    }
+                    Err(e) => (head, Err(e)),
+                }
+            }
+            (Phase::Body, Some(p)) if p.replaces_body => self.extractor.protocol_values(&p.values, &mut f),
+            (Phase::Head, _) => self.extractor.head(req, extract, &mut f),
+            (Phase::Body, _) => self.extractor.body(req, extract, &mut f),
         };
         report.counts = counts;
         if let Err(Stop::Exceeded(e)) = r {

@@ -96,6 +96,10 @@ pub enum Location<'a> {
     Json(&'a [Seg<'a>]),
     /// Element names from the root, and the attribute name.
     Xml(&'a [&'a str], Option<&'a str>),
+    /// A value a protocol-aware stage took out of the request
+    /// ([`palisade_core::ProtocolValues`]), with the location it gave
+    /// (`graphql.query.user.name`).
+    Named(&'a str),
 }
 
 fn write_pointer_seg(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
@@ -136,6 +140,7 @@ impl fmt::Display for Location<'_> {
                 }
                 Ok(())
             }
+            Location::Named(n) => f.write_str(n),
             Location::Xml(names, attr) => {
                 f.write_str("body")?;
                 for n in names.iter() {
@@ -441,6 +446,21 @@ impl Extractor {
             }
         };
         (Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped }, r)
+    }
+
+    /// Values a protocol-aware stage took out of the request (GraphQL arguments and
+    /// variables), under the same limits as a phase: keys as JSON keys, values as JSON values.
+    pub fn protocol_values<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(&self, values: &[palisade_core::ProtocolValue], f: &mut F) -> (Counts, Result<(), Stop>) {
+        let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
+        let mut r = Ok(());
+        for v in values {
+            let kind = if v.key { FieldKind::JsonKey } else { FieldKind::JsonValue };
+            if let Err(e) = budget.emit(Location::Named(&v.location), kind, &v.value) {
+                r = Err(e);
+                break;
+            }
+        }
+        (Counts { values: budget.tally.values, bytes: budget.tally.bytes, skipped: None }, r)
     }
 
     fn head_inner(&self, req: &RequestView<'_>, sc: &mut Scratch, budget: &mut Budget<'_, Callback<'_>>) -> Result<(), Stop> {

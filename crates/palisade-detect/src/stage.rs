@@ -123,13 +123,13 @@ impl DetectionStage {
                     // Re-entered on this thread (not expected): use fresh buffers.
                     let mut scratch = self.engine.scratch();
                     let mut report = Report::default();
-                    self.engine.inspect_phase(req, phase, level, &mut scratch, &mut report);
+                    self.engine.inspect_phase_with(req, phase, level, cx.protocol_values.as_deref(), &mut scratch, &mut report);
                     relocate_findings(&mut report, relocate);
                     return self.verdict(&policy, &report, cx);
                 }
             };
             let (scratch, report) = guard.get_or_insert_with(|| (self.engine.scratch(), Report::default()));
-            self.engine.inspect_phase(req, phase, level, scratch, report);
+            self.engine.inspect_phase_with(req, phase, level, cx.protocol_values.as_deref(), scratch, report);
             relocate_findings(report, relocate);
             self.verdict(&policy, report, cx)
         })

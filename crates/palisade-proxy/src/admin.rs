@@ -283,6 +283,7 @@ pub fn apps_json(c: &Config) -> Value {
                 "upstream": upstream,
                 "access": stage("access"),
                 "openapi": stage("openapi"),
+                "graphql": stage("graphql"),
                 "detection": stage("detection"),
                 "rules": stage("rules"),
             })

@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod fetch;
+pub mod graphql_cmd;
 pub mod redis;
 pub mod stages;
 pub mod traffic;

@@ -60,6 +60,9 @@ enum Command {
     /// Attack detection tools: evaluate the engine on a corpus, explain a value.
     #[command(subcommand)]
     Detect(DetectCommand),
+    /// GraphQL tools: judge a request offline against a schema.
+    #[command(subcommand)]
+    Graphql(GraphqlCommand),
     /// Run the bundled example in front of an embedded demo API.
     Demo {
         /// Address for the proxy.
@@ -311,6 +314,20 @@ impl TrafficArgs {
 }
 
 #[derive(Subcommand)]
+enum GraphqlCommand {
+    /// Judge one request (a raw HTTP request, a JSON body or a bare document) against an SDL
+    /// schema with the default limits. Exit 0 allowed, 2 blocked, 1 on error.
+    Validate {
+        schema: PathBuf,
+        #[arg(long)]
+        request: PathBuf,
+        /// Allow introspection (`__schema`, `__type`), blocked by default.
+        #[arg(long)]
+        allow_introspection: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum DetectCommand {
     /// Evaluate the detection engine on a labelled corpus and print detection and
     /// false-positive rates. A corpus of whole requests (a JSON-lines file whose lines have
@@ -420,6 +437,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Openapi(cmd) => Ok(openapi_cmd(cmd)),
         Command::Events(cmd) => events_cmd(*cmd),
         Command::Detect(cmd) => Ok(detect_cmd(cmd)),
+        Command::Graphql(GraphqlCommand::Validate { schema, request, allow_introspection }) => {
+            Ok(palisade::graphql_cmd::validate(&schema, &request, allow_introspection))
+        }
         Command::Run { config } => {
             let cfg = match palisade_config::load_file(&config) {
                 Ok(c) => c,

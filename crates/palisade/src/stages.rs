@@ -67,6 +67,11 @@ pub fn factory(usage: Use) -> StageFactory {
                     Ok(s) => stages.push(s),
                     Err(e) => errors.extend(e),
                 },
+                "graphql" => match graphql(config, app, node) {
+                    Ok(Some(s)) => stages.push(s),
+                    Ok(None) => {}
+                    Err(e) => errors.extend(e),
+                },
                 "rules" => match rules(config, app, node, loc) {
                     Ok(Some(s)) => stages.push(s),
                     Ok(None) => {}
@@ -268,6 +273,41 @@ fn decode_detection(config: &Config, app: &AppConfig, node: Option<&Node>) -> Re
 }
 
 type EngineCache = std::collections::HashMap<String, Weak<palisade_detect::stage::DetectionStage>>;
+
+/// The GraphQL stage of an app: its endpoints, with their schema files read and indexed once.
+/// `None` when every endpoint is `off`.
+fn graphql(config: &Config, app: &AppConfig, node: &Node) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {
+    let mut cx = palisade_config::decode::Ctx::new(config.source.clone());
+    let path = stage_path(config, app, "graphql");
+    let settings = palisade_graphql::settings::Settings::decode(&mut cx, node, &path, &config.base_dir);
+    if !cx.errors.is_empty() {
+        return Err(cx.errors);
+    }
+    let Some(settings) = settings else { return Err(vec![ConfigError::file(&config.source, format!("{path}: could not be decoded"))]) };
+    let mut endpoints = Vec::new();
+    let mut errors = Vec::new();
+    for ep in settings.endpoints {
+        let schema = match &ep.schema {
+            None => None,
+            Some(file) => match std::fs::read_to_string(file)
+                .map_err(|e| format!("cannot read {}: {e}", file.display()))
+                .and_then(|sdl| palisade_graphql::Schema::parse(&sdl, &file.display().to_string()).map_err(|e| e.to_string()))
+            {
+                Ok(s) => Some(Arc::new(s)),
+                Err(e) => {
+                    errors.push(ConfigError::file(&config.source, format!("{}.schema: {e}", ep.key_path)));
+                    continue;
+                }
+            },
+        };
+        endpoints.push((ep, schema));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let stage = palisade_graphql::stage::GraphqlStage::new(endpoints);
+    Ok((!stage.is_empty()).then(|| Box::new(stage) as Box<dyn Stage>))
+}
 
 /// The user rules of an app (`rules:`, inline and files). `None` when there are none.
 fn rules(config: &Config, app: &AppConfig, node: &Node, loc: &palisade_config::Loc) -> Result<Option<Box<dyn Stage>>, Vec<ConfigError>> {

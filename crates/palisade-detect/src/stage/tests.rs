@@ -419,3 +419,35 @@ fn bodies_are_read_by_their_real_content() {
     let r = run("multipart/form-data; boundary=b", None, mp);
     assert!(r.findings.iter().any(|f| f.category == crate::Category::Xss), "{r:?}");
 }
+
+/// A GraphQL request taken apart by the GraphQL stage: detection judges the values it was
+/// given (argument literals, variables) in place of the body, located where they are.
+#[test]
+fn protocol_values_replace_the_body_and_the_named_query_parameters() {
+    let s = stage(&Settings::default());
+    let mut req = OwnedRequest::new(http::Method::POST, "/graphql");
+    req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    // The query text holds the payload in a comment only: as prose the body is an attack.
+    req.body = br#"{"query": "{ user(name: \"ann\") { id } } # x' or 1=1"}"#.to_vec();
+    assert!(matches!(s.check_body(&req.view(), &mut Context::default()), Verdict::Block { .. }));
+    let values = |v: &str| palisade_core::ProtocolValues {
+        replaces_body: true,
+        replaces_query: Vec::new(),
+        values: vec![palisade_core::ProtocolValue { location: "graphql.query.user.name".into(), value: v.into(), key: false }],
+    };
+    let mut cx = Context { protocol_values: Some(std::sync::Arc::new(values("ann"))), ..Context::default() };
+    assert!(s.check_body(&req.view(), &mut cx).is_allow());
+    let mut cx = Context { protocol_values: Some(std::sync::Arc::new(values("x' or 1=1"))), ..Context::default() };
+    let Verdict::Block { reasons, .. } = s.check_body(&req.view(), &mut cx) else { panic!() };
+    assert_eq!(reasons[0].location.as_deref(), Some("graphql.query.user.name"));
+    // GET: the named parameters are replaced, the others still inspected.
+    let mut get = OwnedRequest::new(http::Method::GET, "/graphql");
+    get.query = Some("query=%7B%20a%20%7D%20%23%20x%27%20or%201%3D1&q=fine".into());
+    let head = palisade_core::ProtocolValues { replaces_body: false, replaces_query: vec!["query".into()], values: Vec::new() };
+    let mut cx = Context { protocol_values: Some(std::sync::Arc::new(head.clone())), ..Context::default() };
+    assert!(s.check_head(&get.view(), &mut cx).is_allow());
+    get.query = Some("query=%7Ba%7D&q=x%27%20or%201%3D1".into());
+    let mut cx = Context { protocol_values: Some(std::sync::Arc::new(head)), ..Context::default() };
+    let Verdict::Block { reasons, .. } = s.check_head(&get.view(), &mut cx) else { panic!() };
+    assert_eq!(reasons[0].location.as_deref(), Some("query.q"));
+}

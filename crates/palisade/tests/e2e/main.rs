@@ -14,6 +14,7 @@ mod detection;
 mod events;
 mod events_pg;
 mod forwarding;
+mod graphql;
 mod h2_tls;
 mod hardening;
 mod limits;

@@ -1,0 +1,400 @@
+//! A GraphQL schema (SDL) as a compact index for request validation: types by name, fields with
+//! their argument types, input object fields, enum values, the object types behind each
+//! interface and union (for fragments' type conditions), the root operation types, and
+//! directives with their arguments. Parsed once at configuration load; type extensions
+//! (`extend type ...`) are merged into their types.
+
+use apollo_parser::cst;
+use apollo_parser::Parser;
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+
+use crate::doc::{line_col, TypeRef};
+use crate::{Error, ErrorKind};
+
+pub type TypeId = u32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Scalar,
+    Object,
+    Interface,
+    Union,
+    Enum,
+    InputObject,
+}
+
+/// A type reference with the named type resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SType {
+    Named(TypeId),
+    List(Box<SType>),
+    NonNull(Box<SType>),
+}
+
+impl SType {
+    pub fn base(&self) -> TypeId {
+        match self {
+            SType::Named(t) => *t,
+            SType::List(t) | SType::NonNull(t) => t.base(),
+        }
+    }
+
+    pub fn is_non_null(&self) -> bool {
+        matches!(self, SType::NonNull(_))
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct InputValue {
+    pub name: Box<str>,
+    pub ty: SType,
+    pub has_default: bool,
+}
+
+impl InputValue {
+    /// Must be given: non-null and without a default.
+    pub fn required(&self) -> bool {
+        self.ty.is_non_null() && !self.has_default
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FieldDef {
+    pub ty: SType,
+    pub args: Vec<InputValue>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TypeDef {
+    pub name: Box<str>,
+    pub kind: Kind,
+    /// Objects and interfaces.
+    pub fields: HashMap<Box<str>, FieldDef>,
+    /// The object types a value of this type can be (itself for an object), sorted.
+    pub possible: Vec<TypeId>,
+    pub enum_values: HashSet<Box<str>>,
+    /// Input objects.
+    pub inputs: Vec<InputValue>,
+}
+
+impl TypeDef {
+    pub fn is_composite(&self) -> bool {
+        matches!(self.kind, Kind::Object | Kind::Interface | Kind::Union)
+    }
+
+    pub fn is_input(&self) -> bool {
+        matches!(self.kind, Kind::Scalar | Kind::Enum | Kind::InputObject)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Schema {
+    names: HashMap<Box<str>, TypeId>,
+    types: Vec<TypeDef>,
+    pub query: Option<TypeId>,
+    pub mutation: Option<TypeId>,
+    pub subscription: Option<TypeId>,
+    directives: HashMap<Box<str>, Vec<InputValue>>,
+}
+
+const BUILTIN_SCALARS: [&str; 5] = ["Int", "Float", "String", "Boolean", "ID"];
+
+impl Schema {
+    pub fn type_id(&self, name: &str) -> Option<TypeId> {
+        self.names.get(name).copied()
+    }
+
+    pub fn ty(&self, id: TypeId) -> &TypeDef {
+        &self.types[id as usize]
+    }
+
+    pub fn type_named(&self, name: &str) -> Option<&TypeDef> {
+        self.type_id(name).map(|i| self.ty(i))
+    }
+
+    /// Arguments of directive `name` (schema-defined or built in: `@skip`, `@include`).
+    pub fn directive(&self, name: &str) -> Option<&[InputValue]> {
+        self.directives.get(name).map(Vec::as_slice)
+    }
+
+    /// Number of types, for reports.
+    pub fn len(&self) -> usize {
+        self.types.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+
+    /// Whether a fragment on `cond` may be spread where a `parent` is expected: the two share
+    /// a possible object type.
+    pub fn overlaps(&self, parent: TypeId, cond: TypeId) -> bool {
+        let (a, b) = (&self.ty(parent).possible, &self.ty(cond).possible);
+        let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+        small.iter().any(|t| large.binary_search(t).is_ok())
+    }
+
+    /// Render a type for messages (`[String!]!`).
+    pub fn display(&self, t: &SType) -> String {
+        match t {
+            SType::Named(i) => self.ty(*i).name.to_string(),
+            SType::List(t) => format!("[{}]", self.display(t)),
+            SType::NonNull(t) => format!("{}!", self.display(t)),
+        }
+    }
+
+    /// Resolve a type written in a request (a variable definition) against the schema.
+    pub fn resolve(&self, t: &TypeRef<'_>) -> Option<SType> {
+        Some(match t {
+            TypeRef::Named(n) => SType::Named(self.type_id(n)?),
+            TypeRef::List(t) => SType::List(Box::new(self.resolve(t)?)),
+            TypeRef::NonNull(t) => SType::NonNull(Box::new(self.resolve(t)?)),
+        })
+    }
+
+    /// Resolve a type of the schema's syntax tree; `Err`: the unknown name.
+    fn resolve_cst(&self, t: &cst::Type) -> Result<SType, String> {
+        let named = |n: Option<cst::NamedType>| -> Result<SType, String> {
+            let name = n.and_then(|n| n.name()).map(|n| n.text().to_string()).unwrap_or_default();
+            self.type_id(&name).map(SType::Named).ok_or(name)
+        };
+        Ok(match t {
+            cst::Type::NamedType(n) => named(Some(n.clone()))?,
+            cst::Type::ListType(l) => SType::List(Box::new(self.resolve_cst(&l.ty().ok_or_else(String::new)?)?)),
+            cst::Type::NonNullType(n) => SType::NonNull(Box::new(match (n.named_type(), n.list_type()) {
+                (Some(nt), _) => named(Some(nt))?,
+                (None, Some(l)) => SType::List(Box::new(self.resolve_cst(&l.ty().ok_or_else(String::new)?)?)),
+                (None, None) => return Err(String::new()),
+            })),
+        })
+    }
+
+    /// Parse an SDL document. `file` names it in errors.
+    pub fn parse(sdl: &str, file: &str) -> Result<Schema, Error> {
+        let tree = Parser::new(sdl).parse();
+        if let Some(e) = tree.errors().next() {
+            let (line, col) = line_col(sdl, e.index());
+            return Err(Error::new(ErrorKind::Schema, e.message().to_string()).context(format!("{file}:{line}:{col}")));
+        }
+        let doc = tree.document();
+        let name_of = |n: Option<cst::Name>| -> String { n.map(|n| n.text().to_string()).unwrap_or_default() };
+        // First pass: every type name, with its kind.
+        let mut s = Schema { names: HashMap::new(), types: Vec::new(), query: None, mutation: None, subscription: None, directives: HashMap::new() };
+        let add = |s: &mut Schema, name: String, kind: Kind| {
+            if !s.names.contains_key(name.as_str()) {
+                let id = s.types.len() as TypeId;
+                s.names.insert(name.clone().into(), id);
+                s.types.push(TypeDef {
+                    name: name.into(),
+                    kind,
+                    fields: HashMap::new(),
+                    possible: Vec::new(),
+                    enum_values: HashSet::new(),
+                    inputs: Vec::new(),
+                });
+            }
+        };
+        for b in BUILTIN_SCALARS {
+            add(&mut s, b.to_string(), Kind::Scalar);
+        }
+        for def in doc.definitions() {
+            use cst::Definition as D;
+            let (name, kind) = match &def {
+                D::ScalarTypeDefinition(d) => (name_of(d.name()), Kind::Scalar),
+                D::ScalarTypeExtension(d) => (name_of(d.name()), Kind::Scalar),
+                D::ObjectTypeDefinition(d) => (name_of(d.name()), Kind::Object),
+                D::ObjectTypeExtension(d) => (name_of(d.name()), Kind::Object),
+                D::InterfaceTypeDefinition(d) => (name_of(d.name()), Kind::Interface),
+                D::InterfaceTypeExtension(d) => (name_of(d.name()), Kind::Interface),
+                D::UnionTypeDefinition(d) => (name_of(d.name()), Kind::Union),
+                D::UnionTypeExtension(d) => (name_of(d.name()), Kind::Union),
+                D::EnumTypeDefinition(d) => (name_of(d.name()), Kind::Enum),
+                D::EnumTypeExtension(d) => (name_of(d.name()), Kind::Enum),
+                D::InputObjectTypeDefinition(d) => (name_of(d.name()), Kind::InputObject),
+                D::InputObjectTypeExtension(d) => (name_of(d.name()), Kind::InputObject),
+                D::OperationDefinition(_) | D::FragmentDefinition(_) => {
+                    return Err(Error::new(ErrorKind::Schema, "a schema holds type definitions, not operations or fragments").context(file.to_string()))
+                }
+                _ => continue,
+            };
+            add(&mut s, name, kind);
+        }
+        // Second pass: members, resolved.
+        let mut errors: Vec<String> = Vec::new();
+        let resolve = |s: &Schema, t: Option<cst::Type>, errors: &mut Vec<String>, at: &str| -> Option<SType> {
+            match s.resolve_cst(&t?) {
+                Ok(st) => Some(st),
+                Err(name) => {
+                    errors.push(format!("{at}: unknown type `{name}`"));
+                    None
+                }
+            }
+        };
+        let inputs = |s: &Schema, d: Option<cst::ArgumentsDefinition>, errors: &mut Vec<String>, at: &str| -> Vec<InputValue> {
+            d.map(|d| {
+                d.input_value_definitions()
+                    .filter_map(|iv| {
+                        let name = name_of(iv.name());
+                        let ty = resolve(s, iv.ty(), errors, &format!("{at}({name})"))?;
+                        Some(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+        };
+        let mut implements: Vec<(TypeId, Vec<String>)> = Vec::new();
+        let mut members: Vec<(TypeId, Vec<String>)> = Vec::new();
+        let fields_of = |s: &mut Schema, id: TypeId, f: Option<cst::FieldsDefinition>, errors: &mut Vec<String>| {
+            let Some(f) = f else { return };
+            for fd in f.field_definitions() {
+                let fname = name_of(fd.name());
+                let at = format!("{}.{fname}", s.ty(id).name);
+                let args = inputs(s, fd.arguments_definition(), errors, &at);
+                if let Some(ty) = resolve(s, fd.ty(), errors, &at) {
+                    s.types[id as usize].fields.insert(fname.into(), FieldDef { ty, args });
+                }
+            }
+        };
+        let names_in =
+            |i: Option<cst::ImplementsInterfaces>| -> Vec<String> { i.map(|i| i.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default() };
+        for def in doc.definitions() {
+            use cst::Definition as D;
+            match &def {
+                D::ObjectTypeDefinition(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
+                    implements.push((id, names_in(d.implements_interfaces())));
+                }
+                D::ObjectTypeExtension(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
+                    implements.push((id, names_in(d.implements_interfaces())));
+                }
+                D::InterfaceTypeDefinition(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
+                }
+                D::InterfaceTypeExtension(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
+                }
+                D::UnionTypeDefinition(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    members.push((id, d.union_member_types().map(|m| m.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()));
+                }
+                D::UnionTypeExtension(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    members.push((id, d.union_member_types().map(|m| m.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()));
+                }
+                D::EnumTypeDefinition(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    if let Some(v) = d.enum_values_definition() {
+                        for e in v.enum_value_definitions() {
+                            let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
+                            s.types[id as usize].enum_values.insert(n.into());
+                        }
+                    }
+                }
+                D::EnumTypeExtension(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    if let Some(v) = d.enum_values_definition() {
+                        for e in v.enum_value_definitions() {
+                            let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
+                            s.types[id as usize].enum_values.insert(n.into());
+                        }
+                    }
+                }
+                D::InputObjectTypeDefinition(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    let at = s.ty(id).name.to_string();
+                    let fields = d.input_fields_definition().map(|f| f.input_value_definitions());
+                    let mut list = Vec::new();
+                    for iv in fields.into_iter().flatten() {
+                        let name = name_of(iv.name());
+                        if let Some(ty) = resolve(&s, iv.ty(), &mut errors, &format!("{at}.{name}")) {
+                            list.push(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() });
+                        }
+                    }
+                    s.types[id as usize].inputs.extend(list);
+                }
+                D::InputObjectTypeExtension(d) => {
+                    let id = s.names[name_of(d.name()).as_str()];
+                    let at = s.ty(id).name.to_string();
+                    let fields = d.input_fields_definition().map(|f| f.input_value_definitions());
+                    let mut list = Vec::new();
+                    for iv in fields.into_iter().flatten() {
+                        let name = name_of(iv.name());
+                        if let Some(ty) = resolve(&s, iv.ty(), &mut errors, &format!("{at}.{name}")) {
+                            list.push(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() });
+                        }
+                    }
+                    s.types[id as usize].inputs.extend(list);
+                }
+                D::DirectiveDefinition(d) => {
+                    let name = name_of(d.name());
+                    let args = inputs(&s, d.arguments_definition(), &mut errors, &format!("@{name}"));
+                    s.directives.insert(name.into(), args);
+                }
+                D::SchemaDefinition(d) => {
+                    for r in d.root_operation_type_definitions() {
+                        let Some(t) = r.named_type().map(|n| name_of(n.name())) else { continue };
+                        let Some(id) = s.type_id(&t) else {
+                            errors.push(format!("schema: unknown root type `{t}`"));
+                            continue;
+                        };
+                        match r.operation_type() {
+                            Some(o) if o.mutation_token().is_some() => s.mutation = Some(id),
+                            Some(o) if o.subscription_token().is_some() => s.subscription = Some(id),
+                            _ => s.query = Some(id),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Possible object types.
+        for (i, t) in s.types.iter_mut().enumerate() {
+            if t.kind == Kind::Object {
+                t.possible.push(i as TypeId);
+            }
+        }
+        for (obj, ifaces) in implements {
+            for i in ifaces {
+                match s.type_id(&i) {
+                    Some(id) if s.ty(id).kind == Kind::Interface => s.types[id as usize].possible.push(obj),
+                    _ => errors.push(format!("{}: implements `{i}`, which is not an interface of the schema", s.ty(obj).name)),
+                }
+            }
+        }
+        for (u, list) in members {
+            for m in list {
+                match s.type_id(&m) {
+                    Some(id) if s.ty(id).kind == Kind::Object => s.types[u as usize].possible.push(id),
+                    _ => errors.push(format!("{}: member `{m}` is not an object type of the schema", s.ty(u).name)),
+                }
+            }
+        }
+        for t in &mut s.types {
+            t.possible.sort_unstable();
+            t.possible.dedup();
+        }
+        // Default root types by name.
+        s.query = s.query.or_else(|| s.type_id("Query"));
+        s.mutation = s.mutation.or_else(|| s.type_id("Mutation"));
+        s.subscription = s.subscription.or_else(|| s.type_id("Subscription"));
+        if s.query.is_none() {
+            errors.push("no query root type (`type Query` or `schema { query: ... }`)".into());
+        }
+        let boolean = SType::NonNull(Box::new(SType::Named(s.names["Boolean"])));
+        for d in ["skip", "include"] {
+            s.directives.entry(d.into()).or_insert_with(|| vec![InputValue { name: "if".into(), ty: boolean.clone(), has_default: false }]);
+        }
+        if !errors.is_empty() {
+            let n = errors.len();
+            errors.truncate(5);
+            let more = if n > 5 { format!(" (and {} more)", n - 5) } else { String::new() };
+            return Err(Error::new(ErrorKind::Schema, format!("{}{more}", errors.join("; "))).context(file.to_string()));
+        }
+        Ok(s)
+    }
+}

@@ -1,0 +1,114 @@
+//! The `graphql` stage of the request pipeline. It judges requests to its endpoints' paths
+//! only: `GET` in the head phase (the document is in the query string), `POST` in the body
+//! phase; `OPTIONS` and `HEAD` pass; any other method is `graphql.method`. Requests that it
+//! parsed hand their values to attack detection through [`Context::protocol_values`], so that
+//! detection judges argument literals and variables, not the query text as prose.
+
+use std::sync::Arc;
+
+use palisade_core::http::{header, Method};
+use palisade_core::{Context, Mode, ProtocolValues, Reason, RequestView, Stage, Verdict};
+
+use crate::check::{check_envelope, DocCache};
+use crate::request;
+use crate::schema::Schema;
+use crate::settings::Endpoint;
+
+/// Documents whose analysis each endpoint keeps ([`DocCache`]), and their total size.
+pub const CACHED_DOCUMENTS: usize = 1024;
+pub const CACHED_BYTES: usize = 8 << 20;
+
+pub struct GraphqlStage {
+    endpoints: Vec<(Endpoint, Option<Arc<Schema>>)>,
+    caches: Vec<DocCache>,
+}
+
+impl GraphqlStage {
+    /// Endpoints with their parsed schemas; endpoints in mode `off` are left out.
+    pub fn new(endpoints: Vec<(Endpoint, Option<Arc<Schema>>)>) -> Self {
+        let endpoints: Vec<_> = endpoints.into_iter().filter(|(e, _)| e.mode != Mode::Off).collect();
+        let caches = endpoints.iter().map(|_| DocCache::new(CACHED_DOCUMENTS, CACHED_BYTES)).collect();
+        GraphqlStage { endpoints, caches }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.endpoints.is_empty()
+    }
+
+    fn endpoint(&self, path: &str) -> Option<usize> {
+        let path = if path.len() > 1 { path.trim_end_matches('/') } else { path };
+        self.endpoints.iter().position(|(e, _)| e.path == path)
+    }
+
+    /// Judge one request on endpoint `i` (in the phase that holds its document).
+    fn judge(&self, i: usize, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        let (ep, schema) = (&self.endpoints[i].0, self.endpoints[i].1.as_deref());
+        let mut reasons = Vec::new();
+        if req.body_truncated {
+            reasons.push(Reason::new("graphql.query_size").at("graphql").detail("the body is larger than the app's inspection limit (limits.inspect_body)"));
+            return self.verdict(ep, reasons);
+        }
+        let ct = req.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        match request::from_http(req.method, ct, req.query, req.body) {
+            Ok(None) => Verdict::Allow,
+            Ok(Some(env)) => {
+                let mut values = Vec::new();
+                check_envelope(&env, &ep.limits, schema, &mut reasons, Some(&mut values), Some(&self.caches[i]));
+                let get = env.get;
+                // The file names of an upload, which detection inspects in multipart bodies.
+                values.extend(env.files.iter().map(|(name, file)| palisade_core::ProtocolValue {
+                    location: format!("graphql.files.{name}"),
+                    value: file.clone(),
+                    key: false,
+                }));
+                cx.protocol_values = Some(Arc::new(ProtocolValues {
+                    replaces_body: !get,
+                    replaces_query: if get { ["query", "variables", "operationName", "extensions"].map(String::from).to_vec() } else { Vec::new() },
+                    values,
+                }));
+                self.verdict(ep, reasons)
+            }
+            Err(e) => {
+                let at = match &e.context {
+                    Some(c) => format!("graphql{c}"),
+                    None => "graphql".to_string(),
+                };
+                reasons.push(Reason::new(e.code()).at(at).detail(e.message));
+                self.verdict(ep, reasons)
+            }
+        }
+    }
+
+    fn verdict(&self, ep: &Endpoint, mut reasons: Vec<Reason>) -> Verdict {
+        reasons.truncate(ep.max_violations);
+        ep.mode.verdict(reasons)
+    }
+}
+
+impl Stage for GraphqlStage {
+    fn name(&self) -> &'static str {
+        "graphql"
+    }
+
+    fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        let Some(i) = self.endpoint(req.path) else { return Verdict::Allow };
+        match *req.method {
+            Method::GET => self.judge(i, req, cx),
+            Method::POST | Method::OPTIONS | Method::HEAD => Verdict::Allow,
+            ref m => self
+                .verdict(&self.endpoints[i].0, vec![Reason::new("graphql.method").at("graphql").detail(format!("{m} is not a GraphQL method (GET or POST)"))]),
+        }
+    }
+
+    fn wants_body(&self) -> bool {
+        !self.endpoints.is_empty()
+    }
+
+    fn check_body(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
+        if *req.method != Method::POST {
+            return Verdict::Allow;
+        }
+        let Some(i) = self.endpoint(req.path) else { return Verdict::Allow };
+        self.judge(i, req, cx)
+    }
+}
