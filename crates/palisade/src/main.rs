@@ -318,7 +318,9 @@ enum GraphqlCommand {
     /// Judge one request (a raw HTTP request, a JSON body or a bare document) against an SDL
     /// schema with the default limits. Exit 0 allowed, 2 blocked, 1 on error.
     Validate {
+        /// The schema file (GraphQL SDL).
         schema: PathBuf,
+        /// File holding the raw HTTP request to judge: request line, headers, blank line, body.
         #[arg(long)]
         request: PathBuf,
         /// Allow introspection (`__schema`, `__type`), blocked by default.
