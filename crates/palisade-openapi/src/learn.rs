@@ -117,7 +117,10 @@ impl Default for Scalars {
     }
 }
 
-const FORMATS: [(&str, fn(&str) -> bool); 5] = [("uuid", is_uuid), ("date-time", is_date_time), ("date", is_date), ("email", is_email), ("uri", is_uri)];
+/// A string format and the test of a value for it.
+type FormatTest = (&'static str, fn(&str) -> bool);
+
+const FORMATS: [FormatTest; 5] = [("uuid", is_uuid), ("date-time", is_date_time), ("date", is_date), ("email", is_email), ("uri", is_uri)];
 
 impl Scalars {
     fn add(&mut self, v: &str) {
