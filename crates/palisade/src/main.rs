@@ -485,6 +485,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Settings for the OpenAPI tools, decoded like a configuration section. `offline`: no
 /// network at all (a spec URL is refused).
+/// The judge of a spec for the offline commands: its problems printed, one line to fail with.
+fn offline_judge(spec: &str, extra: &str, offline: bool) -> Result<palisade_openapi::judge::Judge, String> {
+    let settings = offline_settings(spec, extra, offline)?;
+    match stages::build(&settings) {
+        Ok((judge, _, _)) => Ok(judge),
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("{e}");
+            }
+            Err(format!("{spec}: the spec does not load"))
+        }
+    }
+}
+
 fn offline_settings(spec: &str, extra: &str, offline: bool) -> Result<palisade_openapi::settings::Settings, String> {
     if offline && spec.contains("://") && !spec.starts_with("file://") {
         return Err(format!("{spec}: a spec URL cannot be read with --offline"));
@@ -646,18 +660,9 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
             ExitCode::SUCCESS
         }
         OpenapiCommand::Diff { spec, traffic, json } => {
-            let settings = match offline_settings(&spec, "unknown_fields: monitor\nunknown_query: monitor\nmax_violations: 100\n", false) {
-                Ok(s) => s,
+            let judge = match offline_judge(&spec, "unknown_fields: monitor\nunknown_query: monitor\nmax_violations: 100\n", false) {
+                Ok(j) => j,
                 Err(e) => return fail(&e),
-            };
-            let judge = match stages::build(&settings) {
-                Ok((judge, _, _)) => judge,
-                Err(errors) => {
-                    for e in &errors {
-                        eprintln!("{e}");
-                    }
-                    return fail(&format!("{spec}: the spec does not load"));
-                }
             };
             let samples = match traffic.read() {
                 Ok(s) => s,
@@ -718,18 +723,9 @@ fn openapi_cmd(cmd: OpenapiCommand) -> ExitCode {
         OpenapiCommand::Validate { spec, offline, request, response, unknown_fields, unknown_query } => {
             let response_mode = if response.is_some() { "block" } else { "off" };
             let extra = format!("response: {response_mode}\nunknown_fields: {unknown_fields}\nunknown_query: {unknown_query}\nmax_violations: 100\n");
-            let settings = match offline_settings(&spec, &extra, offline) {
-                Ok(s) => s,
+            let judge = match offline_judge(&spec, &extra, offline) {
+                Ok(j) => j,
                 Err(e) => return fail(&e),
-            };
-            let judge = match stages::build(&settings) {
-                Ok((judge, _, _)) => judge,
-                Err(errors) => {
-                    for e in &errors {
-                        eprintln!("{e}");
-                    }
-                    return fail(&format!("{spec}: the spec does not load"));
-                }
             };
             let read = |p: &PathBuf| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
             let req = match read(&request).and_then(|b| palisade_core::rawhttp::parse_request(&b).map_err(|e| format!("{}: {e}", request.display()))) {
