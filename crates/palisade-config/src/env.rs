@@ -17,6 +17,8 @@ pub const INSERTABLE: &[&[&str]] = &[
     &["log", "access_log"],
     &["admin", "addr"],
     &["admin", "token"],
+    &["authz", "addr"],
+    &["authz", "token"],
     &["server", "max_connections"],
     &["server", "shutdown_timeout"],
     &["server", "busy_poll"],
