@@ -212,8 +212,11 @@ impl Handler for Authz {
             );
         }
         rec.app = decision.app;
-        if rec.verdict == Verdict::Allow && decision.verdict == Verdict::Block {
+        if !decision.early.is_empty() {
+            // Refused before the stages (no app, path, body size): counted as a block, and, as
+            // for proxied requests, not an event (the sampled copy of the request is dropped).
             rec.verdict = Verdict::Block;
+            rec.req = None;
         }
         record::finish(Source::Authz, &snap, &self.proxy.metrics, self.proxy.events.as_ref(), rec, &id, orig.client_ip, decision.status.as_u16(), started.elapsed());
         resp

@@ -311,9 +311,10 @@ async fn envoy_ext_authz_http_contract() {
     // No app for the host: refused (fail closed), with the proxy's status.
     let r = c.roundtrip(envoy_check("GET", "/", "other.test", "", None)).await;
     assert_problem(&r, 404, "route.no_app");
-    // The canonical path rules apply: a path that reads differently per app is refused.
+    // The canonical path rules apply (`palisade_core::path`): a path above the root is refused.
     let r = c.roundtrip(envoy_check("GET", "/search/..%2f..%2fetc", "api.test", "", None)).await;
-    assert!(r.status == 400 || r.status == 403, "{}", r.dump());
+    assert_problem(&r, 400, "path.above_root");
+    assert_eq!(r.header("x-palisade-reason"), Some("path.above_root"));
 
     let ev = events(&proxy);
     let e = ev.iter().find(|e| e.reason == "access.rate_limited").unwrap_or_else(|| panic!("{ev:?}"));
