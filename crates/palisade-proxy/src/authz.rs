@@ -90,6 +90,9 @@ struct Original {
     app: Option<usize>,
     client_ip: IpAddr,
     tls: bool,
+    /// The target is not one the proxy accepts (it answers 400 `http.bad_request`): judged as
+    /// that block, never allowed.
+    bad_target: bool,
 }
 
 /// The body of the original request, as far as the gateway tells it.
@@ -169,57 +172,22 @@ impl Handler for Authz {
         } else {
             return problem::response(StatusCode::NOT_FOUND, codes::NOT_FOUND, "Not found: the authorization API serves /auth, /envoy/... and /v1/judge", id.as_str(), &[]);
         };
-        let read = match gateway {
-            Gateway::Json => judge_request(&snap, cfg, req, conn).await,
-            Gateway::Nginx | Gateway::Envoy => gateway_request(&snap, cfg, req, conn, gateway),
-        };
-        let (orig, body) = match read {
+        if gateway == Gateway::Json {
+            let parsed = match read_document(&snap, cfg, req).await {
+                Ok(doc) => parse_document(&snap, cfg, &doc, conn.peer.ip()),
+                Err(e) => Err(e),
+            };
+            return judge_parsed(&self.proxy, &snap, parsed, id, started);
+        }
+        let (orig, body) = match gateway_request(&snap, cfg, req, conn, gateway) {
             Ok(r) => r,
-            Err(e) => {
-                tracing::info!(request_id = id.as_str(), error = %e.title, "authorization request refused");
-                return problem::response(e.status, e.code, &e.title, id.as_str(), &[]);
-            }
+            Err(e) => return refused(e, id),
         };
-        let mut rec = Record::default();
-        if self.proxy.events.is_some() && record::sampled(snap.events.sample_allowed) {
-            rec.req = Some(Box::new(Captured::new(&orig.parts.method, &orig.parts.uri, &orig.parts.headers)));
+        let mut rec = start_record(&self.proxy, &snap, &orig);
+        match decide(&snap, &orig, body, id, &mut rec).await {
+            Ok(decision) => answer(&self.proxy, &snap, gateway, &orig, &decision, rec, id, started),
+            Err(e) => refused(e, id),
         }
-        let decision = match decide(&snap, &orig, body, id, &mut rec).await {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::info!(request_id = id.as_str(), error = %e.title, "authorization request refused");
-                return problem::response(e.status, e.code, &e.title, id.as_str(), &[]);
-            }
-        };
-        let resp = match gateway {
-            Gateway::Nginx => nginx_response(&decision, id),
-            Gateway::Envoy => envoy_response(&decision, &rec, id),
-            Gateway::Json => json_response(&snap, &decision, &rec, id),
-        };
-        let app_name = decision.app.map(|i| snap.apps[i].cfg.name.as_str());
-        if snap.config.log.access_log {
-            tracing::info!(
-                target: "palisade::access",
-                request_id = id.as_str(),
-                source = "authz",
-                app = app_name.unwrap_or("-"),
-                method = %orig.parts.method,
-                path = %orig.parts.uri.path(),
-                client_ip = %orig.client_ip,
-                status = decision.status.as_u16(),
-                duration_us = started.elapsed().as_micros() as u64,
-                "request"
-            );
-        }
-        rec.app = decision.app;
-        if !decision.early.is_empty() {
-            // Refused before the stages (no app, path, body size): counted as a block, and, as
-            // for proxied requests, not an event (the sampled copy of the request is dropped).
-            rec.verdict = Verdict::Block;
-            rec.req = None;
-        }
-        record::finish(Source::Authz, &snap, &self.proxy.metrics, self.proxy.events.as_ref(), rec, &id, orig.client_ip, decision.status.as_u16(), started.elapsed());
-        resp
     }
 }
 
@@ -270,8 +238,7 @@ fn gateway_request(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBody>,
             let method = headers.get(&X_ORIGINAL_METHOD).ok_or_else(|| bad("X-Original-Method is missing (nginx: proxy_set_header X-Original-Method $request_method)"))?;
             let method = Method::from_bytes(method.as_bytes()).map_err(|_| bad("X-Original-Method is not a method"))?;
             let uri = headers.get(&X_ORIGINAL_URI).ok_or_else(|| bad("X-Original-URI is missing (nginx: proxy_set_header X-Original-URI $request_uri)"))?;
-            let uri = Uri::try_from(uri.as_bytes()).map_err(|_| bad("X-Original-URI is not a request target"))?;
-            (method, uri)
+            (method, Uri::try_from(uri.as_bytes()).ok())
         }
         _ => {
             let rest = &parts.uri.path()[ENVOY_PREFIX.len()..];
@@ -280,22 +247,24 @@ fn gateway_request(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBody>,
                 Some(q) => format!("{rest}?{q}"),
                 None => rest.to_string(),
             };
-            (parts.method, Uri::try_from(target).map_err(|_| bad("the path after /envoy is not a request target"))?)
+            (parts.method, Uri::try_from(target).ok())
         }
     };
-    // The host the original request was for: an absolute target's authority, else the
-    // gateway's `X-Original-Host`, else the `Host` it copied.
-    let host = match target.authority() {
-        Some(a) => Some(HeaderValue::from_str(a.as_str()).map_err(|_| bad("invalid host in X-Original-URI"))?),
+    // The host the original request was for: an absolute target's authority (held to the Host
+    // grammar, as the proxy holds it), else the gateway's `X-Original-Host`, else the `Host` it
+    // copied.
+    let absolute_host = target.as_ref().and_then(Uri::authority).map(|a| HeaderValue::from_str(a.as_str()).ok().filter(|_| crate::codec::valid_host(a.as_str().as_bytes())));
+    let host = match &absolute_host {
+        Some(h) => h.clone(),
         None => headers.get(&X_ORIGINAL_HOST).or_else(|| headers.get(header::HOST)).cloned(),
     };
-    let target = match (target.authority(), target.path_and_query()) {
-        (Some(_), Some(pq)) => Uri::try_from(pq.as_str()).map_err(|_| bad("X-Original-URI is not a request target"))?,
-        _ => target,
+    let target = match target {
+        Some(t) if t.authority().is_some() => t.path_and_query().and_then(|pq| Uri::try_from(pq.as_str()).ok()),
+        t => t,
     };
-    if !target.path().starts_with('/') && target.path() != "*" {
-        return Err(bad("the original request target must be in origin form (/path?query)"));
-    }
+    // A target the proxy would refuse as invalid (400) is judged as that refusal.
+    let bad_target = absolute_host.as_ref().is_some_and(Option::is_none) || !target.as_ref().is_some_and(|t| t.path().starts_with('/') || t.path() == "*");
+    let target = target.unwrap_or_else(|| Uri::from_static("/"));
     let partial = headers.get(&X_ENVOY_PARTIAL_BODY).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"true"));
     let body = match gateway {
         Gateway::Nginx if !body.is_end_stream() => BodyIn::Stream(body, false),
@@ -323,11 +292,11 @@ fn gateway_request(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBody>,
     *orig.uri_mut() = target;
     *orig.headers_mut() = headers;
     let (oparts, ()) = orig.into_parts();
-    Ok((Original { parts: oparts, app: None, client_ip, tls }, body))
+    Ok((Original { parts: oparts, app: None, client_ip, tls, bad_target }, body))
 }
 
-/// `POST /v1/judge`: the original request from the JSON document.
-async fn judge_request(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBody>, conn: &ConnInfo) -> Result<(Original, BodyIn), ApiError> {
+/// `POST /v1/judge`: the JSON document, read within `authz.max_request_size`.
+async fn read_document(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBody>) -> Result<Bytes, ApiError> {
     let (parts, mut body) = req.into_parts();
     let ctype = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
     let essence = ctype.split(';').next().unwrap_or("").trim();
@@ -351,8 +320,13 @@ async fn judge_request(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBo
     if bytes.len() as u64 > limit {
         return Err(too_large());
     }
-    let j: JudgeRequest = serde_json::from_slice(&bytes).map_err(|e| bad(format!("invalid judge request: {e}")))?;
-    parse_judge(snap, cfg, j, conn.peer.ip())
+    Ok(bytes)
+}
+
+/// The original request from the JSON document of `POST /v1/judge`.
+fn parse_document(snap: &Snapshot, cfg: &AuthzConfig, doc: &[u8], peer: IpAddr) -> Result<(Original, BodyIn), ApiError> {
+    let j: JudgeRequest = serde_json::from_slice(doc).map_err(|e| bad(format!("invalid judge request: {e}")))?;
+    parse_judge(snap, cfg, j, peer)
 }
 
 /// The JSON document of `POST /v1/judge`.
@@ -386,7 +360,10 @@ fn parse_judge(snap: &Snapshot, cfg: &AuthzConfig, j: JudgeRequest, peer: IpAddr
         Some(q) => format!("{}?{q}", j.path),
         None => j.path,
     };
-    let uri = Uri::try_from(target).map_err(|_| bad("`path` and `query` do not make a request target (RFC 9112 §3.2: encode what is not allowed in a URI)"))?;
+    // A target the proxy would refuse as invalid (400) is judged as that refusal.
+    let uri = Uri::try_from(target).ok();
+    let bad_target = uri.is_none();
+    let uri = uri.unwrap_or_else(|| Uri::from_static("/"));
     let app = match &j.app {
         None => None,
         Some(name) => Some(snap.apps.iter().position(|a| a.cfg.name == *name).ok_or_else(|| ApiError {
@@ -411,7 +388,7 @@ fn parse_judge(snap: &Snapshot, cfg: &AuthzConfig, j: JudgeRequest, peer: IpAddr
     *orig.uri_mut() = uri;
     *orig.headers_mut() = headers;
     let (parts, ()) = orig.into_parts();
-    Ok((Original { parts, app, client_ip, tls: j.tls }, BodyIn::Known(body, false)))
+    Ok((Original { parts, app, client_ip, tls: j.tls, bad_target }, BodyIn::Known(body, false)))
 }
 
 /// `headers` of a judge request: names to a value or a list of values.
@@ -518,10 +495,14 @@ fn base64_decode(input: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The decision: routing and path as the proxy does them, the body read as the proxy reads it,
-/// then the stages ([`judge::judge`]).
-async fn decide(snap: &Snapshot, orig: &Original, body: BodyIn, id: RequestId, rec: &mut Record) -> Result<Decision, ApiError> {
+/// Routing and path as the proxy does them: the app and the canonical path, or the early
+/// block (no app, a refused path or target).
+fn route(snap: &Snapshot, orig: &Original) -> Result<(usize, Option<String>), Decision> {
     let parts = &orig.parts;
+    if orig.bad_target {
+        let r = Reason::new(code::BAD_REQUEST).at("path").detail("invalid request target");
+        return Err(Decision::early(orig.app, StatusCode::BAD_REQUEST, "http", r));
+    }
     let chosen = match orig.app {
         Some(i) => judge::canonical_for(&snap.apps[i], parts.uri.path()).map(|c| Some((i, c))),
         None => {
@@ -529,48 +510,64 @@ async fn decide(snap: &Snapshot, orig: &Original, body: BodyIn, id: RequestId, r
             judge::choose_app(snap, crate::router::host_only_bytes(host), parts.uri.path())
         }
     };
-    let (app_idx, canonical) = match chosen {
-        Ok(Some(c)) => c,
-        Ok(None) => {
-            let r = Reason::new(code::NO_APP).detail("no application for this host and path");
-            return Ok(Decision::early(None, StatusCode::NOT_FOUND, "route", r));
-        }
-        Err(judge::PathRefusal { app, code, detail }) => {
-            let r = Reason::new(code).at("path").detail(detail);
-            return Ok(Decision::early(app.or(orig.app), StatusCode::BAD_REQUEST, "path", r));
-        }
+    match chosen {
+        Ok(Some(c)) => Ok(c),
+        Ok(None) => Err(Decision::early(None, StatusCode::NOT_FOUND, "route", Reason::new(code::NO_APP).detail("no application for this host and path"))),
+        Err(judge::PathRefusal { app, code, detail }) => Err(Decision::early(app.or(orig.app), StatusCode::BAD_REQUEST, "path", Reason::new(code).at("path").detail(detail))),
+    }
+}
+
+fn body_too_large(app_idx: usize) -> Decision {
+    Decision::early(Some(app_idx), StatusCode::PAYLOAD_TOO_LARGE, "http", Reason::new(code::BODY_TOO_LARGE).at("body").detail("larger than the app's body limit"))
+}
+
+/// A body at hand, held to the app's limits as the proxy holds a body: beyond the hard limit a
+/// block (413), beyond `inspect_body` its first part.
+fn known_body(snap: &Snapshot, app_idx: usize, b: Bytes, partial: bool) -> Result<(Bytes, bool), Decision> {
+    let app = &snap.apps[app_idx];
+    let hard_limit = if app.cfg.oversize == Oversize::Reject { app.cfg.inspect_body } else { app.cfg.max_body_size };
+    if b.len() as u64 > hard_limit {
+        return Err(body_too_large(app_idx));
+    }
+    let limit = app.cfg.inspect_body as usize;
+    Ok(if b.len() > limit { (b.slice(..limit), true) } else { (b, partial) })
+}
+
+/// The decision: the route, the body read as the proxy reads it, then the stages.
+async fn decide(snap: &Snapshot, orig: &Original, body: BodyIn, id: RequestId, rec: &mut Record) -> Result<Decision, ApiError> {
+    let (app_idx, canonical) = match route(snap, orig) {
+        Ok(c) => c,
+        Err(d) => return Ok(d),
     };
     let app = &snap.apps[app_idx];
-    rec.app = Some(app_idx);
-    let too_large = || Decision::early(Some(app_idx), StatusCode::PAYLOAD_TOO_LARGE, "http", Reason::new(code::BODY_TOO_LARGE).at("body").detail("larger than the app's body limit"));
-    let hard_limit = if app.cfg.oversize == Oversize::Reject { app.cfg.inspect_body } else { app.cfg.max_body_size };
-    let body: Option<(Bytes, bool)> = match body {
+    let body = match body {
         BodyIn::Unknown => None,
-        BodyIn::Known(b, partial) => {
-            if b.len() as u64 > hard_limit {
-                return Ok(too_large());
-            }
-            let limit = app.cfg.inspect_body as usize;
-            if b.len() > limit {
-                Some((b.slice(..limit), true))
-            } else {
-                Some((b, partial))
-            }
-        }
+        BodyIn::Known(b, partial) => match known_body(snap, app_idx, b, partial) {
+            Ok(b) => Some(b),
+            Err(d) => return Ok(d),
+        },
         BodyIn::Stream(mut b, partial) => {
-            b.limit_to(hard_limit);
+            b.limit_to(if app.cfg.oversize == Oversize::Reject { app.cfg.inspect_body } else { app.cfg.max_body_size });
             match crate::proxy::buffer_body(b, app, snap.config.server.body_read_timeout).await {
                 Ok(UpBody::Full(full)) => Some((full.unwrap_or_default(), partial)),
                 Ok(UpBody::Chained { head, .. }) => Some((head.unwrap_or_default(), true)),
-                Err(BodyError::TooLarge) => return Ok(too_large()),
+                Err(BodyError::TooLarge) => return Ok(body_too_large(app_idx)),
                 Err(BodyError::Timeout) => return Err(ApiError { status: StatusCode::REQUEST_TIMEOUT, code: code::BODY_TIMEOUT, title: "Request body timeout".into() }),
                 Err(e) => return Err(bad(format!("the request body could not be read: {e}"))),
             }
         }
     };
-    let view: RequestView<'_> = judge::view(parts, canonical.as_deref(), &id, app, orig.client_ip, b"", false, orig.tls);
+    Ok(conclude(snap, orig, app_idx, canonical.as_deref(), body, id, rec))
+}
+
+/// The stages over the routed request ([`judge::judge`], the proxy's decision).
+fn conclude(snap: &Snapshot, orig: &Original, app_idx: usize, canonical: Option<&str>, body: Option<(Bytes, bool)>, id: RequestId, rec: &mut Record) -> Decision {
+    let parts = &orig.parts;
+    let app = &snap.apps[app_idx];
+    rec.app = Some(app_idx);
+    let view: RequestView<'_> = judge::view(parts, canonical, &id, app, orig.client_ip, b"", false, orig.tls);
     let req = (&parts.method, &parts.uri, &parts.headers);
-    Ok(match judge::judge(app, &view, body.as_ref().map(|(b, t)| (&b[..], *t)), id, rec, req) {
+    match judge::judge(app, &view, body.as_ref().map(|(b, t)| (&b[..], *t)), id, rec, req) {
         Ok(mut outcome) => Decision {
             app: Some(app_idx),
             verdict: rec.verdict,
@@ -589,7 +586,88 @@ async fn decide(snap: &Snapshot, orig: &Original, body: BodyIn, id: RequestId, r
             let client_headers = b.record(rec, req);
             Decision { app: Some(app_idx), verdict: Verdict::Block, status, code: Some(code), blocking, early: Vec::new(), client_headers, upstream_headers: Vec::new(), operation }
         }
-    })
+    }
+}
+
+/// `POST /v1/judge` on a document already read: the answer the listener sends, and the request
+/// recorded (event, metrics) as a served one. Everything but the HTTP exchange (what
+/// `benches/authz.rs` measures).
+pub fn judge_document(proxy: &Proxy, doc: &[u8], peer: IpAddr) -> Response<RespBody> {
+    let started = Instant::now();
+    let snap = proxy.snapshot.load_full();
+    let id = crate::request_id::next();
+    let Some(cfg) = snap.config.authz.as_ref() else {
+        return problem::response(StatusCode::SERVICE_UNAVAILABLE, codes::NOT_FOUND, "The authorization API is not configured", id.as_str(), &[]);
+    };
+    judge_parsed(proxy, &snap, parse_document(&snap, cfg, doc, peer), id, started)
+}
+
+fn judge_parsed(proxy: &Proxy, snap: &Snapshot, parsed: Result<(Original, BodyIn), ApiError>, id: RequestId, started: Instant) -> Response<RespBody> {
+    let (orig, body) = match parsed {
+        Ok(r) => r,
+        Err(e) => return refused(e, id),
+    };
+    let mut rec = start_record(proxy, snap, &orig);
+    let decision = match route(snap, &orig) {
+        Err(d) => d,
+        Ok((app_idx, canonical)) => {
+            let body = match body {
+                BodyIn::Known(b, partial) => known_body(snap, app_idx, b, partial),
+                _ => Ok((Bytes::new(), false)),
+            };
+            match body {
+                Ok(b) => conclude(snap, &orig, app_idx, canonical.as_deref(), Some(b), id, &mut rec),
+                Err(d) => d,
+            }
+        }
+    };
+    answer(proxy, snap, Gateway::Json, &orig, &decision, rec, id, started)
+}
+
+fn refused(e: ApiError, id: RequestId) -> Response<RespBody> {
+    tracing::info!(request_id = id.as_str(), error = %e.title, "authorization request refused");
+    problem::response(e.status, e.code, &e.title, id.as_str(), &[])
+}
+
+fn start_record(proxy: &Proxy, snap: &Snapshot, orig: &Original) -> Record {
+    let mut rec = Record::default();
+    if proxy.events.is_some() && record::sampled(snap.events.sample_allowed) {
+        rec.req = Some(Box::new(Captured::new(&orig.parts.method, &orig.parts.uri, &orig.parts.headers)));
+    }
+    rec
+}
+
+/// The gateway's answer; the request logged and recorded.
+#[allow(clippy::too_many_arguments)]
+fn answer(proxy: &Proxy, snap: &Snapshot, gateway: Gateway, orig: &Original, decision: &Decision, mut rec: Record, id: RequestId, started: Instant) -> Response<RespBody> {
+    let resp = match gateway {
+        Gateway::Nginx => nginx_response(decision, id),
+        Gateway::Envoy => envoy_response(decision, &rec, id),
+        Gateway::Json => json_response(snap, decision, &rec, id),
+    };
+    if snap.config.log.access_log {
+        tracing::info!(
+            target: "palisade::access",
+            request_id = id.as_str(),
+            source = "authz",
+            app = decision.app.map_or("-", |i| snap.apps[i].cfg.name.as_str()),
+            method = %orig.parts.method,
+            path = %orig.parts.uri.path(),
+            client_ip = %orig.client_ip,
+            status = decision.status.as_u16(),
+            duration_us = started.elapsed().as_micros() as u64,
+            "request"
+        );
+    }
+    rec.app = decision.app;
+    if !decision.early.is_empty() {
+        // Refused before the stages (no app, path, body size): counted as a block, and, as
+        // for proxied requests, not an event (the sampled copy of the request is dropped).
+        rec.verdict = Verdict::Block;
+        rec.req = None;
+    }
+    record::finish(Source::Authz, snap, &proxy.metrics, proxy.events.as_ref(), rec, &id, orig.client_ip, decision.status.as_u16(), started.elapsed());
+    resp
 }
 
 fn verdict_name(v: Verdict) -> &'static str {

@@ -347,6 +347,9 @@ async fn gateway_headers_name_the_client_only_from_trusted_gateways_and_the_toke
     let r = raw(a, "GET /auth HTTP/1.1\r\nHost: limited.test\r\nX-Palisade-Authz-Token: s3cret\r\nConnection: close\r\n\r\n").await;
     let v = assert_problem(&r, 400, "authz.bad_request");
     assert!(v["title"].as_str().unwrap().contains("X-Original-Method"), "{v}");
+    // A target the proxy would refuse (400) is a block, not an allow.
+    let r = raw(a, "GET /auth HTTP/1.1\r\nHost: x\r\nX-Original-URI: /a b<\r\nX-Original-Method: GET\r\nX-Original-Host: limited.test\r\nX-Palisade-Authz-Token: s3cret\r\nConnection: close\r\n\r\n").await;
+    assert_eq!((r.status, r.header("x-palisade-reason"), r.header("x-palisade-status")), (403, Some("http.bad_request"), Some("400")), "{}", r.dump());
     let r = raw(a, "PUT /auth HTTP/1.1\r\nHost: x\r\nX-Palisade-Authz-Token: s3cret\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").await;
     assert_eq!(r.status, 405, "{}", r.dump());
 }
@@ -411,6 +414,10 @@ async fn judge_api_answers_verdicts_with_their_reasons() {
     // No app for the host: a block verdict with the proxy's status.
     let v = judge(a, r#"{"method":"GET","path":"/","headers":{"host":"other.test"}}"#).await.json();
     assert_eq!((v["verdict"].as_str(), v["status"].as_u64(), v["reasons"][0]["code"].as_str()), (Some("block"), Some(404), Some("route.no_app")), "{v}");
+
+    // A target the proxy would refuse is judged as that refusal.
+    let v = judge(a, r#"{"method":"GET","path":"/a\"b<>","headers":{"host":"api.test"}}"#).await.json();
+    assert_eq!((v["verdict"].as_str(), v["status"].as_u64(), v["reasons"][0]["code"].as_str()), (Some("block"), Some(400), Some("http.bad_request")), "{v}");
 
     // Caller mistakes: problem responses, not verdicts.
     assert_problem(&judge(a, r#"{"method":"GET","path":"/","app":"nope"}"#).await, 404, "authz.unknown_app");
