@@ -335,7 +335,9 @@ fn authz_listener_settings_and_their_errors() {
     for needle in ["set authz.token", "between 1KiB and 1GiB", "extra"] {
         assert!(msgs.iter().any(|m| m.contains(needle)), "missing {needle:?} in {msgs:#?}");
     }
-    let msgs: Vec<String> =
-        errors("listen: [{addr: '127.0.0.1:8080'}]\nauthz: {addr: '127.0.0.1:8080'}\napps: [{name: a, upstream: 'http://x:1'}]\n").iter().map(|e| e.to_string()).collect();
+    let msgs: Vec<String> = errors("listen: [{addr: '127.0.0.1:8080'}]\nauthz: {addr: '127.0.0.1:8080'}\napps: [{name: a, upstream: 'http://x:1'}]\n")
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
     assert!(msgs.iter().any(|m| m.contains("also a proxy or admin listener")), "{msgs:#?}");
 }

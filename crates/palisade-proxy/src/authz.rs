@@ -170,7 +170,13 @@ impl Handler for Authz {
         } else if path == ENVOY_PREFIX || path.strip_prefix(ENVOY_PREFIX).is_some_and(|r| r.starts_with('/')) {
             Gateway::Envoy
         } else {
-            return problem::response(StatusCode::NOT_FOUND, codes::NOT_FOUND, "Not found: the authorization API serves /auth, /envoy/... and /v1/judge", id.as_str(), &[]);
+            return problem::response(
+                StatusCode::NOT_FOUND,
+                codes::NOT_FOUND,
+                "Not found: the authorization API serves /auth, /envoy/... and /v1/judge",
+                id.as_str(),
+                &[],
+            );
         };
         if gateway == Gateway::Json {
             let parsed = match read_document(&snap, cfg, req).await {
@@ -235,7 +241,9 @@ fn gateway_request(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBody>,
     let tls = trusted_gateway && headers.get(headers::X_FORWARDED_PROTO).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
     let (method, target) = match gateway {
         Gateway::Nginx => {
-            let method = headers.get(&X_ORIGINAL_METHOD).ok_or_else(|| bad("X-Original-Method is missing (nginx: proxy_set_header X-Original-Method $request_method)"))?;
+            let method = headers
+                .get(&X_ORIGINAL_METHOD)
+                .ok_or_else(|| bad("X-Original-Method is missing (nginx: proxy_set_header X-Original-Method $request_method)"))?;
             let method = Method::from_bytes(method.as_bytes()).map_err(|_| bad("X-Original-Method is not a method"))?;
             let uri = headers.get(&X_ORIGINAL_URI).ok_or_else(|| bad("X-Original-URI is missing (nginx: proxy_set_header X-Original-URI $request_uri)"))?;
             (method, Uri::try_from(uri.as_bytes()).ok())
@@ -253,7 +261,8 @@ fn gateway_request(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBody>,
     // The host the original request was for: an absolute target's authority (held to the Host
     // grammar, as the proxy holds it), else the gateway's `X-Original-Host`, else the `Host` it
     // copied.
-    let absolute_host = target.as_ref().and_then(Uri::authority).map(|a| HeaderValue::from_str(a.as_str()).ok().filter(|_| crate::codec::valid_host(a.as_str().as_bytes())));
+    let absolute_host =
+        target.as_ref().and_then(Uri::authority).map(|a| HeaderValue::from_str(a.as_str()).ok().filter(|_| crate::codec::valid_host(a.as_str().as_bytes())));
     let host = match &absolute_host {
         Some(h) => h.clone(),
         None => headers.get(&X_ORIGINAL_HOST).or_else(|| headers.get(header::HOST)).cloned(),
@@ -301,10 +310,18 @@ async fn read_document(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBo
     let ctype = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("application/json");
     let essence = ctype.split(';').next().unwrap_or("").trim();
     if !(essence.eq_ignore_ascii_case("application/json") || essence.to_ascii_lowercase().ends_with("+json")) {
-        return Err(ApiError { status: StatusCode::UNSUPPORTED_MEDIA_TYPE, code: codes::BAD_REQUEST, title: "The request body must be application/json".into() });
+        return Err(ApiError {
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            code: codes::BAD_REQUEST,
+            title: "The request body must be application/json".into(),
+        });
     }
     let limit = cfg.max_request_size;
-    let too_large = || ApiError { status: StatusCode::PAYLOAD_TOO_LARGE, code: codes::TOO_LARGE, title: format!("The request is larger than authz.max_request_size ({limit} bytes)") };
+    let too_large = || ApiError {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        code: codes::TOO_LARGE,
+        title: format!("The request is larger than authz.max_request_size ({limit} bytes)"),
+    };
     if body.size_hint().exact().is_some_and(|n| n > limit) {
         return Err(too_large());
     }
@@ -313,7 +330,9 @@ async fn read_document(snap: &Snapshot, cfg: &AuthzConfig, req: Request<ClientBo
     let bytes = match read {
         Err(_) => return Err(ApiError { status: StatusCode::REQUEST_TIMEOUT, code: code::BODY_TIMEOUT, title: "Request body timeout".into() }),
         Ok(Err(BodyError::TooLarge)) => return Err(too_large()),
-        Ok(Err(BodyError::Timeout)) => return Err(ApiError { status: StatusCode::REQUEST_TIMEOUT, code: code::BODY_TIMEOUT, title: "Request body timeout".into() }),
+        Ok(Err(BodyError::Timeout)) => {
+            return Err(ApiError { status: StatusCode::REQUEST_TIMEOUT, code: code::BODY_TIMEOUT, title: "Request body timeout".into() })
+        }
         Ok(Err(e)) => return Err(bad(format!("the request body could not be read: {e}"))),
         Ok(Ok(c)) => c.to_bytes(),
     };
@@ -513,12 +532,19 @@ fn route(snap: &Snapshot, orig: &Original) -> Result<(usize, Option<String>), De
     match chosen {
         Ok(Some(c)) => Ok(c),
         Ok(None) => Err(Decision::early(None, StatusCode::NOT_FOUND, "route", Reason::new(code::NO_APP).detail("no application for this host and path"))),
-        Err(judge::PathRefusal { app, code, detail }) => Err(Decision::early(app.or(orig.app), StatusCode::BAD_REQUEST, "path", Reason::new(code).at("path").detail(detail))),
+        Err(judge::PathRefusal { app, code, detail }) => {
+            Err(Decision::early(app.or(orig.app), StatusCode::BAD_REQUEST, "path", Reason::new(code).at("path").detail(detail)))
+        }
     }
 }
 
 fn body_too_large(app_idx: usize) -> Decision {
-    Decision::early(Some(app_idx), StatusCode::PAYLOAD_TOO_LARGE, "http", Reason::new(code::BODY_TOO_LARGE).at("body").detail("larger than the app's body limit"))
+    Decision::early(
+        Some(app_idx),
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "http",
+        Reason::new(code::BODY_TOO_LARGE).at("body").detail("larger than the app's body limit"),
+    )
 }
 
 /// A body at hand, held to the app's limits as the proxy holds a body: beyond the hard limit a
@@ -552,7 +578,9 @@ async fn decide(snap: &Snapshot, orig: &Original, body: BodyIn, id: RequestId, r
                 Ok(UpBody::Full(full)) => Some((full.unwrap_or_default(), partial)),
                 Ok(UpBody::Chained { head, .. }) => Some((head.unwrap_or_default(), true)),
                 Err(BodyError::TooLarge) => return Ok(body_too_large(app_idx)),
-                Err(BodyError::Timeout) => return Err(ApiError { status: StatusCode::REQUEST_TIMEOUT, code: code::BODY_TIMEOUT, title: "Request body timeout".into() }),
+                Err(BodyError::Timeout) => {
+                    return Err(ApiError { status: StatusCode::REQUEST_TIMEOUT, code: code::BODY_TIMEOUT, title: "Request body timeout".into() })
+                }
                 Err(e) => return Err(bad(format!("the request body could not be read: {e}"))),
             }
         }
@@ -561,7 +589,15 @@ async fn decide(snap: &Snapshot, orig: &Original, body: BodyIn, id: RequestId, r
 }
 
 /// The stages over the routed request ([`judge::judge`], the proxy's decision).
-fn conclude(snap: &Snapshot, orig: &Original, app_idx: usize, canonical: Option<&str>, body: Option<(Bytes, bool)>, id: RequestId, rec: &mut Record) -> Decision {
+fn conclude(
+    snap: &Snapshot,
+    orig: &Original,
+    app_idx: usize,
+    canonical: Option<&str>,
+    body: Option<(Bytes, bool)>,
+    id: RequestId,
+    rec: &mut Record,
+) -> Decision {
     let parts = &orig.parts;
     let app = &snap.apps[app_idx];
     rec.app = Some(app_idx);
@@ -584,7 +620,17 @@ fn conclude(snap: &Snapshot, orig: &Original, app_idx: usize, canonical: Option<
             let operation = b.context.operation.clone();
             let blocking = b.reasons.len();
             let client_headers = b.record(rec, req);
-            Decision { app: Some(app_idx), verdict: Verdict::Block, status, code: Some(code), blocking, early: Vec::new(), client_headers, upstream_headers: Vec::new(), operation }
+            Decision {
+                app: Some(app_idx),
+                verdict: Verdict::Block,
+                status,
+                code: Some(code),
+                blocking,
+                early: Vec::new(),
+                client_headers,
+                upstream_headers: Vec::new(),
+                operation,
+            }
         }
     }
 }
@@ -639,7 +685,16 @@ fn start_record(proxy: &Proxy, snap: &Snapshot, orig: &Original) -> Record {
 
 /// The gateway's answer; the request logged and recorded.
 #[allow(clippy::too_many_arguments)]
-fn answer(proxy: &Proxy, snap: &Snapshot, gateway: Gateway, orig: &Original, decision: &Decision, mut rec: Record, id: RequestId, started: Instant) -> Response<RespBody> {
+fn answer(
+    proxy: &Proxy,
+    snap: &Snapshot,
+    gateway: Gateway,
+    orig: &Original,
+    decision: &Decision,
+    mut rec: Record,
+    id: RequestId,
+    started: Instant,
+) -> Response<RespBody> {
     let resp = match gateway {
         Gateway::Nginx => nginx_response(decision, id),
         Gateway::Envoy => envoy_response(decision, &rec, id),
@@ -804,7 +859,13 @@ mod tests {
         let j: JudgeRequest = serde_json::from_str(r#"{"method":"GET","path":"/","headers":{"Accept":"a","x-b":["1","2"]}}"#).unwrap();
         assert_eq!(j.headers.0.get("accept").unwrap(), "a");
         assert_eq!(j.headers.0.get_all("x-b").iter().collect::<Vec<_>>(), ["1", "2"]);
-        for bad in [r#"{"method":"GET","path":"/","headers":{"a b":"x"}}"#, r#"{"method":"GET","path":"/","headers":{"a":"x\ny"}}"#, r#"{"method":"GET","path":"/","headers":{"a":1}}"#, r#"{"method":"GET","path":"/","x":1}"#, r#"{"path":"/"}"#] {
+        for bad in [
+            r#"{"method":"GET","path":"/","headers":{"a b":"x"}}"#,
+            r#"{"method":"GET","path":"/","headers":{"a":"x\ny"}}"#,
+            r#"{"method":"GET","path":"/","headers":{"a":1}}"#,
+            r#"{"method":"GET","path":"/","x":1}"#,
+            r#"{"path":"/"}"#,
+        ] {
             assert!(serde_json::from_str::<JudgeRequest>(bad).is_err(), "{bad}");
         }
     }

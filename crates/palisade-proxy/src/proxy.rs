@@ -496,7 +496,6 @@ fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: us
     pseudo + fields > max_size
 }
 
-
 /// The response to a blocked request: a problem response with the stages' response headers.
 fn blocked(b: judge::Block, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Response<RespBody> {
     let mut resp = problem::response(b.status, &b.code, problem::title(b.status), id.as_str(), &b.reasons);

@@ -302,7 +302,8 @@ impl Shared {
             errors.push(palisade_config::ConfigError::file(&config.source, "`admin.addr` cannot change on reload: restart Palisade"));
         }
         if old.authz.as_ref().map(|a| a.addr) != config.authz.as_ref().map(|a| a.addr) {
-            errors.push(palisade_config::ConfigError::file(&config.source, "`authz.addr` (and whether `authz` is on) cannot change on reload: restart Palisade"));
+            errors
+                .push(palisade_config::ConfigError::file(&config.source, "`authz.addr` (and whether `authz` is on) cannot change on reload: restart Palisade"));
         }
         if crate::events::restart_key(old) != crate::events::restart_key(&config) {
             errors.push(palisade_config::ConfigError::file(
@@ -370,7 +371,9 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, aut
         }
         if let Some(l) = authz {
             match TcpListener::from_std(l) {
-                Ok(listener) => accept_tasks.push(tokio::task::spawn_local(accept_loop(shared.clone(), listener, Listen::Authz, proxy.clone(), active.clone()))),
+                Ok(listener) => {
+                    accept_tasks.push(tokio::task::spawn_local(accept_loop(shared.clone(), listener, Listen::Authz, proxy.clone(), active.clone())))
+                }
                 Err(e) => tracing::error!(error = %e, "cannot register the authz listener"),
             }
         }

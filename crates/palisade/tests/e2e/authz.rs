@@ -247,7 +247,10 @@ async fn nginx_auth_request_blocks_what_palisade_judges_and_lets_valid_requests_
     // Events and metrics as for proxied requests, in the authz series.
     let ev = events(&proxy);
     let e = ev.iter().find(|e| e.request_id == sqli_id).unwrap_or_else(|| panic!("no event {sqli_id}: {ev:?}"));
-    assert_eq!((e.reason.as_str(), e.stage.as_str(), e.status, e.method.as_str(), e.path.as_str(), e.host.as_str()), ("detect.sqli", "detection", 403, "GET", "/search", "api.test"));
+    assert_eq!(
+        (e.reason.as_str(), e.stage.as_str(), e.status, e.method.as_str(), e.path.as_str(), e.host.as_str()),
+        ("detect.sqli", "detection", 403, "GET", "/search", "api.test")
+    );
     assert_eq!(e.client_ip, "127.0.0.1");
     assert!(decisions(&proxy, 0, Verdict::Block, 403) >= 3);
     assert_eq!(decisions(&proxy, 0, Verdict::Allow, 200), 2);
@@ -359,7 +362,14 @@ async fn gateway_headers_name_the_client_only_from_trusted_gateways_and_the_toke
 // ---------------------------------------------------------------------------------------------
 
 async fn judge(a: SocketAddr, body: &str) -> Resp {
-    raw(a, format!("POST /v1/judge HTTP/1.1\r\nHost: authz\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())).await
+    raw(
+        a,
+        format!(
+            "POST /v1/judge HTTP/1.1\r\nHost: authz\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+    .await
 }
 
 fn b64(data: &[u8]) -> String {
@@ -401,15 +411,24 @@ async fn judge_api_answers_verdicts_with_their_reasons() {
     assert_eq!(v["reasons"][0]["location"], "query.q", "{v}");
     let sqli_id = v["request_id"].as_str().unwrap().to_string();
     let body = b64(br#"{"name":"much too long"}"#);
-    let r = judge(a, &format!(r#"{{"method":"POST","path":"/items","headers":{{"host":"api.test","content-type":"application/json"}},"body":"{body}"}}"#)).await;
+    let r =
+        judge(a, &format!(r#"{{"method":"POST","path":"/items","headers":{{"host":"api.test","content-type":"application/json"}},"body":"{body}"}}"#)).await;
     let v = r.json();
     assert_eq!((v["verdict"].as_str(), v["operation"].as_str()), (Some("block"), Some("createItem")), "{v}");
-    assert_eq!((v["reasons"][0]["stage"].as_str(), v["reasons"][0]["code"].as_str(), v["reasons"][0]["location"].as_str()), (Some("openapi"), Some("openapi.body_invalid"), Some("body/name")), "{v}");
+    assert_eq!(
+        (v["reasons"][0]["stage"].as_str(), v["reasons"][0]["code"].as_str(), v["reasons"][0]["location"].as_str()),
+        (Some("openapi"), Some("openapi.body_invalid"), Some("body/name")),
+        "{v}"
+    );
     // A body is judged as the proxy judges it: a POST without its required body is blocked.
     let r = judge(a, r#"{"method":"POST","path":"/items","headers":{"host":"api.test","content-type":"application/json"}}"#).await;
     assert_eq!(r.json()["verdict"], "block", "{}", r.dump());
     // The app by name, whatever the host.
-    let r = judge(a, &format!(r#"{{"method":"POST","path":"/items","app":"api","body":"{}","headers":{{"content-type":"application/json"}}}}"#, b64(br#"{"name":"ok"}"#))).await;
+    let r = judge(
+        a,
+        &format!(r#"{{"method":"POST","path":"/items","app":"api","body":"{}","headers":{{"content-type":"application/json"}}}}"#, b64(br#"{"name":"ok"}"#)),
+    )
+    .await;
     assert_eq!(r.json()["verdict"], "allow", "{}", r.dump());
     // No app for the host: a block verdict with the proxy's status.
     let v = judge(a, r#"{"method":"GET","path":"/","headers":{"host":"other.test"}}"#).await.json();

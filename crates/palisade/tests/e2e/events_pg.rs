@@ -172,7 +172,11 @@ async fn postgres_sink_two_instances_exact_counts_outage_and_recovery() {
         (sa.written + sb.written) as i64
     );
     assert_eq!(pg.scalar("SELECT COUNT(DISTINCT request_id) FROM palisade_events"), 50, "every row is one request (no aggregation at this pace)");
-    assert_eq!(pg.scalar("SELECT COUNT(*) FROM palisade_schema_version"), palisade_events::pg::SCHEMA_VERSION as i64, "each migration is applied once, by one of the two instances");
+    assert_eq!(
+        pg.scalar("SELECT COUNT(*) FROM palisade_schema_version"),
+        palisade_events::pg::SCHEMA_VERSION as i64,
+        "each migration is applied once, by one of the two instances"
+    );
     assert_eq!(pg.scalar("SELECT MAX(version) FROM palisade_schema_version"), palisade_events::pg::SCHEMA_VERSION as i64);
 
     // The admin API reads the shared table: both instances' events, filtered, paged, counted.
