@@ -127,8 +127,8 @@ struct Decision {
 }
 
 impl Decision {
-    fn early(app: Option<usize>, status: StatusCode, stage: &'static str, reason: Reason) -> Decision {
-        Decision {
+    fn early(app: Option<usize>, status: StatusCode, stage: &'static str, reason: Reason) -> Box<Decision> {
+        Box::new(Decision {
             app,
             verdict: Verdict::Block,
             status,
@@ -138,7 +138,7 @@ impl Decision {
             client_headers: Vec::new(),
             upstream_headers: Vec::new(),
             operation: None,
-        }
+        })
     }
 }
 
@@ -516,7 +516,7 @@ fn base64_decode(input: &[u8]) -> Option<Vec<u8>> {
 
 /// Routing and path as the proxy does them: the app and the canonical path, or the early
 /// block (no app, a refused path or target).
-fn route(snap: &Snapshot, orig: &Original) -> Result<(usize, Option<String>), Decision> {
+fn route(snap: &Snapshot, orig: &Original) -> Result<(usize, Option<String>), Box<Decision>> {
     let parts = &orig.parts;
     if orig.bad_target {
         let r = Reason::new(code::BAD_REQUEST).at("path").detail("invalid request target");
@@ -538,7 +538,7 @@ fn route(snap: &Snapshot, orig: &Original) -> Result<(usize, Option<String>), De
     }
 }
 
-fn body_too_large(app_idx: usize) -> Decision {
+fn body_too_large(app_idx: usize) -> Box<Decision> {
     Decision::early(
         Some(app_idx),
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -549,7 +549,7 @@ fn body_too_large(app_idx: usize) -> Decision {
 
 /// A body at hand, held to the app's limits as the proxy holds a body: beyond the hard limit a
 /// block (413), beyond `inspect_body` its first part.
-fn known_body(snap: &Snapshot, app_idx: usize, b: Bytes, partial: bool) -> Result<(Bytes, bool), Decision> {
+fn known_body(snap: &Snapshot, app_idx: usize, b: Bytes, partial: bool) -> Result<(Bytes, bool), Box<Decision>> {
     let app = &snap.apps[app_idx];
     let hard_limit = if app.cfg.oversize == Oversize::Reject { app.cfg.inspect_body } else { app.cfg.max_body_size };
     if b.len() as u64 > hard_limit {
@@ -563,21 +563,21 @@ fn known_body(snap: &Snapshot, app_idx: usize, b: Bytes, partial: bool) -> Resul
 async fn decide(snap: &Snapshot, orig: &Original, body: BodyIn, id: RequestId, rec: &mut Record) -> Result<Decision, ApiError> {
     let (app_idx, canonical) = match route(snap, orig) {
         Ok(c) => c,
-        Err(d) => return Ok(d),
+        Err(d) => return Ok(*d),
     };
     let app = &snap.apps[app_idx];
     let body = match body {
         BodyIn::Unknown => None,
         BodyIn::Known(b, partial) => match known_body(snap, app_idx, b, partial) {
             Ok(b) => Some(b),
-            Err(d) => return Ok(d),
+            Err(d) => return Ok(*d),
         },
         BodyIn::Stream(mut b, partial) => {
             b.limit_to(if app.cfg.oversize == Oversize::Reject { app.cfg.inspect_body } else { app.cfg.max_body_size });
             match crate::proxy::buffer_body(b, app, snap.config.server.body_read_timeout).await {
                 Ok(UpBody::Full(full)) => Some((full.unwrap_or_default(), partial)),
                 Ok(UpBody::Chained { head, .. }) => Some((head.unwrap_or_default(), true)),
-                Err(BodyError::TooLarge) => return Ok(body_too_large(app_idx)),
+                Err(BodyError::TooLarge) => return Ok(*body_too_large(app_idx)),
                 Err(BodyError::Timeout) => {
                     return Err(ApiError { status: StatusCode::REQUEST_TIMEOUT, code: code::BODY_TIMEOUT, title: "Request body timeout".into() })
                 }
@@ -655,7 +655,7 @@ fn judge_parsed(proxy: &Proxy, snap: &Snapshot, parsed: Result<(Original, BodyIn
     };
     let mut rec = start_record(proxy, snap, &orig);
     let decision = match route(snap, &orig) {
-        Err(d) => d,
+        Err(d) => *d,
         Ok((app_idx, canonical)) => {
             let body = match body {
                 BodyIn::Known(b, partial) => known_body(snap, app_idx, b, partial),
@@ -663,7 +663,7 @@ fn judge_parsed(proxy: &Proxy, snap: &Snapshot, parsed: Result<(Original, BodyIn
             };
             match body {
                 Ok(b) => conclude(snap, &orig, app_idx, canonical.as_deref(), Some(b), id, &mut rec),
-                Err(d) => d,
+                Err(d) => *d,
             }
         }
     };

@@ -116,16 +116,23 @@ fn phase(app: &App, phase: Phase, kind: PhaseKind, view: &RequestView<'_>, outco
 /// `None` when the body is not known (a gateway that does not send it), and the body phase
 /// does not run. On allow, the outcome's context (header edits for upstream and client) is
 /// returned.
-pub fn judge(app: &App, view: &RequestView<'_>, body_in: Option<(&[u8], bool)>, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Result<Outcome, Block> {
+pub fn judge(
+    app: &App,
+    view: &RequestView<'_>,
+    body_in: Option<(&[u8], bool)>,
+    id: RequestId,
+    rec: &mut Record,
+    req: ReqParts<'_>,
+) -> Result<Outcome, Box<Block>> {
     let mut outcome = Outcome::default();
     if !app.stages.is_empty() {
         if let Some(b) = head(app, view, &mut outcome) {
-            return Err(b);
+            return Err(Box::new(b));
         }
         if let (Some((bytes, truncated)), true) = (body_in, app.wants_body) {
             let v = RequestView { body: bytes, body_truncated: truncated, ..*view };
             if let Some(b) = body(app, &v, &mut outcome) {
-                return Err(b);
+                return Err(Box::new(b));
             }
         }
     }
