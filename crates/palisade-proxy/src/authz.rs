@@ -67,6 +67,8 @@ pub const X_PALISADE_REASON: HeaderName = HeaderName::from_static("x-palisade-re
 pub const X_PALISADE_STATUS: HeaderName = HeaderName::from_static("x-palisade-status");
 pub const X_PALISADE_VERDICT: HeaderName = HeaderName::from_static("x-palisade-verdict");
 const X_ENVOY_PARTIAL_BODY: HeaderName = HeaderName::from_static("x-envoy-auth-partial-body");
+/// Envoy removes the headers this lists (comma-separated) from the request it sends upstream.
+const X_ENVOY_HEADERS_TO_REMOVE: HeaderName = HeaderName::from_static("x-envoy-auth-headers-to-remove");
 
 /// The path prefix Envoy's `http_service.path_prefix` is set to.
 pub const ENVOY_PREFIX: &str = "/envoy";
@@ -123,6 +125,9 @@ struct Decision {
     client_headers: Vec<(HeaderName, HeaderValue)>,
     /// Headers the stages set for the upstream (verified claims), on allow.
     upstream_headers: Vec<(HeaderName, HeaderValue)>,
+    /// Headers the stages remove from the request before it goes upstream (spoofed claim
+    /// headers), on allow.
+    strip_upstream: Vec<HeaderName>,
     operation: Option<Arc<str>>,
 }
 
@@ -137,6 +142,7 @@ impl Decision {
             early: vec![(stage, reason)],
             client_headers: Vec::new(),
             upstream_headers: Vec::new(),
+            strip_upstream: Vec::new(),
             operation: None,
         })
     }
@@ -613,6 +619,7 @@ fn conclude(
             early: Vec::new(),
             client_headers: std::mem::take(&mut outcome.context.response_headers),
             upstream_headers: std::mem::take(&mut outcome.context.upstream_headers),
+            strip_upstream: std::mem::take(&mut outcome.context.strip_upstream),
             operation: outcome.context.operation.take(),
         },
         Err(b) => {
@@ -629,6 +636,7 @@ fn conclude(
                 early: Vec::new(),
                 client_headers,
                 upstream_headers: Vec::new(),
+                strip_upstream: Vec::new(),
                 operation,
             }
         }
@@ -768,8 +776,9 @@ fn nginx_response(d: &Decision, id: RequestId) -> Response<RespBody> {
 }
 
 /// Envoy `ext_authz` (HTTP service): 200 allows (headers for the upstream ride along, for
-/// `allowed_upstream_headers`); any other status denies, and Envoy sends that status, body and
-/// headers to the client: the proxy's own block response.
+/// `allowed_upstream_headers`, and the ones to remove in `x-envoy-auth-headers-to-remove`); any
+/// other status denies, and Envoy sends that status, body and headers to the client: the
+/// proxy's own block response.
 fn envoy_response(d: &Decision, rec: &Record, id: RequestId) -> Response<RespBody> {
     let mut r = if d.verdict == Verdict::Block {
         let reasons: Vec<Reason> = block_reasons(d, rec).map(|(_, r)| r.clone()).collect();
@@ -779,6 +788,13 @@ fn envoy_response(d: &Decision, rec: &Record, id: RequestId) -> Response<RespBod
     } else {
         let mut r = Response::new(RespBody::empty());
         headers::add_response_headers(r.headers_mut(), d.upstream_headers.clone());
+        // (A header set for the upstream replaces the client's copy: only the others are removed.)
+        let remove: Vec<&str> = d.strip_upstream.iter().filter(|n| !d.upstream_headers.iter().any(|(u, _)| u == *n)).map(HeaderName::as_str).collect();
+        if !remove.is_empty() {
+            if let Ok(v) = HeaderValue::from_str(&remove.join(",")) {
+                r.headers_mut().insert(X_ENVOY_HEADERS_TO_REMOVE, v);
+            }
+        }
         r
     };
     headers::add_response_headers(r.headers_mut(), d.client_headers.clone());

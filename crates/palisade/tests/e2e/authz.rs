@@ -7,6 +7,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use palisade_access::jwt::Alg;
+use palisade_access::testing::TestKey;
 use palisade_events::query::{Filter, Reader};
 use palisade_proxy::metrics::Verdict;
 
@@ -49,15 +51,28 @@ paths:
 
 const SQLI: &str = "/search?q=1%27%20or%201%3D1--";
 
-/// Palisade with the authz listener: app `api` (OpenAPI + default detection) and app `limited`
-/// (a per-client-IP rate limit), both in front of `upstream` (which the authz API never calls).
+const SECRET: &str = "authz-secret-authz-secret-authz-s";
+
+/// A token for app `jwt` with a subject and no email claim.
+fn token(sub: &str) -> String {
+    let exp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 600;
+    TestKey::hmac(Alg::HS256, SECRET.as_bytes()).token(&serde_json::json!({"sub": sub, "iss": "https://issuer.test", "aud": "api", "exp": exp}), None)
+}
+
+/// Palisade with the authz listener: app `api` (OpenAPI + default detection), app `limited`
+/// (a per-client-IP rate limit), app `jwt` (a required JWT whose claims are forwarded) and app
+/// `watch` (detection in monitor mode), all in front of `upstream` (which the authz API never
+/// calls).
 fn start(upstream: &str, authz_extra: &str) -> Proxy {
     let dir = TempDir::new();
     dir.write("api.yaml", SPEC);
     let yaml = format!(
         "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nauthz:\n  addr: 127.0.0.1:0\n{authz_extra}server:\n  shutdown_timeout: 500ms\nevents: sqlite:events.db\n\
 apps:\n  - name: api\n    hosts: [api.test]\n    upstream: {upstream}\n    openapi:\n      spec: api.yaml\n  \
-- name: limited\n    hosts: [limited.test]\n    upstream: {upstream}\n    access:\n      rate_limits:\n        - {{name: per-ip, key: client_ip, rate: 2/m, burst: 2}}\n"
+- name: limited\n    hosts: [limited.test]\n    upstream: {upstream}\n    access:\n      rate_limits:\n        - {{name: per-ip, key: client_ip, rate: 2/m, burst: 2}}\n  \
+- name: jwt\n    hosts: [jwt.test]\n    upstream: {upstream}\n    detection: off\n    access:\n      jwt:\n        algorithms: [HS256]\n        secret: {SECRET}\n        \
+issuer: https://issuer.test\n        audience: api\n        forward: {{sub: X-User-Id, email: X-User-Email}}\n  \
+- name: watch\n    hosts: [watch.test]\n    upstream: {upstream}\n    detection: {{mode: monitor}}\n"
     );
     Proxy::start_in(&yaml, dir)
 }
@@ -124,6 +139,10 @@ http {{
             auth_request_set $palisade_status $upstream_http_x_palisade_status;
             auth_request_set $palisade_request_id $upstream_http_x_request_id;
             auth_request_set $palisade_retry_after $upstream_http_retry_after;
+            auth_request_set $palisade_user_id $upstream_http_x_user_id;
+            auth_request_set $palisade_user_email $upstream_http_x_user_email;
+            proxy_set_header X-User-Id $palisade_user_id;
+            proxy_set_header X-User-Email $palisade_user_email;
             add_header X-Palisade-Reason $palisade_reason always;
             add_header X-Request-Id $palisade_request_id always;
             error_page 403 = @palisade_blocked;
@@ -193,9 +212,13 @@ async fn nginx(authz: SocketAddr, upstream: SocketAddr) -> Option<Nginx> {
 }
 
 async fn via(n: &Nginx, host: &str, method: &str, target: &str, body: &str) -> Resp {
+    via_with(n, host, method, target, "", body).await
+}
+
+async fn via_with(n: &Nginx, host: &str, method: &str, target: &str, headers: &str, body: &str) -> Resp {
     let addr: SocketAddr = ([127, 0, 0, 1], n.port).into();
     let ct = if body.is_empty() { String::new() } else { format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()) };
-    raw(addr, format!("{method} {target} HTTP/1.1\r\nHost: {host}\r\n{ct}Connection: close\r\n\r\n{body}")).await
+    raw(addr, format!("{method} {target} HTTP/1.1\r\nHost: {host}\r\n{headers}{ct}Connection: close\r\n\r\n{body}")).await
 }
 
 #[tokio::test]
@@ -239,6 +262,18 @@ async fn nginx_auth_request_blocks_what_palisade_judges_and_lets_valid_requests_
     assert_eq!(r.header("x-palisade-reason"), Some("access.rate_limited"), "{}", r.dump());
     assert!(r.header("retry-after").is_some_and(|v| v.parse::<u64>().is_ok()), "{}", r.dump());
     assert_eq!(up.drain().len(), 2);
+
+    // Access control's 401 reaches the client with its WWW-Authenticate; with a valid token the
+    // verified claims go upstream through auth_request_set, and spoofed copies do not.
+    let r = via(&n, "jwt.test", "GET", "/me", "").await;
+    assert_eq!(r.status, 401, "{}", r.dump());
+    assert_eq!(r.header("www-authenticate"), Some("Bearer realm=\"api\""), "{}", r.dump());
+    let spoofed = format!("Authorization: Bearer {}\r\nX-User-Id: admin\r\nX-User-Email: root@example.com\r\n", token("alice"));
+    let r = via_with(&n, "jwt.test", "GET", "/me", &spoofed, "").await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    let seen = up.next_req().await;
+    assert_eq!(seen.header_all("x-user-id"), ["alice"], "{}", seen.raw_head);
+    assert_eq!(seen.header_all("x-user-email"), Vec::<&str>::new(), "{}", seen.raw_head);
 
     let log = std::fs::read_to_string(n.dir.join("access.log")).unwrap();
     assert!(log.lines().any(|l| l.contains(SQLI) && l.contains(" 403 ") && l.contains("reason=detect.sqli") && l.contains(&sqli_id)), "{log}");
@@ -311,6 +346,16 @@ async fn envoy_ext_authz_http_contract() {
     // its own budget.
     let r = c.roundtrip(envoy_check("GET", "/x", "limited.test", "", None).replace("198.51.100.7", "198.51.100.8")).await;
     assert_eq!(r.status, 200, "{}", r.dump());
+    // Verified claims for the upstream on allow (`allowed_upstream_headers`), and the spoofed
+    // claim header no claim replaces in `x-envoy-auth-headers-to-remove`.
+    let auth = format!("authorization: Bearer {}\r\nx-user-id: admin\r\nx-user-email: root@example.com\r\n", token("alice"));
+    let r = c.roundtrip(envoy_check("GET", "/me", "jwt.test", &auth, None)).await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(r.header_all("x-user-id"), ["alice"], "{}", r.dump());
+    assert_eq!(r.header("x-envoy-auth-headers-to-remove"), Some("x-user-email"), "{}", r.dump());
+    let r = c.roundtrip(envoy_check("GET", "/me", "jwt.test", "", None)).await;
+    assert_problem(&r, 401, "access.token_missing");
+    assert_eq!(r.header("www-authenticate"), Some("Bearer realm=\"api\""), "{}", r.dump());
     // No app for the host: refused (fail closed), with the proxy's status.
     let r = c.roundtrip(envoy_check("GET", "/", "other.test", "", None)).await;
     assert_problem(&r, 404, "route.no_app");
@@ -430,6 +475,10 @@ async fn judge_api_answers_verdicts_with_their_reasons() {
     )
     .await;
     assert_eq!(r.json()["verdict"], "allow", "{}", r.dump());
+    // Monitor mode: allowed, with the finding as a reason.
+    let v = judge(a, &format!(r#"{{"method":"GET","path":"{SQLI}","headers":{{"host":"watch.test"}}}}"#)).await.json();
+    assert_eq!((v["verdict"].as_str(), v["status"].as_u64(), v["app"].as_str()), (Some("monitor"), Some(200), Some("watch")), "{v}");
+    assert_eq!((v["reasons"][0]["stage"].as_str(), v["reasons"][0]["code"].as_str()), (Some("detection"), Some("detect.sqli")), "{v}");
     // No app for the host: a block verdict with the proxy's status.
     let v = judge(a, r#"{"method":"GET","path":"/","headers":{"host":"other.test"}}"#).await.json();
     assert_eq!((v["verdict"].as_str(), v["status"].as_u64(), v["reasons"][0]["code"].as_str()), (Some("block"), Some(404), Some("route.no_app")), "{v}");
