@@ -871,6 +871,27 @@ mod tests {
     }
 
     #[test]
+    fn the_client_is_the_gateways_word_only_from_a_trusted_gateway() {
+        let cfg = AuthzConfig { addr: "127.0.0.1:0".parse().unwrap(), token: None, trusted_gateways: vec!["10.0.0.0/8".parse().unwrap()], max_request_size: 1024 };
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let mut h = HeaderMap::new();
+        h.insert(headers::X_REAL_IP, HeaderValue::from_static("203.0.113.5"));
+        h.insert(headers::X_FORWARDED_FOR, HeaderValue::from_static("198.51.100.1, 203.0.113.5"));
+        // Another peer: its own address, whatever it says.
+        assert_eq!(gateway_client(ip("192.0.2.1"), &h, &cfg, &[]), ip("192.0.2.1"));
+        assert_eq!(gateway_client(ip("::ffff:192.0.2.1"), &h, &cfg, &[]), ip("192.0.2.1"));
+        // A trusted gateway: X-Real-IP, read on through the trusted proxies.
+        assert_eq!(gateway_client(ip("10.1.2.3"), &h, &cfg, &[]), ip("203.0.113.5"));
+        assert_eq!(gateway_client(ip("10.1.2.3"), &h, &cfg, &["203.0.113.0/24".parse().unwrap()]), ip("198.51.100.1"));
+        // Without one valid X-Real-IP: the last X-Forwarded-For entry that is not trusted.
+        h.append(headers::X_REAL_IP, HeaderValue::from_static("203.0.113.6"));
+        h.insert(headers::X_FORWARDED_FOR, HeaderValue::from_static("198.51.100.1, 203.0.113.5, 10.9.9.9"));
+        assert_eq!(gateway_client(ip("10.1.2.3"), &h, &cfg, &[]), ip("203.0.113.5"));
+        h.insert(headers::X_REAL_IP, HeaderValue::from_static("not-an-ip"));
+        assert_eq!(gateway_client(ip("10.1.2.3"), &h, &cfg, &[]), ip("203.0.113.5"));
+    }
+
+    #[test]
     fn judge_headers_take_a_value_or_a_list_and_refuse_invalid_names() {
         let j: JudgeRequest = serde_json::from_str(r#"{"method":"GET","path":"/","headers":{"Accept":"a","x-b":["1","2"]}}"#).unwrap();
         assert_eq!(j.headers.0.get("accept").unwrap(), "a");
