@@ -679,7 +679,8 @@ fn decode_authz(cx: &mut Ctx, n: &Node, p: &str) -> Option<AuthzConfig> {
             }
             Some(v)
         })
-        .unwrap_or(1024 * 1024);
+        // A 1MiB body (the default `inspect_body`) is 1.33MiB in base64, with headers around it.
+        .unwrap_or(2 * 1024 * 1024);
     let origin = m.origin().clone();
     m.finish_with(cx, &["addr", "token", "trusted_gateways", "max_request_size"]);
     let addr = addr?;

@@ -325,7 +325,7 @@ fn authz_listener_settings_and_their_errors() {
     assert_eq!(z.max_request_size, 64 * 1024);
     assert!(z.token.is_none());
     let defaults = parse("listen: [{addr: '127.0.0.1:8080'}]\nauthz: {addr: '127.0.0.1:0'}\napps: [{name: a, upstream: 'http://x:1'}]\n").unwrap();
-    assert_eq!(defaults.authz.unwrap().max_request_size, 1024 * 1024);
+    assert_eq!(defaults.authz.unwrap().max_request_size, 2 * 1024 * 1024);
     let msgs: Vec<String> = errors(
         "listen: [{addr: '127.0.0.1:8080'}]\nauthz: {addr: '0.0.0.0:9902', max_request_size: 10, extra: 1}\napps: [{name: a, upstream: 'http://x:1'}]\n",
     )
