@@ -159,7 +159,8 @@ impl Handler for Authz {
         if let Some(token) = cfg.token.as_deref() {
             let given = req.headers().get(X_AUTHZ_TOKEN).map(HeaderValue::as_bytes);
             if !given.is_some_and(|g| crate::admin::constant_time_eq(g, token.as_bytes())) {
-                return problem::response(StatusCode::UNAUTHORIZED, codes::UNAUTHORIZED, "A valid X-Palisade-Authz-Token is required", id.as_str(), &[]);
+                let e = ApiError { status: StatusCode::UNAUTHORIZED, code: codes::UNAUTHORIZED, title: "A valid X-Palisade-Authz-Token is required".into() };
+                return refused(e, id);
             }
         }
         let path = req.uri().path();
@@ -872,7 +873,8 @@ mod tests {
 
     #[test]
     fn the_client_is_the_gateways_word_only_from_a_trusted_gateway() {
-        let cfg = AuthzConfig { addr: "127.0.0.1:0".parse().unwrap(), token: None, trusted_gateways: vec!["10.0.0.0/8".parse().unwrap()], max_request_size: 1024 };
+        let cfg =
+            AuthzConfig { addr: "127.0.0.1:0".parse().unwrap(), token: None, trusted_gateways: vec!["10.0.0.0/8".parse().unwrap()], max_request_size: 1024 };
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();
         let mut h = HeaderMap::new();
         h.insert(headers::X_REAL_IP, HeaderValue::from_static("203.0.113.5"));

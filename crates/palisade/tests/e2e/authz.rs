@@ -504,6 +504,8 @@ async fn judge_api_answers_verdicts_with_their_reasons() {
     }
     let big = format!(r#"{{"method":"POST","path":"/items","headers":{{"host":"api.test"}},"body":"{}"}}"#, "A".repeat(8 * 1024));
     assert_problem(&judge(a, &big).await, 413, "authz.too_large");
+    let r = raw(a, "POST /v1/judge HTTP/1.1\r\nHost: authz\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}").await;
+    assert_eq!(r.status, 415, "{}", r.dump());
     let r = raw(a, "GET /v1/judge HTTP/1.1\r\nHost: authz\r\nConnection: close\r\n\r\n").await;
     assert_eq!((r.status, r.header("allow")), (405, Some("POST")), "{}", r.dump());
     assert_problem(&raw(a, "GET /other HTTP/1.1\r\nHost: authz\r\nConnection: close\r\n\r\n").await, 404, "authz.not_found");
