@@ -74,6 +74,8 @@ pub struct Config {
     pub log: LogConfig,
     pub listen: Vec<Listener>,
     pub admin: Option<AdminConfig>,
+    /// The authorization API for other gateways (`authz:`); `None`: off.
+    pub authz: Option<AuthzConfig>,
     pub server: ServerConfig,
     pub upstreams: Vec<UpstreamConfig>,
     pub apps: Vec<AppConfig>,
@@ -262,6 +264,21 @@ pub struct CertConfig {
 pub struct AdminConfig {
     pub addr: SocketAddr,
     pub token: Option<String>,
+}
+
+/// The authorization API (docs/CONFIG.md, `authz`): nginx `auth_request`, Envoy `ext_authz`
+/// and `POST /v1/judge` on a listener of their own.
+#[derive(Clone, Debug)]
+pub struct AuthzConfig {
+    pub addr: SocketAddr,
+    /// Required (in `X-Palisade-Authz-Token`) when set; the configuration requires it when the
+    /// listener is reachable beyond loopback.
+    pub token: Option<String>,
+    /// Gateways whose word about the client is taken: from these peers, `X-Real-IP` (else
+    /// `X-Forwarded-For`) names the client. From any other peer, the peer is the client.
+    pub trusted_gateways: Vec<IpNet>,
+    /// Largest `POST /v1/judge` request body (the JSON document); beyond it: 413.
+    pub max_request_size: u64,
 }
 
 /// Connection-level limits and timeouts, shared by every app.
@@ -575,6 +592,7 @@ pub fn settable_paths() -> Vec<Vec<&'static str>> {
     add(&[], &["workers", "events"]);
     add(&["log"], LOG_KEYS);
     add(&["admin"], ADMIN_KEYS);
+    add(&["authz"], &["addr", "token", "max_request_size"]);
     add(&["server"], SERVER_KEYS);
     add(&["events"], EVENTS_KEYS);
     add(&["listen", "#"], &["addr", "http2"]);
@@ -592,7 +610,7 @@ pub fn settable_paths() -> Vec<Vec<&'static str>> {
     out
 }
 
-const ROOT_KEYS: &[&str] = &["workers", "log", "listen", "admin", "server", "upstreams", "apps", "events"];
+const ROOT_KEYS: &[&str] = &["workers", "log", "listen", "admin", "authz", "server", "upstreams", "apps", "events"];
 
 fn decode_root(cx: &mut Ctx, root: &Node, file: &str, base_dir: &Path) -> Option<Config> {
     let mut m = MapReader::new(cx, root, "")?;
@@ -605,6 +623,7 @@ fn decode_root(cx: &mut Ctx, root: &Node, file: &str, base_dir: &Path) -> Option
     let log = m.opt(cx, "log", decode_log).unwrap_or_default();
     let listen = m.req(cx, "listen", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_listener(cx, n, p, base_dir)));
     let admin = m.opt(cx, "admin", decode_admin);
+    let authz = m.opt(cx, "authz", decode_authz);
     let server = m.opt(cx, "server", decode_server).unwrap_or_default();
     let mut upstreams = m.opt(cx, "upstreams", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_upstream_long(cx, n, p, None, base_dir))).unwrap_or_default();
     let apps_node = m.node("apps");
@@ -676,7 +695,12 @@ fn decode_root(cx: &mut Ctx, root: &Node, file: &str, base_dir: &Path) -> Option
             cx.error(root_origin(root), "admin.addr", format!("admin address {} is also a proxy listener", a.addr));
         }
     }
-    Some(Config { source: file.to_string(), base_dir: base_dir.to_path_buf(), workers, log, listen, admin, server, upstreams, apps, events })
+    if let Some(z) = &authz {
+        if z.addr.port() != 0 && (addrs.contains(&z.addr) || admin.as_ref().is_some_and(|a| a.addr == z.addr)) {
+            cx.error(root_origin(root), "authz.addr", format!("authz address {} is also a proxy or admin listener", z.addr));
+        }
+    }
+    Some(Config { source: file.to_string(), base_dir: base_dir.to_path_buf(), workers, log, listen, admin, authz, server, upstreams, apps, events })
 }
 
 fn root_origin(root: &Node) -> &Origin {
@@ -685,6 +709,7 @@ fn root_origin(root: &Node) -> &Origin {
 
 const LOG_KEYS: &[&str] = &["format", "level", "access_log"];
 const ADMIN_KEYS: &[&str] = &["addr", "token"];
+const AUTHZ_KEYS: &[&str] = &["addr", "token", "trusted_gateways", "max_request_size"];
 const SERVER_KEYS: &[&str] = &[
     "max_connections",
     "max_header_size",
@@ -780,6 +805,31 @@ fn decode_admin(cx: &mut Ctx, n: &Node, p: &str) -> Option<AdminConfig> {
         cx.error(&origin, p, format!("admin listener {addr} is reachable beyond loopback: set admin.token"));
     }
     Some(AdminConfig { addr, token })
+}
+
+fn decode_authz(cx: &mut Ctx, n: &Node, p: &str) -> Option<AuthzConfig> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let addr = m.req(cx, "addr", decode::socket_addr);
+    let token = m.opt(cx, "token", decode::non_empty_string);
+    let trusted_gateways = m.opt(cx, "trusted_gateways", |cx, n, p| decode::one_or_seq(cx, n, p, decode::cidr)).unwrap_or_default();
+    let max_request_size = m
+        .opt(cx, "max_request_size", |cx, n, p| {
+            let v = decode::size(cx, n, p)?;
+            if !(1024..=1024 * 1024 * 1024).contains(&v) {
+                cx.error(&n.origin, p, "must be between 1KiB and 1GiB");
+                return None;
+            }
+            Some(v)
+        })
+        // A 1MiB body (the default `inspect_body`) is 1.33MiB in base64, with headers around it.
+        .unwrap_or(2 * 1024 * 1024);
+    let origin = m.origin().clone();
+    m.finish_with(cx, AUTHZ_KEYS);
+    let addr = addr?;
+    if !addr.ip().is_loopback() && token.is_none() {
+        cx.error(&origin, p, format!("authz listener {addr} is reachable beyond loopback: set authz.token"));
+    }
+    Some(AuthzConfig { addr, token, trusted_gateways, max_request_size })
 }
 
 fn decode_server(cx: &mut Ctx, n: &Node, p: &str) -> Option<ServerConfig> {

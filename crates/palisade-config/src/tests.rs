@@ -454,3 +454,34 @@ fn body_limit_defaults_agree() {
     assert_eq!(errs[0].path, "apps[0].limits.inspect_body");
     assert!(errs[0].message.contains("set `oversize: stream`"), "{errs:?}");
 }
+
+#[test]
+fn authz_listener_settings_and_their_errors() {
+    let c = parse("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1'}]\n").unwrap();
+    assert!(c.authz.is_none(), "off when absent");
+    let c = parse(
+        "listen: [{addr: '127.0.0.1:8080'}]\nauthz: {addr: '127.0.0.1:9902', trusted_gateways: [10.0.0.0/8, '::1'], max_request_size: 64KiB}\napps: [{name: a, upstream: 'http://x:1'}]\n",
+    )
+    .unwrap();
+    let z = c.authz.unwrap();
+    assert_eq!(z.addr.port(), 9902);
+    assert_eq!(z.trusted_gateways.len(), 2);
+    assert_eq!(z.max_request_size, 64 * 1024);
+    assert!(z.token.is_none());
+    let defaults = parse("listen: [{addr: '127.0.0.1:8080'}]\nauthz: {addr: '127.0.0.1:0'}\napps: [{name: a, upstream: 'http://x:1'}]\n").unwrap();
+    assert_eq!(defaults.authz.unwrap().max_request_size, 2 * 1024 * 1024);
+    let msgs: Vec<String> = errors(
+        "listen: [{addr: '127.0.0.1:8080'}]\nauthz: {addr: '0.0.0.0:9902', max_request_size: 10, extra: 1}\napps: [{name: a, upstream: 'http://x:1'}]\n",
+    )
+    .iter()
+    .map(|e| e.to_string())
+    .collect();
+    for needle in ["set authz.token", "between 1KiB and 1GiB", "extra"] {
+        assert!(msgs.iter().any(|m| m.contains(needle)), "missing {needle:?} in {msgs:#?}");
+    }
+    let msgs: Vec<String> = errors("listen: [{addr: '127.0.0.1:8080'}]\nauthz: {addr: '127.0.0.1:8080'}\napps: [{name: a, upstream: 'http://x:1'}]\n")
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert!(msgs.iter().any(|m| m.contains("also a proxy or admin listener")), "{msgs:#?}");
+}

@@ -292,7 +292,8 @@ pub fn apps_json(c: &Config) -> Value {
     json!({ "apps": apps })
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Compare secrets without a timing signal of where they differ.
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -358,6 +359,12 @@ pub fn config_json(c: &Config, generation: u64, events_sink: &str) -> Value {
         "workers": c.workers,
         "listen": c.listen.iter().map(|l| json!({"addr": l.addr.to_string(), "tls": l.tls.is_some(), "http2": l.http2})).collect::<Vec<_>>(),
         "admin": c.admin.as_ref().map(|a| json!({"addr": a.addr.to_string(), "token": a.token.as_ref().map(|_| "[redacted]")})),
+        "authz": c.authz.as_ref().map(|z| json!({
+            "addr": z.addr.to_string(),
+            "token": z.token.as_ref().map(|_| "[redacted]"),
+            "trusted_gateways": z.trusted_gateways.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+            "max_request_size": z.max_request_size,
+        })),
         "server": {
             "max_connections": c.server.max_connections,
             "max_header_size": c.server.max_header_size,

@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod admin;
+pub mod authz;
 pub mod body;
 pub mod codec;
 pub mod date;
@@ -18,6 +19,7 @@ pub mod events;
 pub mod h1;
 pub mod headers;
 pub mod io;
+pub mod judge;
 pub mod metrics;
 pub mod problem;
 pub mod proxy;

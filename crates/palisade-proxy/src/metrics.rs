@@ -144,6 +144,9 @@ struct Shard {
     upstream_errors: [AtomicU64; 3],
     /// WebSocket connections (see [`WS_SLOTS`]).
     ws: [AtomicU64; WS_SLOTS],
+    /// Decisions of the authorization API, like `requests` (`[verdict * STATUSES + status - 100]`).
+    authz: Box<[AtomicU64]>,
+    authz_total: Histogram,
 }
 
 impl Shard {
@@ -154,6 +157,8 @@ impl Shard {
             phases: Default::default(),
             upstream_errors: Default::default(),
             ws: Default::default(),
+            authz: (0..3 * STATUSES).map(|_| AtomicU64::new(0)).collect(),
+            authz_total: Histogram::default(),
         }
     }
 }
@@ -180,6 +185,21 @@ impl AppMetrics {
         let st = (status.clamp(100, 599) - 100) as usize;
         s.requests.get_or_init(|| (0..3 * STATUSES).map(|_| AtomicU64::new(0)).collect())[verdict as usize * STATUSES + st].fetch_add(1, Ordering::Relaxed);
         s.total.observe(elapsed.as_micros() as u64);
+    }
+
+    /// One decision of the authorization API (`status`: what a proxied request would have been
+    /// answered), timed from its request head to its answer.
+    pub fn authz(&self, verdict: Verdict, status: u16, elapsed: Duration) {
+        let s = self.shard();
+        let st = (status.clamp(100, 599) - 100) as usize;
+        s.authz[verdict as usize * STATUSES + st].fetch_add(1, Ordering::Relaxed);
+        s.authz_total.observe(elapsed.as_micros() as u64);
+    }
+
+    /// Decisions of the authorization API with this verdict and status.
+    pub fn authz_decisions(&self, verdict: Verdict, status: u16) -> u64 {
+        let st = (status.clamp(100, 599) - 100) as usize;
+        self.sum(|s| &s.authz[verdict as usize * STATUSES + st])
     }
 
     /// Time spent in the stages of one phase.
@@ -305,6 +325,27 @@ impl Metrics {
                 let labels = format!("app=\"{}\",phase=\"{pname}\"", esc(&a.name));
                 histogram(&mut out, "palisade_stage_duration_seconds", &labels, a, |s| &s.phases[p]);
             }
+        }
+        header(
+            &mut out,
+            "palisade_authz_decisions_total",
+            "counter",
+            "Decisions of the authorization API (nginx auth_request, Envoy ext_authz, /v1/judge) by app, verdict and the status a proxied request would have got.",
+        );
+        for a in &apps {
+            for (v, vname) in VERDICTS.iter().enumerate() {
+                for st in 0..STATUSES {
+                    let n = a.sum(|s| &s.authz[v * STATUSES + st]);
+                    if n > 0 {
+                        let _ = writeln!(out, "palisade_authz_decisions_total{{app=\"{}\",verdict=\"{vname}\",status=\"{}\"}} {n}", esc(&a.name), st + 100);
+                    }
+                }
+            }
+        }
+        header(&mut out, "palisade_authz_duration_seconds", "histogram", "Authorization API: from the request head to the answer.");
+        for a in &apps {
+            let labels = format!("app=\"{}\"", esc(&a.name));
+            histogram(&mut out, "palisade_authz_duration_seconds", &labels, a, |s| &s.authz_total);
         }
         header(&mut out, "palisade_upstream_errors_total", "counter", "Upstream failures by app and kind.");
         for a in &apps {
@@ -462,7 +503,10 @@ mod tests {
         .join()
         .unwrap();
         a.upstream_error(UpstreamErr::Timeout);
+        a.authz(Verdict::Block, 429, Duration::from_micros(30));
         assert_eq!(a.requests(Verdict::Block, 403), 2);
+        assert_eq!(a.requests(Verdict::Block, 429), 0, "authz decisions are a series of their own");
+        assert_eq!(a.authz_decisions(Verdict::Block, 429), 1);
         let stages = vec![(
             "api".to_string(),
             vec![
@@ -480,6 +524,8 @@ mod tests {
         assert!(text.contains("palisade_request_duration_seconds_count{app=\"api\"} 2"), "{text}");
         assert!(text.contains("palisade_stage_duration_seconds_count{app=\"api\",phase=\"body\"} 1"), "{text}");
         assert!(text.contains("palisade_upstream_errors_total{app=\"api\",kind=\"timeout\"} 1"), "{text}");
+        assert!(text.contains("palisade_authz_decisions_total{app=\"api\",verdict=\"block\",status=\"429\"} 1"), "{text}");
+        assert!(text.contains("palisade_authz_duration_seconds_count{app=\"api\"} 1"), "{text}");
         assert!(text.contains("palisade_connections 3"), "{text}");
         assert!(text.contains("palisade_process_resident_memory_bytes "), "{text}");
         for line in text.lines().filter(|l| !l.starts_with('#')) {

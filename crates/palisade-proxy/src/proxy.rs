@@ -11,7 +11,6 @@
 //!
 //! Every response generated here comes from [`crate::problem`].
 
-use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -20,12 +19,12 @@ use bytes::{Bytes, BytesMut};
 use http::{header, HeaderValue, Request, Response, StatusCode, Uri, Version};
 use http_body::Body;
 use palisade_config::{ForwardPath, HostHeader, Oversize};
-use palisade_core::path::PathPolicy;
-use palisade_core::{run_response_stages, run_stages, Outcome, Phase, RequestView, ResponseView};
+use palisade_core::{run_response_stages, Outcome, RequestView, ResponseView};
 
 use crate::body::{BodyError, ClientBody, RespBody, UpBody};
 use crate::h1::{ConnInfo, Handler, RawRequestHead};
 use crate::headers;
+use crate::judge::{self, choose_app, view, PathRefusal, ReqParts};
 use crate::metrics::{Metrics, PhaseKind, UpstreamErr};
 use crate::problem::{self, code};
 use crate::record::{self, Captured, Record};
@@ -93,7 +92,7 @@ impl Proxy {
         if !in_raw_head {
             resp.headers_mut().insert(headers::X_REQUEST_ID, id.header_value());
         }
-        record::finish(&snap, &self.metrics, self.events.as_ref(), rec, &id, client_ip, resp.status().as_u16(), started.elapsed());
+        record::finish(record::Source::Proxy, &snap, &self.metrics, self.events.as_ref(), rec, &id, client_ip, resp.status().as_u16(), started.elapsed());
         if let Some(path) = path_for_log {
             tracing::info!(
                 target: "palisade::access",
@@ -203,11 +202,8 @@ async fn handle_inner<'s>(
     // The view of the head phase, the body phase's too with the body set (built once).
     let head_view = (!app.stages.is_empty()).then(|| view(&parts, canonical.as_deref(), &id, app, client_ip, b"", false, tls));
     if let Some(view) = &head_view {
-        let t = Instant::now();
-        let stop = run_stages(&app.stages, Phase::Head, view, &mut outcome);
-        app.metrics.phase(PhaseKind::Head, t.elapsed());
-        if stop {
-            return (blocked(app, outcome, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
+        if let Some(b) = judge::head(app, view, &mut outcome) {
+            return (blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
         }
     }
 
@@ -236,15 +232,11 @@ async fn handle_inner<'s>(
             Some(v) => RequestView { body: bytes, body_truncated: truncated, ..*v },
             None => view(&parts, canonical.as_deref(), &id, app, client_ip, bytes, truncated, tls),
         };
-        let t = Instant::now();
-        let stop = run_stages(&app.stages, Phase::Body, &view, &mut outcome);
-        app.metrics.phase(PhaseKind::Body, t.elapsed());
-        if stop {
-            return (blocked(app, outcome, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
+        if let Some(b) = judge::body(app, &view, &mut outcome) {
+            return (blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
         }
     }
-    log_monitored(app, &mut outcome, id, rec, (&parts.method, &parts.uri, &parts.headers));
-    log_rules(app, &outcome, id, rec);
+    judge::allowed(app, &mut outcome, id, rec, (&parts.method, &parts.uri, &parts.headers));
     // What the response stages will need to know about the request, before it is rewritten.
     let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone()));
 
@@ -482,9 +474,9 @@ async fn handle_inner<'s>(
                 if let Some(b) = outcome.blocked.as_mut() {
                     b.1 = b.1.or(Some(StatusCode::BAD_GATEWAY.as_u16()));
                 }
-                return (blocked(app, outcome, id, rec, (&method, &uri, &req_headers)), client_ip, app_name);
+                return (blocked(judge::block(app, outcome, id.as_str()), id, rec, (&method, &uri, &req_headers)), client_ip, app_name);
             }
-            log_monitored(app, &mut outcome, id, rec, (&method, &uri, &req_headers));
+            judge::monitored(app, &mut outcome, id, rec, (&method, &uri, &req_headers));
             (Response::from_parts(resp_parts, buffered.body), client_ip, app_name)
         }
         Err(UpstreamError::Timeout) => {
@@ -534,115 +526,16 @@ fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: us
     pseudo + fields > max_size
 }
 
-/// Why a request's path is refused: a reason code and its explanation, and the app when one
-/// was chosen.
-struct PathRefusal {
-    app: Option<usize>,
-    code: &'static str,
-    detail: &'static str,
-}
-
-/// Choose the app for a request, and the request's canonical path under that app's policy
-/// (`None` when it is the path as sent). The app is chosen on the broadest reading of the path
-/// ([`PathPolicy::ROUTING`]: every separator some backend honours), so that no spelling of a
-/// protected path reaches another app; the app's own reading must then choose the same app,
-/// else the path is refused as ambiguous (an app that keeps `%2F` as data, say, cannot be
-/// reached by `/admin%2Fx` routed to it as `/admin/x`).
-fn choose_app(snap: &Snapshot, host: &[u8], raw: &str) -> Result<Option<(usize, Option<String>)>, PathRefusal> {
-    use palisade_core::path::canonicalize;
-    // `OPTIONS *` (asterisk form) names no path: it is routed as `/` and forwarded as it is.
-    if raw == "*" {
-        return Ok(snap.router.route_bytes(host, "/").map(|i| (i, None)));
-    }
-    let refuse = |app, e: palisade_core::path::PathError| PathRefusal { app, code: e.code(), detail: e.detail() };
-    let routing = canonicalize(raw, &PathPolicy::ROUTING).map_err(|e| refuse(None, e))?;
-    let Some(app) = snap.router.route_bytes(host, &routing) else { return Ok(None) };
-    let own = canonicalize(raw, &snap.apps[app].cfg.path.policy).map_err(|e| refuse(Some(app), e))?;
-    if own != routing && snap.router.route_bytes(host, &own) != Some(app) {
-        return Err(PathRefusal { app: Some(app), code: code::PATH_AMBIGUOUS, detail: "the path names a different application depending on how it is read" });
-    }
-    Ok(Some((
-        app,
-        match own {
-            Cow::Borrowed(_) => None,
-            Cow::Owned(s) => Some(s),
-        },
-    )))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn view<'a>(
-    parts: &'a http::request::Parts,
-    canonical: Option<&'a str>,
-    id: &'a RequestId,
-    app: &'a App,
-    client_ip: std::net::IpAddr,
-    body: &'a [u8],
-    truncated: bool,
-    tls: bool,
-) -> RequestView<'a> {
-    RequestView {
-        request_id: id.as_str(),
-        app: &app.cfg.name,
-        client_ip,
-        method: &parts.method,
-        path: canonical.unwrap_or(parts.uri.path()),
-        raw_path: parts.uri.path(),
-        query: parts.uri.query(),
-        headers: &parts.headers,
-        body,
-        body_truncated: truncated,
-        tls,
-    }
-}
-
-/// The request as events record it: method, URI, headers.
-type ReqParts<'a> = (&'a http::Method, &'a Uri, &'a http::HeaderMap);
-
-#[inline]
-fn log_monitored(app: &App, outcome: &mut Outcome, id: RequestId, rec: &mut Record, req: ReqParts<'_>) {
-    if outcome.monitored.is_empty() {
-        return;
-    }
-    for (stage, reason) in &outcome.monitored {
-        tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
-    }
-    rec.monitored(outcome.monitored.drain(..), || Captured::new(req.0, req.1, req.2));
-}
-
-/// Tags and allows from user rules: logged, and recorded in the request's event when it has one
-/// (monitored or sampled).
-fn log_rules(app: &App, outcome: &Outcome, id: RequestId, rec: &mut Record) {
-    let cx = &outcome.context;
-    if !cx.tags.is_empty() || cx.allowed_by.is_some() {
-        tracing::info!(request_id = id.as_str(), app = %app.cfg.name, tags = %cx.tags.join(","), allowed_by = cx.allowed_by.as_deref().unwrap_or("-"), "rules");
-    }
-    if rec.req.is_some() {
-        if !cx.tags.is_empty() {
-            rec.tags = cx.tags.clone();
-        }
-        rec.operation = cx.operation.clone();
-    }
-}
-
-fn blocked(app: &App, outcome: Outcome, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Response<RespBody> {
-    let Some((stage, status, reasons)) = outcome.blocked else {
-        return reject(StatusCode::INTERNAL_SERVER_ERROR, "internal", "Internal error", id);
-    };
-    let status = StatusCode::from_u16(status.unwrap_or(app.cfg.block_status)).unwrap_or(StatusCode::FORBIDDEN);
-    let code = reasons.first().map(|r| r.code.to_string()).unwrap_or_else(|| format!("{stage}.blocked"));
-    let tags = outcome.context.tags.join(",");
-    tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reasons.first().map(|r| r.to_string()).unwrap_or_default(), tags = %tags, "blocked");
-    let mut resp = problem::response(status, &code, problem::title(status), id.as_str(), &reasons);
-    headers::add_response_headers(resp.headers_mut(), outcome.context.response_headers);
-    rec.blocked(stage, reasons, || Captured::new(req.0, req.1, req.2));
-    rec.tags = outcome.context.tags;
-    rec.operation = outcome.context.operation;
+/// The response to a blocked request: a problem response with the stages' response headers.
+fn blocked(b: judge::Block, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Response<RespBody> {
+    let mut resp = problem::response(b.status, &b.code, problem::title(b.status), id.as_str(), &b.reasons);
+    let set = b.record(rec, req);
+    headers::add_response_headers(resp.headers_mut(), set);
     resp
 }
 
 /// Read the body up to the app's inspection limit.
-async fn buffer_body(mut body: ClientBody, app: &App, timeout: std::time::Duration) -> Result<UpBody, BodyError> {
+pub(crate) async fn buffer_body(mut body: ClientBody, app: &App, timeout: std::time::Duration) -> Result<UpBody, BodyError> {
     if body.is_end_stream() {
         return Ok(UpBody::Full(None));
     }

@@ -123,9 +123,18 @@ pub fn sampled(ratio: f64) -> bool {
     })
 }
 
+/// Where a judged request came from: a request Palisade proxies, or one another gateway asked
+/// about through the authorization API (counted in a series of its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Proxy,
+    Authz,
+}
+
 /// Count the request and, when it is notable, send its event (never waits).
 #[allow(clippy::too_many_arguments)]
 pub fn finish(
+    source: Source,
     snap: &Snapshot,
     metrics: &Metrics,
     events: Option<&EventSender>,
@@ -137,7 +146,10 @@ pub fn finish(
 ) {
     let app = rec.app.and_then(|i| snap.apps.get(i));
     let m = app.map_or(&metrics.unrouted, |a| &a.metrics);
-    m.request(rec.verdict, status, elapsed);
+    match source {
+        Source::Proxy => m.request(rec.verdict, status, elapsed),
+        Source::Authz => m.authz(rec.verdict, status, elapsed),
+    }
     if let Some(kind) = rec.upstream_error {
         m.upstream_error(kind);
     }

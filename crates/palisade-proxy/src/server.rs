@@ -85,6 +85,8 @@ pub struct Running {
     pub listen_addrs: Vec<SocketAddr>,
     /// Bound admin address, when configured.
     pub admin_addr: Option<SocketAddr>,
+    /// Bound authorization API address (`authz`), when configured.
+    pub authz_addr: Option<SocketAddr>,
 }
 
 /// Number of workers for `auto`: the cores this process may run on (respects `taskset`).
@@ -118,6 +120,19 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
         None => None,
     };
     let admin_addr = admin_listener.as_ref().and_then(|l| l.local_addr().ok());
+    // The authorization API is served by the workers too (its decisions run the stages), from
+    // one exclusive socket like the proxy listeners.
+    let mut authz_per_worker: Vec<Option<std::net::TcpListener>> = (0..workers).map(|_| None).collect();
+    let mut authz_addr = None;
+    if let Some(z) = &config.authz {
+        let socket = bind_exclusive(z.addr).map_err(|source| StartError::Bind { addr: z.addr, source })?;
+        let actual = socket.local_addr().map_err(|source| StartError::Bind { addr: z.addr, source })?;
+        authz_addr = Some(actual);
+        for w in authz_per_worker.iter_mut().skip(1) {
+            *w = Some(socket.try_clone().map_err(|source| StartError::Bind { addr: actual, source })?);
+        }
+        authz_per_worker[0] = Some(socket);
+    }
 
     let started = crate::events::start(&config).map_err(StartError::Events)?;
     if started.pipeline.is_some() {
@@ -151,17 +166,25 @@ pub fn start(config: Config, factory: StageFactory) -> Result<Running, StartErro
     };
 
     let mut handles = Vec::new();
-    for (i, listeners) in per_worker.into_iter().enumerate() {
+    for (i, (listeners, authz)) in per_worker.into_iter().zip(authz_per_worker).enumerate() {
         let shared = shared.clone();
-        let h =
-            std::thread::Builder::new().name(format!("palisade-worker-{i}")).spawn(move || worker_thread(shared, listeners, i)).map_err(StartError::Thread)?;
+        let h = std::thread::Builder::new()
+            .name(format!("palisade-worker-{i}"))
+            .spawn(move || worker_thread(shared, listeners, authz, i))
+            .map_err(StartError::Thread)?;
         handles.push(h);
     }
     shared.ready.store(true, Ordering::SeqCst);
     // `admin` is recorded only when there is one: an `Option` field prints its value, never `Some(..)`.
     let listeners = listen_addrs.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
-    tracing::info!(workers, listeners = %format_args!("[{listeners}]"), admin = admin_addr.map(tracing::field::display), "palisade started");
-    Ok(Running { shared, workers: handles, control: Some(control), listen_addrs, admin_addr })
+    tracing::info!(
+        workers,
+        listeners = %format_args!("[{listeners}]"),
+        admin = admin_addr.map(tracing::field::display),
+        authz = authz_addr.map(tracing::field::display),
+        "palisade started"
+    );
+    Ok(Running { shared, workers: handles, control: Some(control), listen_addrs, admin_addr, authz_addr })
 }
 
 /// A listening socket this process owns alone: `SO_REUSEADDR` (rebinding while old connections
@@ -278,6 +301,10 @@ impl Shared {
         if old.admin.as_ref().map(|a| a.addr) != config.admin.as_ref().map(|a| a.addr) {
             errors.push(palisade_config::ConfigError::file(&config.source, "`admin.addr` cannot change on reload: restart Palisade"));
         }
+        if old.authz.as_ref().map(|a| a.addr) != config.authz.as_ref().map(|a| a.addr) {
+            errors
+                .push(palisade_config::ConfigError::file(&config.source, "`authz.addr` (and whether `authz` is on) cannot change on reload: restart Palisade"));
+        }
         if crate::events::restart_key(old) != crate::events::restart_key(&config) {
             errors.push(palisade_config::ConfigError::file(
                 &config.source,
@@ -317,7 +344,7 @@ impl Drop for ConnGuard<'_> {
     }
 }
 
-fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, index: usize) {
+fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, authz: Option<std::net::TcpListener>, index: usize) {
     crate::metrics::set_worker(index);
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -340,7 +367,15 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, ind
                     continue;
                 }
             };
-            accept_tasks.push(tokio::task::spawn_local(accept_loop(shared.clone(), listener, idx, proxy.clone(), active.clone())));
+            accept_tasks.push(tokio::task::spawn_local(accept_loop(shared.clone(), listener, Listen::Proxy(idx), proxy.clone(), active.clone())));
+        }
+        if let Some(l) = authz {
+            match TcpListener::from_std(l) {
+                Ok(listener) => {
+                    accept_tasks.push(tokio::task::spawn_local(accept_loop(shared.clone(), listener, Listen::Authz, proxy.clone(), active.clone())))
+                }
+                Err(e) => tracing::error!(error = %e, "cannot register the authz listener"),
+            }
         }
         // Busy polling after requests (`server.busy_poll`, read at start; see spin.rs).
         let busy_poll = shared.snapshot.load().config.server.busy_poll;
@@ -373,7 +408,16 @@ fn worker_thread(shared: Arc<Shared>, listeners: Vec<std::net::TcpListener>, ind
     });
 }
 
-async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, idx: usize, proxy: Rc<Proxy>, active: Rc<Cell<usize>>) {
+/// What a listener serves.
+#[derive(Clone, Copy)]
+enum Listen {
+    /// The proxy listener at this index of `listen`.
+    Proxy(usize),
+    /// The authorization API.
+    Authz,
+}
+
+async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, kind: Listen, proxy: Rc<Proxy>, active: Rc<Cell<usize>>) {
     let local = listener.local_addr().ok();
     loop {
         let (tcp, peer) = match listener.accept().await {
@@ -401,7 +445,10 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, idx: usize, pro
         let local_addr = local.unwrap_or(peer);
         tokio::task::spawn_local(async move {
             let _guard = ConnGuard(&shared2.connections, active2);
-            serve_conn(&shared2, snap, idx, tcp, peer, local_addr, proxy).await;
+            match kind {
+                Listen::Proxy(idx) => serve_conn(&shared2, snap, idx, tcp, peer, local_addr, proxy).await,
+                Listen::Authz => serve_authz(&shared2, snap, tcp, peer, local_addr, proxy).await,
+            }
         });
     }
 }
@@ -447,6 +494,21 @@ async fn serve_conn(shared: &Shared, snap: Arc<Snapshot>, idx: usize, tcp: tokio
         Served::Closed => {}
         Served::H2(stream) => serve_h2(stream, info, proxy, &limits, shutdown).await,
     }
+}
+
+/// A connection to the authorization API: plain HTTP/1.1 with the server's limits.
+async fn serve_authz(shared: &Shared, snap: Arc<Snapshot>, tcp: tokio::net::TcpStream, peer: SocketAddr, local: SocketAddr, proxy: Rc<Proxy>) {
+    let server = &snap.config.server;
+    let limits = h1::Limits {
+        max_header_size: server.max_header_size,
+        max_headers: server.max_headers,
+        header_timeout: server.header_read_timeout,
+        body_timeout: server.body_read_timeout,
+        keepalive_timeout: server.keepalive_timeout,
+    };
+    drop(snap);
+    let authz = crate::authz::Authz { proxy };
+    let _ = h1::serve(Stream::Tcp(tcp), ConnInfo::new(peer, local, false), &authz, &limits, shared.shutdown.subscribe(), false).await;
 }
 
 #[derive(Clone, Copy)]

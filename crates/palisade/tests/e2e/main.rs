@@ -6,6 +6,7 @@
 mod common;
 
 mod access;
+mod authz;
 mod balancing;
 mod bodies;
 mod cli;
