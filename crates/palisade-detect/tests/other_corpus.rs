@@ -107,7 +107,9 @@ fn corpus_detection_and_false_positives() {
     // context (bare `'`, `|`, attribute names, plain XML, XSS and XPath payloads): see
     // docs/DETECTION.md, "What is missed".
     assert!(rate("benign", true) <= 0.1, "strict FP rate {}", rate("benign", true));
-    for (cat, min) in [("path-traversal", 99.5), ("lfi", 98.9), ("cmdi", 92.9), ("ssti", 99.0), ("xxe", 73.5), ("ldap", 16.6), ("nosql", 96.0)] {
+    // cmdi and lfi lost a few corpus values by design: a bare word is not a command (`id`,
+    // `whoami` alone are strict probes), and the name of an `/etc` file alone is a REST route.
+    for (cat, min) in [("path-traversal", 99.5), ("lfi", 98.85), ("cmdi", 92.5), ("ssti", 99.0), ("xxe", 73.5), ("ldap", 16.6), ("nosql", 96.0)] {
         assert!(rate(cat, false) >= min, "{cat}: {} < {min}", rate(cat, false));
     }
 }
