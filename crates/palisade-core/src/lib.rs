@@ -15,6 +15,7 @@
 //! [`Verdict::Monitor`] records what would have been blocked and lets the request go on.
 #![forbid(unsafe_code)]
 
+pub mod base64;
 pub mod rawhttp;
 
 use std::borrow::Cow;

@@ -84,34 +84,6 @@ pub fn is_request_corpus(text: &str) -> bool {
     root.get("request").is_some() || root.get("request_base64").is_some()
 }
 
-/// Standard base64 (RFC 4648 §4, padding optional; whitespace not allowed).
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    fn val(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
-    let s = s.trim_end_matches('=').as_bytes();
-    if s.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    for chunk in s.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= val(c)? << (18 - 6 * i);
-        }
-        let bytes = n.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
-    }
-    Some(out)
-}
-
 /// Parse a JSON-lines corpus of labelled raw requests (blank lines skipped). Errors name the
 /// line; a request that does not parse as HTTP is an error too (a corpus is fixed input).
 pub fn parse_request_corpus(text: &str) -> Result<Vec<LabelledRequest>, CorpusError> {
@@ -132,7 +104,7 @@ pub fn parse_request_corpus(text: &str) -> Result<Vec<LabelledRequest>, CorpusEr
         };
         let raw = match (get("request"), get("request_base64")) {
             (Some(t), None) => t.into_bytes(),
-            (None, Some(b)) => base64_decode(&b).ok_or_else(|| err("`request_base64` is not base64"))?,
+            (None, Some(b)) => palisade_core::base64::decode(b.as_bytes()).ok_or_else(|| err("`request_base64` is not base64"))?,
             (Some(_), Some(_)) => return Err(err("give `request` or `request_base64`, not both")),
             (None, None) => return Err(err("no string `request` or `request_base64`")),
         };

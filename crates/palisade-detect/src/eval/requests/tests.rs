@@ -87,7 +87,7 @@ fn binary_requests_and_bad_lines() {
     let mut raw = b"POST /up HTTP/1.1\r\nContent-Type: application/octet-stream\r\n\r\n".to_vec();
     raw.extend_from_slice(&[0xff, 0xfe, 0x00, 0x27, 0x3c]);
     let b64 = "UE9TVCAvdXAgSFRUUC8xLjENCkNvbnRlbnQtVHlwZTogYXBwbGljYXRpb24vb2N0ZXQtc3RyZWFtDQoNCv/+ACc8";
-    assert_eq!(base64_decode(b64).unwrap(), raw);
+    assert_eq!(palisade_core::base64::decode(b64.as_bytes()).unwrap(), raw);
     let text = format!("{{\"label\":\"benign\",\"class\":\"binary\",\"request_base64\":\"{b64}\"}}");
     let reqs = parse_request_corpus(&text).unwrap();
     assert_eq!(reqs[0].request.body, [0xff, 0xfe, 0x00, 0x27, 0x3c]);
