@@ -7,8 +7,8 @@
 //!   Persisted queries (`extensions.persistedQuery.sha256Hash` without `query`) carry no
 //!   document to judge and pass through: the hash names a query in the server's store, which
 //!   this library does not see.
-//! - [`doc`]: the executable document, parsed by `apollo-parser` (lossless, error-tolerant,
-//!   never panics) into a small tree that borrows from the request.
+//! - [`doc`] and [`parser`]: the executable document, parsed in one pass by a recursive-descent
+//!   parser of the specification's grammar into a small tree that borrows from the request.
 //! - [`check`]: limits on the selected operation with fragments expanded (depth, aliases, root
 //!   fields, fields, directives, repetitions of one field, introspection), cycle-safe and
 //!   bounded; with a [`schema::Schema`], validation of types, fields, arguments, variables and
@@ -24,6 +24,7 @@ use std::fmt;
 
 pub mod check;
 pub mod doc;
+pub mod parser;
 pub mod request;
 pub mod schema;
 pub mod settings;
