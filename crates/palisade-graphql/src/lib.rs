@@ -18,6 +18,7 @@
 //! - [`values`]: the string values a request really carries (argument literals, variables),
 //!   for attack detection, instead of the query text as prose.
 //! - [`settings`] and [`stage`]: the `graphql:` section of an app and the pipeline stage.
+//! - [`ws`]: operations sent over WebSocket (`graphql-transport-ws` and legacy `graphql-ws`).
 #![forbid(unsafe_code)]
 
 use std::fmt;
@@ -30,6 +31,7 @@ pub mod schema;
 pub mod settings;
 pub mod stage;
 pub mod values;
+pub mod ws;
 
 #[cfg(test)]
 mod tests;
