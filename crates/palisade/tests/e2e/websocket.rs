@@ -48,14 +48,7 @@ impl Echo {
                 let t = t.clone();
                 std::thread::spawn(move || {
                     conn.set_read_timeout(Some(LIMIT)).ok();
-                    // Like real servers, it takes the first subprotocol the client offers.
-                    let pick = |req: &tungstenite::handshake::server::Request, mut resp: tungstenite::handshake::server::Response| {
-                        if let Some(first) = req.headers().get("sec-websocket-protocol").and_then(|v| v.to_str().ok()?.split(',').next()) {
-                            resp.headers_mut().insert("sec-websocket-protocol", first.trim().parse().unwrap());
-                        }
-                        Ok(resp)
-                    };
-                    let Ok(mut ws) = tungstenite::accept_hdr(conn, pick) else { return };
+                    let Ok(mut ws) = tungstenite::accept_hdr(conn, pick_protocol) else { return };
                     while let Ok(m) = ws.read() {
                         match m {
                             Message::Text(s) => {
@@ -77,6 +70,18 @@ impl Echo {
     fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
+}
+
+/// Like real servers, the echo server takes the first subprotocol the client offers.
+#[allow(clippy::result_large_err)] // the signature of tungstenite's handshake callback
+fn pick_protocol(
+    req: &tungstenite::handshake::server::Request,
+    mut resp: tungstenite::handshake::server::Response,
+) -> Result<tungstenite::handshake::server::Response, tungstenite::handshake::server::ErrorResponse> {
+    if let Some(first) = req.headers().get("sec-websocket-protocol").and_then(|v| v.to_str().ok()?.split(',').next()) {
+        resp.headers_mut().insert("sec-websocket-protocol", first.trim().parse().unwrap());
+    }
+    Ok(resp)
 }
 
 impl Drop for Echo {
