@@ -66,7 +66,7 @@ fn cpu_ns() -> Option<u64> {
 }
 
 fn cpu_per_iter(name: &str, mut f: impl FnMut()) {
-    let n = 2000;
+    let n = 10_000;
     let Some(t0) = cpu_ns() else { return };
     for _ in 0..n {
         f();

@@ -425,7 +425,7 @@ pub fn check<'d, 's>(
     };
     w.variable_definitions();
     w.directives(&op.directives);
-    w.walk_set(&op.selections, root, 1, 0);
+    w.walk_set(doc.set(op.selections), root, 1, 0);
     let totals = [
         (w.fields, limits.max_fields, "graphql.fields", "fields (with fragments expanded)"),
         (w.aliases, limits.max_aliases, "graphql.aliases", "aliases"),
@@ -464,19 +464,19 @@ fn unambiguous(doc: &Document<'_>, prefix: &str, out: &mut Vec<Reason>) -> bool 
     }
     // Fragments reachable from the operations (each fragment's spreads read once).
     let mut used: Vec<&str> = Vec::new();
-    let mut todo: Vec<&[Selection<'_>]> = doc.operations.iter().map(|o| &o.selections[..]).collect();
+    let mut todo: Vec<&[Selection<'_>]> = doc.operations.iter().map(|o| doc.set(o.selections)).collect();
     while let Some(sels) = todo.pop() {
         let mut stack = vec![sels];
         while let Some(sels) = stack.pop() {
             for s in sels {
                 match s {
-                    Selection::Field(f) => stack.push(&f.selections),
-                    Selection::Inline { selections, .. } => stack.push(selections),
+                    Selection::Field(f) => stack.push(doc.set(f.selections)),
+                    Selection::Inline { selections, .. } => stack.push(doc.set(*selections)),
                     Selection::Spread { name, .. } => {
                         if !used.contains(name) {
                             used.push(name);
                             if let Some(f) = doc.fragments.iter().find(|f| f.name == *name) {
-                                todo.push(&f.selections);
+                                todo.push(doc.set(f.selections));
                             }
                         }
                     }
@@ -771,13 +771,13 @@ impl<'s> Walk<'_, 's> {
                     let inner = self.type_condition(Some(frag.on), parent, name);
                     self.directives(&frag.directives);
                     self.frags.push(name);
-                    self.walk_set(&frag.selections, inner, depth, from);
+                    self.walk_set(self.doc.set(frag.selections), inner, depth, from);
                     self.frags.pop();
                 }
                 Selection::Inline { on, directives, selections } => {
                     self.directives(directives);
                     let inner = self.type_condition(*on, parent, "inline fragment");
-                    self.walk_set(selections, inner, depth, from);
+                    self.walk_set(self.doc.set(*selections), inner, depth, from);
                 }
             }
         }
@@ -894,7 +894,7 @@ impl<'s> Walk<'_, 's> {
         if descend && !f.selections.is_empty() {
             // The subfields' tally sits above this set's, and goes with them.
             let start = self.counts.len();
-            self.walk_set(&f.selections, child, depth + 1, start);
+            self.walk_set(self.doc.set(f.selections), child, depth + 1, start);
             self.counts.truncate(start);
         }
         self.path.pop();

@@ -32,10 +32,33 @@ impl OpKind {
     }
 }
 
+/// The selections of every selection set live in one vector of the document ([`Document::set`]
+/// reads a set by its [`Set`]): a document is a handful of allocations, not one per set.
 #[derive(Clone, Debug, Default)]
 pub struct Document<'s> {
     pub operations: Vec<Operation<'s>>,
     pub fragments: Vec<Fragment<'s>>,
+    pub selections: Vec<Selection<'s>>,
+}
+
+/// A selection set: a range of [`Document::selections`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Set {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Set {
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+impl<'s> Document<'s> {
+    /// The selections of a set.
+    pub fn set(&self, s: Set) -> &[Selection<'s>] {
+        &self.selections[s.start as usize..][..s.len as usize]
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -44,7 +67,7 @@ pub struct Operation<'s> {
     pub name: Option<&'s str>,
     pub variables: Vec<VarDef<'s>>,
     pub directives: Vec<Directive<'s>>,
-    pub selections: Vec<Selection<'s>>,
+    pub selections: Set,
 }
 
 #[derive(Clone, Debug)]
@@ -88,14 +111,14 @@ pub struct Fragment<'s> {
     pub name: &'s str,
     pub on: &'s str,
     pub directives: Vec<Directive<'s>>,
-    pub selections: Vec<Selection<'s>>,
+    pub selections: Set,
 }
 
 #[derive(Clone, Debug)]
 pub enum Selection<'s> {
     Field(Field<'s>),
     Spread { name: &'s str, directives: Vec<Directive<'s>> },
-    Inline { on: Option<&'s str>, directives: Vec<Directive<'s>>, selections: Vec<Selection<'s>> },
+    Inline { on: Option<&'s str>, directives: Vec<Directive<'s>>, selections: Set },
 }
 
 #[derive(Clone, Debug)]
@@ -104,7 +127,7 @@ pub struct Field<'s> {
     pub name: &'s str,
     pub arguments: Vec<(&'s str, Value<'s>)>,
     pub directives: Vec<Directive<'s>>,
-    pub selections: Vec<Selection<'s>>,
+    pub selections: Set,
 }
 
 #[derive(Clone, Debug)]

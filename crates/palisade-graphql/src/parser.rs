@@ -16,12 +16,22 @@
 
 use std::borrow::Cow;
 
-use crate::doc::{line_col, Directive, Document, Field, Fragment, OpKind, Operation, Selection, TypeRef, Value, VarDef, NESTING_LIMIT};
+use crate::doc::{line_col, Directive, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
 use crate::{Error, ErrorKind};
 
 /// Parse an executable document.
 pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
-    let mut p = Parser { src, b: src.as_bytes(), pos: 0, tok: Tok { t: T::Eof, start: 0, end: 0 }, depth: 0, tokens: 0, token_limit };
+    let mut p = Parser {
+        src,
+        b: src.as_bytes(),
+        pos: 0,
+        tok: Tok { t: T::Eof, start: 0, end: 0 },
+        depth: 0,
+        tokens: 0,
+        token_limit,
+        open: Vec::with_capacity(32),
+        done: Vec::with_capacity(src.len() / 16),
+    };
     p.advance()?;
     let mut doc = Document::default();
     while p.tok.t != T::Eof {
@@ -47,6 +57,7 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
     if doc.operations.is_empty() {
         return Err(Error::new(ErrorKind::Syntax, "the document holds no operation"));
     }
+    doc.selections = p.done;
     Ok(doc)
 }
 
@@ -81,6 +92,10 @@ struct Parser<'s> {
     depth: usize,
     tokens: usize,
     token_limit: usize,
+    /// Selections of the sets being read, each set's above its parent's.
+    open: Vec<Selection<'s>>,
+    /// Selections of the sets read, each set contiguous: the document's.
+    done: Vec<Selection<'s>>,
 }
 
 fn describe(t: T) -> &'static str {
@@ -464,16 +479,20 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn selection_set(&mut self) -> Result<Vec<Selection<'s>>, Error> {
+    fn selection_set(&mut self) -> Result<Set, Error> {
         self.enter()?;
         self.expect(b'{')?;
-        let mut out = Vec::new();
+        let from = self.open.len();
         loop {
-            out.push(self.selection()?);
+            let s = self.selection()?;
+            self.open.push(s);
             if self.is(b'}') {
                 self.advance()?;
                 self.depth -= 1;
-                return Ok(out);
+                let start = self.done.len();
+                self.done.extend(self.open.drain(from..));
+                let set = Set { start: start as u32, len: (self.done.len() - start) as u32 };
+                return Ok(set);
             }
         }
     }
@@ -506,7 +525,7 @@ impl<'s> Parser<'s> {
                 };
                 let arguments = if self.is(b'(') { self.arguments(false)? } else { Vec::new() };
                 let directives = self.directives(false)?;
-                let selections = if self.is(b'{') { self.selection_set()? } else { Vec::new() };
+                let selections = if self.is(b'{') { self.selection_set()? } else { Set::default() };
                 Ok(Selection::Field(Field { alias, name, arguments, directives, selections }))
             }
             _ => Err(self.unexpected("a field, a fragment spread or an inline fragment")),
@@ -602,7 +621,7 @@ mod tests {
     }
 
     fn first_arg<'a>(d: &'a Document<'_>) -> &'a Value<'a> {
-        let Selection::Field(f) = &d.operations[0].selections[0] else { panic!() };
+        let Selection::Field(f) = &d.set(d.operations[0].selections)[0] else { panic!() };
         &f.arguments[0].1
     }
 
@@ -660,16 +679,17 @@ mod tests {
         assert_eq!(op.variables[0].ty.to_string(), "[Int!]!");
         assert_eq!(op.variables[0].default, Some(Value::List(vec![Value::Int("1"), Value::Int("2")])));
         assert_eq!(op.variables[1].directives[0].name, "d");
-        let Selection::Field(f) = &op.selections[0] else { panic!() };
-        assert_eq!((f.alias, f.name, f.arguments.len(), f.directives.len(), f.selections.len()), (Some("a"), "f", 2, 1, 3));
-        assert!(matches!(&f.selections[0], Selection::Spread { name: "F", .. }));
-        assert!(matches!(&f.selections[1], Selection::Inline { on: Some("T"), .. }));
-        assert!(matches!(&f.selections[2], Selection::Inline { on: None, directives, .. } if directives.len() == 1));
+        let Selection::Field(f) = &d.set(op.selections)[0] else { panic!() };
+        assert_eq!((f.alias, f.name, f.arguments.len(), f.directives.len(), f.selections.len), (Some("a"), "f", 2, 1, 3));
+        let inner = d.set(f.selections);
+        assert!(matches!(&inner[0], Selection::Spread { name: "F", .. }));
+        assert!(matches!(&inner[1], Selection::Inline { on: Some("T"), .. }));
+        assert!(matches!(&inner[2], Selection::Inline { on: None, directives, .. } if directives.len() == 1));
         assert_eq!(d.fragments[0].on, "T");
         assert_eq!(d.operations[1].kind, OpKind::Query);
         // A spread of a fragment named like a keyword other than `on` is a spread.
         let d = ok("{ ...query } fragment query on Q { a }");
-        assert!(matches!(&d.operations[0].selections[0], Selection::Spread { name: "query", .. }));
+        assert!(matches!(&d.set(d.operations[0].selections)[0], Selection::Spread { name: "query", .. }));
         for bad in [
             "{}",
             "{ a() }",

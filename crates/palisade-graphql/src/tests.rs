@@ -665,13 +665,13 @@ mod differential {
             }
             s.push(')');
             dirs(&mut s, &op.directives);
-            sels(&mut s, &op.selections);
+            sels(&mut s, d, d.set(op.selections));
             s.push('\n');
         }
         for f in &d.fragments {
             write!(s, "fragment {} on {}", f.name, f.on).unwrap();
             dirs(&mut s, &f.directives);
-            sels(&mut s, &f.selections);
+            sels(&mut s, d, d.set(f.selections));
             s.push('\n');
         }
         s
@@ -723,7 +723,7 @@ mod differential {
         }
     }
 
-    fn sels(s: &mut String, list: &[Selection<'_>]) {
+    fn sels(s: &mut String, d: &Document<'_>, list: &[Selection<'_>]) {
         s.push_str(" {");
         for sel in list {
             match sel {
@@ -732,7 +732,7 @@ mod differential {
                     args(s, &f.arguments);
                     dirs(s, &f.directives);
                     if !f.selections.is_empty() {
-                        sels(s, &f.selections);
+                        sels(s, d, d.set(f.selections));
                     }
                 }
                 Selection::Spread { name, directives } => {
@@ -742,7 +742,7 @@ mod differential {
                 Selection::Inline { on, directives, selections } => {
                     write!(s, " ... {on:?}").unwrap();
                     dirs(s, directives);
-                    sels(s, selections);
+                    sels(s, d, d.set(*selections));
                 }
             }
         }
@@ -757,6 +757,8 @@ mod differential {
             return None;
         }
         let mut d = Document::default();
+        let arena = std::cell::RefCell::new(Vec::new());
+        let arena = &arena;
         for def in tree.document().definitions() {
             match def {
                 cst::Definition::OperationDefinition(op) => {
@@ -785,14 +787,14 @@ mod differential {
                         name: op.name().map(|n| leak(n.text())),
                         variables,
                         directives: directives(op.directives()),
-                        selections: selections(op.selection_set()),
+                        selections: selections(op.selection_set(), arena),
                     });
                 }
                 cst::Definition::FragmentDefinition(f) => d.fragments.push(doc::Fragment {
                     name: leak(f.fragment_name()?.name()?.text()),
                     on: leak(f.type_condition()?.named_type()?.name()?.text()),
                     directives: directives(f.directives()),
-                    selections: selections(f.selection_set()),
+                    selections: selections(f.selection_set(), arena),
                 }),
                 _ => return None,
             }
@@ -800,6 +802,7 @@ mod differential {
         if d.operations.is_empty() {
             return None;
         }
+        d.selections = arena.take();
         Some(print_doc(&d))
     }
 
@@ -836,16 +839,18 @@ mod differential {
         .unwrap_or_default()
     }
 
-    fn selections(s: Option<cst::SelectionSet>) -> Vec<Selection<'static>> {
-        let Some(s) = s else { return Vec::new() };
-        s.selections()
+    /// A set, its subsets first, then its own selections together at the end of `arena`.
+    fn selections(s: Option<cst::SelectionSet>, arena: &std::cell::RefCell<Vec<Selection<'static>>>) -> doc::Set {
+        let Some(s) = s else { return doc::Set::default() };
+        let items: Vec<_> = s
+            .selections()
             .map(|s| match s {
                 cst::Selection::Field(f) => Selection::Field(doc::Field {
                     alias: f.alias().and_then(|a| a.name()).map(|n| leak(n.text())),
                     name: leak(f.name().map(|n| n.text().to_string()).unwrap_or_default()),
                     arguments: arguments(f.arguments()),
                     directives: directives(f.directives()),
-                    selections: selections(f.selection_set()),
+                    selections: selections(f.selection_set(), arena),
                 }),
                 cst::Selection::FragmentSpread(sp) => Selection::Spread {
                     name: leak(sp.fragment_name().and_then(|n| n.name()).map(|n| n.text().to_string()).unwrap_or_default()),
@@ -854,10 +859,14 @@ mod differential {
                 cst::Selection::InlineFragment(i) => Selection::Inline {
                     on: i.type_condition().and_then(|t| t.named_type()).and_then(|n| n.name()).map(|n| leak(n.text())),
                     directives: directives(i.directives()),
-                    selections: selections(i.selection_set()),
+                    selections: selections(i.selection_set(), arena),
                 },
             })
-            .collect()
+            .collect();
+        let mut a = arena.borrow_mut();
+        let start = a.len() as u32;
+        a.extend(items);
+        doc::Set { start, len: a.len() as u32 - start }
     }
 
     fn val(v: &cst::Value) -> Value<'static> {

@@ -36,14 +36,14 @@ pub fn collect_document(doc: &Document<'_>, prefix: &str, out: &mut Vec<(String,
         path.push_str(prefix);
         path.push('.');
         path.push_str(op.kind.as_str());
-        selections(&op.selections, &mut path, out);
+        selections(doc, doc.set(op.selections), &mut path, out);
     }
     for f in &doc.fragments {
         path.clear();
         path.push_str(prefix);
         path.push_str(".fragment.");
         path.push_str(f.name);
-        selections(&f.selections, &mut path, out);
+        selections(doc, doc.set(f.selections), &mut path, out);
     }
 }
 
@@ -83,7 +83,7 @@ fn directive_values(ds: &[Directive<'_>], path: &mut String, out: &mut Vec<(Stri
     }
 }
 
-fn selections(sels: &[Selection<'_>], path: &mut String, out: &mut Vec<(String, String)>) {
+fn selections(doc: &Document<'_>, sels: &[Selection<'_>], path: &mut String, out: &mut Vec<(String, String)>) {
     for s in sels {
         match s {
             Selection::Field(f) => under(path, f.name, |path| {
@@ -91,12 +91,12 @@ fn selections(sels: &[Selection<'_>], path: &mut String, out: &mut Vec<(String, 
                     under(path, name, |p| literal(v, p, out));
                 }
                 directive_values(&f.directives, path, out);
-                selections(&f.selections, path, out);
+                selections(doc, doc.set(f.selections), path, out);
             }),
             Selection::Spread { directives, .. } => directive_values(directives, path, out),
             Selection::Inline { directives, selections: inner, .. } => {
                 directive_values(directives, path, out);
-                selections(inner, path, out);
+                selections(doc, doc.set(*inner), path, out);
             }
         }
     }
