@@ -144,3 +144,83 @@ impl Stage for GraphqlStage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use palisade_core::http::{HeaderMap, HeaderValue};
+
+    use super::*;
+    use crate::check::Limits;
+
+    fn stage(mode: Mode) -> GraphqlStage {
+        let schema = Schema::parse("type Query { a: Int }\ntype Subscription { s(q: String): T }\ntype T { x: Int, t: T }", "s").unwrap();
+        let ep = Endpoint {
+            path: "/graphql".into(),
+            schema: None,
+            mode,
+            limits: Limits { max_depth: 2, ..Limits::default() },
+            max_violations: 5,
+            key_path: "apps[0].graphql".into(),
+        };
+        GraphqlStage::new(vec![(ep, Some(Arc::new(schema)))])
+    }
+
+    fn judge(s: &GraphqlStage, path: &str, protocol: Option<&str>, message: &str, cx: &mut Context) -> Verdict {
+        let mut headers = HeaderMap::new();
+        if let Some(p) = protocol {
+            headers.insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_str(p).unwrap());
+        }
+        let view = RequestView {
+            request_id: "r",
+            app: "app",
+            client_ip: std::net::IpAddr::from([127, 0, 0, 1]),
+            method: &Method::GET,
+            path,
+            raw_path: path,
+            query: None,
+            headers: &headers,
+            body: b"",
+            body_truncated: false,
+            tls: false,
+        };
+        assert_eq!(s.wants_messages(&view), path == "/graphql");
+        s.check_message(&view, message, cx)
+    }
+
+    #[test]
+    fn websocket_operations_are_judged_and_their_values_go_to_detection() {
+        let s = stage(Mode::Block);
+        let op = |query: &str| format!(r#"{{"id": "1", "type": "subscribe", "payload": {{"query": "{query}", "variables": {{"v": "val"}}}}}}"#);
+        let mut cx = Context::default();
+        let v = judge(&s, "/graphql", Some("graphql-transport-ws"), &op("subscription { s(q: \\\"lit\\\") { x } }"), &mut cx);
+        assert!(v.is_allow(), "{v:?}");
+        let values = cx.protocol_values.take().expect("values for detection");
+        assert!(values.replaces_body);
+        let got: Vec<_> = values.values.iter().map(|v| (v.location.as_str(), v.value.as_str())).collect();
+        assert!(got.contains(&("graphql.subscription.s.q", "lit")) && got.contains(&("graphql.variables.v", "val")), "{got:?}");
+        // Too deep: the HTTP reason and location; the default close code (policy).
+        let Verdict::Block { status, reasons } = judge(&s, "/graphql", Some("graphql-transport-ws"), &op("subscription { s { t { t { x } } } }"), &mut cx)
+        else {
+            panic!()
+        };
+        assert_eq!((status, reasons[0].code.as_ref(), reasons[0].location.as_deref()), (None, "graphql.depth", Some("graphql.subscription.s.t.t")));
+        // A message the protocol does not allow: 4400 under graphql-transport-ws, policy under
+        // graphql-ws; left alone when no GraphQL subprotocol was agreed.
+        let Verdict::Block { status, reasons } = judge(&s, "/graphql", Some("graphql-transport-ws"), "{\"type\": \"start\"}", &mut cx) else { panic!() };
+        assert_eq!((status, reasons[0].code.as_ref()), (Some(4400), "graphql.request_invalid"));
+        let Verdict::Block { status, .. } = judge(&s, "/graphql", Some("graphql-ws"), "hello", &mut cx) else { panic!() };
+        assert_eq!(status, Some(1008));
+        assert!(judge(&s, "/graphql", None, "hello", &mut cx).is_allow());
+        // Other messages and other paths are not this stage's business.
+        cx.protocol_values = None;
+        assert!(judge(&s, "/graphql", Some("graphql-transport-ws"), r#"{"type": "connection_init"}"#, &mut cx).is_allow());
+        assert!(judge(&s, "/chat", Some("graphql-transport-ws"), &op("subscription { nope }"), &mut cx).is_allow());
+        assert!(cx.protocol_values.is_none());
+        // Monitor mode: findings, no block.
+        let m = stage(Mode::Monitor);
+        assert!(matches!(
+            judge(&m, "/graphql", Some("graphql-ws"), &op("subscription { nope }").replace("subscribe", "start"), &mut cx),
+            Verdict::Monitor { .. }
+        ));
+    }
+}
