@@ -582,7 +582,7 @@ impl<'s> Walk<'_, 's> {
         for d in ds {
             self.directives += 1;
             let Some(s) = self.schema else {
-                for (_, v) in &d.arguments {
+                for (_, v) in self.doc.args(d.arguments) {
                     self.variables_in(v);
                 }
                 continue;
@@ -593,7 +593,7 @@ impl<'s> Walk<'_, 's> {
                 continue;
             };
             let mut tail = vec![Cow::Owned(format!("@{}", d.name))];
-            self.arguments(&d.arguments, defs, &mut tail);
+            self.arguments(self.doc.args(d.arguments), defs, &mut tail);
         }
     }
 
@@ -849,7 +849,7 @@ impl<'s> Walk<'_, 's> {
                     Some(fd) => {
                         if !f.arguments.is_empty() || fd.args.iter().any(|a| a.required()) {
                             let mut tail = Vec::with_capacity(4);
-                            self.arguments(&f.arguments, &fd.args, &mut tail);
+                            self.arguments(self.doc.args(f.arguments), &fd.args, &mut tail);
                         }
                         let ct = s.ty(fd.ty.base());
                         if ct.is_composite() && f.selections.is_empty() {
@@ -878,7 +878,7 @@ impl<'s> Walk<'_, 's> {
             _ => {
                 // No schema (or an introspection field, whose types the SDL does not hold):
                 // still every variable must be defined.
-                for (_, v) in &f.arguments {
+                for (_, v) in self.doc.args(f.arguments) {
                     self.variables_in(v);
                 }
             }

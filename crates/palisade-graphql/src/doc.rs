@@ -33,12 +33,27 @@ impl OpKind {
 }
 
 /// The selections of every selection set live in one vector of the document ([`Document::set`]
-/// reads a set by its [`Set`]): a document is a handful of allocations, not one per set.
+/// reads a set by its [`Set`]), and the arguments of every field and directive in another
+/// ([`Document::args`]): a document is a handful of allocations, not one per list.
 #[derive(Clone, Debug, Default)]
 pub struct Document<'s> {
     pub operations: Vec<Operation<'s>>,
     pub fragments: Vec<Fragment<'s>>,
     pub selections: Vec<Selection<'s>>,
+    pub arguments: Vec<(&'s str, Value<'s>)>,
+}
+
+/// The arguments of a field or a directive: a range of [`Document::arguments`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Args {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Args {
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
 }
 
 /// A selection set: a range of [`Document::selections`].
@@ -58,6 +73,11 @@ impl<'s> Document<'s> {
     /// The selections of a set.
     pub fn set(&self, s: Set) -> &[Selection<'s>] {
         &self.selections[s.start as usize..][..s.len as usize]
+    }
+
+    /// Arguments (name, value).
+    pub fn args(&self, a: Args) -> &[(&'s str, Value<'s>)] {
+        &self.arguments[a.start as usize..][..a.len as usize]
     }
 }
 
@@ -125,7 +145,7 @@ pub enum Selection<'s> {
 pub struct Field<'s> {
     pub alias: Option<&'s str>,
     pub name: &'s str,
-    pub arguments: Vec<(&'s str, Value<'s>)>,
+    pub arguments: Args,
     pub directives: Vec<Directive<'s>>,
     pub selections: Set,
 }
@@ -133,7 +153,7 @@ pub struct Field<'s> {
 #[derive(Clone, Debug)]
 pub struct Directive<'s> {
     pub name: &'s str,
-    pub arguments: Vec<(&'s str, Value<'s>)>,
+    pub arguments: Args,
 }
 
 /// A literal or a variable, as written in the document.

@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use crate::doc::{line_col, Directive, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
+use crate::doc::{line_col, Args, Directive, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
 use crate::{Error, ErrorKind};
 
 /// Parse an executable document.
@@ -31,6 +31,7 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
         token_limit,
         open: Vec::with_capacity(32),
         done: Vec::with_capacity(src.len() / 16),
+        args: Vec::with_capacity(src.len() / 64),
     };
     p.advance()?;
     let mut doc = Document::default();
@@ -58,6 +59,7 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
         return Err(Error::new(ErrorKind::Syntax, "the document holds no operation"));
     }
     doc.selections = p.done;
+    doc.arguments = p.args;
     Ok(doc)
 }
 
@@ -96,6 +98,9 @@ struct Parser<'s> {
     open: Vec<Selection<'s>>,
     /// Selections of the sets read, each set contiguous: the document's.
     done: Vec<Selection<'s>>,
+    /// Arguments of the fields and directives read, each list contiguous (values hold no
+    /// arguments, so lists never interleave): the document's.
+    args: Vec<(&'s str, Value<'s>)>,
 }
 
 fn describe(t: T) -> &'static str {
@@ -459,22 +464,23 @@ impl<'s> Parser<'s> {
         while self.is(b'@') {
             self.advance()?;
             let name = self.name()?;
-            let arguments = if self.is(b'(') { self.arguments(constant)? } else { Vec::new() };
+            let arguments = if self.is(b'(') { self.arguments(constant)? } else { Args::default() };
             out.push(Directive { name, arguments });
         }
         Ok(out)
     }
 
-    fn arguments(&mut self, constant: bool) -> Result<Vec<(&'s str, Value<'s>)>, Error> {
+    fn arguments(&mut self, constant: bool) -> Result<Args, Error> {
         self.expect(b'(')?;
-        let mut out = Vec::new();
+        let start = self.args.len();
         loop {
             let name = self.name()?;
             self.expect(b':')?;
-            out.push((name, self.value(constant)?));
+            let v = self.value(constant)?;
+            self.args.push((name, v));
             if self.is(b')') {
                 self.advance()?;
-                return Ok(out);
+                return Ok(Args { start: start as u32, len: (self.args.len() - start) as u32 });
             }
         }
     }
@@ -523,7 +529,7 @@ impl<'s> Parser<'s> {
                 } else {
                     (None, first)
                 };
-                let arguments = if self.is(b'(') { self.arguments(false)? } else { Vec::new() };
+                let arguments = if self.is(b'(') { self.arguments(false)? } else { Args::default() };
                 let directives = self.directives(false)?;
                 let selections = if self.is(b'{') { self.selection_set()? } else { Set::default() };
                 Ok(Selection::Field(Field { alias, name, arguments, directives, selections }))
@@ -622,7 +628,7 @@ mod tests {
 
     fn first_arg<'a>(d: &'a Document<'_>) -> &'a Value<'a> {
         let Selection::Field(f) = &d.set(d.operations[0].selections)[0] else { panic!() };
-        &f.arguments[0].1
+        &d.args(f.arguments)[0].1
     }
 
     #[test]
@@ -680,7 +686,7 @@ mod tests {
         assert_eq!(op.variables[0].default, Some(Value::List(vec![Value::Int("1"), Value::Int("2")])));
         assert_eq!(op.variables[1].directives[0].name, "d");
         let Selection::Field(f) = &d.set(op.selections)[0] else { panic!() };
-        assert_eq!((f.alias, f.name, f.arguments.len(), f.directives.len(), f.selections.len), (Some("a"), "f", 2, 1, 3));
+        assert_eq!((f.alias, f.name, f.arguments.len, f.directives.len(), f.selections.len), (Some("a"), "f", 2, 1, 3));
         let inner = d.set(f.selections);
         assert!(matches!(&inner[0], Selection::Spread { name: "F", .. }));
         assert!(matches!(&inner[1], Selection::Inline { on: Some("T"), .. }));

@@ -660,27 +660,27 @@ mod differential {
                     Some(d) => value(&mut s, d),
                     None => s.push('-'),
                 }
-                dirs(&mut s, &v.directives);
+                dirs(&mut s, d, &v.directives);
                 s.push(' ');
             }
             s.push(')');
-            dirs(&mut s, &op.directives);
+            dirs(&mut s, d, &op.directives);
             sels(&mut s, d, d.set(op.selections));
             s.push('\n');
         }
         for f in &d.fragments {
             write!(s, "fragment {} on {}", f.name, f.on).unwrap();
-            dirs(&mut s, &f.directives);
+            dirs(&mut s, d, &f.directives);
             sels(&mut s, d, d.set(f.selections));
             s.push('\n');
         }
         s
     }
 
-    fn dirs(s: &mut String, ds: &[doc::Directive<'_>]) {
+    fn dirs(s: &mut String, doc: &Document<'_>, ds: &[doc::Directive<'_>]) {
         for d in ds {
             write!(s, " @{}", d.name).unwrap();
-            args(s, &d.arguments);
+            args(s, doc.args(d.arguments));
         }
     }
 
@@ -729,19 +729,19 @@ mod differential {
             match sel {
                 Selection::Field(f) => {
                     write!(s, " {:?}:{}", f.alias, f.name).unwrap();
-                    args(s, &f.arguments);
-                    dirs(s, &f.directives);
+                    args(s, d.args(f.arguments));
+                    dirs(s, d, &f.directives);
                     if !f.selections.is_empty() {
                         sels(s, d, d.set(f.selections));
                     }
                 }
                 Selection::Spread { name, directives } => {
                     write!(s, " ...{name}").unwrap();
-                    dirs(s, directives);
+                    dirs(s, d, directives);
                 }
                 Selection::Inline { on, directives, selections } => {
                     write!(s, " ... {on:?}").unwrap();
-                    dirs(s, directives);
+                    dirs(s, d, directives);
                     sels(s, d, d.set(*selections));
                 }
             }
@@ -757,6 +757,7 @@ mod differential {
             return None;
         }
         let mut d = Document::default();
+        ARGS.with(|a| a.borrow_mut().clear());
         let arena = std::cell::RefCell::new(Vec::new());
         let arena = &arena;
         for def in tree.document().definitions() {
@@ -803,6 +804,7 @@ mod differential {
             return None;
         }
         d.selections = arena.take();
+        d.arguments = ARGS.with(|a| a.take());
         Some(print_doc(&d))
     }
 
@@ -832,11 +834,23 @@ mod differential {
         .unwrap_or_default()
     }
 
-    fn arguments(a: Option<cst::Arguments>) -> Vec<(&'static str, Value<'static>)> {
-        a.map(|a| {
-            a.arguments().map(|a| (leak(a.name().map(|n| n.text().to_string()).unwrap_or_default()), a.value().map_or(Value::Null, |v| val(&v)))).collect()
+    thread_local! {
+        /// The arguments of the document being read from `apollo-parser`'s tree.
+        static ARGS: std::cell::RefCell<Vec<(&'static str, Value<'static>)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    fn arguments(a: Option<cst::Arguments>) -> doc::Args {
+        let items: Vec<_> = a
+            .map(|a| {
+                a.arguments().map(|a| (leak(a.name().map(|n| n.text().to_string()).unwrap_or_default()), a.value().map_or(Value::Null, |v| val(&v)))).collect()
+            })
+            .unwrap_or_default();
+        ARGS.with(|all| {
+            let mut all = all.borrow_mut();
+            let start = all.len() as u32;
+            all.extend(items);
+            doc::Args { start, len: all.len() as u32 - start }
         })
-        .unwrap_or_default()
     }
 
     /// A set, its subsets first, then its own selections together at the end of `arena`.

@@ -71,9 +71,9 @@ fn under<R>(path: &mut String, seg: &str, f: impl FnOnce(&mut String) -> R) -> R
     r
 }
 
-fn directive_values(ds: &[Directive<'_>], path: &mut String, out: &mut Vec<(String, String)>) {
+fn directive_values(doc: &Document<'_>, ds: &[Directive<'_>], path: &mut String, out: &mut Vec<(String, String)>) {
     for d in ds {
-        for (name, v) in &d.arguments {
+        for (name, v) in doc.args(d.arguments) {
             let len = path.len();
             path.push_str(".@");
             path.push_str(d.name);
@@ -87,15 +87,15 @@ fn selections(doc: &Document<'_>, sels: &[Selection<'_>], path: &mut String, out
     for s in sels {
         match s {
             Selection::Field(f) => under(path, f.name, |path| {
-                for (name, v) in &f.arguments {
+                for (name, v) in doc.args(f.arguments) {
                     under(path, name, |p| literal(v, p, out));
                 }
-                directive_values(&f.directives, path, out);
+                directive_values(doc, &f.directives, path, out);
                 selections(doc, doc.set(f.selections), path, out);
             }),
-            Selection::Spread { directives, .. } => directive_values(directives, path, out),
+            Selection::Spread { directives, .. } => directive_values(doc, directives, path, out),
             Selection::Inline { directives, selections: inner, .. } => {
-                directive_values(directives, path, out);
+                directive_values(doc, directives, path, out);
                 selections(doc, doc.set(*inner), path, out);
             }
         }
