@@ -420,6 +420,10 @@ fn graphql_operations_over_both_subprotocols_are_judged_like_http_requests() {
             assert!(status.contains("403"), "{status}");
             assert_eq!((&c, Some(&l)), (code, location.as_ref()));
         }
+        // And their events are recorded alike: each GraphQL finding now twice.
+        let mut both = [want.clone(), want[1..].to_vec()].concat();
+        both.sort();
+        assert_eq!(events(&proxy), both, "{protocol}: events of HTTP and WebSocket blocks");
         let m = proxy.snapshot().apps[0].metrics.clone();
         eventually_sync("the closes to be counted", || m.ws_closes(palisade_proxy::metrics::WsClose::Blocked) == 3);
     }
