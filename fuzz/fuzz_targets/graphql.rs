@@ -1,6 +1,6 @@
 //! Fuzz the GraphQL request path of palisade-graphql on arbitrary bytes: the HTTP envelope
 //! (a JSON body, a batch, an `application/graphql` body, a GET query string, a multipart
-//! upload), the parser, the
+//! upload, a WebSocket message of either GraphQL subprotocol), the parser, the
 //! limits with fragments expanded, schema validation against a small schema, and the values
 //! handed to detection. Invariants: no panic, no unbounded work (the walk's budget); every
 //! finding has a `graphql.` code and a `graphql` location; every value is located under
@@ -12,7 +12,8 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use palisade_core::http::Method;
 use palisade_graphql::check::{check_envelope, DocCache, Limits};
-use palisade_graphql::request::from_http;
+use palisade_graphql::request::{from_http, Envelope};
+use palisade_graphql::ws::Protocol;
 use palisade_graphql::Schema;
 
 const SDL: &str = r#"
@@ -49,7 +50,13 @@ fuzz_target!(|data: &[u8]| {
             from_http(&Method::POST, Some("application/json"), None, body.as_bytes())
         }
     };
-    let Ok(Some(env)) = env else { return };
+    // The same bytes as a WebSocket message: an operation message becomes a request.
+    let protocol = [Protocol::TransportWs, Protocol::Legacy, Protocol::Unknown][usize::from(mode % 3)];
+    let ws_env = match palisade_graphql::ws::operation(&String::from_utf8_lossy(rest), protocol) {
+        Ok(Some(r)) => Some(Envelope { requests: vec![r], batched: false, get: false, files: Vec::new() }),
+        Ok(None) | Err(_) => None,
+    };
+    let Some(env) = env.ok().flatten().or(ws_env) else { return };
     let cache = DocCache::new(4, 1 << 16);
     for (schema, cache) in [(None, None), (Some(schema()), None), (Some(schema()), Some(&cache)), (Some(schema()), Some(&cache))] {
         let mut out = Vec::new();

@@ -349,11 +349,21 @@ pub trait Stage: Send + Sync {
     }
 
     /// Called with one WebSocket message from the client (a whole text message, reassembled
-    /// from its fragments), on a connection whose handshake `req` passed every stage; `cx` is
-    /// what the stages established about the handshake. Findings are located under
-    /// `ws.message` (`ws.message/user/name` for a field of a JSON message).
-    fn check_message(&self, _req: &RequestView<'_>, _message: &str, _cx: &Context) -> Verdict {
+    /// from its fragments), on a connection whose handshake `req` passed every stage (its
+    /// `Sec-WebSocket-Protocol` header is the subprotocol the upstream chose, if any); `cx` is
+    /// what the stages established about the handshake, and what earlier stages added for this
+    /// message (a protocol-aware stage's [`Context::protocol_values`], which hold for this
+    /// message only). Findings are located under `ws.message` (`ws.message/user/name` for a
+    /// field of a JSON message) or by the protocol's own locations. The `status` of a
+    /// [`Verdict::Block`] is the close code (1008 when `None`).
+    fn check_message(&self, _req: &RequestView<'_>, _message: &str, _cx: &mut Context) -> Verdict {
         Verdict::Allow
+    }
+
+    /// Whether this stage judges the messages of a WebSocket whose handshake is `req`, whatever
+    /// the app's `websocket.inspect` says (a GraphQL endpoint's operations sent over it).
+    fn wants_messages(&self, _req: &RequestView<'_>) -> bool {
+        false
     }
 
     /// Whether this stage judges upstream responses. When one does, the proxy buffers the
@@ -424,22 +434,30 @@ pub fn run_response_stages(stages: &[Box<dyn Stage>], req: &RequestView<'_>, res
 }
 
 /// Run the stages over one WebSocket message (see [`Stage::check_message`]); stops at the
-/// first block, whose stage and reasons are returned. Monitor-mode findings go to `monitored`.
+/// first block, whose stage, close code (when the stage chose one) and reasons are returned.
+/// Monitor-mode findings go to `monitored`. What the stages add to `cx` for the message
+/// ([`Context::protocol_values`]) is gone when this returns.
 pub fn run_message_stages(
     stages: &[Box<dyn Stage>],
     req: &RequestView<'_>,
     message: &str,
-    cx: &Context,
+    cx: &mut Context,
     monitored: &mut Vec<(&'static str, Reason)>,
-) -> Option<(&'static str, Vec<Reason>)> {
+) -> Option<(&'static str, Option<u16>, Vec<Reason>)> {
+    let saved = cx.protocol_values.take();
+    let mut blocked = None;
     for stage in stages {
         match stage.check_message(req, message, cx) {
             Verdict::Allow => {}
             Verdict::Monitor { reasons } => monitored.extend(reasons.into_iter().map(|r| (stage.name(), r))),
-            Verdict::Block { reasons, .. } => return Some((stage.name(), reasons)),
+            Verdict::Block { status, reasons } => {
+                blocked = Some((stage.name(), status, reasons));
+                break;
+            }
         }
     }
-    None
+    cx.protocol_values = saved;
+    blocked
 }
 
 /// Run `stages` in order over `req` for one phase, accumulating into `outcome`; stops at the

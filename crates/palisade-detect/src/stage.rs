@@ -245,7 +245,7 @@ impl Stage for DetectionStage {
         self.judge(req, Phase::Body, cx)
     }
 
-    fn check_message(&self, req: &RequestView<'_>, message: &str, cx: &Context) -> Verdict {
+    fn check_message(&self, req: &RequestView<'_>, message: &str, cx: &mut Context) -> Verdict {
         if message.is_empty() {
             return Verdict::Allow;
         }

@@ -410,6 +410,7 @@ pub fn check<'d, 's>(
         op_kind: op.kind.as_str(),
         path: Vec::new(),
         frags: Vec::new(),
+        counts: Vec::with_capacity(64),
         vars: &op.variables,
         var_types: Vec::new(),
         fields: 0,
@@ -424,8 +425,7 @@ pub fn check<'d, 's>(
     };
     w.variable_definitions();
     w.directives(&op.directives);
-    let mut counts = Vec::new();
-    w.walk_set(&op.selections, root, 1, &mut counts);
+    w.walk_set(doc.set(op.selections), root, 1, 0);
     let totals = [
         (w.fields, limits.max_fields, "graphql.fields", "fields (with fragments expanded)"),
         (w.aliases, limits.max_aliases, "graphql.aliases", "aliases"),
@@ -464,19 +464,19 @@ fn unambiguous(doc: &Document<'_>, prefix: &str, out: &mut Vec<Reason>) -> bool 
     }
     // Fragments reachable from the operations (each fragment's spreads read once).
     let mut used: Vec<&str> = Vec::new();
-    let mut todo: Vec<&[Selection<'_>]> = doc.operations.iter().map(|o| &o.selections[..]).collect();
+    let mut todo: Vec<&[Selection<'_>]> = doc.operations.iter().map(|o| doc.set(o.selections)).collect();
     while let Some(sels) = todo.pop() {
         let mut stack = vec![sels];
         while let Some(sels) = stack.pop() {
             for s in sels {
                 match s {
-                    Selection::Field(f) => stack.push(&f.selections),
-                    Selection::Inline { selections, .. } => stack.push(selections),
+                    Selection::Field(f) => stack.push(doc.set(f.selections)),
+                    Selection::Inline { selections, .. } => stack.push(doc.set(*selections)),
                     Selection::Spread { name, .. } => {
                         if !used.contains(name) {
                             used.push(name);
                             if let Some(f) = doc.fragments.iter().find(|f| f.name == *name) {
-                                todo.push(&f.selections);
+                                todo.push(doc.set(f.selections));
                             }
                         }
                     }
@@ -500,6 +500,9 @@ struct Walk<'a, 's> {
     path: Vec<&'s str>,
     /// Fragments being expanded.
     frags: Vec<&'s str>,
+    /// Field names and how often each appears, of the selection sets being walked (each set's
+    /// entries above its parent's).
+    counts: Vec<(&'s str, usize)>,
     vars: &'a [VarDef<'s>],
     /// The schema's type of each variable (`None`: no schema, or an unknown type).
     var_types: Vec<Option<SType>>,
@@ -570,7 +573,7 @@ impl<'s> Walk<'_, 's> {
             self.directives(&v.directives);
             if let (Some(d), Some(st)) = (&v.default, self.var_types[i].clone()) {
                 let mut tail = vec![Cow::Borrowed("$default")];
-                self.literal(d, &st, &mut tail, true, &format!("{}.variables.{}", self.prefix, v.name));
+                self.literal(d, &st, &mut tail, true, Some(&format!("{}.variables.{}", self.prefix, v.name)));
             }
         }
     }
@@ -579,7 +582,7 @@ impl<'s> Walk<'_, 's> {
         for d in ds {
             self.directives += 1;
             let Some(s) = self.schema else {
-                for (_, v) in &d.arguments {
+                for (_, v) in self.doc.args(d.arguments) {
                     self.variables_in(v);
                 }
                 continue;
@@ -590,7 +593,7 @@ impl<'s> Walk<'_, 's> {
                 continue;
             };
             let mut tail = vec![Cow::Owned(format!("@{}", d.name))];
-            self.arguments(&d.arguments, defs, &mut tail);
+            self.arguments(self.doc.args(d.arguments), defs, &mut tail);
         }
     }
 
@@ -614,10 +617,7 @@ impl<'s> Walk<'_, 's> {
             }
             match defs.iter().find(|d| &*d.name == *name) {
                 None => self.report("graphql.argument_unknown", tail, format!("no argument `{name}` here")),
-                Some(def) => {
-                    let loc = self.location(&[]);
-                    self.literal(value, &def.ty, tail, def.has_default, &loc);
-                }
+                Some(def) => self.literal(value, &def.ty, tail, def.has_default, None),
             }
             tail.pop();
         }
@@ -631,11 +631,16 @@ impl<'s> Walk<'_, 's> {
         }
     }
 
-    /// Check a literal against an input type; problems go to `base` + `tail`.
-    fn literal(&mut self, v: &Value<'s>, ty: &SType, tail: &mut Vec<Cow<'s, str>>, location_default: bool, base: &str) {
+    /// Check a literal against an input type; problems go to `base` (the current field's
+    /// location when `None`, built only for a problem found) + `tail`.
+    fn literal(&mut self, v: &Value<'s>, ty: &SType, tail: &mut Vec<Cow<'s, str>>, location_default: bool, base: Option<&str>) {
         let Some(s) = self.schema else { return };
-        let at = |tail: &[Cow<'_, str>]| {
-            tail.iter().fold(base.to_string(), |mut a, t| {
+        let at = |w: &Self, tail: &[Cow<'_, str>]| {
+            let start = match base {
+                Some(b) => b.to_string(),
+                None => w.location(&[]),
+            };
+            tail.iter().fold(start, |mut a, t| {
                 a.push('.');
                 a.push_str(t);
                 a
@@ -643,14 +648,15 @@ impl<'s> Walk<'_, 's> {
         };
         if let Value::Variable(n) = v {
             match self.vars.iter().position(|d| d.name == *n) {
-                None => self.report_at("graphql.variable_undefined", at(tail), format!("variable `${n}` is not defined by the operation")),
+                None => self.report_at("graphql.variable_undefined", at(self, tail), format!("variable `${n}` is not defined by the operation")),
                 Some(i) => {
                     let has_default = self.vars[i].default.as_ref().is_some_and(|d| *d != Value::Null);
                     if let Some(vt) = &self.var_types[i] {
                         if !usage_allowed(vt, ty, has_default || location_default) {
+                            let loc = at(self, tail);
                             self.report_at(
                                 "graphql.variable_type_mismatch",
-                                at(tail),
+                                loc,
                                 format!("variable `${n}` of type `{}` is used where `{}` is expected", s.display(vt), s.display(ty)),
                             );
                         }
@@ -659,7 +665,10 @@ impl<'s> Walk<'_, 's> {
             }
             return;
         }
-        let bad = |w: &mut Self, tail: &[Cow<'_, str>], why: String| w.report_at("graphql.argument_invalid", at(tail), why);
+        let bad = |w: &mut Self, tail: &[Cow<'_, str>], why: String| {
+            let loc = at(w, tail);
+            w.report_at("graphql.argument_invalid", loc, why)
+        };
         match ty {
             SType::NonNull(inner) => {
                 if *v == Value::Null {
@@ -718,9 +727,10 @@ impl<'s> Walk<'_, 's> {
         }
     }
 
-    /// Walk one selection set at field depth `depth`; `counts` tallies field names in it
+    /// Walk one selection set at field depth `depth`; `self.counts[from..]` tallies field
+    /// names in it (fragments spread into it add to the same tally).
     /// (fragments spread into it add to the same tally).
-    fn walk_set(&mut self, sels: &[Selection<'s>], parent: Option<TypeId>, depth: usize, counts: &mut Vec<(&'s str, usize)>) {
+    fn walk_set(&mut self, sels: &[Selection<'s>], parent: Option<TypeId>, depth: usize, from: usize) {
         self.nesting += 1;
         if self.nesting > HARD_MAX_DEPTH {
             if !self.depth_reported {
@@ -740,7 +750,7 @@ impl<'s> Walk<'_, 's> {
                 break;
             }
             match sel {
-                Selection::Field(f) => self.field(f, parent, depth, counts),
+                Selection::Field(f) => self.field(f, parent, depth, from),
                 Selection::Spread { name, directives } => {
                     self.directives(directives);
                     let Some(frag) = self.doc.fragments.iter().find(|fr| fr.name == *name) else {
@@ -761,13 +771,13 @@ impl<'s> Walk<'_, 's> {
                     let inner = self.type_condition(Some(frag.on), parent, name);
                     self.directives(&frag.directives);
                     self.frags.push(name);
-                    self.walk_set(&frag.selections, inner, depth, counts);
+                    self.walk_set(self.doc.set(frag.selections), inner, depth, from);
                     self.frags.pop();
                 }
                 Selection::Inline { on, directives, selections } => {
                     self.directives(directives);
                     let inner = self.type_condition(*on, parent, "inline fragment");
-                    self.walk_set(selections, inner, depth, counts);
+                    self.walk_set(self.doc.set(*selections), inner, depth, from);
                 }
             }
         }
@@ -779,23 +789,23 @@ impl<'s> Walk<'_, 's> {
     fn type_condition(&mut self, on: Option<&'s str>, parent: Option<TypeId>, what: &str) -> Option<TypeId> {
         let (Some(s), Some(parent)) = (self.schema, parent) else { return None };
         let Some(on) = on else { return Some(parent) };
-        let tail = [Cow::Owned(format!("...on {on}"))];
+        let tail = || [Cow::Owned(format!("...on {on}"))];
         let Some(id) = s.type_id(on) else {
-            self.report("graphql.type_unknown", &tail, format!("{what}: unknown type `{on}`"));
+            self.report("graphql.type_unknown", &tail(), format!("{what}: unknown type `{on}`"));
             return None;
         };
         if !s.ty(id).is_composite() {
-            self.report("graphql.fragment_type_invalid", &tail, format!("{what}: `{on}` is not an object, interface or union type"));
+            self.report("graphql.fragment_type_invalid", &tail(), format!("{what}: `{on}` is not an object, interface or union type"));
             return None;
         }
         if !s.overlaps(parent, id) {
-            self.report("graphql.fragment_type_invalid", &tail, format!("{what}: `{on}` can never be a `{}`", s.ty(parent).name));
+            self.report("graphql.fragment_type_invalid", &tail(), format!("{what}: `{on}` can never be a `{}`", s.ty(parent).name));
             return None;
         }
         Some(id)
     }
 
-    fn field(&mut self, f: &doc::Field<'s>, parent: Option<TypeId>, depth: usize, counts: &mut Vec<(&'s str, usize)>) {
+    fn field(&mut self, f: &doc::Field<'s>, parent: Option<TypeId>, depth: usize, from: usize) {
         self.fields += 1;
         if f.alias.is_some() {
             self.aliases += 1;
@@ -804,13 +814,13 @@ impl<'s> Walk<'_, 's> {
             self.root_fields += 1;
         }
         self.path.push(f.name);
-        let repeated = match counts.iter_mut().find(|(n, _)| *n == f.name) {
+        let repeated = match self.counts[from..].iter_mut().find(|(n, _)| *n == f.name) {
             Some((_, c)) => {
                 *c += 1;
                 *c
             }
             None => {
-                counts.push((f.name, 1));
+                self.counts.push((f.name, 1));
                 1
             }
         };
@@ -837,8 +847,10 @@ impl<'s> Walk<'_, 's> {
                         descend = false;
                     }
                     Some(fd) => {
-                        let mut tail = Vec::new();
-                        self.arguments(&f.arguments, &fd.args, &mut tail);
+                        if !f.arguments.is_empty() || fd.args.iter().any(|a| a.required()) {
+                            let mut tail = Vec::with_capacity(4);
+                            self.arguments(self.doc.args(f.arguments), &fd.args, &mut tail);
+                        }
                         let ct = s.ty(fd.ty.base());
                         if ct.is_composite() && f.selections.is_empty() {
                             self.report(
@@ -866,7 +878,7 @@ impl<'s> Walk<'_, 's> {
             _ => {
                 // No schema (or an introspection field, whose types the SDL does not hold):
                 // still every variable must be defined.
-                for (_, v) in &f.arguments {
+                for (_, v) in self.doc.args(f.arguments) {
                     self.variables_in(v);
                 }
             }
@@ -880,8 +892,10 @@ impl<'s> Walk<'_, 's> {
             descend = false;
         }
         if descend && !f.selections.is_empty() {
-            let mut inner = Vec::new();
-            self.walk_set(&f.selections, child, depth + 1, &mut inner);
+            // The subfields' tally sits above this set's, and goes with them.
+            let start = self.counts.len();
+            self.walk_set(self.doc.set(f.selections), child, depth + 1, start);
+            self.counts.truncate(start);
         }
         self.path.pop();
     }

@@ -7,8 +7,8 @@
 //!   Persisted queries (`extensions.persistedQuery.sha256Hash` without `query`) carry no
 //!   document to judge and pass through: the hash names a query in the server's store, which
 //!   this library does not see.
-//! - [`doc`]: the executable document, parsed by `apollo-parser` (lossless, error-tolerant,
-//!   never panics) into a small tree that borrows from the request.
+//! - [`doc`] and [`parser`]: the executable document, parsed in one pass by a recursive-descent
+//!   parser of the specification's grammar into a small tree that borrows from the request.
 //! - [`check`]: limits on the selected operation with fragments expanded (depth, aliases, root
 //!   fields, fields, directives, repetitions of one field, introspection), cycle-safe and
 //!   bounded; with a [`schema::Schema`], validation of types, fields, arguments, variables and
@@ -18,17 +18,20 @@
 //! - [`values`]: the string values a request really carries (argument literals, variables),
 //!   for attack detection, instead of the query text as prose.
 //! - [`settings`] and [`stage`]: the `graphql:` section of an app and the pipeline stage.
+//! - [`ws`]: operations sent over WebSocket (`graphql-transport-ws` and legacy `graphql-ws`).
 #![forbid(unsafe_code)]
 
 use std::fmt;
 
 pub mod check;
 pub mod doc;
+pub mod parser;
 pub mod request;
 pub mod schema;
 pub mod settings;
 pub mod stage;
 pub mod values;
+pub mod ws;
 
 #[cfg(test)]
 mod tests;

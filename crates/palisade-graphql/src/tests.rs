@@ -594,3 +594,353 @@ fn multipart_uploads() {
     }
     assert!(from_http(&Method::POST, Some("multipart/form-data"), None, body.as_bytes()).is_err());
 }
+
+/// The request parser against an independent one (`apollo-parser`, the parser of Apollo's
+/// Rust tooling): on real queries, on hand-written documents covering the grammar, and on every
+/// broken variant the generator below makes of them, both accept the same documents and read
+/// the same tree (compared in a canonical printed form), or both refuse.
+mod differential {
+    use std::fmt::Write;
+
+    use apollo_parser::cst::{self, CstNode};
+
+    use crate::doc::{self, Document, Selection, TypeRef, Value, NESTING_LIMIT};
+
+    const EXTRA: &[&str] = &[
+        "{ a }",
+        "query { a b: c(x: 1, y: -2.5e3, z: \"s\", w: ENUM, v: null, u: true, t: [1, [2]], o: {k: {j: false}}) }",
+        "query Q($a: Int = 3, $b: [String!]! = [\"x\"], $c: In @d) @op(x: 1) { f(a: $a, b: $b) @skip(if: $c) { ...F ... on T { g } ... @include(if: true) { h } } }\nfragment F on T @fd { i }",
+        "mutation M { add(input: {body: \"\"\"\n    block\n      indented\n    \"\"\"}) { id } }",
+        "subscription S { onEvent(filter: {kinds: [A, B]}) { id __typename } }",
+        "# comment\n,,, query A { a } query B { b }",
+        "{ f(s: \"esc \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u00e9 \\uD83D\\uDE00 end\") }",
+        "{ f(s: \"\"\"with \\\"\"\" inside\"\"\") }",
+        "{ a(x: 0, y: -0, z: 1.0, w: 1E2, v: 1e-2) }",
+        "query ($v: [[Int!]]!) { a(x: $v) }",
+        "{ ...on }",
+        "{ ... on on { a } }",
+        "fragment query on Query { a } { ...query }",
+        "\u{FEFF}{ a }",
+        "{ a(x: \"\u{1F600} ünï\") }",
+        // Refused by both.
+        "{}",
+        "{ a() }",
+        "query Q() { a }",
+        "{ a(x: 01) }",
+        "{ a(x: 1.) }",
+        "{ a(x: .5) }",
+        "{ a(x: 1.5.2) }",
+        "{ a(x: 12ab) }",
+        "{ a(x: \"unterminated) }",
+        "{ a(x: \"\\q\") }",
+        "{ a(x: \"\\u12\") }",
+        "query ($v: Int = $w) { a }",
+        "fragment on on T { a }",
+        "{ a .. b }",
+        "{ a } }",
+        "{ a(x: [1 2) }",
+        "query",
+        "{ a ? }",
+        "{ a(x: {k 1}) }",
+    ];
+
+    /// Our tree, printed.
+    fn ours(src: &str) -> Option<String> {
+        let d = doc::parse(src, usize::MAX).ok()?;
+        Some(print_doc(&d))
+    }
+
+    fn print_doc(d: &Document<'_>) -> String {
+        let mut s = String::new();
+        for op in &d.operations {
+            write!(s, "op {} {:?} (", op.kind.as_str(), op.name).unwrap();
+            for v in &op.variables {
+                write!(s, "${}: {} = ", v.name, v.ty).unwrap();
+                match &v.default {
+                    Some(d) => value(&mut s, d),
+                    None => s.push('-'),
+                }
+                dirs(&mut s, d, &v.directives);
+                s.push(' ');
+            }
+            s.push(')');
+            dirs(&mut s, d, &op.directives);
+            sels(&mut s, d, d.set(op.selections));
+            s.push('\n');
+        }
+        for f in &d.fragments {
+            write!(s, "fragment {} on {}", f.name, f.on).unwrap();
+            dirs(&mut s, d, &f.directives);
+            sels(&mut s, d, d.set(f.selections));
+            s.push('\n');
+        }
+        s
+    }
+
+    fn dirs(s: &mut String, doc: &Document<'_>, ds: &[doc::Directive<'_>]) {
+        for d in ds {
+            write!(s, " @{}", d.name).unwrap();
+            args(s, doc.args(d.arguments));
+        }
+    }
+
+    fn args(s: &mut String, a: &[(&str, Value<'_>)]) {
+        s.push('(');
+        for (n, v) in a {
+            write!(s, "{n}: ").unwrap();
+            value(s, v);
+            s.push(' ');
+        }
+        s.push(')');
+    }
+
+    fn value(s: &mut String, v: &Value<'_>) {
+        match v {
+            Value::Variable(n) => write!(s, "${n}").unwrap(),
+            Value::Int(i) => write!(s, "int {i}").unwrap(),
+            Value::Float(f) => write!(s, "float {f}").unwrap(),
+            Value::String(t) => write!(s, "{t:?}").unwrap(),
+            Value::Boolean(b) => write!(s, "{b}").unwrap(),
+            Value::Null => s.push_str("null"),
+            Value::Enum(e) => write!(s, "enum {e}").unwrap(),
+            Value::List(items) => {
+                s.push('[');
+                items.iter().for_each(|i| {
+                    value(s, i);
+                    s.push(' ');
+                });
+                s.push(']');
+            }
+            Value::Object(fields) => {
+                s.push('{');
+                fields.iter().for_each(|(k, v)| {
+                    write!(s, "{k}: ").unwrap();
+                    value(s, v);
+                    s.push(' ');
+                });
+                s.push('}');
+            }
+        }
+    }
+
+    fn sels(s: &mut String, d: &Document<'_>, list: &[Selection<'_>]) {
+        s.push_str(" {");
+        for sel in list {
+            match sel {
+                Selection::Field(f) => {
+                    write!(s, " {:?}:{}", f.alias, f.name).unwrap();
+                    args(s, d.args(f.arguments));
+                    dirs(s, d, &f.directives);
+                    if !f.selections.is_empty() {
+                        sels(s, d, d.set(f.selections));
+                    }
+                }
+                Selection::Spread { name, directives } => {
+                    write!(s, " ...{name}").unwrap();
+                    dirs(s, d, directives);
+                }
+                Selection::Inline { on, directives, selections } => {
+                    write!(s, " ... {on:?}").unwrap();
+                    dirs(s, d, directives);
+                    sels(s, d, d.set(*selections));
+                }
+            }
+        }
+        s.push_str(" }");
+    }
+
+    /// `apollo-parser`'s tree, read into ours' shape and printed the same way. `None`: a
+    /// syntax error, a type system definition, or no operation.
+    fn theirs(src: &str) -> Option<String> {
+        let tree = apollo_parser::Parser::new(src).recursion_limit(NESTING_LIMIT).parse();
+        if tree.errors().next().is_some() {
+            return None;
+        }
+        let mut d = Document::default();
+        ARGS.with(|a| a.borrow_mut().clear());
+        let arena = std::cell::RefCell::new(Vec::new());
+        let arena = &arena;
+        for def in tree.document().definitions() {
+            match def {
+                cst::Definition::OperationDefinition(op) => {
+                    let kind = match op.operation_type() {
+                        Some(t) if t.mutation_token().is_some() => doc::OpKind::Mutation,
+                        Some(t) if t.subscription_token().is_some() => doc::OpKind::Subscription,
+                        _ => doc::OpKind::Query,
+                    };
+                    let variables = op
+                        .variable_definitions()
+                        .map(|v| {
+                            v.variable_definitions()
+                                .map(|v| {
+                                    Some(doc::VarDef {
+                                        name: leak(v.variable()?.name()?.text()),
+                                        ty: ty(&v.ty()?)?,
+                                        default: v.default_value().and_then(|d| d.value()).map(|v| val(&v)),
+                                        directives: directives(v.directives()),
+                                    })
+                                })
+                                .collect::<Option<Vec<_>>>()
+                        })
+                        .unwrap_or(Some(Vec::new()))?;
+                    d.operations.push(doc::Operation {
+                        kind,
+                        name: op.name().map(|n| leak(n.text())),
+                        variables,
+                        directives: directives(op.directives()),
+                        selections: selections(op.selection_set(), arena),
+                    });
+                }
+                cst::Definition::FragmentDefinition(f) => d.fragments.push(doc::Fragment {
+                    name: leak(f.fragment_name()?.name()?.text()),
+                    on: leak(f.type_condition()?.named_type()?.name()?.text()),
+                    directives: directives(f.directives()),
+                    selections: selections(f.selection_set(), arena),
+                }),
+                _ => return None,
+            }
+        }
+        if d.operations.is_empty() {
+            return None;
+        }
+        d.selections = arena.take();
+        d.arguments = ARGS.with(|a| a.take());
+        Some(print_doc(&d))
+    }
+
+    /// Test-only: names outlive the syntax tree they were read from.
+    fn leak(s: impl std::fmt::Display) -> &'static str {
+        Box::leak(s.to_string().into_boxed_str())
+    }
+
+    fn ty(t: &cst::Type) -> Option<TypeRef<'static>> {
+        Some(match t {
+            cst::Type::NamedType(n) => TypeRef::Named(leak(n.name()?.text())),
+            cst::Type::ListType(l) => TypeRef::List(Box::new(ty(&l.ty()?)?)),
+            cst::Type::NonNullType(n) => TypeRef::NonNull(Box::new(match (n.named_type(), n.list_type()) {
+                (Some(named), _) => TypeRef::Named(leak(named.name()?.text())),
+                (None, Some(l)) => TypeRef::List(Box::new(ty(&l.ty()?)?)),
+                _ => return None,
+            })),
+        })
+    }
+
+    fn directives(d: Option<cst::Directives>) -> Vec<doc::Directive<'static>> {
+        d.map(|d| {
+            d.directives()
+                .map(|d| doc::Directive { name: leak(d.name().map(|n| n.text().to_string()).unwrap_or_default()), arguments: arguments(d.arguments()) })
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    thread_local! {
+        /// The arguments of the document being read from `apollo-parser`'s tree.
+        static ARGS: std::cell::RefCell<Vec<(&'static str, Value<'static>)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    fn arguments(a: Option<cst::Arguments>) -> doc::Args {
+        let items: Vec<_> = a
+            .map(|a| {
+                a.arguments().map(|a| (leak(a.name().map(|n| n.text().to_string()).unwrap_or_default()), a.value().map_or(Value::Null, |v| val(&v)))).collect()
+            })
+            .unwrap_or_default();
+        ARGS.with(|all| {
+            let mut all = all.borrow_mut();
+            let start = all.len() as u32;
+            all.extend(items);
+            doc::Args { start, len: all.len() as u32 - start }
+        })
+    }
+
+    /// A set, its subsets first, then its own selections together at the end of `arena`.
+    fn selections(s: Option<cst::SelectionSet>, arena: &std::cell::RefCell<Vec<Selection<'static>>>) -> doc::Set {
+        let Some(s) = s else { return doc::Set::default() };
+        let items: Vec<_> = s
+            .selections()
+            .map(|s| match s {
+                cst::Selection::Field(f) => Selection::Field(doc::Field {
+                    alias: f.alias().and_then(|a| a.name()).map(|n| leak(n.text())),
+                    name: leak(f.name().map(|n| n.text().to_string()).unwrap_or_default()),
+                    arguments: arguments(f.arguments()),
+                    directives: directives(f.directives()),
+                    selections: selections(f.selection_set(), arena),
+                }),
+                cst::Selection::FragmentSpread(sp) => Selection::Spread {
+                    name: leak(sp.fragment_name().and_then(|n| n.name()).map(|n| n.text().to_string()).unwrap_or_default()),
+                    directives: directives(sp.directives()),
+                },
+                cst::Selection::InlineFragment(i) => Selection::Inline {
+                    on: i.type_condition().and_then(|t| t.named_type()).and_then(|n| n.name()).map(|n| leak(n.text())),
+                    directives: directives(i.directives()),
+                    selections: selections(i.selection_set(), arena),
+                },
+            })
+            .collect();
+        let mut a = arena.borrow_mut();
+        let start = a.len() as u32;
+        a.extend(items);
+        doc::Set { start, len: a.len() as u32 - start }
+    }
+
+    fn val(v: &cst::Value) -> Value<'static> {
+        match v {
+            cst::Value::Variable(v) => Value::Variable(leak(v.name().map(|n| n.text().to_string()).unwrap_or_default())),
+            cst::Value::StringValue(s) => Value::String(String::from(s).into()),
+            cst::Value::FloatValue(f) => Value::Float(leak(f.syntax().text().to_string().trim())),
+            cst::Value::IntValue(i) => Value::Int(leak(i.syntax().text().to_string().trim())),
+            cst::Value::BooleanValue(b) => Value::Boolean(b.true_token().is_some()),
+            cst::Value::NullValue(_) => Value::Null,
+            cst::Value::EnumValue(e) => Value::Enum(leak(e.name().map(|n| n.text().to_string()).unwrap_or_default())),
+            cst::Value::ListValue(l) => Value::List(l.values().map(|v| val(&v)).collect()),
+            cst::Value::ObjectValue(o) => Value::Object(
+                o.object_fields()
+                    .map(|f| (leak(f.name().map(|n| n.text().to_string()).unwrap_or_default()), f.value().map_or(Value::Null, |v| val(&v))))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The documents, then every 5th prefix and byte-flipped copies of each.
+    fn corpus() -> Vec<String> {
+        let mut base: Vec<String> = super::VALID.iter().map(|(_, q, _)| q.to_string()).chain(EXTRA.iter().map(|q| q.to_string())).collect();
+        let mut out = base.clone();
+        for q in base.drain(..) {
+            let bytes = q.as_bytes();
+            for cut in (1..bytes.len()).step_by(5) {
+                if let Ok(p) = std::str::from_utf8(&bytes[..cut]) {
+                    out.push(p.to_string());
+                }
+            }
+            for (k, set) in [b"{}()[]$@!:\"\\.".as_slice(), b" ,#\n-0e.".as_slice()].iter().enumerate() {
+                let mut flipped = bytes.to_vec();
+                for i in (k..flipped.len()).step_by(13) {
+                    if flipped[i].is_ascii() {
+                        flipped[i] = set[i % set.len()];
+                    }
+                }
+                if let Ok(s) = String::from_utf8(flipped) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_parser_agrees_with_apollo_parser() {
+        let corpus = corpus();
+        let (mut accepted, mut refused) = (0, 0);
+        for src in &corpus {
+            let (a, b) = (ours(src), theirs(src));
+            assert_eq!(a, b, "the two parsers disagree on {src:?}");
+            if a.is_some() {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        }
+        // The corpus exercises both sides.
+        assert!(accepted >= 40 && refused >= 200, "{accepted} accepted, {refused} refused");
+    }
+}

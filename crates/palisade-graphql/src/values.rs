@@ -13,27 +13,38 @@
 use palisade_core::ProtocolValue;
 use serde_json::{Map, Value as Json};
 
-use crate::doc::{Document, Selection, Value};
+use crate::doc::{Directive, Document, Selection, Value};
 
 use crate::request::GraphqlRequest;
 
 /// Append the string literals of a document (every operation and fragment) to `out`, as
-/// (location, value) with locations under `prefix`.
+/// (location, value) with locations under `prefix`. One path buffer grows and shrinks along the
+/// walk; a location is materialised only for a literal found.
 pub fn collect_document(doc: &Document<'_>, prefix: &str, out: &mut Vec<(String, String)>) {
-    let mut found = Vec::new();
+    let mut path = String::with_capacity(128);
     for op in &doc.operations {
-        let base = format!("{prefix}.{}", op.kind.as_str());
         for v in &op.variables {
             if let Some(d) = &v.default {
-                literal(d, &format!("{prefix}.variables.{}", v.name), &mut found);
+                path.clear();
+                path.push_str(prefix);
+                path.push_str(".variables.");
+                path.push_str(v.name);
+                literal(d, &mut path, out);
             }
         }
-        selections(&op.selections, &base, &mut found);
+        path.clear();
+        path.push_str(prefix);
+        path.push('.');
+        path.push_str(op.kind.as_str());
+        selections(doc, doc.set(op.selections), &mut path, out);
     }
     for f in &doc.fragments {
-        selections(&f.selections, &format!("{prefix}.fragment.{}", f.name), &mut found);
+        path.clear();
+        path.push_str(prefix);
+        path.push_str(".fragment.");
+        path.push_str(f.name);
+        selections(doc, doc.set(f.selections), &mut path, out);
     }
-    out.extend(found.into_iter().map(|v| (v.location, v.value)));
 }
 
 /// Append the JSON members of one request (`operationName`, `variables`, `extensions` and any
@@ -50,47 +61,68 @@ pub fn collect_json(r: &GraphqlRequest, prefix: &str, out: &mut Vec<ProtocolValu
     }
 }
 
-fn selections(sels: &[Selection<'_>], base: &str, out: &mut Vec<ProtocolValue>) {
+/// `path.seg` for the duration of `f`.
+fn under<R>(path: &mut String, seg: &str, f: impl FnOnce(&mut String) -> R) -> R {
+    let len = path.len();
+    path.push('.');
+    path.push_str(seg);
+    let r = f(path);
+    path.truncate(len);
+    r
+}
+
+fn directive_values(doc: &Document<'_>, ds: &[Directive<'_>], path: &mut String, out: &mut Vec<(String, String)>) {
+    for d in ds {
+        for (name, v) in doc.args(d.arguments) {
+            let len = path.len();
+            path.push_str(".@");
+            path.push_str(d.name);
+            under(path, name, |p| literal(v, p, out));
+            path.truncate(len);
+        }
+    }
+}
+
+fn selections(doc: &Document<'_>, sels: &[Selection<'_>], path: &mut String, out: &mut Vec<(String, String)>) {
     for s in sels {
         match s {
-            Selection::Field(f) => {
-                let here = format!("{base}.{}", f.name);
-                for (name, v) in &f.arguments {
-                    literal(v, &format!("{here}.{name}"), out);
+            Selection::Field(f) => under(path, f.name, |path| {
+                for (name, v) in doc.args(f.arguments) {
+                    under(path, name, |p| literal(v, p, out));
                 }
-                for d in &f.directives {
-                    for (name, v) in &d.arguments {
-                        literal(v, &format!("{here}.@{}.{name}", d.name), out);
-                    }
-                }
-                selections(&f.selections, &here, out);
-            }
-            Selection::Spread { directives, .. } => {
-                for d in directives {
-                    for (name, v) in &d.arguments {
-                        literal(v, &format!("{base}.@{}.{name}", d.name), out);
-                    }
-                }
-            }
+                directive_values(doc, &f.directives, path, out);
+                selections(doc, doc.set(f.selections), path, out);
+            }),
+            Selection::Spread { directives, .. } => directive_values(doc, directives, path, out),
             Selection::Inline { directives, selections: inner, .. } => {
-                for d in directives {
-                    for (name, v) in &d.arguments {
-                        literal(v, &format!("{base}.@{}.{name}", d.name), out);
-                    }
-                }
-                selections(inner, base, out);
+                directive_values(doc, directives, path, out);
+                selections(doc, doc.set(*inner), path, out);
             }
         }
     }
 }
 
-fn literal(v: &Value<'_>, at: &str, out: &mut Vec<ProtocolValue>) {
+fn literal(v: &Value<'_>, path: &mut String, out: &mut Vec<(String, String)>) {
     match v {
-        Value::String(s) if !s.is_empty() => out.push(ProtocolValue { location: at.to_string(), value: s.to_string(), key: false }),
-        Value::List(items) => items.iter().enumerate().for_each(|(i, item)| literal(item, &format!("{at}.{i}"), out)),
-        Value::Object(fields) => fields.iter().for_each(|(k, item)| literal(item, &format!("{at}.{k}"), out)),
+        Value::String(s) if !s.is_empty() => out.push((path.clone(), s.to_string())),
+        Value::List(items) => {
+            let mut n = itoa_buf();
+            items.iter().enumerate().for_each(|(i, item)| under(path, index(&mut n, i), |p| literal(item, p, out)))
+        }
+        Value::Object(fields) => fields.iter().for_each(|(k, item)| under(path, k, |p| literal(item, p, out))),
         _ => {}
     }
+}
+
+fn itoa_buf() -> String {
+    String::with_capacity(8)
+}
+
+fn index(buf: &mut String, i: usize) -> &str {
+    use std::fmt::Write;
+    buf.clear();
+    let _ = write!(buf, "{i}");
+    buf
 }
 
 fn object(map: &Map<String, Json>, at: &str, out: &mut Vec<ProtocolValue>) {

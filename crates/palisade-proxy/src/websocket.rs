@@ -23,6 +23,7 @@
 //! 1009); to the other side the same code when the client was at fault, 1014 (bad gateway)
 //! when the upstream was.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::io::Cursor;
@@ -234,6 +235,8 @@ struct Session {
     app_idx: usize,
     metrics: Arc<AppMetrics>,
     cfg: palisade_config::WebSocketConfig,
+    /// Client text messages are held and judged.
+    inspect: bool,
     judged: (Method, Uri, HeaderMap, Option<String>),
     context: palisade_core::Context,
     id: RequestId,
@@ -279,7 +282,25 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
     let target = &up.targets[t];
     let mut parts = h.parts;
     (h.set_host)(&mut parts.headers, &target.authority);
-    let inspect = cfg.inspect == WsInspect::Text;
+    // Client messages are judged with `inspect: text`, and on the path of a stage that judges
+    // messages whatever `inspect` says (a GraphQL endpoint).
+    let inspect = cfg.inspect == WsInspect::Text || {
+        let (method, uri, headers, canonical) = &h.judged;
+        let view = RequestView {
+            request_id: id.as_str(),
+            app: &app.cfg.name,
+            client_ip: h.client_ip,
+            method,
+            path: canonical.as_deref().unwrap_or(uri.path()),
+            raw_path: uri.path(),
+            query: uri.query(),
+            headers,
+            body: b"",
+            body_truncated: false,
+            tls: h.tls,
+        };
+        app.stages.iter().any(|st| st.wants_messages(&view))
+    };
     if inspect {
         // Compressed messages could not be judged: no extension is offered.
         parts.headers.remove(header::SEC_WEBSOCKET_EXTENSIONS);
@@ -384,13 +405,20 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
         Kind::H2(on) => (StatusCode::OK, Some(on)),
     };
     app.metrics.ws_opened();
+    // Messages are judged in the light of the subprotocol the upstream chose.
+    let mut judged = h.judged;
+    judged.2.remove(header::SEC_WEBSOCKET_PROTOCOL);
+    if let Some(p) = out.get(header::SEC_WEBSOCKET_PROTOCOL) {
+        judged.2.insert(header::SEC_WEBSOCKET_PROTOCOL, p.clone());
+    }
     let session = Session {
         snap: h.snap.clone(),
         app_idx: h.app_idx,
         metrics: app.metrics.clone(),
         cfg: cfg.clone(),
-        judged: h.judged,
+        judged,
         context: h.context,
+        inspect,
         id,
         client_ip: h.client_ip,
         tls: h.tls,
@@ -557,15 +585,15 @@ pub async fn serve_h1(mut client: Stream, leftover: BytesMut, resp: Response<Res
 // ---------------------------------------------------------------------------------------------
 // Frames.
 
-/// Why a connection is closed by Palisade.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Why a connection is closed by Palisade: the close code and the close frame's reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
     pub code: u16,
-    pub reason: &'static str,
+    pub reason: Cow<'static, str>,
 }
 
-const fn violation(code: u16, reason: &'static str) -> Violation {
-    Violation { code, reason }
+fn violation(code: u16, reason: impl Into<Cow<'static, str>>) -> Violation {
+    Violation { code, reason: reason.into() }
 }
 
 /// What [`Pump::parse`] stopped at.
@@ -826,7 +854,7 @@ enum End {
     /// Both sides are done (closed their streams).
     Done,
     /// Palisade closes: the reason, the code for the client and the code for the upstream.
-    Close(WsClose, u16, u16, &'static str),
+    Close(WsClose, u16, u16, Cow<'static, str>),
     Io,
 }
 
@@ -892,7 +920,7 @@ where
 pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: BytesMut, p: Pending) {
     let Pending { mut upstream, upstream_buf, session: s, .. } = p;
     let app = &s.snap.apps[s.app_idx];
-    let inspect = s.cfg.inspect == WsInspect::Text;
+    let inspect = s.inspect;
     let mut c2u = Pump::new(true, inspect, s.extensions, s.cfg.max_message, leftover);
     let mut u2c = Pump::new(false, false, s.extensions, s.cfg.max_message, upstream_buf);
     // What the metrics have been told so far: they follow the connection while it lives.
@@ -911,7 +939,9 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
         tokio::time::sleep(drain).await;
     };
     tokio::pin!(lifetime, idle, going_away);
-    let mut judge = |text: &str| -> Result<(), Violation> { judge_message(&s, text) };
+    // The handshake's context; what stages add for one message goes with it.
+    let mut cx = s.context.clone();
+    let mut judge = |text: &str| -> Result<(), Violation> { judge_message(&s, &mut cx, text) };
     let mut last_active = started;
     let end = poll_fn(|cx| {
         let mut active = false;
@@ -941,17 +971,17 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
             last_active = now;
         }
         if lifetime.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(End::Close(WsClose::MaxLifetime, 1001, 1001, "max lifetime"));
+            return Poll::Ready(End::Close(WsClose::MaxLifetime, 1001, 1001, "max lifetime".into()));
         }
         if idle.as_mut().poll(cx).is_ready() {
             if now >= last_active + s.cfg.idle_timeout {
-                return Poll::Ready(End::Close(WsClose::IdleTimeout, 1001, 1001, "idle timeout"));
+                return Poll::Ready(End::Close(WsClose::IdleTimeout, 1001, 1001, "idle timeout".into()));
             }
             idle.as_mut().reset(last_active + s.cfg.idle_timeout);
             let _ = idle.as_mut().poll(cx);
         }
         if going_away.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(End::Close(WsClose::Shutdown, 1001, 1001, "server shutting down"));
+            return Poll::Ready(End::Close(WsClose::Shutdown, 1001, 1001, "server shutting down".into()));
         }
         Poll::Pending
     })
@@ -968,16 +998,16 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
         }
         End::Io => WsClose::Io,
         End::Close(why, to_client, to_upstream, text) => {
-            tracing::info!(request_id = s.id.as_str(), app = %app.cfg.name, close = ?why, to_client, to_upstream, reason = text, "websocket closed by palisade");
+            tracing::info!(request_id = s.id.as_str(), app = %app.cfg.name, close = ?why, to_client, to_upstream, reason = %text, "websocket closed by palisade");
             // Flush what is ready, then the close frames where no frame is half written.
             let flush = async {
                 let _ = write_pending(&mut u2c, &mut client).await;
                 let _ = write_pending(&mut c2u, &mut upstream).await;
                 if u2c.at_boundary() {
-                    let _ = client.write_all(&close_frame(to_client, text, false)).await;
+                    let _ = client.write_all(&close_frame(to_client, &text, false)).await;
                 }
                 if c2u.at_boundary() {
-                    let _ = upstream.write_all(&close_frame(to_upstream, text, true)).await;
+                    let _ = upstream.write_all(&close_frame(to_upstream, &text, true)).await;
                 }
                 let _ = client.shutdown().await;
                 let _ = upstream.shutdown().await;
@@ -1001,7 +1031,8 @@ pub async fn relay<C: AsyncRead + AsyncWrite + Unpin>(mut client: C, leftover: B
 
 fn close_for(v: Violation, from_client: bool) -> End {
     let why = match (v.code, from_client) {
-        (1008, _) => WsClose::Blocked,
+        // A stage's verdict: the policy code or the subprotocol's own (4000-4999).
+        (1008 | 4000..=4999, _) => WsClose::Blocked,
         (1009, true) => WsClose::TooBig,
         (1009, false) => WsClose::UpstreamTooBig,
         (1007, true) => WsClose::InvalidUtf8,
@@ -1025,7 +1056,9 @@ async fn write_pending<W: AsyncWrite + Unpin>(p: &mut Pump, w: &mut W) -> std::i
 }
 
 /// Judge one text message from the client; a block records an event and closes with 1008.
-fn judge_message(s: &Session, text: &str) -> Result<(), Violation> {
+/// The close code is the blocking stage's (1008 unless it chose one: a GraphQL subprotocol's
+/// 4400 for a message it does not allow) and the close reason the first reason's code.
+fn judge_message(s: &Session, cx: &mut palisade_core::Context, text: &str) -> Result<(), Violation> {
     let app = &s.snap.apps[s.app_idx];
     if app.stages.is_empty() {
         return Ok(());
@@ -1045,7 +1078,7 @@ fn judge_message(s: &Session, text: &str) -> Result<(), Violation> {
         tls: s.tls,
     };
     let mut monitored = Vec::new();
-    let blocked = palisade_core::run_message_stages(&app.stages, &view, text, &s.context, &mut monitored);
+    let blocked = palisade_core::run_message_stages(&app.stages, &view, text, cx, &mut monitored);
     if blocked.is_none() && monitored.is_empty() {
         return Ok(());
     }
@@ -1055,11 +1088,13 @@ fn judge_message(s: &Session, text: &str) -> Result<(), Violation> {
     }
     rec.monitored(monitored.into_iter(), || Captured::new(method, uri, headers));
     let verdict = match blocked {
-        Some((stage, reasons)) => {
+        Some((stage, close, reasons)) => {
             let first: Option<&Reason> = reasons.first();
             tracing::warn!(request_id = s.id.as_str(), app = %app.cfg.name, stage, reason = %first.map(|r| r.to_string()).unwrap_or_default(), "websocket message blocked");
+            let why = first.map_or(Cow::Borrowed("message blocked"), |r| r.code.clone());
+            let code = close.filter(|c| matches!(c, 1008 | 4000..=4999)).unwrap_or(1008);
             rec.blocked(stage, reasons, || Captured::new(method, uri, headers));
-            Err(violation(1008, "message blocked"))
+            Err(violation(code, why))
         }
         None => Ok(()),
     };

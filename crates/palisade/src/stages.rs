@@ -393,8 +393,11 @@ impl<S: Stage> Stage for Shared<S> {
     fn check_body(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
         self.0.check_body(req, cx)
     }
-    fn check_message(&self, req: &RequestView<'_>, message: &str, cx: &Context) -> Verdict {
+    fn check_message(&self, req: &RequestView<'_>, message: &str, cx: &mut Context) -> Verdict {
         self.0.check_message(req, message, cx)
+    }
+    fn wants_messages(&self, req: &RequestView<'_>) -> bool {
+        self.0.wants_messages(req)
     }
     fn wants_response(&self) -> bool {
         self.0.wants_response()

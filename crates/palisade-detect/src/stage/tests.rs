@@ -190,24 +190,24 @@ fn empty_body_skips_the_phase_with_the_same_verdict() {
 fn websocket_messages_are_judged_like_bodies_and_located_under_ws_message() {
     let s = stage(&Settings::default());
     let req = OwnedRequest::new(http::Method::GET, "/chat");
-    let cx = Context::default();
+    let mut cx = Context::default();
     // A JSON message: each string is a value of its own, located by its path.
-    let v = s.check_message(&req.view(), r#"{"user": {"name": "x' or 1=1 --"}, "n": 1}"#, &cx);
+    let v = s.check_message(&req.view(), r#"{"user": {"name": "x' or 1=1 --"}, "n": 1}"#, &mut cx);
     let Verdict::Block { reasons, .. } = v else { panic!("{v:?}") };
     assert_eq!((reasons[0].code.as_ref(), reasons[0].location.as_deref()), ("detect.sqli", Some("ws.message/user/name")));
     // Text: one value, the message.
-    let v = s.check_message(&req.view(), "hello x' or 1=1 --", &cx);
+    let v = s.check_message(&req.view(), "hello x' or 1=1 --", &mut cx);
     let Verdict::Block { reasons, .. } = v else { panic!("{v:?}") };
     assert_eq!(reasons[0].location.as_deref(), Some("ws.message"));
     // Clean messages, the empty one and a message that only looks like JSON pass.
     for clean in ["hello", "", "{\"a\": \"b\"}", "[1, 2"] {
-        assert!(s.check_message(&req.view(), clean, &cx).is_allow(), "{clean}");
+        assert!(s.check_message(&req.view(), clean, &mut cx).is_allow(), "{clean}");
     }
     // Exclusions name the message's locations.
     let mut cx = Context::default();
     cx.exclusions.push(palisade_core::Exclusion { detector: Some("sqli".into()), location: Some("ws.message/user".into()) });
-    assert!(s.check_message(&req.view(), r#"{"user": {"name": "x' or 1=1 --"}}"#, &cx).is_allow());
-    assert!(!s.check_message(&req.view(), r#"{"other": "x' or 1=1 --"}"#, &cx).is_allow());
+    assert!(s.check_message(&req.view(), r#"{"user": {"name": "x' or 1=1 --"}}"#, &mut cx).is_allow());
+    assert!(!s.check_message(&req.view(), r#"{"other": "x' or 1=1 --"}"#, &mut cx).is_allow());
 }
 
 #[test]

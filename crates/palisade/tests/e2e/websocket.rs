@@ -2,6 +2,8 @@
 //! loopback. Handshakes pass the stages before the upstream is contacted; frames are relayed
 //! with limits; with `inspect: text`, client messages are judged and a blocked one closes with
 //! 1008 and leaves an event; HTTP/2 extended CONNECT (RFC 8441) reaches the same upstream.
+//! GraphQL operations over `graphql-transport-ws` and `graphql-ws` are judged like requests
+//! over HTTP, with the same reasons and locations.
 // The client and the echo server are tungstenite's blocking ones, on threads of their own
 // (no event loop is blocked).
 #![allow(clippy::disallowed_methods)]
@@ -19,7 +21,8 @@ use tungstenite::{Message, WebSocket};
 use crate::common::*;
 
 /// An echo WebSocket server on a thread of its own: counts the connections it accepted and
-/// keeps the text messages it received. Stops when dropped.
+/// keeps the text messages it received; agrees to the first subprotocol offered. Stops when
+/// dropped.
 struct Echo {
     addr: SocketAddr,
     accepted: Arc<AtomicUsize>,
@@ -45,7 +48,7 @@ impl Echo {
                 let t = t.clone();
                 std::thread::spawn(move || {
                     conn.set_read_timeout(Some(LIMIT)).ok();
-                    let Ok(mut ws) = tungstenite::accept(conn) else { return };
+                    let Ok(mut ws) = tungstenite::accept_hdr(conn, pick_protocol) else { return };
                     while let Ok(m) = ws.read() {
                         match m {
                             Message::Text(s) => {
@@ -67,6 +70,18 @@ impl Echo {
     fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
+}
+
+/// Like real servers, the echo server takes the first subprotocol the client offers.
+#[allow(clippy::result_large_err)] // the signature of tungstenite's handshake callback
+fn pick_protocol(
+    req: &tungstenite::handshake::server::Request,
+    mut resp: tungstenite::handshake::server::Response,
+) -> Result<tungstenite::handshake::server::Response, tungstenite::handshake::server::ErrorResponse> {
+    if let Some(first) = req.headers().get("sec-websocket-protocol").and_then(|v| v.to_str().ok()?.split(',').next()) {
+        resp.headers_mut().insert("sec-websocket-protocol", first.trim().parse().unwrap());
+    }
+    Ok(resp)
 }
 
 impl Drop for Echo {
@@ -315,4 +330,116 @@ async fn an_upstream_that_refuses_the_upgrade_is_answered_as_it_is() {
     assert_eq!(req.header("sec-websocket-key"), Some("dGhlIHNhbXBsZSBub25jZQ=="));
     assert_eq!(req.header("x-forwarded-for"), Some("127.0.0.1"));
     assert!(req.header("x-request-id").is_some());
+}
+
+fn connect_with(addr: SocketAddr, path: &str, protocol: &str) -> WebSocket<TcpStream> {
+    use tungstenite::client::IntoClientRequest;
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    let mut req = format!("ws://api.test{path}").into_client_request().unwrap();
+    req.headers_mut().insert("sec-websocket-protocol", protocol.parse().unwrap());
+    let (ws, resp) = tungstenite::client(req, s).unwrap_or_else(|e| panic!("handshake through palisade failed: {e}"));
+    assert_eq!(resp.headers()["sec-websocket-protocol"], protocol, "the upstream's choice reaches the client");
+    ws
+}
+
+const GQL_SCHEMA: &str = "type Query { user(name: String!): User }\n\
+    type Subscription { commentAdded(post: ID!): Comment }\n\
+    type User { name: String!, friends: [User!]! }\n\
+    type Comment { id: ID!, body: String!, author: User! }\n";
+
+fn graphql_proxy(echo: &Echo) -> Proxy {
+    let dir = TempDir::new();
+    dir.write("schema.graphql", GQL_SCHEMA);
+    let app = format!("{}    graphql: {{path: /graphql, schema: schema.graphql, max_depth: 3}}\nevents: sqlite:ev/events.db\n", one_app(&echo.url()));
+    Proxy::start_in(&cfg(&[], &app), dir)
+}
+
+/// The events recorded so far: (reason, location).
+fn events(proxy: &Proxy) -> Vec<(String, Option<String>)> {
+    assert!(proxy.running().shared().events.as_ref().unwrap().flush(LIMIT));
+    let page = Reader::open(&proxy.dir.join("ev/events.db")).unwrap().events(&Filter::default()).unwrap();
+    let mut out: Vec<_> = page.events.iter().map(|e| (e.reason.clone(), e.location.clone())).collect();
+    out.sort();
+    out
+}
+
+/// The first reason of a blocked POST of `body` to `path`: (status, code, location).
+fn http_block(addr: SocketAddr, path: &str, body: &str) -> (String, String, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    write!(s, "POST {path} HTTP/1.1\r\nHost: api.test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+        .unwrap();
+    let mut resp = String::new();
+    let _ = s.read_to_string(&mut resp);
+    let (head, json) = resp.split_once("\r\n\r\n").unwrap_or((&resp, ""));
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {resp}"));
+    let r = &v["reasons"][0];
+    (head.lines().next().unwrap_or("").to_string(), r["code"].as_str().unwrap_or("").to_string(), r["location"].as_str().unwrap_or("").to_string())
+}
+
+#[test]
+fn graphql_operations_over_both_subprotocols_are_judged_like_http_requests() {
+    let valid = r#"subscription S($p: ID!) { commentAdded(post: $p) { id body author { name } } }"#;
+    let deep = r#"subscription { commentAdded(post: \"1\") { author { friends { friends { name } } } } }"#;
+    let unknown = r#"subscription { commentAdded(post: \"1\") { secret } }"#;
+    let attack = r#"subscription S($p: ID!) { commentAdded(post: $p) { id } }"#;
+    for (protocol, op) in [("graphql-transport-ws", "subscribe"), ("graphql-ws", "start")] {
+        let echo = Echo::start();
+        let proxy = graphql_proxy(&echo);
+        let message = |query: &str, variables: &str| format!(r#"{{"id":"1","type":"{op}","payload":{{"query":"{query}","variables":{variables}}}}}"#);
+        // The valid subscription is relayed, after the connection's opening message.
+        let mut ws = connect_with(proxy.addr, "/graphql", protocol);
+        let init = r#"{"type":"connection_init","payload":{"token":"abc"}}"#;
+        ws.send(Message::text(init)).unwrap();
+        assert_eq!(ws.read().unwrap(), Message::text(init));
+        let ok = message(valid, r#"{"p":"42"}"#);
+        ws.send(Message::text(ok.clone())).unwrap();
+        assert_eq!(ws.read().unwrap(), Message::text(ok.clone()), "{protocol}");
+        // Over-deep: closed with 1008 before it reaches the upstream.
+        ws.send(Message::text(message(deep, "{}"))).unwrap();
+        assert_eq!(close_code(&mut ws), Some(CloseCode::Policy), "{protocol}");
+        // Schema-violating, and an attack in a variable (judged by detection as a value).
+        for (query, vars) in [(unknown, "{}"), (attack, r#"{"p":"1' UNION SELECT password FROM users --"}"#)] {
+            let mut ws = connect_with(proxy.addr, "/graphql", protocol);
+            ws.send(Message::text(message(query, vars))).unwrap();
+            assert_eq!(close_code(&mut ws), Some(CloseCode::Policy), "{protocol}: {query}");
+        }
+        assert_eq!(*echo.texts.lock().unwrap(), [init.to_string(), ok], "{protocol}: blocked operations never reached the upstream");
+        let got = events(&proxy);
+        let want = [
+            ("detect.sqli", "graphql.variables.p"),
+            ("graphql.depth", "graphql.subscription.commentAdded.author.friends.friends"),
+            ("graphql.field_unknown", "graphql.subscription.commentAdded.secret"),
+        ];
+        let want: Vec<_> = want.iter().map(|(r, l)| (r.to_string(), Some(l.to_string()))).collect();
+        assert_eq!(got, want, "{protocol}");
+        // The same operations over HTTP: the same reason codes at the same locations.
+        for (query, (code, location)) in [(deep, &want[1]), (unknown, &want[2])] {
+            let (status, c, l) = http_block(proxy.addr, "/graphql", &format!(r#"{{"query":"{query}"}}"#));
+            assert!(status.contains("403"), "{status}");
+            assert_eq!((&c, Some(&l)), (code, location.as_ref()));
+        }
+        // And their events are recorded alike: each GraphQL finding now twice.
+        let mut both = [want.clone(), want[1..].to_vec()].concat();
+        both.sort();
+        assert_eq!(events(&proxy), both, "{protocol}: events of HTTP and WebSocket blocks");
+        let m = proxy.snapshot().apps[0].metrics.clone();
+        eventually_sync("the closes to be counted", || m.ws_closes(palisade_proxy::metrics::WsClose::Blocked) == 3);
+    }
+}
+
+#[test]
+fn a_message_graphql_transport_ws_does_not_allow_closes_with_4400() {
+    let echo = Echo::start();
+    let proxy = graphql_proxy(&echo);
+    let mut ws = connect_with(proxy.addr, "/graphql", "graphql-transport-ws");
+    ws.send(Message::text("not a protocol message")).unwrap();
+    assert_eq!(close_code(&mut ws), Some(CloseCode::from(4400)));
+    assert_eq!(events(&proxy), [("graphql.request_invalid".to_string(), Some("graphql".to_string()))]);
+    // The legacy protocol has no such code: policy.
+    let mut ws = connect_with(proxy.addr, "/graphql", "graphql-ws");
+    ws.send(Message::text(r#"{"type":"subscribe","id":"1","payload":{"query":"subscription { commentAdded(post: 1) { id } }"}}"#)).unwrap();
+    assert_eq!(close_code(&mut ws), Some(CloseCode::Policy));
+    assert!(echo.texts.lock().unwrap().is_empty());
 }
