@@ -16,6 +16,7 @@ mod events;
 mod events_pg;
 mod forwarding;
 mod graphql;
+mod grpc;
 mod h2_tls;
 mod hardening;
 mod limits;
