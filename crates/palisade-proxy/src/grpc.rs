@@ -421,8 +421,10 @@ impl Body for H2Body {
         }
     }
 
+    /// A response whose head ended the upstream's stream (a gRPC Trailers-Only response, its
+    /// `grpc-status` in the head) ends the client's with its head too.
     fn is_end_stream(&self) -> bool {
-        self.finished || (self.grpc.is_none() && self.inner.is_end_stream())
+        self.finished || self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
