@@ -18,6 +18,7 @@ mod forwarding;
 mod graphql;
 mod grpc;
 mod h2_tls;
+mod h2_upstream;
 mod hardening;
 mod limits;
 mod openapi;
