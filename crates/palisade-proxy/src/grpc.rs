@@ -104,9 +104,17 @@ pub fn reshape(resp: Response<RespBody>, id: &RequestId) -> Response<RespBody> {
 pub struct Stop {
     pub grpc_status: u8,
     pub code: String,
-    /// The stages' block, when a stage blocked a message (for the request's record).
-    pub block: Option<crate::judge::Block>,
+    /// The stages' block, when a stage blocked a message, and the request as it was judged (for
+    /// the request's record).
+    pub block: Option<(crate::judge::Block, Box<JudgedRequest>)>,
 }
+
+/// A request as its stages judged it: method, URI, headers (what its event records).
+pub type JudgedRequest = (http::Method, http::Uri, HeaderMap);
+
+/// Concludes the record of a streamed gRPC call once its response ends, with the block of a
+/// message stopped after the response began.
+pub type Finish = Box<dyn FnOnce(Option<(crate::judge::Block, Box<JudgedRequest>)>)>;
 
 /// What the request side and the response side of one gRPC call share: the reason it was
 /// stopped, and who to wake when it is.
@@ -372,11 +380,26 @@ pub struct H2Body {
     inner: hyper::body::Incoming,
     grpc: Option<(Rc<Shared>, RequestId)>,
     finished: bool,
+    /// Called when the body ends or is dropped (see [`H2Body::on_finish`]).
+    finish: Option<Finish>,
+    late_block: Option<(crate::judge::Block, Box<JudgedRequest>)>,
 }
 
 impl H2Body {
     pub fn new(inner: hyper::body::Incoming, grpc: Option<(Rc<Shared>, RequestId)>) -> H2Body {
-        H2Body { inner, grpc, finished: false }
+        H2Body { inner, grpc, finished: false, finish: None, late_block: None }
+    }
+
+    /// Whether this is the response of a streamed gRPC call, whose messages may still be
+    /// blocked while it runs.
+    pub fn streams_judged_messages(&self) -> bool {
+        self.grpc.is_some()
+    }
+
+    /// Have `f` conclude the request's record when the response ends (or is dropped), with the
+    /// block of a message stopped in the meantime.
+    pub fn on_finish(&mut self, f: Finish) {
+        self.finish = Some(f);
     }
 
     fn trailers(&mut self, grpc_status: u8, code: &str) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
@@ -400,6 +423,7 @@ impl Body for H2Body {
         }
         if let Some((shared, _)) = &this.grpc {
             if let Poll::Ready(stop) = shared.poll_stop(cx) {
+                this.late_block = stop.block;
                 return this.trailers(stop.grpc_status, &stop.code);
             }
         }
@@ -432,6 +456,14 @@ impl Body for H2Body {
             return SizeHint::new();
         }
         self.inner.size_hint()
+    }
+}
+
+impl Drop for H2Body {
+    fn drop(&mut self) {
+        if let Some(f) = self.finish.take() {
+            f(self.late_block.take());
+        }
     }
 }
 

@@ -91,6 +91,21 @@ impl Proxy {
         if grpc_call {
             resp = crate::grpc::reshape(resp, &id);
         }
+        // A streamed gRPC call is concluded when its response ends: a message may still be blocked.
+        let mut rec = Some(rec);
+        let status = resp.status().as_u16();
+        if let RespBody::H2(body) = resp.body_mut() {
+            if body.streams_judged_messages() {
+                let (snap, metrics, events, elapsed) = (snap.clone(), self.metrics.clone(), self.events.clone(), started.elapsed());
+                let mut rec = rec.take().unwrap_or_default();
+                body.on_finish(Box::new(move |late| {
+                    if let Some((block, judged)) = late {
+                        let _ = block.record(&mut rec, (&judged.0, &judged.1, &judged.2));
+                    }
+                    record::finish(record::Source::Proxy, &snap, &metrics, events.as_ref(), rec, &id, client_ip, status, elapsed);
+                }));
+            }
+        }
         crate::websocket::handshake_done(&mut resp, self.events.as_ref());
         // A pass-through response head takes the id as one more header line (no map, no
         // header value); any other response gets it in its map.
@@ -101,7 +116,9 @@ impl Proxy {
         if !in_raw_head {
             resp.headers_mut().insert(headers::X_REQUEST_ID, id.header_value());
         }
-        record::finish(record::Source::Proxy, &snap, &self.metrics, self.events.as_ref(), rec, &id, client_ip, resp.status().as_u16(), started.elapsed());
+        if let Some(rec) = rec {
+            record::finish(record::Source::Proxy, &snap, &self.metrics, self.events.as_ref(), rec, &id, client_ip, resp.status().as_u16(), started.elapsed());
+        }
         if let Some(path) = path_for_log {
             tracing::info!(
                 target: "palisade::access",
@@ -659,7 +676,8 @@ fn h2_request(
                 let mut o = Outcome { context: cx.clone(), ..Outcome::default() };
                 o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
                 if let Some(b) = judge::body(app, &view, &mut o) {
-                    return Some(crate::grpc::Stop { grpc_status: crate::grpc::status_for(b.status, true), code: b.code.clone(), block: Some(b) });
+                    let judged = Box::new((method.clone(), uri.clone(), headers.clone()));
+                    return Some(crate::grpc::Stop { grpc_status: crate::grpc::status_for(b.status, true), code: b.code.clone(), block: Some((b, judged)) });
                 }
                 for (stage, reason) in &o.monitored {
                     tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
@@ -701,7 +719,6 @@ async fn send_h2(
     rec: &mut Record,
 ) -> H2Outcome {
     use crate::h2up::{ReqBody, SendFailure};
-    let (method, uri, judged_headers) = (req.method().clone(), req.uri().clone(), shared.as_ref().map(|_| req.headers().clone()));
     let send = crate::h2up::send(&app.upstream, req, set_host, &app.metrics);
     tokio::pin!(send);
     let stopped = async {
@@ -715,7 +732,7 @@ async fn send_h2(
         biased;
         stop = &mut stopped => {
             return H2Outcome::Done(Box::new(match stop.block {
-                Some(b) => blocked(b, id, rec, (&method, &uri, judged_headers.as_ref().unwrap_or(&http::HeaderMap::new()))),
+                Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
                 None => crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()),
             }));
         }
@@ -726,7 +743,7 @@ async fn send_h2(
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         if let std::task::Poll::Ready(stop) = s.poll_stop(&mut cx) {
             return H2Outcome::Done(Box::new(match stop.block {
-                Some(b) => blocked(b, id, rec, (&method, &uri, judged_headers.as_ref().unwrap_or(&http::HeaderMap::new()))),
+                Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
                 None => crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()),
             }));
         }

@@ -152,7 +152,7 @@ async fn unary_and_bidi_streaming_calls_pass_with_their_trailers_over_h2c() {
 async fn an_attack_in_a_message_is_blocked_with_permission_denied() {
     let Some(py) = python() else { return };
     let server = GrpcServer::start(&py, None);
-    let proxy = Proxy::start(&app(&format!("h2c://127.0.0.1:{}", server.port)));
+    let proxy = Proxy::start(&(app(&format!("h2c://127.0.0.1:{}", server.port)) + "events:\n  sink: jsonl:ev.jsonl\n"));
     let target = proxy.addr.to_string();
     let attack = msg("1' UNION SELECT username, password FROM users --");
 
@@ -177,6 +177,27 @@ async fn an_attack_in_a_message_is_blocked_with_permission_denied() {
     // A harmless message on the same proxy still passes.
     let r = call(&py, &target, "/test.Echo/Unary", &[msg("select a plan from the list")], None).await;
     assert_eq!(r["code"], "OK", "{r}");
+
+    // Each block is an event with the message's location, also the one stopped mid-stream
+    // after the response began (recorded when the call ended).
+    let shared = proxy.running().shared();
+    let pipeline = shared.events.as_ref().expect("events are on");
+    let mut events: Vec<serde_json::Value> = Vec::new();
+    eventually("three block events", || {
+        assert!(pipeline.flush(LIMIT));
+        let text = std::fs::read_to_string(proxy.dir.join("ev.jsonl")).unwrap_or_default();
+        events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        events.len() >= 3
+    })
+    .await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    for e in &events {
+        assert_eq!(e["verdict"], "block", "{e}");
+        assert_eq!(e["method"], "POST", "{e}");
+        let text = e.to_string();
+        assert!(text.contains("grpc.1") || text.contains("grpc.3.1"), "{e}");
+    }
+    assert!(events.iter().any(|e| e["path"] == "/test.Echo/Bidi"), "{events:?}");
 }
 
 #[tokio::test]
