@@ -1002,7 +1002,11 @@ fn decode_upstream_long(cx: &mut Ctx, n: &Node, p: &str, name: Option<String>, b
     }
     let scheme = targets[0].value.scheme();
     if let Some(other) = targets.iter().find(|t| t.value.scheme() != scheme) {
-        cx.error(&origin, &decode::join(p, "targets"), format!("targets of one upstream share a protocol: `{}` is {}, `{}` is {}", targets[0].value, scheme, other.value, other.value.scheme()));
+        cx.error(
+            &origin,
+            &decode::join(p, "targets"),
+            format!("targets of one upstream share a protocol: `{}` is {}, `{}` is {}", targets[0].value, scheme, other.value, other.value.scheme()),
+        );
     }
     if let Some((tls, at)) = tls_node {
         if scheme != "https" {

@@ -100,6 +100,9 @@ pub fn reshape(resp: Response<RespBody>, id: &RequestId) -> Response<RespBody> {
     out
 }
 
+/// What polling a body frame gives.
+type Polled = Poll<Option<Result<Frame<Bytes>, BodyError>>>;
+
 /// Why a stream was stopped: the gRPC status and `grpc-message` the client gets.
 pub struct Stop {
     pub grpc_status: u8,
@@ -241,7 +244,7 @@ impl Inspect {
         }
     }
 
-    fn stop(&mut self, stop: Stop) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn stop(&mut self, stop: Stop) -> Polled {
         self.done = true;
         self.buf.clear();
         self.ready.clear();
@@ -249,14 +252,14 @@ impl Inspect {
         Poll::Ready(Some(Err(BodyError::Io("gRPC call stopped by Palisade".into()))))
     }
 
-    fn frame_error(&mut self, e: FrameError) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn frame_error(&mut self, e: FrameError) -> Polled {
         tracing::warn!(request_id = self.request_id.as_str(), reason = e.code(), error = %e, "malformed gRPC request message");
         let grpc_status = if matches!(e, FrameError::TooLarge { .. }) { status::RESOURCE_EXHAUSTED } else { status::INTERNAL };
         self.stop(Stop { grpc_status, code: e.code().to_string(), block: None })
     }
 
     /// Cut the complete messages out of the buffer, judging each. `Some` ends the body.
-    fn cut(&mut self) -> Option<Poll<Option<Result<Frame<Bytes>, BodyError>>>> {
+    fn cut(&mut self) -> Option<Polled> {
         loop {
             if self.passthrough > 0 {
                 if self.buf.is_empty() {
@@ -276,7 +279,12 @@ impl Inspect {
                 if !self.stream_oversize {
                     return Some(self.frame_error(FrameError::TooLarge { declared: u64::from(h.len), limit: self.limit as u64 }));
                 }
-                tracing::info!(request_id = self.request_id.as_str(), size = h.len, limit = self.limit, "gRPC message larger than inspect_body: passed uninspected");
+                tracing::info!(
+                    request_id = self.request_id.as_str(),
+                    size = h.len,
+                    limit = self.limit,
+                    "gRPC message larger than inspect_body: passed uninspected"
+                );
                 self.passthrough = u64::from(h.len) + HEADER_LEN as u64;
                 continue;
             }
@@ -308,7 +316,7 @@ impl Body for Inspect {
     type Data = Bytes;
     type Error = BodyError;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Polled {
         let this = &mut *self;
         loop {
             if let Some(b) = this.ready.pop_front() {
@@ -402,7 +410,7 @@ impl H2Body {
         self.finish = Some(f);
     }
 
-    fn trailers(&mut self, grpc_status: u8, code: &str) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn trailers(&mut self, grpc_status: u8, code: &str) -> Polled {
         self.finished = true;
         let id = self.grpc.as_ref().map_or("", |(_, id)| id.as_str()).to_string();
         let mut t = HeaderMap::new();
@@ -416,7 +424,7 @@ impl Body for H2Body {
     type Data = Bytes;
     type Error = BodyError;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Polled {
         let this = &mut *self;
         if this.finished {
             return Poll::Ready(None);
@@ -470,7 +478,7 @@ impl Drop for H2Body {
 /// Judge the messages of a buffered gRPC body one by one (a gRPC request that is not streamed:
 /// from an HTTP/1 client, or to an HTTP/1 upstream): `Err` with the stop for the first message
 /// that is malformed or blocked.
-pub fn judge_buffered(body: &[u8], truncated: bool, limit: usize, enc: &Encoding, mut judge: impl FnMut(&[u8]) -> Option<Stop>) -> Result<(), Stop> {
+pub fn judge_buffered(body: &[u8], truncated: bool, limit: usize, enc: &Encoding, mut judge: impl FnMut(&[u8]) -> Option<Stop>) -> Result<(), Box<Stop>> {
     let mut rest = body;
     while !rest.is_empty() {
         let h = match wire::header(rest) {
@@ -488,7 +496,7 @@ pub fn judge_buffered(body: &[u8], truncated: bool, limit: usize, enc: &Encoding
         }
         if let Ok(payload) = judged_payload(h.compressed, &rest[HEADER_LEN..end], enc, limit) {
             if let Some(stop) = judge(&payload) {
-                return Err(stop);
+                return Err(Box::new(stop));
             }
         }
         rest = &rest[end..];
@@ -496,9 +504,9 @@ pub fn judge_buffered(body: &[u8], truncated: bool, limit: usize, enc: &Encoding
     Ok(())
 }
 
-fn frame_stop(e: FrameError) -> Stop {
+fn frame_stop(e: FrameError) -> Box<Stop> {
     tracing::warn!(reason = e.code(), error = %e, "malformed gRPC request message");
-    Stop { grpc_status: status::INTERNAL, code: e.code().to_string(), block: None }
+    Box::new(Stop { grpc_status: status::INTERNAL, code: e.code().to_string(), block: None })
 }
 
 #[cfg(test)]
@@ -508,7 +516,13 @@ mod tests {
     #[test]
     fn grpc_content_types() {
         let mut h = HeaderMap::new();
-        for (ct, yes) in [("application/grpc", true), ("application/grpc+proto", true), ("Application/GRPC-web", true), ("application/json", false), ("application/grp", false)] {
+        for (ct, yes) in [
+            ("application/grpc", true),
+            ("application/grpc+proto", true),
+            ("Application/GRPC-web", true),
+            ("application/json", false),
+            ("application/grp", false),
+        ] {
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
             assert_eq!(is_grpc(&h), yes, "{ct}");
         }

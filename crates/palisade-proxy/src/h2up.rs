@@ -215,7 +215,7 @@ fn hint(e: &hyper::Error) -> &'static str {
 pub(crate) enum SendFailure {
     Upstream(UpstreamError),
     /// The upstream speaks HTTP/1.1 only: send the request that way (its body is given back).
-    Http1(Request<ReqBody>),
+    Http1(Box<Request<ReqBody>>),
 }
 
 /// Send `req` (origin-form URI, final headers) on an HTTP/2 stream to a target of `up`. The Host
@@ -239,7 +239,7 @@ pub(crate) async fn send(
                     keep(up, t, &s);
                     s
                 }
-                Err(ConnectError::Http1) => return Err(SendFailure::Http1(req)),
+                Err(ConnectError::Http1) => return Err(SendFailure::Http1(Box::new(req))),
                 Err(ConnectError::Failed(e)) => {
                     tracing::warn!(upstream = %up.cfg.name, error = %e, "upstream connect failed");
                     metrics.upstream_error(crate::metrics::UpstreamErr::Connect);

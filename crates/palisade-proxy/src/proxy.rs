@@ -76,7 +76,9 @@ impl Proxy {
         let id = crate::request_id::next();
         // A gRPC call gets the answers Palisade makes in the form gRPC clients read.
         let grpc_call = match &raw {
-            Some(r) => r.fields().any(|(n, v)| n.len() == 12 && n.eq_ignore_ascii_case(b"content-type") && v.len() >= 16 && v[..16].eq_ignore_ascii_case(b"application/grpc")),
+            Some(r) => r
+                .fields()
+                .any(|(n, v)| n.len() == 12 && n.eq_ignore_ascii_case(b"content-type") && v.len() >= 16 && v[..16].eq_ignore_ascii_case(b"application/grpc")),
             None => crate::grpc::is_grpc(req.headers()),
         };
         let method = req.method().clone();
@@ -140,6 +142,7 @@ fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Respons
     problem::response(status, code, title, id.as_str(), &[])
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn handle_inner<'s>(
     snap: &'s Arc<Snapshot>,
     mut req: Request<ClientBody>,
@@ -493,7 +496,6 @@ async fn handle_inner<'s>(
     }
     let mut up_req = Request::from_parts(parts, up_body);
     let mut raw_response = raw_response;
-    let mut length_in_lines = length_in_lines;
     if h2_up {
         let req = h2_request(up_req, &forward_lines, te_trailers, grpc_body, grpc_judge, snap, app_idx, &grpc_encoding, id, client_ip, tls);
         let (req, shared) = req;
@@ -511,7 +513,7 @@ async fn handle_inner<'s>(
                 forward_lines.clear();
                 raw_response = false;
                 length_in_lines = false;
-                up_req = req;
+                up_req = *req;
             }
         }
     }
@@ -702,7 +704,7 @@ fn h2_request(
 enum H2Outcome {
     Done(Box<Response<RespBody>>),
     /// The `https://` upstream speaks HTTP/1.1: the request goes that way.
-    Http1(Request<UpBody>),
+    Http1(Box<Request<UpBody>>),
 }
 
 /// Send a request to an HTTP/2 upstream. For a streamed gRPC call, a message blocked before the
@@ -752,7 +754,7 @@ async fn send_h2(
     let resp = match sent {
         Ok(resp) => resp,
         Err(SendFailure::Http1(req)) => {
-            let (parts, body) = req.into_parts();
+            let (parts, body) = (*req).into_parts();
             let body = match body {
                 ReqBody::Full(b) => UpBody::Full(b),
                 ReqBody::Stream(b) => b,
@@ -761,7 +763,7 @@ async fn send_h2(
                     return H2Outcome::Done(Box::new(reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream does not speak HTTP/2", id)));
                 }
             };
-            return H2Outcome::Http1(Request::from_parts(parts, body));
+            return H2Outcome::Http1(Box::new(Request::from_parts(parts, body)));
         }
         Err(SendFailure::Upstream(e)) => {
             return H2Outcome::Done(Box::new(match e {

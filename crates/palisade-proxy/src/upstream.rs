@@ -293,11 +293,7 @@ impl UpstreamTls {
 }
 
 /// Open a TLS connection to target `t` of an `https://` upstream with `config`.
-pub(crate) async fn connect_tls(
-    up: &Upstream,
-    t: usize,
-    config: Arc<rustls::ClientConfig>,
-) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
+pub(crate) async fn connect_tls(up: &Upstream, t: usize, config: Arc<rustls::ClientConfig>) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
     let ts = &up.targets[t];
     let Addr::Tcp(addr) = &ts.addr else { return Err(format!("{} is not a TCP target", ts.target)) };
     let name = up.server_name(t)?;

@@ -22,7 +22,9 @@ fn python() -> Option<PathBuf> {
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
     let py = [target.join("grpc-venv/bin/python"), root.join("target/grpc-venv/bin/python")].into_iter().find(|p| p.exists());
     let Some(py) = py else {
-        eprintln!("SKIP: no grpcio venv under target/grpc-venv (scripts/test makes it: python3 -m venv target/grpc-venv && target/grpc-venv/bin/pip install grpcio)");
+        eprintln!(
+            "SKIP: no grpcio venv under target/grpc-venv (scripts/test makes it: python3 -m venv target/grpc-venv && target/grpc-venv/bin/pip install grpcio)"
+        );
         return None;
     };
     let ok = Command::new(&py).args(["-c", "import grpc"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
@@ -156,7 +158,7 @@ async fn an_attack_in_a_message_is_blocked_with_permission_denied() {
     let target = proxy.addr.to_string();
     let attack = msg("1' UNION SELECT username, password FROM users --");
 
-    let r = call(&py, &target, "/test.Echo/Unary", &[attack.clone()], None).await;
+    let r = call(&py, &target, "/test.Echo/Unary", std::slice::from_ref(&attack), None).await;
     assert_eq!(r["code"], "PERMISSION_DENIED", "{r}");
     let details = r["details"].as_str().unwrap();
     assert!(details.contains("request id") && details.contains("sql"), "{details}");

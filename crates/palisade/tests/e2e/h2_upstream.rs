@@ -40,7 +40,12 @@ async fn h2c_server() -> (u16, Arc<Mutex<Vec<Seen>>>, tokio::task::JoinHandle<()
                     async move {
                         let (parts, body) = req.into_parts();
                         let body = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
-                        seen.lock().unwrap().push(Seen { version: Some(parts.version), uri: parts.uri.to_string(), headers: parts.headers, body_len: body.len() });
+                        seen.lock().unwrap().push(Seen {
+                            version: Some(parts.version),
+                            uri: parts.uri.to_string(),
+                            headers: parts.headers,
+                            body_len: body.len(),
+                        });
                         let mut trailers = http::HeaderMap::new();
                         trailers.insert("x-done", http::HeaderValue::from_static("yes"));
                         let frames = Frames([Frame::data(Bytes::from(format!("body: {} bytes", body.len()))), Frame::trailers(trailers)].into());
