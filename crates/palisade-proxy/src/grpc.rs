@@ -45,6 +45,15 @@ pub fn is_grpc(headers: &HeaderMap) -> bool {
     })
 }
 
+/// Whether a gRPC-Web request uses the text mode (`application/grpc-web-text`: the frames in
+/// base64).
+pub fn is_grpc_web_text(headers: &HeaderMap) -> bool {
+    headers.get(header::CONTENT_TYPE).is_some_and(|v| {
+        let v = v.as_bytes();
+        v.len() >= 25 && v[..25].eq_ignore_ascii_case(b"application/grpc-web-text")
+    })
+}
+
 /// The gRPC status of a response Palisade made with this HTTP status: a block is
 /// `PERMISSION_DENIED` (`RESOURCE_EXHAUSTED` for rate limits, `UNAUTHENTICATED` for missing
 /// credentials); upstream failures are `UNAVAILABLE`, timeouts `DEADLINE_EXCEEDED`.
@@ -526,6 +535,10 @@ mod tests {
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
             assert_eq!(is_grpc(&h), yes, "{ct}");
         }
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc-web-text+proto"));
+        assert!(is_grpc(&h) && is_grpc_web_text(&h));
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc-web+proto"));
+        assert!(!is_grpc_web_text(&h));
     }
 
     #[test]

@@ -222,7 +222,7 @@ async fn handle_inner<'s>(
     let (mut parts, body) = req.into_parts();
     // A gRPC call from an HTTP/2 client to an HTTP/2 upstream streams: its messages are judged
     // one by one as they pass (`grpc::Inspect`) instead of the body being buffered first.
-    let grpc_stream = grpc_call && h2_up && !client_h1 && ws.is_none();
+    let grpc_stream = grpc_call && h2_up && !client_h1 && ws.is_none() && !crate::grpc::is_grpc_web_text(&parts.headers);
     let grpc_encoding = if grpc_call { crate::grpc::Encoding::of(&parts.headers) } else { crate::grpc::Encoding::Identity };
 
     // 2. Declared size.
@@ -265,7 +265,9 @@ async fn handle_inner<'s>(
             return (reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id), client_ip, app_name);
         }
     };
-    if app.wants_body && grpc_call && grpc_body.is_none() {
+    // (gRPC-Web's text mode is base64 of the frames: judged as a body like any other.)
+    let framed = grpc_call && !crate::grpc::is_grpc_web_text(&parts.headers);
+    if app.wants_body && framed && grpc_body.is_none() {
         // A buffered gRPC body: each message judged on its own, by the values it carries.
         let (bytes, truncated): (&[u8], bool) = match &up_body {
             UpBody::Full(b) => (b.as_deref().unwrap_or(b""), false),
