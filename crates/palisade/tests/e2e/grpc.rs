@@ -176,6 +176,15 @@ async fn an_attack_in_a_message_is_blocked_with_permission_denied() {
     let r = call(&py, &target, "/test.Echo/Unary", &[nested], None).await;
     assert_eq!(r["code"], "PERMISSION_DENIED", "{r}");
 
+    // Compressed with gzip (declared in grpc-encoding): judged decompressed.
+    let padded = msg(&format!("{} 1' UNION SELECT username, password FROM users --", "lorem ipsum dolor sit amet ".repeat(40)));
+    let r = call_args(&py, &target, "/test.Echo/Unary", vec![hex(&padded), "--gzip".into()], None).await;
+    assert_eq!(r["code"], "PERMISSION_DENIED", "{r}");
+    let fine = msg(&"lorem ipsum dolor sit amet ".repeat(40));
+    let r = call_args(&py, &target, "/test.Echo/Unary", vec![hex(&fine), "--gzip".into()], None).await;
+    assert_eq!(r["code"], "OK", "{r}");
+    assert_eq!(r["responses"][0], hex(&fine));
+
     // A harmless message on the same proxy still passes.
     let r = call(&py, &target, "/test.Echo/Unary", &[msg("select a plan from the list")], None).await;
     assert_eq!(r["code"], "OK", "{r}");
@@ -185,14 +194,14 @@ async fn an_attack_in_a_message_is_blocked_with_permission_denied() {
     let shared = proxy.running().shared();
     let pipeline = shared.events.as_ref().expect("events are on");
     let mut events: Vec<serde_json::Value> = Vec::new();
-    eventually("three block events", || {
+    eventually("four block events", || {
         assert!(pipeline.flush(LIMIT));
         let text = std::fs::read_to_string(proxy.dir.join("ev.jsonl")).unwrap_or_default();
         events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        events.len() >= 3
+        events.len() >= 4
     })
     .await;
-    assert_eq!(events.len(), 3, "{events:?}");
+    assert_eq!(events.len(), 4, "{events:?}");
     for e in &events {
         assert_eq!(e["verdict"], "block", "{e}");
         assert_eq!(e["method"], "POST", "{e}");

@@ -7,7 +7,7 @@ No generated code: messages are raw bytes (hand-encoded protobuf in the tests).
       as it comes), with trailing metadata `x-trailer: t-<method>`, and grpc.health.v1.Health/Check
       (SERVING for "", NOT_SERVING for "down", NOT_FOUND otherwise). Prints the port, serves until
       stdin closes.
-  grpc_peer.py client TARGET METHOD HEX... [--ca PEM --name NAME]
+  grpc_peer.py client TARGET METHOD HEX... [--gzip] [--ca PEM --name NAME]
       Calls METHOD (unary with one message, bidi with each) and prints one JSON line: code,
       details, responses (hex), trailing metadata. `HEX*N` is HEX repeated N times.
 """
@@ -65,8 +65,11 @@ def message(arg):
 
 def client(args):
     target, method = args[0], args[1]
+    gzip = "--gzip" in args
+    args = [a for a in args if a != "--gzip"]
     end = args.index("--ca") if "--ca" in args else len(args)
     msgs = [message(a) for a in args[2:end]]
+    kw = {"compression": grpc.Compression.Gzip} if gzip else {}
     if "--ca" in args:
         ca = open(args[args.index("--ca") + 1], "rb").read()
         name = args[args.index("--name") + 1]
@@ -76,11 +79,11 @@ def client(args):
     out = {"code": "OK", "details": "", "responses": [], "trailers": {}}
     try:
         if method.endswith("/Bidi"):
-            call = ch.stream_stream(method, request_serializer=None, response_deserializer=None)(iter(msgs), timeout=20)
+            call = ch.stream_stream(method, request_serializer=None, response_deserializer=None)(iter(msgs), timeout=20, **kw)
             for r in call:
                 out["responses"].append(r.hex())
         else:
-            fut = ch.unary_unary(method, request_serializer=None, response_deserializer=None).future(msgs[0], timeout=20)
+            fut = ch.unary_unary(method, request_serializer=None, response_deserializer=None).future(msgs[0], timeout=20, **kw)
             out["responses"].append(fut.result().hex())
             call = fut
         out["trailers"] = {k: v for k, v in (call.trailing_metadata() or ())}
