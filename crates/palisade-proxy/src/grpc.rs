@@ -39,9 +39,24 @@ pub mod status {
 /// Whether a request is a gRPC call (`application/grpc`, `application/grpc+proto`,
 /// `application/grpc-web`...).
 pub fn is_grpc(headers: &HeaderMap) -> bool {
-    headers.get(header::CONTENT_TYPE).is_some_and(|v| {
-        let v = v.as_bytes();
-        v.len() >= 16 && v[..16].eq_ignore_ascii_case(b"application/grpc")
+    headers.get(header::CONTENT_TYPE).and_then(|v| answer_type(v.as_bytes())).is_some()
+}
+
+/// For a request `content-type`, the content type of the answers Palisade makes to it when it
+/// is a gRPC call: `application/grpc`, or gRPC-Web's (`application/grpc-web`,
+/// `application/grpc-web-text`).
+pub fn answer_type(ct: &[u8]) -> Option<&'static str> {
+    if ct.len() < 16 || !ct[..16].eq_ignore_ascii_case(b"application/grpc") {
+        return None;
+    }
+    let rest = &ct[16..];
+    let starts = |p: &[u8]| rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p);
+    Some(if starts(b"-web-text") {
+        "application/grpc-web-text"
+    } else if starts(b"-web") {
+        "application/grpc-web"
+    } else {
+        "application/grpc"
     })
 }
 
@@ -84,9 +99,14 @@ pub fn message(code: &str, id: &str) -> HeaderValue {
     HeaderValue::from_str(&wire::percent_encode_message(&text)).unwrap_or(HeaderValue::from_static("blocked"))
 }
 
+/// Marks a gRPC answer Palisade made (its content type follows the request's, see [`reshape`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Answer;
+
 /// A Trailers-Only gRPC response.
 pub fn response(grpc_status: u8, code: &str, id: &str) -> Response<RespBody> {
     let mut resp = Response::new(RespBody::empty());
+    resp.extensions_mut().insert(Answer);
     let h = resp.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
     h.insert("grpc-status", HeaderValue::from(u16::from(grpc_status)));
@@ -94,13 +114,19 @@ pub fn response(grpc_status: u8, code: &str, id: &str) -> Response<RespBody> {
     resp
 }
 
-/// Re-shape a response Palisade made into the gRPC form (headers the stages set, such as
-/// `Retry-After`, are kept). Responses from the upstream pass unchanged.
-pub fn reshape(resp: Response<RespBody>, id: &RequestId) -> Response<RespBody> {
+/// Re-shape a response Palisade made into the gRPC form, with the content type `ctype` (see
+/// [`answer_type`]; headers the stages set, such as `Retry-After`, are kept). Responses from
+/// the upstream pass unchanged.
+pub fn reshape(mut resp: Response<RespBody>, id: &RequestId, ctype: &'static str) -> Response<RespBody> {
+    if resp.extensions().get::<Answer>().is_some() {
+        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+        return resp;
+    }
     let Some(made) = resp.extensions().get::<Made>().cloned() else { return resp };
     let grpc_status = status_for(resp.status(), made.blocked);
     let (parts, _) = resp.into_parts();
     let mut out = response(grpc_status, &made.code, id.as_str());
+    out.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     for (name, value) in &parts.headers {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH && name != header::CACHE_CONTROL {
             out.headers_mut().append(name.clone(), value.clone());
@@ -539,6 +565,19 @@ mod tests {
         assert!(is_grpc(&h) && is_grpc_web_text(&h));
         h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc-web+proto"));
         assert!(!is_grpc_web_text(&h));
+        assert_eq!(answer_type(b"application/grpc-web+proto"), Some("application/grpc-web"));
+        assert_eq!(answer_type(b"application/grpc-Web-Text"), Some("application/grpc-web-text"));
+        assert_eq!(answer_type(b"application/grpc+json"), Some("application/grpc"));
+        assert_eq!(answer_type(b"text/plain"), None);
+        // A block of a gRPC-Web call answers in gRPC-Web's content type.
+        let id = crate::request_id::next();
+        let blocked = crate::problem::response(StatusCode::FORBIDDEN, "detect.sqli", "Request blocked", id.as_str(), &[]);
+        let mut blocked = blocked;
+        blocked.extensions_mut().insert(Made { code: "detect.sqli".into(), blocked: true });
+        let r = reshape(blocked, &id, "application/grpc-web");
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["content-type"], "application/grpc-web");
+        assert_eq!(r.headers()["grpc-status"], "7");
     }
 
     #[test]

@@ -75,12 +75,11 @@ impl Proxy {
         let started = Instant::now();
         let id = crate::request_id::next();
         // A gRPC call gets the answers Palisade makes in the form gRPC clients read.
-        let grpc_call = match &raw {
-            Some(r) => r
-                .fields()
-                .any(|(n, v)| n.len() == 12 && n.eq_ignore_ascii_case(b"content-type") && v.len() >= 16 && v[..16].eq_ignore_ascii_case(b"application/grpc")),
-            None => crate::grpc::is_grpc(req.headers()),
+        let grpc_answer = match &raw {
+            Some(r) => r.fields().find(|(n, _)| n.len() == 12 && n.eq_ignore_ascii_case(b"content-type")).and_then(|(_, v)| crate::grpc::answer_type(v)),
+            None => req.headers().get(header::CONTENT_TYPE).and_then(|v| crate::grpc::answer_type(v.as_bytes())),
         };
+        let grpc_call = grpc_answer.is_some();
         let method = req.method().clone();
         let access_log = snap.config.log.access_log;
         let path_for_log = access_log.then(|| req.uri().path().to_string());
@@ -90,8 +89,8 @@ impl Proxy {
             rec.req = Some(Box::new(Captured::new(req.method(), req.uri(), req.headers())));
         }
         let (mut resp, client_ip, app) = handle_inner(&snap, req, raw, conn, id, &mut rec, ws, grpc_call).await;
-        if grpc_call {
-            resp = crate::grpc::reshape(resp, &id);
+        if let Some(ctype) = grpc_answer {
+            resp = crate::grpc::reshape(resp, &id, ctype);
         }
         // A streamed gRPC call is concluded when its response ends: a message may still be blocked.
         let mut rec = Some(rec);
