@@ -325,6 +325,21 @@ pub enum Target {
     Tcp { host: String, port: u16 },
     /// `unix:/path/to.sock`.
     Unix(PathBuf),
+    /// `h2c://host:port`: HTTP/2 with prior knowledge over plain TCP.
+    H2c { host: String, port: u16 },
+    /// `https://host:port`: TLS, HTTP/2 when the upstream offers it by ALPN, else HTTP/1.1.
+    Https { host: String, port: u16 },
+}
+
+impl Target {
+    /// The protocol family: targets of one upstream must share it.
+    pub fn scheme(&self) -> &'static str {
+        match self {
+            Target::Tcp { .. } | Target::Unix(_) => "http",
+            Target::H2c { .. } => "h2c",
+            Target::Https { .. } => "https",
+        }
+    }
 }
 
 impl std::fmt::Display for Target {
@@ -332,6 +347,8 @@ impl std::fmt::Display for Target {
         match self {
             Target::Tcp { host, port } => write!(f, "http://{host}:{port}"),
             Target::Unix(p) => write!(f, "unix:{}", p.display()),
+            Target::H2c { host, port } => write!(f, "h2c://{host}:{port}"),
+            Target::Https { host, port } => write!(f, "https://{host}:{port}"),
         }
     }
 }
@@ -357,7 +374,18 @@ pub struct UpstreamConfig {
     pub max_fails: u32,
     pub eject_for: Duration,
     pub health_check: Option<HealthCheck>,
+    /// For `https://` targets: how their certificates are verified.
+    pub tls: UpstreamTls,
     pub loc: Loc,
+}
+
+/// How the certificates of `https://` targets are verified.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UpstreamTls {
+    /// PEM file of the CA certificates trusted (default: the system's bundle).
+    pub ca: Option<PathBuf>,
+    /// The name the certificate must hold (default: the target's host).
+    pub server_name: Option<String>,
 }
 
 impl UpstreamConfig {
@@ -373,6 +401,7 @@ impl UpstreamConfig {
             max_fails: 3,
             eject_for: Duration::from_secs(10),
             health_check: None,
+            tls: UpstreamTls::default(),
             loc,
         }
     }
@@ -387,6 +416,11 @@ pub struct HealthCheck {
     pub rise: u32,
     /// Consecutive failures that mark a target unhealthy.
     pub fall: u32,
+    /// Check with the gRPC health-checking protocol (`grpc.health.v1.Health/Check`) instead of
+    /// a GET of `path` (HTTP/2 targets only).
+    pub grpc: bool,
+    /// The service named in the gRPC check (`""`: the server as a whole).
+    pub service: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -597,9 +631,11 @@ pub fn settable_paths() -> Vec<Vec<&'static str>> {
     add(&["events"], EVENTS_KEYS);
     add(&["listen", "#"], &["addr", "http2"]);
     add(&["listen", "#", "tls"], &["cert", "key"]);
-    let upstream_scalars: Vec<&'static str> = UPSTREAM_KEYS.iter().copied().filter(|k| *k != "health_check").collect();
+    let upstream_scalars: Vec<&'static str> = UPSTREAM_KEYS.iter().copied().filter(|k| !matches!(*k, "health_check" | "tls")).collect();
     add(&["upstreams", "#"], &upstream_scalars);
     add(&["upstreams", "#", "health_check"], HEALTH_KEYS);
+    add(&["upstreams", "#", "tls"], UPSTREAM_TLS_KEYS);
+    add(&["apps", "#", "upstream", "tls"], UPSTREAM_TLS_KEYS);
     add(&["apps", "#"], &APP_KEYS.iter().copied().filter(|k| !matches!(*k, "limits" | "access" | "rules")).collect::<Vec<_>>());
     add(&["apps", "#", "upstream"], &upstream_scalars[1..]);
     add(&["apps", "#", "upstream", "health_check"], HEALTH_KEYS);
@@ -721,7 +757,7 @@ const SERVER_KEYS: &[&str] = &[
     "trusted_proxies",
     "busy_poll",
 ];
-const HEALTH_KEYS: &[&str] = &["path", "interval", "timeout", "rise", "fall"];
+const HEALTH_KEYS: &[&str] = &["path", "interval", "timeout", "rise", "fall", "grpc", "service"];
 const LIMIT_KEYS: &[&str] = &["max_body_size", "inspect_body", "oversize", "inspect_response"];
 
 fn decode_log(cx: &mut Ctx, n: &Node, p: &str) -> Option<LogConfig> {
@@ -890,10 +926,15 @@ pub fn parse_target(s: &str, base: &Path) -> Result<Target, String> {
         }
         return Ok(Target::Unix(base.join(path)));
     }
-    if s.starts_with("https://") {
-        return Err("https upstreams are not supported yet; use http:// or unix:".into());
-    }
-    let rest = s.strip_prefix("http://").ok_or_else(|| format!("`{s}` is not a target: use http://host:port or unix:/path.sock"))?;
+    let (rest, default_port, scheme) = if let Some(r) = s.strip_prefix("http://") {
+        (r, 80, "http")
+    } else if let Some(r) = s.strip_prefix("h2c://") {
+        (r, 80, "h2c")
+    } else if let Some(r) = s.strip_prefix("https://") {
+        (r, 443, "https")
+    } else {
+        return Err(format!("`{s}` is not a target: use http://host:port, h2c://host:port, https://host:port or unix:/path.sock"));
+    };
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     if rest.contains('/') || rest.contains('?') {
         return Err(format!("`{s}`: a target is scheme, host and port only (no path)"));
@@ -902,20 +943,24 @@ pub fn parse_target(s: &str, base: &Path) -> Result<Target, String> {
         let (h, after) = v6.split_once(']').ok_or_else(|| format!("`{s}`: unterminated IPv6 address"))?;
         let port = match after.strip_prefix(':') {
             Some(p) => p.parse::<u16>().map_err(|_| format!("`{s}`: invalid port"))?,
-            None if after.is_empty() => 80,
+            None if after.is_empty() => default_port,
             None => return Err(format!("`{s}`: invalid address")),
         };
         (h.to_string(), port)
     } else {
         match rest.rsplit_once(':') {
             Some((h, p)) => (h.to_string(), p.parse::<u16>().map_err(|_| format!("`{s}`: invalid port `{p}`"))?),
-            None => (rest.to_string(), 80),
+            None => (rest.to_string(), default_port),
         }
     };
     if host.is_empty() {
         return Err(format!("`{s}`: missing host"));
     }
-    Ok(Target::Tcp { host, port })
+    Ok(match scheme {
+        "h2c" => Target::H2c { host, port },
+        "https" => Target::Https { host, port },
+        _ => Target::Tcp { host, port },
+    })
 }
 
 fn decode_target(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Located<Target>> {
@@ -930,7 +975,7 @@ fn decode_target(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Located
 }
 
 const UPSTREAM_KEYS: &[&str] =
-    &["name", "targets", "balance", "connect_timeout", "read_timeout", "max_idle", "idle_timeout", "max_fails", "eject_for", "health_check"];
+    &["name", "targets", "balance", "connect_timeout", "read_timeout", "max_idle", "idle_timeout", "max_fails", "eject_for", "health_check", "tls"];
 
 fn decode_upstream_long(cx: &mut Ctx, n: &Node, p: &str, name: Option<String>, base: &Path) -> Option<UpstreamConfig> {
     let mut m = MapReader::new(cx, n, p)?;
@@ -947,6 +992,7 @@ fn decode_upstream_long(cx: &mut Ctx, n: &Node, p: &str, name: Option<String>, b
     u.max_fails = m.opt(cx, "max_fails", |cx, n, p| decode::uint(cx, n, p, 0, 1000)).map_or(u.max_fails, |v| v as u32);
     u.eject_for = m.opt(cx, "eject_for", positive_duration).unwrap_or(u.eject_for);
     u.health_check = m.opt(cx, "health_check", decode_health);
+    let tls_node = m.opt(cx, "tls", |cx, n, p| decode_upstream_tls(cx, n, p, base).map(|t| (t, n.origin.clone())));
     let origin = m.origin().clone();
     m.finish_with(cx, if p.starts_with("upstreams") { UPSTREAM_KEYS } else { &UPSTREAM_KEYS[1..] });
     let targets = targets?;
@@ -954,8 +1000,35 @@ fn decode_upstream_long(cx: &mut Ctx, n: &Node, p: &str, name: Option<String>, b
         cx.error(&origin, &decode::join(p, "targets"), "at least one target is required");
         return None;
     }
+    let scheme = targets[0].value.scheme();
+    if let Some(other) = targets.iter().find(|t| t.value.scheme() != scheme) {
+        cx.error(
+            &origin,
+            &decode::join(p, "targets"),
+            format!("targets of one upstream share a protocol: `{}` is {}, `{}` is {}", targets[0].value, scheme, other.value, other.value.scheme()),
+        );
+    }
+    if let Some((tls, at)) = tls_node {
+        if scheme != "https" {
+            cx.error(&at, &decode::join(p, "tls"), "`tls` applies to https:// targets only");
+        }
+        u.tls = tls;
+    }
+    if u.health_check.as_ref().is_some_and(|h| h.grpc) && scheme == "http" {
+        cx.error(&origin, &decode::join(p, "health_check.grpc"), "gRPC health checks need HTTP/2 targets (h2c:// or https://)");
+    }
     Some(u)
 }
+
+fn decode_upstream_tls(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<UpstreamTls> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let ca = m.opt(cx, "ca", decode::non_empty_string).map(|c| base.join(c));
+    let server_name = m.opt(cx, "server_name", decode::non_empty_string);
+    m.finish_with(cx, UPSTREAM_TLS_KEYS);
+    Some(UpstreamTls { ca, server_name })
+}
+
+const UPSTREAM_TLS_KEYS: &[&str] = &["ca", "server_name"];
 
 fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
     let mut m = MapReader::new(cx, n, p)?;
@@ -964,12 +1037,14 @@ fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
     let timeout = m.opt(cx, "timeout", positive_duration).unwrap_or(Duration::from_secs(2));
     let rise = m.opt(cx, "rise", |cx, n, p| decode::uint(cx, n, p, 1, 100)).unwrap_or(2) as u32;
     let fall = m.opt(cx, "fall", |cx, n, p| decode::uint(cx, n, p, 1, 100)).unwrap_or(3) as u32;
+    let grpc = m.opt(cx, "grpc", decode::boolean).unwrap_or(false);
+    let service = m.opt(cx, "service", decode::string).unwrap_or_default();
     m.finish_with(cx, HEALTH_KEYS);
     if !path.starts_with('/') {
         cx.error(&n.origin, &decode::join(p, "path"), "must start with /");
         return None;
     }
-    Some(HealthCheck { path, interval, timeout, rise, fall })
+    Some(HealthCheck { path, interval, timeout, rise, fall, grpc, service })
 }
 
 const APP_KEYS: &[&str] = &[

@@ -221,7 +221,36 @@ fn targets() {
     assert_eq!(parse_target("http://h:8/", base), Ok(Target::Tcp { host: "h".into(), port: 8 }));
     assert!(parse_target("http://h:8/path", base).is_err());
     assert!(parse_target("http://h:99999", base).is_err());
-    assert!(parse_target("https://h", base).unwrap_err().contains("not supported"));
+    assert_eq!(parse_target("https://h", base), Ok(Target::Https { host: "h".into(), port: 443 }));
+    assert_eq!(parse_target("h2c://[::1]:50051", base), Ok(Target::H2c { host: "::1".into(), port: 50051 }));
+    assert_eq!(parse_target("h2c://g", base), Ok(Target::H2c { host: "g".into(), port: 80 }));
+    assert!(parse_target("grpc://h:1", base).unwrap_err().contains("h2c://"));
+}
+
+#[test]
+fn http2_upstreams_tls_and_grpc_health_checks() {
+    let text = "listen: [{addr: '127.0.0.1:8080'}]
+upstreams:
+  - name: g
+    targets: [h2c://127.0.0.1:50051]
+    health_check: {grpc: true, service: helloworld.Greeter, interval: 1s}
+  - name: s
+    targets: [https://api.internal:8443]
+    tls: {ca: certs/ca.pem, server_name: api.internal}
+apps: [{name: a, upstream: g}, {name: b, path_prefix: /b, upstream: s}]
+";
+    let c = parse(text).unwrap();
+    let hc = c.upstreams[0].health_check.as_ref().unwrap();
+    assert!(hc.grpc);
+    assert_eq!(hc.service, "helloworld.Greeter");
+    assert_eq!(c.upstreams[1].tls, UpstreamTls { ca: Some("/etc/palisade/certs/ca.pem".into()), server_name: Some("api.internal".into()) });
+    let msgs = |t: &str| errors(t).iter().map(|e| e.to_string()).collect::<Vec<_>>();
+    let mixed = msgs("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: {targets: [h2c://a:1, http://b:2]}}]\n");
+    assert!(mixed.iter().any(|m| m.contains("share a protocol")), "{mixed:?}");
+    let tls = msgs("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: {targets: [http://b:2], tls: {ca: x.pem}}}]\n");
+    assert!(tls.iter().any(|m| m.contains("https:// targets only")), "{tls:?}");
+    let hc = msgs("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: {targets: [http://b:2], health_check: {grpc: true}}}]\n");
+    assert!(hc.iter().any(|m| m.contains("HTTP/2 targets")), "{hc:?}");
 }
 
 #[test]

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod base64;
+pub mod grpc;
 pub mod rawhttp;
 
 use std::borrow::Cow;

@@ -150,6 +150,8 @@ pub enum RespBody {
     /// The answer to a WebSocket handshake the upstream accepted: no body, the connection is
     /// relayed from here on (`websocket.rs`).
     Upgrade(Box<crate::websocket::Pending>),
+    /// From an HTTP/2 upstream: data and trailers as they come.
+    H2(Box<crate::grpc::H2Body>),
 }
 
 impl RespBody {
@@ -172,6 +174,7 @@ impl Body for RespBody {
             RespBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             RespBody::Upstream(u) => Pin::new(u).poll_frame(cx),
             RespBody::Upgrade(_) => Poll::Ready(None),
+            RespBody::H2(b) => Pin::new(&mut **b).poll_frame(cx),
             RespBody::Chained { head, rest } => match head.take() {
                 Some(h) => Poll::Ready(Some(Ok(Frame::data(h)))),
                 None => Pin::new(rest).poll_frame(cx),
@@ -184,6 +187,7 @@ impl Body for RespBody {
             RespBody::Full(b) => b.is_none(),
             RespBody::Upstream(u) => u.is_end_stream(),
             RespBody::Upgrade(_) => true,
+            RespBody::H2(b) => b.is_end_stream(),
             RespBody::Chained { head, rest } => head.is_none() && rest.is_end_stream(),
         }
     }
@@ -193,6 +197,7 @@ impl Body for RespBody {
             RespBody::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             RespBody::Upstream(u) => u.size_hint(),
             RespBody::Upgrade(_) => SizeHint::with_exact(0),
+            RespBody::H2(b) => b.size_hint(),
             RespBody::Chained { head, rest } => {
                 let h = head.as_ref().map_or(0, |b| b.len() as u64);
                 let r = rest.size_hint();

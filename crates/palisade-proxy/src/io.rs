@@ -13,6 +13,8 @@ pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
     Tls(Box<TlsStream<TcpStream>>),
+    /// A TLS connection to an `https://` upstream.
+    TlsClient(Box<tokio_rustls::client::TlsStream<TcpStream>>),
     /// Bytes already read (e.g. while sniffing for the HTTP/2 preface) replayed first.
     Rewind(Box<Rewind>),
 }
@@ -34,6 +36,10 @@ macro_rules! each {
                 $e
             }
             Stream::Tls($s) => {
+                let $s = Pin::new(&mut **$s);
+                $e
+            }
+            Stream::TlsClient($s) => {
                 let $s = Pin::new(&mut **$s);
                 $e
             }
@@ -73,6 +79,7 @@ impl AsyncWrite for Stream {
             Stream::Tcp(s) => s.is_write_vectored(),
             Stream::Unix(s) => s.is_write_vectored(),
             Stream::Tls(s) => s.is_write_vectored(),
+            Stream::TlsClient(s) => s.is_write_vectored(),
             Stream::Rewind(r) => r.inner.is_write_vectored(),
         }
     }

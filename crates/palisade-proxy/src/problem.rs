@@ -49,6 +49,7 @@ pub fn response(status: StatusCode, code: &str, title: &str, request_id: &str, r
     if let Ok(v) = HeaderValue::from_str(request_id) {
         h.insert(crate::headers::X_REQUEST_ID, v);
     }
+    resp.extensions_mut().insert(crate::grpc::Made { code: code.into(), blocked: false });
     resp
 }
 

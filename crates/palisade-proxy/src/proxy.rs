@@ -11,6 +11,7 @@
 //!
 //! Every response generated here comes from [`crate::problem`].
 
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -73,6 +74,12 @@ impl Proxy {
         }
         let started = Instant::now();
         let id = crate::request_id::next();
+        // A gRPC call gets the answers Palisade makes in the form gRPC clients read.
+        let grpc_answer = match &raw {
+            Some(r) => r.fields().find(|(n, _)| n.len() == 12 && n.eq_ignore_ascii_case(b"content-type")).and_then(|(_, v)| crate::grpc::answer_type(v)),
+            None => req.headers().get(header::CONTENT_TYPE).and_then(|v| crate::grpc::answer_type(v.as_bytes())),
+        };
+        let grpc_call = grpc_answer.is_some();
         let method = req.method().clone();
         let access_log = snap.config.log.access_log;
         let path_for_log = access_log.then(|| req.uri().path().to_string());
@@ -81,7 +88,25 @@ impl Proxy {
             materialize(&mut req, &mut raw);
             rec.req = Some(Box::new(Captured::new(req.method(), req.uri(), req.headers())));
         }
-        let (mut resp, client_ip, app) = handle_inner(&snap, req, raw, conn, id, &mut rec, ws).await;
+        let (mut resp, client_ip, app) = handle_inner(&snap, req, raw, conn, id, &mut rec, ws, grpc_call).await;
+        if let Some(ctype) = grpc_answer {
+            resp = crate::grpc::reshape(resp, &id, ctype);
+        }
+        // A streamed gRPC call is concluded when its response ends: a message may still be blocked.
+        let mut rec = Some(rec);
+        let status = resp.status().as_u16();
+        if let RespBody::H2(body) = resp.body_mut() {
+            if body.streams_judged_messages() {
+                let (snap, metrics, events, elapsed) = (snap.clone(), self.metrics.clone(), self.events.clone(), started.elapsed());
+                let mut rec = rec.take().unwrap_or_default();
+                body.on_finish(Box::new(move |late| {
+                    if let Some((block, judged)) = late {
+                        let _ = block.record(&mut rec, (&judged.0, &judged.1, &judged.2));
+                    }
+                    record::finish(record::Source::Proxy, &snap, &metrics, events.as_ref(), rec, &id, client_ip, status, elapsed);
+                }));
+            }
+        }
         crate::websocket::handshake_done(&mut resp, self.events.as_ref());
         // A pass-through response head takes the id as one more header line (no map, no
         // header value); any other response gets it in its map.
@@ -92,7 +117,9 @@ impl Proxy {
         if !in_raw_head {
             resp.headers_mut().insert(headers::X_REQUEST_ID, id.header_value());
         }
-        record::finish(record::Source::Proxy, &snap, &self.metrics, self.events.as_ref(), rec, &id, client_ip, resp.status().as_u16(), started.elapsed());
+        if let Some(rec) = rec {
+            record::finish(record::Source::Proxy, &snap, &self.metrics, self.events.as_ref(), rec, &id, client_ip, resp.status().as_u16(), started.elapsed());
+        }
         if let Some(path) = path_for_log {
             tracing::info!(
                 target: "palisade::access",
@@ -114,6 +141,7 @@ fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Respons
     problem::response(status, code, title, id.as_str(), &[])
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn handle_inner<'s>(
     snap: &'s Arc<Snapshot>,
     mut req: Request<ClientBody>,
@@ -122,6 +150,7 @@ async fn handle_inner<'s>(
     id: RequestId,
     rec: &mut Record,
     ws: Option<crate::websocket::Kind>,
+    grpc_call: bool,
 ) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
     let server = &snap.config.server;
     // The header fields can go upstream as they are only for a plain origin-form request from a
@@ -174,18 +203,26 @@ async fn handle_inner<'s>(
     // has its Host). Its stages read a map built from them (`lines_and_map`), and the fields
     // still go upstream as they are unless a stage edits the headers.
     let preserve = matches!(app.cfg.host_header, HostHeader::Preserve);
-    let lines_and_map = raw.is_some() && !app.stages.is_empty() && preserve;
+    // An HTTP/2 upstream gets the request from its header map.
+    let h2_up = app.upstream.speaks_h2();
+    let lines_and_map = raw.is_some() && !app.stages.is_empty() && preserve && !h2_up;
     if lines_and_map {
         if let Some(r) = &raw {
             *req.headers_mut() = r.to_map();
         }
-    } else if raw.is_some() && !(app.stages.is_empty() && preserve) {
+    } else if raw.is_some() && (h2_up || !(app.stages.is_empty() && preserve)) {
         host_value = raw.as_ref().and_then(RawRequestHead::host);
         materialize(&mut req, &mut raw);
     }
     let app_name = Some(app.cfg.name.as_str());
     let client_h1 = req.version() != Version::HTTP_2;
+    // gRPC needs `te: trailers` upstream (a hop-by-hop header otherwise).
+    let te_trailers = req.headers().get(header::TE).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"trailers"));
     let (mut parts, body) = req.into_parts();
+    // A gRPC call from an HTTP/2 client to an HTTP/2 upstream streams: its messages are judged
+    // one by one as they pass (`grpc::Inspect`) instead of the body being buffered first.
+    let grpc_stream = grpc_call && h2_up && !client_h1 && ws.is_none() && !crate::grpc::is_grpc_web_text(&parts.headers);
+    let grpc_encoding = if grpc_call { crate::grpc::Encoding::of(&parts.headers) } else { crate::grpc::Encoding::Identity };
 
     // 2. Declared size.
     let declared = body.size_hint().exact();
@@ -209,7 +246,15 @@ async fn handle_inner<'s>(
 
     // 4. Body.
     // (A request without a body does not even build the reading future.)
-    let read = if body.is_end_stream() { Ok(UpBody::Full(None)) } else { buffer_body(body, app, server.body_read_timeout).await };
+    let mut grpc_body: Option<ClientBody> = None;
+    let read = if body.is_end_stream() {
+        Ok(UpBody::Full(None))
+    } else if grpc_stream {
+        grpc_body = Some(body);
+        Ok(UpBody::Full(None))
+    } else {
+        buffer_body(body, app, server.body_read_timeout).await
+    };
     let up_body = match read {
         Ok(b) => b,
         Err(BodyError::TooLarge) => return (reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id), client_ip, app_name),
@@ -219,7 +264,38 @@ async fn handle_inner<'s>(
             return (reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id), client_ip, app_name);
         }
     };
-    if app.wants_body {
+    // (gRPC-Web's text mode is base64 of the frames: judged as a body like any other.)
+    let framed = grpc_call && !crate::grpc::is_grpc_web_text(&parts.headers);
+    if app.wants_body && framed && grpc_body.is_none() {
+        // A buffered gRPC body: each message judged on its own, by the values it carries.
+        let (bytes, truncated): (&[u8], bool) = match &up_body {
+            UpBody::Full(b) => (b.as_deref().unwrap_or(b""), false),
+            UpBody::Chained { head, .. } => (head.as_deref().unwrap_or(b""), true),
+        };
+        let Some(head) = &head_view else { unreachable!("wants_body implies stages") };
+        let mut stop_block: Option<judge::Block> = None;
+        let judged = crate::grpc::judge_buffered(bytes, truncated, app.cfg.inspect_body as usize, &grpc_encoding, |payload| {
+            let mut o = Outcome { context: outcome.context.clone(), ..Outcome::default() };
+            o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
+            let v = RequestView { body: payload, body_truncated: false, ..*head };
+            match judge::body(app, &v, &mut o) {
+                Some(b) => {
+                    stop_block = Some(b);
+                    Some(crate::grpc::Stop { grpc_status: crate::grpc::status::PERMISSION_DENIED, code: String::new(), block: None })
+                }
+                None => {
+                    outcome.monitored.append(&mut o.monitored);
+                    None
+                }
+            }
+        });
+        if let Err(stop) = judged {
+            if let Some(b) = stop_block {
+                return (blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
+            }
+            return (crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()), client_ip, app_name);
+        }
+    } else if app.wants_body && grpc_body.is_none() {
         let (bytes, truncated): (&[u8], bool) = match &up_body {
             UpBody::Full(b) => (b.as_deref().unwrap_or(b""), false),
             UpBody::Chained { head, .. } => (head.as_deref().unwrap_or(b""), true),
@@ -236,6 +312,10 @@ async fn handle_inner<'s>(
             return (blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
         }
     }
+    // What the streamed messages of a gRPC call are judged with: the request as judged, what the
+    // head stages established.
+    let grpc_judge = (grpc_body.is_some() && app.wants_body)
+        .then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone(), outcome.context.clone()));
     judge::allowed(app, &mut outcome, id, rec, (&parts.method, &parts.uri, &parts.headers));
     // What the response stages will need to know about the request, before it is rewritten.
     let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone()));
@@ -415,15 +495,32 @@ async fn handle_inner<'s>(
         }
         return (resp, client_ip, app_name);
     }
-    let up_req = Request::from_parts(parts, up_body);
+    let mut up_req = Request::from_parts(parts, up_body);
+    let mut raw_response = raw_response;
+    if h2_up {
+        let req = h2_request(up_req, &forward_lines, te_trailers, grpc_body, grpc_judge, snap, app_idx, &grpc_encoding, id, client_ip, tls);
+        let (req, shared) = req;
+        match send_h2(app, req, &set_host, shared, grpc_call, id, rec).await {
+            H2Outcome::Done(resp) => {
+                recycle_forward_lines(forward_lines);
+                let mut resp = *resp;
+                if !response_headers.is_empty() {
+                    headers::add_response_headers(resp.headers_mut(), response_headers);
+                }
+                return (resp, client_ip, app_name);
+            }
+            H2Outcome::Http1(req) => {
+                // The forwarding headers are in the map now.
+                forward_lines.clear();
+                raw_response = false;
+                length_in_lines = false;
+                up_req = *req;
+            }
+        }
+    }
     let send_cx = upstream::SendContext { metrics: &app.metrics, body_timeout: server.body_read_timeout };
     let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines, &send_cx).await;
-    FORWARD_LINES.with(|f| {
-        let mut f = f.borrow_mut();
-        if f.len() < 256 && forward_lines.capacity() <= 4096 {
-            f.push(forward_lines);
-        }
-    });
+    recycle_forward_lines(forward_lines);
     match sent {
         Ok(resp) => {
             rec.upstream_status = Some(resp.status().as_u16());
@@ -513,6 +610,193 @@ thread_local! {
     static FORWARD_LINES: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+fn recycle_forward_lines(forward_lines: Vec<u8>) {
+    FORWARD_LINES.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.len() < 256 && forward_lines.capacity() <= 4096 {
+            f.push(forward_lines);
+        }
+    });
+}
+
+/// The request as an HTTP/2 upstream gets it: the forwarding header lines moved into the map,
+/// `te: trailers` kept, and for a streamed gRPC call a body that judges its messages.
+#[allow(clippy::too_many_arguments)]
+fn h2_request(
+    req: Request<UpBody>,
+    forward_lines: &[u8],
+    te_trailers: bool,
+    grpc_body: Option<ClientBody>,
+    grpc_judge: Option<(http::Method, Uri, http::HeaderMap, Option<String>, palisade_core::Context)>,
+    snap: &Arc<Snapshot>,
+    app_idx: usize,
+    encoding: &crate::grpc::Encoding,
+    id: RequestId,
+    client_ip: std::net::IpAddr,
+    tls: bool,
+) -> (Request<crate::h2up::ReqBody>, Option<Rc<crate::grpc::Shared>>) {
+    use crate::h2up::ReqBody;
+    let (mut parts, body) = req.into_parts();
+    for line in forward_lines.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = line.iter().position(|b| *b == b':') else { continue };
+        if let (Ok(n), Ok(v)) = (http::HeaderName::from_bytes(&line[..colon]), HeaderValue::from_bytes(line[colon + 1..].trim_ascii())) {
+            parts.headers.append(n, v);
+        }
+    }
+    if te_trailers {
+        parts.headers.insert(header::TE, HeaderValue::from_static("trailers"));
+    }
+    let app = &snap.apps[app_idx];
+    let Some(client) = grpc_body else {
+        let body = match body {
+            UpBody::Full(b) => ReqBody::Full(b),
+            other => ReqBody::Stream(other),
+        };
+        return (Request::from_parts(parts, body), None);
+    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let shared = Rc::new(crate::grpc::Shared::default());
+    let body = match grpc_judge {
+        None => ReqBody::Stream(UpBody::Chained { head: None, spill: None, rest: client, remaining: u64::MAX }),
+        Some((method, uri, headers, canonical, cx)) => {
+            let snap = snap.clone();
+            let judge: crate::grpc::Judge = Box::new(move |payload: &[u8]| {
+                let app = &snap.apps[app_idx];
+                let view = RequestView {
+                    request_id: id.as_str(),
+                    app: &app.cfg.name,
+                    client_ip,
+                    method: &method,
+                    path: canonical.as_deref().unwrap_or(uri.path()),
+                    raw_path: uri.path(),
+                    query: uri.query(),
+                    headers: &headers,
+                    body: payload,
+                    body_truncated: false,
+                    tls,
+                };
+                let mut o = Outcome { context: cx.clone(), ..Outcome::default() };
+                o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
+                if let Some(b) = judge::body(app, &view, &mut o) {
+                    let judged = Box::new((method.clone(), uri.clone(), headers.clone()));
+                    return Some(crate::grpc::Stop { grpc_status: crate::grpc::status_for(b.status, true), code: b.code.clone(), block: Some((b, judged)) });
+                }
+                for (stage, reason) in &o.monitored {
+                    tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
+                }
+                None
+            });
+            let inspect = crate::grpc::Inspect::new(
+                client,
+                app.cfg.inspect_body as usize,
+                app.cfg.oversize == Oversize::Stream,
+                encoding.clone(),
+                judge,
+                shared.clone(),
+                id,
+            );
+            ReqBody::Grpc(Box::new(inspect))
+        }
+    };
+    (Request::from_parts(parts, body), Some(shared))
+}
+
+enum H2Outcome {
+    Done(Box<Response<RespBody>>),
+    /// The `https://` upstream speaks HTTP/1.1: the request goes that way.
+    Http1(Box<Request<UpBody>>),
+}
+
+/// Send a request to an HTTP/2 upstream. For a streamed gRPC call, a message blocked before the
+/// response began is answered as a block (recorded like any); one blocked later ends the
+/// response with the block's trailers.
+#[allow(clippy::too_many_arguments)]
+async fn send_h2(
+    app: &App,
+    req: Request<crate::h2up::ReqBody>,
+    set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue),
+    shared: Option<Rc<crate::grpc::Shared>>,
+    grpc_call: bool,
+    id: RequestId,
+    rec: &mut Record,
+) -> H2Outcome {
+    use crate::h2up::{ReqBody, SendFailure};
+    let send = crate::h2up::send(&app.upstream, req, set_host, &app.metrics);
+    tokio::pin!(send);
+    let stopped = async {
+        match &shared {
+            Some(s) => std::future::poll_fn(|cx| s.poll_stop(cx)).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(stopped);
+    let sent = tokio::select! {
+        biased;
+        stop = &mut stopped => {
+            return H2Outcome::Done(Box::new(match stop.block {
+                Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
+                None => crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()),
+            }));
+        }
+        r = &mut send => r,
+    };
+    // A stop may have come with the failure it caused.
+    if let (Err(_), Some(s)) = (&sent, &shared) {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if let std::task::Poll::Ready(stop) = s.poll_stop(&mut cx) {
+            return H2Outcome::Done(Box::new(match stop.block {
+                Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
+                None => crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()),
+            }));
+        }
+    }
+    let up = &app.upstream;
+    let resp = match sent {
+        Ok(resp) => resp,
+        Err(SendFailure::Http1(req)) => {
+            let (parts, body) = (*req).into_parts();
+            let body = match body {
+                ReqBody::Full(b) => UpBody::Full(b),
+                ReqBody::Stream(b) => b,
+                ReqBody::Grpc(_) => {
+                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, "gRPC call to an upstream that does not offer HTTP/2");
+                    return H2Outcome::Done(Box::new(reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream does not speak HTTP/2", id)));
+                }
+            };
+            return H2Outcome::Http1(Box::new(Request::from_parts(parts, body)));
+        }
+        Err(SendFailure::Upstream(e)) => {
+            return H2Outcome::Done(Box::new(match e {
+                UpstreamError::Timeout => {
+                    rec.upstream_error = Some(UpstreamErr::Timeout);
+                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, "upstream timed out");
+                    reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id)
+                }
+                UpstreamError::Connect(e) => {
+                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, error = %e, "upstream unavailable");
+                    reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id)
+                }
+                UpstreamError::ClientBody(e) => {
+                    tracing::info!(request_id = id.as_str(), error = %e, "client body failed while streaming upstream");
+                    reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id)
+                }
+                UpstreamError::Protocol(e) => {
+                    rec.upstream_error = Some(UpstreamErr::Protocol);
+                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, error = %e, "upstream failed");
+                    reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id)
+                }
+            }));
+        }
+    };
+    rec.upstream_status = Some(resp.status().as_u16());
+    let (mut parts, body) = resp.into_parts();
+    headers::strip_hop_by_hop(&mut parts.headers);
+    parts.version = Version::HTTP_11;
+    let grpc = if grpc_call { Some((shared.unwrap_or_default(), id)) } else { None };
+    H2Outcome::Done(Box::new(Response::from_parts(parts, RespBody::H2(Box::new(crate::grpc::H2Body::new(body, grpc))))))
+}
+
 /// HTTP/2 heads are limited like HTTP/1 ones: the header list size as HPACK counts it
 /// (name + value + 32 per field, RFC 7541 §4.1), pseudo-headers included, and the field count.
 fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: usize) -> bool {
@@ -529,6 +813,7 @@ fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: us
 /// The response to a blocked request: a problem response with the stages' response headers.
 fn blocked(b: judge::Block, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Response<RespBody> {
     let mut resp = problem::response(b.status, &b.code, problem::title(b.status), id.as_str(), &b.reasons);
+    resp.extensions_mut().insert(crate::grpc::Made { code: b.code.as_str().into(), blocked: true });
     let set = b.record(rec, req);
     headers::add_response_headers(resp.headers_mut(), set);
     resp

@@ -70,8 +70,26 @@ impl TargetState {
     }
 }
 
+/// The protocol an upstream's targets speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// `http://` and `unix:`: the inline HTTP/1.1 client.
+    Http1,
+    /// `h2c://`: HTTP/2 with prior knowledge (`crate::h2up`).
+    H2c,
+    /// `https://`: TLS; HTTP/2 when the upstream chooses `h2` by ALPN, else HTTP/1.1.
+    Https,
+}
+
 pub struct Upstream {
     pub cfg: UpstreamConfig,
+    pub protocol: Protocol,
+    /// For `https://`: the client configurations offering `h2` and `http/1.1`, and `http/1.1`
+    /// only, and the name the certificates must hold (per target when not configured).
+    pub tls: Option<UpstreamTls>,
+    /// An `https://` upstream answered ALPN with `http/1.1` (or nothing): it is spoken to over
+    /// HTTP/1.1 from then on.
+    alpn_http1: AtomicBool,
     pub targets: Vec<TargetState>,
     /// Snapshot generation and index, which key the per-worker pools.
     pub generation: u64,
@@ -89,9 +107,15 @@ impl Upstream {
     /// Resolve targets. Host names are resolved once here (at start and on reload).
     pub fn build(cfg: &UpstreamConfig, generation: u64, index: usize) -> Result<Upstream, (usize, String)> {
         let mut targets = Vec::with_capacity(cfg.targets.len());
+        let protocol = match cfg.targets.first().map(|t| &t.value) {
+            Some(Target::H2c { .. }) => Protocol::H2c,
+            Some(Target::Https { .. }) => Protocol::Https,
+            _ => Protocol::Http1,
+        };
+        let tls = if protocol == Protocol::Https { Some(UpstreamTls::build(&cfg.tls).map_err(|e| (0, e))?) } else { None };
         for (i, t) in cfg.targets.iter().enumerate() {
             let (addr, authority) = match &t.value {
-                Target::Tcp { host, port } => {
+                Target::Tcp { host, port } | Target::H2c { host, port } | Target::Https { host, port } => {
                     let addr = (host.as_str(), *port)
                         .to_socket_addrs()
                         .map_err(|e| (i, format!("cannot resolve {host}: {e}")))?
@@ -113,7 +137,34 @@ impl Upstream {
                 check_streak: AtomicU32::new(0),
             });
         }
-        Ok(Upstream { cfg: cfg.clone(), targets, generation, index, rr: AtomicUsize::new(0) })
+        Ok(Upstream { cfg: cfg.clone(), protocol, tls, alpn_http1: AtomicBool::new(false), targets, generation, index, rr: AtomicUsize::new(0) })
+    }
+
+    /// Whether requests go to this upstream over HTTP/2 (`crate::h2up`): `h2c://`, and
+    /// `https://` until an upstream answered ALPN without `h2`.
+    pub fn speaks_h2(&self) -> bool {
+        match self.protocol {
+            Protocol::Http1 => false,
+            Protocol::H2c => true,
+            Protocol::Https => !self.alpn_http1.load(Ordering::Relaxed),
+        }
+    }
+
+    /// An `https://` target chose HTTP/1.1 by ALPN.
+    pub(crate) fn fall_back_to_http1(&self) {
+        if !self.alpn_http1.swap(true, Ordering::Relaxed) {
+            tracing::info!(upstream = %self.cfg.name, "the upstream does not offer HTTP/2 by ALPN: speaking HTTP/1.1 to it");
+        }
+    }
+
+    /// The host name a target's certificate must hold.
+    pub(crate) fn server_name(&self, t: usize) -> Result<rustls_pki_types::ServerName<'static>, String> {
+        let name = match (&self.cfg.tls.server_name, &self.targets[t].target) {
+            (Some(n), _) => n.clone(),
+            (None, Target::Https { host, .. } | Target::Tcp { host, .. } | Target::H2c { host, .. }) => host.clone(),
+            (None, Target::Unix(_)) => "localhost".into(),
+        };
+        rustls_pki_types::ServerName::try_from(name.clone()).map_err(|_| format!("`{name}` is not a valid TLS server name"))
     }
 
     /// Choose a target, skipping `tried` (a bit set) and unavailable ones; when every target is
@@ -150,14 +201,14 @@ impl Upstream {
         None
     }
 
-    fn record_success(&self, t: usize) {
+    pub(crate) fn record_success(&self, t: usize) {
         let ts = &self.targets[t];
         if ts.fails.load(Ordering::Relaxed) != 0 {
             ts.fails.store(0, Ordering::Relaxed);
         }
     }
 
-    fn record_failure(&self, t: usize) {
+    pub(crate) fn record_failure(&self, t: usize) {
         let ts = &self.targets[t];
         if self.cfg.max_fails == 0 {
             return;
@@ -196,6 +247,62 @@ impl Upstream {
             }
         }
     }
+}
+
+/// TLS client configurations of an `https://` upstream.
+pub struct UpstreamTls {
+    /// ALPN `h2`, `http/1.1`.
+    pub h2: Arc<rustls::ClientConfig>,
+    /// ALPN `http/1.1` only, once the upstream is known to speak HTTP/1.1.
+    pub http1: Arc<rustls::ClientConfig>,
+}
+
+/// The system's CA bundle (Debian, Fedora, Alpine, macOS-with-openssl locations).
+const SYSTEM_CA: &[&str] = &["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"];
+
+impl UpstreamTls {
+    fn build(cfg: &palisade_config::UpstreamTls) -> Result<UpstreamTls, String> {
+        use rustls_pki_types::pem::PemObject;
+        let path = match &cfg.ca {
+            Some(p) => p.clone(),
+            None => SYSTEM_CA.iter().map(PathBuf::from).find(|p| p.exists()).ok_or_else(|| "no system CA bundle found: set tls.ca".to_string())?,
+        };
+        let mut roots = rustls::RootCertStore::empty();
+        let certs = rustls_pki_types::CertificateDer::pem_file_iter(&path).map_err(|e| format!("cannot read CA file {}: {e}", path.display()))?;
+        for c in certs {
+            let c = c.map_err(|e| format!("CA file {}: {e}", path.display()))?;
+            // (A bundle may hold certificates rustls cannot use: skipped, as other clients do.)
+            let _ = roots.add(c);
+        }
+        if roots.is_empty() {
+            return Err(format!("CA file {} holds no usable certificate", path.display()));
+        }
+        let roots = Arc::new(roots);
+        let make = |alpn: &[&[u8]]| -> Result<Arc<rustls::ClientConfig>, String> {
+            let provider = Arc::new(rustls::crypto::ring::default_provider());
+            let mut c = rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map_err(|e| e.to_string())?
+                .with_root_certificates(roots.clone())
+                .with_no_client_auth();
+            c.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+            Ok(Arc::new(c))
+        };
+        Ok(UpstreamTls { h2: make(&[b"h2", b"http/1.1"])?, http1: make(&[b"http/1.1"])? })
+    }
+}
+
+/// Open a TLS connection to target `t` of an `https://` upstream with `config`.
+pub(crate) async fn connect_tls(up: &Upstream, t: usize, config: Arc<rustls::ClientConfig>) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
+    let ts = &up.targets[t];
+    let Addr::Tcp(addr) = &ts.addr else { return Err(format!("{} is not a TCP target", ts.target)) };
+    let name = up.server_name(t)?;
+    let fut = async {
+        let s = TcpStream::connect(addr).await.map_err(|e| format!("connect to {}: {e}", ts.target))?;
+        let _ = s.set_nodelay(true);
+        tokio_rustls::TlsConnector::from(config).connect(name, s).await.map_err(|e| format!("TLS handshake with {}: {e}", ts.target))
+    };
+    tokio::time::timeout(up.cfg.connect_timeout, fut).await.map_err(|_| format!("connect to {} timed out", ts.target))?
 }
 
 /// Why the upstream could not answer.
@@ -331,6 +438,10 @@ pub fn idle_count(up: &Upstream, t: usize) -> usize {
 async fn connect(up: &Upstream, t: usize, now: Instant) -> Result<Box<UpConn>, String> {
     let ts = &up.targets[t];
     let io = match &ts.addr {
+        Addr::Tcp(_) if up.protocol == Protocol::Https => {
+            let tls = up.tls.as_ref().ok_or("no TLS configuration")?;
+            Stream::TlsClient(Box::new(connect_tls(up, t, tls.http1.clone()).await?))
+        }
         Addr::Tcp(addr) => {
             let s = tokio::time::timeout(up.cfg.connect_timeout, TcpStream::connect(addr))
                 .await
@@ -920,13 +1031,13 @@ pub async fn send(
     Err(UpstreamError::Connect(last_err.unwrap_or_else(|| "no target available".to_string())))
 }
 
-struct ActiveGuard {
+pub(crate) struct ActiveGuard {
     up: Arc<Upstream>,
     t: usize,
 }
 
 impl ActiveGuard {
-    fn new(up: Arc<Upstream>, t: usize) -> Self {
+    pub(crate) fn new(up: Arc<Upstream>, t: usize) -> Self {
         up.targets[t].active.fetch_add(1, Ordering::Relaxed);
         ActiveGuard { up, t }
     }
@@ -1082,7 +1193,11 @@ pub async fn health_loop(up: Arc<Upstream>, alive: impl Fn() -> bool) {
             return;
         }
         for t in 0..up.targets.len() {
-            let ok = tokio::time::timeout(hc.timeout, probe(&up, t, &hc.path)).await.unwrap_or(false);
+            let ok = if hc.grpc {
+                tokio::time::timeout(hc.timeout, crate::h2up::grpc_probe(&up, t, &hc.service)).await.unwrap_or(false)
+            } else {
+                tokio::time::timeout(hc.timeout, probe(&up, t, &hc.path)).await.unwrap_or(false)
+            };
             up.record_check(t, ok);
         }
     }

@@ -1,0 +1,198 @@
+//! Plain HTTP requests to HTTP/2 upstreams: an `h2c://` upstream (hyper's HTTP/2 server)
+//! behind Palisade for HTTP/1.1 and HTTP/2 clients, with the request as the upstream sees it
+//! (`:authority`, forwarding headers, hop-by-hop headers removed, bodies streamed), response
+//! trailers to HTTP/2 clients, and an `https://` upstream that offers only HTTP/1.1 by ALPN.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Frame, Incoming};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+use crate::common::*;
+
+/// What the upstream saw of a request.
+#[derive(Clone, Debug, Default)]
+struct Seen {
+    version: Option<http::Version>,
+    uri: String,
+    headers: http::HeaderMap,
+    body_len: usize,
+}
+
+/// An HTTP/2 (prior knowledge) server: answers `body: N bytes` plus trailers `x-done: yes`,
+/// recording each request.
+async fn h2c_server() -> (u16, Arc<Mutex<Vec<Seen>>>, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = listener.accept().await else { return };
+            let seen = seen2.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |req: Request<Incoming>| {
+                    let seen = seen.clone();
+                    async move {
+                        let (parts, body) = req.into_parts();
+                        let body = body.collect().await.map(|c| c.to_bytes()).unwrap_or_default();
+                        seen.lock().unwrap().push(Seen {
+                            version: Some(parts.version),
+                            uri: parts.uri.to_string(),
+                            headers: parts.headers,
+                            body_len: body.len(),
+                        });
+                        let mut trailers = http::HeaderMap::new();
+                        trailers.insert("x-done", http::HeaderValue::from_static("yes"));
+                        let frames = Frames([Frame::data(Bytes::from(format!("body: {} bytes", body.len()))), Frame::trailers(trailers)].into());
+                        let resp = Response::builder().header("x-up", "1").body(frames).unwrap();
+                        Ok::<_, Infallible>(resp)
+                    }
+                });
+                let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(s), svc).await;
+            });
+        }
+    });
+    (port, seen, task)
+}
+
+/// A body of ready frames.
+struct Frames(std::collections::VecDeque<Frame<Bytes>>);
+
+impl hyper::body::Body for Frames {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: std::pin::Pin<&mut Self>, _: &mut std::task::Context<'_>) -> std::task::Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        std::task::Poll::Ready(self.0.pop_front().map(Ok))
+    }
+}
+
+fn yaml(target: &str) -> String {
+    format!("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n    http2: true\nserver:\n  shutdown_timeout: 500ms\napps:\n  - name: app\n    upstream: {target}\n")
+}
+
+#[tokio::test]
+async fn an_http1_client_reaches_an_h2c_upstream_with_the_request_rewritten_as_for_any_upstream() {
+    let (port, seen, server) = h2c_server().await;
+    let proxy = Proxy::start(&yaml(&format!("h2c://127.0.0.1:{port}")));
+    let mut c = Conn::connect(proxy.addr).await;
+    let r = c
+        .roundtrip("POST /items?x=1 HTTP/1.1\r\nHost: api.test\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\nTE: trailers\r\nX-Forwarded-For: 6.6.6.6\r\nContent-Length: 5\r\n\r\nhello")
+        .await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(r.text(), "body: 5 bytes");
+    assert_eq!(r.header("x-up"), Some("1"));
+    assert!(r.header("x-request-id").is_some());
+    // A chunked upload streams through as DATA frames.
+    let body = "x".repeat(100_000);
+    let mut req = String::from("POST /up HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: chunked\r\n\r\n");
+    for part in body.as_bytes().chunks(30_000) {
+        req.push_str(&format!("{:x}\r\n{}\r\n", part.len(), std::str::from_utf8(part).unwrap()));
+    }
+    req.push_str("0\r\n\r\n");
+    let r = c.roundtrip(req).await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(r.text(), "body: 100000 bytes");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2);
+    let first = &seen[0];
+    assert_eq!(first.version, Some(http::Version::HTTP_2));
+    assert_eq!(first.uri, "http://api.test/items?x=1");
+    assert!(first.headers.get("host").is_none(), "the Host is :authority over HTTP/2");
+    assert!(first.headers.get("x-secret").is_none() && first.headers.get("connection").is_none());
+    // `te` other than `trailers` never; `trailers` is kept.
+    assert_eq!(first.headers.get("te").map(|v| v.to_str().unwrap()), Some("trailers"));
+    assert_eq!(first.headers.get_all("x-forwarded-for").iter().collect::<Vec<_>>(), ["127.0.0.1"]);
+    assert!(first.headers.get("x-request-id").is_some());
+    assert_eq!(first.body_len, 5);
+    assert_eq!(seen[1].body_len, 100_000);
+    server.abort();
+}
+
+#[tokio::test]
+async fn an_http2_client_gets_the_upstream_trailers() {
+    let (port, seen, server) = h2c_server().await;
+    let proxy = Proxy::start(&yaml(&format!("h2c://127.0.0.1:{port}")));
+    let tcp = tokio::net::TcpStream::connect(proxy.addr).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(conn);
+    // Several streams at once on one client connection, multiplexed on one upstream connection.
+    let mut calls = Vec::new();
+    for i in 0..8 {
+        let req = Request::post(format!("http://api.test/s/{i}")).body(Full::new(Bytes::from(vec![b'a'; i * 1000]))).unwrap();
+        calls.push(send.send_request(req));
+    }
+    for (i, call) in calls.into_iter().enumerate() {
+        let resp = within("response", call).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let collected = within("body", resp.into_body().collect()).await.unwrap();
+        assert_eq!(collected.trailers().expect("trailers passed through")["x-done"], "yes");
+        assert_eq!(collected.to_bytes(), format!("body: {} bytes", i * 1000));
+    }
+    assert_eq!(seen.lock().unwrap().len(), 8);
+    server.abort();
+}
+
+/// An `https://` upstream whose ALPN offers HTTP/1.1 only: requests go to it over HTTP/1.1.
+#[tokio::test]
+async fn an_https_upstream_without_h2_is_spoken_to_over_http1() {
+    let dir = TempDir::new();
+    let ck = rcgen::generate_simple_self_signed(vec!["up.test".to_string()]).unwrap();
+    let cert = dir.write("up.pem", ck.cert.pem());
+    let key_der = rustls_pki_types::PrivateKeyDer::try_from(ck.signing_key.serialize_der()).unwrap();
+    let mut sc = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![ck.cert.der().clone()], key_der)
+        .unwrap();
+    sc.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(sc));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = listener.accept().await else { return };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let Ok(mut tls) = acceptor.accept(s).await else { return };
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let Ok(n) = tls.read(&mut chunk).await else { return };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    while let Some(end) = find(&buf, b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_string();
+                        buf.drain(..end + 4);
+                        let line = head.lines().next().unwrap_or("").to_string();
+                        let body = format!("h1 over tls: {line}");
+                        let resp = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+                        if tls.write_all(resp.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let yaml = format!(
+        "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  shutdown_timeout: 500ms\napps:\n  - name: app\n    upstream:\n      targets: [https://127.0.0.1:{port}]\n      tls: {{ca: {}, server_name: up.test}}\n",
+        cert.display()
+    );
+    let proxy = Proxy::start(&yaml);
+    for path in ["/one", "/two", "/three"] {
+        let r = get(proxy.addr, "api.test", path).await;
+        assert_eq!(r.status, 200, "{}", r.dump());
+        assert_eq!(r.text(), format!("h1 over tls: GET {path} HTTP/1.1"));
+    }
+    server.abort();
+}
