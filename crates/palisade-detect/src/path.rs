@@ -1046,12 +1046,8 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
             r = Some((*c, why));
         }
     }
-    if let Some(p) = lc.find("file:") {
-        let rest = &lc[p + 5..];
-        let before_ok = p == 0 || !lc.as_bytes()[p - 1].is_ascii_alphanumeric();
-        if before_ok && (rest.starts_with('/') || rest.starts_with('\\') || is_drive(rest)) {
-            r = Some(r.map_or(85, |x| x.0.max(85)).max(85)).map(|c| (c, "file: URL"));
-        }
+    if file_urls(lc) {
+        r = Some(r.map_or(85, |x| x.0.max(85)).max(85)).map(|c| (c, "file: URL"));
     }
     // `data:` URIs carrying PHP code (images in data: URIs are ordinary).
     if let Some(p) = lc.find("data:") {
@@ -1084,6 +1080,76 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
         }
     }
     r
+}
+
+/// Whether `lc` (lowercased) holds a `file:` URL that reads a file the way an inclusion does.
+/// Every `file:` URL is, except the one of a developer's own source file where it is written
+/// as a script names it: a stack frame's location (`at f (file:///app/src/x.js:10:5)`, the
+/// `:line:column` of [`file_url_path`]) or a resource a page loaded (a script, style or page:
+/// [`source_file`]), and then only when its path reaches nothing a path is judged for (a
+/// system directory, a sensitive file, a climb; a drive alone is not): `file:///etc/passwd:1:1` and
+/// `file:///proc/self/environ` are read as they always are.
+fn file_urls(lc: &str) -> bool {
+    let b = lc.as_bytes();
+    let mut from = 0;
+    while let Some(q) = lc[from..].find("file:") {
+        let p = from + q;
+        from = p + 5;
+        step(1);
+        let rest = &lc[p + 5..];
+        let before_ok = p == 0 || !b[p - 1].is_ascii_alphanumeric();
+        if !(before_ok && (rest.starts_with('/') || rest.starts_with('\\') || is_drive(rest))) {
+            continue;
+        }
+        let (path, frame) = file_url_path(rest);
+        if !((frame || source_file(path)) && judge_walk(path, false, FieldKind::JsonValue).is_none_or(|c| c.conf < 60)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The path of a `file:` URL (`rest`: what follows `file:`, lowercased) as a file API reads
+/// it, up to the first byte no URL in text holds (a blank, a quote, a bracket), without the
+/// host of `//host/`, the query and the fragment; and whether it ends in a stack frame's
+/// `:line` or `:line:column` (removed from the path).
+fn file_url_path(rest: &str) -> (&str, bool) {
+    let end = rest.find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>' | '(' | ')' | '[' | ']' | '{' | '}' | ',' | '|')).unwrap_or(rest.len());
+    let mut url = &rest[..end];
+    url = &url[..url.find(['?', '#']).unwrap_or(url.len())];
+    // `//host/path` (`///path`: an empty host).
+    if let Some(h) = url.strip_prefix("//") {
+        url = h.find(['/', '\\']).map_or("", |i| &h[i..]);
+    }
+    // `/c:/...`: the drive of a Windows path.
+    if url.len() >= 4 && url.starts_with('/') && is_drive(&url[1..]) {
+        url = &url[1..];
+    }
+    let digits = |s: &str| !s.is_empty() && s.len() <= 7 && s.bytes().all(|c| c.is_ascii_digit());
+    let mut frame = false;
+    for _ in 0..2 {
+        match url.rsplit_once(':') {
+            Some((head, n)) if digits(n) && !head.is_empty() && !(head.len() == 1 && head.as_bytes()[0].is_ascii_alphabetic()) => {
+                url = head;
+                frame = true;
+            }
+            _ => break,
+        }
+    }
+    (url, frame)
+}
+
+/// Whether the last segment of `path` is a file a web page or a script loads from its
+/// developer's tree: scripts (JavaScript, TypeScript and their module forms, JSX, the
+/// single-file components of Vue and Svelte), styles, pages, source maps, WebAssembly.
+fn source_file(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or("");
+    let Some((stem, ext)) = name.rsplit_once('.') else { return false };
+    !stem.is_empty()
+        && matches!(
+            ext,
+            "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" | "vue" | "svelte" | "css" | "scss" | "sass" | "less" | "html" | "htm" | "map" | "wasm"
+        )
 }
 
 /// [`CLASS`] bits: `x` or `X`, the second byte of a `0x` [`normalise`] folds; a

@@ -1291,6 +1291,7 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
                 && matches!(t.kind, Kind::Num | Kind::Str { .. } | Kind::Word | Kind::Var | Kind::LParen)
                 && matches!(function(p.text), Func::Time | Func::Oob)
                 && !frame_location(s, p.text)
+                && !log_message_call(s, p.text)
                 && !prev3.is_some_and(|(x, _)| x.kind == Kind::Word && x.text.eq_ignore_ascii_case("await"))
             {
                 found = Some((p.text, 70, "time-based or out-of-band function call"));
@@ -1332,6 +1333,44 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     let (f, confidence, why) = found?;
     let at = f.as_ptr() as usize - s.as_ptr() as usize;
     Some(Finding { confidence, why, fragment: truncate(&s[at..], 64).to_string() })
+}
+
+/// A time-based call that opens an English log message (`sleep(250) then retry`,
+/// `benchmark(5000) took 1234ms`): the call is the value's first token, its arguments close,
+/// and what follows is words of a sentence. In SQL an expression can be followed by an
+/// operator, a clause, a comment or `;`, or one alias; a word that is none of these followed
+/// by another word or number is prose, and so is the call before it. The injection forms
+/// keep their grammar: after a breakout or an operator the call is not first (`1 and
+/// sleep(5)`), a stacked or commented call is followed by `;`, `#`, `--` (`sleep(5)-- -`),
+/// a condition by its operator (`sleep(5) and 1=1`), an alias by nothing or a clause.
+fn log_message_call(src: &str, name: &str) -> bool {
+    let Some(at) = (name.as_ptr() as usize).checked_sub(src.as_ptr() as usize) else { return false };
+    if !src.get(..at).is_some_and(|b| b.trim().is_empty()) {
+        return false;
+    }
+    let Some(rest) = src.get(at + name.len()..) else { return false };
+    let Some(inner) = rest.trim_start_matches([' ', '\t']).strip_prefix('(') else { return false };
+    // The arguments: the first `)` closes them when none opens inside (numbers, a name).
+    let Some(end) = inner.find(')') else { return false };
+    if inner[..end].bytes().any(|b| matches!(b, b'(' | b'\'' | b'"' | b'`' | b';' | b'#')) {
+        return false;
+    }
+    let after = &inner[end + 1..];
+    // Nothing of SQL's own punctuation in the sentence: no quote, comment, statement end,
+    // comparison or call.
+    if after.bytes().any(|b| matches!(b, b'\'' | b'"' | b'`' | b';' | b'#' | b'=' | b'<' | b'>' | b'(' | b')' | b'|' | b'&')) || after.contains("--") || after.contains("/*") {
+        return false;
+    }
+    let mut words = after.split_whitespace().map(|w| w.trim_end_matches([',', '.', ':', '!', '?', '\u{2026}']));
+    let (Some(first), Some(second)) = (words.next(), words.next()) else { return false };
+    // What may follow an expression in SQL (an operator word, a clause, a set operation).
+    const CONTINUES: &[&str] = &[
+        "and", "or", "xor", "not", "is", "in", "like", "rlike", "regexp", "between", "div", "mod", "from", "where", "union", "intersect", "except", "into",
+        "as", "order", "group", "limit", "having", "procedure", "for", "collate", "sounds", "escape", "offset", "fetch", "window",
+    ];
+    let word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic()) && !CONTINUES.iter().any(|k| w.eq_ignore_ascii_case(k));
+    let number_or_word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric()) && !CONTINUES.iter().any(|k| w.eq_ignore_ascii_case(k));
+    word(first) && first.len() >= 2 && number_or_word(second)
 }
 
 /// Whether the word `name` (a slice of `src`) is followed by a parenthesised source location,
@@ -2153,7 +2192,7 @@ impl<'a> Parser<'a> {
         self.depth += 1;
         let after = self.n > 1 || self.quote != 0 || self.logic;
         match function(t.text) {
-            Func::Time | Func::Oob if frame_location(self.src, t.text) => {}
+            Func::Time | Func::Oob if frame_location(self.src, t.text) || log_message_call(self.src, t.text) => {}
             Func::Time => self.signal(92, "time-based function"),
             Func::Oob => self.signal(90, "out-of-band / file function"),
             Func::Error => self.signal(if after { 85 } else { 50 }, "error-based function"),

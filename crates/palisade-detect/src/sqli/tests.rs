@@ -2032,6 +2032,32 @@ fn stack_frames_and_script_timers_are_not_calls() {
 }
 
 #[test]
+fn a_log_message_that_opens_with_a_timer_call_is_not_sql() {
+    // Telemetry messages written for this rule: the call first, then words of a sentence.
+    for v in ["sleep(250) then retry", "benchmark(5000) took 1234ms", "Sleep(3) before reconnecting", "pg_sleep(1) returned after 1002 ms", "delay(100) done."] {
+        assert!(conf(v) < 40, "{v}: {}", conf(v));
+    }
+    // The call in SQL's grammar: first but followed by an operator, a clause, a comment, `;`,
+    // one alias; or not first.
+    for v in [
+        "sleep(5) and 1=1",
+        "sleep(5)-- -",
+        "sleep(5)#",
+        "sleep(5); select 1",
+        "sleep(5) or true",
+        "sleep(5) from dual",
+        "sleep(5) x",
+        "benchmark(5000000,md5(1)) took ms",
+        "1 and sleep(5) then retry",
+        "' or sleep(5) then retry",
+    ] {
+        assert!(conf(v) >= 60, "{v}: {}", conf(v));
+    }
+    assert!(log_message_call("sleep(250) then retry", &"sleep(250) then retry"[..5]));
+    assert!(!log_message_call("x sleep(250) then retry", &"x sleep(250) then retry"[2..7]));
+}
+
+#[test]
 fn a_sentence_about_sql_is_not_sql() {
     let judged = |v: &str| hit(v, Level::Strict).map_or(0, |h| h.confidence);
     // Searches written for this rule, in several languages.
