@@ -883,7 +883,7 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         // `..` alone and `../ meaning` are a probe or a phrase: one level needs a separator
         // and segments that do not start with a blank.
         let phrase = seps == 0 || body.split(['/', '\\']).any(|seg| seg.starts_with(' '));
-        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url && !phrase { 65 } else { 50 }, "path climbs one level above its root", trav);
+        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url && !phrase { 65 } else { 50 }, CLIMB_ONE, trav);
     }
     if root != Root::Url && seps >= 1 {
         let sys = (root == Root::Unix || root == Root::Backslash) && system_root(&segs);
@@ -926,6 +926,9 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
     }
     best
 }
+
+/// [`judge_walk`]'s reason for a path that climbs one level above where it starts.
+const CLIMB_ONE: &str = "path climbs one level above its root";
 
 const WRAPPERS: &[(&str, u8, &str)] = &[
     ("php://filter", 95, "php://filter stream wrapper"),
@@ -1377,7 +1380,9 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8, plain: Option<Facts>) -
         let words = trimmed.split_whitespace().count();
         let plain = trimmed.split_whitespace().filter(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_alphabetic())).count();
         let prose = whole_has_space && (words > 6 || words > 3 && plain >= 2);
-        if !prose {
+        // One `../` before words (`../images/logo.png in CSS`) is a relative reference a
+        // sentence names, judged as a token of the sentence (below).
+        if !prose && !(whole_has_space && c.why == CLIMB_ONE) {
             out = best(out, Some(mk(NAME, c.cat, c.conf, trimmed, c.why)));
         }
     }
@@ -1397,7 +1402,16 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8, plain: Option<Facts>) -
                 // Paths named inside prose are weaker evidence than a value that is a path,
                 // except for traversal, which prose does not contain: a system directory
                 // named in a sentence (`logs are in /var/log/app`) stays below the threshold.
-                let conf = if c.cat == Category::PathTraversal && c.conf >= 85 { c.conf } else { c.conf.saturating_sub(20) };
+                // One level up in a sentence is a relative reference (`see ../images/logo.png
+                // in CSS`, `the ../README.md explains`): it climbs above the document it is
+                // written in, not above a root; reported below every level.
+                let conf = if c.cat == Category::PathTraversal && c.conf >= 85 {
+                    c.conf
+                } else if whole_has_space && c.why == CLIMB_ONE {
+                    c.conf.min(35)
+                } else {
+                    c.conf.saturating_sub(20)
+                };
                 out = best(out, Some(mk(NAME, c.cat, conf, tok, c.why)));
             }
         }

@@ -856,3 +856,16 @@ fn a_source_file_url_in_a_stack_frame_or_a_resource_name_is_not_inclusion() {
     assert_eq!(file_url_path("///c:/u/x.ts"), ("c:/u/x.ts", false));
     assert_eq!(file_url_path("//host/share/x.js?v=1 more"), ("/share/x.js", false));
 }
+
+#[test]
+fn one_level_up_inside_a_sentence_is_a_relative_reference() {
+    // Written for this rule: prose naming a relative reference.
+    for v in ["../images/logo.png in CSS", "see ../README.md for details", "the stylesheet loads ../fonts/inter.woff2 first", "moved to ..\\shared\\notes.txt yesterday"] {
+        assert!(q(v) < 40, "{v:?}: {}", q(v));
+        assert!(conf(v, FieldKind::JsonValue) < 40, "{v:?}: {}", conf(v, FieldKind::JsonValue));
+    }
+    // A climb alone, two levels, or one level to a system file, in prose or not.
+    for v in ["../config.php", "../../images/logo.png in CSS", "see ../../../etc/passwd now", "read ../etc/passwd please"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+}

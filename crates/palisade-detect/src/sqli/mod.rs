@@ -1345,7 +1345,16 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
 /// a condition by its operator (`sleep(5) and 1=1`), an alias by nothing or a clause.
 fn log_message_call(src: &str, name: &str) -> bool {
     let Some(at) = (name.as_ptr() as usize).checked_sub(src.as_ptr() as usize) else { return false };
-    if !src.get(..at).is_some_and(|b| b.trim().is_empty()) {
+    let Some(before) = src.get(..at) else { return false };
+    // First in the message, or after a sentence's word (`drained before sleep(250)
+    // completed`): a word that is not SQL's cannot precede a call in SQL.
+    let first = error_label(before);
+    let in_sentence = !first && {
+        let last = before.trim_end();
+        let w = &last[last.bytes().rposition(|c| !c.is_ascii_alphabetic()).map_or(0, |i| i + 1)..];
+        w.len() >= 2 && w.len() < last.len() && last[..last.len() - w.len()].ends_with([' ', '\t']) && keyword(w) == Kw::None && before.len() > last.len()
+    };
+    if !(first || in_sentence) {
         return false;
     }
     let Some(rest) = src.get(at + name.len()..) else { return false };
@@ -1361,16 +1370,38 @@ fn log_message_call(src: &str, name: &str) -> bool {
     if after.bytes().any(|b| matches!(b, b'\'' | b'"' | b'`' | b';' | b'#' | b'=' | b'<' | b'>' | b'(' | b')' | b'|' | b'&')) || after.contains("--") || after.contains("/*") {
         return false;
     }
-    let mut words = after.split_whitespace().map(|w| w.trim_end_matches([',', '.', ':', '!', '?', '\u{2026}']));
-    let (Some(first), Some(second)) = (words.next(), words.next()) else { return false };
     // What may follow an expression in SQL (an operator word, a clause, a set operation).
     const CONTINUES: &[&str] = &[
         "and", "or", "xor", "not", "is", "in", "like", "rlike", "regexp", "between", "div", "mod", "from", "where", "union", "intersect", "except", "into",
         "as", "order", "group", "limit", "having", "procedure", "for", "collate", "sounds", "escape", "offset", "fetch", "window",
     ];
+    let mut words = after.split_whitespace().map(|w| w.trim_end_matches([',', '.', ':', '!', '?', '\u{2026}']));
+    let Some(next) = words.next() else { return false };
+    if in_sentence {
+        return !next.is_empty() && next.bytes().all(|b| b.is_ascii_alphanumeric()) && !CONTINUES.iter().any(|k| next.eq_ignore_ascii_case(k));
+    }
+    let (first, Some(second)) = (next, words.next()) else { return false };
     let word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic()) && !CONTINUES.iter().any(|k| w.eq_ignore_ascii_case(k));
     let number_or_word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric()) && !CONTINUES.iter().any(|k| w.eq_ignore_ascii_case(k));
     word(first) && first.len() >= 2 && number_or_word(second)
+}
+
+/// Whether `before` (what precedes a call in a value) is nothing, or the label a log message
+/// or an exception opens with: names ending in `:` (`Error:`, `Uncaught TypeError:`,
+/// `[worker] RangeError:`), which SQL never puts before an expression.
+fn error_label(before: &str) -> bool {
+    let t = before.trim();
+    if t.is_empty() {
+        return true;
+    }
+    let Some(head) = t.strip_suffix(':') else { return false };
+    !head.is_empty()
+        && head.len() <= 64
+        && head.split_whitespace().all(|w| {
+            let w = w.trim_start_matches('[').trim_end_matches(']');
+            !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        })
+        && head.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'[')
 }
 
 /// Whether the word `name` (a slice of `src`) is followed by a parenthesised source location,
@@ -2435,7 +2466,13 @@ impl<'a> Parser<'a> {
     /// name (`' select 'a'--` still selects a literal).
     fn quotes_own_text(&mut self) -> bool {
         let q = self.quote;
-        q != 0 && self.peek().is_some_and(|n| matches!(n.kind, Kind::Str { quote, .. } if quote == q) && n.text.bytes().any(|c| c == b' ' || c == b'\t'))
+        // Or the value's own quoted word ending the value: `(reading 'select')`, the keyword
+        // between the quotes and the quote after it never closed.
+        q != 0
+            && self.peek().is_some_and(|n| match n.kind {
+                Kind::Str { quote, closed } if quote == q => !closed || n.text.bytes().any(|c| c == b' ' || c == b'\t'),
+                _ => false,
+            })
     }
 
     /// A value that starts with `DROP TABLE name` (no breakout) and goes on with a plain word

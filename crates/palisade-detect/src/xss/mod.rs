@@ -25,7 +25,7 @@ mod js;
 #[cfg(test)]
 mod tests;
 
-use crate::{truncate, Category, Detector, FieldKind, Gate, Hit, Input, Level};
+use crate::{truncate, Category, Detector, Gate, Hit, Input, Level};
 
 /// The XSS detector.
 #[derive(Debug, Default, Clone, Copy)]
