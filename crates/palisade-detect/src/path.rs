@@ -1129,6 +1129,16 @@ fn file_url_path(rest: &str) -> (&str, bool) {
         url = &url[1..];
     }
     let digits = |s: &str| !s.is_empty() && s.len() <= 7 && s.bytes().all(|c| c.is_ascii_digit());
+    // `:line:column` ends the location wherever it is (the line break after a frame is gone
+    // once control characters are removed: `index.ts:12:3` then the next frame's name).
+    let b = url.as_bytes();
+    for (i, _) in url.match_indices(':') {
+        let line = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let col = if b.get(i + 1 + line) == Some(&b':') { b[i + 2 + line..].iter().take_while(|c| c.is_ascii_digit()).count() } else { 0 };
+        if i > 1 && (1..=7).contains(&line) && (1..=7).contains(&col) {
+            return (&url[..i], true);
+        }
+    }
     let mut frame = false;
     for _ in 0..2 {
         match url.rsplit_once(':') {

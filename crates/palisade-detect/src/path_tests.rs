@@ -832,6 +832,7 @@ fn a_source_file_url_in_a_stack_frame_or_a_resource_name_is_not_inclusion() {
         "file:///C:/Users/dev/app/src/main.tsx",
         "file://localhost/Users/dev/www/index.html?debug=1",
         "file:///opt-not/project/styles/site.css",
+        "AbortError: aborted.\nwaitFor@app:///main.jsbundle:1223:144\nsleep@file:///Users/dev/project/src/index.ts:6044:20\nModule.x@webpack-internal:///./src/a.js:4747:186",
     ] {
         assert!(j(v) < 40, "{v:?}: {}", j(v));
         assert!(q(v) < 40, "{v:?}: {}", q(v));
@@ -854,6 +855,8 @@ fn a_source_file_url_in_a_stack_frame_or_a_resource_name_is_not_inclusion() {
     }
     assert_eq!(file_url_path("///users/a/x.ts:10:5"), ("/users/a/x.ts", true));
     assert_eq!(file_url_path("///c:/u/x.ts"), ("c:/u/x.ts", false));
+    assert_eq!(file_url_path("///users/a/x.ts:10:5next@app:///y.js:1:2"), ("/users/a/x.ts", true));
+    assert_eq!(file_url_path("///etc/passwd:1:1x"), ("/etc/passwd", true));
     assert_eq!(file_url_path("//host/share/x.js?v=1 more"), ("/share/x.js", false));
 }
 

@@ -1364,7 +1364,10 @@ fn log_message_call(src: &str, name: &str) -> bool {
     if inner[..end].bytes().any(|b| matches!(b, b'(' | b'\'' | b'"' | b'`' | b';' | b'#')) {
         return false;
     }
-    let after = &inner[end + 1..];
+    // The message's line: a stack trace's frames follow on the next ones.
+    let mut lines = inner[end + 1..].split(['\n', '\r']).filter(|l| !l.trim().is_empty());
+    let after = inner[end + 1..].split(['\n', '\r']).next().unwrap_or("");
+    let stack_follows = after.trim().len() < inner[end + 1..].trim_end().len() && lines.nth(1).is_some_and(stack_frame_line);
     // Nothing of SQL's own punctuation in the sentence: no quote, comment, statement end,
     // comparison or call.
     if after.bytes().any(|b| matches!(b, b'\'' | b'"' | b'`' | b';' | b'#' | b'=' | b'<' | b'>' | b'(' | b')' | b'|' | b'&')) || after.contains("--") || after.contains("/*") {
@@ -1380,10 +1383,30 @@ fn log_message_call(src: &str, name: &str) -> bool {
     if in_sentence {
         return !next.is_empty() && next.bytes().all(|b| b.is_ascii_alphanumeric()) && !CONTINUES.iter().any(|k| next.eq_ignore_ascii_case(k));
     }
-    let (first, Some(second)) = (next, words.next()) else { return false };
+    let second = match words.next() {
+        Some(w) => w,
+        // One word, then the frames of a stack trace: the message of an exception.
+        None if stack_follows => "0",
+        None => return false,
+    };
+    let first = next;
     let word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic()) && !CONTINUES.iter().any(|k| w.eq_ignore_ascii_case(k));
     let number_or_word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric()) && !CONTINUES.iter().any(|k| w.eq_ignore_ascii_case(k));
     word(first) && first.len() >= 2 && number_or_word(second)
+}
+
+/// A line of a JavaScript stack trace: `at name (location:line:column)`, `at location:line`
+/// (V8), `name@location:line:column` (Firefox, Safari).
+fn stack_frame_line(l: &str) -> bool {
+    let t = l.trim();
+    let t = t.strip_suffix(')').unwrap_or(t);
+    let b = t.as_bytes();
+    let num = |end: usize| b[..end].iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let n = num(b.len());
+    if n == 0 || b.len() <= n || b[b.len() - n - 1] != b':' {
+        return false;
+    }
+    (t.starts_with("at ") || t.contains('@')) && !t.contains(['\'', '"', ';'])
 }
 
 /// Whether `before` (what precedes a call in a value) is nothing, or the label a log message

@@ -2043,6 +2043,8 @@ fn a_log_message_that_opens_with_a_timer_call_is_not_sql() {
         "Error: benchmark(200) took 950ms",
         "Uncaught RangeError: sleep(10) returned early",
         "the worker drained before sleep(250) completed",
+        "Error: benchmark(5000) took 1234ms\n    at dispatchEvent (webpack:///./src/app.js:5518:92)",
+        "sleep(250) completed\nwait@<anonymous>:6630:66\nasync@https://cdn.example.com/a.js:1:2",
     ] {
         assert!(conf(v) < 40, "{v}: {}", conf(v));
     }
