@@ -1155,7 +1155,7 @@ fn file_url_path(rest: &str) -> (&str, bool) {
 /// Whether the last segment of `path` is a file a web page or a script loads from its
 /// developer's tree: scripts (JavaScript, TypeScript and their module forms, JSX, the
 /// single-file components of Vue and Svelte), styles, pages, source maps, WebAssembly.
-fn source_file(path: &str) -> bool {
+pub(crate) fn source_file(path: &str) -> bool {
     let name = path.rsplit(['/', '\\']).next().unwrap_or("");
     let Some((stem, ext)) = name.rsplit_once('.') else { return false };
     !stem.is_empty()
