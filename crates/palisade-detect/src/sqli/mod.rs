@@ -2568,6 +2568,8 @@ impl<'a> Parser<'a> {
             Stmt::Exec => {
                 let name = match t.kind {
                     Kind::Word if kw == Kw::None => t.text,
+                    // `at exec (webpack:///./src/db.js:12:3)`: a stack frame.
+                    Kind::LParen if frame_location(self.src, &t.text[..0]) => return false,
                     Kind::LParen => {
                         self.depth += 1;
                         self.signal(if head { 60 } else { 85 }, "stacked EXEC");

@@ -2019,6 +2019,7 @@ fn stack_frames_and_script_timers_are_not_calls() {
         "    at pg_sleep (webpack:///./src/db.ts:42)",
         "await sleep(1000)",
         "const t = await sleep(250);",
+        "    at exec (webpack-internal:///./node_modules/pg/lib/client.js:52:19)",
     ] {
         assert!(conf(v) < 60, "{v}: {}", conf(v));
     }

@@ -947,3 +947,19 @@ fn calls_without_parentheses_and_computed_properties_are_sinks() {
         assert!(conf(v) < 60, "{v}: {}", conf(v));
     }
 }
+
+#[test]
+fn a_stack_frame_is_not_a_sink_call() {
+    // Frames written for this rule: V8 frames whose function is a sink's name.
+    for v in [
+        "    at eval (webpack-internal:///./node_modules/react-dom/cjs/react-dom.development.js:4747:186)",
+        "TypeError: x\n    at setTimeout (https://cdn.example.com/npm/vue@3.4.21/dist/vue.global.js:6348:164)",
+        "at Function.eval (app.js:10)",
+    ] {
+        assert!(conf(v) < 40, "{v:?}: {}", conf(v));
+    }
+    for v in ["eval(atob('YWxlcnQoMSk='))", "setTimeout(alert,1)", "\";eval(location.hash.slice(1))//", "x;alert(document.domain)"] {
+        assert!(conf(v) >= 40, "{v:?}: {}", conf(v));
+    }
+    assert!(js::frame_argument("eval (a/b.js:1:2)", 0) && !js::frame_argument("eval(name)", 0) && !js::frame_argument("eval ('a.js:1')", 0));
+}
