@@ -21,11 +21,15 @@ use crate::FieldKind;
 const GRAPHQL_NESTING: usize = 64;
 const GRAPHQL_TOKENS: usize = 20_000;
 
+/// What [`parts`] hands each part to: the JSON pointer below the value's location (`None`: at
+/// it), the kind to judge the part as, the part.
+pub type Judge<'a> = dyn FnMut(Option<&str>, FieldKind, &str) -> ControlFlow<()> + 'a;
+
 /// The parts of `value` when it is an embedded document of a grammar this module reads, each
 /// handed to `judge` with the JSON pointer below the value's own location (`None`: at the
 /// value's location) and the kind to judge it as. `None` when the value is no such document
 /// (it is then judged as it is); otherwise what the last call of `judge` said.
-pub fn parts(value: &str, kind: FieldKind, judge: &mut dyn FnMut(Option<&str>, FieldKind, &str) -> ControlFlow<()>) -> Option<ControlFlow<()>> {
+pub fn parts(value: &str, kind: FieldKind, judge: &mut Judge<'_>) -> Option<ControlFlow<()>> {
     if !matches!(kind, FieldKind::JsonValue | FieldKind::QueryValue | FieldKind::FormValue) {
         return None;
     }
@@ -83,7 +87,7 @@ pub fn graphql_literals(t: &str) -> Option<Vec<String>> {
 
 /// [`parts`] of a JSON value: keys and strings, at `path` (a JSON pointer below the
 /// parameter), `parent`: the key of the object this value is the member of.
-fn json_parts(v: palisade_json::ValueRef<'_>, parent: Option<&str>, path: &mut String, judge: &mut dyn FnMut(Option<&str>, FieldKind, &str) -> ControlFlow<()>) -> ControlFlow<()> {
+fn json_parts(v: palisade_json::ValueRef<'_>, parent: Option<&str>, path: &mut String, judge: &mut Judge<'_>) -> ControlFlow<()> {
     use palisade_json::Kind;
     let at = path.len();
     match v.kind() {
@@ -171,8 +175,25 @@ pub fn operator_is_injection(op: &str, operand: palisade_json::ValueRef<'_>, fie
 fn is_query_operator(op: &str) -> bool {
     matches!(
         op,
-        "ne" | "nin" | "not" | "gt" | "gte" | "lt" | "lte" | "regex" | "eq" | "in" | "all" | "size" | "type" | "mod" | "elemmatch" | "exists" | "text" | "options"
-            | "where" | "expr"
+        "ne" | "nin"
+            | "not"
+            | "gt"
+            | "gte"
+            | "lt"
+            | "lte"
+            | "regex"
+            | "eq"
+            | "in"
+            | "all"
+            | "size"
+            | "type"
+            | "mod"
+            | "elemmatch"
+            | "exists"
+            | "text"
+            | "options"
+            | "where"
+            | "expr"
     )
 }
 
@@ -188,7 +209,11 @@ fn matches_everything(p: &str) -> bool {
 /// `_`, `-` or `.` between words).
 fn credential_field(name: &str) -> bool {
     let n: String = name.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect();
-    n.contains("pass") || n.contains("pwd") || n.contains("secret") || n.contains("token") || n.ends_with("apikey")
+    n.contains("pass")
+        || n.contains("pwd")
+        || n.contains("secret")
+        || n.contains("token")
+        || n.ends_with("apikey")
         || matches!(n.as_str(), "user" | "username" | "userid" | "login" | "email" | "mail")
 }
 

@@ -1117,7 +1117,9 @@ fn file_urls(lc: &str) -> bool {
 /// host of `//host/`, the query and the fragment; and whether it ends in a stack frame's
 /// `:line` or `:line:column` (removed from the path).
 fn file_url_path(rest: &str) -> (&str, bool) {
-    let end = rest.find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>' | '(' | ')' | '[' | ']' | '{' | '}' | ',' | '|')).unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>' | '(' | ')' | '[' | ']' | '{' | '}' | ',' | '|'))
+        .unwrap_or(rest.len());
     let mut url = &rest[..end];
     url = &url[..url.find(['?', '#']).unwrap_or(url.len())];
     // `//host/path` (`///path`: an empty host).
@@ -1392,7 +1394,7 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8, plain: Option<Facts>) -
         let prose = whole_has_space && (words > 6 || words > 3 && plain >= 2);
         // One `../` before words (`../images/logo.png in CSS`) is a relative reference a
         // sentence names, judged as a token of the sentence (below).
-        if !prose && !(whole_has_space && c.why == CLIMB_ONE) {
+        if !(prose || whole_has_space && c.why == CLIMB_ONE) {
             out = best(out, Some(mk(NAME, c.cat, c.conf, trimmed, c.why)));
         }
     }

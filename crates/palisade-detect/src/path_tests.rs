@@ -863,7 +863,12 @@ fn a_source_file_url_in_a_stack_frame_or_a_resource_name_is_not_inclusion() {
 #[test]
 fn one_level_up_inside_a_sentence_is_a_relative_reference() {
     // Written for this rule: prose naming a relative reference.
-    for v in ["../images/logo.png in CSS", "see ../README.md for details", "the stylesheet loads ../fonts/inter.woff2 first", "moved to ..\\shared\\notes.txt yesterday"] {
+    for v in [
+        "../images/logo.png in CSS",
+        "see ../README.md for details",
+        "the stylesheet loads ../fonts/inter.woff2 first",
+        "moved to ..\\shared\\notes.txt yesterday",
+    ] {
         assert!(q(v) < 40, "{v:?}: {}", q(v));
         assert!(conf(v, FieldKind::JsonValue) < 40, "{v:?}: {}", conf(v, FieldKind::JsonValue));
     }

@@ -393,7 +393,16 @@ fn source_location(rest: &str) -> bool {
         return false;
     }
     let b = path.as_bytes();
-    // `:line:column` (or `:line`) after the file.
+    // `:line:column` ends the location wherever it is (a frame's line break is gone once
+    // control characters are removed: `bundle.js:12:3` then the next frame's name).
+    for (i, _) in path.match_indices(':') {
+        let line = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let col = if b.get(i + 1 + line) == Some(&b':') { b[i + 2 + line..].iter().take_while(|c| c.is_ascii_digit()).count() } else { 0 };
+        if i > 1 && (1..=7).contains(&line) && (1..=7).contains(&col) {
+            return true;
+        }
+    }
+    // `:line` (or `:line:column`) at the end.
     let mut frame = path.len();
     for _ in 0..2 {
         let digits = b[..frame].iter().rev().take_while(|c| c.is_ascii_digit()).count();
@@ -1177,5 +1186,6 @@ mod tests {
             assert!(q(v) >= at_least, "{v}: {}", q(v));
         }
         assert!(source_location("/a/b.js:1:2") && source_location("/x:10:5") && !source_location("/callback") && !source_location(":1:2"));
+        assert!(source_location("/static/js/bundle.js:7592:165select@app:///main.jsbundle:7203:6"));
     }
 }

@@ -43,7 +43,15 @@ fn a_json_document_in_a_parameter_is_walked() {
         ]
     );
     let values: Vec<_> = got.iter().filter(|x| x.1 == FieldKind::JsonValue).map(|x| (x.0.clone().unwrap(), x.2.clone())).collect();
-    assert_eq!(values, vec![("select/0".into(), "id".into()), ("select/1".into(), "name".into()), ("from".into(), "users".into()), ("where/name/$regex".into(), "^ann".into())]);
+    assert_eq!(
+        values,
+        vec![
+            ("select/0".into(), "id".into()),
+            ("select/1".into(), "name".into()),
+            ("from".into(), "users".into()),
+            ("where/name/$regex".into(), "^ann".into())
+        ]
+    );
     assert_eq!(collect(r#"{"a/b":{"c~":"x"}}"#, FieldKind::FormValue).unwrap().last().unwrap().0.as_deref(), Some("a~1b/c~0"));
     // A JSON string in a JSON body is the extraction's, not walked here; not JSON: as it is.
     assert!(collect(r#"{"a":"b"}"#, FieldKind::JsonValue).is_none());

@@ -199,7 +199,10 @@ fn text_bodies_that_are_json_are_walked_as_json() {
     // A beacon sent as text/plain: one document.
     let (v, r) = collect(&e, &with_body("text/plain;charset=UTF-8", r#" {"type":"perf","names":["a.js"]} "#), true);
     assert_eq!(r, Ok(()));
-    assert_eq!(v, vec![s("body/type", JsonKey, "type"), s("body/type", JsonValue, "perf"), s("body/names", JsonKey, "names"), s("body/names/0", JsonValue, "a.js")]);
+    assert_eq!(
+        v,
+        vec![s("body/type", JsonKey, "type"), s("body/type", JsonValue, "perf"), s("body/names", JsonKey, "names"), s("body/names/0", JsonValue, "a.js")]
+    );
     // An envelope of JSON Lines, under an unknown type, under a text type and labelled JSON:
     // each line walked at the body's locations.
     let env = "{\"event_id\":\"e1\"}\n{\"type\":\"event\"}\r\n\n{\"message\":\"sleep(250) then retry\"}\n";

@@ -1370,13 +1370,45 @@ fn log_message_call(src: &str, name: &str) -> bool {
     let stack_follows = after.trim().len() < inner[end + 1..].trim_end().len() && lines.nth(1).is_some_and(stack_frame_line);
     // Nothing of SQL's own punctuation in the sentence: no quote, comment, statement end,
     // comparison or call.
-    if after.bytes().any(|b| matches!(b, b'\'' | b'"' | b'`' | b';' | b'#' | b'=' | b'<' | b'>' | b'(' | b')' | b'|' | b'&')) || after.contains("--") || after.contains("/*") {
+    if after.bytes().any(|b| matches!(b, b'\'' | b'"' | b'`' | b';' | b'#' | b'=' | b'<' | b'>' | b'(' | b')' | b'|' | b'&'))
+        || after.contains("--")
+        || after.contains("/*")
+    {
         return false;
     }
     // What may follow an expression in SQL (an operator word, a clause, a set operation).
     const CONTINUES: &[&str] = &[
-        "and", "or", "xor", "not", "is", "in", "like", "rlike", "regexp", "between", "div", "mod", "from", "where", "union", "intersect", "except", "into",
-        "as", "order", "group", "limit", "having", "procedure", "for", "collate", "sounds", "escape", "offset", "fetch", "window",
+        "and",
+        "or",
+        "xor",
+        "not",
+        "is",
+        "in",
+        "like",
+        "rlike",
+        "regexp",
+        "between",
+        "div",
+        "mod",
+        "from",
+        "where",
+        "union",
+        "intersect",
+        "except",
+        "into",
+        "as",
+        "order",
+        "group",
+        "limit",
+        "having",
+        "procedure",
+        "for",
+        "collate",
+        "sounds",
+        "escape",
+        "offset",
+        "fetch",
+        "window",
     ];
     let mut words = after.split_whitespace().map(|w| w.trim_end_matches([',', '.', ':', '!', '?', '\u{2026}']));
     let Some(next) = words.next() else { return false };
