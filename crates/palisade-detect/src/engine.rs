@@ -1115,7 +1115,18 @@ impl Engine {
             };
             let before = findings.len();
             let mut excluded = false;
-            self.scan(field.value, field.kind, &field.location, level, decoder, findings, &mut excluded)?;
+            // A GraphQL or JSON document in the value: its parts ([`crate::embedded`]).
+            let mut part = |sub: Option<&str>, kind: FieldKind, v: &str| match sub {
+                None => self.scan(v, kind, &field.location, level, decoder, findings, &mut excluded),
+                Some(p) => {
+                    let at = format!("{}/{p}", field.location);
+                    self.scan(v, kind, &Location::Named(&at), level, decoder, findings, &mut excluded)
+                }
+            };
+            match crate::embedded::parts(field.value, field.kind, &mut part) {
+                Some(r) => r?,
+                None => self.scan(field.value, field.kind, &field.location, level, decoder, findings, &mut excluded)?,
+            }
             // Clean: no finding and no exclusion (an excluded finding is clean only at this
             // location, so it must not be remembered).
             let clean = findings.len() == before && !excluded;

@@ -720,7 +720,7 @@ fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         return Ok(());
     }
     let handled = match kind {
-        MediaKind::Json => json(body, sc, budget)?,
+        MediaKind::Json => json(body, sc, budget)? || json_text(body, false, sc, budget)?,
         MediaKind::Form => match std::str::from_utf8(body) {
             Ok(text) => {
                 pairs(text, sc, budget, false)?;
@@ -730,7 +730,7 @@ fn body_inner<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         },
         MediaKind::Multipart => multipart_body(ct, body, budget)?,
         MediaKind::Xml => xml_body(body, budget)?,
-        MediaKind::Text | MediaKind::Other => false,
+        MediaKind::Text | MediaKind::Other => json_text(body, true, sc, budget)?,
     };
     // Other bodies are inspected as text when they are text (UTF-8). Binary bodies (images,
     // archives, protobuf...) are not: random bytes form "syntax" of every language, and a
@@ -817,6 +817,44 @@ fn json<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], sc: &mut Scratch,
         Err(Halt::NotJson) => Ok(false),
         Err(Halt::Stop(s)) => Err(s),
     }
+}
+
+/// A body whose label is not JSON but whose text is (a `navigator.sendBeacon` payload sent as
+/// `text/plain`, an error-report envelope, a log batch): walked as JSON, its values located,
+/// instead of judged as one blob of text. `single`: also a body that is one JSON document
+/// ([`json`] already tried that for a JSON label). Otherwise a body of JSON Lines, two
+/// documents or more, one a line (NDJSON, the envelopes of error-report SDKs), each walked in
+/// turn at the body's locations (the documents of a batch share their shape, so an exclusion
+/// on `body/exception/...` covers every line). Only a body that is JSON throughout: every line
+/// (or the whole) an object or an array that parses completely; anything else stays text.
+/// `Ok(false)` when it is not.
+fn json_text<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], single: bool, sc: &mut Scratch, budget: &mut Budget<'_, F>) -> Result<bool, Stop> {
+    let opens = |b: &[u8]| matches!(b.iter().find(|c| !c.is_ascii_whitespace()), Some(b'{' | b'['));
+    if !opens(body) {
+        return Ok(false);
+    }
+    let limits = palisade_json::Limits::default();
+    let mut tape = palisade_json::Tape::default();
+    if single && palisade_json::parse_into(body, &mut tape, &limits).is_ok() {
+        return json(body, sc, budget);
+    }
+    let lines = || body.split(|&c| c == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace));
+    let mut count = 0usize;
+    for line in lines() {
+        if !opens(line) || palisade_json::parse_into(line, &mut tape, &limits).is_err() {
+            return Ok(false);
+        }
+        count += 1;
+    }
+    if count < 2 {
+        return Ok(false);
+    }
+    for line in lines() {
+        if !json(line, sc, budget)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// [`json`] with its buffers. The current container's state (`top`: [`ARRAY`], an object's

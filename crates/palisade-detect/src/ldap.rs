@@ -116,6 +116,9 @@ struct Shape {
     wild_cmp: u32,
     /// `attr=`, `attr>=`...: a comparison.
     cmps: u32,
+    /// Comparisons and groups after the first breakout: the filter the value opened has
+    /// content (`x)(uid=*`), where a stack trace's `(<anonymous>) (file:1:2)` has none.
+    after_breakout: u32,
     /// `*))`: a wildcard value then two closing parentheses.
     star_close_close: bool,
     /// `(&)`, `(|)`: the absolute TRUE and FALSE filters.
@@ -156,6 +159,7 @@ fn shape(s: &str) -> Shape {
                 }
                 if p1 == Some(T::Bool) && p2 == Some(T::Open) {
                     sh.groups += 1;
+                    sh.after_breakout += u32::from(sh.breakouts > 0);
                 }
             }
             T::Close => {
@@ -172,7 +176,10 @@ fn shape(s: &str) -> Shape {
                     sh.absolute = true;
                 }
             }
-            T::Cmp if p1 == Some(T::Attr) => sh.cmps += 1,
+            T::Cmp if p1 == Some(T::Attr) => {
+                sh.cmps += 1;
+                sh.after_breakout += u32::from(sh.breakouts > 0);
+            }
             T::Star => {
                 sh.stars = true;
                 if p1 == Some(T::Cmp) && p2 == Some(T::Attr) {
@@ -218,7 +225,7 @@ fn analyse(s: &str) -> Option<Hit> {
     let mut out = None;
     let unbalanced = sh.min_depth < 0 || sh.depth != 0;
     let mut put = |c: u8, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Ldap, c, s, why)));
-    if sh.breakouts > 0 && (sh.cmps > 0 || sh.groups > 0) {
+    if sh.breakouts > 0 && sh.after_breakout > 0 {
         put(90, "LDAP filter breakout `)(` with a new comparison");
     }
     if sh.groups > 0 && sh.wild_cmp > 0 {
@@ -314,6 +321,10 @@ mod tests {
             "(&)",
             "filter: (&(cn=John)(sn=Smith))",
             "(|(mail=a@example.com)(mail=b@example.com))",
+            // A stack trace after a message with a comparison: the groups after the `)(` hold
+            // none (written for the rule that the new filter must have content).
+            "see decoder.html?invariant=418\n    at Array.forEach (<anonymous>) (<anonymous>:1047:138)",
+            "a=1 (x) (y)",
         ] {
             assert!(q(v) < 60, "{v}: {}", q(v));
         }

@@ -306,6 +306,7 @@ pub fn truncate(s: &str, max: usize) -> &str {
 // Around the detectors: decoding, extraction, the engine, its settings and pipeline stage,
 // corpus evaluation.
 pub mod decode;
+pub mod embedded;
 pub mod engine;
 pub mod eval;
 pub mod extract;

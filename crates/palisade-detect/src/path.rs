@@ -883,7 +883,7 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         // `..` alone and `../ meaning` are a probe or a phrase: one level needs a separator
         // and segments that do not start with a blank.
         let phrase = seps == 0 || body.split(['/', '\\']).any(|seg| seg.starts_with(' '));
-        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url && !phrase { 65 } else { 50 }, "path climbs one level above its root", trav);
+        put_in(&mut best, if first_is_up == Some(true) && root != Root::Url && !phrase { 65 } else { 50 }, CLIMB_ONE, trav);
     }
     if root != Root::Url && seps >= 1 {
         let sys = (root == Root::Unix || root == Root::Backslash) && system_root(&segs);
@@ -926,6 +926,9 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
     }
     best
 }
+
+/// [`judge_walk`]'s reason for a path that climbs one level above where it starts.
+const CLIMB_ONE: &str = "path climbs one level above its root";
 
 const WRAPPERS: &[(&str, u8, &str)] = &[
     ("php://filter", 95, "php://filter stream wrapper"),
@@ -1046,12 +1049,8 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
             r = Some((*c, why));
         }
     }
-    if let Some(p) = lc.find("file:") {
-        let rest = &lc[p + 5..];
-        let before_ok = p == 0 || !lc.as_bytes()[p - 1].is_ascii_alphanumeric();
-        if before_ok && (rest.starts_with('/') || rest.starts_with('\\') || is_drive(rest)) {
-            r = Some(r.map_or(85, |x| x.0.max(85)).max(85)).map(|c| (c, "file: URL"));
-        }
+    if file_urls(lc) {
+        r = Some(r.map_or(85, |x| x.0.max(85)).max(85)).map(|c| (c, "file: URL"));
     }
     // `data:` URIs carrying PHP code (images in data: URIs are ordinary).
     if let Some(p) = lc.find("data:") {
@@ -1084,6 +1083,88 @@ fn wrappers(lc: &str) -> Option<(u8, &'static str)> {
         }
     }
     r
+}
+
+/// Whether `lc` (lowercased) holds a `file:` URL that reads a file the way an inclusion does.
+/// Every `file:` URL is, except the one of a developer's own source file where it is written
+/// as a script names it: a stack frame's location (`at f (file:///app/src/x.js:10:5)`, the
+/// `:line:column` of [`file_url_path`]) or a resource a page loaded (a script, style or page:
+/// [`source_file`]), and then only when its path reaches nothing a path is judged for (a
+/// system directory, a sensitive file, a climb; a drive alone is not): `file:///etc/passwd:1:1` and
+/// `file:///proc/self/environ` are read as they always are.
+fn file_urls(lc: &str) -> bool {
+    let b = lc.as_bytes();
+    let mut from = 0;
+    while let Some(q) = lc[from..].find("file:") {
+        let p = from + q;
+        from = p + 5;
+        step(1);
+        let rest = &lc[p + 5..];
+        let before_ok = p == 0 || !b[p - 1].is_ascii_alphanumeric();
+        if !(before_ok && (rest.starts_with('/') || rest.starts_with('\\') || is_drive(rest))) {
+            continue;
+        }
+        let (path, frame) = file_url_path(rest);
+        if !((frame || source_file(path)) && judge_walk(path, false, FieldKind::JsonValue).is_none_or(|c| c.conf < 60)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The path of a `file:` URL (`rest`: what follows `file:`, lowercased) as a file API reads
+/// it, up to the first byte no URL in text holds (a blank, a quote, a bracket), without the
+/// host of `//host/`, the query and the fragment; and whether it ends in a stack frame's
+/// `:line` or `:line:column` (removed from the path).
+fn file_url_path(rest: &str) -> (&str, bool) {
+    let end = rest
+        .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '>' | '(' | ')' | '[' | ']' | '{' | '}' | ',' | '|'))
+        .unwrap_or(rest.len());
+    let mut url = &rest[..end];
+    url = &url[..url.find(['?', '#']).unwrap_or(url.len())];
+    // `//host/path` (`///path`: an empty host).
+    if let Some(h) = url.strip_prefix("//") {
+        url = h.find(['/', '\\']).map_or("", |i| &h[i..]);
+    }
+    // `/c:/...`: the drive of a Windows path.
+    if url.len() >= 4 && url.starts_with('/') && is_drive(&url[1..]) {
+        url = &url[1..];
+    }
+    let digits = |s: &str| !s.is_empty() && s.len() <= 7 && s.bytes().all(|c| c.is_ascii_digit());
+    // `:line:column` ends the location wherever it is (the line break after a frame is gone
+    // once control characters are removed: `index.ts:12:3` then the next frame's name).
+    let b = url.as_bytes();
+    for (i, _) in url.match_indices(':') {
+        let line = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let col = if b.get(i + 1 + line) == Some(&b':') { b[i + 2 + line..].iter().take_while(|c| c.is_ascii_digit()).count() } else { 0 };
+        if i > 1 && (1..=7).contains(&line) && (1..=7).contains(&col) {
+            return (&url[..i], true);
+        }
+    }
+    let mut frame = false;
+    for _ in 0..2 {
+        match url.rsplit_once(':') {
+            Some((head, n)) if digits(n) && !head.is_empty() && !(head.len() == 1 && head.as_bytes()[0].is_ascii_alphabetic()) => {
+                url = head;
+                frame = true;
+            }
+            _ => break,
+        }
+    }
+    (url, frame)
+}
+
+/// Whether the last segment of `path` is a file a web page or a script loads from its
+/// developer's tree: scripts (JavaScript, TypeScript and their module forms, JSX, the
+/// single-file components of Vue and Svelte), styles, pages, source maps, WebAssembly.
+pub(crate) fn source_file(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or("");
+    let Some((stem, ext)) = name.rsplit_once('.') else { return false };
+    !stem.is_empty()
+        && matches!(
+            ext,
+            "js" | "mjs" | "cjs" | "jsx" | "ts" | "mts" | "cts" | "tsx" | "vue" | "svelte" | "css" | "scss" | "sass" | "less" | "html" | "htm" | "map" | "wasm"
+        )
 }
 
 /// [`CLASS`] bits: `x` or `X`, the second byte of a `0x` [`normalise`] folds; a
@@ -1311,7 +1392,9 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8, plain: Option<Facts>) -
         let words = trimmed.split_whitespace().count();
         let plain = trimmed.split_whitespace().filter(|w| w.len() >= 2 && w.bytes().all(|b| b.is_ascii_alphabetic())).count();
         let prose = whole_has_space && (words > 6 || words > 3 && plain >= 2);
-        if !prose {
+        // One `../` before words (`../images/logo.png in CSS`) is a relative reference a
+        // sentence names, judged as a token of the sentence (below).
+        if !(prose || whole_has_space && c.why == CLIMB_ONE) {
             out = best(out, Some(mk(NAME, c.cat, c.conf, trimmed, c.why)));
         }
     }
@@ -1331,7 +1414,16 @@ fn analyse_general(s: &str, field: FieldKind, depth: u8, plain: Option<Facts>) -
                 // Paths named inside prose are weaker evidence than a value that is a path,
                 // except for traversal, which prose does not contain: a system directory
                 // named in a sentence (`logs are in /var/log/app`) stays below the threshold.
-                let conf = if c.cat == Category::PathTraversal && c.conf >= 85 { c.conf } else { c.conf.saturating_sub(20) };
+                // One level up in a sentence is a relative reference (`see ../images/logo.png
+                // in CSS`, `the ../README.md explains`): it climbs above the document it is
+                // written in, not above a root; reported below every level.
+                let conf = if c.cat == Category::PathTraversal && c.conf >= 85 {
+                    c.conf
+                } else if whole_has_space && c.why == CLIMB_ONE {
+                    c.conf.min(35)
+                } else {
+                    c.conf.saturating_sub(20)
+                };
                 out = best(out, Some(mk(NAME, c.cat, conf, tok, c.why)));
             }
         }

@@ -818,3 +818,62 @@ fn rest_routes_named_like_system_files_are_routes() {
     // Two dots alone climb one level: a strict probe, as before.
     assert_eq!(at(".."), 50);
 }
+
+#[test]
+fn a_source_file_url_in_a_stack_frame_or_a_resource_name_is_not_inclusion() {
+    let j = |v: &str| conf(v, FieldKind::JsonValue);
+    // Written for this rule: frames of V8 and Firefox traces, resource-timing names, a
+    // Windows developer's tree.
+    for v in [
+        "at Function.from (file:///Users/dev/project/src/index.ts:2004:19)",
+        "    at main (file:///home/dev/app/dist/main.mjs:12:3)\n    at run (file:///home/dev/app/dist/run.mjs:4:1)",
+        "render@file:///Users/ana/site/app.js:88:14",
+        "file:///Users/dev/project/src/index.ts",
+        "file:///C:/Users/dev/app/src/main.tsx",
+        "file://localhost/Users/dev/www/index.html?debug=1",
+        "file:///opt-not/project/styles/site.css",
+        "AbortError: aborted.\nwaitFor@app:///main.jsbundle:1223:144\nsleep@file:///Users/dev/project/src/index.ts:6044:20\nModule.x@webpack-internal:///./src/a.js:4747:186",
+    ] {
+        assert!(j(v) < 40, "{v:?}: {}", j(v));
+        assert!(q(v) < 40, "{v:?}: {}", q(v));
+    }
+    // The target decides: system files, secrets and climbs stay file inclusion, in a frame or
+    // not; and a file: URL that is neither a frame nor a source file is read as before.
+    for v in [
+        "file:///etc/passwd",
+        "file:///etc/passwd:1:1",
+        "at x (file:///proc/self/environ:1:1)",
+        "file:///var/www/html/app.js",
+        "file:///C:/windows/win.ini",
+        "file:///home/dev/.ssh/id_rsa",
+        "file:///app/config/parameters.yml",
+        "file:///app/../../etc/shadow.js",
+        "file:///tmp/x.js:1:2",
+        "file://localhost/etc/hosts",
+    ] {
+        assert!(j(v) >= 60, "{v:?}: {}", j(v));
+    }
+    assert_eq!(file_url_path("///users/a/x.ts:10:5"), ("/users/a/x.ts", true));
+    assert_eq!(file_url_path("///c:/u/x.ts"), ("c:/u/x.ts", false));
+    assert_eq!(file_url_path("///users/a/x.ts:10:5next@app:///y.js:1:2"), ("/users/a/x.ts", true));
+    assert_eq!(file_url_path("///etc/passwd:1:1x"), ("/etc/passwd", true));
+    assert_eq!(file_url_path("//host/share/x.js?v=1 more"), ("/share/x.js", false));
+}
+
+#[test]
+fn one_level_up_inside_a_sentence_is_a_relative_reference() {
+    // Written for this rule: prose naming a relative reference.
+    for v in [
+        "../images/logo.png in CSS",
+        "see ../README.md for details",
+        "the stylesheet loads ../fonts/inter.woff2 first",
+        "moved to ..\\shared\\notes.txt yesterday",
+    ] {
+        assert!(q(v) < 40, "{v:?}: {}", q(v));
+        assert!(conf(v, FieldKind::JsonValue) < 40, "{v:?}: {}", conf(v, FieldKind::JsonValue));
+    }
+    // A climb alone, two levels, or one level to a system file, in prose or not.
+    for v in ["../config.php", "../../images/logo.png in CSS", "see ../../../etc/passwd now", "read ../etc/passwd please"] {
+        assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+}

@@ -377,6 +377,44 @@ fn known_scheme(scheme: &[u8]) -> Option<(&'static str, u8)> {
     matches!(&*lc, b"http" | b"https" | b"ftp" | b"ws" | b"wss").then_some(("", 0))
 }
 
+/// The confidence of a loopback URL that is the location of a developer's source file
+/// ([`source_location`]): below every level.
+const LOOPBACK_SOURCE: u8 = 35;
+
+/// Whether the path of a URL (`rest`: what follows its authority) names a source file a page
+/// loaded from a development server, where a script names it: a stack frame's location
+/// (`/static/js/bundle.js:668:12`) or a script, style or page (`/src/main.tsx`, a resource
+/// timing entry). A browser fetched it; the value names where code came from, not a target for
+/// the server to request. A loopback URL to anything else stays a probe (strict).
+fn source_location(rest: &str) -> bool {
+    let end = rest.find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '(' | ')' | '?' | '#')).unwrap_or(rest.len());
+    let path = &rest[..end];
+    if !path.starts_with('/') {
+        return false;
+    }
+    let b = path.as_bytes();
+    // `:line:column` ends the location wherever it is (a frame's line break is gone once
+    // control characters are removed: `bundle.js:12:3` then the next frame's name).
+    for (i, _) in path.match_indices(':') {
+        let line = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let col = if b.get(i + 1 + line) == Some(&b':') { b[i + 2 + line..].iter().take_while(|c| c.is_ascii_digit()).count() } else { 0 };
+        if i > 1 && (1..=7).contains(&line) && (1..=7).contains(&col) {
+            return true;
+        }
+    }
+    // `:line` (or `:line:column`) at the end.
+    let mut frame = path.len();
+    for _ in 0..2 {
+        let digits = b[..frame].iter().rev().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 || frame <= digits || b[frame - digits - 1] != b':' {
+            break;
+        }
+        frame -= digits + 1;
+    }
+    let file = &path[..frame];
+    frame < path.len() && file.len() > 1 || crate::path::source_file(file)
+}
+
 /// The extensions of a script-ish resource (RFI).
 const SCRIPT_EXTS: [&str; 9] = [".txt", ".php", ".sh", ".pl", ".py", ".jsp", ".asp", ".inc", ".cgi"];
 
@@ -482,6 +520,7 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
         (HostClass::Public, _) => 0,
     };
     let c = if userinfo_trick && c > 0 { c.max(85) } else { c };
+    let c = if class == HostClass::Loopback && !alt && !userinfo_trick && source_location(&auth_start[auth_end..]) { LOOPBACK_SOURCE } else { c };
     // A loopback or private host on the port of a service that speaks no HTTP to browsers
     // (Redis, memcached, databases, SSH, SMTP, the Docker and kubelet APIs): no OAuth
     // redirect or development server lives there.
@@ -648,6 +687,7 @@ mod tests {
                 (HostClass::Public, _) => 0,
             };
             let c = if userinfo_trick && c > 0 { c.max(85) } else { c };
+            let c = if class == HostClass::Loopback && !alt && !userinfo_trick && source_location(&auth_start[auth_end..]) { LOOPBACK_SOURCE } else { c };
             // A loopback or private host on the port of a service that speaks no HTTP to browsers
             // (Redis, memcached, databases, SSH, SMTP, the Docker and kubelet APIs): no OAuth
             // redirect or development server lives there.
@@ -1121,5 +1161,31 @@ mod tests {
             let _ = detector().check(&Input { raw: &v, decoded: &v, field: FieldKind::QueryValue }, Level::Strict);
             assert!(take_steps() < 80 * v.len() as u64, "{unit}");
         }
+    }
+
+    #[test]
+    fn a_loopback_url_of_a_loaded_source_file_is_not_a_target() {
+        // Written for this rule: frames and resource names of pages served by a dev server.
+        for v in [
+            "http://localhost:3000/static/js/bundle.js",
+            "    at useEffect (http://localhost:3000/static/js/bundle.js:7592:165)",
+            "render@http://127.0.0.1:5173/src/main.tsx:12:3",
+            "http://[::1]:8080/assets/app.css?v=3",
+        ] {
+            assert!(q(v) < 40, "{v}: {}", q(v));
+        }
+        // Any other loopback URL stays a strict probe; alternate notations, userinfo and
+        // internal service ports stay what they were.
+        for (v, at_least) in [
+            ("http://localhost:3000/callback", 40),
+            ("http://127.0.0.1/admin", 40),
+            ("http://0x7f000001/x.js", 60),
+            ("http://user@localhost/app.js", 60),
+            ("http://localhost:6379/x.js:1:1", 60),
+        ] {
+            assert!(q(v) >= at_least, "{v}: {}", q(v));
+        }
+        assert!(source_location("/a/b.js:1:2") && source_location("/x:10:5") && !source_location("/callback") && !source_location(":1:2"));
+        assert!(source_location("/static/js/bundle.js:7592:165select@app:///main.jsbundle:7203:6"));
     }
 }

@@ -93,7 +93,9 @@ fn sqli_corpus_rates() {
 #[test]
 fn xss_corpus_rates() {
     let Some(rows) = corpus() else { return };
-    // Measured: 90.63% detection, 0.000% false positives (balanced). Below the 95% bar: most misses
-    // are corpus lines that are not attacks on their own (see docs-sqli-xss-misses.md).
-    report("xss", palisade_detect::xss::detector().as_ref(), &rows, 90.5, 0.02);
+    // Measured: 85.76% detection, 0.000% false positives (balanced). Below the 95% bar: most misses
+    // are corpus lines that are not attacks on their own (see docs-sqli-xss-misses.md), among
+    // them the 217 bare event names of a handler-name list (`onload`): a name alone runs
+    // nothing, and analytics and UI data carry such names as values.
+    report("xss", palisade_detect::xss::detector().as_ref(), &rows, 85.5, 0.02);
 }

@@ -192,6 +192,35 @@ fn json_that_breaks_off_is_inspected_as_text_too() {
     assert!(collect(&e, &r, true).0.is_empty());
 }
 
+#[test]
+fn text_bodies_that_are_json_are_walked_as_json() {
+    use FieldKind::*;
+    let e = Extractor::default();
+    // A beacon sent as text/plain: one document.
+    let (v, r) = collect(&e, &with_body("text/plain;charset=UTF-8", r#" {"type":"perf","names":["a.js"]} "#), true);
+    assert_eq!(r, Ok(()));
+    assert_eq!(
+        v,
+        vec![s("body/type", JsonKey, "type"), s("body/type", JsonValue, "perf"), s("body/names", JsonKey, "names"), s("body/names/0", JsonValue, "a.js")]
+    );
+    // An envelope of JSON Lines, under an unknown type, under a text type and labelled JSON:
+    // each line walked at the body's locations.
+    let env = "{\"event_id\":\"e1\"}\n{\"type\":\"event\"}\r\n\n{\"message\":\"sleep(250) then retry\"}\n";
+    for ct in ["application/x-sentry-envelope", "text/plain", "application/json"] {
+        let (v, _) = collect(&e, &with_body(ct, env), true);
+        // (Labelled JSON, the first line's values were handed over by the walk that broke off.)
+        let mut got: Vec<_> = v.iter().filter(|x| x.1 == JsonValue).map(|x| (x.0.as_str(), x.2.as_str())).collect();
+        got.dedup();
+        assert_eq!(got, vec![("body/event_id", "e1"), ("body/type", "event"), ("body/message", "sleep(250) then retry")], "{ct}");
+        assert!(!v.iter().any(|x| x.1 == Body), "{ct}: {v:?}");
+    }
+    // Not JSON throughout: one text, as before.
+    for body in ["{\"a\":1}\nnot json\n", "{\"a\":1} tail", "[1,2", "\"a string\"", "{\"a\":1}\n\"x\"\n"] {
+        let (v, _) = collect(&e, &with_body("text/plain", body), true);
+        assert_eq!(v, vec![s("body", Body, body)], "{body:?}");
+    }
+}
+
 /// Collects body fields with a callback that calls every key clean except those in `dirty`.
 fn collect_judged(sc: &mut Scratch, body: &str, dirty: &[&str]) -> (Got, Counts) {
     let e = Extractor::default();

@@ -1291,6 +1291,7 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
                 && matches!(t.kind, Kind::Num | Kind::Str { .. } | Kind::Word | Kind::Var | Kind::LParen)
                 && matches!(function(p.text), Func::Time | Func::Oob)
                 && !frame_location(s, p.text)
+                && !log_message_call(s, p.text)
                 && !prev3.is_some_and(|(x, _)| x.kind == Kind::Word && x.text.eq_ignore_ascii_case("await"))
             {
                 found = Some((p.text, 70, "time-based or out-of-band function call"));
@@ -1332,6 +1333,130 @@ fn scan_calls(s: &str, steps: &mut usize) -> Option<Finding> {
     let (f, confidence, why) = found?;
     let at = f.as_ptr() as usize - s.as_ptr() as usize;
     Some(Finding { confidence, why, fragment: truncate(&s[at..], 64).to_string() })
+}
+
+/// A time-based call that opens an English log message (`sleep(250) then retry`,
+/// `benchmark(5000) took 1234ms`): the call is the value's first token, its arguments close,
+/// and what follows is words of a sentence. In SQL an expression can be followed by an
+/// operator, a clause, a comment or `;`, or one alias; a word that is none of these followed
+/// by another word or number is prose, and so is the call before it. The injection forms
+/// keep their grammar: after a breakout or an operator the call is not first (`1 and
+/// sleep(5)`), a stacked or commented call is followed by `;`, `#`, `--` (`sleep(5)-- -`),
+/// a condition by its operator (`sleep(5) and 1=1`), an alias by nothing or a clause.
+fn log_message_call(src: &str, name: &str) -> bool {
+    let Some(at) = (name.as_ptr() as usize).checked_sub(src.as_ptr() as usize) else { return false };
+    let Some(before) = src.get(..at) else { return false };
+    // First in the message, or after a sentence's word (`drained before sleep(250)
+    // completed`): a word that is not SQL's cannot precede a call in SQL.
+    let first = error_label(before);
+    let in_sentence = !first && {
+        let last = before.trim_end();
+        let w = &last[last.bytes().rposition(|c| !c.is_ascii_alphabetic()).map_or(0, |i| i + 1)..];
+        w.len() >= 2 && w.len() < last.len() && last[..last.len() - w.len()].ends_with([' ', '\t']) && keyword(w) == Kw::None && before.len() > last.len()
+    };
+    if !(first || in_sentence) {
+        return false;
+    }
+    let Some(rest) = src.get(at + name.len()..) else { return false };
+    let Some(inner) = rest.trim_start_matches([' ', '\t']).strip_prefix('(') else { return false };
+    // The arguments: the first `)` closes them when none opens inside (numbers, a name).
+    let Some(end) = inner.find(')') else { return false };
+    if inner[..end].bytes().any(|b| matches!(b, b'(' | b'\'' | b'"' | b'`' | b';' | b'#')) {
+        return false;
+    }
+    // The message's line: a stack trace's frames follow on the next ones.
+    let mut lines = inner[end + 1..].split(['\n', '\r']).filter(|l| !l.trim().is_empty());
+    let after = inner[end + 1..].split(['\n', '\r']).next().unwrap_or("");
+    let stack_follows = after.trim().len() < inner[end + 1..].trim_end().len() && lines.nth(1).is_some_and(stack_frame_line);
+    // Nothing of SQL's own punctuation in the sentence: no quote, comment, statement end,
+    // comparison or call.
+    if after.bytes().any(|b| matches!(b, b'\'' | b'"' | b'`' | b';' | b'#' | b'=' | b'<' | b'>' | b'(' | b')' | b'|' | b'&'))
+        || after.contains("--")
+        || after.contains("/*")
+    {
+        return false;
+    }
+    // What may follow an expression in SQL (an operator word, a clause, a set operation).
+    const CONTINUES: &[&str] = &[
+        "and",
+        "or",
+        "xor",
+        "not",
+        "is",
+        "in",
+        "like",
+        "rlike",
+        "regexp",
+        "between",
+        "div",
+        "mod",
+        "from",
+        "where",
+        "union",
+        "intersect",
+        "except",
+        "into",
+        "as",
+        "order",
+        "group",
+        "limit",
+        "having",
+        "procedure",
+        "for",
+        "collate",
+        "sounds",
+        "escape",
+        "offset",
+        "fetch",
+        "window",
+    ];
+    let mut words = after.split_whitespace().map(|w| w.trim_end_matches([',', '.', ':', '!', '?', '\u{2026}']));
+    let Some(next) = words.next() else { return false };
+    if in_sentence {
+        return !next.is_empty() && next.bytes().all(|b| b.is_ascii_alphanumeric()) && !CONTINUES.iter().any(|k| next.eq_ignore_ascii_case(k));
+    }
+    let second = match words.next() {
+        Some(w) => w,
+        // One word, then the frames of a stack trace: the message of an exception.
+        None if stack_follows => "0",
+        None => return false,
+    };
+    let first = next;
+    let word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic()) && !CONTINUES.iter().any(|k| w.eq_ignore_ascii_case(k));
+    let number_or_word = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric()) && !CONTINUES.iter().any(|k| w.eq_ignore_ascii_case(k));
+    word(first) && first.len() >= 2 && number_or_word(second)
+}
+
+/// A line of a JavaScript stack trace: `at name (location:line:column)`, `at location:line`
+/// (V8), `name@location:line:column` (Firefox, Safari).
+fn stack_frame_line(l: &str) -> bool {
+    let t = l.trim();
+    let t = t.strip_suffix(')').unwrap_or(t);
+    let b = t.as_bytes();
+    let num = |end: usize| b[..end].iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    let n = num(b.len());
+    if n == 0 || b.len() <= n || b[b.len() - n - 1] != b':' {
+        return false;
+    }
+    (t.starts_with("at ") || t.contains('@')) && !t.contains(['\'', '"', ';'])
+}
+
+/// Whether `before` (what precedes a call in a value) is nothing, or the label a log message
+/// or an exception opens with: names ending in `:` (`Error:`, `Uncaught TypeError:`,
+/// `[worker] RangeError:`), which SQL never puts before an expression.
+fn error_label(before: &str) -> bool {
+    let t = before.trim();
+    if t.is_empty() {
+        return true;
+    }
+    let Some(head) = t.strip_suffix(':') else { return false };
+    !head.is_empty()
+        && head.len() <= 64
+        && head.split_whitespace().all(|w| {
+            let w = w.trim_start_matches('[').trim_end_matches(']');
+            !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        })
+        && head.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'[')
 }
 
 /// Whether the word `name` (a slice of `src`) is followed by a parenthesised source location,
@@ -2153,7 +2278,7 @@ impl<'a> Parser<'a> {
         self.depth += 1;
         let after = self.n > 1 || self.quote != 0 || self.logic;
         match function(t.text) {
-            Func::Time | Func::Oob if frame_location(self.src, t.text) => {}
+            Func::Time | Func::Oob if frame_location(self.src, t.text) || log_message_call(self.src, t.text) => {}
             Func::Time => self.signal(92, "time-based function"),
             Func::Oob => self.signal(90, "out-of-band / file function"),
             Func::Error => self.signal(if after { 85 } else { 50 }, "error-based function"),
@@ -2396,7 +2521,13 @@ impl<'a> Parser<'a> {
     /// name (`' select 'a'--` still selects a literal).
     fn quotes_own_text(&mut self) -> bool {
         let q = self.quote;
-        q != 0 && self.peek().is_some_and(|n| matches!(n.kind, Kind::Str { quote, .. } if quote == q) && n.text.bytes().any(|c| c == b' ' || c == b'\t'))
+        // Or the value's own quoted word ending the value: `(reading 'select')`, the keyword
+        // between the quotes and the quote after it never closed.
+        q != 0
+            && self.peek().is_some_and(|n| match n.kind {
+                Kind::Str { quote, closed } if quote == q => !closed || n.text.bytes().any(|c| c == b' ' || c == b'\t'),
+                _ => false,
+            })
     }
 
     /// A value that starts with `DROP TABLE name` (no breakout) and goes on with a plain word
@@ -2469,6 +2600,8 @@ impl<'a> Parser<'a> {
             Stmt::Exec => {
                 let name = match t.kind {
                     Kind::Word if kw == Kw::None => t.text,
+                    // `at exec (webpack:///./src/db.js:12:3)`: a stack frame.
+                    Kind::LParen if frame_location(self.src, &t.text[..0]) => return false,
                     Kind::LParen => {
                         self.depth += 1;
                         self.signal(if head { 60 } else { 85 }, "stacked EXEC");

@@ -2019,6 +2019,7 @@ fn stack_frames_and_script_timers_are_not_calls() {
         "    at pg_sleep (webpack:///./src/db.ts:42)",
         "await sleep(1000)",
         "const t = await sleep(250);",
+        "    at exec (webpack-internal:///./node_modules/pg/lib/client.js:52:19)",
     ] {
         assert!(conf(v) < 60, "{v}: {}", conf(v));
     }
@@ -2029,6 +2030,53 @@ fn stack_frames_and_script_timers_are_not_calls() {
     for v in ["sleep(5)", "1 and sleep(5)", "1' and sleep(5)-- -", "benchmark(5000000,md5(1))", "1;select pg_sleep(5)--", "x' or sleep(5) or 'x"] {
         assert!(conf(v) >= 60, "{v}: {}", conf(v));
     }
+}
+
+#[test]
+fn a_log_message_that_opens_with_a_timer_call_is_not_sql() {
+    // Telemetry messages written for this rule: the call first, then words of a sentence.
+    for v in [
+        "sleep(250) then retry",
+        "benchmark(5000) took 1234ms",
+        "Sleep(3) before reconnecting",
+        "pg_sleep(1) returned after 1002 ms",
+        "delay(100) done.",
+        "Error: benchmark(200) took 950ms",
+        "Uncaught RangeError: sleep(10) returned early",
+        "the worker drained before sleep(250) completed",
+        "Error: benchmark(5000) took 1234ms\n    at dispatchEvent (webpack:///./src/app.js:5518:92)",
+        "sleep(250) completed\nwait@<anonymous>:6630:66\nasync@https://cdn.example.com/a.js:1:2",
+    ] {
+        assert!(conf(v) < 40, "{v}: {}", conf(v));
+    }
+    // A keyword the message quotes as a word, the quote after it the value's last: a strict
+    // probe at most.
+    for v in ["Cannot read properties of undefined (reading 'select')", "TypeError: Cannot read properties of null (reading 'select')"] {
+        assert!(conf(v) < 60, "{v}: {}", conf(v));
+    }
+    // The call in SQL's grammar: first but followed by an operator, a clause, a comment, `;`,
+    // one alias; or not first.
+    for v in [
+        "sleep(5) and 1=1",
+        "sleep(5)-- -",
+        "sleep(5)#",
+        "sleep(5); select 1",
+        "sleep(5) or true",
+        "sleep(5) from dual",
+        "sleep(5) x",
+        "benchmark(5000000,md5(1)) took ms",
+        "1 and sleep(5) then retry",
+        "' or sleep(5) then retry",
+        "1 or sleep(5) completed",
+        "x' select sleep(5) then",
+        "a' waitfor delay '0:0:5'--",
+        "1'; select pg_sleep(5) then retry",
+        "(select sleep(5)) took it",
+    ] {
+        assert!(conf(v) >= 60, "{v}: {}", conf(v));
+    }
+    assert!(log_message_call("sleep(250) then retry", &"sleep(250) then retry"[..5]));
+    assert!(!log_message_call("x sleep(250) then retry", &"x sleep(250) then retry"[2..7]));
 }
 
 #[test]

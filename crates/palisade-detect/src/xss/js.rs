@@ -328,6 +328,35 @@ pub(crate) fn string_breakout(s: &str, best: &mut Best, steps: &mut usize) {
     }
 }
 
+/// Whether the sink at `at` is the function name of a stack frame rather than a call: what
+/// its parentheses hold is a source location, `file:line` or `file:line:column` with a `/` or
+/// `.` in the file and no blank or quote (`eval (webpack-internal:///./src/a.js:12:3)`,
+/// `setTimeout (https://cdn.example.com/app.js:40:7)`); no script reads that as an argument.
+pub(crate) fn frame_argument(s: &str, at: usize) -> bool {
+    let rest = &s[at..];
+    let Some(open) = rest.find('(') else { return false };
+    if !rest[..open].trim_end().bytes().all(|c| is_ident(c) || c == b'.') {
+        return false;
+    }
+    let inner = &rest[open + 1..];
+    let Some(close) = inner.find(')') else { return false };
+    let loc = &inner[..close];
+    if loc.is_empty() || loc.bytes().any(|c| c.is_ascii_whitespace() || matches!(c, b'\'' | b'"' | b'`' | b'(' | b',' | b';')) {
+        return false;
+    }
+    let mut parts = loc.rsplitn(3, ':');
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit());
+    if !parts.next().is_some_and(digits) {
+        return false;
+    }
+    let file = match (parts.next(), parts.next()) {
+        (Some(line), Some(file)) if digits(line) => file,
+        (Some(file), _) => file,
+        _ => return false,
+    };
+    file.bytes().any(|c| c == b'/' || c == b'.')
+}
+
 /// A value that is itself a script URL, a script URL after a separator (Flash vars, nested
 /// parameters), and sink calls in bare script context.
 pub(crate) fn url_and_calls(s: &str, best: &mut Best, steps: &mut usize) {
@@ -344,7 +373,7 @@ pub(crate) fn url_and_calls(s: &str, best: &mut Best, steps: &mut usize) {
         _ => {}
     }
     let sink = find_sink(s);
-    if let Some(at) = sink {
+    if let Some(at) = sink.filter(|&at| !frame_argument(s, at)) {
         if contains_script_scheme(s) {
             best.add(75, "script URL with a sink call", at);
             return;

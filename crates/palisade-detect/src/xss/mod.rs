@@ -25,7 +25,7 @@ mod js;
 #[cfg(test)]
 mod tests;
 
-use crate::{truncate, Category, Detector, FieldKind, Gate, Hit, Input, Level};
+use crate::{truncate, Category, Detector, Gate, Hit, Input, Level};
 
 /// The XSS detector.
 #[derive(Debug, Default, Clone, Copy)]
@@ -61,15 +61,6 @@ impl Detector for XssDetector {
             let r = analyze(input.raw, &mut steps);
             if r.as_ref().map_or(0, |r| r.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
                 best = r;
-            }
-        }
-        // A JSON key that is a handler name (a UI builder's `{"onClick": "submit"}`, a
-        // component's props) is the name of a member of an API's data, which no page
-        // reflects as an attribute name: a probe at most, strict. (A handler name as a
-        // value stays at 60: the handler-name probe lists are values.)
-        if input.field == FieldKind::JsonKey {
-            if let Some(f) = best.as_mut().filter(|f| f.why == HANDLER_NAME) {
-                f.confidence = f.confidence.min(45);
             }
         }
         best.filter(|f| f.confidence >= threshold).map(|f| Hit {
@@ -258,9 +249,12 @@ fn percent_decode(s: &str) -> Option<String> {
 }
 
 /// A value that is exactly an event handler attribute name of a DOM event (`onload`,
-/// `onPointerRawUpdate`): reflected where an attribute name goes, it adds a handler; the values
-/// of handler-name probe lists are these. Words that only start with `on` (`online`, `onion`,
-/// `onset`) are not event names.
+/// `onPointerRawUpdate`). Alone, with no `=`, no code and no tag around it, it is data: the
+/// event an analytics hit records (`en=onclick`), a component's prop, a UI builder's key. A
+/// name cannot run anything; only the attribute it would start can, and that needs an `=` and
+/// a value, which the tag and attribute rules judge. So it is reported below every level
+/// (`palisade detect explain` shows it), like the names of the handler-name probe lists. Words
+/// that only start with `on` (`online`, `onion`, `onset`) are not event names.
 fn handler_name(s: &str, best: &mut Best) {
     // [`handler_like`] first: on its first byte alone it passes over most values (a title, a
     // URL), before the Unicode trim (`tests::handler_name_agrees_with_its_reference`).
@@ -273,9 +267,12 @@ fn handler_name(s: &str, best: &mut Best) {
     }
     let ev = t[2..].to_ascii_lowercase();
     if EVENTS.binary_search(&ev.as_str()).is_ok() {
-        best.add(60, HANDLER_NAME, 0);
+        best.add(HANDLER_NAME_CONFIDENCE, HANDLER_NAME, 0);
     }
 }
+
+/// Below `strict`'s threshold (40): a bare handler name is not XSS ([`handler_name`]).
+const HANDLER_NAME_CONFIDENCE: u8 = 35;
 
 const HANDLER_NAME: &str = "event handler name";
 
