@@ -1147,6 +1147,21 @@ impl Engine {
         if let Err(Stop::Exceeded(e)) = r {
             report.exceeded = Some(e);
         }
+        // Context from the neighbours of a JSON body's values (code, markdown): only when a
+        // value of the body has a finding.
+        if phase == Phase::Body && !protocol.is_some_and(|p| p.replaces_body) && report.findings.iter().any(|f| f.field == FieldKind::JsonValue) {
+            let body = extract.inflated_body().unwrap_or(req.body);
+            crate::context::judge_json_findings(self, body, level, decoder, &mut report.findings);
+        }
+    }
+
+    /// The detectors' findings on `text` as a value of `kind` (at `location`), at `level`:
+    /// what [`Engine::inspect_value`] gives, with this engine's decoder.
+    pub(crate) fn findings_on(&self, text: &str, kind: FieldKind, location: &str, level: Level, dec: &mut Decoder) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let segs = [extract::Seg::Key(std::borrow::Cow::Borrowed(location))];
+        let _ = self.scan(text, kind, &Location::Json(&segs), level, dec, &mut out, &mut false);
+        out
     }
 
     /// Inspect one value (corpus evaluation, benchmarks, tests).

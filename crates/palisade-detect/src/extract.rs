@@ -194,6 +194,14 @@ pub struct Scratch {
     inflated: Vec<u8>,
 }
 
+impl Scratch {
+    /// The last body [`Extractor::body`] read decompressed from its `Content-Encoding` (empty
+    /// when it was read as sent).
+    pub fn inflated_body(&self) -> Option<&[u8]> {
+        (!self.inflated.is_empty()).then_some(&self.inflated[..])
+    }
+}
+
 /// `v`, emptied, as a vector of another element type of the same layout (here: the same type
 /// with another lifetime), keeping its allocation: the buffers of the JSON walk borrow from one
 /// body, and are kept in the [`Scratch`] for the next one without those borrows. (The standard
@@ -414,13 +422,16 @@ impl Extractor {
     pub fn body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut F) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
         let mut skipped = None;
+        // Holds the body inflated below until the next body ([`Scratch::inflated_body`]).
+        scratch.inflated.clear();
         let coding = req.headers.get(http::header::CONTENT_ENCODING).map(|v| v.as_bytes().trim_ascii());
         let r = match coding {
             None => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
             Some(c) if c.is_empty() || c.eq_ignore_ascii_case(b"identity") => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
             Some(c) if c.eq_ignore_ascii_case(b"gzip") || c.eq_ignore_ascii_case(b"x-gzip") || c.eq_ignore_ascii_case(b"deflate") => {
                 let mut out = std::mem::take(&mut scratch.inflated);
-                let r = match inflate(req.body, c.eq_ignore_ascii_case(b"deflate"), self.limits.max_bytes, &mut out) {
+                let inflated = inflate(req.body, c.eq_ignore_ascii_case(b"deflate"), self.limits.max_bytes, &mut out);
+                let r = match inflated {
                     Inflated::Done => body_inner(req.headers, &out, scratch, &mut budget, &mut skipped),
                     // A body that inflates beyond what is inspected is over the byte limit,
                     // as an uncompressed one would be: never a way to pass uninspected.
@@ -433,7 +444,9 @@ impl Extractor {
                         Ok(())
                     }
                 };
-                out.clear();
+                if !matches!(inflated, Inflated::Done) {
+                    out.clear();
+                }
                 scratch.inflated = out;
                 r
             }
