@@ -89,7 +89,7 @@ fn markdown_code_spans_and_fences_are_blanked() {
     let fenced = "intro\n```sql\nDROP TABLE t;\n```\n<img src=x onerror=alert(1)>";
     assert_eq!(blank_markdown_code(fenced), "intro\n```sql\n             \n```\n<img src=x onerror=alert(1)>");
     // A fence closed by a longer one, and one never closed (runs to the end).
-    assert_eq!(blank_markdown_code("~~~\nrm -rf /\n~~~~\nok"), "~~~\n         \n~~~~\nok");
+    assert_eq!(blank_markdown_code("~~~\nrm -rf /\n~~~~\nok"), "~~~\n        \n~~~~\nok");
     assert_eq!(blank_markdown_code("```\n$(id)"), "```\n     ");
     // Non-ASCII inside a span stays valid UTF-8.
     assert_eq!(blank_markdown_code("`é`"), "`  `");
