@@ -83,10 +83,18 @@ impl Detector for SqliDetector {
 /// context only, where it must continue an expression: two words in a row before the
 /// condition (`sql injection and 1=1`: juxtaposed identifiers, which no expression allows) or
 /// a SELECT starting the value (`id = select 1 from dual`: a sub-select needs its
-/// parentheses; `what is select 1`) make it a syntax error, not an injection. Such a finding is at most 55
-/// (strict): the words can still be a probe.
+/// parentheses; `what is select 1`) make it a syntax error, not an injection. So does a value
+/// that begins with a condition or a clause (`and 1=1 meaning`, `order by 1 desc`: no operand
+/// of the application's before it), and a UNION
+/// after words that are not a value (`sql union select example`: an injection puts a number
+/// or a literal there, `1 union select`). Such a finding is at most 55 (strict): the words can
+/// still be a probe.
 fn about_sql(v: &str, f: &Finding) -> bool {
-    if !matches!(f.why, "tautology after the value" | "boolean condition after the value" | "SELECT ... FROM" | "sub-select") {
+    let leading = matches!(
+        f.why,
+        "tautology after the value" | "boolean condition after the value" | "ORDER/GROUP BY after the value"
+    );
+    if !leading && !matches!(f.why, "SELECT ... FROM" | "sub-select" | "UNION SELECT") {
         return false;
     }
     let b = v.as_bytes();
@@ -97,11 +105,20 @@ fn about_sql(v: &str, f: &Finding) -> bool {
     {
         return false;
     }
+    // A condition, clause or statement that begins the value.
+    let first = v.split_whitespace().next().unwrap_or("");
+    if leading && ["and", "or", "xor", "order", "group"].iter().any(|k| first.eq_ignore_ascii_case(k)) {
+        return true;
+    }
     // The words before the first logic or SELECT word.
     let mut before = 0;
     for w in v.split_whitespace() {
         if ["and", "or", "xor", "not", "select", "union", "&&", "||"].iter().any(|k| w.eq_ignore_ascii_case(k)) {
             break;
+        }
+        if ["null", "true", "false"].iter().any(|k| w.eq_ignore_ascii_case(k)) {
+            // A literal completes the application's expression (`null union select`).
+            return false;
         }
         if w.chars().count() < 2 || !w.chars().all(|c| c.is_alphanumeric() || c == '_') || w.bytes().all(|c| c.is_ascii_digit()) {
             // An operator, a number or a one-letter name continues an expression
@@ -110,7 +127,9 @@ fn about_sql(v: &str, f: &Finding) -> bool {
         }
         before += 1;
     }
-    before >= 2 || f.why == "SELECT ... FROM" && before == 0 && v.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"))
+    before >= 2
+        || f.why == "UNION SELECT" && before >= 1
+        || f.why == "SELECT ... FROM" && before == 0 && v.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"))
 }
 
 /// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ + { }`

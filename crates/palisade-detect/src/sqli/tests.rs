@@ -2064,3 +2064,25 @@ fn a_sentence_about_sql_is_not_sql() {
         assert!(judged(v) >= 60, "{v}: {}", judged(v));
     }
 }
+
+#[test]
+fn a_value_that_begins_with_a_condition_or_clause_is_a_sentence() {
+    let judged = |v: &str| hit(v, Level::Strict).map_or(0, |h| h.confidence);
+    // Nothing of the application's before them in the as-is context, no quote to leave.
+    for v in [
+        "and 1=1 meaning",
+        "or 1=1 explained",
+        "order by 1 desc",
+        "group by 2 tutorial",
+        "sql union select example",
+        "что значит union select",
+        "difference union select vs join",
+    ] {
+        assert!(judged(v) < 60, "{v}: {}", judged(v));
+    }
+    // A number or a literal completes the application's expression; a quote or a comment
+    // leaves it.
+    for v in ["1 union select password from users", "null union select password from users", "0 or 1=1", "1 order by 3--", "x' union select 1--"] {
+        assert!(judged(v) >= 60, "{v}: {}", judged(v));
+    }
+}
