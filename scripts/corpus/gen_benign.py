@@ -192,8 +192,9 @@ def g_search(rng):
 
 def g_search_sql(rng):
     host = pick(rng, ["stackoverflow.example.com", "docs.example.io", "forum.example.org", "learn.example.edu", "www.example.org"])
+    key = pick(rng, ["q", "query", "search"])
     query = pick(rng, SQL_SEARCHES)
-    params = [(pick(rng, ["q", "query", "search"]), query)]
+    params = [(key, query)]
     if rng.random() < 0.4:
         params.append(("tab", pick(rng, ["relevance", "newest", "votes"])))
     h = browser_headers(rng, host, referer=f"https://{host}/questions", cookie=cookie_jar(rng))
@@ -509,10 +510,6 @@ def g_graphql(rng):
     variables = pick(rng, [{"id": str(rng.randrange(1, 10**6))}, {"q": pick(rng, SEARCHES["en"] + SQL_SEARCHES[:8])},
                            {"input": {"subjectId": alnum(rng, 20), "body": pick(rng, TEXTS)}}, {"first": 20},
                            {"where": {"status": {"_eq": "open"}, "total": {"_gt": 100}}, "orderBy": [{"createdAt": "DESC"}]}, {}])
-    if rng.random() < 0.65:
-        body = {"query": q, "variables": variables}
-        if rng.random() < 0.5:
-            body["operationName"] = q.split("(")[0].split("{")[0].split()[-1] if " " in q.split("{")[0].strip() else None
     label = search_label(variables["q"]) if "q" in variables else "benign"
     if rng.random() < 0.65:
         body = {"query": q, "variables": variables}

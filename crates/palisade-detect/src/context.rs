@@ -71,14 +71,14 @@ impl Lang {
         let n = n.strip_prefix("x-").unwrap_or(n);
         let l = n.to_ascii_lowercase();
         Some(match l.as_str() {
-            "sql" | "mysql" | "pgsql" | "postgres" | "postgresql" | "plsql" | "plpgsql" | "tsql" | "t-sql" | "mssql" | "sqlite" | "sqlserver"
-            | "mariadb" | "oracle" | "bigquery" | "snowflake" | "hive" | "sparksql" | "cql" | "clickhouse" => Lang::Sql,
+            "sql" | "mysql" | "pgsql" | "postgres" | "postgresql" | "plsql" | "plpgsql" | "tsql" | "t-sql" | "mssql" | "sqlite" | "sqlserver" | "mariadb"
+            | "oracle" | "bigquery" | "snowflake" | "hive" | "sparksql" | "cql" | "clickhouse" => Lang::Sql,
             "html" | "htm" | "xhtml" | "xml" | "svg" | "vue" | "svelte" | "handlebars" | "hbs" | "mustache" | "ejs" | "erb" | "liquid" => Lang::Markup,
             "javascript" | "js" | "jsx" | "mjs" | "cjs" | "typescript" | "ts" | "tsx" | "ecmascript" | "node" | "react" | "javascriptreact"
             | "typescriptreact" | "json5" => Lang::Script,
             "css" | "scss" | "sass" | "less" | "stylus" => Lang::Css,
-            "sh" | "bash" | "shell" | "zsh" | "ksh" | "fish" | "console" | "shellsession" | "shell-session" | "powershell" | "ps1" | "pwsh"
-            | "bat" | "cmd" | "batch" | "dockerfile" | "docker" | "makefile" | "make" => Lang::Shell,
+            "sh" | "bash" | "shell" | "zsh" | "ksh" | "fish" | "console" | "shellsession" | "shell-session" | "powershell" | "ps1" | "pwsh" | "bat" | "cmd"
+            | "batch" | "dockerfile" | "docker" | "makefile" | "make" => Lang::Shell,
             "php" | "python" | "py" | "python3" | "ruby" | "rb" | "perl" | "pl" => Lang::ServerScript,
             "markdown" | "md" | "gfm" | "commonmark" | "mdx" => Lang::Markdown,
             _ => return None,
@@ -156,7 +156,23 @@ pub fn begins_as_code(lang: Lang, text: &str) -> bool {
 fn content_key(k: &str) -> bool {
     matches!(
         k.to_ascii_lowercase().as_str(),
-        "content" | "contents" | "code" | "source" | "src" | "text" | "body" | "value" | "snippet" | "script" | "query" | "sql" | "html" | "markup" | "template" | "data" | "raw"
+        "content"
+            | "contents"
+            | "code"
+            | "source"
+            | "src"
+            | "text"
+            | "body"
+            | "value"
+            | "snippet"
+            | "script"
+            | "query"
+            | "sql"
+            | "html"
+            | "markup"
+            | "template"
+            | "data"
+            | "raw"
     )
 }
 

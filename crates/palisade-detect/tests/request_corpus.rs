@@ -20,12 +20,13 @@ use palisade_detect::settings::Settings;
 use palisade_detect::stage::DetectionStage;
 use palisade_detect::Level;
 
-/// Ceilings on the share of benign requests flagged, in percent (measured: balanced 23.30,
-/// strict 33.71).
-const BALANCED_MAX_FALSE_POSITIVES: f64 = 20.5;
-const STRICT_MAX_FALSE_POSITIVES: f64 = 29.6;
-/// Floors on the share of attack requests detected, in percent (measured: balanced 75.36,
-/// strict 80.38).
+/// Ceilings on the share of benign requests flagged, in percent (measured: balanced 15.30,
+/// strict 28.32; requests labelled `ambiguous`, working payloads sent with no ill intent, are
+/// counted apart and not here).
+const BALANCED_MAX_FALSE_POSITIVES: f64 = 15.35;
+const STRICT_MAX_FALSE_POSITIVES: f64 = 28.4;
+/// Floors on the share of attack requests detected, in percent (measured: balanced 84.04,
+/// strict 89.07).
 const BALANCED_MIN_DETECTION: f64 = 84.0;
 const STRICT_MIN_DETECTION: f64 = 89.0;
 

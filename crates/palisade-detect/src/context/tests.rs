@@ -28,11 +28,7 @@ fn content_is_code_when_its_object_declares_a_language() {
                   "post":{"name":"run.sh","description":"not the file"}}"#;
     assert_eq!(
         langs(body),
-        vec![
-            ("body/files/0/content".to_string(), Lang::Sql),
-            ("body/cell/source".to_string(), Lang::Shell),
-            ("body/editor/value".to_string(), Lang::Markup),
-        ]
+        vec![("body/files/0/content".to_string(), Lang::Sql), ("body/cell/source".to_string(), Lang::Shell), ("body/editor/value".to_string(), Lang::Markup),]
     );
 }
 
@@ -49,7 +45,8 @@ fn code_block_nodes_declare_their_text_children() {
 
 #[test]
 fn markdown_by_key_or_declared_format() {
-    let body = r#"{"markdown":"a","body_markdown":"b","post":{"format":"markdown","body":"c"},"c":{"format":"html","body":"<p>"},"path/x":{"lang":"md","text":"d"}}"#;
+    let body =
+        r#"{"markdown":"a","body_markdown":"b","post":{"format":"markdown","body":"c"},"c":{"format":"html","body":"<p>"},"path/x":{"lang":"md","text":"d"}}"#;
     assert_eq!(
         langs(body),
         vec![

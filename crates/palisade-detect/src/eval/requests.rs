@@ -328,7 +328,8 @@ impl RequestEvaluation {
         let _ = writeln!(out, "benign flagged (false positives): {}/{} ({})", b.flagged, b.total, pct(b));
         let amb = self.overall(Label::Ambiguous);
         if amb.total > 0 {
-            let _ = writeln!(out, "ambiguous (working payloads sent with no ill intent; not counted above): {}/{} flagged ({})", amb.flagged, amb.total, pct(amb));
+            let _ =
+                writeln!(out, "ambiguous (working payloads sent with no ill intent; not counted above): {}/{} flagged ({})", amb.flagged, amb.total, pct(amb));
         }
         let skipped = self.outcomes.iter().filter(|o| o.skipped.is_some()).count();
         if skipped > 0 {

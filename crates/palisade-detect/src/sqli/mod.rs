@@ -90,10 +90,7 @@ impl Detector for SqliDetector {
 /// or a literal there, `1 union select`). Such a finding is at most 55 (strict): the words can
 /// still be a probe.
 fn about_sql(v: &str, f: &Finding) -> bool {
-    let leading = matches!(
-        f.why,
-        "tautology after the value" | "boolean condition after the value" | "ORDER/GROUP BY after the value"
-    );
+    let leading = matches!(f.why, "tautology after the value" | "boolean condition after the value" | "ORDER/GROUP BY after the value");
     if !leading && !matches!(f.why, "SELECT ... FROM" | "sub-select" | "UNION SELECT") {
         return false;
     }

@@ -695,7 +695,8 @@ pub(crate) fn attribute_breakout_from_starts(s: &str, best: &mut Best, steps: &m
             let Some(v) = a.value else { continue };
             // Inert code (`javascript:void(0)`, `return false`) is judged by the tag walk.
             if super::inert::inert_code(&decode_entities(v))
-                || super::inert::script_url_code(&decode_entities(v)).is_some_and(super::inert::inert_code) && scheme(&decode_entities(v)) == Some(Scheme::Script)
+                || super::inert::script_url_code(&decode_entities(v)).is_some_and(super::inert::inert_code)
+                    && scheme(&decode_entities(v)) == Some(Scheme::Script)
             {
                 continue;
             }

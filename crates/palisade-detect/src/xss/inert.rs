@@ -15,7 +15,9 @@ pub(crate) fn inert_code(code: &str) -> bool {
         if t.is_empty() {
             return true;
         }
-        let t = t.strip_prefix("return").map_or(t, |r| if r.is_empty() || r.starts_with(|c: char| c.is_ascii_whitespace() || c == '(') { r.trim_start() } else { t });
+        let t =
+            t.strip_prefix("return")
+                .map_or(t, |r| if r.is_empty() || r.starts_with(|c: char| c.is_ascii_whitespace() || c == '(') { r.trim_start() } else { t });
         let t = match t.strip_prefix("void") {
             Some(r) if r.starts_with(|c: char| c.is_ascii_whitespace() || c == '(') => r.trim_start(),
             Some(_) => return false,
@@ -32,9 +34,7 @@ fn literal(t: &str) -> bool {
     while let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
         t = inner.trim();
     }
-    t.is_empty()
-        || matches!(t, "true" | "false" | "null" | "undefined" | "!0" | "!1")
-        || (t.bytes().all(|c| c.is_ascii_digit()) && t.len() <= 10)
+    t.is_empty() || matches!(t, "true" | "false" | "null" | "undefined" | "!0" | "!1") || (t.bytes().all(|c| c.is_ascii_digit()) && t.len() <= 10)
 }
 
 /// The code of a script URL (what follows the scheme's `:`), when the URL has no
@@ -50,7 +50,8 @@ mod tests {
 
     #[test]
     fn inert_statements() {
-        for c in ["void(0)", "void 0", "void(0);", " return false; ", "return false", "return(false)", "", ";", "void 0; return false", "0", "undefined", "return"]
+        for c in
+            ["void(0)", "void 0", "void(0);", " return false; ", "return false", "return(false)", "", ";", "void 0; return false", "0", "undefined", "return"]
         {
             assert!(inert_code(c), "{c:?}");
         }
