@@ -525,7 +525,7 @@ impl Extractor {
                 cookies(v, sc, budget)?;
             } else {
                 let text = String::from_utf8_lossy(v.as_bytes());
-                budget.emit(Location::Header(&self.headers[at].1), FieldKind::Header, &text)?;
+                header_value(&self.headers[at], &text, sc, budget)?;
             }
         }
         self.other_headers(req, budget)
@@ -553,7 +553,7 @@ impl Extractor {
         for (name, display) in &self.headers {
             for v in req.headers.get_all(name) {
                 let text = String::from_utf8_lossy(v.as_bytes());
-                budget.emit(Location::Header(display), FieldKind::Header, &text)?;
+                header_value(&(name.clone(), display.clone()), &text, sc, budget)?;
             }
         }
         for v in req.headers.get_all(http::header::COOKIE) {
@@ -561,6 +561,52 @@ impl Extractor {
         }
         self.other_headers(req, budget)
     }
+}
+
+/// One value of an inspected header, at `header.NAME`. A `Referer` that is an absolute
+/// `http(s)` URL with a query is a page's address and that page's parameters (on another site,
+/// most often its search: `https://www.google.com/search?q=...`): the URL before the query is
+/// judged as header text, each parameter's name and value once decoded as the request's own
+/// query parameters are, not the whole as one blob in which a search's words and the next
+/// parameter's `&hl=` run together.
+fn header_value<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+    (name, display): &(http::HeaderName, String),
+    text: &str,
+    sc: &mut Scratch,
+    budget: &mut Budget<'_, F>,
+) -> Result<(), Stop> {
+    let loc = Location::Header(display);
+    let Some((url, query)) = (*name == http::header::REFERER).then(|| referer_query(text)).flatten() else {
+        return budget.emit(loc, FieldKind::Header, text);
+    };
+    budget.emit(loc, FieldKind::Header, url)?;
+    for pair in query.split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        let (n, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = transport_decode(n, true, &mut sc.name, &mut sc.run);
+        budget.emit(loc, FieldKind::QueryName, name)?;
+        let value = transport_decode(v, true, &mut sc.value, &mut sc.run);
+        budget.emit(loc, FieldKind::QueryValue, value)?;
+    }
+    Ok(())
+}
+
+/// An absolute `http(s)` URL (scheme case-insensitive, an authority after `//`) split at its
+/// query's `?`: the address and the query (without a fragment).
+fn referer_query(text: &str) -> Option<(&str, &str)> {
+    let b = text.as_bytes();
+    let rest = if b.len() > 8 && b[..8].eq_ignore_ascii_case(b"https://") {
+        8
+    } else if b.len() > 7 && b[..7].eq_ignore_ascii_case(b"http://") {
+        7
+    } else {
+        return None;
+    };
+    let q = rest + memchr::memchr(b'?', &b[rest..])?;
+    let query = &text[q + 1..];
+    Some((&text[..q], query.split('#').next().unwrap_or(query)))
 }
 
 /// Whether a (raw) path holds `..` or `\\` (then it is inspected whole too): one pass over the

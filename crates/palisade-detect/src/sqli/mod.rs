@@ -87,7 +87,9 @@ impl Detector for SqliDetector {
 /// that begins with a condition or a clause (`and 1=1 meaning`, `order by 1 desc`: no operand
 /// of the application's before it), and a UNION
 /// after words that are not a value (`sql union select example`: an injection puts a number
-/// or a literal there, `1 union select`). Such a finding is at most 55 (strict): the words can
+/// or a literal there, `1 union select`), and a condition inside a SELECT that begins the value
+/// (`select * from users where id = 1`: a statement, which the as-is context cannot hold
+/// without parentheses). Such a finding is at most 55 (strict): the words can
 /// still be a probe.
 fn about_sql(v: &str, f: &Finding) -> bool {
     let leading = matches!(f.why, "tautology after the value" | "boolean condition after the value" | "ORDER/GROUP BY after the value");
@@ -126,7 +128,7 @@ fn about_sql(v: &str, f: &Finding) -> bool {
     }
     before >= 2
         || f.why == "UNION SELECT" && before >= 1
-        || f.why == "SELECT ... FROM" && before == 0 && v.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"))
+        || (f.why == "SELECT ... FROM" || leading) && before == 0 && v.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"))
 }
 
 /// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ + { }`

@@ -2075,6 +2075,8 @@ fn a_value_that_begins_with_a_condition_or_clause_is_a_sentence() {
         "order by 1 desc",
         "group by 2 tutorial",
         "sql union select example",
+        "select * from users where id = 1",
+        "select name from t where a = 1 or 1=1",
         "что значит union select",
         "difference union select vs join",
     ] {
