@@ -62,7 +62,7 @@ impl Detector for SqliDetector {
             }
         }
         if let Some(f) = best.as_mut() {
-            if f.confidence > 55 && about_sql(input.decoded, f) {
+            if f.confidence > 55 && (about_sql(input.decoded, f) || call_in_prose(input.decoded, f)) {
                 f.confidence = 55;
             }
         }
@@ -129,6 +129,38 @@ fn about_sql(v: &str, f: &Finding) -> bool {
     before >= 2
         || f.why == "UNION SELECT" && before >= 1
         || (f.why == "SELECT ... FROM" || leading) && before == 0 && v.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"))
+}
+
+/// Whether a time or out-of-band call is written after a word of prose (`mysql sleep(5)
+/// function`) in a value with nothing that leaves the application's literal or ends its
+/// statement (no quote, comment or `;`): the as-is context cannot hold a name juxtaposed with
+/// a call, so it is a syntax error, not an injection. A call that begins the value
+/// (`sleep(5)`) or follows an operator, a keyword or a parenthesis (`1 and sleep(5)`,
+/// `x=sleep(5)`) is SQL.
+fn call_in_prose(v: &str, f: &Finding) -> bool {
+    if f.why != "time-based or out-of-band function call"
+        || v.bytes().any(|c| matches!(c, b'\'' | b'"' | b'`' | b'#' | b';' | b'\\'))
+        || v.contains("--")
+        || v.contains("/*")
+        || !v.is_ascii() && fold_quotes(v).is_some()
+    {
+        return false;
+    }
+    // The call's name begins the fragment.
+    let name: String = f.fragment.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    if name.is_empty() {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    let Some(pos) = lower.find(&format!("{}(", name.to_ascii_lowercase())) else { return false };
+    let before = v[..pos].trim_end();
+    let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
+    // A blank between the word and the call: `mysql sleep(5)`, not `mysql_sleep(5)`.
+    before.len() < pos
+        && last.chars().count() >= 2
+        && last.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !last.bytes().all(|c| c.is_ascii_digit())
+        && keyword(last) == Kw::None
 }
 
 /// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ + { }`

@@ -2066,6 +2066,17 @@ fn a_sentence_about_sql_is_not_sql() {
 }
 
 #[test]
+fn a_time_call_after_a_word_of_prose_is_a_sentence() {
+    let judged = |v: &str| hit(v, Level::Strict).map_or(0, |h| h.confidence);
+    for v in ["mysql sleep(5) function", "postgres pg_sleep(1) example", "mysql benchmark(1000, md5(1)) explained"] {
+        assert!(judged(v) < 60, "{v}: {}", judged(v));
+    }
+    for v in ["sleep(5)", "1 and sleep(5)", "x=sleep(5)", "1 or pg_sleep(5)", "name' and sleep(5) and 'a'='a", "mysql sleep(5)-- x"] {
+        assert!(judged(v) >= 60, "{v}: {}", judged(v));
+    }
+}
+
+#[test]
 fn a_value_that_begins_with_a_condition_or_clause_is_a_sentence() {
     let judged = |v: &str| hit(v, Level::Strict).map_or(0, |h| h.confidence);
     // Nothing of the application's before them in the as-is context, no quote to leave.
