@@ -346,7 +346,7 @@ fn judge_attr(tag: &[u8], a: &Attr<'_>, animates_handler: bool, is_meta: bool, b
         decoded
     };
     match scheme(&url) {
-        Some(Scheme::Script) if super::inert::script_url_code(&url).is_some_and(super::inert::inert_code) => {
+        Some(Scheme::Script) if super::inert::script_url_code(&url).is_some_and(super::inert::inert_script_url) => {
             best.add(adj(super::inert::INERT), "script URL with inert code", a.at);
         }
         Some(Scheme::Script) => {
@@ -695,7 +695,7 @@ pub(crate) fn attribute_breakout_from_starts(s: &str, best: &mut Best, steps: &m
             let Some(v) = a.value else { continue };
             // Inert code (`javascript:void(0)`, `return false`) is judged by the tag walk.
             if super::inert::inert_code(&decode_entities(v))
-                || super::inert::script_url_code(&decode_entities(v)).is_some_and(super::inert::inert_code)
+                || super::inert::script_url_code(&decode_entities(v)).is_some_and(super::inert::inert_script_url)
                     && scheme(&decode_entities(v)) == Some(Scheme::Script)
             {
                 continue;

@@ -27,6 +27,23 @@ pub(crate) fn inert_code(code: &str) -> bool {
     })
 }
 
+/// Whether a script URL's code does nothing: inert code ([`inert_code`]), or inert code
+/// followed on the same line by words only (`void(0) meaning`, a search about the idiom):
+/// JavaScript parses a script whole before running any of it, an expression followed by a name
+/// is a syntax error, and words alone (no call, no assignment) could do nothing anyway.
+pub(crate) fn inert_script_url(code: &str) -> bool {
+    if inert_code(code) {
+        return true;
+    }
+    let t = code.trim_start();
+    match t.split_once(|c: char| c.is_ascii_whitespace()) {
+        Some((head, tail)) => {
+            inert_code(head) && !head.trim().is_empty() && tail.bytes().all(|c| c.is_ascii_alphanumeric() || c.is_ascii_whitespace())
+        }
+        None => false,
+    }
+}
+
 /// A literal, possibly parenthesised: a number, `true`, `false`, `null`, `undefined`, or
 /// nothing after a `return`.
 fn literal(t: &str) -> bool {
@@ -113,6 +130,17 @@ mod tests {
         assert!(confidence("<p>x</p><a href=\"&#106;avascript:alert(1)\">y</a>") >= 60);
         // Live markup beside the escaped code is still judged.
         assert!(confidence("<pre>&lt;b&gt;</pre><script>alert(1)</script>") >= 60);
+    }
+
+    #[test]
+    fn inert_script_urls_followed_by_words() {
+        for c in ["void(0) meaning", "void(0)  what is it", "void(0)"] {
+            assert!(inert_script_url(c), "{c:?}");
+        }
+        for c in ["alert(1) meaning", "void(0) alert(1)", "void(0) x=1", "void(0);alert(1)", "  meaning", "void(0)\nalert(1)"] {
+            assert!(!inert_script_url(c), "{c:?}");
+        }
+        assert_eq!(confidence("javascript:void(0) meaning"), INERT);
     }
 
     #[test]

@@ -333,7 +333,7 @@ pub(crate) fn string_breakout(s: &str, best: &mut Best, steps: &mut usize) {
 pub(crate) fn url_and_calls(s: &str, best: &mut Best, steps: &mut usize) {
     *steps += s.len();
     match scheme(s) {
-        Some(Scheme::Script) if super::inert::script_url_code(s).is_some_and(super::inert::inert_code) => {
+        Some(Scheme::Script) if super::inert::script_url_code(s).is_some_and(super::inert::inert_script_url) => {
             best.add(super::inert::INERT, "script URL with inert code", 0);
             return;
         }
