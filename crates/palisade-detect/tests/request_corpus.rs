@@ -20,14 +20,14 @@ use palisade_detect::settings::Settings;
 use palisade_detect::stage::DetectionStage;
 use palisade_detect::Level;
 
-/// Ceilings on the share of benign requests flagged, in percent (measured: balanced 15.30,
-/// strict 28.32; requests labelled `ambiguous`, working payloads sent with no ill intent, are
+/// Ceilings on the share of benign requests flagged, in percent (measured: balanced 14.51,
+/// strict 29.27; requests labelled `ambiguous`, working payloads sent with no ill intent, are
 /// counted apart and not here).
-const BALANCED_MAX_FALSE_POSITIVES: f64 = 15.35;
-const STRICT_MAX_FALSE_POSITIVES: f64 = 28.4;
-/// Floors on the share of attack requests detected, in percent (measured: balanced 84.04,
-/// strict 89.07).
-const BALANCED_MIN_DETECTION: f64 = 84.0;
+const BALANCED_MAX_FALSE_POSITIVES: f64 = 14.55;
+const STRICT_MAX_FALSE_POSITIVES: f64 = 29.3;
+/// Floors on the share of attack requests detected, in percent (measured: balanced 84.19,
+/// strict 89.08).
+const BALANCED_MIN_DETECTION: f64 = 84.1;
 const STRICT_MIN_DETECTION: f64 = 89.0;
 
 fn load(name: &str) -> Vec<LabelledRequest> {

@@ -37,9 +37,7 @@ pub(crate) fn inert_script_url(code: &str) -> bool {
     }
     let t = code.trim_start();
     match t.split_once(|c: char| c.is_ascii_whitespace()) {
-        Some((head, tail)) => {
-            inert_code(head) && !head.trim().is_empty() && tail.bytes().all(|c| c.is_ascii_alphanumeric() || c.is_ascii_whitespace())
-        }
+        Some((head, tail)) => inert_code(head) && !head.trim().is_empty() && tail.bytes().all(|c| c.is_ascii_alphanumeric() || c.is_ascii_whitespace()),
         None => false,
     }
 }
