@@ -84,8 +84,8 @@ impl Detector for SqliDetector {
 /// condition (`sql injection and 1=1`: juxtaposed identifiers, which no expression allows) or
 /// a SELECT starting the value (`id = select 1 from dual`: a sub-select needs its
 /// parentheses; `what is select 1`) make it a syntax error, not an injection. So does a value
-/// that begins with a condition or a clause (`and 1=1 meaning`, `order by 1 desc`: no operand
-/// of the application's before it), and a UNION
+/// that begins with a condition and runs into a word of prose (`and 1=1 meaning`: no operand
+/// of the application's before it, a name after it), and a UNION
 /// after words that are not a value (`sql union select example`: an injection puts a number
 /// or a literal there, `1 union select`), and a condition inside a SELECT that begins the value
 /// (`select * from users where id = 1`: a statement, which the as-is context cannot hold
@@ -104,9 +104,16 @@ fn about_sql(v: &str, f: &Finding) -> bool {
     {
         return false;
     }
-    // A condition, clause or statement that begins the value.
+    // A condition that begins the value and runs into a word of prose (`and 1=1 meaning`):
+    // `and 1=1` alone is what a scanner appends to a value, a probe kept as it is.
     let first = v.split_whitespace().next().unwrap_or("");
-    if leading && ["and", "or", "xor", "order", "group"].iter().any(|k| first.eq_ignore_ascii_case(k)) {
+    let last = v.split_whitespace().last().unwrap_or("");
+    if leading
+        && ["and", "or", "xor"].iter().any(|k| first.eq_ignore_ascii_case(k))
+        && last.chars().count() >= 2
+        && last.chars().all(char::is_alphabetic)
+        && keyword(last) == Kw::None
+    {
         return true;
     }
     // The words before the first logic or SELECT word.
@@ -115,8 +122,9 @@ fn about_sql(v: &str, f: &Finding) -> bool {
         if ["and", "or", "xor", "not", "select", "union", "&&", "||"].iter().any(|k| w.eq_ignore_ascii_case(k)) {
             break;
         }
-        if ["null", "true", "false"].iter().any(|k| w.eq_ignore_ascii_case(k)) {
-            // A literal completes the application's expression (`null union select`).
+        if ["null", "true", "false"].iter().any(|k| w.eq_ignore_ascii_case(k)) || w.starts_with(|c: char| c.is_ascii_digit()) {
+            // A literal completes the application's expression (`null union select`,
+            // `0x31 union select`, `1e0union select`).
             return false;
         }
         if w.chars().count() < 2 || !w.chars().all(|c| c.is_alphanumeric() || c == '_') || w.bytes().all(|c| c.is_ascii_digit()) {

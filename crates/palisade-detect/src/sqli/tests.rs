@@ -2077,14 +2077,12 @@ fn a_time_call_after_a_word_of_prose_is_a_sentence() {
 }
 
 #[test]
-fn a_value_that_begins_with_a_condition_or_clause_is_a_sentence() {
+fn a_condition_that_begins_the_value_and_runs_into_prose_is_a_sentence() {
     let judged = |v: &str| hit(v, Level::Strict).map_or(0, |h| h.confidence);
     // Nothing of the application's before them in the as-is context, no quote to leave.
     for v in [
         "and 1=1 meaning",
         "or 1=1 explained",
-        "order by 1 desc",
-        "group by 2 tutorial",
         "sql union select example",
         "select * from users where id = 1",
         "select name from t where a = 1 or 1=1",
@@ -2095,7 +2093,19 @@ fn a_value_that_begins_with_a_condition_or_clause_is_a_sentence() {
     }
     // A number or a literal completes the application's expression; a quote or a comment
     // leaves it.
-    for v in ["1 union select password from users", "null union select password from users", "0 or 1=1", "1 order by 3--", "x' union select 1--"] {
+    // What scanners append to a value (the condition or clause alone) is kept.
+    for v in [
+        "1 union select password from users",
+        "null union select password from users",
+        "0x31 union select @@version,username,password from users",
+        "1e0UNION SELECT 2",
+        "0 or 1=1",
+        " AND 1=1",
+        "or 1=1",
+        " ORDER BY 3 ",
+        "1 order by 3--",
+        "x' union select 1--",
+    ] {
         assert!(judged(v) >= 60, "{v}: {}", judged(v));
     }
 }

@@ -5,26 +5,24 @@
 /// `strict` (a user field holding an HTML attribute at all), nothing at `balanced`.
 pub(crate) const INERT: u8 = 40;
 
-/// Whether `code` is only statements that do nothing: empty statements, `void` of a literal
-/// (`void(0)`, `void 0`), `return` of a literal (`return false;`), a bare literal (`false`,
-/// `0`, `undefined`, `null`, `true`). Whitespace and `;` separate them; anything else (a name,
-/// a call, an operator) is not inert.
+/// Whether `code` is only statements that do nothing, as pages write them: `void` of a literal
+/// (`void(0)`, `void 0`) and `return` of a literal or of nothing (`return false;`), separated
+/// by `;` and blanks, at least one of them. Anything else (a name, a call, an operator, a bare
+/// literal such as `onxxx=1`, which only a filter probe writes) is not inert.
 pub(crate) fn inert_code(code: &str) -> bool {
+    let mut statements = 0;
     code.split(';').all(|stmt| {
         let t = stmt.trim_matches(|c: char| c.is_ascii_whitespace());
         if t.is_empty() {
             return true;
         }
-        let t =
-            t.strip_prefix("return")
-                .map_or(t, |r| if r.is_empty() || r.starts_with(|c: char| c.is_ascii_whitespace() || c == '(') { r.trim_start() } else { t });
-        let t = match t.strip_prefix("void") {
-            Some(r) if r.starts_with(|c: char| c.is_ascii_whitespace() || c == '(') => r.trim_start(),
-            Some(_) => return false,
-            None => t,
-        };
-        literal(t)
-    })
+        statements += 1;
+        let operand = |kw: &str| t.strip_prefix(kw).filter(|r| r.is_empty() || r.starts_with(|c: char| c.is_ascii_whitespace() || c == '('));
+        match operand("return").or_else(|| operand("void")) {
+            Some(r) => literal(r),
+            None => false,
+        }
+    }) && statements > 0
 }
 
 /// Whether a script URL's code does nothing: inert code ([`inert_code`]), or inert code
@@ -65,9 +63,7 @@ mod tests {
 
     #[test]
     fn inert_statements() {
-        for c in
-            ["void(0)", "void 0", "void(0);", " return false; ", "return false", "return(false)", "", ";", "void 0; return false", "0", "undefined", "return"]
-        {
+        for c in ["void(0)", "void 0", "void(0);", " return false; ", "return false", "return(false)", "void 0; return false", "return", "return !1"] {
             assert!(inert_code(c), "{c:?}");
         }
     }
@@ -87,6 +83,12 @@ mod tests {
             "return document.cookie",
             "x=1",
             "1e3",
+            // Bare literals: what a filter probe writes (`<x onxxx=1>`), not a page.
+            "1",
+            "0",
+            "undefined",
+            "",
+            ";",
         ] {
             assert!(!inert_code(c), "{c:?}");
         }
