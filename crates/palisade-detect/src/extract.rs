@@ -566,9 +566,10 @@ impl Extractor {
 /// One value of an inspected header, at `header.NAME`. A `Referer` that is an absolute
 /// `http(s)` URL with a query is a page's address and that page's parameters (on another site,
 /// most often its search: `https://www.google.com/search?q=...`): the URL before the query is
-/// judged as header text, each parameter's name and value once decoded as the request's own
-/// query parameters are, not the whole as one blob in which a search's words and the next
-/// parameter's `&hl=` run together.
+/// judged as header text, each parameter's name (as a query name) and value (as header text,
+/// which every header detector judges) once decoded, as the request's own query parameters
+/// are, not the whole as one blob in which a search's words and the next parameter's `&hl=`
+/// run together.
 fn header_value<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
     (name, display): &(http::HeaderName, String),
     text: &str,
@@ -588,7 +589,7 @@ fn header_value<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
         let name = transport_decode(n, true, &mut sc.name, &mut sc.run);
         budget.emit(loc, FieldKind::QueryName, name)?;
         let value = transport_decode(v, true, &mut sc.value, &mut sc.run);
-        budget.emit(loc, FieldKind::QueryValue, value)?;
+        budget.emit(loc, FieldKind::Header, value)?;
     }
     Ok(())
 }

@@ -150,9 +150,9 @@ fn referer_query_parameters_are_values() {
         want(&[
             ("header.Referer", FieldKind::Header, "HTTPS://www.google.com/search"),
             ("header.Referer", FieldKind::QueryName, "q"),
-            ("header.Referer", FieldKind::QueryValue, "and 1=1 meaning"),
+            ("header.Referer", FieldKind::Header, "and 1=1 meaning"),
             ("header.Referer", FieldKind::QueryName, "hl"),
-            ("header.Referer", FieldKind::QueryValue, "fr"),
+            ("header.Referer", FieldKind::Header, "fr"),
         ])
     );
     for plain in ["https://example.com/page", "/relative?q=1", "x' or 1=1 --?a=b", "ftp://h/?a=b"] {
