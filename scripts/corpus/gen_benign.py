@@ -3,9 +3,19 @@
 
     python3 scripts/corpus/gen_benign.py [--seed 27] [--out crates/palisade-detect/data/requests/benign.jsonl.gz]
 
-Each line: {"id", "label": "benign", "class", "app", "location", "request" | "request_base64"}.
+Each line: {"id", "label", "class", "app", "location", "request" | "request_base64"}.
 The values come from grammars and vocabularies of what browsers, apps and API clients send
 (see the README beside the output); nothing here looks at what any detector says.
+
+Labels: `benign`, or `ambiguous` for a request that people send with no ill intent but whose
+value is, by grammar, a complete working payload in the context a detector assumes, whatever
+the intent: a quote that closes an SQL string followed by SQL that parses up to a comment or a
+balanced quote (`what does ' or 1=1 -- do`); a `<script>` element with its end tag; a command
+substitution `$(...)` or a pipe into a shell; a template expression that evaluates
+(`{{7*7}}`); a path that reaches a system file after lexical normalisation
+(`what is ../../etc/passwd`). A firewall is right to stop those, so they are not counted as
+false positives; `detect eval` reports them apart. The criterion is the payload's grammar
+(`PAYLOAD_IN_SEARCH` below names the payload each such search holds), never a detector's answer.
 """
 
 import argparse
@@ -57,6 +67,26 @@ SQL_SEARCHES = ["and 1=1 meaning", "what does ' or 1=1 -- do", "select 1 from du
                 "что значит union select", "sql 注入 and 1=1", "injection sql exemple ' or 1=1 --",
                 "was bedeutet select * from", "onload event javascript", "javascript:void(0) meaning",
                 "document.cookie httponly", "eval() in python security", "nc -l port listen", "chmod 777 meaning"]
+# The searches above that hold a complete working payload (see the labels in the docstring),
+# with the payload: a search, or a prefix typed so far, that contains it is `ambiguous`.
+PAYLOAD_IN_SEARCH = {
+    "what does ' or 1=1 -- do": "' or 1=1 --",
+    "sql injection ' or '1'='1 explained": "' or '1'='1",
+    "injection sql exemple ' or 1=1 --": "' or 1=1 --",
+    "xss <script>alert(1)</script> example": "<script>alert(1)</script>",
+    "what is ../../etc/passwd": "../../etc/passwd",
+    "how does $(whoami) work in bash": "$(whoami)",
+    "{{7*7}} template injection": "{{7*7}}",
+    "curl | sh is it safe": "| sh",
+}
+
+
+def search_label(text, typed=None):
+    """`ambiguous` when what was typed (all of `text` by default) holds the text's payload."""
+    payload = PAYLOAD_IN_SEARCH.get(text)
+    return "ambiguous" if payload is not None and payload in (text if typed is None else typed) else "benign"
+
+
 # Short words that are also shell commands or programs.
 SHELL_WORDS = ["ls", "id", "pwd", "cd", "at", "nc", "ps", "df", "du", "w", "who", "top", "cat", "man", "env",
                "dir", "cp", "mv", "rm", "ln", "sh", "su", "vi", "ed", "bc", "dd", "tr", "wc", "sort", "date",
@@ -138,8 +168,10 @@ def g_browse(rng):
 
 def g_browse_security_referer(rng):
     host = site(rng)
-    h = browser_headers(rng, host, referer=search_referer(rng, pick(rng, SQL_SEARCHES)), cookie=cookie_jar(rng))
-    return "referer-security-search", "website", "header.Referer", request("GET", f"/blog/{pick(rng, WORDS)}-{pick(rng, WORDS)}", h)
+    query = pick(rng, SQL_SEARCHES)
+    h = browser_headers(rng, host, referer=search_referer(rng, query), cookie=cookie_jar(rng))
+    return ("referer-security-search", "website", "header.Referer", request("GET", f"/blog/{pick(rng, WORDS)}-{pick(rng, WORDS)}", h),
+            search_label(query))
 
 
 def g_search(rng):
@@ -160,11 +192,13 @@ def g_search(rng):
 
 def g_search_sql(rng):
     host = pick(rng, ["stackoverflow.example.com", "docs.example.io", "forum.example.org", "learn.example.edu", "www.example.org"])
-    params = [(pick(rng, ["q", "query", "search"]), pick(rng, SQL_SEARCHES))]
+    key = pick(rng, ["q", "query", "search"])
+    query = pick(rng, SQL_SEARCHES)
+    params = [(key, query)]
     if rng.random() < 0.4:
         params.append(("tab", pick(rng, ["relevance", "newest", "votes"])))
     h = browser_headers(rng, host, referer=f"https://{host}/questions", cookie=cookie_jar(rng))
-    return "search-about-sql-security", "search", "query", request("GET", "/search?" + qs(params), h)
+    return "search-about-sql-security", "search", "query", request("GET", "/search?" + qs(params), h), search_label(query)
 
 
 def g_suggest_shell_word(rng):
@@ -203,9 +237,10 @@ def g_suggest_prefix(rng):
     host = site(rng)
     lang = pick(rng, list(SEARCHES))
     text = pick(rng, SEARCHES[lang] + SQL_SEARCHES)
-    params = [("q", prefix_of(rng, text)), ("client", pick(rng, ["firefox", "chrome", "psy-ab", "web"])), ("hl", lang)]
+    typed = prefix_of(rng, text)
+    params = [("q", typed), ("client", pick(rng, ["firefox", "chrome", "psy-ab", "web"])), ("hl", lang)]
     h = api_headers(rng, host, auth=False, browser_like=True)
-    return "suggest-prefix", "autocomplete", "query", request("GET", "/complete/search?" + qs(params), h)
+    return "suggest-prefix", "autocomplete", "query", request("GET", "/complete/search?" + qs(params), h), search_label(text, typed)
 
 
 def g_cdn(rng):
@@ -475,17 +510,18 @@ def g_graphql(rng):
     variables = pick(rng, [{"id": str(rng.randrange(1, 10**6))}, {"q": pick(rng, SEARCHES["en"] + SQL_SEARCHES[:8])},
                            {"input": {"subjectId": alnum(rng, 20), "body": pick(rng, TEXTS)}}, {"first": 20},
                            {"where": {"status": {"_eq": "open"}, "total": {"_gt": 100}}, "orderBy": [{"createdAt": "DESC"}]}, {}])
+    label = search_label(variables["q"]) if "q" in variables else "benign"
     if rng.random() < 0.65:
         body = {"query": q, "variables": variables}
         if rng.random() < 0.5:
             body["operationName"] = q.split("(")[0].split("{")[0].split()[-1] if " " in q.split("{")[0].strip() else None
         h = api_headers(rng, host, content_type="application/json")
-        return "graphql-json", "graphql", "json", request("POST", "/graphql", h, jdump(body))
+        return "graphql-json", "graphql", "json", request("POST", "/graphql", h, jdump(body)), label
     params = [("query", q), ("variables", jdump(variables))]
     if rng.random() < 0.3:
         params.append(("extensions", jdump({"persistedQuery": {"version": 1, "sha256Hash": hexs(rng, 64)}})))
     h = api_headers(rng, host)
-    return "graphql-query-param", "graphql", "query", request("GET", "/graphql?" + qs(params), h)
+    return "graphql-query-param", "graphql", "query", request("GET", "/graphql?" + qs(params), h), label
 
 
 def g_json_in_query(rng):
@@ -579,9 +615,12 @@ def g_rich_text(rng):
     elif r < 0.7:
         body, cls = {"page": uuid4(rng), "markdown": pick(rng, MARKDOWN), "version": rng.randrange(1, 99)}, "rich-text-markdown"
     else:
+        # A code block holds code of the language it declares (an editor's language menu).
+        language = pick(rng, ["sql", "javascript", "bash", "html"])
+        code = pick(rng, {"sql": SQL_SNIPPETS, "javascript": JSX, "bash": SHELL_SNIPPETS, "html": HTML_SNIPPETS}[language])
         doc = {"type": "doc", "content": [{"type": "paragraph", "content": [{"type": "text", "text": pick(rng, TEXTS)}]},
-                                          {"type": "codeBlock", "attrs": {"language": pick(rng, ["sql", "javascript", "bash", "html"])},
-                                           "content": [{"type": "text", "text": pick(rng, SQL_SNIPPETS + JSX + SHELL_SNIPPETS)}]}]}
+                                          {"type": "codeBlock", "attrs": {"language": language},
+                                           "content": [{"type": "text", "text": code}]}]}
         body, cls = {"doc": doc, "clientId": rng.randrange(10**6)}, "rich-text-prosemirror"
     h = api_headers(rng, host, content_type="application/json", browser_like=True)
     return cls, "cms", "json", request("PUT", f"/api/pages/{rng.randrange(1, 10**5)}", h, jdump(body))
@@ -808,8 +847,8 @@ def main():
         rng = random.Random(f"{args.seed}/{gen.__name__}")
         reset_visitor()
         for i in range(count):
-            cls, app, loc, raw = gen(rng)
-            rows.append(row(f"{gen.__name__[2:]}-{i:05d}", "benign", cls, app, loc, raw))
+            cls, app, loc, raw, *label = gen(rng)
+            rows.append(row(f"{gen.__name__[2:]}-{i:05d}", label[0] if label else "benign", cls, app, loc, raw))
     n = write_jsonl_gz(args.out, rows)
     print(f"{args.out}: {len(rows)} requests, {n} bytes uncompressed")
 

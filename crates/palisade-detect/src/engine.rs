@@ -977,8 +977,26 @@ pub struct Engine {
     /// Per field kind: the detectors that judge it ([`Detector::applies_to`]; whole XML
     /// documents only go to the XML detectors).
     by_field: [u64; FIELD_KINDS],
+    /// The detectors of the HTML family, which do not judge what decoding character
+    /// references revealed in a value that is markup already ([`markup_document`]).
+    html_family: u64,
     extractor: Extractor,
     config: EngineConfig,
+}
+
+/// Whether `raw` is HTML markup itself: a start tag and an end tag of an element
+/// (`<p>...</p>`). A browser reads the character references in such a text's content as text
+/// (`&lt;script&gt;` shows `<script>`), and those in its attribute values the HTML detector
+/// decodes itself: the candidate in which they are all decoded is not what a browser parses.
+pub(crate) fn markup_document(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    let tag_at = |i: usize| b.get(i).is_some_and(|c| c.is_ascii_alphabetic());
+    let Some(start) = memchr::memchr_iter(b'<', b).find(|&i| tag_at(i + 1)) else { return false };
+    memchr::memmem::find_iter(&b[start..], b"</").any(|i| {
+        let n = start + i + 2;
+        let len = b[n..].iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+        len > 0 && tag_at(n) && b.get(n + len) == Some(&b'>')
+    })
 }
 
 impl fmt::Debug for Engine {
@@ -1007,6 +1025,7 @@ impl Engine {
         let plain_gates: Vec<Option<PlainGate>> = detectors.iter().map(|d| d.plain_gate()).collect();
         let gates = Gates::new(&declared, &shape_gates, &word_gates, &plain_gates);
         let (mut ungated_always, mut ungated_family, mut ungated_families, mut by_field) = (0u64, [0u64; 16], 0u64, [0u64; FIELD_KINDS]);
+        let mut html_family = 0u64;
         let mut entries = Vec::with_capacity(detectors.len());
         for (i, det) in detectors.into_iter().enumerate() {
             let bit = 1u64 << i;
@@ -1027,6 +1046,9 @@ impl Engine {
                     *slot |= bit;
                 }
             }
+            if fam.is_some() && fam == family_of("xss") {
+                html_family |= bit;
+            }
             entries.push(Entry { det });
         }
         let table = class_table(&gates);
@@ -1039,6 +1061,7 @@ impl Engine {
             ungated_family,
             ungated_families,
             by_field,
+            html_family,
             extractor,
             config,
         })
@@ -1158,6 +1181,21 @@ impl Engine {
         if let Err(Stop::Exceeded(e)) = r {
             report.exceeded = Some(e);
         }
+        // Context from the neighbours of a JSON body's values (code, markdown): only when a
+        // value of the body has a finding.
+        if phase == Phase::Body && !protocol.is_some_and(|p| p.replaces_body) && report.findings.iter().any(|f| f.field == FieldKind::JsonValue) {
+            let body = extract.inflated_body().unwrap_or(req.body);
+            crate::context::judge_json_findings(self, body, level, decoder, &mut report.findings);
+        }
+    }
+
+    /// The detectors' findings on `text` as a value of `kind` (at `location`), at `level`:
+    /// what [`Engine::inspect_value`] gives, with this engine's decoder.
+    pub(crate) fn findings_on(&self, text: &str, kind: FieldKind, location: &str, level: Level, dec: &mut Decoder) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let segs = [extract::Seg::Key(std::borrow::Cow::Borrowed(location))];
+        let _ = self.scan(text, kind, &Location::Json(&segs), level, dec, &mut out, &mut false);
+        out
     }
 
     /// Inspect one value (corpus evaluation, benchmarks, tests).
@@ -1424,8 +1462,12 @@ impl Engine {
             let input = Input { raw, decoded: raw, field: kind };
             self.run(&input, todo, Transforms::NONE, level, loc, &mut location, &mut fired, out, excluded)?;
         }
+        let markup = self.html_family != 0 && markup_document(raw);
         for c in cands.derived().into_iter().flatten() {
-            let todo = self.todo(c.text, self.classify(c.text)) & applies;
+            let mut todo = self.todo(c.text, self.classify(c.text)) & applies;
+            if markup && c.transforms.contains(Transforms::HTML) {
+                todo &= !self.html_family;
+            }
             if todo & !fired == 0 {
                 continue;
             }

@@ -23,6 +23,10 @@ mod tests;
 pub enum Label {
     Attack,
     Benign,
+    /// Sent with no ill intent, yet by grammar a complete working payload in the context a
+    /// detector assumes (a search for `what does ' or 1=1 -- do`): whole-request corpora only;
+    /// reported apart, neither a false positive when flagged nor a miss when not.
+    Ambiguous,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

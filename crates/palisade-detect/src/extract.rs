@@ -194,6 +194,14 @@ pub struct Scratch {
     inflated: Vec<u8>,
 }
 
+impl Scratch {
+    /// The last body [`Extractor::body`] read decompressed from its `Content-Encoding` (empty
+    /// when it was read as sent).
+    pub fn inflated_body(&self) -> Option<&[u8]> {
+        (!self.inflated.is_empty()).then_some(&self.inflated[..])
+    }
+}
+
 /// `v`, emptied, as a vector of another element type of the same layout (here: the same type
 /// with another lifetime), keeping its allocation: the buffers of the JSON walk borrow from one
 /// body, and are kept in the [`Scratch`] for the next one without those borrows. (The standard
@@ -414,13 +422,16 @@ impl Extractor {
     pub fn body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(&self, req: &RequestView<'_>, scratch: &mut Scratch, f: &mut F) -> (Counts, Result<(), Stop>) {
         let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: self.limits }, f };
         let mut skipped = None;
+        // Holds the body inflated below until the next body ([`Scratch::inflated_body`]).
+        scratch.inflated.clear();
         let coding = req.headers.get(http::header::CONTENT_ENCODING).map(|v| v.as_bytes().trim_ascii());
         let r = match coding {
             None => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
             Some(c) if c.is_empty() || c.eq_ignore_ascii_case(b"identity") => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
             Some(c) if c.eq_ignore_ascii_case(b"gzip") || c.eq_ignore_ascii_case(b"x-gzip") || c.eq_ignore_ascii_case(b"deflate") => {
                 let mut out = std::mem::take(&mut scratch.inflated);
-                let r = match inflate(req.body, c.eq_ignore_ascii_case(b"deflate"), self.limits.max_bytes, &mut out) {
+                let inflated = inflate(req.body, c.eq_ignore_ascii_case(b"deflate"), self.limits.max_bytes, &mut out);
+                let r = match inflated {
                     Inflated::Done => body_inner(req.headers, &out, scratch, &mut budget, &mut skipped),
                     // A body that inflates beyond what is inspected is over the byte limit,
                     // as an uncompressed one would be: never a way to pass uninspected.
@@ -433,7 +444,9 @@ impl Extractor {
                         Ok(())
                     }
                 };
-                out.clear();
+                if !matches!(inflated, Inflated::Done) {
+                    out.clear();
+                }
                 scratch.inflated = out;
                 r
             }
@@ -512,7 +525,7 @@ impl Extractor {
                 cookies(v, sc, budget)?;
             } else {
                 let text = String::from_utf8_lossy(v.as_bytes());
-                budget.emit(Location::Header(&self.headers[at].1), FieldKind::Header, &text)?;
+                header_value(&self.headers[at], &text, sc, budget)?;
             }
         }
         self.other_headers(req, budget)
@@ -540,7 +553,7 @@ impl Extractor {
         for (name, display) in &self.headers {
             for v in req.headers.get_all(name) {
                 let text = String::from_utf8_lossy(v.as_bytes());
-                budget.emit(Location::Header(display), FieldKind::Header, &text)?;
+                header_value(&(name.clone(), display.clone()), &text, sc, budget)?;
             }
         }
         for v in req.headers.get_all(http::header::COOKIE) {
@@ -548,6 +561,53 @@ impl Extractor {
         }
         self.other_headers(req, budget)
     }
+}
+
+/// One value of an inspected header, at `header.NAME`. A `Referer` that is an absolute
+/// `http(s)` URL with a query is a page's address and that page's parameters (on another site,
+/// most often its search: `https://www.google.com/search?q=...`): the URL before the query is
+/// judged as header text, each parameter's name (as a query name) and value (as header text,
+/// which every header detector judges) once decoded, as the request's own query parameters
+/// are, not the whole as one blob in which a search's words and the next parameter's `&hl=`
+/// run together.
+fn header_value<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(
+    (name, display): &(http::HeaderName, String),
+    text: &str,
+    sc: &mut Scratch,
+    budget: &mut Budget<'_, F>,
+) -> Result<(), Stop> {
+    let loc = Location::Header(display);
+    let Some((url, query)) = (*name == http::header::REFERER).then(|| referer_query(text)).flatten() else {
+        return budget.emit(loc, FieldKind::Header, text);
+    };
+    budget.emit(loc, FieldKind::Header, url)?;
+    for pair in query.split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        let (n, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let name = transport_decode(n, true, &mut sc.name, &mut sc.run);
+        budget.emit(loc, FieldKind::QueryName, name)?;
+        let value = transport_decode(v, true, &mut sc.value, &mut sc.run);
+        budget.emit(loc, FieldKind::Header, value)?;
+    }
+    Ok(())
+}
+
+/// An absolute `http(s)` URL (scheme case-insensitive, an authority after `//`) split at its
+/// query's `?`: the address and the query (without a fragment).
+fn referer_query(text: &str) -> Option<(&str, &str)> {
+    let b = text.as_bytes();
+    let rest = if b.len() > 8 && b[..8].eq_ignore_ascii_case(b"https://") {
+        8
+    } else if b.len() > 7 && b[..7].eq_ignore_ascii_case(b"http://") {
+        7
+    } else {
+        return None;
+    };
+    let q = rest + memchr::memchr(b'?', &b[rest..])?;
+    let query = &text[q + 1..];
+    Some((&text[..q], query.split('#').next().unwrap_or(query)))
 }
 
 /// Whether a (raw) path holds `..` or `\\` (then it is inspected whole too): one pass over the

@@ -216,6 +216,13 @@ fn metacharacter_probe(s: &str) -> Option<Hit> {
     Some(mk(NAME, Category::Ldap, 45, t, "LDAP filter metacharacters alone (injection probe)"))
 }
 
+/// Whether the value (blanks aside) is one parenthesised filter: it begins with `(` and ends
+/// with `)`.
+fn whole_filter(s: &str) -> bool {
+    let t = s.trim();
+    t.starts_with('(') && t.ends_with(')')
+}
+
 fn analyse(s: &str) -> Option<Hit> {
     // A byte search (`str::contains` with a char set walks the characters one by one).
     if memchr::memchr2(b'(', b')', s.as_bytes()).is_none() {
@@ -229,7 +236,20 @@ fn analyse(s: &str) -> Option<Hit> {
         put(90, "LDAP filter breakout `)(` with a new comparison");
     }
     if sh.groups > 0 && sh.wild_cmp > 0 {
-        put(if unbalanced || sh.starts_wild { 90 } else { 65 }, "LDAP OR/AND group with wildcard comparison");
+        // A balanced filter is an injection only as the whole value (an application that
+        // takes a filter); with words around it (`ldap filter (&(uid=*)) syntax`) it is in no
+        // filter at all: a parenthesis inside an assertion value is a syntax error.
+        let whole = whole_filter(s);
+        put(
+            if unbalanced || sh.starts_wild {
+                90
+            } else if whole {
+                65
+            } else {
+                45
+            },
+            "LDAP OR/AND group with wildcard comparison",
+        );
     }
     if unbalanced && sh.stars && sh.closes && (sh.cmps > 0 || sh.groups > 0 || sh.nul) {
         put(85, "wildcard value closing the LDAP filter");
@@ -295,6 +315,17 @@ mod tests {
             "alice))\0",
         ] {
             assert!(q(v) >= 60, "{v}: {}", q(v));
+        }
+    }
+
+    #[test]
+    fn a_filter_inside_a_sentence_is_a_probe() {
+        let c = |v: &str| analyse(v).map_or(0, |h| h.confidence);
+        for v in ["ldap filter (&(uid=*)) syntax", "what does (|(cn=*)) match", "ldap filter (&(uid=*))"] {
+            assert_eq!(c(v), 45, "{v}");
+        }
+        for v in ["(&(uid=*))", " (|(cn=*)(mail=*)) ", "*)(|(uid=*))(|(uid=*", "x)(|(cn=*))"] {
+            assert!(c(v) >= 60, "{v}: {}", c(v));
         }
     }
 

@@ -15,6 +15,7 @@ use std::fmt;
 
 pub mod cmdi;
 pub mod code;
+pub mod context;
 pub mod crlf;
 pub mod headers;
 pub mod ldap;

@@ -80,6 +80,8 @@ fn analyse(s: &str) -> Option<Hit> {
     let mut stack: Vec<String> = vec![String::new()];
     let mut exfil = false;
     let mut jndi_hit = false;
+    // A JNDI lookup that names a protocol but no address (`${jndi:ldap}`): nothing to fetch.
+    let mut jndi_named = false;
     let mut i = 0;
     while i < b.len() {
         step(1);
@@ -95,8 +97,10 @@ fn analyse(s: &str) -> Option<Hit> {
             let lr = r.to_ascii_lowercase();
             if let Some(rest) = lr.strip_prefix("jndi:") {
                 let proto = rest.split(':').next().unwrap_or("");
-                if JNDI_PROTOS.contains(&proto.trim()) || rest.contains("//") {
+                if jndi_address(rest) {
                     jndi_hit = true;
+                } else if JNDI_PROTOS.contains(&proto.trim()) {
+                    jndi_named = true;
                 }
             }
             if let Some(top) = stack.last_mut() {
@@ -113,15 +117,37 @@ fn analyse(s: &str) -> Option<Hit> {
         }
         i = ch_end;
     }
-    // Unclosed `${jndi:` (truncated payloads) still name the lookup.
-    let unclosed = stack.iter().skip(1).any(|t| t.to_ascii_lowercase().starts_with("jndi:"));
+    // Unclosed `${jndi:` (truncated payloads) still name the lookup, when they hold an address.
+    let (mut unclosed, mut unclosed_named) = (false, false);
+    for t in stack.iter().skip(1) {
+        if let Some(rest) = t.to_ascii_lowercase().strip_prefix("jndi:") {
+            if jndi_address(rest) {
+                unclosed = true;
+            } else {
+                unclosed_named = true;
+            }
+        }
+    }
     if jndi_hit || unclosed {
         return Some(mk(NAME, Category::Log4Shell, if jndi_hit { 98 } else { 85 }, s, "Log4j JNDI lookup"));
+    }
+    if jndi_named || unclosed_named {
+        // `${jndi:ldap} log4j explained`, `${jndi:` typed so far: a probe (strict).
+        return Some(mk(NAME, Category::Log4Shell, 50, s, "Log4j JNDI lookup without an address"));
     }
     if exfil {
         return Some(mk(NAME, Category::Log4Shell, 65, s, "Log4j data lookup (exfiltration)"));
     }
     None
+}
+
+/// Whether the text after `jndi:` names something to fetch: a protocol followed by `:` (its
+/// address), or a `//` authority.
+fn jndi_address(rest: &str) -> bool {
+    match rest.split_once(':') {
+        Some((proto, _)) if JNDI_PROTOS.contains(&proto.trim()) => true,
+        _ => rest.contains("//"),
+    }
 }
 
 #[cfg(test)]
@@ -148,6 +174,16 @@ mod tests {
             "${jndi:ldap://unterminated",
         ] {
             assert!(q(v) >= 60, "{v}: {}", q(v));
+        }
+    }
+
+    #[test]
+    fn a_lookup_without_an_address_is_a_probe() {
+        for v in ["${jndi:ldap} log4j explained", "${jndi:ldap}", "${jndi:rmi", "${jndi:", "what is ${jndi:dns}"] {
+            assert_eq!(q(v), 50, "{v}");
+        }
+        for v in ["${jndi:ldap:x}", "${jndi:ldap://a", "${jndi:${lower:l}dap://x/a}", "${jndi://x/a}"] {
+            assert!(q(v) >= 85, "{v}: {}", q(v));
         }
     }
 

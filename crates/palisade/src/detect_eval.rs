@@ -42,8 +42,8 @@ pub fn load(path: &Path) -> Result<Corpus, String> {
 }
 
 /// Every regular file under `dir` (sorted, hidden files and `README*` skipped) is one raw
-/// request, labelled by where it is: `LABEL/CLASS/[LOCATION/]NAME`, LABEL `benign` or
-/// `attack`.
+/// request, labelled by where it is: `LABEL/CLASS/[LOCATION/]NAME`, LABEL `benign`,
+/// `attack` or `ambiguous`.
 fn load_dir(dir: &Path) -> Result<Vec<LabelledRequest>, String> {
     let mut files = Vec::new();
     walk(dir, &mut files)?;
@@ -56,7 +56,8 @@ fn load_dir(dir: &Path) -> Result<Vec<LabelledRequest>, String> {
         let label = match parts.first().map(String::as_str) {
             Some("benign") => Label::Benign,
             Some("attack") => Label::Attack,
-            _ => return Err(format!("{}: expected LABEL/CLASS/[LOCATION/]FILE under the directory, with LABEL benign or attack", f.display())),
+            Some("ambiguous") => Label::Ambiguous,
+            _ => return Err(format!("{}: expected LABEL/CLASS/[LOCATION/]FILE under the directory, with LABEL benign, attack or ambiguous", f.display())),
         };
         let class = if parts.len() >= 3 { parts[1].as_str() } else { "" };
         let location = if parts.len() >= 4 { parts[2].as_str() } else { "" };

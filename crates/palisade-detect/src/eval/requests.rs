@@ -5,7 +5,8 @@
 //! listed.
 //!
 //! Corpus format (JSON lines, `data/requests/*.jsonl.gz` once decompressed): one object a line
-//! with `label` (`benign` | `attack`), `class`, `request` (the raw request as text) or
+//! with `label` (`benign` | `attack` | `ambiguous`: a working payload sent with no ill intent,
+//! counted apart), `class`, `request` (the raw request as text) or
 //! `request_base64` (its bytes, for binary bodies), and optionally `id`, `app` (the kind of
 //! application it imitates), `location` (where the interesting part is: `path`, `query`,
 //! `form`, `json`, `xml`, `multipart`, `cookie`, `header`, `body`) and `family` (the attack
@@ -100,7 +101,8 @@ pub fn parse_request_corpus(text: &str) -> Result<Vec<LabelledRequest>, CorpusEr
         let label = match get("label").as_deref() {
             Some("attack") => Label::Attack,
             Some("benign") => Label::Benign,
-            _ => return Err(err("`label` must be attack or benign")),
+            Some("ambiguous") => Label::Ambiguous,
+            _ => return Err(err("`label` must be attack, benign or ambiguous")),
         };
         let raw = match (get("request"), get("request_base64")) {
             (Some(t), None) => t.into_bytes(),
@@ -324,6 +326,11 @@ impl RequestEvaluation {
         let _ = writeln!(out, "level {}: {} attack and {} benign requests", self.level, a.total, b.total);
         let _ = writeln!(out, "attacks detected: {}/{} ({})", a.flagged, a.total, pct(a));
         let _ = writeln!(out, "benign flagged (false positives): {}/{} ({})", b.flagged, b.total, pct(b));
+        let amb = self.overall(Label::Ambiguous);
+        if amb.total > 0 {
+            let _ =
+                writeln!(out, "ambiguous (working payloads sent with no ill intent; not counted above): {}/{} flagged ({})", amb.flagged, amb.total, pct(amb));
+        }
         let skipped = self.outcomes.iter().filter(|o| o.skipped.is_some()).count();
         if skipped > 0 {
             let _ = writeln!(out, "bodies not inspected (content coding not decoded, not text): {skipped}");
@@ -345,6 +352,7 @@ impl RequestEvaluation {
         table(&mut out, "false positives per class:", own(self.by_class(Label::Benign)));
         table(&mut out, "false positives per detector:", stat(self.by_detector(Label::Benign)));
         table(&mut out, "false positives per location of the finding:", stat(self.false_positives_by_place()));
+        table(&mut out, "ambiguous requests flagged per class:", own(self.by_class(Label::Ambiguous)));
         let fps: Vec<_> = self.false_positives().collect();
         if !fps.is_empty() {
             let _ = writeln!(out, "\nfalse positives ({}):", fps.len());
@@ -392,7 +400,7 @@ impl RequestEvaluation {
         let own = |m: BTreeMap<String, Count>| m.into_iter().collect::<Vec<_>>();
         let stat = |m: BTreeMap<&'static str, Count>| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect::<Vec<_>>();
         let _ = write!(out, "{{\"level\":\"{}\",\"bodies_skipped\":{}", self.level, self.outcomes.iter().filter(|o| o.skipped.is_some()).count());
-        for (name, label) in [("attack", Label::Attack), ("benign", Label::Benign)] {
+        for (name, label) in [("attack", Label::Attack), ("benign", Label::Benign), ("ambiguous", Label::Ambiguous)] {
             let _ = write!(out, ",\"{name}\":{{\"overall\":");
             count(&mut out, self.overall(label));
             out.push_str(",\"by_class\":");

@@ -31,7 +31,8 @@ fn head_inner_reference(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, 
     for (name, display) in &e.headers {
         for v in req.headers.get_all(name) {
             let text = String::from_utf8_lossy(v.as_bytes());
-            budget.emit(Location::Header(display), FieldKind::Header, &text)?;
+            // Each value as [`header_value`] hands it over (a `Referer`'s query by parameter).
+            header_value(&(name.clone(), display.clone()), &text, sc, budget)?;
         }
     }
     // (The split of one Cookie value did not change: the same [`cookies`].)
@@ -120,5 +121,41 @@ fn climbs_matches_contains() {
         let n = rng.below(12);
         let p: String = (0..n).map(|_| rng.pick(&['.', '/', '\\', 'a', '%', 'é'])).collect();
         assert_eq!(climbs(p.as_bytes()), p.contains("..") || p.contains('\\'), "{p:?}");
+    }
+}
+
+/// The header fields of a request with this `Referer`.
+fn referer_fields(value: &str) -> Vec<(String, FieldKind, String)> {
+    let mut got = Vec::new();
+    let mut f = |fl: &Field<'_>| {
+        if matches!(fl.location, Location::Header(_)) {
+            got.push((fl.location.to_string(), fl.kind, fl.value.to_string()));
+        }
+        std::ops::ControlFlow::Continue(false)
+    };
+    let mut req = OwnedRequest::new(http::Method::GET, "/blog/a");
+    req.headers.insert(http::header::REFERER, http::HeaderValue::from_str(value).unwrap());
+    let _ = Extractor::default().head(&req.view(), &mut Scratch::default(), &mut f);
+    got
+}
+
+/// A `Referer` URL's query is handed over parameter by parameter, decoded once, at
+/// `header.Referer`; the address before it as header text; a `Referer` that is not an absolute
+/// URL with a query stays one value.
+#[test]
+fn referer_query_parameters_are_values() {
+    let want = |v: &[(&str, FieldKind, &str)]| v.iter().map(|(l, k, s)| (l.to_string(), *k, s.to_string())).collect::<Vec<_>>();
+    assert_eq!(
+        referer_fields("HTTPS://www.google.com/search?q=and+1%3D1+meaning&hl=fr#x"),
+        want(&[
+            ("header.Referer", FieldKind::Header, "HTTPS://www.google.com/search"),
+            ("header.Referer", FieldKind::QueryName, "q"),
+            ("header.Referer", FieldKind::Header, "and 1=1 meaning"),
+            ("header.Referer", FieldKind::QueryName, "hl"),
+            ("header.Referer", FieldKind::Header, "fr"),
+        ])
+    );
+    for plain in ["https://example.com/page", "/relative?q=1", "x' or 1=1 --?a=b", "ftp://h/?a=b"] {
+        assert_eq!(referer_fields(plain), want(&[("header.Referer", FieldKind::Header, plain)]), "{plain}");
     }
 }

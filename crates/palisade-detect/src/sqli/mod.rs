@@ -62,7 +62,7 @@ impl Detector for SqliDetector {
             }
         }
         if let Some(f) = best.as_mut() {
-            if f.confidence > 55 && about_sql(input.decoded, f) {
+            if f.confidence > 55 && (about_sql(input.decoded, f) || call_in_prose(input.decoded, f)) {
                 f.confidence = 55;
             }
         }
@@ -83,10 +83,17 @@ impl Detector for SqliDetector {
 /// context only, where it must continue an expression: two words in a row before the
 /// condition (`sql injection and 1=1`: juxtaposed identifiers, which no expression allows) or
 /// a SELECT starting the value (`id = select 1 from dual`: a sub-select needs its
-/// parentheses; `what is select 1`) make it a syntax error, not an injection. Such a finding is at most 55
-/// (strict): the words can still be a probe.
+/// parentheses; `what is select 1`) make it a syntax error, not an injection. So does a value
+/// that begins with a condition and runs into a word of prose (`and 1=1 meaning`: no operand
+/// of the application's before it, a name after it), and a UNION
+/// after words that are not a value (`sql union select example`: an injection puts a number
+/// or a literal there, `1 union select`), and a condition inside a SELECT that begins the value
+/// (`select * from users where id = 1`: a statement, which the as-is context cannot hold
+/// without parentheses). Such a finding is at most 55 (strict): the words can
+/// still be a probe.
 fn about_sql(v: &str, f: &Finding) -> bool {
-    if !matches!(f.why, "tautology after the value" | "boolean condition after the value" | "SELECT ... FROM" | "sub-select") {
+    let leading = matches!(f.why, "tautology after the value" | "boolean condition after the value" | "ORDER/GROUP BY after the value");
+    if !leading && !matches!(f.why, "SELECT ... FROM" | "sub-select" | "UNION SELECT") {
         return false;
     }
     let b = v.as_bytes();
@@ -97,11 +104,28 @@ fn about_sql(v: &str, f: &Finding) -> bool {
     {
         return false;
     }
+    // A condition that begins the value and runs into a word of prose (`and 1=1 meaning`):
+    // `and 1=1` alone is what a scanner appends to a value, a probe kept as it is.
+    let first = v.split_whitespace().next().unwrap_or("");
+    let last = v.split_whitespace().last().unwrap_or("");
+    if leading
+        && ["and", "or", "xor"].iter().any(|k| first.eq_ignore_ascii_case(k))
+        && last.chars().count() >= 2
+        && last.chars().all(char::is_alphabetic)
+        && keyword(last) == Kw::None
+    {
+        return true;
+    }
     // The words before the first logic or SELECT word.
     let mut before = 0;
     for w in v.split_whitespace() {
         if ["and", "or", "xor", "not", "select", "union", "&&", "||"].iter().any(|k| w.eq_ignore_ascii_case(k)) {
             break;
+        }
+        if ["null", "true", "false"].iter().any(|k| w.eq_ignore_ascii_case(k)) || w.starts_with(|c: char| c.is_ascii_digit()) {
+            // A literal completes the application's expression (`null union select`,
+            // `0x31 union select`, `1e0union select`).
+            return false;
         }
         if w.chars().count() < 2 || !w.chars().all(|c| c.is_alphanumeric() || c == '_') || w.bytes().all(|c| c.is_ascii_digit()) {
             // An operator, a number or a one-letter name continues an expression
@@ -110,7 +134,41 @@ fn about_sql(v: &str, f: &Finding) -> bool {
         }
         before += 1;
     }
-    before >= 2 || f.why == "SELECT ... FROM" && before == 0 && v.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"))
+    before >= 2
+        || f.why == "UNION SELECT" && before >= 1
+        || (f.why == "SELECT ... FROM" || leading) && before == 0 && v.trim_start().get(..6).is_some_and(|w| w.eq_ignore_ascii_case("select"))
+}
+
+/// Whether a time or out-of-band call is written after a word of prose (`mysql sleep(5)
+/// function`) in a value with nothing that leaves the application's literal or ends its
+/// statement (no quote, comment or `;`): the as-is context cannot hold a name juxtaposed with
+/// a call, so it is a syntax error, not an injection. A call that begins the value
+/// (`sleep(5)`) or follows an operator, a keyword or a parenthesis (`1 and sleep(5)`,
+/// `x=sleep(5)`) is SQL.
+fn call_in_prose(v: &str, f: &Finding) -> bool {
+    if f.why != "time-based or out-of-band function call"
+        || v.bytes().any(|c| matches!(c, b'\'' | b'"' | b'`' | b'#' | b';' | b'\\'))
+        || v.contains("--")
+        || v.contains("/*")
+        || !v.is_ascii() && fold_quotes(v).is_some()
+    {
+        return false;
+    }
+    // The call's name begins the fragment.
+    let name: String = f.fragment.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    if name.is_empty() {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    let Some(pos) = lower.find(&format!("{}(", name.to_ascii_lowercase())) else { return false };
+    let before = v[..pos].trim_end();
+    let last = before.rsplit(char::is_whitespace).next().unwrap_or("");
+    // A blank between the word and the call: `mysql sleep(5)`, not `mysql_sleep(5)`.
+    before.len() < pos
+        && last.chars().count() >= 2
+        && last.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !last.bytes().all(|c| c.is_ascii_digit())
+        && keyword(last) == Kw::None
 }
 
 /// The pre-filter ([`Gate`]). A value made only of letters, digits, blanks and `_ . , : / - @ + { }`

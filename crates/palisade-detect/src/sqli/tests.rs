@@ -2112,3 +2112,48 @@ fn a_sentence_about_sql_is_not_sql() {
         assert!(judged(v) >= 60, "{v}: {}", judged(v));
     }
 }
+
+#[test]
+fn a_time_call_after_a_word_of_prose_is_a_sentence() {
+    let judged = |v: &str| hit(v, Level::Strict).map_or(0, |h| h.confidence);
+    for v in ["mysql sleep(5) function", "postgres pg_sleep(1) example", "mysql benchmark(1000, md5(1)) explained"] {
+        assert!(judged(v) < 60, "{v}: {}", judged(v));
+    }
+    for v in ["sleep(5)", "1 and sleep(5)", "x=sleep(5)", "1 or pg_sleep(5)", "name' and sleep(5) and 'a'='a", "mysql sleep(5)-- x"] {
+        assert!(judged(v) >= 60, "{v}: {}", judged(v));
+    }
+}
+
+#[test]
+fn a_condition_that_begins_the_value_and_runs_into_prose_is_a_sentence() {
+    let judged = |v: &str| hit(v, Level::Strict).map_or(0, |h| h.confidence);
+    // Nothing of the application's before them in the as-is context, no quote to leave.
+    for v in [
+        "and 1=1 meaning",
+        "or 1=1 explained",
+        "sql union select example",
+        "select * from users where id = 1",
+        "select name from t where a = 1 or 1=1",
+        "что значит union select",
+        "difference union select vs join",
+    ] {
+        assert!(judged(v) < 60, "{v}: {}", judged(v));
+    }
+    // A number or a literal completes the application's expression; a quote or a comment
+    // leaves it.
+    // What scanners append to a value (the condition or clause alone) is kept.
+    for v in [
+        "1 union select password from users",
+        "null union select password from users",
+        "0x31 union select @@version,username,password from users",
+        "1e0UNION SELECT 2",
+        "0 or 1=1",
+        " AND 1=1",
+        "or 1=1",
+        " ORDER BY 3 ",
+        "1 order by 3--",
+        "x' union select 1--",
+    ] {
+        assert!(judged(v) >= 60, "{v}: {}", judged(v));
+    }
+}

@@ -303,7 +303,9 @@ fn judge_attr(tag: &[u8], a: &Attr<'_>, animates_handler: bool, is_meta: bool, b
     let v = a.value.unwrap_or("");
     *steps += n.len() + v.len();
     if is_handler(a.name) {
-        if a.value.is_some_and(|v| !v.trim().is_empty()) {
+        if a.value.is_some_and(|v| super::inert::inert_code(&decode_entities(v))) {
+            best.add(adj(super::inert::INERT), "event handler attribute with inert code", a.at);
+        } else if a.value.is_some_and(|v| !v.trim().is_empty()) {
             best.add(adj(90), "event handler attribute", a.at);
         } else {
             best.add(adj(55), "event handler attribute without code", a.at);
@@ -344,6 +346,9 @@ fn judge_attr(tag: &[u8], a: &Attr<'_>, animates_handler: bool, is_meta: bool, b
         decoded
     };
     match scheme(&url) {
+        Some(Scheme::Script) if super::inert::script_url_code(&url).is_some_and(super::inert::inert_script_url) => {
+            best.add(adj(super::inert::INERT), "script URL with inert code", a.at);
+        }
         Some(Scheme::Script) => {
             let c = if name_is(n, URL_ATTRS) { 90 } else { 60 };
             best.add(adj(c), "script URL in an attribute", a.at);
@@ -688,6 +693,13 @@ pub(crate) fn attribute_breakout_from_starts(s: &str, best: &mut Best, steps: &m
         attributes(s, from, &mut attrs, steps);
         for a in &attrs {
             let Some(v) = a.value else { continue };
+            // Inert code (`javascript:void(0)`, `return false`) is judged by the tag walk.
+            if super::inert::inert_code(&decode_entities(v))
+                || super::inert::script_url_code(&decode_entities(v)).is_some_and(super::inert::inert_script_url)
+                    && scheme(&decode_entities(v)) == Some(Scheme::Script)
+            {
+                continue;
+            }
             if is_handler(a.name) {
                 if js::has_call(v) {
                     best.add(if k == 0 && from == 0 { 70 } else { 85 }, "attribute breakout with an event handler", a.at);

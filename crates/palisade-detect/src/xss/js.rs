@@ -362,6 +362,10 @@ pub(crate) fn frame_argument(s: &str, at: usize) -> bool {
 pub(crate) fn url_and_calls(s: &str, best: &mut Best, steps: &mut usize) {
     *steps += s.len();
     match scheme(s) {
+        Some(Scheme::Script) if super::inert::script_url_code(s).is_some_and(super::inert::inert_script_url) => {
+            best.add(super::inert::INERT, "script URL with inert code", 0);
+            return;
+        }
         Some(Scheme::Script) => {
             best.add(85, "script URL", 0);
             return;

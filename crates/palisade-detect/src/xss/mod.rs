@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 mod html;
+mod inert;
 mod js;
 
 #[cfg(test)]
@@ -173,7 +174,9 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
     // HTML character references (a value reflected in an attribute is decoded by the browser).
     // (Decoded only when a reference decodes: `html::entity_scan`, no copy otherwise; and
     // not at all when the decoded text surely holds nothing, see [`decoded_view_is_inert`].)
-    if let Some((len, inert)) = if amp { html::entity_scan(s) } else { None } {
+    // Not in a text that is markup itself: its content's references are text to a browser
+    // (`<pre>&lt;script&gt;</pre>` shows code), its attributes' are decoded by the tag walk.
+    if let Some((len, inert)) = if amp && !crate::engine::markup_document(s) { html::entity_scan(s) } else { None } {
         *steps += s.len();
         if inert && !script && decoded_view_is_inert(s) {
             // What [`analyze_view`] counts on a text that [`may_hold_script`] passes over.

