@@ -1117,7 +1117,7 @@ fn json_walk_equals_the_previous_walk_around_word_and_chunk_lengths() {
 
 #[test]
 fn media_kind_agrees_with_the_media_type_parser() {
-    use palisade_openapi::media;
+    use palisade_body::media;
     for ct in [
         "application/json",
         "application/json; charset=utf-8",
