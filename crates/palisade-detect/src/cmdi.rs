@@ -32,8 +32,8 @@ pub fn detector() -> Box<dyn Detector> {
 }
 
 /// Literals every [`specials`] pattern contains (also in its `+`-for-blank reading). The
-/// Shellshock pattern `() {` is its own literal (and `()+{`): `()` alone opened the gate (and
-/// the full analysis, ~11k instructions) on every function call in prose, `DATEPART() in SQL`.
+/// Shellshock pattern `() {` is its own literal (and `()+{`): `()` alone would open the gate
+/// (and the full analysis) on every function call in prose, `DATEPART() in SQL`.
 /// The check's other views cannot make a `() {` the value does not hold: the `+` reading is
 /// `()+{`, `%` opens the gate, and [`unescape_view`] replaces each escape by a character,
 /// deleting none (`tests::shellshock_needs_its_literal`).
@@ -186,7 +186,7 @@ const fn bare_sig(k: u32, mul: u32) -> usize {
 
 /// The multipliers of the two bitmaps of [`BARE_SIGS`]. Alone, either lets ~4% of the distinct
 /// words of the benign sets through (216 of 5,661 with the first), each then costing a search
-/// of the programs (~100 instructions); together 20 of the 67,229 words of those sets.
+/// of the programs; together 20 of the 67,229 words of those sets.
 const BARE_MUL: [u32; 2] = [0xC2B2_AE35, 0x9E37_79B1];
 
 /// The signatures ([`bare_sig`]) of the [`PROGRAMS`] that are not [`AMBIGUOUS`] (those
@@ -313,7 +313,7 @@ fn is_bare(b: &[u8]) -> bool {
 /// [`AMBIGUOUS`] program (lowercased) other than the ones [`analyse`] can still report with
 /// plain words after them ([`known_subcommand`]'s `net`, `reg`, `netsh`, `which`, `type`,
 /// `whereis`, and the timing probes `sleep`, `ping`, `timeout`): `Set site url from admin
-/// panel` (a topic title), whose analysis cost ~11k instructions for nothing.
+/// panel` (a topic title), whose full analysis would find nothing.
 ///
 /// [`lex`] reads such a value as words with no operator, no quote, no escape and no `$`: the
 /// first word is the only one in command position, at the start ([`Sep::Start`]), ambiguous,

@@ -521,8 +521,8 @@ const CASELESS_RANGES: &[(u32, u32)] =
 const ALPHABETIC_RANGES: &[(u32, u32)] = &[(0x4E00, 0x9FFF), (0xAC00, 0xD7A3)];
 
 /// [`CodePoints`], built on first use and shared by every engine of the process (its build
-/// reads the Unicode tables for the letters of [`LETTER_RANGES`]: about 5 million
-/// instructions, which an engine built again, on a reload, need not pay).
+/// reads the Unicode tables for the letters of [`LETTER_RANGES`], work an engine built again, on
+/// a reload, need not repeat).
 static CODE_POINTS: std::sync::LazyLock<CodePoints> = std::sync::LazyLock::new(CodePoints::new);
 
 /// [`code_point`] as a bitmap over the Basic Multilingual Plane (built once per process,
