@@ -329,18 +329,6 @@ impl<F: ?Sized + FnMut(&Field<'_>) -> Verdict> Budget<'_, F> {
     fn emit(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<(), Stop> {
         self.tally.hand::<true, F>(self.f, location, kind, value).map(|_| ())
     }
-
-    /// Counts a value against the limits (every value, handed over or not).
-    #[cfg(test)]
-    fn count(&mut self, value: &str) -> Result<(), Stop> {
-        self.tally.count(value.len())
-    }
-
-    /// Hands a value over; `Ok(true)` when the callback judged it clean.
-    #[cfg(test)]
-    fn emit_judged(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<bool, Stop> {
-        self.tally.hand::<true, F>(self.f, location, kind, value)
-    }
 }
 
 /// Counters of one extraction.
