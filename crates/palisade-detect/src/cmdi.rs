@@ -84,7 +84,7 @@ const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], tes
 const GATE_TEST_BYTES: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz;|&`\n\r'\"\\/$";
 
 /// [`gate_test`], or the shape of [`breakout_probe`] (a short value: one comparison of the
-/// length for every other value). `cmdi_gate_tests` checks it is sound: it admits every value
+/// length for every other value). `gate_tests` checks it is sound: it admits every value
 /// the check reports.
 fn gate_test_or_probe(d: &str) -> bool {
     breakout_shape(d) || gate_test(d)
@@ -97,7 +97,7 @@ fn gate_test_or_probe(d: &str) -> bool {
 /// length. The engine knows from its byte pass whether a value holds one of
 /// [`NOT_PLAIN_BYTES`] and calls this instead of the test ([`Detector::plain_gate`], as it calls
 /// [`gate_bare_word`] for bare words), which reads the whole value to find that out.
-/// `cmdi_gate_tests::plain_gate_agrees_with_the_test` compares both, and
+/// `gate_tests::plain_gate_agrees_with_the_test` compares both, and
 /// `tests::not_plain_bytes_are_the_class` checks [`NOT_PLAIN_BYTES`].
 pub(crate) fn gate_plain(d: &str) -> bool {
     let b = d.as_bytes();
@@ -132,7 +132,7 @@ mod plain_gate_tests {
 /// engine knows from its byte pass: [`Detector::bare_word_gate`]): no breakout probe starts
 /// with a word byte, and [`gate_test`] judges a bare word by [`bare_program`] (one of more
 /// than 64 bytes, or empty, is no program either: [`known_program_raw`] takes at most 20).
-/// `cmdi_gate_tests::bare_word_gate_agrees_with_the_test` compares both.
+/// `gate_tests::bare_word_gate_agrees_with_the_test` compares both.
 fn gate_bare_word(d: &str) -> bool {
     let b = d.as_bytes();
     let n = b.len();
@@ -277,7 +277,7 @@ fn breakout_rest(d: &str) -> bool {
 /// The value is not read first to tell a bare word: [`plain_or_walk`] finds every
 /// [`bare_program`] (a bare word of at most 20 bytes is its own first word, with no
 /// [`NOT_PLAIN`] byte, and a program lowercased), so whether the value is a bare word is asked
-/// only after a yes (`cmdi_gate_tests::gate_is_sound_on_every_corpus_value`,
+/// only after a yes (`gate_tests::gate_is_sound_on_every_corpus_value`,
 /// `gate_is_sound_on_generated_values` check the composition with the bare word read first).
 #[inline]
 fn gate_test(d: &str) -> bool {
@@ -307,7 +307,7 @@ fn is_bare(b: &[u8]) -> bool {
 /// [`shellish_arg`], a redirection or `$IFS`, and there is no `+`, `%` or `\` for the other
 /// views of the check, nor a special anchor (the engine opens the gate on those itself).
 /// [`Sep::Start`] gives 0 to an ambiguous program with such arguments
-/// (`cmdi_gate_tests::harmless_prose_is_not_reported`).
+/// (`gate_tests::harmless_prose_is_not_reported`).
 #[cold]
 #[inline(never)]
 fn harmless_prose(b: &[u8]) -> bool {
@@ -370,7 +370,7 @@ static PLAIN_WORD: [u8; 256] = {
 /// program that is not ambiguous: when [`bare_word`] reports it. The signature table and the
 /// sorted list hold only the unambiguous programs ([`UNAMBIGUOUS_PROGRAMS`]): an ambiguous
 /// program (`id`, `source`, `date`: common keys) is rejected by the signature, with no copy
-/// and no search. `cmdi_gate_tests::bare_program_is_an_unambiguous_program` compares it with
+/// and no search. `gate_tests::bare_program_is_an_unambiguous_program` compares it with
 /// the lists.
 #[inline]
 fn bare_program(b: &[u8]) -> bool {
@@ -1897,9 +1897,7 @@ fn specials(s: &str) -> Option<Hit> {
 }
 
 #[cfg(test)]
-#[path = "cmdi_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "cmdi_gate_tests.rs"]
 mod gate_tests;

@@ -453,5 +453,4 @@ fn deser(s: &str, l: &str, lits: bool, add: &mut impl FnMut(u8, Category, &str, 
 }
 
 #[cfg(test)]
-#[path = "code_tests.rs"]
 mod tests;
