@@ -783,6 +783,3 @@ impl HeaderSource for Headers<'_> {
     }
 }
 
-#[cfg(test)]
-#[path = "judge_tests.rs"]
-mod tests;
