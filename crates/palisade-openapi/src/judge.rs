@@ -782,4 +782,3 @@ impl HeaderSource for Headers<'_> {
         }
     }
 }
-
