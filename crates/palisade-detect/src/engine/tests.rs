@@ -595,9 +595,9 @@ fn decoding_by_classes_agrees_with_the_decoder() {
     }
 }
 
-/// The one-lookup pass ([`Gates::packed`]) and the pass it replaced (two lookups per byte,
-/// then [`Pairs::walk`], kept for detector sets whose gates do not fit) agree with the
-/// reference on generated values and every corpus value.
+/// The one-lookup pass ([`Gates::packed`]) and the two-lookup pass (two lookups per byte,
+/// then [`Pairs::walk`], for detector sets whose gates do not fit) agree with each other and
+/// with [`check_fused_pass`]'s references on generated values and every corpus value.
 #[test]
 fn packed_and_unpacked_passes_agree() {
     let packed = Engine::new(EngineConfig::default()).unwrap();
@@ -622,10 +622,9 @@ fn packed_and_unpacked_passes_agree() {
 }
 
 /// The memo with keys in its slots ([`Memo::key`]) against a set of the values remembered: a
-/// value is found exactly
-/// when it was remembered in the phase (with its kind), on values of every length up to the
-/// limit that differ only in one byte (in the middle too, which a key of a value longer than
-/// [`Memo::INLINE`] does not hold), phase after phase.
+/// value is found exactly when it was remembered in the phase (with its kind), on values of
+/// every length up to the limit that differ only in one byte (in the middle too, which a key of
+/// a value longer than [`Memo::INLINE`] does not hold), phase after phase.
 #[test]
 fn memo_finds_exactly_what_it_remembered() {
     let mut rng = palisade_testkit::rng::XorShift64::new(0x1d87_2b41_9c3e_55a7);
@@ -634,7 +633,7 @@ fn memo_finds_exactly_what_it_remembered() {
         m.reset();
         let mut seen = std::collections::HashSet::new();
         let base: Vec<u8> = (0..Memo::MAX_LEN + 2).map(|_| b'a' + rng.below(3) as u8).collect();
-        // Few values per phase: neither table fills (both find every value remembered).
+        // Few values per phase: the table does not fill (every value remembered is found).
         for _ in 0..40 {
             let n = rng.below(Memo::MAX_LEN + 2);
             let mut v = base[..n].to_vec();

@@ -113,7 +113,7 @@ fn head_extracts_in_the_documented_order() {
     }
 }
 
-/// [`climbs`] against the two searches it replaced.
+/// [`climbs`] is whether the path holds `..` or `\\`, as two searches tell.
 #[test]
 fn climbs_matches_contains() {
     let mut rng = Rng::new(0xc11b5);
