@@ -9,7 +9,7 @@ use crate::eval::OwnedRequest;
 use palisade_testkit::rng::Rng;
 
 /// The head extraction in its documented order: the path's segments (and the whole path when
-/// it holds `..` or `\\`), the query's pairs, the inspected headers by name, the cookies, then
+/// it holds `..` or `\`), the query's pairs, the inspected headers by name, the cookies, then
 /// every other header whose value breaks its grammar, in the order received.
 fn head_spec(e: &Extractor, req: &RequestView<'_>, sc: &mut Scratch, f: &mut dyn FnMut(&Field<'_>) -> Verdict) -> (Counts, Result<(), Stop>) {
     let mut budget = Budget { tally: Tally { values: 0, bytes: 0, limits: e.limits }, f };
@@ -113,7 +113,7 @@ fn head_extracts_in_the_documented_order() {
     }
 }
 
-/// [`climbs`] is whether the path holds `..` or `\\`, as two searches tell.
+/// [`climbs`] is whether the path holds `..` or `\`, as two searches tell.
 #[test]
 fn climbs_matches_contains() {
     let mut rng = Rng::new(0xc11b5);
