@@ -74,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
     let path = if sel & 2 == 0 { "/a" } else { "/b" };
     let mut raw = format!("POST {path} HTTP/1.1\nHost: f\nContent-Type: application/json\nContent-Length: {}\n\n", body.len()).into_bytes();
     raw.extend_from_slice(body);
-    let Ok(req) = palisade_openapi::rawhttp::parse_request(&raw) else { return };
+    let Ok(req) = palisade_core::rawhttp::parse_request(&raw) else { return };
     let (mut a, mut b) = (Vec::new(), Vec::new());
     fused.check_request(&req.view(), Phase::Whole, &mut a);
     tape.check_request(&req.view(), Phase::Whole, &mut b);

@@ -444,5 +444,4 @@ pub fn check_invariants(raw: &str, policy: &PathPolicy) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[path = "path_tests.rs"]
 mod tests;

@@ -32,8 +32,8 @@ pub fn detector() -> Box<dyn Detector> {
 }
 
 /// Literals every [`specials`] pattern contains (also in its `+`-for-blank reading). The
-/// Shellshock pattern `() {` is its own literal (and `()+{`): `()` alone opened the gate (and
-/// the full analysis, ~11k instructions) on every function call in prose, `DATEPART() in SQL`.
+/// Shellshock pattern `() {` is its own literal (and `()+{`): `()` alone would open the gate
+/// (and the full analysis) on every function call in prose, `DATEPART() in SQL`.
 /// The check's other views cannot make a `() {` the value does not hold: the `+` reading is
 /// `()+{`, `%` opens the gate, and [`unescape_view`] replaces each escape by a character,
 /// deleting none (`tests::shellshock_needs_its_literal`).
@@ -84,8 +84,8 @@ const GATE: Gate = Gate { bytes: "%", anchors: SPECIAL_LITERALS, words: &[], tes
 const GATE_TEST_BYTES: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz;|&`\n\r'\"\\/$";
 
 /// [`gate_test`], or the shape of [`breakout_probe`] (a short value: one comparison of the
-/// length for every other value). `cmdi_gate_tests` compares it with the code it replaced
-/// ([`gate_reference`]).
+/// length for every other value). `gate_tests` checks it is sound: it admits every value
+/// the check reports.
 fn gate_test_or_probe(d: &str) -> bool {
     breakout_shape(d) || gate_test(d)
 }
@@ -97,7 +97,7 @@ fn gate_test_or_probe(d: &str) -> bool {
 /// length. The engine knows from its byte pass whether a value holds one of
 /// [`NOT_PLAIN_BYTES`] and calls this instead of the test ([`Detector::plain_gate`], as it calls
 /// [`gate_bare_word`] for bare words), which reads the whole value to find that out.
-/// `cmdi_gate_tests::plain_gate_agrees_with_the_test` compares both, and
+/// `gate_tests::plain_gate_agrees_with_the_test` compares both, and
 /// `tests::not_plain_bytes_are_the_class` checks [`NOT_PLAIN_BYTES`].
 pub(crate) fn gate_plain(d: &str) -> bool {
     let b = d.as_bytes();
@@ -132,7 +132,7 @@ mod plain_gate_tests {
 /// engine knows from its byte pass: [`Detector::bare_word_gate`]): no breakout probe starts
 /// with a word byte, and [`gate_test`] judges a bare word by [`bare_program`] (one of more
 /// than 64 bytes, or empty, is no program either: [`known_program_raw`] takes at most 20).
-/// `cmdi_gate_tests::bare_word_gate_agrees_with_the_test` compares both.
+/// `gate_tests::bare_word_gate_agrees_with_the_test` compares both.
 fn gate_bare_word(d: &str) -> bool {
     let b = d.as_bytes();
     let n = b.len();
@@ -141,20 +141,6 @@ fn gate_bare_word(d: &str) -> bool {
     }
     // (Two two-byte loads: the key of [`bare_key`] from the first and the last two bytes.)
     let k = if n > 1 { bare_key_pairs(u16::from_le_bytes([b[0], b[1]]), u16::from_le_bytes([b[n - 2], b[n - 1]]), n) } else { bare_key(b[0], 0, 0, b[0], 1) };
-    let (s0, s1) = (bare_sig(k, BARE_MUL[0]), bare_sig(k, BARE_MUL[1]));
-    BARE_SIGS[0][s0 / 64] >> (s0 % 64) & 1 != 0 && BARE_SIGS[1][s1 / 64] >> (s1 % 64) & 1 != 0 && lowercase_is_unambiguous(b)
-}
-
-/// [`gate_bare_word`] as it was (the reference of `cmdi_gate_tests::bare_key_pairs_is_bare_key`):
-/// the key of [`bare_key`] from four one-byte reads.
-#[cfg(test)]
-fn gate_bare_word_reference(d: &str) -> bool {
-    let b = d.as_bytes();
-    let n = b.len();
-    if n == 0 || n > UNAMBIGUOUS_MAX {
-        return false;
-    }
-    let k = if n > 1 { bare_key(b[0], b[1], b[n - 2], b[n - 1], n) } else { bare_key(b[0], 0, 0, b[0], 1) };
     let (s0, s1) = (bare_sig(k, BARE_MUL[0]), bare_sig(k, BARE_MUL[1]));
     BARE_SIGS[0][s0 / 64] >> (s0 % 64) & 1 != 0 && BARE_SIGS[1][s1 / 64] >> (s1 % 64) & 1 != 0 && lowercase_is_unambiguous(b)
 }
@@ -186,7 +172,7 @@ const fn bare_sig(k: u32, mul: u32) -> usize {
 
 /// The multipliers of the two bitmaps of [`BARE_SIGS`]. Alone, either lets ~4% of the distinct
 /// words of the benign sets through (216 of 5,661 with the first), each then costing a search
-/// of the programs (~100 instructions); together 20 of the 67,229 words of those sets.
+/// of the programs; together 20 of the 67,229 words of those sets.
 const BARE_MUL: [u32; 2] = [0xC2B2_AE35, 0x9E37_79B1];
 
 /// The signatures ([`bare_sig`]) of the [`PROGRAMS`] that are not [`AMBIGUOUS`] (those
@@ -291,8 +277,8 @@ fn breakout_rest(d: &str) -> bool {
 /// The value is not read first to tell a bare word: [`plain_or_walk`] finds every
 /// [`bare_program`] (a bare word of at most 20 bytes is its own first word, with no
 /// [`NOT_PLAIN`] byte, and a program lowercased), so whether the value is a bare word is asked
-/// only after a yes (`cmdi_gate_tests::gate_agrees_with_the_reference_on_every_corpus_value`,
-/// `gate_agrees_with_the_reference_on_generated_values`: the reference reads the bare word first).
+/// only after a yes (`gate_tests::gate_is_sound_on_every_corpus_value`,
+/// `gate_is_sound_on_generated_values` check the composition with the bare word read first).
 #[inline]
 fn gate_test(d: &str) -> bool {
     let b = d.as_bytes();
@@ -313,7 +299,7 @@ fn is_bare(b: &[u8]) -> bool {
 /// [`AMBIGUOUS`] program (lowercased) other than the ones [`analyse`] can still report with
 /// plain words after them ([`known_subcommand`]'s `net`, `reg`, `netsh`, `which`, `type`,
 /// `whereis`, and the timing probes `sleep`, `ping`, `timeout`): `Set site url from admin
-/// panel` (a topic title), whose analysis cost ~11k instructions for nothing.
+/// panel` (a topic title), whose full analysis would find nothing.
 ///
 /// [`lex`] reads such a value as words with no operator, no quote, no escape and no `$`: the
 /// first word is the only one in command position, at the start ([`Sep::Start`]), ambiguous,
@@ -321,7 +307,7 @@ fn is_bare(b: &[u8]) -> bool {
 /// [`shellish_arg`], a redirection or `$IFS`, and there is no `+`, `%` or `\` for the other
 /// views of the check, nor a special anchor (the engine opens the gate on those itself).
 /// [`Sep::Start`] gives 0 to an ambiguous program with such arguments
-/// (`cmdi_gate_tests::harmless_prose_is_not_reported`).
+/// (`gate_tests::harmless_prose_is_not_reported`).
 #[cold]
 #[inline(never)]
 fn harmless_prose(b: &[u8]) -> bool {
@@ -384,8 +370,8 @@ static PLAIN_WORD: [u8; 256] = {
 /// program that is not ambiguous: when [`bare_word`] reports it. The signature table and the
 /// sorted list hold only the unambiguous programs ([`UNAMBIGUOUS_PROGRAMS`]): an ambiguous
 /// program (`id`, `source`, `date`: common keys) is rejected by the signature, with no copy
-/// and no search. `cmdi_gate_tests::bare_program_agrees_with_the_reference` compares it with
-/// [`bare_program_reference`].
+/// and no search. `gate_tests::bare_program_is_an_unambiguous_program` compares it with
+/// the lists.
 #[inline]
 fn bare_program(b: &[u8]) -> bool {
     b.len() <= UNAMBIGUOUS_MAX && UNAMBIGUOUS_SHAPES.may_contain_lowercase_of(b) && lowercase_is_unambiguous(b)
@@ -416,20 +402,6 @@ static UNAMBIGUOUS_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 
 /// The signatures of [`UNAMBIGUOUS_PROGRAMS`].
 static UNAMBIGUOUS_SHAPES: LazyLock<WordSigs> = LazyLock::new(|| WordSigs::new(UNAMBIGUOUS_PROGRAMS.iter().map(|p| p.as_bytes())));
-
-/// [`bare_program`] as it was (the reference of the tests): a signature of every program, then
-/// both searches.
-#[cfg(test)]
-fn bare_program_reference(b: &[u8]) -> bool {
-    if !PROGRAM_SHAPES.may_contain_lowercase_of(b) {
-        return false;
-    }
-    let mut buf = [0u8; 64];
-    let Some(lc) = buf.get_mut(..b.len()) else { return false };
-    lc.copy_from_slice(b);
-    lc.make_ascii_lowercase();
-    std::str::from_utf8(lc).is_ok_and(|w| is_program(w) && !is_ambiguous(w))
-}
 
 static SORTED_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut v = PROGRAMS.to_vec();
@@ -1925,13 +1897,7 @@ fn specials(s: &str) -> Option<Hit> {
 }
 
 #[cfg(test)]
-#[path = "cmdi_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "cmdi_gate_reference.rs"]
-mod gate_reference;
-
-#[cfg(test)]
-#[path = "cmdi_gate_tests.rs"]
 mod gate_tests;

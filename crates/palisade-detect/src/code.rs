@@ -77,7 +77,7 @@ fn may_hold_code(s: &str) -> bool {
 }
 
 /// The structural half of [`may_hold_code`]: one pass over the `(` and `:` of `s`
-/// ([`each_byte_of`]; `tests::call_or_serialized_agrees_with_the_reference`).
+/// ([`each_byte_of`]; `tests::call_or_serialized_finds_calls_and_serialized_objects`).
 fn call_or_serialized(s: &str) -> bool {
     let b = s.as_bytes();
     each_byte_of(b, [b'(', b':'], |p| {
@@ -453,5 +453,4 @@ fn deser(s: &str, l: &str, lits: bool, add: &mut impl FnMut(u8, Category, &str, 
 }
 
 #[cfg(test)]
-#[path = "code_tests.rs"]
 mod tests;

@@ -815,17 +815,6 @@ pub fn base64_candidate(s: &str, bytes: &mut Vec<u8>, out: &mut String) -> bool 
     base64_checked(t, bytes, out)
 }
 
-/// [`base64_candidate`] before its early rejection (the test reference).
-#[cfg(test)]
-pub(crate) fn base64_candidate_reference(s: &str, bytes: &mut Vec<u8>, out: &mut String) -> bool {
-    out.clear();
-    let t = s.trim_end_matches('=');
-    if t.len() < BASE64_MIN_LEN || s.len() - t.len() > 2 || t.len() % 4 == 1 {
-        return false;
-    }
-    base64_checked(t, bytes, out)
-}
-
 /// The checks of [`base64_candidate`] on `t` (without padding; its length checked).
 fn base64_checked(t: &str, bytes: &mut Vec<u8>, out: &mut String) -> bool {
     // Words and numbers are valid base64 too: require some mix that encoders produce.

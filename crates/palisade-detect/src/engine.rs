@@ -176,7 +176,7 @@ struct Gates {
     /// Gated detectors with literals.
     literal: u64,
     /// Every literal of every gate, ASCII case-insensitive, all matches (tests only: the
-    /// reference of [`Pairs`] in `tests::fused_pass_agrees_with_the_reference`).
+    /// `aho_corasick` reference of [`Pairs`] in `tests::check_fused_pass`).
     dfa: Option<DFA>,
     /// Per pattern of `dfa`: the gates it opens, whether it must stand as a word, its length.
     pats: Vec<(u64, bool, usize)>,
@@ -326,9 +326,9 @@ impl Gates {
         g
     }
 
-    /// Adds to `m` the gates whose literals occur in `b` (every match, overlapping ones too):
-    /// the walk of the `aho_corasick` automaton that [`Engine::classify`] replaced (with a
-    /// dense table of it, then with [`Pairs`]): the reference of the tests.
+    /// Adds to `m` the gates whose literals occur in `b` (every match, overlapping ones too),
+    /// found by the `aho_corasick` automaton of every literal: the independent reference the
+    /// tests check the byte pass's [`Pairs`] against.
     #[cfg(test)]
     fn literals(&self, dfa: &DFA, b: &[u8], mut m: u64) -> u64 {
         let Ok(mut sid) = dfa.start_state(Anchored::No) else { return !0 };
@@ -408,24 +408,6 @@ impl Gates {
                 if m & bit == 0 && (if word { word_test } else { test })(t) {
                     m |= bit;
                 }
-            }
-        }
-        m & !skip
-    }
-
-    /// [`Gates::admit_but`] as it was before the literals joined the byte pass: walked here with the
-    /// `aho_corasick` automaton, `open` holding only the gates of the bytes.
-    #[cfg(test)]
-    fn admit_but_reference(&self, t: &str, open: u64, class: u64, skip: u64) -> u64 {
-        let mut m = (open & self.gated) | skip;
-        if self.literal & !m != 0 {
-            if let Some(dfa) = &self.dfa {
-                m = self.literals(dfa, t.as_bytes(), m);
-            }
-        }
-        for &(bit, need, excl, test, _) in &self.tests {
-            if m & bit == 0 && (need == 0 || class & need != 0) && class & excl == 0 && test(t) {
-                m |= bit;
             }
         }
         m & !skip
@@ -521,8 +503,8 @@ const CASELESS_RANGES: &[(u32, u32)] =
 const ALPHABETIC_RANGES: &[(u32, u32)] = &[(0x4E00, 0x9FFF), (0xAC00, 0xD7A3)];
 
 /// [`CodePoints`], built on first use and shared by every engine of the process (its build
-/// reads the Unicode tables for the letters of [`LETTER_RANGES`]: about 5 million
-/// instructions, which an engine built again, on a reload, need not pay).
+/// reads the Unicode tables for the letters of [`LETTER_RANGES`], work an engine built again, on
+/// a reload, need not repeat).
 static CODE_POINTS: std::sync::LazyLock<CodePoints> = std::sync::LazyLock::new(CodePoints::new);
 
 /// [`code_point`] as a bitmap over the Basic Multilingual Plane (built once per process,
@@ -821,77 +803,6 @@ impl Memo {
             self.arena.extend_from_slice(v);
         }
         self.slots[slot % Memo::SLOTS] = Slot { tag, key, off };
-    }
-}
-
-/// [`Memo`] as it was before [`Memo::key`] (the reference of the tests): every value in the
-/// arena.
-#[cfg(test)]
-struct MemoReference {
-    slots: Box<[(u32, u32, u16, u8)]>,
-    arena: Vec<u8>,
-    generation: u32,
-}
-
-#[cfg(test)]
-impl MemoReference {
-    fn new() -> Self {
-        MemoReference { slots: vec![(0, 0, 0, 0); Memo::SLOTS].into_boxed_slice(), arena: Vec::new(), generation: 1 }
-    }
-
-    fn reset(&mut self) {
-        self.arena.clear();
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            self.slots.fill((0, 0, 0, 0));
-            self.generation = 1;
-        }
-    }
-
-    fn hash(kind: u8, v: &[u8]) -> usize {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let n = v.len();
-        let mut h = (kind as u64) ^ ((n as u64) << 8);
-        if n >= 8 {
-            let mut i = 0;
-            while i + 8 < n {
-                h = (h.rotate_left(5) ^ word8(v, i)).wrapping_mul(K);
-                i += 8;
-            }
-            h = (h.rotate_left(5) ^ word8(v, n - 8)).wrapping_mul(K);
-        } else {
-            h = (h.rotate_left(5) ^ short_word(v)).wrapping_mul(K);
-        }
-        (h >> 32) as usize
-    }
-
-    fn find(&self, kind: u8, v: &[u8]) -> Result<(), Option<usize>> {
-        if v.len() > Memo::MAX_LEN {
-            return Err(None);
-        }
-        let h = MemoReference::hash(kind, v);
-        let mut free = None;
-        for p in 0..Memo::PROBES {
-            let i = (h + p) % Memo::SLOTS;
-            let (g, off, len, k) = self.slots[i];
-            if g != self.generation {
-                free = free.or(Some(i));
-                break;
-            }
-            if k == kind && len as usize == v.len() && self.arena.get(off as usize..off as usize + v.len()).is_some_and(|a| a == v) {
-                return Ok(());
-            }
-        }
-        Err(free)
-    }
-
-    fn remember(&mut self, slot: usize, kind: u8, v: &[u8]) {
-        if self.arena.len() + v.len() > Memo::MAX_ARENA {
-            return;
-        }
-        let off = self.arena.len() as u32;
-        self.arena.extend_from_slice(v);
-        self.slots[slot] = (self.generation, off, v.len() as u16, kind);
     }
 }
 
@@ -1303,21 +1214,6 @@ impl Engine {
         (m, g)
     }
 
-    /// [`Engine::classify`] as it was before the literals joined it: the byte classes only (the
-    /// reference of the tests, with [`Gates::admit_but_reference`]).
-    #[cfg(test)]
-    fn classify_reference(&self, s: &str) -> (u64, u64) {
-        let (mut m, mut g) = (0, 0);
-        for &b in s.as_bytes() {
-            m |= self.table[b as usize];
-            g |= self.gates.bytes[b as usize];
-        }
-        if m & NON_ASCII != 0 {
-            self.classify_non_ascii(s, &mut m, &mut g);
-        }
-        (m, g)
-    }
-
     /// Adds the class bits and gates of the non-ASCII characters of `s` ([`CodePoint`]).
     #[inline(never)]
     fn classify_non_ascii(&self, s: &str, m: &mut u64, g: &mut u64) {
@@ -1369,23 +1265,6 @@ impl Engine {
             (self.gates.admit_shaped(t, open, mask) & self.gates.gated) | self.ungated_always
         } else {
             self.admitted_set(mask, self.gates.admit(t, open, mask))
-        }
-    }
-
-    /// [`Engine::todo`] as it was before the literals joined the byte pass (the reference of the tests).
-    #[cfg(test)]
-    fn todo_reference(&self, t: &str) -> u64 {
-        let (mask, open) = self.classify_reference(t);
-        if mask & (NOT_SHAPE | SLASH) == SLASH && crate::shape::product_tokens(t) {
-            let mut m = self.gates.admit_but_reference(t, open, mask, self.gates.shaped);
-            for (bit, test) in &self.gates.shape_tests {
-                if test(t) {
-                    m |= bit;
-                }
-            }
-            (m & self.gates.gated) | self.ungated_always
-        } else {
-            self.admitted_set(mask, self.gates.admit_but_reference(t, open, mask, 0))
         }
     }
 

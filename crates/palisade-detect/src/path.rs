@@ -674,7 +674,7 @@ fn is_drive(s: &str) -> bool {
 /// all ASCII letters, digits, `+`, `.` or `-`. Read on the scheme alone: `:` is none of those
 /// bytes, so the first byte that is not one must be the `:` of that `://` (any later `://`
 /// has it before, and a `:` not followed by `//` is before every later one), and nothing
-/// after it is looked at (`tests::is_url_agrees_with_the_reference`).
+/// after it is looked at (`tests::is_url_reads_the_scheme`).
 #[inline]
 fn is_url(s: &str) -> bool {
     let b = s.as_bytes();

@@ -403,5 +403,4 @@ fn split_ops(w: &str) -> Vec<&str> {
 }
 
 #[cfg(test)]
-#[path = "ssti_tests.rs"]
 mod tests;

@@ -173,7 +173,7 @@ impl SqliteSink {
 /// the root, and the statement's
 /// setup (cursors opened, closed, reset) is paid once per [`ROWS_PER_INSERT`] rows. Measured with
 /// callgrind (docs/BENCHMARKS.md, "SQLite sink: multi-row inserts"): 8 rows per statement cost
-/// fewer instructions per event than 4, 16, 32 or 64 (with more rows in flight, more of SQLite's
+/// less per event than 4, 16, 32 or 64 (with more rows in flight, more of SQLite's
 /// copies of the bound strings are alive at once and the C allocator's fast path overflows).
 pub const ROWS_PER_INSERT: usize = 8;
 

@@ -202,8 +202,8 @@ fn first_special<const UTF8: bool>(c: &[u8; 16]) -> u32 {
 /// The one place of `unsafe` in this crate: SSE2 intrinsics (part of every x86_64 target), for
 /// the sixteen-byte test of string contents and the ASCII blocks of [`scan::text`] (whose
 /// result is then made a `str` without a second check). The portable [`special_lanes`] compiles to the
-/// same compares, but its result is tested through memory (a store, two loads and four more
-/// instructions per chunk); here one `pmovmskb` gives a bit per byte. Checked against the
+/// same compares, but its result is tested through memory (a store and two loads per chunk);
+/// here one `pmovmskb` gives a bit per byte. Checked against the
 /// portable code for every byte value at every position (`tests`).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[allow(unsafe_code)]

@@ -2,10 +2,11 @@
 //! deepObject, a form body, a multipart body and an XML well-formedness check.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use palisade_body::form::Query;
+use palisade_body::{multipart, xml};
 use palisade_openapi::form::FormDecoder;
 use palisade_openapi::model::{Param, ParamIn, Style};
-use palisade_openapi::params::{Cookies, ParamDecoder, Query, Sources};
-use palisade_openapi::{multipart, xml};
+use palisade_openapi::params::{Cookies, ParamDecoder, Sources};
 use palisade_schema::{Hints, SchemaId, TypeSet};
 use std::hint::black_box;
 

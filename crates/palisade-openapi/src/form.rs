@@ -22,11 +22,13 @@
 //!
 //! Errors name the first offending field; the output is meaningful only on `Ok`.
 
+use palisade_body::form::{percent_decode, DecodeError, DecodeMode, Query, QueryError};
+use palisade_body::json::write_json_str;
+use palisade_body::media;
 use palisade_schema::{Hints, SchemaId};
 
-use crate::media;
 use crate::model::{Encoding, Style};
-use crate::params::{self, shape_of, Decoded, Invalid, ParamDecoder, Query, QueryError, Shape, Spec};
+use crate::params::{self, shape_of, Decoded, Invalid, ParamDecoder, Shape, Spec};
 
 #[cfg(test)]
 mod tests;
@@ -40,7 +42,7 @@ pub enum FormError {
     /// A field name that does not decode (bad `%XX` or UTF-8).
     BadName {
         index: usize,
-        error: params::DecodeError,
+        error: DecodeError,
     },
     /// Field `field` (the top-level property name) is not acceptable.
     Field {
@@ -122,7 +124,7 @@ impl FormDecoder {
             if n > 0 {
                 out.push(',');
             }
-            params::write_json_str(out, name);
+            write_json_str(out, name);
             out.push(':');
             let prop = schema.and_then(|s| hints.property(s, name));
             let enc = encoding_for(encoding, name);
@@ -165,6 +167,6 @@ fn content(q: &Query, name: &str, content_type: &str, out: &mut String) -> Resul
         return Err(Invalid::Duplicate);
     }
     let mut scratch = Vec::new();
-    let text = params::percent_decode(pair.raw_value, params::DecodeMode::Form, &mut scratch)?;
+    let text = percent_decode(pair.raw_value, DecodeMode::Form, &mut scratch)?;
     params::write_content(out, text, content_type)
 }

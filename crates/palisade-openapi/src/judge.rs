@@ -27,9 +27,12 @@ use palisade_core::{Mode, Reason, RequestView, ResponseView, Verdict};
 use palisade_json::Tape;
 use palisade_schema::{Direction, Options, Violation, ViolationKind};
 
-use crate::media::{self, MediaKind};
+use palisade_body::form::{Query, QueryError};
+use palisade_body::json::write_json_str;
+use palisade_body::media::{self, MediaKind};
+
 use crate::model::{Api, MediaType, Operation, Param, ParamIn, SecurityRequirement, SecurityScheme, StatusKey, Style};
-use crate::params::{self, Cookies, Decoded, HeaderSource, Invalid, ParamDecoder, PathSource, Query, Sources};
+use crate::params::{self, Cookies, Decoded, HeaderSource, Invalid, ParamDecoder, PathSource, Sources};
 use crate::router::{Lookup, Span};
 use crate::settings::{Action, Settings};
 
@@ -306,7 +309,7 @@ impl Judge {
             }
         }
         let query_ok = s.query.parse(req.query.unwrap_or("").as_bytes());
-        if let Err(params::QueryError::TooManyPairs { limit: l }) = query_ok {
+        if let Err(QueryError::TooManyPairs { limit: l }) = query_ok {
             push(out, limit, Action::Block, mode, code::PARAMETER_INVALID, "query".into(), format!("more than {l} query parameters"), 400);
             return;
         }
@@ -518,7 +521,7 @@ impl Judge {
                 false
             }
             MediaKind::Multipart => {
-                let boundary = match crate::multipart::boundary_of(sent) {
+                let boundary = match palisade_body::multipart::boundary_of(sent) {
                     Ok(b) => b,
                     Err(e) => {
                         push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), status);
@@ -526,7 +529,7 @@ impl Judge {
                     }
                 };
                 let mut parts = Vec::new();
-                if let Err(e) = crate::multipart::parse(body, &boundary, &crate::multipart::Limits::default(), &mut parts) {
+                if let Err(e) = palisade_body::multipart::parse(body, &boundary, &palisade_body::multipart::Limits::default(), &mut parts) {
                     push(out, limit, Action::Block, mode, malformed, loc.into(), e.to_string(), status);
                     return;
                 }
@@ -542,7 +545,7 @@ impl Judge {
                 false
             }
             MediaKind::Xml => {
-                if let Err(e) = crate::xml::check(body, &crate::xml::Limits::default()) {
+                if let Err(e) = palisade_body::xml::check(body, &palisade_body::xml::Limits::default()) {
                     push(out, limit, Action::Block, mode, malformed, loc.into(), format!("not well-formed XML: {:?} at byte {}", e.kind, e.offset), status);
                 }
                 // XML bodies are checked for well-formedness and size only.
@@ -554,7 +557,7 @@ impl Judge {
                     return;
                 };
                 s.json.clear();
-                params::write_json_str(&mut s.json, text);
+                write_json_str(&mut s.json, text);
                 false
             }
             // Binary and other media types: the schema (if any) describes bytes.
@@ -779,7 +782,3 @@ impl HeaderSource for Headers<'_> {
         }
     }
 }
-
-#[cfg(test)]
-#[path = "judge_tests.rs"]
-mod tests;

@@ -16,7 +16,6 @@ pub mod judge;
 pub mod learn;
 pub mod lint;
 pub mod loader;
-pub mod media;
 pub mod model;
 pub mod multipart;
 pub mod params;
@@ -24,7 +23,6 @@ pub mod router;
 pub mod servers;
 pub mod settings;
 pub mod stage;
-pub mod xml;
 
 pub use compile::{compile, compile_with_warnings, CompileOptions};
 pub use error::{SpecError, Warning};

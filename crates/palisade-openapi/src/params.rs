@@ -37,6 +37,8 @@
 use std::ops::Range;
 
 use memchr::memchr;
+use palisade_body::form::{percent_decode, DecodeError, DecodeMode, Query};
+use palisade_body::json::write_json_str;
 use palisade_schema::{Hints, SchemaId, TypeSet};
 
 use crate::model::{Param, ParamIn, Style};
@@ -45,137 +47,8 @@ use crate::model::{Param, ParamIn, Style};
 pub(crate) mod tests;
 
 // ---------------------------------------------------------------------------------------------
-// Percent-decoding
-// ---------------------------------------------------------------------------------------------
-
-/// Why a piece could not be decoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DecodeError {
-    /// `%` not followed by two hex digits.
-    BadPercent,
-    /// The decoded bytes are not UTF-8 (includes overlong forms such as `%C0%AF`).
-    BadUtf8,
-}
-
-impl DecodeError {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DecodeError::BadPercent => "invalid percent-encoding",
-            DecodeError::BadUtf8 => "invalid UTF-8 after percent-decoding",
-        }
-    }
-}
-
-/// How the raw bytes of a source are decoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DecodeMode {
-    /// `application/x-www-form-urlencoded`: `+` is a space, `%XX` strict.
-    Form,
-    /// Path segments: `%XX` strict, `+` literal.
-    Path,
-    /// Cookies: `%XX` decoded where well-formed, a stray `%` kept literally, `+` literal.
-    Cookie,
-    /// Headers: no decoding, only UTF-8 validation.
-    None,
-}
-
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-/// Decode `raw` according to `mode`. Returns `raw` itself (validated as UTF-8) when it holds
-/// nothing to decode, else the decoded text in `scratch` (cleared first). Never allocates once
-/// `scratch` has grown to the longest piece.
-pub fn percent_decode<'s>(raw: &'s [u8], mode: DecodeMode, scratch: &'s mut Vec<u8>) -> Result<&'s str, DecodeError> {
-    let needs = match mode {
-        DecodeMode::Form => memchr::memchr2(b'%', b'+', raw).is_some(),
-        DecodeMode::Path | DecodeMode::Cookie => memchr(b'%', raw).is_some(),
-        DecodeMode::None => false,
-    };
-    if !needs {
-        return std::str::from_utf8(raw).map_err(|_| DecodeError::BadUtf8);
-    }
-    scratch.clear();
-    let mut i = 0;
-    while i < raw.len() {
-        let b = raw[i];
-        if b == b'%' {
-            match (raw.get(i + 1).copied().and_then(hex), raw.get(i + 2).copied().and_then(hex)) {
-                (Some(h), Some(l)) => {
-                    scratch.push(h << 4 | l);
-                    i += 3;
-                    continue;
-                }
-                _ if mode == DecodeMode::Cookie => scratch.push(b'%'),
-                _ => return Err(DecodeError::BadPercent),
-            }
-        } else if b == b'+' && mode == DecodeMode::Form {
-            scratch.push(b' ');
-        } else {
-            scratch.push(b);
-        }
-        i += 1;
-    }
-    std::str::from_utf8(scratch).map_err(|_| DecodeError::BadUtf8)
-}
-
-// ---------------------------------------------------------------------------------------------
 // JSON writing and coercion (shared by form and multipart)
 // ---------------------------------------------------------------------------------------------
-
-fn push_escape(out: &mut String, b: u8) -> bool {
-    match b {
-        b'"' => out.push_str("\\\""),
-        b'\\' => out.push_str("\\\\"),
-        b'\n' => out.push_str("\\n"),
-        b'\r' => out.push_str("\\r"),
-        b'\t' => out.push_str("\\t"),
-        0x08 => out.push_str("\\b"),
-        0x0c => out.push_str("\\f"),
-        0..=0x1f => {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(HEX[(b >> 4) as usize] as char);
-            out.push(HEX[(b & 15) as usize] as char);
-        }
-        _ => return false,
-    }
-    true
-}
-
-/// Append `s` as a JSON string literal (quotes included), escaping `"`, `\` and control
-/// characters (short escapes where JSON has them, else `\u00XX`). Non-ASCII is kept as UTF-8.
-pub fn write_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    let mut start = 0;
-    for (i, &b) in s.as_bytes().iter().enumerate() {
-        if b < 0x20 || b == b'"' || b == b'\\' {
-            out.push_str(&s[start..i]);
-            push_escape(out, b);
-            start = i + 1;
-        }
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
-}
-
-/// Append arbitrary bytes as a JSON string in which each byte is one code point (U+0000 to
-/// U+00FF, "Latin-1"): lossless, and the string's length in characters equals the byte count,
-/// so `maxLength` / `minLength` measure bytes. Used for binary (file) parts.
-pub fn write_json_bytes_latin1(out: &mut String, bytes: &[u8]) {
-    out.push('"');
-    for &b in bytes {
-        if !push_escape(out, b) {
-            out.push(char::from(b));
-        }
-    }
-    out.push('"');
-}
 
 /// Whether `s` is a number in JSON syntax (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`).
 pub fn is_json_number(s: &str) -> bool {
@@ -373,130 +246,6 @@ fn json_string(s: &[u8], i: usize) -> Result<usize, JsonSyntaxError> {
         return Err(JsonSyntaxError { offset: start, message: "invalid UTF-8 in string" });
     }
     Ok(i + 1)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Query string
-// ---------------------------------------------------------------------------------------------
-
-/// The query string is not acceptable as a whole.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueryError {
-    /// More pairs than the limit; the first `limit` were kept.
-    TooManyPairs { limit: usize },
-}
-
-#[derive(Clone, Debug)]
-struct RawPair {
-    /// Decoded name in `Query::names` (or the raw name when it could not be decoded).
-    name: Range<u32>,
-    /// Raw (still encoded) value in `Query::raw`.
-    value: Range<u32>,
-    has_eq: bool,
-    name_error: Option<DecodeError>,
-}
-
-/// One `name=value` pair of a query string (or of a form body).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueryPair<'q> {
-    /// Decoded name. When `name_error` is set: the raw name if it is UTF-8, else empty.
-    pub name: &'q str,
-    /// The value as it was sent (not yet decoded: decoding depends on the parameter's style).
-    pub raw_value: &'q [u8],
-    /// `false` for a bare `name` without `=` (as opposed to `name=`).
-    pub has_eq: bool,
-    pub name_error: Option<DecodeError>,
-}
-
-/// A parsed query string (or `application/x-www-form-urlencoded` body): pairs in order,
-/// duplicates kept, names decoded once, values left raw. Keep one per worker and reuse it.
-#[derive(Debug)]
-pub struct Query {
-    raw: Vec<u8>,
-    names: String,
-    pairs: Vec<RawPair>,
-    scratch: Vec<u8>,
-    max_pairs: usize,
-}
-
-impl Default for Query {
-    fn default() -> Self {
-        Query::with_limit(1024)
-    }
-}
-
-impl Query {
-    /// A parser that keeps at most `max_pairs` pairs.
-    pub fn with_limit(max_pairs: usize) -> Self {
-        Query { raw: Vec::new(), names: String::new(), pairs: Vec::new(), scratch: Vec::new(), max_pairs }
-    }
-
-    /// Parse `raw` (without the leading `?`), replacing what was held. Empty segments
-    /// (`a=1&&b=2`) are skipped.
-    pub fn parse(&mut self, raw: &[u8]) -> Result<(), QueryError> {
-        self.raw.clear();
-        self.raw.extend_from_slice(raw);
-        self.names.clear();
-        self.pairs.clear();
-        let mut pos = 0;
-        while pos < raw.len() {
-            let end = memchr(b'&', &raw[pos..]).map_or(raw.len(), |e| pos + e);
-            let seg = &raw[pos..end];
-            if !seg.is_empty() {
-                if self.pairs.len() == self.max_pairs {
-                    return Err(QueryError::TooManyPairs { limit: self.max_pairs });
-                }
-                let (name_raw, value, has_eq) = match memchr(b'=', seg) {
-                    Some(eq) => (&seg[..eq], pos + eq + 1..end, true),
-                    None => (seg, end..end, false),
-                };
-                let start = self.names.len();
-                let name_error = match percent_decode(name_raw, DecodeMode::Form, &mut self.scratch) {
-                    Ok(n) => {
-                        self.names.push_str(n);
-                        None
-                    }
-                    Err(e) => {
-                        if let Ok(n) = std::str::from_utf8(name_raw) {
-                            self.names.push_str(n);
-                        }
-                        Some(e)
-                    }
-                };
-                self.pairs.push(RawPair { name: start as u32..self.names.len() as u32, value: value.start as u32..value.end as u32, has_eq, name_error });
-            }
-            pos = end + 1;
-        }
-        Ok(())
-    }
-
-    pub fn len(&self) -> usize {
-        self.pairs.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pairs.is_empty()
-    }
-
-    /// Pair `i` in request order.
-    pub fn get(&self, i: usize) -> QueryPair<'_> {
-        let p = &self.pairs[i];
-        QueryPair {
-            name: &self.names[p.name.start as usize..p.name.end as usize],
-            raw_value: &self.raw[p.value.start as usize..p.value.end as usize],
-            has_eq: p.has_eq,
-            name_error: p.name_error,
-        }
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = QueryPair<'_>> + '_ {
-        (0..self.pairs.len()).map(|i| self.get(i))
-    }
-
-    fn value_range(&self, i: usize) -> Range<usize> {
-        let v = &self.pairs[i].value;
-        v.start as usize..v.end as usize
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1014,14 +763,14 @@ impl ParamDecoder {
                     }
                     let vr = q.value_range(i);
                     if strict {
-                        check_reserved(&q.raw[vr.clone()], b"")?;
+                        check_reserved(&q.raw()[vr.clone()], b"")?;
                     }
                     self.push_bracketed(rest, vr, i)?;
                 }
                 if self.entries.is_empty() {
                     return Ok(Decoded::Missing);
                 }
-                self.emit_entries(cx, &q.raw, p.schema, out)?;
+                self.emit_entries(cx, q.raw(), p.schema, out)?;
                 return Ok(Decoded::Json);
             }
             (Style::Form, Shape::Object(schema)) if p.explode => {
@@ -1038,14 +787,14 @@ impl ParamDecoder {
                     }
                     let vr = q.value_range(i);
                     if strict {
-                        check_reserved(&q.raw[vr.clone()], b"")?;
+                        check_reserved(&q.raw()[vr.clone()], b"")?;
                     }
                     self.push_entry(pair.name, vr, i);
                 }
                 if self.entries.is_empty() {
                     return Ok(Decoded::Missing);
                 }
-                self.emit_entries(cx, &q.raw, schema, out)?;
+                self.emit_entries(cx, q.raw(), schema, out)?;
                 return Ok(Decoded::Json);
             }
             (Style::Form | Style::SpaceDelimited | Style::PipeDelimited, Shape::Array(items)) if p.explode => {
@@ -1462,7 +1211,7 @@ fn claimed_by_other(params: &[Param], me: &Param, name: &str) -> bool {
 /// A `content` parameter's decoded value: JSON media types must hold JSON text (passed
 /// through, surrounding whitespace trimmed); other media types are carried as a JSON string.
 pub(crate) fn write_content(out: &mut String, text: &str, content_type: &str) -> Result<(), Invalid> {
-    let json = crate::media::parse(content_type).map(|m| m.kind() == crate::media::MediaKind::Json).unwrap_or(false);
+    let json = palisade_body::media::parse(content_type).map(|m| m.kind() == palisade_body::media::MediaKind::Json).unwrap_or(false);
     if json {
         validate_json(text.as_bytes()).map_err(Invalid::NotJson)?;
         out.push_str(text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')));

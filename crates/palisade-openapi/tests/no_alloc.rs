@@ -2,8 +2,9 @@
 //! coercing it to JSON, counted with a global allocator. (One test in this binary, so no other
 //! test thread allocates meanwhile.)
 
+use palisade_body::form::Query;
 use palisade_openapi::model::{Param, ParamIn, Style};
-use palisade_openapi::params::{Cookies, Decoded, ParamDecoder, Query, Sources};
+use palisade_openapi::params::{Cookies, Decoded, ParamDecoder, Sources};
 use palisade_schema::{Hints, SchemaId, TypeSet};
 use palisade_testkit::alloc;
 

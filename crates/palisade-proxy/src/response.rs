@@ -3,11 +3,10 @@
 //! deflate-compressed (bounded by the same limit: a decompression bomb only costs the limit),
 //! shown to the stages, and then sent on unchanged (the client gets the original bytes).
 
-use std::io::Read;
-
 use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body::Body;
+use palisade_body::coding::{inflate, Coding, Inflated};
 
 use crate::body::{BodyError, RespBody};
 use crate::upstream::UpstreamBody;
@@ -70,26 +69,11 @@ pub fn decode(headers: &HeaderMap, raw: Bytes, limit: u64, raw_truncated: bool) 
     let mut truncated = raw_truncated;
     // Encodings are listed in the order they were applied: undo them last to first.
     for enc in encodings.iter().rev() {
+        let Some(coding) = Coding::from_token(enc.as_bytes()) else { return (Bytes::new(), truncated, true) };
         let mut out = Vec::new();
-        let res = match enc.as_str() {
-            "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(&data[..]).take(limit + 1).read_to_end(&mut out),
-            "deflate" => {
-                // RFC 9110 says zlib-wrapped; some servers send raw deflate.
-                let zlib = flate2::read::ZlibDecoder::new(&data[..]).take(limit + 1).read_to_end(&mut out);
-                if zlib.is_err() {
-                    out.clear();
-                    flate2::read::DeflateDecoder::new(&data[..]).take(limit + 1).read_to_end(&mut out)
-                } else {
-                    zlib
-                }
-            }
-            _ => return (Bytes::new(), truncated, true),
-        };
-        if res.is_err() {
-            // A truncated compressed stream ends with an error; keep what was decoded.
-            if !truncated {
-                return (Bytes::new(), false, true);
-            }
+        // A truncated compressed stream ends with an error; keep what was decoded.
+        if inflate(&data, coding, usize::try_from(limit).unwrap_or(usize::MAX), &mut out) == Inflated::Corrupt && !truncated {
+            return (Bytes::new(), false, true);
         }
         if out.len() as u64 > limit {
             out.truncate(limit as usize);

@@ -265,13 +265,6 @@ fn time_rest(s: &[u8]) -> bool {
     }
 }
 
-/// The date-time check as first written (full-date, `T`, full-time, each parsed on its own):
-/// the reference the fast [`date_time`] is tested against.
-#[cfg(test)]
-pub(crate) fn date_time_reference(s: &[u8]) -> bool {
-    s.len() >= 20 && full_date(&s[..10]) && matches!(s[10], b'T' | b't') && time(&s[11..])
-}
-
 /// A pragmatic RFC 5321 mailbox: `local@domain`, local part of atext and dots (no leading,
 /// trailing or double dot) or a quoted string, domain a hostname or an address literal.
 pub(crate) fn email(s: &[u8]) -> bool {

@@ -826,5 +826,4 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
 }
 
 #[cfg(test)]
-#[path = "fused_tests.rs"]
 pub(crate) mod tests;

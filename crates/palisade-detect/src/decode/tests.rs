@@ -109,40 +109,42 @@ fn entity_lookup_agrees_with_the_list() {
     assert_eq!(entity("rsquo"), Some("\u{2019}"));
 }
 
-/// The pipeline loop before the fixed-point shortcut: every round runs the three layers until
-/// one round changes nothing.
-fn pipeline_reference(input: &str, max_layers: u8, a: &mut String, b: &mut String, bytes: &mut Vec<u8>) -> Transforms {
-    a.clear();
-    a.push_str(input);
-    let mut tf = Transforms::NONE;
-    for _ in 0..max_layers.max(1) {
-        let mut changed = false;
-        for layer in 0..3 {
-            b.clear();
-            let t = match layer {
-                0 => url_layer(a, false, true, b, bytes),
-                1 => html_layer(a, b),
-                _ => escape_layer(a, b),
-            };
-            if !t.is_empty() {
-                std::mem::swap(a, b);
-                tf |= t;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
+/// The premise of the pipeline's fixed-point shortcut: a layer changes nothing in a text
+/// without its trigger byte (`%`, `&`, `\`), so a round over such a text changes nothing and
+/// the loop may stop. Checked on `v` and on every layer's output.
+fn layers_fix_texts_without_triggers(v: &str) {
+    let (mut out, mut bytes) = (String::new(), Vec::new());
+    let mut texts = vec![v.to_string()];
+    for layer in 0..3 {
+        out.clear();
+        let t = match layer {
+            0 => url_layer(v, false, true, &mut out, &mut bytes),
+            1 => html_layer(v, &mut out),
+            _ => escape_layer(v, &mut out),
+        };
+        if !t.is_empty() {
+            texts.push(out.clone());
         }
     }
-    if a.as_bytes().contains(&0) {
-        a.retain(|c| c != '\0');
-        tf |= Transforms::NUL;
+    for t in texts.iter().filter(|t| !t.bytes().any(|c| matches!(c, b'%' | b'&' | b'\\'))) {
+        out.clear();
+        assert!(url_layer(t, false, true, &mut out, &mut bytes).is_empty(), "url layer on {t:?}");
+        assert!(html_layer(t, &mut out).is_empty(), "html layer on {t:?}");
+        assert!(escape_layer(t, &mut out).is_empty(), "escape layer on {t:?}");
     }
-    if a.chars().any(invisible_char) {
-        a.retain(|c| !invisible_char(c));
-        tf |= Transforms::INVISIBLE;
+}
+
+/// What the pipeline's result is, whatever the layers did: no NUL and no invisible character
+/// left, with the flags saying they were removed; no transform at all for a value without
+/// anything to decode; and the text unchanged when no transform is reported.
+fn pipeline_result_is_clean(v: &str, max_layers: u8, tf: Transforms, out: &str) {
+    assert!(!out.contains('\0') && !out.chars().any(invisible_char), "{v:?} gives {out:?}");
+    if !may_decode(v) {
+        assert!(tf.is_empty(), "{v:?}");
     }
-    tf
+    if tf.is_empty() {
+        assert_eq!(out, v, "{v:?} with {max_layers} layers");
+    }
 }
 
 /// The invisible format characters, as listed in the pipeline's documentation: soft hyphen,
@@ -151,32 +153,61 @@ fn invisible_char(c: char) -> bool {
     matches!(c, '\u{ad}' | '\u{180e}' | '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{2060}' | '\u{feff}')
 }
 
-/// One value through the shortcuts and through the references: same text, same transforms.
-fn agrees_with_the_references(v: &str) {
+/// One value through the pipeline (its properties and the premise of its shortcut) and through
+/// [`base64_candidate`] (against [`base64_spec`]).
+fn follows_the_rules(v: &str) {
     let (mut a, mut b, mut bytes) = (String::new(), String::new(), Vec::new());
-    let (mut ra, mut rb, mut rbytes) = (String::new(), String::new(), Vec::new());
     assert_eq!(may_decode(v), v.bytes().any(|b| matches!(b, b'%' | b'&' | b'\\' | 0)) || v.chars().any(invisible_char), "{v:?}");
     for layers in [1, 4] {
         let t = pipeline(v, layers, &mut a, &mut b, &mut bytes);
-        let r = pipeline_reference(v, layers, &mut ra, &mut rb, &mut rbytes);
-        assert_eq!((t, a.as_str()), (r, ra.as_str()), "{v:?}");
+        pipeline_result_is_clean(v, layers, t, &a);
     }
+    layers_fix_texts_without_triggers(v);
     base64_agrees(v);
 }
 
-/// [`base64_candidate`] (with its early rejection) and its reference: same answer, same text.
+/// What [`base64_candidate`] accepts, written from its documentation: at least
+/// [`BASE64_MIN_LEN`] characters of the standard or URL-safe alphabet (a length that is not
+/// one more than a multiple of four) and at most two `=` after them, with upper and lower case
+/// letters or letters and digits, decoding (six bits a character, the bits left over dropped)
+/// to UTF-8 text of at least four characters, no NUL, and nine in ten of them printable or
+/// whitespace.
+fn base64_spec(s: &str) -> Option<String> {
+    let t = s.trim_end_matches('=');
+    if t.len() < BASE64_MIN_LEN || s.len() - t.len() > 2 || t.len() % 4 == 1 {
+        return None;
+    }
+    let has = |f: fn(&u8) -> bool| t.as_bytes().iter().any(f);
+    let (upper, lower, digit) = (has(u8::is_ascii_uppercase), has(u8::is_ascii_lowercase), has(u8::is_ascii_digit));
+    if !(upper && lower || digit && (upper || lower)) {
+        return None;
+    }
+    const STD: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const URL: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut bits = String::new();
+    for c in t.chars() {
+        let v = STD.find(c).or_else(|| URL.find(c))?;
+        bits.push_str(&format!("{v:06b}"));
+    }
+    let bytes: Vec<u8> = bits.as_bytes().chunks_exact(8).map(|b| u8::from_str_radix(std::str::from_utf8(b).unwrap(), 2).unwrap()).collect();
+    let text = String::from_utf8(bytes).ok()?;
+    let total = text.chars().count();
+    let printable = text.chars().filter(|&c| !c.is_control() || matches!(c, '\n' | '\r' | '\t')).count();
+    (total >= 4 && !text.contains('\0') && printable * 10 >= total * 9).then_some(text)
+}
+
+/// [`base64_candidate`] (with its early rejection) and [`base64_spec`]: same answer, same text.
 fn base64_agrees(v: &str) {
-    let (mut bytes, mut out, mut rbytes, mut rout) = (Vec::new(), String::new(), Vec::new(), String::new());
+    let (mut bytes, mut out) = (Vec::new(), String::new());
     let t = base64_candidate(v, &mut bytes, &mut out);
-    let r = base64_candidate_reference(v, &mut rbytes, &mut rout);
-    assert_eq!((t, out.as_str()), (r, rout.as_str()), "{v:?}");
+    assert_eq!(t.then_some(out), base64_spec(v), "{v:?}");
 }
 
 /// Standard and URL-safe base64 (padded or not) of random bytes, of random text (ASCII,
 /// controls, NUL, multi-byte characters) and random strings of the alphabet: the early
 /// rejection of [`base64_candidate`] never changes its answer.
 #[test]
-fn generated_base64_agrees_with_the_reference() {
+fn generated_base64_decodes_as_the_spec() {
     use palisade_testkit::rng::XorShift64;
     const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     fn encode(b: &[u8], url: bool, pad: bool) -> String {
@@ -230,9 +261,9 @@ fn generated_base64_agrees_with_the_reference() {
 }
 
 /// Generated values of escapes, entities, base64 and prose pieces (bounded, fixed seed): the
-/// fixed-point shortcut of the pipeline gives the reference's result.
+/// pipeline's result follows its rules and the premise of its fixed-point shortcut holds.
 #[test]
-fn generated_values_decode_as_the_references_do() {
+fn generated_values_decode_by_the_pipelines_rules() {
     use palisade_testkit::rng::XorShift64;
     let parts = [
         "%",
@@ -284,14 +315,14 @@ fn generated_values_decode_as_the_references_do() {
         for _ in 0..=rng.below(10) {
             v.push_str(parts[rng.below(parts.len())]);
         }
-        agrees_with_the_references(&v);
+        follows_the_rules(&v);
     }
 }
 
 /// Every value of the development corpus (when present), the benign sets and the handwritten
 /// attacks, and the bench bodies' strings.
 #[test]
-fn corpus_values_decode_as_the_references_do() {
+fn corpus_values_decode_by_the_pipelines_rules() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<_> = ["data/benign", "data/attacks"].iter().flat_map(|d| std::fs::read_dir(root.join(d)).unwrap().map(|e| e.unwrap().path())).collect();
     let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
@@ -301,7 +332,7 @@ fn corpus_values_decode_as_the_references_do() {
     let mut n = 0;
     for f in files.iter().filter(|p| p.extension().is_some_and(|e| e == "jsonl")) {
         for s in crate::eval::parse_corpus(&std::fs::read_to_string(f).unwrap()).unwrap() {
-            agrees_with_the_references(&s.value);
+            follows_the_rules(&s.value);
             n += 1;
         }
     }

@@ -13,14 +13,12 @@
 //! is not compared inside a word of prose), and only then are the literals of that pair
 //! compared with the bytes around it ([`Pairs::matched`], eight bytes at once).
 //!
-//! This replaced a walk of the literals' Aho-Corasick DFA laid out as a dense table (1,170
-//! states by 56 byte classes, 256 KB) in which every byte was a load depending on the previous
-//! one: few instructions in a hot loop, but end to end under load those loads missed the
-//! first-level cache (sampled at 8.5% of the proxy's CPU on the 1 KiB body), and building it
-//! left the proxy 5 MiB larger (idle resident memory of the bench's detect variant). Here the tables touched per byte are small (`fold` 256
-//! bytes, `rows` 512) and no load depends on the previous byte's. Measured in
-//! `docs/BENCHMARKS.md` (stop 22): more instructions per body, the same CPU per request end to
-//! end on the 1 KiB body, less on the 28 KiB one, 5 MiB less resident memory.
+//! Why not the literals' Aho-Corasick DFA laid out as a dense table (1,170 states by 56 byte
+//! classes, 256 KB): there every byte is a load that depends on the previous one, and under
+//! load those loads miss the first-level cache; the table also makes the proxy 5 MiB larger.
+//! Here the tables touched per byte are small (`fold` 256 bytes, `rows` 512) and no load
+//! depends on the previous byte's: end to end, the same CPU per request on the 1 KiB body, less
+//! on the 28 KiB one, and 5 MiB less resident memory (`docs/BENCHMARKS.md`).
 //!
 //! The result is the same function of the bytes as the automaton's: for each literal, whether
 //! it occurs (ASCII case-insensitive, anywhere; a word literal only where it stands as a word),

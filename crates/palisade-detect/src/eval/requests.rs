@@ -15,10 +15,10 @@
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
+use palisade_body::json::write_json_str;
+use palisade_body::media::{self, MediaKind};
 use palisade_core::rawhttp::{parse_request, OwnedRequest};
 use palisade_core::{Context, Phase, Verdict};
-use palisade_openapi::media::{self, MediaKind};
-use palisade_openapi::params::write_json_str;
 
 use super::Label;
 use crate::engine::{Finding, Report};

@@ -102,8 +102,8 @@ fn lower<'b>(w: &str, buf: &'b mut [u8; 48]) -> Option<&'b str> {
 /// The class of a word (ASCII case-insensitive). Most words of a value are not keywords: a
 /// perfect hash of the word's length and four of its bytes picks the one keyword it can be,
 /// then one comparison decides; [`classify`] is the grammar itself
-/// (`tests::the_keyword_table_agrees_with_the_grammar`, and `keyword_reference` in the tests:
-/// the sorted-table search this replaced).
+/// (`tests::the_keyword_table_agrees_with_the_grammar`,
+/// `tests::keyword_agrees_with_the_grammar_on_near_misses`).
 #[inline]
 pub(crate) fn keyword(w: &str) -> Kw {
     keyword_bytes(w.as_bytes())

@@ -989,7 +989,7 @@ fn slug_inert(s: &str) -> bool {
 
 /// Whether `s` is a slug ([`slug_bytes`]: ASCII letters, digits, `_` and `-`, no `--`), and
 /// then whether it is [`slug_inert`]: `None` for a value that is no slug
-/// (`tests::slug_inert_agrees_with_its_reference`).
+/// (`tests::slug_inert_decides_part_by_part`).
 fn slug_class(s: &str) -> Option<bool> {
     let b = s.as_bytes();
     let digits = slug_bytes(b)?;
@@ -1120,7 +1120,7 @@ fn fold_quotes(s: &str) -> Option<String> {
     }
     let mut out = String::with_capacity(s.len());
     if !wide {
-        // Only the quotes change: copy the text between them (`tests::fold_quotes_agrees_with_its_reference`).
+        // Only the quotes change: copy the text between them (`tests::fold_quotes_folds_character_by_character`).
         let b = s.as_bytes();
         let mut lit = 0;
         for i in memchr::memchr2_iter(0xE2, 0xCA, b) {
@@ -1549,7 +1549,7 @@ fn frame_location(src: &str, name: &str) -> bool {
 /// The pre-filter of [`scan_calls`]: a `(`, `waitfor`, `case` (any case) or the word `union`
 /// (no letter before or after it). One pass over eight bytes at a time marks the bytes that
 /// are `(` or one of the letters `w c u` (any case); only those are looked at
-/// (`tests::may_call_agrees_with_its_reference`, the four `memchr` passes it replaced).
+/// (`tests::may_call_finds_what_its_searches_find`).
 fn may_call(b: &[u8]) -> bool {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
@@ -1567,7 +1567,7 @@ fn may_call(b: &[u8]) -> bool {
             // The last bytes: the eight that end the value, when it has eight (bytes seen
             // again, whose hits are hits all the same), else the value padded with zeros (no
             // hit). Not a copy of a variable length, which is a call per chunk
-            // (`tests::may_call_agrees_with_its_reference`).
+            // (`tests::may_call_finds_what_its_searches_find`).
             None if b.len() >= 8 => {
                 at = b.len() - 8;
                 u64::from_le_bytes(b[at..].try_into().unwrap_or([0; 8]))

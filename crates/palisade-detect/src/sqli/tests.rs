@@ -319,9 +319,8 @@ fn the_keyword_table_agrees_with_the_grammar() {
     }
 }
 
-/// The keyword lookup as it was before its perfect hash (a search of the sorted table, which
-/// held the lowercase words [`keywords::classify`] classifies): the class of the lowercase word.
-fn keyword_reference(w: &str) -> super::keywords::Kw {
+/// The class of a word by the grammar: [`keywords::classify`] of the lowercase word.
+fn keyword_by_grammar(w: &str) -> super::keywords::Kw {
     super::keywords::classify(&w.to_ascii_lowercase())
 }
 
@@ -341,14 +340,14 @@ fn the_keyword_hash_is_perfect() {
 /// position replaced, dropped, doubled; a byte added before and after), in mixed case, and on
 /// bounded pseudo-random words over the bytes of keywords and their neighbours.
 #[test]
-fn keyword_agrees_with_its_reference() {
+fn keyword_agrees_with_the_grammar_on_near_misses() {
     use super::keywords::{keyword, keyword_words};
     let bytes: &[u8] = b"abcdefghijklmnopqrstuvwxyzAEINORSTU_\\N0159.$@?{}[]\x7f ";
     let mut n = 0;
     let mut check = |w: &[u8]| {
         if let Ok(w) = std::str::from_utf8(w) {
             n += 1;
-            assert_eq!(keyword(w), keyword_reference(w), "{w:?}");
+            assert_eq!(keyword(w), keyword_by_grammar(w), "{w:?}");
         }
     };
     for (w, _) in keyword_words() {
@@ -813,8 +812,9 @@ fn generated_values(n: usize, mut f: impl FnMut(&str)) {
     }
 }
 
-/// [`may_call`] as it was before its one-pass form (four `memchr` passes).
-fn may_call_reference(b: &[u8]) -> bool {
+/// What [`may_call`] looks for, one search at a time: a `(`, or `waitfor`, `case` or a `UNION`
+/// ([`has_union_at`]) in any case.
+fn may_call_spec(b: &[u8]) -> bool {
     let word_at = |i: usize, w: &[u8]| b[i..].get(..w.len()).is_some_and(|x| x.eq_ignore_ascii_case(w));
     memchr::memchr(b'(', b).is_some()
         || memchr::memchr2_iter(b'w', b'W', b).any(|i| word_at(i, b"waitfor"))
@@ -825,10 +825,10 @@ fn may_call_reference(b: &[u8]) -> bool {
 /// On generated values, on every byte value at every position of a short text, and on the
 /// words around every chunk boundary.
 #[test]
-fn may_call_agrees_with_its_reference() {
+fn may_call_finds_what_its_searches_find() {
     let mut yes = 0;
     generated_values(60_000, |v| {
-        let want = may_call_reference(v.as_bytes());
+        let want = may_call_spec(v.as_bytes());
         yes += usize::from(want);
         assert_eq!(may_call(v.as_bytes()), want, "{v:?}");
     });
@@ -839,7 +839,7 @@ fn may_call_agrees_with_its_reference() {
             for at in 0..n {
                 let mut v = vec![b'x'; n];
                 v[at] = c;
-                assert_eq!(may_call(&v), may_call_reference(&v), "{c} at {at} of {n}");
+                assert_eq!(may_call(&v), may_call_spec(&v), "{c} at {at} of {n}");
             }
         }
     }
@@ -848,7 +848,7 @@ fn may_call_agrees_with_its_reference() {
         for pad in 0..18 {
             for sep in ["", " ", "a", "1", "\u{e9}"] {
                 let v = format!("{}{sep}{w}{sep}", "y".repeat(pad));
-                assert_eq!(may_call(v.as_bytes()), may_call_reference(v.as_bytes()), "{v:?}");
+                assert_eq!(may_call(v.as_bytes()), may_call_spec(v.as_bytes()), "{v:?}");
             }
         }
     }
@@ -896,8 +896,11 @@ fn typographic_quotes_are_found_by_their_bytes() {
     assert_eq!(fold_quotes("l\u{2019}\u{e9}t\u{e9} \u{201c}x\u{201d}").as_deref(), Some("l'\u{e9}t\u{e9} \"x\""));
 }
 
-/// [`fold_quotes`] as it was before its byte copy of the text between quotes.
-fn fold_quotes_reference(s: &str) -> Option<String> {
+/// What [`fold_quotes`] does, character by character: nothing without a typographic or
+/// fullwidth quote; else typographic single quotes and primes become `'`, double ones `"`, and
+/// when a fullwidth quote occurs, every fullwidth form its ASCII character and the ideographic
+/// space a space.
+fn fold_quotes_spec(s: &str) -> Option<String> {
     let wide = has_fullwidth_quote(s.as_bytes());
     if !wide && !has_typographic_quote(s.as_bytes()) {
         return None;
@@ -916,7 +919,7 @@ fn fold_quotes_reference(s: &str) -> Option<String> {
 }
 
 #[test]
-fn fold_quotes_agrees_with_its_reference() {
+fn fold_quotes_folds_character_by_character() {
     let parts = [
         "a",
         " ",
@@ -946,19 +949,21 @@ fn fold_quotes_agrees_with_its_reference() {
     let mut folded = 0;
     for _ in 0..50_000 {
         let v = rng.joined(&parts, 8);
-        let want = fold_quotes_reference(&v);
+        let want = fold_quotes_spec(&v);
         folded += usize::from(want.is_some());
         assert_eq!(fold_quotes(&v), want, "{v:?}");
     }
     assert!(folded > 20_000, "{folded}");
     for c in (0..0x3100u32).filter_map(char::from_u32) {
         let v = format!("a{c}\u{2019}b{c}");
-        assert_eq!(fold_quotes(&v), fold_quotes_reference(&v), "{c:?}");
+        assert_eq!(fold_quotes(&v), fold_quotes_spec(&v), "{c:?}");
     }
 }
 
-/// [`slug_inert`] as it was before its one-pass form (the reference it is tested against).
-fn slug_inert_reference(s: &str) -> bool {
+/// What [`slug_inert`] decides, part by part: a non-empty value of letters, digits, `_` and
+/// single `-`, whose first part is inert and whose other parts are inert or not mixed letters
+/// and digits.
+fn slug_inert_spec(s: &str) -> bool {
     let b = s.as_bytes();
     if b.is_empty() || !b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-') || memchr::memmem::find(b, b"--").is_some() {
         return false;
@@ -970,7 +975,7 @@ fn slug_inert_reference(s: &str) -> bool {
 }
 
 #[test]
-fn slug_inert_agrees_with_its_reference() {
+fn slug_inert_decides_part_by_part() {
     let mut words: Vec<&str> = GATE_WORDS.to_vec();
     words.extend(["1", "x", "we", "a1", "9", "0x1f", "0b1", "h2", "_", "e5", "1e5", "x1", "0xabunion", "1union", "db", "0", "", "'", " ", ".", "\u{e9}"]);
     let seps = ["-", "-", "-", "_", "", "--", "-_", "_-"];
@@ -978,7 +983,7 @@ fn slug_inert_agrees_with_its_reference() {
     let (mut yes, mut no) = (0, 0);
     for _ in 0..200_000 {
         let v = slug(&mut rng, &words, &seps);
-        let want = slug_inert_reference(&v);
+        let want = slug_inert_spec(&v);
         if want {
             yes += 1;
         } else {
@@ -988,7 +993,7 @@ fn slug_inert_agrees_with_its_reference() {
     }
     assert!(yes > 20_000 && no > 20_000, "{yes} {no}");
     for v in ["", "-", "a", "a-", "-a", "a--b", "a-1x", "1union-x", "x-0x1fmatch-1", "we-couldnt-understand"] {
-        assert_eq!(slug_inert(v), slug_inert_reference(v), "{v:?}");
+        assert_eq!(slug_inert(v), slug_inert_spec(v), "{v:?}");
     }
 }
 
@@ -1069,10 +1074,10 @@ fn corpus_values_agree_with_the_references() {
                 inert_n += 1;
                 assert_eq!(full, None, "{t:?}");
             }
-            assert_eq!(may_call(t.as_bytes()), may_call_reference(t.as_bytes()), "{t:?}");
-            assert_eq!(fold_quotes(t), fold_quotes_reference(t), "{t:?}");
+            assert_eq!(may_call(t.as_bytes()), may_call_spec(t.as_bytes()), "{t:?}");
+            assert_eq!(fold_quotes(t), fold_quotes_spec(t), "{t:?}");
             for w in t.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\\')) {
-                assert_eq!(super::keywords::keyword(w), keyword_reference(w), "{w:?}");
+                assert_eq!(super::keywords::keyword(w), keyword_by_grammar(w), "{w:?}");
             }
         }
     }
@@ -1275,7 +1280,7 @@ fn analyze_reference(s: &str) -> Option<Finding> {
             *best = f;
         }
     };
-    let folded = fold_quotes_reference(s);
+    let folded = fold_quotes_spec(s);
     if let Some(f) = &folded {
         consider(analyze_view_reference(f), &mut best);
     }

@@ -100,8 +100,11 @@ fn json_encoded_properties() {
 #[test]
 fn bad_encoding_is_an_error() {
     let w = world();
-    assert_eq!(decode(&w, "name=%zz", &[]), Err(FormError::Field { field: "name".into(), reason: Invalid::Decode(params::DecodeError::BadPercent) }));
-    assert_eq!(decode(&w, "n%ffx=1", &[]), Err(FormError::BadName { index: 0, error: params::DecodeError::BadUtf8 }));
+    assert_eq!(
+        decode(&w, "name=%zz", &[]),
+        Err(FormError::Field { field: "name".into(), reason: Invalid::Decode(palisade_body::form::DecodeError::BadPercent) })
+    );
+    assert_eq!(decode(&w, "n%ffx=1", &[]), Err(FormError::BadName { index: 0, error: palisade_body::form::DecodeError::BadUtf8 }));
     let mut d = FormDecoder { query: Query::with_limit(2), ..Default::default() };
     let mut out = String::new();
     assert_eq!(d.decode(b"a=1&b=2&c=3", None, &[], &w.h, &mut out), Err(FormError::TooManyFields { limit: 2 }));

@@ -1,13 +1,8 @@
-use super::gate_reference::{known_program_reference, plain_first_word_program_after_reference};
+use super::gate_tests::known_program_spec;
 use super::*;
 use crate::other_util::take_steps;
 use crate::FieldKind;
 use palisade_testkit::rng::XorShift64;
-
-/// The plain-value path as it was before [`plain_or_walk`] (its reference copy).
-fn plain_first_word_program(b: &[u8]) -> Option<bool> {
-    plain_first_word_program_after_reference(b, 0)
-}
 
 fn q(v: &str) -> u8 {
     detector().check(&Input { raw: v, decoded: v, field: FieldKind::QueryValue }, Level::Strict).map_or(0, |h| h.confidence)
@@ -309,15 +304,13 @@ fn single_words_agree_with_the_walk() {
     );
     assert!(words.len() > 400, "{}", words.len());
     for w in &words {
-        assert_eq!(plain_first_word_program(w.as_bytes()), Some(command_position_walk(w.as_bytes())), "{w:?}");
+        assert_eq!(plain_or_walk(w.as_bytes(), 0), command_position_walk(w.as_bytes()), "{w:?}");
     }
-    assert_eq!(plain_first_word_program(b"cat /etc/passwd"), None);
     assert!(program_in_command_position("whoami") && program_in_command_position("x; whoami") && !program_in_command_position("customer"));
 }
 
-/// The plain-value fast path ([`plain_first_word_program`]) says what the walk says wherever it
-/// decides: over every value of the development corpus (`../shared`, when present) and of the
-/// benign sets, each also with a program put in front, after a blank and at the end, and over
+/// The plain-value path of [`plain_or_walk`] says what the walk says: over every value of the
+/// development corpus (`../shared`, when present) and of the benign sets, each also with a program put in front, after a blank and at the end, and over
 /// programs with blanks, `+`, `,`, `.exe` and case changes around them.
 #[test]
 fn plain_values_agree_with_the_walk() {
@@ -344,17 +337,18 @@ fn plain_values_agree_with_the_walk() {
     for p in PROGRAMS {
         values.extend([p.to_string(), format!("  {p} -x"), format!("+{p}+1"), format!(",{}.exe", p.to_uppercase()), format!("x {p}"), format!("{p}\x0b")]);
     }
-    let (mut decided, mut yes) = (0usize, 0usize);
+    let (mut plain, mut yes) = (0usize, 0usize);
     for v in &values {
+        let walk = command_position_walk(v.as_bytes());
         assert_eq!(program_in_command_position(v), reference_walk(v.as_bytes()), "{v:?}");
-        if let Some(fast) = plain_first_word_program(v.as_bytes()) {
-            decided += 1;
-            yes += fast as usize;
-            assert_eq!(fast, command_position_walk(v.as_bytes()), "{v:?}");
+        assert_eq!(plain_or_walk(v.as_bytes(), 0), walk, "{v:?}");
+        if !v.bytes().any(|c| PLAIN_CLASS[c as usize] == NOT_PLAIN) {
+            plain += 1;
+            yes += walk as usize;
         }
     }
-    println!("{} values, {decided} decided by the fast path ({yes} yes)", values.len());
-    assert!(decided > values.len() / 4 && yes > 100, "{decided} {yes}");
+    println!("{} values, {plain} plain ({yes} yes)", values.len());
+    assert!(plain > values.len() / 4 && yes > 100, "{plain} {yes}");
 }
 
 /// The gate's test ([`gate_test`]) and [`program_in_command_position`] say what the slow
@@ -557,10 +551,7 @@ fn reference_walk(b: &[u8]) -> bool {
             }
             content = true;
         }
-        if cmdpos
-            && content
-            && (known_program_reference(&a, la) || known_program_reference(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i]))
-        {
+        if cmdpos && content && (known_program_spec(&a, la) || known_program_spec(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i])) {
             return true;
         }
         if content {
