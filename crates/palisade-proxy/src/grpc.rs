@@ -11,7 +11,6 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::Read;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -19,6 +18,7 @@ use std::task::{Context, Poll, Waker};
 use bytes::{Bytes, BytesMut};
 use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
+use palisade_body::coding::{inflate, Coding, Inflated};
 use palisade_core::grpc::{self as wire, FrameError, HEADER_LEN};
 
 use crate::body::{BodyError, ClientBody, RespBody};
@@ -216,17 +216,17 @@ pub fn judged_payload<'a>(compressed: bool, payload: &'a [u8], enc: &Encoding, l
     if !compressed {
         return Ok(payload.into());
     }
-    let mut out = Vec::new();
-    let read = match enc {
-        Encoding::Gzip => flate2::read::GzDecoder::new(payload).take(limit as u64 + 1).read_to_end(&mut out),
-        Encoding::Deflate => flate2::read::ZlibDecoder::new(payload).take(limit as u64 + 1).read_to_end(&mut out),
+    let coding = match enc {
+        Encoding::Gzip => Coding::Gzip,
+        Encoding::Deflate => Coding::Deflate,
         Encoding::Identity => return Err("a compressed message without a declared grpc-encoding".into()),
         Encoding::Other(e) => return Err(format!("a message compressed with `{e}`, which Palisade does not decompress")),
     };
-    match read {
-        Ok(_) if out.len() > limit => Err("a compressed message larger than the inspection limit once decompressed".into()),
-        Ok(_) => Ok(out.into()),
-        Err(e) => Err(format!("a compressed message that does not decompress: {e}")),
+    let mut out = Vec::new();
+    match inflate(payload, coding, limit, &mut out) {
+        Inflated::Done => Ok(out.into()),
+        Inflated::TooLarge => Err("a compressed message larger than the inspection limit once decompressed".into()),
+        Inflated::Corrupt => Err("a compressed message that does not decompress".into()),
     }
 }
 
