@@ -609,6 +609,13 @@ pub fn glob(pattern: &[u8], s: &[u8]) -> bool {
     dp[s.len()]
 }
 
+/// The exclusions of one inspection: `hit` is set when one of them dropped a hit; `extra`
+/// holds those of the request (see [`Engine::inspect_phase_excluding`]).
+struct Excluded<'a> {
+    hit: bool,
+    extra: Option<&'a dyn Fn(&str, Category, &str) -> bool>,
+}
+
 /// What the engine is built from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineConfig {
@@ -1089,6 +1096,40 @@ impl Engine {
         scratch: &mut Scratch,
         report: &mut Report,
     ) {
+        self.inspect_into(req, phase, level, protocol, None, scratch, report)
+    }
+
+    /// [`Engine::inspect_phase_with`] with exclusions beyond the engine's own: a hit for
+    /// which `excluded(detector, category, location)` holds is no finding, exactly like one
+    /// the configured exclusions cover. Exclusions that depend on the request (user rules,
+    /// path and operation policies) must be given here rather than filtered out of the
+    /// report afterwards: findings stop at `max_findings`, and excluded hits counted there
+    /// would hide the findings after them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inspect_phase_excluding(
+        &self,
+        req: &RequestView<'_>,
+        phase: Phase,
+        level: Level,
+        protocol: Option<&palisade_core::ProtocolValues>,
+        excluded: &dyn Fn(&str, Category, &str) -> bool,
+        scratch: &mut Scratch,
+        report: &mut Report,
+    ) {
+        self.inspect_into(req, phase, level, protocol, Some(excluded), scratch, report)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn inspect_into(
+        &self,
+        req: &RequestView<'_>,
+        phase: Phase,
+        level: Level,
+        protocol: Option<&palisade_core::ProtocolValues>,
+        extra: Option<&dyn Fn(&str, Category, &str) -> bool>,
+        scratch: &mut Scratch,
+        report: &mut Report,
+    ) {
         report.clear();
         let Scratch { decoder, extract, memo } = scratch;
         decoder.set_limits(self.config.decode);
@@ -1114,11 +1155,11 @@ impl Engine {
                 }
             };
             let before = findings.len();
-            let mut excluded = false;
+            let mut excluded = Excluded { hit: false, extra };
             self.scan(field.value, field.kind, &field.location, level, decoder, findings, &mut excluded)?;
             // Clean: no finding and no exclusion (an excluded finding is clean only at this
             // location, so it must not be remembered).
-            let clean = findings.len() == before && !excluded;
+            let clean = findings.len() == before && !excluded.hit;
             if let Some(slot) = slot.filter(|_| clean) {
                 memo.remember(slot, field.value.as_bytes());
             }
@@ -1151,7 +1192,7 @@ impl Engine {
 
     /// Inspect one value (corpus evaluation, benchmarks, tests).
     pub fn inspect_value(&self, value: &str, kind: FieldKind, location: &Location<'_>, level: Level, scratch: &mut Scratch, findings: &mut Vec<Finding>) {
-        let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings, &mut false);
+        let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings, &mut Excluded { hit: false, extra: None });
     }
 
     /// Class bits ([`FAMILIES`], decoding, test bytes), the gates the bytes open (and the
@@ -1361,7 +1402,7 @@ impl Engine {
         level: Level,
         dec: &mut Decoder,
         out: &mut Vec<Finding>,
-        excluded: &mut bool,
+        excluded: &mut Excluded<'_>,
     ) -> ControlFlow<()> {
         let applies = self.by_field[kind as usize];
         if applies == 0 {
@@ -1394,7 +1435,7 @@ impl Engine {
         level: Level,
         dec: &mut Decoder,
         out: &mut Vec<Finding>,
-        excluded: &mut bool,
+        excluded: &mut Excluded<'_>,
         classes: Classes,
         todo: Option<u64>,
     ) -> ControlFlow<()> {
@@ -1439,7 +1480,7 @@ impl Engine {
         location: &mut Option<String>,
         fired: &mut u64,
         out: &mut Vec<Finding>,
-        excluded: &mut bool,
+        excluded: &mut Excluded<'_>,
     ) -> ControlFlow<()> {
         let threshold = threshold(level);
         let mut todo = todo & !*fired;
@@ -1452,8 +1493,10 @@ impl Engine {
                 continue;
             }
             let loc_str = location.get_or_insert_with(|| loc.to_string());
-            if self.config.exclusions.iter().any(|x| x.covers(hit.detector, hit.category, loc_str)) {
-                *excluded = true;
+            if self.config.exclusions.iter().any(|x| x.covers(hit.detector, hit.category, loc_str))
+                || excluded.extra.is_some_and(|f| f(hit.detector, hit.category, loc_str))
+            {
+                excluded.hit = true;
                 continue;
             }
             *fired |= 1u64 << i;

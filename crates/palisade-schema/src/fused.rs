@@ -775,7 +775,7 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
             }
             // Not named by `properties`: a shadow field (unless `additionalProperties`
             // constrains the rest, see `Known::all`), else checked by `additionalProperties`.
-            None if self.opts.shadow_unknown && plan.shadow_strict => return None,
+            None if self.opts.shadow_unknown && self.opts.max_unknown > 0 && plan.shadow_strict => return None,
             None => match n.additional {
                 Some(a) if s.nodes[a.0 as usize].reject_all => return None,
                 Some(a) => a.0,

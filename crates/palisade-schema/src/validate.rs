@@ -65,7 +65,11 @@ pub(crate) struct Cx<'a> {
     scratch: &'a mut Scratch,
     quiet: u32,
     depth: u32,
+    /// Violations recorded ([`ViolationKind::Invalid`]): `max_violations` of them stop the
+    /// evaluation.
     recorded: usize,
+    /// Shadow-field findings recorded: capped by `max_unknown`, never a reason to stop.
+    unknown: usize,
     pub invalid: bool,
     stop: bool,
     /// Set by `object` when every member was matched by `properties` (read right after).
@@ -255,7 +259,22 @@ impl<'a> Cx<'a> {
         scratch: &'a mut Scratch,
         out: &'a mut Vec<Violation>,
     ) -> Self {
-        Cx { s, tape, input, opts, out, scratch, quiet: 0, depth: 0, recorded: 0, invalid: false, stop: false, all_props: false, dyn_scope: Vec::new() }
+        Cx {
+            s,
+            tape,
+            input,
+            opts,
+            out,
+            scratch,
+            quiet: 0,
+            depth: 0,
+            recorded: 0,
+            unknown: 0,
+            invalid: false,
+            stop: false,
+            all_props: false,
+            dyn_scope: Vec::new(),
+        }
     }
 
     /// Start at evaluation depth `d` (a subtree validated on its own tape by the fused
@@ -303,10 +322,21 @@ impl<'a> Cx<'a> {
     fn push(&mut self, kind: ViolationKind, path: &Path<'_>, keyword: &'static str, message: String) {
         let path = self.render(path);
         self.out.push(Violation { kind, path, keyword, message });
-        self.recorded += 1;
-        if self.recorded >= self.opts.max_violations.max(1) {
-            self.stop = true;
+        match kind {
+            ViolationKind::Invalid => {
+                self.recorded += 1;
+                if self.recorded >= self.opts.max_violations.max(1) {
+                    self.stop = true;
+                }
+            }
+            ViolationKind::UnknownProperty => self.unknown += 1,
         }
+    }
+
+    /// Whether shadow fields are still looked for (asked for, and their cap not reached).
+    #[inline(always)]
+    fn shadowing(&self) -> bool {
+        self.opts.shadow_unknown && self.unknown < self.opts.max_unknown
     }
 
     /// Whether a failure must end the current evaluation at once.
@@ -471,7 +501,7 @@ impl<'a> Cx<'a> {
             self.merge(ann, off, v.len());
             self.release(off);
         }
-        if top && self.opts.shadow_unknown && self.quiet == 0 && kind == Kind::Object && !self.stop && !(all_props && n.known_own) {
+        if top && self.shadowing() && self.quiet == 0 && kind == Kind::Object && !self.stop && !(all_props && n.known_own) {
             self.shadow(n, v, path);
         }
         ok
@@ -871,7 +901,7 @@ impl<'a> Cx<'a> {
                     if let Some(t) = tmp {
                         self.merge(slot, t, v.len());
                     }
-                    if self.opts.shadow_unknown && self.quiet == 0 {
+                    if self.shadowing() && self.quiet == 0 {
                         self.eval(b, v, path, None, false);
                     }
                 }
@@ -913,7 +943,7 @@ impl<'a> Cx<'a> {
                 if let Some(k) = keep {
                     self.merge(slot, k, v.len());
                 }
-                if self.opts.shadow_unknown && self.quiet == 0 {
+                if self.shadowing() && self.quiet == 0 {
                     if let Some(b) = first {
                         self.eval(b, v, path, None, false);
                     }
@@ -1008,6 +1038,9 @@ impl<'a> Cx<'a> {
             return;
         }
         for (k, _) in v.members() {
+            if self.unknown >= self.opts.max_unknown {
+                return;
+            }
             let key = str_bytes(&k);
             if known.names.find(&key).is_some() || known.patterns.iter().any(|&re| self.s.regexes[re as usize].is_match(&key)) {
                 continue;
@@ -1015,9 +1048,6 @@ impl<'a> Cx<'a> {
             let cp = path.key(&k);
             let msg = format!("property {} is not described by the schema", quoted(&key));
             self.push(ViolationKind::UnknownProperty, &cp, "properties", msg);
-            if self.stop {
-                return;
-            }
         }
     }
 }

@@ -182,7 +182,7 @@ fn json_files(dir: &Path) -> Vec<PathBuf> {
 fn run_draft(draft: &str, dialect: Dialect, remotes: &[(String, Node)], failures: &mut Vec<(CaseKey, String)>) -> (Tally, Tally) {
     let root = suite_dir().join("tests").join(draft);
     let (mut required, mut optional) = (Tally::default(), Tally::default());
-    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 1 };
+    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 1, max_unknown: 1 };
     for path in json_files(&root) {
         let rel = path.strip_prefix(suite_dir().join("tests")).unwrap().to_string_lossy().into_owned();
         let tally = if rel.contains("/optional/") { &mut optional } else { &mut required };
