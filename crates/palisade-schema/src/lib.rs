@@ -248,7 +248,7 @@ impl Schemas {
         if let Some(i) = n.props.find(name.as_bytes()) {
             return Some(n.props.ids[i]);
         }
-        if let Some(&(_, sid)) = n.pattern_props.iter().find(|(re, _)| self.regexes[*re as usize].is_match(name.as_bytes())) {
+        if let Some(&(_, sid)) = n.rare().pattern_props.iter().find(|(re, _)| self.regexes[*re as usize].is_match(name.as_bytes())) {
             return Some(sid);
         }
         if let Some(sid) = Self::composed(n).find_map(|c| self.property_at(c, name, depth + 1)) {

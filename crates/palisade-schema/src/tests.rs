@@ -777,6 +777,8 @@ fn ref_cycles() {
     for doc in ["A: {$ref: '#/A'}", "A: {allOf: [{$ref: '#/B'}]}\nB: {anyOf: [{$ref: '#/A'}]}"] {
         let err = build(O31, &[("main", doc)], "/A").unwrap_err();
         assert!(err[0].message.contains("$ref cycle"), "{err:?}");
+        // The schema is named by its JSON pointer in the document.
+        assert!(["/A", "/B", "/A/allOf/0", "/B/anyOf/0"].contains(&err[0].pointer.as_str()), "{err:?}");
     }
     // Recursion through properties and items is fine.
     let doc = "Tree: {type: object, properties: {v: {type: integer}, kids: {type: array, items: {$ref: '#/Tree'}}}}";

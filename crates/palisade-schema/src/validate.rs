@@ -467,7 +467,7 @@ impl<'a> Cx<'a> {
                 return false;
             }
         }
-        if let Some(c) = &n.const_ {
+        if let Some(c) = &n.rare().const_ {
             if !eq_const(&v, c) {
                 self.fail(path, "const", || "must be equal to the constant".into());
                 bad!();
@@ -481,8 +481,8 @@ impl<'a> Cx<'a> {
         }
         // Annotation slot of this location, when this node needs its own.
         let own = match kind {
-            Kind::Object if n.unevaluated_props.is_some() => Some(self.alloc(v.len())),
-            Kind::Array if n.unevaluated_items.is_some() => Some(self.alloc(v.len())),
+            Kind::Object if n.rare().unevaluated_props.is_some() => Some(self.alloc(v.len())),
+            Kind::Array if n.rare().unevaluated_items.is_some() => Some(self.alloc(v.len())),
             _ => None,
         };
         let slot = own.or(ann);
@@ -633,13 +633,13 @@ impl<'a> Cx<'a> {
             }};
         }
         let len = v.len() as u64;
-        if let Some(m) = n.min_props {
+        if let Some(m) = n.rare().min_props {
             if len < m {
                 self.fail(path, "minProperties", || format!("must have at least {m} properties"));
                 bad!();
             }
         }
-        if let Some(m) = n.max_props {
+        if let Some(m) = n.rare().max_props {
             if len > m {
                 self.fail(path, "maxProperties", || format!("must have at most {m} properties"));
                 bad!();
@@ -671,7 +671,7 @@ impl<'a> Cx<'a> {
                     }
                 }
             }
-            for &(re, sid) in &n.pattern_props {
+            for &(re, sid) in &n.rare().pattern_props {
                 if s.regexes[re as usize].is_match(&key) {
                     matched = true;
                     let cp = path.key(&k);
@@ -692,7 +692,7 @@ impl<'a> Cx<'a> {
                     bad!();
                 }
             }
-            if let Some(pn) = n.property_names {
+            if let Some(pn) = n.rare().property_names {
                 let cp = path.key(&k);
                 if !self.eval(pn, k, &cp, None, false) {
                     bad!();
@@ -712,7 +712,7 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
-        for (name, deps) in &n.dependent_required {
+        for (name, deps) in &n.rare().dependent_required {
             if has_member(&v, name) {
                 for d in deps {
                     if !has_member(&v, d) {
@@ -722,7 +722,7 @@ impl<'a> Cx<'a> {
                 }
             }
         }
-        for (name, sid) in &n.dependent_schemas {
+        for (name, sid) in &n.rare().dependent_schemas {
             if has_member(&v, name) && !self.eval(*sid, v, path, slot, false) {
                 bad!();
             }
@@ -754,9 +754,9 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
-        if !n.prefix_items.is_empty() || n.items.is_some() {
+        if !n.rare().prefix_items.is_empty() || n.items.is_some() {
             for (i, item) in v.items().enumerate() {
-                let sid = match n.prefix_items.get(i) {
+                let sid = match n.rare().prefix_items.get(i) {
                     Some(&s) => s,
                     None => match n.items {
                         Some(s) => s,
@@ -770,7 +770,7 @@ impl<'a> Cx<'a> {
                 }
             }
         }
-        if let Some(c) = n.contains {
+        if let Some(c) = n.rare().contains {
             let mut matches = 0u64;
             for (i, item) in v.items().enumerate() {
                 let cp = path.index(i);
@@ -779,12 +779,12 @@ impl<'a> Cx<'a> {
                     self.mark(slot, i);
                 }
             }
-            let min = n.min_contains.unwrap_or(1);
+            let min = n.rare().min_contains.unwrap_or(1);
             if matches < min {
                 self.fail(path, "contains", || format!("must contain at least {min} matching items ({matches} found)"));
                 bad!();
             }
-            if let Some(max) = n.max_contains {
+            if let Some(max) = n.rare().max_contains {
                 if matches > max {
                     self.fail(path, "maxContains", || format!("must contain at most {max} matching items ({matches} found)"));
                     bad!();
@@ -834,7 +834,7 @@ impl<'a> Cx<'a> {
     }
 
     fn eval_inplace(&mut self, n: &SNode, v: ValueRef<'_>, kind: Kind, path: &Path<'_>, slot: Ann) -> bool {
-        if !n.has_inplace && n.dependent_schemas.is_empty() {
+        if !n.has_inplace && n.rare().dependent_schemas.is_empty() {
             return true;
         }
         let mut ok = true;
@@ -851,7 +851,7 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
-        if let Some((fixed, name)) = n.dynamic_ref {
+        if let Some((fixed, name)) = n.rare().dynamic_ref {
             // The outermost resource of the dynamic scope that defines the anchor wins.
             let s = self.s;
             let target = name
@@ -867,7 +867,7 @@ impl<'a> Cx<'a> {
             }
         }
         let mut alternatives = true;
-        if let (Some(d), Kind::Object) = (&n.discriminator, kind) {
+        if let (Some(d), Kind::Object) = (&n.rare().discriminator, kind) {
             alternatives = false;
             match v.members().find(|(k, _)| *str_bytes(k) == *d.property) {
                 None => {
@@ -958,13 +958,13 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
-        if let Some(x) = n.not {
+        if let Some(x) = n.rare().not {
             if self.quietly(x, v, path, None) {
                 self.fail(path, "not", || "must not match the schema in not".into());
                 bad!();
             }
         }
-        if let Some(c) = n.if_ {
+        if let Some(c) = n.rare().if_ {
             let tmp = slot.map(|_| self.alloc(v.len()));
             let cond = self.quietly(c, v, path, tmp);
             if cond {
@@ -975,7 +975,7 @@ impl<'a> Cx<'a> {
             if let Some(t) = tmp {
                 self.release(t);
             }
-            let branch = if cond { n.then_ } else { n.else_ };
+            let branch = if cond { n.rare().then_ } else { n.rare().else_ };
             if let Some(b) = branch {
                 if !self.eval(b, v, path, slot, false) {
                     bad!();
@@ -989,7 +989,7 @@ impl<'a> Cx<'a> {
         let mut ok = true;
         match kind {
             Kind::Object => {
-                let Some(u) = n.unevaluated_props else { return true };
+                let Some(u) = n.rare().unevaluated_props else { return true };
                 let reject = self.s.nodes[u.0 as usize].reject_all;
                 for (i, (k, val)) in v.members().enumerate() {
                     if self.marked(off, i) {
@@ -1009,7 +1009,7 @@ impl<'a> Cx<'a> {
                 }
             }
             Kind::Array => {
-                let Some(u) = n.unevaluated_items else { return true };
+                let Some(u) = n.rare().unevaluated_items else { return true };
                 for (i, item) in v.items().enumerate() {
                     if self.marked(off, i) {
                         continue;
