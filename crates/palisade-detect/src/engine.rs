@@ -613,8 +613,11 @@ pub fn glob(pattern: &[u8], s: &[u8]) -> bool {
 /// holds those of the request (see [`Engine::inspect_phase_excluding`]).
 struct Excluded<'a> {
     hit: bool,
-    extra: Option<&'a dyn Fn(&str, Category, &str) -> bool>,
+    extra: Option<&'a ExcludeFn<'a>>,
 }
+
+/// Whether a hit of `detector` (of a category) at a rendered location is excluded.
+pub type ExcludeFn<'a> = dyn Fn(&str, Category, &str) -> bool + 'a;
 
 /// What the engine is built from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1112,7 +1115,7 @@ impl Engine {
         phase: Phase,
         level: Level,
         protocol: Option<&palisade_core::ProtocolValues>,
-        excluded: &dyn Fn(&str, Category, &str) -> bool,
+        excluded: &ExcludeFn<'_>,
         scratch: &mut Scratch,
         report: &mut Report,
     ) {
@@ -1126,7 +1129,7 @@ impl Engine {
         phase: Phase,
         level: Level,
         protocol: Option<&palisade_core::ProtocolValues>,
-        extra: Option<&dyn Fn(&str, Category, &str) -> bool>,
+        extra: Option<&ExcludeFn<'_>>,
         scratch: &mut Scratch,
         report: &mut Report,
     ) {

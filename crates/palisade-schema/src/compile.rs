@@ -147,6 +147,8 @@ pub(crate) struct Discriminator {
 /// through in-place composition.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Known {
+    /// The names, when they are not the node's own `properties` (`known_own`) and not every
+    /// name is described (`all`): empty then.
     pub names: PropTable,
     pub patterns: Vec<u32>,
     /// Some schema in the composition describes or forbids all other properties
@@ -1336,7 +1338,13 @@ impl<'r> Compiler<'r> {
             }
             if any {
                 let n = &self.nodes[i];
-                self.nodes[i].known_own = !known.all && known.patterns.is_empty() && n.rare().pattern_props.is_empty() && known.names.len() == n.props.len();
+                let own = !known.all && known.patterns.is_empty() && n.rare().pattern_props.is_empty() && known.names.len() == n.props.len();
+                if own || known.all {
+                    // The names are the node's own `properties` (or every name is described):
+                    // no copy of them.
+                    known.names = PropTable::default();
+                }
+                self.nodes[i].known_own = own;
                 self.nodes[i].known = Some(Box::new(known));
             }
         }

@@ -1042,7 +1042,8 @@ impl<'a> Cx<'a> {
                 return;
             }
             let key = str_bytes(&k);
-            if known.names.find(&key).is_some() || known.patterns.iter().any(|&re| self.s.regexes[re as usize].is_match(&key)) {
+            let named = if n.known_own { n.props.find(&key).is_some() } else { known.names.find(&key).is_some() };
+            if named || known.patterns.iter().any(|&re| self.s.regexes[re as usize].is_match(&key)) {
                 continue;
             }
             let cp = path.key(&k);
