@@ -143,7 +143,8 @@ fn parse_yaml(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
                     Some(Scalar::Null) => Value::Null,
                     Some(Scalar::Boolean(v)) => Value::Bool(v),
                     Some(Scalar::Integer(i)) => Value::Int(i),
-                    Some(Scalar::String(s)) => Value::Str(s.into_owned()),
+                    // The parser's strings grow as they are read: keep only their text.
+                    Some(Scalar::String(s)) => Value::Str(compact(s.into_owned())),
                     None => return Err(SyntaxError { line, col, message: "invalid YAML value".into() }),
                 };
                 b.add(Node { origin, value })?;
@@ -168,6 +169,12 @@ fn parse_yaml(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
         }
     }
     Ok(b.root.unwrap_or(Node { origin: Origin::File { line: 1, col: 1 }, value: Value::Map(Vec::new()) }))
+}
+
+/// `s` without spare capacity (scalars are most of a document's allocations).
+fn compact(mut s: String) -> String {
+    s.shrink_to_fit();
+    s
 }
 
 /// Nesting limit of [`parse`].

@@ -591,6 +591,16 @@ pub fn glob(pattern: &[u8], s: &[u8]) -> bool {
     dp[s.len()]
 }
 
+/// The exclusions of one inspection: `hit` is set when one of them dropped a hit; `extra`
+/// holds those of the request (see [`Engine::inspect_phase_excluding`]).
+struct Excluded<'a> {
+    hit: bool,
+    extra: Option<&'a ExcludeFn<'a>>,
+}
+
+/// Whether a hit of `detector` (of a category) at a rendered location is excluded.
+pub type ExcludeFn<'a> = dyn Fn(&str, Category, &str) -> bool + 'a;
+
 /// What the engine is built from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineConfig {
@@ -1023,6 +1033,40 @@ impl Engine {
         scratch: &mut Scratch,
         report: &mut Report,
     ) {
+        self.inspect_into(req, phase, level, protocol, None, scratch, report)
+    }
+
+    /// [`Engine::inspect_phase_with`] with exclusions beyond the engine's own: a hit for
+    /// which `excluded(detector, category, location)` holds is no finding, exactly like one
+    /// the configured exclusions cover. Exclusions that depend on the request (user rules,
+    /// path and operation policies) must be given here rather than filtered out of the
+    /// report afterwards: findings stop at `max_findings`, and excluded hits counted there
+    /// would hide the findings after them.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inspect_phase_excluding(
+        &self,
+        req: &RequestView<'_>,
+        phase: Phase,
+        level: Level,
+        protocol: Option<&palisade_core::ProtocolValues>,
+        excluded: &ExcludeFn<'_>,
+        scratch: &mut Scratch,
+        report: &mut Report,
+    ) {
+        self.inspect_into(req, phase, level, protocol, Some(excluded), scratch, report)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn inspect_into(
+        &self,
+        req: &RequestView<'_>,
+        phase: Phase,
+        level: Level,
+        protocol: Option<&palisade_core::ProtocolValues>,
+        extra: Option<&ExcludeFn<'_>>,
+        scratch: &mut Scratch,
+        report: &mut Report,
+    ) {
         report.clear();
         let Scratch { decoder, extract, memo } = scratch;
         decoder.set_limits(self.config.decode);
@@ -1048,7 +1092,7 @@ impl Engine {
                 }
             };
             let before = findings.len();
-            let mut excluded = false;
+            let mut excluded = Excluded { hit: false, extra };
             // A GraphQL or JSON document in the value: its parts ([`crate::embedded`]).
             let mut part = |sub: Option<&str>, kind: FieldKind, v: &str| match sub {
                 None => self.scan(v, kind, &field.location, level, decoder, findings, &mut excluded),
@@ -1063,7 +1107,7 @@ impl Engine {
             }
             // Clean: no finding and no exclusion (an excluded finding is clean only at this
             // location, so it must not be remembered).
-            let clean = findings.len() == before && !excluded;
+            let clean = findings.len() == before && !excluded.hit;
             if let Some(slot) = slot.filter(|_| clean) {
                 memo.remember(slot, field.value.as_bytes());
             }
@@ -1111,7 +1155,7 @@ impl Engine {
 
     /// Inspect one value (corpus evaluation, benchmarks, tests).
     pub fn inspect_value(&self, value: &str, kind: FieldKind, location: &Location<'_>, level: Level, scratch: &mut Scratch, findings: &mut Vec<Finding>) {
-        let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings, &mut false);
+        let _ = self.scan(value, kind, location, level, &mut scratch.decoder, findings, &mut Excluded { hit: false, extra: None });
     }
 
     /// Class bits ([`FAMILIES`], decoding, test bytes), the gates the bytes open (and the
@@ -1289,7 +1333,7 @@ impl Engine {
         level: Level,
         dec: &mut Decoder,
         out: &mut Vec<Finding>,
-        excluded: &mut bool,
+        excluded: &mut Excluded<'_>,
     ) -> ControlFlow<()> {
         let applies = self.by_field[kind as usize];
         if applies == 0 {
@@ -1322,7 +1366,7 @@ impl Engine {
         level: Level,
         dec: &mut Decoder,
         out: &mut Vec<Finding>,
-        excluded: &mut bool,
+        excluded: &mut Excluded<'_>,
         classes: Classes,
         todo: Option<u64>,
     ) -> ControlFlow<()> {
@@ -1371,7 +1415,7 @@ impl Engine {
         location: &mut Option<String>,
         fired: &mut u64,
         out: &mut Vec<Finding>,
-        excluded: &mut bool,
+        excluded: &mut Excluded<'_>,
     ) -> ControlFlow<()> {
         let threshold = threshold(level);
         let mut todo = todo & !*fired;
@@ -1384,8 +1428,10 @@ impl Engine {
                 continue;
             }
             let loc_str = location.get_or_insert_with(|| loc.to_string());
-            if self.config.exclusions.iter().any(|x| x.covers(hit.detector, hit.category, loc_str)) {
-                *excluded = true;
+            if self.config.exclusions.iter().any(|x| x.covers(hit.detector, hit.category, loc_str))
+                || excluded.extra.is_some_and(|f| f(hit.detector, hit.category, loc_str))
+            {
+                excluded.hit = true;
                 continue;
             }
             *fired |= 1u64 << i;

@@ -14,7 +14,7 @@ use palisade_core::{Context, Mode, Phase, Reason, RequestView, Stage, Verdict};
 
 use crate::engine::{glob, Engine, Exclusion, Finding, Report, Scratch};
 use crate::settings::{OperationOverride, PathOverride, Settings};
-use crate::Level;
+use crate::{Category, Level};
 
 #[cfg(test)]
 mod tests;
@@ -116,6 +116,14 @@ impl DetectionStage {
         if mode == Mode::Off || cx.allowed_by.is_some() {
             return Verdict::Allow;
         }
+        // The request's exclusions apply while inspecting, so that excluded hits never count
+        // toward the engine's `max_findings` (a request full of excluded hits must not hide
+        // the finding after them).
+        let excluded = |detector: &str, category: Category, location: &str| {
+            let relocated = relocate.and_then(|to| relocated(location, to));
+            self.excludes_at(&policy, cx, detector, category, relocated.as_deref().unwrap_or(location))
+        };
+        let protocol = cx.protocol_values.as_deref();
         SCRATCH.with(|cell| {
             let mut guard = match cell.try_borrow_mut() {
                 Ok(g) => g,
@@ -123,13 +131,13 @@ impl DetectionStage {
                     // Re-entered on this thread (not expected): use fresh buffers.
                     let mut scratch = self.engine.scratch();
                     let mut report = Report::default();
-                    self.engine.inspect_phase_with(req, phase, level, cx.protocol_values.as_deref(), &mut scratch, &mut report);
+                    self.engine.inspect_phase_excluding(req, phase, level, protocol, &excluded, &mut scratch, &mut report);
                     relocate_findings(&mut report, relocate);
                     return self.verdict(&policy, &report, cx);
                 }
             };
             let (scratch, report) = guard.get_or_insert_with(|| (self.engine.scratch(), Report::default()));
-            self.engine.inspect_phase_with(req, phase, level, cx.protocol_values.as_deref(), scratch, report);
+            self.engine.inspect_phase_excluding(req, phase, level, protocol, &excluded, scratch, report);
             relocate_findings(report, relocate);
             self.verdict(&policy, report, cx)
         })
@@ -153,10 +161,15 @@ impl DetectionStage {
     /// and operation overrides (the app's exclusions are the engine's: such findings are
     /// never made).
     pub fn excludes(&self, policy: &Policy<'_>, cx: &Context, f: &Finding) -> bool {
+        self.excludes_at(policy, cx, f.detector, f.category, &f.location)
+    }
+
+    /// [`DetectionStage::excludes`] for a hit of `detector` (of `category`) at `location`.
+    fn excludes_at(&self, policy: &Policy<'_>, cx: &Context, detector: &str, category: Category, location: &str) -> bool {
         let covers = |x: &Exclusion| {
-            (x.detector == "*" || x.detector == f.detector || x.detector == f.category.as_str()) && glob(x.location.as_bytes(), f.location.as_bytes())
+            (x.detector == "*" || x.detector == detector || x.detector == category.as_str()) && glob(x.location.as_bytes(), location.as_bytes())
         };
-        (!cx.exclusions.is_empty() && (cx.is_excluded(f.detector, &f.location) || cx.is_excluded(f.category.as_str(), &f.location)))
+        (!cx.exclusions.is_empty() && (cx.is_excluded(detector, location) || cx.is_excluded(category.as_str(), location)))
             || policy.exclusions.iter().any(|xs| xs.iter().any(covers))
     }
 
@@ -198,12 +211,16 @@ impl DetectionStage {
 fn relocate_findings(report: &mut Report, to: Option<&str>) {
     let Some(to) = to else { return };
     for f in &mut report.findings {
-        if let Some(rest) = f.location.strip_prefix("body") {
-            if rest.is_empty() || rest.starts_with(['/', '.']) {
-                f.location = format!("{to}{rest}");
-            }
+        if let Some(moved) = relocated(&f.location, to) {
+            f.location = moved;
         }
     }
+}
+
+/// `location` moved under `to` when it is in the body.
+fn relocated(location: &str, to: &str) -> Option<String> {
+    let rest = location.strip_prefix("body")?;
+    (rest.is_empty() || rest.starts_with(['/', '.'])).then(|| format!("{to}{rest}"))
 }
 
 thread_local! {

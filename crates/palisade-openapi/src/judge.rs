@@ -214,8 +214,10 @@ impl Judge {
         self.wants_response
     }
 
-    /// Judge a request (or one phase of it). Findings are appended to `out`, at most
-    /// `max_violations` of them. Returns the index of the operation the request matched (see
+    /// Judge a request (or one phase of it). Findings are appended to `out`: at most
+    /// `max_violations` that block and, apart from them, at most `max_violations` that are only
+    /// monitored, so monitored findings (shadow fields, unknown query parameters under
+    /// `monitor`) never use up the budget of the findings that decide a block. Returns the index of the operation the request matched (see
     /// [`Judge::operation_name`]), from the same router lookup.
     pub fn check_request(&self, req: &RequestView<'_>, phase: Phase, out: &mut Vec<Finding>) -> Option<usize> {
         self.check_request_granted(req, phase, None, out)
@@ -241,12 +243,16 @@ impl Judge {
     }
 
     /// Turn findings into a verdict: block when any finding blocks (with the status the
-    /// settings ask for), monitor when all only monitor.
+    /// settings ask for), monitor when all only monitor. The reasons are at most
+    /// `max_violations`, those that block first.
     pub fn verdict(&self, findings: &[Finding]) -> Verdict {
         if findings.is_empty() {
             return Verdict::Allow;
         }
-        let reasons: Vec<Reason> = findings.iter().map(Finding::reason).collect();
+        let limit = self.limit().max(1);
+        let blocking = findings.iter().filter(|f| f.severity == Severity::Block);
+        let monitored = findings.iter().filter(|f| f.severity == Severity::Monitor);
+        let reasons: Vec<Reason> = blocking.chain(monitored).take(limit).map(Finding::reason).collect();
         match findings.iter().find(|f| f.severity == Severity::Block) {
             Some(first) => {
                 let status = if self.settings.status_by_violation { Some(first.status) } else { self.settings.block_status };
@@ -292,7 +298,7 @@ impl Judge {
         if phase != Phase::Body {
             self.head(op, mode, req, names, granted, s, out);
         }
-        if phase != Phase::Head && out.len() < self.limit() {
+        if phase != Phase::Head && !decided(out, self.limit(), mode) {
             self.body(op, mode, req, s, out);
         }
         Some(op_id)
@@ -345,7 +351,7 @@ impl Judge {
         let path = PathParams { names, spans: &s.spans, path: req.path };
         let src = Sources { path: &path, query: &s.query, headers: &headers, cookies: &s.cookies, params: &op.params };
         for p in &op.params {
-            if out.len() >= limit {
+            if decided(out, limit, mode) {
                 return;
             }
             let location = || format!("{}.{}", p.location.as_str(), p.name);
@@ -359,7 +365,7 @@ impl Judge {
                 Decoded::Invalid(why) => push(out, limit, Action::Block, mode, code::PARAMETER_INVALID, location(), describe_invalid(why), 400),
                 Decoded::Json => {
                     let Some(schema) = p.schema else { continue };
-                    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: limit - out.len() };
+                    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: room(out, limit, mode), max_unknown: 0 };
                     if self.fused && self.api.schemas.validate_fused(schema, s.json.as_bytes(), &opts, &mut s.fused) {
                         continue;
                     }
@@ -380,7 +386,7 @@ impl Judge {
             }
         }
         // Query parameters nobody declared.
-        if self.settings.unknown_query != Action::Pass && out.len() < limit {
+        if self.settings.unknown_query != Action::Pass {
             s.unknown.clear();
             params::unknown_query_params(&op.params, &self.api.schemas, &s.query, &mut s.unknown);
             for &i in &s.unknown {
@@ -573,7 +579,12 @@ impl Judge {
             return;
         };
         let input: &[u8] = if from_body { body } else { s.json.as_bytes() };
-        let opts = Options { direction: dir, shadow_unknown: shadow, max_violations: limit.saturating_sub(out.len()).max(1) };
+        // Shadow fields are findings of the `unknown_fields` action: their own budget.
+        let max_unknown = match severity(self.settings.unknown_fields, mode) {
+            Some(sev) if shadow => limit.saturating_sub(count(out, sev)),
+            _ => 0,
+        };
+        let opts = Options { direction: dir, shadow_unknown: shadow, max_violations: room(out, limit, mode), max_unknown };
         // Fast path: one pass, no tape, for a body with nothing to report; anything else is
         // judged below by the tape validator, which says what is wrong and where.
         if self.fused && self.api.schemas.validate_fused(schema, input, &opts, &mut s.fused) {
@@ -646,7 +657,7 @@ impl Judge {
                     if palisade_json::parse_into(s.json.as_bytes(), &mut s.tape, &palisade_json::Limits::default()).is_err() {
                         continue;
                     }
-                    let opts = Options { direction: Direction::Response, shadow_unknown: false, max_violations: limit.saturating_sub(out.len()).max(1) };
+                    let opts = Options { direction: Direction::Response, shadow_unknown: false, max_violations: room(out, limit, mode), max_unknown: 0 };
                     s.violations.clear();
                     let root = s.tape.root(s.json.as_bytes()).index();
                     self.api.schemas.validate_with(schema, &s.tape, s.json.as_bytes(), root, &opts, &mut s.schema, &mut s.violations);
@@ -703,17 +714,41 @@ fn header_params(headers: &[(String, crate::model::Header)]) -> Vec<Param> {
         .collect()
 }
 
-/// Record a finding according to the category's `action` and the operation's `mode`.
+/// What a finding of a category with `action` is under the operation's `mode` (`None`: not
+/// recorded).
+fn severity(action: Action, mode: Mode) -> Option<Severity> {
+    match (action, mode) {
+        (Action::Pass, _) | (_, Mode::Off) => None,
+        (Action::Block, Mode::Block) => Some(Severity::Block),
+        _ => Some(Severity::Monitor),
+    }
+}
+
+fn count(out: &[Finding], severity: Severity) -> usize {
+    out.iter().filter(|f| f.severity == severity).count()
+}
+
+/// Whether the verdict can no longer change: `limit` findings of the kind that violations
+/// (the `block` action) produce under `mode` are recorded. Monitored findings of other
+/// categories (`unknown_fields: monitor`, `unknown_query: monitor`) never decide this, so a
+/// violation after any number of them is still looked for.
+fn decided(out: &[Finding], limit: usize, mode: Mode) -> bool {
+    severity(Action::Block, mode).is_some_and(|sev| count(out, sev) >= limit)
+}
+
+/// How many more violations a validation may report (at least 1).
+fn room(out: &[Finding], limit: usize, mode: Mode) -> usize {
+    severity(Action::Block, mode).map_or(limit, |sev| limit.saturating_sub(count(out, sev))).max(1)
+}
+
+/// Record a finding according to the category's `action` and the operation's `mode`. Findings
+/// that block and findings that are only monitored are capped apart, at `limit` each.
 #[allow(clippy::too_many_arguments)]
 fn push(out: &mut Vec<Finding>, limit: usize, action: Action, mode: Mode, code: &'static str, location: String, detail: String, status: u16) {
-    if out.len() >= limit {
+    let Some(severity) = severity(action, mode) else { return };
+    if count(out, severity) >= limit {
         return;
     }
-    let severity = match (action, mode) {
-        (Action::Pass, _) | (_, Mode::Off) => return,
-        (Action::Block, Mode::Block) => Severity::Block,
-        _ => Severity::Monitor,
-    };
     out.push(Finding { code, location, detail, severity, status });
 }
 
@@ -782,3 +817,6 @@ impl HeaderSource for Headers<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

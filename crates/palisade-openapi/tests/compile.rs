@@ -13,7 +13,7 @@ fn fixture(name: &str) -> String {
 fn valid(api: &palisade_openapi::model::Api, id: palisade_schema::SchemaId, json: &str) -> bool {
     let mut tape = palisade_json::Tape::default();
     palisade_json::parse_into(json.as_bytes(), &mut tape, &palisade_json::Limits::default()).unwrap();
-    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 8 };
+    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 8, max_unknown: 8 };
     let mut out = Vec::new();
     api.schemas.validate(id, &tape, json.as_bytes(), &opts, &mut out)
 }

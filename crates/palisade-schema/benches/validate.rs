@@ -45,7 +45,7 @@ fn bench(c: &mut Criterion) {
         println!("skipping palisade-schema benches: {DIR} is missing");
         return;
     };
-    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 16 };
+    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 16, max_unknown: 16 };
     let limits = Limits::default();
     let mut tape = Tape::default();
     let mut scratch = Scratch::default();

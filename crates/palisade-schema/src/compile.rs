@@ -147,6 +147,8 @@ pub(crate) struct Discriminator {
 /// through in-place composition.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Known {
+    /// The names, when they are not the node's own `properties` (`known_own`) and not every
+    /// name is described (`all`): empty then.
     pub names: PropTable,
     pub patterns: Vec<u32>,
     /// Some schema in the composition describes or forbids all other properties
@@ -198,45 +200,75 @@ pub(crate) struct SNode {
     pub max_length: Option<u64>,
     pub num: Option<Box<NumChecks>>,
     pub enum_: Option<Vec<Const>>,
-    pub const_: Option<Const>,
-    pub prefix_items: Vec<SchemaId>,
     pub items: Option<SchemaId>,
-    pub contains: Option<SchemaId>,
-    pub min_contains: Option<u64>,
-    pub max_contains: Option<u64>,
     pub min_items: Option<u64>,
     pub max_items: Option<u64>,
     pub props: PropTable,
-    pub pattern_props: Vec<(u32, SchemaId)>,
     pub additional: Option<SchemaId>,
-    pub property_names: Option<SchemaId>,
     pub required: Vec<Required>,
-    pub min_props: Option<u64>,
-    pub max_props: Option<u64>,
-    pub dependent_required: Vec<DependentRequired>,
-    pub dependent_schemas: Vec<(Box<[u8]>, SchemaId)>,
     pub all_of: Vec<SchemaId>,
     pub any_of: Vec<SchemaId>,
     pub one_of: Vec<SchemaId>,
-    pub not: Option<SchemaId>,
-    pub if_: Option<SchemaId>,
-    pub then_: Option<SchemaId>,
-    pub else_: Option<SchemaId>,
     pub ref_: Option<SchemaId>,
-    /// `$dynamicRef`: the static target, and the anchor name when it is dynamic.
-    pub dynamic_ref: Option<(SchemaId, Option<u32>)>,
     /// The table of `$dynamicAnchor`s of the schema resource this schema belongs to, when it
     /// has any (entered into the dynamic scope when evaluation reaches the resource).
     pub dyn_table: Option<u32>,
-    pub discriminator: Option<Discriminator>,
-    pub unevaluated_props: Option<SchemaId>,
-    pub unevaluated_items: Option<SchemaId>,
     pub known: Option<Box<Known>>,
     /// The shadow-field names are exactly `props` (no composition, no patterns): a member
     /// matched by `properties` is described, so an object all of whose members matched has
     /// nothing to report.
     pub known_own: bool,
+    /// Keywords most schemas do not use (boxed: they would make every node several times larger).
+    pub rare: Option<Box<Rare>>,
 }
+
+/// The keywords of a schema that most schemas do not have.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Rare {
+    pub const_: Option<Const>,
+    pub prefix_items: Vec<SchemaId>,
+    pub contains: Option<SchemaId>,
+    pub min_contains: Option<u64>,
+    pub max_contains: Option<u64>,
+    pub pattern_props: Vec<(u32, SchemaId)>,
+    pub property_names: Option<SchemaId>,
+    pub min_props: Option<u64>,
+    pub max_props: Option<u64>,
+    pub dependent_required: Vec<DependentRequired>,
+    pub dependent_schemas: Vec<(Box<[u8]>, SchemaId)>,
+    pub not: Option<SchemaId>,
+    pub if_: Option<SchemaId>,
+    pub then_: Option<SchemaId>,
+    pub else_: Option<SchemaId>,
+    /// `$dynamicRef`: the static target, and the anchor name when it is dynamic.
+    pub dynamic_ref: Option<(SchemaId, Option<u32>)>,
+    pub discriminator: Option<Discriminator>,
+    pub unevaluated_props: Option<SchemaId>,
+    pub unevaluated_items: Option<SchemaId>,
+}
+
+/// What a node without [`Rare`] keywords reads.
+static NO_RARE: Rare = Rare {
+    const_: None,
+    prefix_items: Vec::new(),
+    contains: None,
+    min_contains: None,
+    max_contains: None,
+    pattern_props: Vec::new(),
+    property_names: None,
+    min_props: None,
+    max_props: None,
+    dependent_required: Vec::new(),
+    dependent_schemas: Vec::new(),
+    not: None,
+    if_: None,
+    then_: None,
+    else_: None,
+    dynamic_ref: None,
+    discriminator: None,
+    unevaluated_props: None,
+    unevaluated_items: None,
+};
 
 /// Kinds of instance, as bits, for [`PropTable::quick`].
 pub(crate) mod quick {
@@ -289,20 +321,31 @@ pub(crate) fn quick_kinds(n: &SNode) -> u8 {
 }
 
 impl SNode {
+    /// The rare keywords (all absent when the node has none).
+    #[inline(always)]
+    pub fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
+    /// The rare keywords, to set one.
+    pub fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Default::default)
+    }
+
     /// Subschemas applied to the same instance location.
     pub fn in_place(&self) -> impl Iterator<Item = SchemaId> + '_ {
         self.ref_
             .iter()
-            .chain(self.dynamic_ref.iter().map(|(s, _)| s))
+            .chain(self.rare().dynamic_ref.iter().map(|(s, _)| s))
             .chain(&self.all_of)
             .chain(&self.any_of)
             .chain(&self.one_of)
-            .chain(&self.not)
-            .chain(&self.if_)
-            .chain(&self.then_)
-            .chain(&self.else_)
-            .chain(self.dependent_schemas.iter().map(|(_, s)| s))
-            .chain(self.discriminator.iter().flat_map(|d| d.mapping.iter().map(|(_, s)| s)))
+            .chain(&self.rare().not)
+            .chain(&self.rare().if_)
+            .chain(&self.rare().then_)
+            .chain(&self.rare().else_)
+            .chain(self.rare().dependent_schemas.iter().map(|(_, s)| s))
+            .chain(self.rare().discriminator.iter().flat_map(|d| d.mapping.iter().map(|(_, s)| s)))
             .copied()
     }
 }
@@ -322,7 +365,10 @@ pub struct Compiler<'r> {
     nodes: Vec<SNode>,
     /// Whether a node's content has been compiled (ids are handed out before).
     filled: Vec<bool>,
-    by_pointer: HashMap<(DocId, String), SchemaId>,
+    /// Schemas compiled or queued, by document and node (its address in the resolver's tree,
+    /// which outlives the compiler): not by pointer text, which for a large spec would hold a
+    /// copy of every schema's JSON pointer.
+    by_node: HashMap<(DocId, usize), SchemaId>,
     queue: Vec<Pending<'r>>,
     /// Resources, anchors and base URIs of each document compiled from.
     indexes: HashMap<DocId, ids::DocIndex>,
@@ -340,6 +386,11 @@ pub struct Compiler<'r> {
 }
 
 const MAX_SCHEMA_DEPTH: usize = 200;
+
+/// The identity of a node of the resolver's tree.
+fn node_key(n: &Node) -> usize {
+    n as *const Node as usize
+}
 
 /// Percent-decode a URI fragment (invalid escapes and non-UTF-8 results are kept as written).
 fn pct_decode(s: &str) -> String {
@@ -380,7 +431,7 @@ impl<'r> Compiler<'r> {
             resolver,
             nodes: Vec::new(),
             filled: Vec::new(),
-            by_pointer: HashMap::new(),
+            by_node: HashMap::new(),
             queue: Vec::new(),
             indexes: HashMap::new(),
             dyn_tables: Vec::new(),
@@ -424,7 +475,8 @@ impl<'r> Compiler<'r> {
     }
 
     fn subschema(&mut self, doc: DocId, pointer: String, node: &Node, depth: usize) -> SchemaId {
-        if let Some(&id) = self.by_pointer.get(&(doc, pointer.clone())) {
+        let key = (doc, node_key(node));
+        if let Some(&id) = self.by_node.get(&key) {
             if self.filled[id.0 as usize] {
                 return id;
             }
@@ -442,11 +494,11 @@ impl<'r> Compiler<'r> {
                     id
                 }
             };
-            self.by_pointer.insert((doc, pointer), id);
+            self.by_node.insert(key, id);
             return id;
         }
         let id = self.alloc();
-        self.by_pointer.insert((doc, pointer.clone()), id);
+        self.by_node.insert(key, id);
         self.fill(id, doc, &pointer, node, depth);
         id
     }
@@ -484,12 +536,12 @@ impl<'r> Compiler<'r> {
 
     /// The id of a resolved schema (allocated and queued when new).
     fn id_of(&mut self, r: Resolved<'r>) -> SchemaId {
-        let key = (r.doc, r.pointer.clone());
-        if let Some(&id) = self.by_pointer.get(&key) {
+        let key = (r.doc, node_key(r.node));
+        if let Some(&id) = self.by_node.get(&key) {
             return id;
         }
         let id = self.alloc();
-        self.by_pointer.insert(key, id);
+        self.by_node.insert(key, id);
         self.queue.push(Pending { id, doc: r.doc, pointer: r.pointer, node: r.node });
         id
     }
@@ -666,7 +718,7 @@ impl<'r> Compiler<'r> {
                     Value::Seq(items) => n.enum_ = Some(items.iter().map(to_const).collect()),
                     _ => self.error(doc, &kp, &v.origin, "enum must be a list"),
                 },
-                "const" => n.const_ = Some(to_const(v)),
+                "const" => n.rare_mut().const_ = Some(to_const(v)),
                 "format" => {
                     if let Some(f) = self.string(doc, &kp, v) {
                         match Format::from_name(&f) {
@@ -707,10 +759,10 @@ impl<'r> Compiler<'r> {
                 "maxLength" => n.max_length = self.count(doc, &kp, v),
                 "minItems" => n.min_items = self.count(doc, &kp, v),
                 "maxItems" => n.max_items = self.count(doc, &kp, v),
-                "minProperties" => n.min_props = self.count(doc, &kp, v),
-                "maxProperties" => n.max_props = self.count(doc, &kp, v),
-                "minContains" => n.min_contains = self.count(doc, &kp, v),
-                "maxContains" => n.max_contains = self.count(doc, &kp, v),
+                "minProperties" => n.rare_mut().min_props = self.count(doc, &kp, v),
+                "maxProperties" => n.rare_mut().max_props = self.count(doc, &kp, v),
+                "minContains" => n.rare_mut().min_contains = self.count(doc, &kp, v),
+                "maxContains" => n.rare_mut().max_contains = self.count(doc, &kp, v),
                 "uniqueItems" => n.unique_items = self.boolean(doc, &kp, v).unwrap_or(false),
                 "pattern" => {
                     if let Some(p) = self.string(doc, &kp, v) {
@@ -721,7 +773,7 @@ impl<'r> Compiler<'r> {
                     Value::Seq(list) => {
                         let syntax = if oas30 { "draft 4 tuple syntax, not OpenAPI 3.0" } else { "draft 2019 syntax" };
                         self.warn(doc, &kp, &v.origin, format!("items as a list is {syntax}; read as prefixItems (with additionalItems for the rest)"));
-                        n.prefix_items = self.schema_list(doc, &kp, list, depth);
+                        n.rare_mut().prefix_items = self.schema_list(doc, &kp, list, depth);
                         tuple_items = true;
                     }
                     _ => n.items = Some(self.subschema(doc, kp, v, depth + 1)),
@@ -735,11 +787,11 @@ impl<'r> Compiler<'r> {
                             match &dv.value {
                                 Value::Seq(l) => {
                                     let names = l.iter().filter_map(|x| if let Value::Str(s) = &x.value { Some(s.as_bytes().into()) } else { None }).collect();
-                                    n.dependent_required.push((dk.name.as_bytes().into(), names));
+                                    n.rare_mut().dependent_required.push((dk.name.as_bytes().into(), names));
                                 }
                                 _ => {
                                     let id = self.subschema(doc, format!("{kp}/{}", escape_token(&dk.name)), dv, depth + 1);
-                                    n.dependent_schemas.push((dk.name.as_bytes().into(), id));
+                                    n.rare_mut().dependent_schemas.push((dk.name.as_bytes().into(), id));
                                 }
                             }
                         }
@@ -747,10 +799,10 @@ impl<'r> Compiler<'r> {
                     _ => self.error(doc, &kp, &v.origin, "dependencies must be a mapping"),
                 },
                 "prefixItems" => match &v.value {
-                    Value::Seq(list) => n.prefix_items = self.schema_list(doc, &kp, list, depth),
+                    Value::Seq(list) => n.rare_mut().prefix_items = self.schema_list(doc, &kp, list, depth),
                     _ => self.error(doc, &kp, &v.origin, "prefixItems must be a list of schemas"),
                 },
-                "contains" => n.contains = Some(self.subschema(doc, kp, v, depth + 1)),
+                "contains" => n.rare_mut().contains = Some(self.subschema(doc, kp, v, depth + 1)),
                 "properties" => match &v.value {
                     Value::Map(props) => {
                         for (pk, pv) in props {
@@ -769,16 +821,16 @@ impl<'r> Compiler<'r> {
                             let sp = format!("{kp}/{}", escape_token(&pk.name));
                             let id = self.subschema(doc, sp.clone(), pv, depth + 1);
                             if let Some(re) = self.regex(doc, &sp, &pk.origin, &pk.name) {
-                                n.pattern_props.push((re, id));
+                                n.rare_mut().pattern_props.push((re, id));
                             }
                         }
                     }
                     _ => self.error(doc, &kp, &v.origin, "patternProperties must be a mapping"),
                 },
                 "additionalProperties" => n.additional = Some(self.subschema(doc, kp, v, depth + 1)),
-                "unevaluatedProperties" => n.unevaluated_props = Some(self.subschema(doc, kp, v, depth + 1)),
-                "unevaluatedItems" => n.unevaluated_items = Some(self.subschema(doc, kp, v, depth + 1)),
-                "propertyNames" => n.property_names = Some(self.subschema(doc, kp, v, depth + 1)),
+                "unevaluatedProperties" => n.rare_mut().unevaluated_props = Some(self.subschema(doc, kp, v, depth + 1)),
+                "unevaluatedItems" => n.rare_mut().unevaluated_items = Some(self.subschema(doc, kp, v, depth + 1)),
+                "propertyNames" => n.rare_mut().property_names = Some(self.subschema(doc, kp, v, depth + 1)),
                 "required" => match &v.value {
                     Value::Seq(list) => {
                         for r in list {
@@ -800,7 +852,7 @@ impl<'r> Compiler<'r> {
                                     Vec::new()
                                 }
                             };
-                            n.dependent_required.push((dk.name.as_bytes().into(), names));
+                            n.rare_mut().dependent_required.push((dk.name.as_bytes().into(), names));
                         }
                     }
                     _ => self.error(doc, &kp, &v.origin, "dependentRequired must be a mapping"),
@@ -809,7 +861,7 @@ impl<'r> Compiler<'r> {
                     Value::Map(m) => {
                         for (dk, dv) in m {
                             let id = self.subschema(doc, format!("{kp}/{}", escape_token(&dk.name)), dv, depth + 1);
-                            n.dependent_schemas.push((dk.name.as_bytes().into(), id));
+                            n.rare_mut().dependent_schemas.push((dk.name.as_bytes().into(), id));
                         }
                     }
                     _ => self.error(doc, &kp, &v.origin, "dependentSchemas must be a mapping"),
@@ -837,10 +889,10 @@ impl<'r> Compiler<'r> {
                         _ => n.one_of = ids,
                     }
                 }
-                "not" => n.not = Some(self.subschema(doc, kp, v, depth + 1)),
-                "if" => n.if_ = Some(self.subschema(doc, kp, v, depth + 1)),
-                "then" => n.then_ = Some(self.subschema(doc, kp, v, depth + 1)),
-                "else" => n.else_ = Some(self.subschema(doc, kp, v, depth + 1)),
+                "not" => n.rare_mut().not = Some(self.subschema(doc, kp, v, depth + 1)),
+                "if" => n.rare_mut().if_ = Some(self.subschema(doc, kp, v, depth + 1)),
+                "then" => n.rare_mut().then_ = Some(self.subschema(doc, kp, v, depth + 1)),
+                "else" => n.rare_mut().else_ = Some(self.subschema(doc, kp, v, depth + 1)),
                 "$defs" | "definitions" => {
                     // Compiled so that refs and anchors into them are ready.
                     if let Value::Map(defs) = &v.value {
@@ -861,7 +913,7 @@ impl<'r> Compiler<'r> {
                             let dynamic = name.filter(|nm| target.node.get("$dynamicAnchor").is_some_and(|a| matches!(&a.value, Value::Str(s) if s == nm)));
                             let sid = self.id_of(target);
                             let name = dynamic.map(|nm| self.dyn_name(&nm));
-                            n.dynamic_ref = Some((sid, name));
+                            n.rare_mut().dynamic_ref = Some((sid, name));
                         }
                         Err(e) => self.error(doc, &kp, origin, format!("cannot resolve $dynamicRef {r:?}: {e}")),
                     }
@@ -939,7 +991,7 @@ impl<'r> Compiler<'r> {
                 self.warn(doc, &dp, &d.origin, "discriminator without oneOf/anyOf does not select anything; ignored");
             } else if self.dialect == Dialect::Oas30 && !broken_mapping {
                 mapping.extend(implicit);
-                n.discriminator = Some(Discriminator { property: prop.as_bytes().into(), mapping });
+                n.rare_mut().discriminator = Some(Discriminator { property: prop.as_bytes().into(), mapping });
             }
             // OpenAPI 3.1: "the discriminator MUST NOT change the validation outcome of the
             // schema" (3.1.1): `oneOf`/`anyOf` decide alone. The mapping was still checked above
@@ -955,52 +1007,52 @@ impl<'r> Compiler<'r> {
         n.has_string = n.min_length.is_some() || n.max_length.is_some() || n.pattern.is_some() || n.format.is_some();
         n.has_number = n.num.is_some() || n.format.is_some();
         n.has_object = n.props.len() > 0
-            || !n.pattern_props.is_empty()
+            || !n.rare().pattern_props.is_empty()
             || n.additional.is_some()
-            || n.property_names.is_some()
+            || n.rare().property_names.is_some()
             || !n.required.is_empty()
-            || n.min_props.is_some()
-            || n.max_props.is_some()
-            || !n.dependent_required.is_empty()
-            || !n.dependent_schemas.is_empty();
-        n.has_array = !n.prefix_items.is_empty()
+            || n.rare().min_props.is_some()
+            || n.rare().max_props.is_some()
+            || !n.rare().dependent_required.is_empty()
+            || !n.rare().dependent_schemas.is_empty();
+        n.has_array = !n.rare().prefix_items.is_empty()
             || n.items.is_some()
-            || n.contains.is_some()
+            || n.rare().contains.is_some()
             || n.min_items.is_some()
             || n.max_items.is_some()
             || n.unique_items
-            || n.unevaluated_items.is_some();
+            || n.rare().unevaluated_items.is_some();
         n.has_inplace = n.ref_.is_some()
-            || n.dynamic_ref.is_some()
+            || n.rare().dynamic_ref.is_some()
             || n.dyn_table.is_some()
             || !n.all_of.is_empty()
             || !n.any_of.is_empty()
             || !n.one_of.is_empty()
-            || n.not.is_some()
-            || n.if_.is_some()
-            || n.discriminator.is_some();
+            || n.rare().not.is_some()
+            || n.rare().if_.is_some()
+            || n.rare().discriminator.is_some();
         n.accept_all = !n.reject_all
             && n.types == 0
             && !n.read_only
             && !n.write_only
             && n.enum_.is_none()
-            && n.const_.is_none()
+            && n.rare().const_.is_none()
             && !n.has_string
             && !n.has_number
             && !n.has_object
             && !n.has_array
             && !n.has_inplace
-            && n.unevaluated_props.is_none();
+            && n.rare().unevaluated_props.is_none();
         n.leaf = !n.reject_all
             && !n.accept_all
             && !n.read_only
             && !n.write_only
             && n.enum_.is_none()
-            && n.const_.is_none()
+            && n.rare().const_.is_none()
             && !n.has_object
             && !n.has_array
             && !n.has_inplace
-            && n.unevaluated_props.is_none();
+            && n.rare().unevaluated_props.is_none();
         self.nodes[id.0 as usize] = n;
     }
 
@@ -1146,6 +1198,44 @@ impl<'r> Compiler<'r> {
         Ok(Schemas { nodes: self.nodes, regexes: self.regexes, warnings: self.warnings, plans, dyn_tables: self.dyn_tables })
     }
 
+    /// Where schema `id` is: its document and JSON pointer, found by walking the document
+    /// (for error messages only).
+    fn pointer_of(&self, id: SchemaId) -> Option<(DocId, String)> {
+        let &(doc, addr) = self.by_node.iter().find(|(_, &v)| v == id)?.0;
+        fn walk(n: &Node, addr: usize, at: &mut String) -> bool {
+            if node_key(n) == addr {
+                return true;
+            }
+            let len = at.len();
+            match &n.value {
+                Value::Map(entries) => {
+                    for (k, v) in entries {
+                        at.push('/');
+                        at.push_str(&k.name.replace('~', "~0").replace('/', "~1"));
+                        if walk(v, addr, at) {
+                            return true;
+                        }
+                        at.truncate(len);
+                    }
+                }
+                Value::Seq(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        at.push_str(&format!("/{i}"));
+                        if walk(v, addr, at) {
+                            return true;
+                        }
+                        at.truncate(len);
+                    }
+                }
+                _ => {}
+            }
+            false
+        }
+        let root = self.resolver.resolve(doc, "#").ok()?;
+        let mut at = String::new();
+        walk(root.node, addr, &mut at).then_some((doc, at))
+    }
+
     /// In-place cycles (no part of the instance consumed) would loop forever: reject them.
     fn check_cycles(&mut self) {
         let n = self.nodes.len();
@@ -1170,7 +1260,7 @@ impl<'r> Compiler<'r> {
                         }
                         1 if !reported => {
                             reported = true;
-                            let (doc, ptr) = self.by_pointer.iter().find(|(_, &v)| v.0 as usize == next).map(|(k, _)| k.clone()).unwrap_or((0, String::new()));
+                            let (doc, ptr) = self.pointer_of(SchemaId(next as u32)).unwrap_or((0, String::new()));
                             self.errors.push(SchemaError {
                                 doc,
                                 pointer: ptr.clone(),
@@ -1230,11 +1320,11 @@ impl<'r> Compiler<'r> {
                     }
                     any = true;
                 }
-                for (re, _) in &n.pattern_props {
+                for (re, _) in &n.rare().pattern_props {
                     known.patterns.push(*re);
                     any = true;
                 }
-                for extra in [n.additional, n.unevaluated_props].into_iter().flatten() {
+                for extra in [n.additional, n.rare().unevaluated_props].into_iter().flatten() {
                     if !self.nodes[extra.0 as usize].accept_all {
                         known.all = true;
                     }
@@ -1248,7 +1338,13 @@ impl<'r> Compiler<'r> {
             }
             if any {
                 let n = &self.nodes[i];
-                self.nodes[i].known_own = !known.all && known.patterns.is_empty() && n.pattern_props.is_empty() && known.names.len() == n.props.len();
+                let own = !known.all && known.patterns.is_empty() && n.rare().pattern_props.is_empty() && known.names.len() == n.props.len();
+                if own || known.all {
+                    // The names are the node's own `properties` (or every name is described):
+                    // no copy of them.
+                    known.names = PropTable::default();
+                }
+                self.nodes[i].known_own = own;
                 self.nodes[i].known = Some(Box::new(known));
             }
         }

@@ -110,14 +110,14 @@ fn int_range(n: &SNode) -> Option<(i64, i64)> {
 fn ref_only(n: &SNode) -> Option<SchemaId> {
     let r = n.ref_?;
     let bare = !n.reject_all
-        && n.dynamic_ref.is_none()
+        && n.rare().dynamic_ref.is_none()
         && n.dyn_table.is_none()
         && n.types == 0
         && !n.nullable
         && !n.read_only
         && !n.write_only
         && n.enum_.is_none()
-        && n.const_.is_none()
+        && n.rare().const_.is_none()
         && !n.has_string
         && !n.has_number
         && !n.has_object
@@ -125,11 +125,11 @@ fn ref_only(n: &SNode) -> Option<SchemaId> {
         && n.all_of.is_empty()
         && n.any_of.is_empty()
         && n.one_of.is_empty()
-        && n.not.is_none()
-        && n.if_.is_none()
-        && n.discriminator.is_none()
-        && n.unevaluated_props.is_none()
-        && n.unevaluated_items.is_none();
+        && n.rare().not.is_none()
+        && n.rare().if_.is_none()
+        && n.rare().discriminator.is_none()
+        && n.rare().unevaluated_props.is_none()
+        && n.rare().unevaluated_items.is_none();
     bare.then_some(r)
 }
 
@@ -137,18 +137,18 @@ fn fusable(n: &SNode) -> bool {
     !n.reject_all
         && !n.read_only
         && !n.write_only
-        && n.const_.is_none()
+        && n.rare().const_.is_none()
         && n.enum_.as_ref().is_none_or(|e| e.iter().all(|c| matches!(c, Const::Null | Const::Bool(_) | Const::Num(_) | Const::Str(_))))
-        && n.prefix_items.is_empty()
-        && n.contains.is_none()
+        && n.rare().prefix_items.is_empty()
+        && n.rare().contains.is_none()
         && !n.unique_items
-        && n.pattern_props.is_empty()
-        && n.property_names.is_none()
-        && n.dependent_required.is_empty()
-        && n.dependent_schemas.is_empty()
+        && n.rare().pattern_props.is_empty()
+        && n.rare().property_names.is_none()
+        && n.rare().dependent_required.is_empty()
+        && n.rare().dependent_schemas.is_empty()
         && !n.has_inplace
-        && n.unevaluated_props.is_none()
-        && n.unevaluated_items.is_none()
+        && n.rare().unevaluated_props.is_none()
+        && n.rare().unevaluated_items.is_none()
         && n.required.iter().all(|r| r.prop.is_some_and(|p| p < 64))
 }
 
@@ -775,7 +775,7 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
             }
             // Not named by `properties`: a shadow field (unless `additionalProperties`
             // constrains the rest, see `Known::all`), else checked by `additionalProperties`.
-            None if self.opts.shadow_unknown && plan.shadow_strict => return None,
+            None if self.opts.shadow_unknown && self.opts.max_unknown > 0 && plan.shadow_strict => return None,
             None => match n.additional {
                 Some(a) if s.nodes[a.0 as usize].reject_all => return None,
                 Some(a) => a.0,
@@ -799,7 +799,7 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
                 Direction::Response => 1,
             };
             let req = self.s.plans[f.node as usize].required[dir];
-            if f.found & req != req || n.min_props.is_some_and(|m| count < m) || n.max_props.is_some_and(|m| count > m) {
+            if f.found & req != req || n.rare().min_props.is_some_and(|m| count < m) || n.rare().max_props.is_some_and(|m| count > m) {
                 return None;
             }
         } else if n.min_items.is_some_and(|m| count < m) || n.max_items.is_some_and(|m| count > m) {

@@ -143,7 +143,8 @@ pub struct Schemas {
 
 impl Schemas {
     /// Validate the document on `tape` (parsed from `input`) against schema `id`. Violations
-    /// are appended to `out` (at most `opts.max_violations` of them). Returns whether the
+    /// are appended to `out` (at most `opts.max_violations` of them, plus at most
+    /// `opts.max_unknown` shadow-field findings). Returns whether the
     /// instance is valid; shadow-field findings ([`ViolationKind::UnknownProperty`]) do not
     /// make it invalid.
     pub fn validate(&self, id: SchemaId, tape: &palisade_json::Tape, input: &[u8], opts: &Options, out: &mut Vec<Violation>) -> bool {
@@ -247,7 +248,7 @@ impl Schemas {
         if let Some(i) = n.props.find(name.as_bytes()) {
             return Some(n.props.ids[i]);
         }
-        if let Some(&(_, sid)) = n.pattern_props.iter().find(|(re, _)| self.regexes[*re as usize].is_match(name.as_bytes())) {
+        if let Some(&(_, sid)) = n.rare().pattern_props.iter().find(|(re, _)| self.regexes[*re as usize].is_match(name.as_bytes())) {
             return Some(sid);
         }
         if let Some(sid) = Self::composed(n).find_map(|c| self.property_at(c, name, depth + 1)) {
@@ -285,8 +286,13 @@ pub struct Options {
     /// Report properties that no `properties`/`patternProperties` of the schema names, even
     /// where `additionalProperties` allows them (as [`ViolationKind::UnknownProperty`]).
     pub shadow_unknown: bool,
-    /// Stop after this many violations (at least 1).
+    /// Stop after this many [`ViolationKind::Invalid`] violations (at least 1).
     pub max_violations: usize,
+    /// Report at most this many shadow-field findings ([`ViolationKind::UnknownProperty`]).
+    /// They are counted apart from `max_violations` and never stop validation: a caller that
+    /// only monitors them must still see every violation that blocks, however many shadow
+    /// fields come before it.
+    pub max_unknown: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

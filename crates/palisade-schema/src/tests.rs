@@ -76,7 +76,7 @@ pub(crate) fn one(dialect: Dialect, schema: &str) -> (Schemas, SchemaId) {
 }
 
 fn opts(direction: Direction) -> Options {
-    Options { direction, shadow_unknown: false, max_violations: 100 }
+    Options { direction, shadow_unknown: false, max_violations: 100, max_unknown: 100 }
 }
 
 fn run(s: &Schemas, id: SchemaId, json: &str, o: &Options) -> (bool, Vec<Violation>) {
@@ -403,13 +403,41 @@ fn messages_never_echo_long_values() {
 #[test]
 fn max_violations_stops_early() {
     let (s, id) = one(O30, "{items: {type: string}}");
-    let o = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 2 };
+    let o = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 2, max_unknown: 2 };
     let (ok, v) = run(&s, id, "[1,2,3,4,5]", &o);
     assert!(!ok);
     assert_eq!(v.len(), 2);
     assert_eq!(v[1].path, "1");
     let o = Options { max_violations: 0, ..o };
     assert_eq!(run(&s, id, "[1,2,3]", &o).1.len(), 1, "0 is read as 1");
+}
+
+/// Shadow-field findings have their own cap and never use up the budget of violations: a
+/// violation after more shadow fields than `max_violations` is still found and reported.
+#[test]
+fn shadow_findings_do_not_use_the_violation_budget() {
+    let (s, id) = one(O30, "{type: object, properties: {meta: {type: object, properties: {a: {}}}, n: {type: integer}}}");
+    let o = Options { direction: Direction::Request, shadow_unknown: true, max_violations: 2, max_unknown: 3 };
+    let unknown: Vec<String> = (0..10).map(|i| format!(r#""u{i}":{i}"#)).collect();
+    // The shadow fields sit in an object evaluated before the invalid member.
+    let body = format!(r#"{{"meta":{{{}}},"n":"not a number"}}"#, unknown.join(","));
+    let (ok, v) = run(&s, id, &body, &o);
+    assert!(!ok, "the violation after the shadow fields is found");
+    let invalid: Vec<&str> = v.iter().filter(|x| x.kind == ViolationKind::Invalid).map(|x| x.path.as_str()).collect();
+    assert_eq!(invalid, ["n"]);
+    let shadows = v.iter().filter(|x| x.kind == ViolationKind::UnknownProperty).count();
+    assert_eq!(shadows, 3, "shadow findings are capped by max_unknown");
+    // Many violations still stop at max_violations, shadow findings or not.
+    let body = format!(r#"{{"meta":{{{}}},"n":"x"}}"#, unknown.join(","));
+    let (s2, id2) = one(O30, "{type: array, items: {type: integer}}");
+    let (ok, v) = run(&s2, id2, r#"["a","b","c","d"]"#, &o);
+    assert!(!ok);
+    assert_eq!(v.len(), 2);
+    // No shadow findings at all when their cap is 0; the violation is still there.
+    let o = Options { max_unknown: 0, ..o };
+    let (ok, v) = run(&s, id, &body, &o);
+    assert!(!ok);
+    assert_eq!(v.iter().map(|x| (x.path.as_str(), x.kind)).collect::<Vec<_>>(), [("n", ViolationKind::Invalid)]);
 }
 
 #[test]
@@ -749,6 +777,8 @@ fn ref_cycles() {
     for doc in ["A: {$ref: '#/A'}", "A: {allOf: [{$ref: '#/B'}]}\nB: {anyOf: [{$ref: '#/A'}]}"] {
         let err = build(O31, &[("main", doc)], "/A").unwrap_err();
         assert!(err[0].message.contains("$ref cycle"), "{err:?}");
+        // The schema is named by its JSON pointer in the document.
+        assert!(["/A", "/B", "/A/allOf/0", "/B/anyOf/0"].contains(&err[0].pointer.as_str()), "{err:?}");
     }
     // Recursion through properties and items is fine.
     let doc = "Tree: {type: object, properties: {v: {type: integer}, kids: {type: array, items: {$ref: '#/Tree'}}}}";
@@ -809,7 +839,7 @@ s:
 Base: {properties: {id: {type: integer}}}
 "#;
     let (s, id) = build(O30, &[("main", doc)], "/s").unwrap();
-    let o = Options { direction: Direction::Request, shadow_unknown: true, max_violations: 10 };
+    let o = Options { direction: Direction::Request, shadow_unknown: true, max_violations: 10, max_unknown: 10 };
     let (ok, v) = run(&s, id, r#"{"id":1,"extra":"e","nested":{"x":1,"y":2},"map":{"k":"v"},"free":{"any":1},"mystery":true}"#, &o);
     assert!(ok, "shadow findings do not invalidate");
     let got: Vec<(&str, ViolationKind)> = v.iter().map(|x| (x.path.as_str(), x.kind)).collect();
@@ -928,7 +958,7 @@ fn quick_property_checks_agree_with_evaluation() {
         (O31, "{const: 7}"),
     ];
     for shadow in [false, true] {
-        let o = Options { direction: Direction::Request, shadow_unknown: shadow, max_violations: 10 };
+        let o = Options { direction: Direction::Request, shadow_unknown: shadow, max_violations: 10, max_unknown: 10 };
         for (dialect, schema) in schemas {
             let (s, id) = one(dialect, schema);
             let (so, oid) = one(dialect, &format!("{{type: object, properties: {{p: {schema}}}}}"));
@@ -949,7 +979,7 @@ fn quick_property_checks_agree_with_evaluation() {
 /// when the schema describes no other names; every other case still reports.
 #[test]
 fn shadow_skip_when_all_members_matched() {
-    let o = Options { direction: Direction::Request, shadow_unknown: true, max_violations: 10 };
+    let o = Options { direction: Direction::Request, shadow_unknown: true, max_violations: 10, max_unknown: 10 };
     let (s, id) = one(O30, "{type: object, properties: {a: {type: integer}, b: {type: object, properties: {x: {}}}}}");
     assert!(run(&s, id, r#"{"a":1,"b":{"x":1}}"#, &o).1.is_empty());
     let v = run(&s, id, r#"{"a":1,"b":{"x":1,"y":2},"c":3}"#, &o).1;

@@ -65,7 +65,11 @@ pub(crate) struct Cx<'a> {
     scratch: &'a mut Scratch,
     quiet: u32,
     depth: u32,
+    /// Violations recorded ([`ViolationKind::Invalid`]): `max_violations` of them stop the
+    /// evaluation.
     recorded: usize,
+    /// Shadow-field findings recorded: capped by `max_unknown`, never a reason to stop.
+    unknown: usize,
     pub invalid: bool,
     stop: bool,
     /// Set by `object` when every member was matched by `properties` (read right after).
@@ -255,7 +259,22 @@ impl<'a> Cx<'a> {
         scratch: &'a mut Scratch,
         out: &'a mut Vec<Violation>,
     ) -> Self {
-        Cx { s, tape, input, opts, out, scratch, quiet: 0, depth: 0, recorded: 0, invalid: false, stop: false, all_props: false, dyn_scope: Vec::new() }
+        Cx {
+            s,
+            tape,
+            input,
+            opts,
+            out,
+            scratch,
+            quiet: 0,
+            depth: 0,
+            recorded: 0,
+            unknown: 0,
+            invalid: false,
+            stop: false,
+            all_props: false,
+            dyn_scope: Vec::new(),
+        }
     }
 
     /// Start at evaluation depth `d` (a subtree validated on its own tape by the fused
@@ -303,10 +322,21 @@ impl<'a> Cx<'a> {
     fn push(&mut self, kind: ViolationKind, path: &Path<'_>, keyword: &'static str, message: String) {
         let path = self.render(path);
         self.out.push(Violation { kind, path, keyword, message });
-        self.recorded += 1;
-        if self.recorded >= self.opts.max_violations.max(1) {
-            self.stop = true;
+        match kind {
+            ViolationKind::Invalid => {
+                self.recorded += 1;
+                if self.recorded >= self.opts.max_violations.max(1) {
+                    self.stop = true;
+                }
+            }
+            ViolationKind::UnknownProperty => self.unknown += 1,
         }
+    }
+
+    /// Whether shadow fields are still looked for (asked for, and their cap not reached).
+    #[inline(always)]
+    fn shadowing(&self) -> bool {
+        self.opts.shadow_unknown && self.unknown < self.opts.max_unknown
     }
 
     /// Whether a failure must end the current evaluation at once.
@@ -437,7 +467,7 @@ impl<'a> Cx<'a> {
                 return false;
             }
         }
-        if let Some(c) = &n.const_ {
+        if let Some(c) = &n.rare().const_ {
             if !eq_const(&v, c) {
                 self.fail(path, "const", || "must be equal to the constant".into());
                 bad!();
@@ -451,8 +481,8 @@ impl<'a> Cx<'a> {
         }
         // Annotation slot of this location, when this node needs its own.
         let own = match kind {
-            Kind::Object if n.unevaluated_props.is_some() => Some(self.alloc(v.len())),
-            Kind::Array if n.unevaluated_items.is_some() => Some(self.alloc(v.len())),
+            Kind::Object if n.rare().unevaluated_props.is_some() => Some(self.alloc(v.len())),
+            Kind::Array if n.rare().unevaluated_items.is_some() => Some(self.alloc(v.len())),
             _ => None,
         };
         let slot = own.or(ann);
@@ -471,7 +501,7 @@ impl<'a> Cx<'a> {
             self.merge(ann, off, v.len());
             self.release(off);
         }
-        if top && self.opts.shadow_unknown && self.quiet == 0 && kind == Kind::Object && !self.stop && !(all_props && n.known_own) {
+        if top && self.shadowing() && self.quiet == 0 && kind == Kind::Object && !self.stop && !(all_props && n.known_own) {
             self.shadow(n, v, path);
         }
         ok
@@ -603,13 +633,13 @@ impl<'a> Cx<'a> {
             }};
         }
         let len = v.len() as u64;
-        if let Some(m) = n.min_props {
+        if let Some(m) = n.rare().min_props {
             if len < m {
                 self.fail(path, "minProperties", || format!("must have at least {m} properties"));
                 bad!();
             }
         }
-        if let Some(m) = n.max_props {
+        if let Some(m) = n.rare().max_props {
             if len > m {
                 self.fail(path, "maxProperties", || format!("must have at most {m} properties"));
                 bad!();
@@ -641,7 +671,7 @@ impl<'a> Cx<'a> {
                     }
                 }
             }
-            for &(re, sid) in &n.pattern_props {
+            for &(re, sid) in &n.rare().pattern_props {
                 if s.regexes[re as usize].is_match(&key) {
                     matched = true;
                     let cp = path.key(&k);
@@ -662,7 +692,7 @@ impl<'a> Cx<'a> {
                     bad!();
                 }
             }
-            if let Some(pn) = n.property_names {
+            if let Some(pn) = n.rare().property_names {
                 let cp = path.key(&k);
                 if !self.eval(pn, k, &cp, None, false) {
                     bad!();
@@ -682,7 +712,7 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
-        for (name, deps) in &n.dependent_required {
+        for (name, deps) in &n.rare().dependent_required {
             if has_member(&v, name) {
                 for d in deps {
                     if !has_member(&v, d) {
@@ -692,7 +722,7 @@ impl<'a> Cx<'a> {
                 }
             }
         }
-        for (name, sid) in &n.dependent_schemas {
+        for (name, sid) in &n.rare().dependent_schemas {
             if has_member(&v, name) && !self.eval(*sid, v, path, slot, false) {
                 bad!();
             }
@@ -724,9 +754,9 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
-        if !n.prefix_items.is_empty() || n.items.is_some() {
+        if !n.rare().prefix_items.is_empty() || n.items.is_some() {
             for (i, item) in v.items().enumerate() {
-                let sid = match n.prefix_items.get(i) {
+                let sid = match n.rare().prefix_items.get(i) {
                     Some(&s) => s,
                     None => match n.items {
                         Some(s) => s,
@@ -740,7 +770,7 @@ impl<'a> Cx<'a> {
                 }
             }
         }
-        if let Some(c) = n.contains {
+        if let Some(c) = n.rare().contains {
             let mut matches = 0u64;
             for (i, item) in v.items().enumerate() {
                 let cp = path.index(i);
@@ -749,12 +779,12 @@ impl<'a> Cx<'a> {
                     self.mark(slot, i);
                 }
             }
-            let min = n.min_contains.unwrap_or(1);
+            let min = n.rare().min_contains.unwrap_or(1);
             if matches < min {
                 self.fail(path, "contains", || format!("must contain at least {min} matching items ({matches} found)"));
                 bad!();
             }
-            if let Some(max) = n.max_contains {
+            if let Some(max) = n.rare().max_contains {
                 if matches > max {
                     self.fail(path, "maxContains", || format!("must contain at most {max} matching items ({matches} found)"));
                     bad!();
@@ -804,7 +834,7 @@ impl<'a> Cx<'a> {
     }
 
     fn eval_inplace(&mut self, n: &SNode, v: ValueRef<'_>, kind: Kind, path: &Path<'_>, slot: Ann) -> bool {
-        if !n.has_inplace && n.dependent_schemas.is_empty() {
+        if !n.has_inplace && n.rare().dependent_schemas.is_empty() {
             return true;
         }
         let mut ok = true;
@@ -821,7 +851,7 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
-        if let Some((fixed, name)) = n.dynamic_ref {
+        if let Some((fixed, name)) = n.rare().dynamic_ref {
             // The outermost resource of the dynamic scope that defines the anchor wins.
             let s = self.s;
             let target = name
@@ -837,7 +867,7 @@ impl<'a> Cx<'a> {
             }
         }
         let mut alternatives = true;
-        if let (Some(d), Kind::Object) = (&n.discriminator, kind) {
+        if let (Some(d), Kind::Object) = (&n.rare().discriminator, kind) {
             alternatives = false;
             match v.members().find(|(k, _)| *str_bytes(k) == *d.property) {
                 None => {
@@ -871,7 +901,7 @@ impl<'a> Cx<'a> {
                     if let Some(t) = tmp {
                         self.merge(slot, t, v.len());
                     }
-                    if self.opts.shadow_unknown && self.quiet == 0 {
+                    if self.shadowing() && self.quiet == 0 {
                         self.eval(b, v, path, None, false);
                     }
                 }
@@ -913,7 +943,7 @@ impl<'a> Cx<'a> {
                 if let Some(k) = keep {
                     self.merge(slot, k, v.len());
                 }
-                if self.opts.shadow_unknown && self.quiet == 0 {
+                if self.shadowing() && self.quiet == 0 {
                     if let Some(b) = first {
                         self.eval(b, v, path, None, false);
                     }
@@ -928,13 +958,13 @@ impl<'a> Cx<'a> {
                 bad!();
             }
         }
-        if let Some(x) = n.not {
+        if let Some(x) = n.rare().not {
             if self.quietly(x, v, path, None) {
                 self.fail(path, "not", || "must not match the schema in not".into());
                 bad!();
             }
         }
-        if let Some(c) = n.if_ {
+        if let Some(c) = n.rare().if_ {
             let tmp = slot.map(|_| self.alloc(v.len()));
             let cond = self.quietly(c, v, path, tmp);
             if cond {
@@ -945,7 +975,7 @@ impl<'a> Cx<'a> {
             if let Some(t) = tmp {
                 self.release(t);
             }
-            let branch = if cond { n.then_ } else { n.else_ };
+            let branch = if cond { n.rare().then_ } else { n.rare().else_ };
             if let Some(b) = branch {
                 if !self.eval(b, v, path, slot, false) {
                     bad!();
@@ -959,7 +989,7 @@ impl<'a> Cx<'a> {
         let mut ok = true;
         match kind {
             Kind::Object => {
-                let Some(u) = n.unevaluated_props else { return true };
+                let Some(u) = n.rare().unevaluated_props else { return true };
                 let reject = self.s.nodes[u.0 as usize].reject_all;
                 for (i, (k, val)) in v.members().enumerate() {
                     if self.marked(off, i) {
@@ -979,7 +1009,7 @@ impl<'a> Cx<'a> {
                 }
             }
             Kind::Array => {
-                let Some(u) = n.unevaluated_items else { return true };
+                let Some(u) = n.rare().unevaluated_items else { return true };
                 for (i, item) in v.items().enumerate() {
                     if self.marked(off, i) {
                         continue;
@@ -1008,16 +1038,17 @@ impl<'a> Cx<'a> {
             return;
         }
         for (k, _) in v.members() {
+            if self.unknown >= self.opts.max_unknown {
+                return;
+            }
             let key = str_bytes(&k);
-            if known.names.find(&key).is_some() || known.patterns.iter().any(|&re| self.s.regexes[re as usize].is_match(&key)) {
+            let named = if n.known_own { n.props.find(&key).is_some() } else { known.names.find(&key).is_some() };
+            if named || known.patterns.iter().any(|&re| self.s.regexes[re as usize].is_match(&key)) {
                 continue;
             }
             let cp = path.key(&k);
             let msg = format!("property {} is not described by the schema", quoted(&key));
             self.push(ViolationKind::UnknownProperty, &cp, "properties", msg);
-            if self.stop {
-                return;
-            }
         }
     }
 }

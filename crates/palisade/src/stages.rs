@@ -148,6 +148,24 @@ fn spec_errors(errs: Vec<SpecError>) -> Vec<ConfigError> {
         .collect()
 }
 
+/// What [`build`] calls when the memory of a loading step is freed (see
+/// [`on_freed_memory`]).
+static RELEASE_FREED: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Have `release` called after each step of loading a spec frees its memory. The binary
+/// gives a function that returns freed pages to the operating system: the allocator keeps
+/// them otherwise, and a large spec's text, tree and parse buffers would stay in the
+/// process's RSS after loading (and add to the peak of the next reload).
+pub fn on_freed_memory(release: fn()) {
+    let _ = RELEASE_FREED.set(release);
+}
+
+fn release_freed_memory() {
+    if let Some(release) = RELEASE_FREED.get() {
+        release();
+    }
+}
+
 /// Load and compile the spec of `settings` (files and URLs). Returns the judge, the warnings,
 /// and a digest of every document read.
 pub fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<ConfigError>> {
@@ -162,8 +180,14 @@ pub fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<Confi
         seen: RefCell::new(Default::default()),
     };
     let set = palisade_openapi::load(&location, &fetch, &settings.load_limits()).map_err(spec_errors)?;
+    // The documents' text and parse buffers are gone: their pages go back before compiling.
+    release_freed_memory();
     let opts = settings.compile_options();
-    let (api, warnings) = palisade_openapi::compile_with_warnings(&set, &opts).map_err(spec_errors)?;
+    let compiled = palisade_openapi::compile_with_warnings(&set, &opts);
+    drop(set);
+    // And so do the pages of the spec's tree, once compiled.
+    release_freed_memory();
+    let (api, warnings) = compiled.map_err(spec_errors)?;
     let warnings = warnings.iter().map(|w| w.to_string()).collect();
     let digest = fetch.seen.borrow().finish();
     let judge = Judge::new(api, settings.clone()).map_err(|errs| {

@@ -106,6 +106,44 @@ fn exclusions_and_rule_allows_from_the_context_are_honoured() {
     assert!(s.check_head(&req.view(), cx).is_allow(), "a rule allowed the request");
 }
 
+/// Excluded hits never count toward `max_findings`: a request with more excluded hits than
+/// the budget, before a finding that is not excluded, is still blocked for that finding, with
+/// path exclusions and with exclusions that user rules put in the context alike.
+#[test]
+fn excluded_hits_do_not_use_up_max_findings() {
+    let mut settings = Settings { max_findings: 2, ..Settings::default() };
+    settings.paths.push(PathOverride {
+        prefix: "/cms".into(),
+        mode: None,
+        level: None,
+        exclusions: vec![crate::engine::Exclusion { detector: "sqli".into(), location: "query.c*".into() }],
+    });
+    let s = stage(&settings);
+    let mut excluded: Vec<String> = (0..5).map(|i| format!("c{i}=x%27%20or%201%3D1%20{i}")).collect();
+    excluded.push("z=y%27%20or%201%3D1".into());
+    let mut req = OwnedRequest::new(http::Method::GET, "/cms/page");
+    req.query = Some(excluded.join("&"));
+    let v = s.check_head(&req.view(), &mut Context::default());
+    let Verdict::Block { reasons, .. } = &v else { panic!("{v:?}") };
+    assert_eq!(reasons.iter().map(|r| r.location.as_deref().unwrap()).collect::<Vec<_>>(), ["query.z"]);
+    // Without the last parameter, every hit is excluded.
+    excluded.pop();
+    req.query = Some(excluded.join("&"));
+    assert!(s.check_head(&req.view(), &mut Context::default()).is_allow());
+
+    // The same with exclusions that rules put in the context.
+    let s = stage(&Settings { max_findings: 2, ..Settings::default() });
+    let mut cx = Context::default();
+    for i in 0..5 {
+        cx.exclusions.push(palisade_core::Exclusion { detector: Some("sqli".into()), location: Some(format!("query.c{i}")) });
+    }
+    req.path = "/api".into();
+    assert!(s.check_head(&req.view(), &mut cx).is_allow());
+    req.query = Some(format!("{}&z=y%27%20or%201%3D1", excluded.join("&")));
+    let v = s.check_head(&req.view(), &mut cx);
+    assert!(matches!(&v, Verdict::Block { reasons, .. } if reasons[0].location.as_deref() == Some("query.z")), "{v:?}");
+}
+
 #[test]
 fn operation_overrides_win_over_paths_and_bring_their_exclusions() {
     use crate::settings::OperationOverride;

@@ -32,7 +32,7 @@ pub(crate) fn agree(s: &Schemas, id: SchemaId, json: &[u8], o: &Options) -> bool
 }
 
 fn req() -> Options {
-    Options { direction: Direction::Request, shadow_unknown: false, max_violations: 10 }
+    Options { direction: Direction::Request, shadow_unknown: false, max_violations: 10, max_unknown: 10 }
 }
 
 const OBJ: &str = "{type: object, required: [id], additionalProperties: false, properties: {id: {type: integer, minimum: 1}, name: {type: string, maxLength: 3}, tags: {type: array, items: {type: string}}}}";

@@ -245,3 +245,51 @@ async fn bad_input_gets_a_clear_4xx() {
     // Still serving.
     assert_eq!(get(proxy.addr, "api.test", "/items?limit=2").await.status, 200);
 }
+
+/// Monitored findings never use up `max_violations`: a body with more shadow fields
+/// (`unknown_fields: monitor`, the default) than the budget, followed by a real violation, is
+/// blocked for that violation and never reaches the upstream; so is a request with more
+/// monitored unknown query parameters than the budget and a bad body.
+#[tokio::test]
+async fn monitored_findings_do_not_use_up_the_violation_budget() {
+    const OPEN: &str = r#"
+openapi: 3.0.3
+info: {title: budget, version: "1"}
+paths:
+  /items:
+    post:
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                meta: {type: object, properties: {a: {type: string}}}
+                n: {type: integer}
+      responses:
+        '201': {description: created}
+"#;
+    let mut up = Upstream::tcp(reply("{}")).await;
+    let dir = TempDir::new();
+    dir.write("api.yaml", OPEN);
+    let conf = "      spec: api.yaml\n      max_violations: 2\n      unknown_query: monitor\n";
+    let proxy = Proxy::start_in(&cfg(&[], &app(&up.url(), conf)), dir);
+    let unknown: Vec<String> = (0..10).map(|i| format!(r#""u{i}":{i}"#)).collect();
+
+    let body = format!(r#"{{"meta":{{{}}},"n":"ten"}}"#, unknown.join(","));
+    let v = assert_problem(&raw(proxy.addr, post("/items", "application/json", &body)).await, 403, "openapi.body_invalid");
+    assert_eq!(v["reasons"][0]["location"], "body/n", "{v}");
+    assert_eq!(v["reasons"].as_array().unwrap().len(), 2, "max_violations reasons, the blocking one first: {v}");
+
+    let query: Vec<String> = (0..10).map(|i| format!("q{i}=1")).collect();
+    let r = raw(proxy.addr, post(&format!("/items?{}", query.join("&")), "application/json", r#"{"n":"ten"}"#)).await;
+    let v = assert_problem(&r, 403, "openapi.body_invalid");
+    assert_eq!(v["reasons"][0]["location"], "body/n", "{v}");
+    assert!(up.try_req().is_none(), "nothing blocked reached the upstream");
+
+    // Monitored findings alone pass.
+    let body = format!(r#"{{"meta":{{{}}},"n":10}}"#, unknown.join(","));
+    let r = raw(proxy.addr, post(&format!("/items?{}", query.join("&")), "application/json", &body)).await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(up.next_req().await.body, body.as_bytes());
+}
