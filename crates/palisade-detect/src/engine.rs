@@ -1149,7 +1149,7 @@ impl Engine {
     pub(crate) fn findings_on(&self, text: &str, kind: FieldKind, location: &str, level: Level, dec: &mut Decoder) -> Vec<Finding> {
         let mut out = Vec::new();
         let segs = [extract::Seg::Key(std::borrow::Cow::Borrowed(location))];
-        let _ = self.scan(text, kind, &Location::Json(&segs), level, dec, &mut out, &mut false);
+        let _ = self.scan(text, kind, &Location::Json(&segs), level, dec, &mut out, &mut Excluded { hit: false, extra: None });
         out
     }
 
