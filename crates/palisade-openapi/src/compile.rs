@@ -29,6 +29,8 @@ pub struct CompileOptions {
     pub router: RouterOptions,
     /// What `nullable` means in a 3.1 spec (`openapi.nullable`).
     pub nullable: palisade_schema::Nullable,
+    /// Whether `format` asserts or only annotates (`openapi.formats`).
+    pub formats: palisade_schema::Formats,
 }
 
 /// Where schemas go. The real one is [`palisade_schema::Compiler`]; tests of the structure
@@ -67,6 +69,7 @@ pub fn compile_with_warnings(set: &SpecSet, options: &CompileOptions) -> Result<
     };
     let mut compiler = Compiler::new(dialect, set);
     compiler.set_nullable(options.nullable);
+    compiler.set_formats(options.formats);
     let sink = Box::new(RealSink(compiler));
     compile_using(set, options, sink)
 }

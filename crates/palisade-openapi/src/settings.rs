@@ -8,7 +8,7 @@ use std::time::Duration;
 use palisade_config::decode::{self, Ctx, MapReader};
 use palisade_config::yaml::{Node, Value};
 use palisade_core::Mode;
-use palisade_schema::Nullable;
+use palisade_schema::{Formats, Nullable};
 
 pub use crate::params::EmptyValues;
 
@@ -92,6 +92,8 @@ pub struct Settings {
     pub remote_refs: bool,
     /// What `nullable: true` means in an OpenAPI 3.1 spec.
     pub nullable: palisade_schema::Nullable,
+    /// Whether `format` rejects values (`assert`) or is only an annotation.
+    pub formats: palisade_schema::Formats,
     /// `--offline` (the CLI tools): fetch nothing over the network, a spec URL included.
     pub offline: bool,
 }
@@ -114,6 +116,7 @@ const KEYS: &[&str] = &[
     "max_documents",
     "remote_refs",
     "nullable",
+    "formats",
 ];
 
 fn mode(cx: &mut Ctx, n: &Node, p: &str) -> Option<Mode> {
@@ -192,6 +195,11 @@ impl Settings {
                 decode::one_of(cx, n, p, &["honour", "ignore"]).map(|v| if v == "ignore" { Nullable::Ignore } else { Nullable::Honour })
             })
             .unwrap_or_default();
+        let formats = m
+            .opt(cx, "formats", |cx, n, p| {
+                decode::one_of(cx, n, p, &["assert", "annotate"]).map(|v| if v == "annotate" { Formats::Annotate } else { Formats::Assert })
+            })
+            .unwrap_or_default();
         let origin = m.origin().clone();
         m.finish_with(cx, KEYS);
         let spec = spec?;
@@ -227,6 +235,7 @@ impl Settings {
             max_documents,
             remote_refs,
             nullable,
+            formats,
             offline: false,
         })
     }
@@ -238,7 +247,11 @@ impl Settings {
 
     /// How the spec's schemas and routes are compiled.
     pub fn compile_options(&self) -> crate::compile::CompileOptions {
-        crate::compile::CompileOptions { router: crate::router::RouterOptions { ignore_trailing_slash: self.ignore_trailing_slash }, nullable: self.nullable }
+        crate::compile::CompileOptions {
+            router: crate::router::RouterOptions { ignore_trailing_slash: self.ignore_trailing_slash },
+            nullable: self.nullable,
+            formats: self.formats,
+        }
     }
 
     fn defaults(source: Source) -> Settings {
@@ -261,6 +274,7 @@ impl Settings {
             max_documents: crate::loader::Limits::default().max_documents,
             remote_refs: false,
             nullable: Nullable::default(),
+            formats: Formats::default(),
             offline: false,
         }
     }
@@ -362,11 +376,14 @@ mod tests {
         let mut s = decode_str("spec: api.yaml\nmax_documents: 3000\nremote_refs: true\nnullable: ignore\n").unwrap();
         assert_eq!((s.max_documents, s.remote_refs, s.nullable), (3000, true, Nullable::Ignore));
         assert_eq!(s.compile_options().nullable, Nullable::Ignore);
+        assert_eq!(s.compile_options().formats, Formats::Assert);
         assert!(s.load_limits().remote_refs);
         s.offline = true;
         assert!(!s.load_limits().remote_refs, "--offline wins");
-        let errs = decode_str("spec: api.yaml\nmax_documents: 0\nnullable: auto\n").unwrap_err();
-        assert_eq!(errs.len(), 2, "{errs:?}");
+        let s = decode_str("spec: api.yaml\nformats: annotate\n").unwrap();
+        assert_eq!(s.compile_options().formats, Formats::Annotate);
+        let errs = decode_str("spec: api.yaml\nmax_documents: 0\nnullable: auto\nformats: loose\n").unwrap_err();
+        assert_eq!(errs.len(), 3, "{errs:?}");
     }
 
     #[test]

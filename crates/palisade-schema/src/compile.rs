@@ -12,7 +12,7 @@ use palisade_config::yaml::{Node, Origin, Value};
 use crate::formats::Format;
 use crate::num::Num;
 use crate::pattern;
-use crate::{ids, Dialect, DocId, Nullable, Resolved, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
+use crate::{ids, Dialect, DocId, Formats, Nullable, Resolved, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
 
 /// A constant for `enum` and `const`.
 #[derive(Clone, Debug)]
@@ -381,6 +381,7 @@ pub struct Compiler<'r> {
     errors: Vec<SchemaError>,
     warnings: Vec<SchemaError>,
     nullable: Nullable,
+    formats: Formats,
     /// `nullable` in 3.1 schemas: how many, and the first one's place.
     nullable_31: Option<(usize, DocId, String, Origin)>,
 }
@@ -442,6 +443,7 @@ impl<'r> Compiler<'r> {
             errors: Vec::new(),
             warnings: Vec::new(),
             nullable: Nullable::default(),
+            formats: Formats::default(),
             nullable_31: None,
         }
     }
@@ -449,6 +451,11 @@ impl<'r> Compiler<'r> {
     /// What `nullable` means in a 3.1 schema (in 3.0 it is a keyword).
     pub fn set_nullable(&mut self, nullable: Nullable) {
         self.nullable = nullable;
+    }
+
+    /// Whether `format` asserts (the default) or only annotates.
+    pub fn set_formats(&mut self, formats: Formats) {
+        self.formats = formats;
     }
 
     /// Compile the schema `node`, found at `pointer` in document `doc`. Errors are collected
@@ -720,7 +727,7 @@ impl<'r> Compiler<'r> {
                 },
                 "const" => n.rare_mut().const_ = Some(to_const(v)),
                 "format" => {
-                    if let Some(f) = self.string(doc, &kp, v) {
+                    if let Some(f) = self.string(doc, &kp, v).filter(|_| self.formats == Formats::Assert) {
                         match Format::from_name(&f) {
                             Some(fmt) => n.format = Some(fmt),
                             None => self.warn(doc, &kp, &v.origin, format!("unknown format {f:?}; not checked")),

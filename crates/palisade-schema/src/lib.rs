@@ -43,7 +43,8 @@
 //! - Keywords of other drafts honoured with a warning: `patternProperties` and `dependencies`
 //!   in 3.0 schemas (not legal there, but written), `items` as a list (tuple) with
 //!   `additionalItems`, `dependencies` in 3.1.
-//! - `format` asserts (a firewall rejects what the spec's format excludes): date-time, date,
+//! - `format` asserts by default (a firewall rejects what the spec's format excludes;
+//!   [`Formats::Annotate`] makes it an annotation, as 2020-12 does by default): date-time, date,
 //!   time (leap seconds only at 23:59 UTC), email, idn-email, hostname (Punycode A-labels
 //!   checked), idn-hostname (IDNA2008 contextual rules; not the Bidi rule), ipv4, ipv6, uri,
 //!   uri-reference, iri, iri-reference, uuid, json-pointer, relative-json-pointer,
@@ -89,6 +90,17 @@ pub enum Nullable {
     Honour,
     /// As 3.1 says: an unknown keyword, no effect.
     Ignore,
+}
+
+/// What `format` does. JSON Schema 2020-12 makes it an annotation unless the format-assertion
+/// vocabulary is on; an API firewall's users mostly mean "reject what is not a UUID".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Formats {
+    /// Values that do not match a known format are violations.
+    #[default]
+    Assert,
+    /// `format` is an annotation: never checked, unknown names not warned about.
+    Annotate,
 }
 
 /// Identifies one document of a multi-file spec (index into the loader's document list).

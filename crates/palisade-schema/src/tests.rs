@@ -184,6 +184,23 @@ fn nullable_oas30() {
 }
 
 #[test]
+fn formats_assert_by_default_and_annotate_on_request() {
+    let r = resolver(&[("main", "s: {type: string, format: uuid}\nt: {type: string, format: no-such-format}")]);
+    for (formats, valid_for_junk) in [(crate::Formats::Assert, false), (crate::Formats::Annotate, true)] {
+        let mut c = Compiler::new(O31, &r);
+        c.set_formats(formats);
+        let id = c.compile(0, "/s", r.docs[0].1.get("s").unwrap());
+        c.compile(0, "/t", r.docs[0].1.get("t").unwrap());
+        let s = c.finish().unwrap();
+        assert!(run(&s, id, r#""123e4567-e89b-12d3-a456-426614174000""#, &opts(Direction::Request)).0, "{formats:?}");
+        assert_eq!(run(&s, id, r#""not a uuid""#, &opts(Direction::Request)).0, valid_for_junk, "{formats:?}");
+        // Other keywords still apply, and an unknown format is only worth a warning when formats assert.
+        assert!(!run(&s, id, "7", &opts(Direction::Request)).0, "{formats:?}");
+        assert_eq!(s.warnings().iter().any(|w| w.message.contains("unknown format")), formats == crate::Formats::Assert, "{formats:?}");
+    }
+}
+
+#[test]
 fn enum_and_const() {
     for d in [O30, O31] {
         table(

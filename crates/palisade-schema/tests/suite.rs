@@ -198,6 +198,12 @@ fn run_draft(draft: &str, dialect: Dialect, remotes: &[(String, Node)], failures
             let schema = group.get("schema").unwrap();
             let resolver = SuiteResolver { schema, remotes };
             let mut c = Compiler::new(dialect, &resolver);
+            // The required 2020-12 tests expect the default vocabularies, where `format` is an
+            // annotation (`openapi.formats: annotate`); the optional format tests expect it to
+            // assert (Palisade's default), and draft 4 lets validators assert it.
+            if draft == "draft2020-12" && !rel.contains("/optional/") {
+                c.set_formats(palisade_schema::Formats::Annotate);
+            }
             let id = c.compile(0, "", schema);
             let compiled = c.finish();
             for tv in gv.get("tests").unwrap().items() {
@@ -253,7 +259,7 @@ fn json_schema_test_suite() {
     let mut all_failures: Vec<(CaseKey, String)> = Vec::new();
     // (draft, dialect, floors in percent: required and optional as counted, then required
     // and optional leaving out the cases of not-followed.txt)
-    let parts = [("draft4", Dialect::Oas30, [99.0, 99.0, 99.5, 99.5]), ("draft2020-12", Dialect::Oas31, [98.0, 98.5, 99.5, 99.5])];
+    let parts = [("draft4", Dialect::Oas30, [99.0, 99.0, 99.5, 99.5]), ("draft2020-12", Dialect::Oas31, [99.5, 98.5, 99.5, 99.5])];
     let mut below = Vec::new();
     for (draft, dialect, floors) in parts {
         let mut failures = Vec::new();
