@@ -158,7 +158,7 @@ impl Handler for Authz {
         };
         if let Some(token) = cfg.token.as_deref() {
             let given = req.headers().get(X_AUTHZ_TOKEN).map(HeaderValue::as_bytes);
-            if !given.is_some_and(|g| crate::admin::constant_time_eq(g, token.as_bytes())) {
+            if !given.is_some_and(|g| crate::token::constant_time_eq(g, token.as_bytes())) {
                 let e = ApiError { status: StatusCode::UNAUTHORIZED, code: codes::UNAUTHORIZED, title: "A valid X-Palisade-Authz-Token is required".into() };
                 return refused(e, id);
             }

@@ -32,7 +32,9 @@ pub mod router;
 pub mod server;
 pub mod snapshot;
 pub mod spin;
+pub mod state;
 pub mod tls;
+pub mod token;
 pub mod upstream;
 pub mod websocket;
 
