@@ -38,12 +38,14 @@ use palisade_core::{Reason, RequestView};
 use serde::de::{Error as _, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::body::{BodyError, ClientBody, RespBody, UpBody};
+use crate::body::{ClientBody, RespBody, UpBody};
+use crate::body_error::BodyError;
+use crate::code;
 use crate::h1::{ConnInfo, Handler};
 use crate::headers;
 use crate::judge;
 use crate::metrics::Verdict;
-use crate::problem::{self, code};
+use crate::problem;
 use crate::proxy::Proxy;
 use crate::record::{self, Captured, Record, Source};
 use crate::request_id::RequestId;

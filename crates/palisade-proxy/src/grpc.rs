@@ -21,7 +21,9 @@ use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use palisade_core::grpc::{self as wire, FrameError, HEADER_LEN};
 
-use crate::body::{BodyError, ClientBody, RespBody};
+use crate::body::{ClientBody, RespBody};
+use crate::body_error::BodyError;
+use crate::problem::Made;
 use crate::request_id::RequestId;
 
 /// gRPC status codes used here (grpc/doc/statuscodes.md).
@@ -83,14 +85,6 @@ pub fn status_for(http: StatusCode, blocked: bool) -> u8 {
         400 | 431 | 414 => status::INVALID_ARGUMENT,
         _ => status::INTERNAL,
     }
-}
-
-/// Marks a response Palisade made (its reason code, whether a stage blocked the request), so
-/// that it can be re-shaped for a gRPC client.
-#[derive(Clone, Debug)]
-pub struct Made {
-    pub code: Box<str>,
-    pub blocked: bool,
 }
 
 /// `grpc-message`: the reason code and the request id.
@@ -474,7 +468,7 @@ impl Body for H2Body {
             Poll::Ready(Some(Err(e))) => {
                 if this.grpc.is_some() {
                     tracing::warn!(request_id = this.grpc.as_ref().map_or("", |(_, id)| id.as_str()), error = %e, "upstream failed in the middle of a gRPC response");
-                    return this.trailers(status::UNAVAILABLE, crate::problem::code::UPSTREAM_ERROR);
+                    return this.trailers(status::UNAVAILABLE, crate::code::UPSTREAM_ERROR);
                 }
                 this.finished = true;
                 Poll::Ready(Some(Err(BodyError::Upstream(e.to_string()))))

@@ -34,10 +34,12 @@ use tokio::io::AsyncWrite;
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
-use crate::body::{BodyError, ClientBody, RespBody};
+use crate::body::{ClientBody, RespBody};
+use crate::body_error::BodyError;
+use crate::code;
 use crate::codec::{self, BodyState, Chunk};
 use crate::io::Stream;
-use crate::problem::{self, code};
+use crate::problem;
 
 /// Limits of one listener's HTTP/1 connections.
 #[derive(Clone, Debug)]
@@ -998,7 +1000,7 @@ fn spare_fields(min: usize) -> Vec<RawField> {
 /// The header fields of an HTTP/1 request head, checked (names and values as `HeaderName` and
 /// `HeaderValue` accept them) but not put in a `HeaderMap`: the map is built by [`to_map`]
 /// when something needs it, and a plain proxied request goes upstream as these lines
-/// (`proxy.rs`, `raw_request_lines`).
+/// ([`upstream_lines`](Self::upstream_lines)).
 ///
 /// [`to_map`]: RawRequestHead::to_map
 pub struct RawRequestHead {
@@ -1021,6 +1023,15 @@ impl RawRequestHead {
     pub fn fields(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
         let h = &self.head[..];
         self.fields.iter().map(move |f| (&h[f.name as usize..(f.name + f.name_len) as usize], &h[f.value as usize..(f.value + f.value_len) as usize]))
+    }
+
+    /// The header lines of a plain request (see [`plain`](Self::plain), from a peer that is not
+    /// a trusted proxy) that go upstream as they are, written into `out`: every field but the
+    /// hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` and those
+    /// [`crate::headers::set_forwarding`] replaces. What [`crate::headers::strip_hop_by_hop`]
+    /// and `set_forwarding` leave of the same request's map, without the map.
+    pub fn upstream_lines(&self, out: &mut Vec<u8>) {
+        self.write_lines(out, |name| !crate::headers::replaced_upstream(name));
     }
 
     /// The header lines to forward, as runs of the head's own bytes: the fields `keep` accepts

@@ -13,6 +13,8 @@
 pub mod admin;
 pub mod authz;
 pub mod body;
+pub mod body_error;
+pub mod code;
 pub mod codec;
 pub mod date;
 pub mod events;

@@ -33,12 +33,14 @@ use http_body::Body;
 use palisade_config::{ForwardPath, HostHeader, Oversize};
 use palisade_core::{run_response_stages, Outcome, RequestView, ResponseView};
 
-use crate::body::{BodyError, ClientBody, RespBody, UpBody};
+use crate::body::{ClientBody, RespBody, UpBody};
+use crate::body_error::BodyError;
+use crate::code;
 use crate::h1::{ConnInfo, Handler, RawRequestHead};
 use crate::headers;
 use crate::judge::{self, choose_app, view, PathRefusal, ReqParts};
 use crate::metrics::{Metrics, PhaseKind, UpstreamErr};
-use crate::problem::{self, code};
+use crate::problem;
 use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
 use crate::snapshot::{App, Snapshot};
@@ -551,7 +553,7 @@ fn upstream_head(
     let present = match &raw {
         // The client's lines that go upstream unchanged come first (the map is empty).
         Some(r) => {
-            headers::raw_request_lines(r, &mut forward_lines);
+            r.upstream_lines(&mut forward_lines);
             headers::Present::default()
         }
         None => {
@@ -1000,7 +1002,7 @@ fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: us
 /// The response to a blocked request: a problem response with the stages' response headers.
 fn blocked(b: judge::Block, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Response<RespBody> {
     let mut resp = problem::response(b.status, &b.code, problem::title(b.status), id.as_str(), &b.reasons);
-    resp.extensions_mut().insert(crate::grpc::Made { code: b.code.as_str().into(), blocked: true });
+    resp.extensions_mut().insert(crate::problem::Made { code: b.code.as_str().into(), blocked: true });
     let set = b.record(rec, req);
     headers::add_response_headers(resp.headers_mut(), set);
     resp

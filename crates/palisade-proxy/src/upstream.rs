@@ -31,7 +31,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 use tokio::time::Sleep;
 
-use crate::body::{BodyError, UpBody};
+use crate::body::UpBody;
+use crate::body_error::BodyError;
 use crate::codec::{self, BodyState, Chunk};
 use crate::io::Stream;
 
