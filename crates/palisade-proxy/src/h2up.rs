@@ -23,7 +23,8 @@ use tokio::net::TcpStream;
 
 use crate::body::UpBody;
 use crate::body_error::BodyError;
-use crate::upstream::{Addr, Protocol, Upstream, UpstreamError};
+use crate::targets::{Addr, Protocol, Upstream};
+use crate::upstream::UpstreamError;
 
 /// A request body sent on an HTTP/2 stream.
 pub enum ReqBody {

@@ -3,9 +3,14 @@
 //! - [`server`]: worker threads, listeners, TLS and HTTP/2 dispatch, graceful shutdown, reload;
 //! - [`h1`]: the strict HTTP/1.1 server codec;
 //! - [`proxy`]: the request lifecycle and pipeline driver;
-//! - [`upstream`]: targets, balancing, health, keep-alive pools;
+//! - [`targets`]: upstream targets, balancing, ejection and health flags;
+//! - [`upstream`]: the HTTP/1.1 upstream client, keep-alive pools, health checks; [`h2up`] and
+//!   [`grpc`]: HTTP/2 upstreams and gRPC;
 //! - [`websocket`]: WebSocket handshakes and the frame relay;
-//! - [`headers`], [`problem`]: the single places for header rules and generated responses;
+//! - [`headers`], [`problem`], [`code`]: the single places for header rules, generated
+//!   responses and their reason codes;
+//! - [`body`], [`body_error`]: the body types and why a body could not be read;
+//! - [`state`]: what every thread of a running server shares (snapshot, reload, shutdown);
 //! - [`record`], [`metrics`], [`events`]: what each request leaves behind (metrics, security
 //!   events) and the admin listener's view of it ([`admin`]).
 #![forbid(unsafe_code)]
@@ -35,6 +40,7 @@ pub mod server;
 pub mod snapshot;
 pub mod spin;
 pub mod state;
+pub mod targets;
 pub mod tls;
 pub mod token;
 pub mod upstream;

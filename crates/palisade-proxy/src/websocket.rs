@@ -53,7 +53,7 @@ use crate::problem;
 use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
 use crate::snapshot::Snapshot;
-use crate::upstream::Addr;
+use crate::targets::Addr;
 
 /// Problem codes of refused handshakes.
 pub const TOO_MANY: &str = "websocket.too_many_connections";
