@@ -1187,68 +1187,7 @@ async fn write_response(
     if !no_body && exact.is_none() && version == Version::HTTP_10 {
         keep_alive = false;
     }
-    wbuf.clear();
-    wbuf.extend_from_slice(b"HTTP/1.1 ");
-    wbuf.extend_from_slice(status.as_str().as_bytes());
-    wbuf.push(b' ');
-    wbuf.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
-    wbuf.extend_from_slice(b"\r\n");
-    let mut has_date = false;
-    // Pass-through: the upstream's own header lines, already filtered (see `upstream::RawHead`),
-    // and the request id the proxy attached to them.
-    let mut raw_id = None;
-    if let RespBody::Upstream(up) = &mut body {
-        if let Some(raw) = up.take_raw_head() {
-            wbuf.extend_from_slice(&raw.lines);
-            has_date = raw.has_date;
-            if let Some(id) = raw.request_id {
-                wbuf.extend_from_slice(b"x-request-id: ");
-                wbuf.extend_from_slice(id.as_bytes());
-                wbuf.extend_from_slice(b"\r\n");
-                raw_id = Some(id);
-            }
-        }
-    }
-    for (name, value) in parts.headers.iter() {
-        if name == header::CONNECTION || name == header::TRANSFER_ENCODING {
-            continue;
-        }
-        if name == header::CONTENT_LENGTH && !(is_head || status == StatusCode::NOT_MODIFIED) {
-            continue;
-        }
-        if name == header::DATE {
-            has_date = true;
-        }
-        wbuf.extend_from_slice(name.as_str().as_bytes());
-        wbuf.extend_from_slice(b": ");
-        wbuf.extend_from_slice(value.as_bytes());
-        wbuf.extend_from_slice(b"\r\n");
-    }
-    if !has_date {
-        wbuf.extend_from_slice(b"date: ");
-        crate::date::with(|d| wbuf.extend_from_slice(d));
-        wbuf.extend_from_slice(b"\r\n");
-    }
-    // The length: of the body we send, or, for a HEAD answered by Palisade itself, of the body
-    // a GET would get (an upstream's own Content-Length was kept above).
-    let length = match exact {
-        Some(n) if !no_body => Some(n),
-        Some(n) if is_head && n > 0 && !parts.headers.contains_key(header::CONTENT_LENGTH) => Some(n),
-        _ => None,
-    };
-    if let Some(n) = length {
-        wbuf.extend_from_slice(b"content-length: ");
-        wbuf.extend_from_slice(codec::decimal(n, &mut [0u8; 20]));
-        wbuf.extend_from_slice(b"\r\n");
-    } else if chunked {
-        wbuf.extend_from_slice(b"transfer-encoding: chunked\r\n");
-    }
-    if !keep_alive {
-        wbuf.extend_from_slice(b"connection: close\r\n");
-    } else if version == Version::HTTP_10 {
-        wbuf.extend_from_slice(b"connection: keep-alive\r\n");
-    }
-    wbuf.extend_from_slice(b"\r\n");
+    let raw_id = write_head(wbuf, &parts, &mut body, ResponseFraming { is_head, no_body, exact, chunked, keep_alive, version });
 
     let send_timeout = limits.body_timeout;
     if no_body {
@@ -1344,6 +1283,89 @@ async fn write_response(
         keep_alive = false;
     }
     Ok(keep_alive)
+}
+
+/// How a response is framed for the client (see `write_response`).
+struct ResponseFraming {
+    is_head: bool,
+    /// No body is sent (HEAD, 1xx, 204, 304).
+    no_body: bool,
+    /// The body's exact length, when known.
+    exact: Option<u64>,
+    chunked: bool,
+    keep_alive: bool,
+    version: Version,
+}
+
+/// Write a response head into `wbuf`: status line, the header lines (a pass-through response's
+/// own lines as they are), `Date`, the framing and `Connection`. Returns the request id a
+/// pass-through head carried.
+fn write_head(wbuf: &mut Vec<u8>, parts: &http::response::Parts, body: &mut RespBody, f: ResponseFraming) -> Option<crate::request_id::RequestId> {
+    let ResponseFraming { is_head, no_body, exact, chunked, keep_alive, version } = f;
+    let status = parts.status;
+    wbuf.clear();
+    wbuf.extend_from_slice(b"HTTP/1.1 ");
+    wbuf.extend_from_slice(status.as_str().as_bytes());
+    wbuf.push(b' ');
+    wbuf.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
+    wbuf.extend_from_slice(b"\r\n");
+    let mut has_date = false;
+    // Pass-through: the upstream's own header lines, already filtered (see `upstream::RawHead`),
+    // and the request id the proxy attached to them.
+    let mut raw_id = None;
+    if let RespBody::Upstream(up) = body {
+        if let Some(raw) = up.take_raw_head() {
+            wbuf.extend_from_slice(&raw.lines);
+            has_date = raw.has_date;
+            if let Some(id) = raw.request_id {
+                wbuf.extend_from_slice(b"x-request-id: ");
+                wbuf.extend_from_slice(id.as_bytes());
+                wbuf.extend_from_slice(b"\r\n");
+                raw_id = Some(id);
+            }
+        }
+    }
+    for (name, value) in parts.headers.iter() {
+        if name == header::CONNECTION || name == header::TRANSFER_ENCODING {
+            continue;
+        }
+        if name == header::CONTENT_LENGTH && !(is_head || status == StatusCode::NOT_MODIFIED) {
+            continue;
+        }
+        if name == header::DATE {
+            has_date = true;
+        }
+        wbuf.extend_from_slice(name.as_str().as_bytes());
+        wbuf.extend_from_slice(b": ");
+        wbuf.extend_from_slice(value.as_bytes());
+        wbuf.extend_from_slice(b"\r\n");
+    }
+    if !has_date {
+        wbuf.extend_from_slice(b"date: ");
+        crate::date::with(|d| wbuf.extend_from_slice(d));
+        wbuf.extend_from_slice(b"\r\n");
+    }
+    // The length: of the body we send, or, for a HEAD answered by Palisade itself, of the body
+    // a GET would get (an upstream's own Content-Length was kept above).
+    let length = match exact {
+        Some(n) if !no_body => Some(n),
+        Some(n) if is_head && n > 0 && !parts.headers.contains_key(header::CONTENT_LENGTH) => Some(n),
+        _ => None,
+    };
+    if let Some(n) = length {
+        wbuf.extend_from_slice(b"content-length: ");
+        wbuf.extend_from_slice(codec::decimal(n, &mut [0u8; 20]));
+        wbuf.extend_from_slice(b"\r\n");
+    } else if chunked {
+        wbuf.extend_from_slice(b"transfer-encoding: chunked\r\n");
+    }
+    if !keep_alive {
+        wbuf.extend_from_slice(b"connection: close\r\n");
+    } else if version == Version::HTTP_10 {
+        wbuf.extend_from_slice(b"connection: keep-alive\r\n");
+    }
+    wbuf.extend_from_slice(b"\r\n");
+    raw_id
 }
 
 /// A timeout that costs nothing when `f` completes at once: the timer is created the first time
