@@ -643,7 +643,7 @@ pub struct Rejection {
     pub title: &'static str,
 }
 
-const fn reject(status: StatusCode, code: &'static str, title: &'static str) -> Result<ParsedHead, Rejection> {
+const fn reject<T>(status: StatusCode, code: &'static str, title: &'static str) -> Result<T, Rejection> {
     Err(Rejection { status, code, title })
 }
 
@@ -784,7 +784,48 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
     let mut raw = RawRequestHead { head, fields, plain: false, host: None, content_length: None, normalized_length: None };
     let values = |kind: ReqName| raw.fields().filter(move |(n, _)| req_name(n) == kind).map(|(_, v)| v);
 
-    // Framing (RFC 9112 §6): refuse everything ambiguous.
+    let (body, normalized_length) = body_framing(&raw, n_te, n_cl, version)?;
+    let hosts = n_host;
+    if hosts > 1 || (version == Version::HTTP_11 && hosts == 0 && uri.authority().is_none()) {
+        return bad("Exactly one Host header is required");
+    }
+    if n_host == 1 && !codec::valid_host(raw.field(host_at).1) {
+        return bad("Invalid Host header");
+    }
+    let mut expect_continue = false;
+    if n_expect > 0 {
+        let expect = raw.field(expect_at).1;
+        if expect.eq_ignore_ascii_case(b"100-continue") {
+            expect_continue = version == Version::HTTP_11 && body != BodyState::Length(0);
+        } else {
+            return reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
+        }
+    }
+    let (keep_alive, names_other) = match n_conn {
+        0 => (version == Version::HTTP_11, false),
+        1 => match raw.field(conn_at).1 {
+            // The usual values, without the token walk.
+            v if v.eq_ignore_ascii_case(b"keep-alive") => (true, false),
+            v if v.eq_ignore_ascii_case(b"close") => (false, false),
+            v => connection_tokens(std::iter::once(v), version),
+        },
+        _ => connection_tokens(values(ReqName::Connection), version),
+    };
+    // Plain: one Host, at most one Content-Length, and `Connection` names no header beyond the
+    // hop-by-hop ones (see `RawRequestHead::plain`).
+    raw.normalized_length = normalized_length;
+    raw.plain = n_host == 1 && n_cl <= 1 && !names_other;
+    raw.host = (n_host > 0).then_some(host_at as u32);
+    raw.content_length = (n_cl > 0).then_some(cl_at as u32);
+    Ok(ParsedHead { method, uri, version, raw, body, expect_continue, keep_alive })
+}
+
+/// Framing (RFC 9112 §6) from the head's `n_te` Transfer-Encoding and `n_cl` Content-Length
+/// fields, refusing everything ambiguous. Returns the body's framing and, when several equal
+/// lengths were sent, the one length the map gets.
+fn body_framing(raw: &RawRequestHead, n_te: usize, n_cl: usize, version: Version) -> Result<(BodyState, Option<u64>), Rejection> {
+    let bad = |msg| reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, msg);
+    let values = |kind: ReqName| raw.fields().filter(move |(n, _)| req_name(n) == kind).map(|(_, v)| v);
     let te_present = n_te > 0;
     let cl_present = n_cl > 0;
     if te_present && cl_present {
@@ -830,39 +871,7 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
             normalized_length = Some(n);
         }
     }
-    let hosts = n_host;
-    if hosts > 1 || (version == Version::HTTP_11 && hosts == 0 && uri.authority().is_none()) {
-        return bad("Exactly one Host header is required");
-    }
-    if n_host == 1 && !codec::valid_host(raw.field(host_at).1) {
-        return bad("Invalid Host header");
-    }
-    let mut expect_continue = false;
-    if n_expect > 0 {
-        let expect = raw.field(expect_at).1;
-        if expect.eq_ignore_ascii_case(b"100-continue") {
-            expect_continue = version == Version::HTTP_11 && body != BodyState::Length(0);
-        } else {
-            return reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
-        }
-    }
-    let (keep_alive, names_other) = match n_conn {
-        0 => (version == Version::HTTP_11, false),
-        1 => match raw.field(conn_at).1 {
-            // The usual values, without the token walk.
-            v if v.eq_ignore_ascii_case(b"keep-alive") => (true, false),
-            v if v.eq_ignore_ascii_case(b"close") => (false, false),
-            v => connection_tokens(std::iter::once(v), version),
-        },
-        _ => connection_tokens(values(ReqName::Connection), version),
-    };
-    // Plain: one Host, at most one Content-Length, and `Connection` names no header beyond the
-    // hop-by-hop ones (see `RawRequestHead::plain`).
-    raw.normalized_length = normalized_length;
-    raw.plain = n_host == 1 && n_cl <= 1 && !names_other;
-    raw.host = (n_host > 0).then_some(host_at as u32);
-    raw.content_length = (n_cl > 0).then_some(cl_at as u32);
-    Ok(ParsedHead { method, uri, version, raw, body, expect_continue, keep_alive })
+    Ok((body, normalized_length))
 }
 
 /// `HeaderName`'s length limit.
