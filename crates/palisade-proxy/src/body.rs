@@ -13,7 +13,7 @@ use crate::upstream::UpstreamBody;
 /// The request body as received from the client.
 pub enum ClientBody {
     Empty,
-    H1(crate::h1::RequestBody),
+    H1(crate::h1_body::RequestBody),
     H2(hyper::body::Incoming),
 }
 

@@ -25,6 +25,7 @@ pub mod date;
 pub mod events;
 pub mod grpc;
 pub mod h1;
+pub mod h1_body;
 pub mod h2up;
 pub mod headers;
 pub mod io;

@@ -740,7 +740,7 @@ pub async fn send(
                 // The request body is not needed again (no retry after a response): its buffer
                 // goes back to the worker's pool.
                 if let UpBody::Full(Some(b)) = body {
-                    crate::h1::recycle_body(b);
+                    crate::h1_body::recycle_body(b);
                 }
                 let ub = UpstreamBody { conn: Some(conn), state, reusable: keep_alive, read_timeout: up.cfg.read_timeout, sleep: None, guard, raw_head: raw };
                 return Ok(Response::from_parts(resp_parts, ub));

@@ -258,7 +258,7 @@ fn whole_body_reads_keep_what_follows_the_body_for_the_pipelined_requests() {
     let second_at = text.find(&format!("got 20000 bytes: {second}HTTP/1.1 200")).unwrap_or_else(|| panic!("{}", &text[..text.len().min(300)]));
     assert!(first < second_at);
     assert!(text.ends_with("got 3 bytes: end"), "{}", &text[text.len().saturating_sub(300)..]);
-    assert_eq!(RESERVED_AHEAD.with(|r| r.get()), 0, "reservations are returned");
+    assert_eq!(crate::h1_body::RESERVED_AHEAD.with(|r| r.get()), 0, "reservations are returned");
 }
 
 #[test]
@@ -408,12 +408,12 @@ fn is_visible_ascii_is_the_byte_by_byte_check() {
 
 #[test]
 fn a_sent_body_buffer_is_reused_for_the_next_body_unless_still_shared() {
-    let mut b = super::body_buffer(40_000);
+    let mut b = crate::h1_body::body_buffer(40_000);
     b.extend_from_slice(&[7u8; 28_000]);
     let frozen = b.freeze();
     let ptr = frozen.as_ptr();
-    super::recycle_body(frozen);
-    let again = super::body_buffer(30_000);
+    crate::h1_body::recycle_body(frozen);
+    let again = crate::h1_body::body_buffer(30_000);
     assert_eq!(again.as_ptr(), ptr, "the pooled buffer is handed out again");
     assert!(again.is_empty() && again.capacity() >= 30_000);
     // A body another holder still references is not pooled.
@@ -421,13 +421,13 @@ fn a_sent_body_buffer_is_reused_for_the_next_body_unless_still_shared() {
     again.extend_from_slice(b"x");
     let shared = again.freeze();
     let other = shared.clone();
-    super::recycle_body(shared);
-    assert_ne!(super::body_buffer(30_000).as_ptr(), other.as_ptr());
+    crate::h1_body::recycle_body(shared);
+    assert_ne!(crate::h1_body::body_buffer(30_000).as_ptr(), other.as_ptr());
     // A buffer too small for the body asked for is not used.
-    let mut small = super::body_buffer(1_000);
+    let mut small = crate::h1_body::body_buffer(1_000);
     small.extend_from_slice(b"y");
-    super::recycle_body(small.freeze());
-    assert!(super::body_buffer(50_000).capacity() >= 50_000);
+    crate::h1_body::recycle_body(small.freeze());
+    assert!(crate::h1_body::body_buffer(50_000).capacity() >= 50_000);
 }
 
 #[test]
