@@ -33,6 +33,7 @@ pub mod judge;
 pub mod metrics;
 pub mod problem;
 pub mod proxy;
+pub mod raw_head;
 pub mod record;
 pub mod request_id;
 pub mod response;

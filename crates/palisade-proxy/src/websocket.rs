@@ -46,10 +46,10 @@ use tungstenite::protocol::frame::FrameHeader;
 
 use crate::body::{ClientBody, RespBody};
 use crate::code;
-use crate::h1::RawRequestHead;
 use crate::io::Stream;
 use crate::metrics::{AppMetrics, WsClose};
 use crate::problem;
+use crate::raw_head::RawRequestHead;
 use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
 use crate::snapshot::Snapshot;

@@ -1,5 +1,7 @@
 use super::*;
 use crate::codec::{find_head_end, parse_chunk_size, valid_host};
+use crate::raw_head::NameCache;
+use http::{HeaderMap, HeaderName};
 
 #[test]
 fn chunk_sizes() {
@@ -380,12 +382,12 @@ fn is_visible_ascii_is_the_byte_by_byte_check() {
     for len in 0..=25usize {
         for f in fill {
             let base = vec![f; len];
-            assert_eq!(super::is_visible_ascii(&base), reference(&base));
+            assert_eq!(crate::raw_head::is_visible_ascii(&base), reference(&base));
             for i in 0..len {
                 for b in 0..=255u8 {
                     let mut v = base.clone();
                     v[i] = b;
-                    assert_eq!(super::is_visible_ascii(&v), reference(&v), "{v:?}");
+                    assert_eq!(crate::raw_head::is_visible_ascii(&v), reference(&v), "{v:?}");
                 }
             }
         }
@@ -401,7 +403,7 @@ fn is_visible_ascii_is_the_byte_by_byte_check() {
                     }
                 })
                 .collect();
-            assert_eq!(super::is_visible_ascii(&v), reference(&v), "{v:?}");
+            assert_eq!(crate::raw_head::is_visible_ascii(&v), reference(&v), "{v:?}");
         }
     }
 }
