@@ -1,11 +1,12 @@
 //! Palisade's reverse proxy: the thin shell that drives the decision engines.
 //!
 //! - [`server`]: worker threads, listeners, TLS and HTTP/2 dispatch, graceful shutdown, reload;
-//! - [`h1`]: the strict HTTP/1.1 server codec;
+//! - [`h1`]: the strict HTTP/1.1 server codec; [`raw_head`]: a request head's fields as parsed;
+//!   [`h1_body`]: the request body and the connection state it shares with the server loop;
 //! - [`proxy`]: the request lifecycle and pipeline driver;
 //! - [`targets`]: upstream targets, balancing, ejection and health flags;
-//! - [`upstream`]: the HTTP/1.1 upstream client, keep-alive pools, health checks; [`h2up`] and
-//!   [`grpc`]: HTTP/2 upstreams and gRPC;
+//! - [`upstream`]: the HTTP/1.1 upstream client and keep-alive pools; [`h2up`] and [`grpc`]:
+//!   HTTP/2 upstreams and gRPC; [`health`]: active health checks;
 //! - [`websocket`]: WebSocket handshakes and the frame relay;
 //! - [`headers`], [`problem`], [`code`]: the single places for header rules, generated
 //!   responses and their reason codes;
@@ -28,6 +29,7 @@ pub mod h1;
 pub mod h1_body;
 pub mod h2up;
 pub mod headers;
+pub mod health;
 pub mod io;
 pub mod judge;
 pub mod metrics;

@@ -466,7 +466,7 @@ fn control_thread(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Control>,
                             if up.cfg.health_check.is_some() {
                                 let generation = snap.generation;
                                 let shared2 = shared.clone();
-                                tokio::task::spawn_local(crate::upstream::health_loop(up.clone(), move || shared2.snapshot.load().generation == generation && !*shared2.shutdown.borrow()));
+                                tokio::task::spawn_local(crate::health::health_loop(up.clone(), move || shared2.snapshot.load().generation == generation && !*shared2.shutdown.borrow()));
                             }
                         }
                     }

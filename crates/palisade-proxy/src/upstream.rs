@@ -1,4 +1,4 @@
-//! Upstream connections: the HTTP/1.1 client, keep-alive pools and active health checks.
+//! Upstream connections: the HTTP/1.1 client, keep-alive pools and the HTTP/1.1 health probe.
 //!
 //! Targets and balancing (counters, ejection and health flags) are [`crate::targets`]'s
 //! [`Upstream`], which belongs to a configuration snapshot and is shared by all workers through
@@ -925,28 +925,8 @@ impl Drop for UpstreamBody {
     }
 }
 
-/// Run active health checks for `up` until `alive` says the snapshot is gone.
-pub async fn health_loop(up: Arc<Upstream>, alive: impl Fn() -> bool) {
-    let Some(hc) = up.cfg.health_check.clone() else { return };
-    let mut tick = tokio::time::interval(hc.interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        if !alive() {
-            return;
-        }
-        for t in 0..up.targets.len() {
-            let ok = if hc.grpc {
-                tokio::time::timeout(hc.timeout, crate::h2up::grpc_probe(&up, t, &hc.service)).await.unwrap_or(false)
-            } else {
-                tokio::time::timeout(hc.timeout, probe(&up, t, &hc.path)).await.unwrap_or(false)
-            };
-            up.record_check(t, ok);
-        }
-    }
-}
-
-async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
+/// An HTTP/1.1 health probe of target `t`: a `GET` of `path`, healthy on 2xx or 3xx.
+pub(crate) async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
     let Ok(mut conn) = connect(up, t, Instant::now()).await else { return false };
     let authority = up.targets[t].authority.to_str().unwrap_or("localhost");
     let req = format!("GET {path} HTTP/1.1\r\nhost: {authority}\r\nuser-agent: palisade-health-check\r\nconnection: close\r\n\r\n");
