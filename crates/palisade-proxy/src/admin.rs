@@ -27,10 +27,11 @@ use palisade_events::query::{Filter, Reader};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
-use crate::body::{ClientBody, RespBody};
+use crate::body::ClientBody;
 use crate::h1::{self, ConnInfo, Handler};
 use crate::io::Stream;
 use crate::problem;
+use crate::resp_body::RespBody;
 use crate::state::{ReloadError, Shared};
 use crate::token::constant_time_eq;
 

@@ -38,7 +38,7 @@ use palisade_core::{Reason, RequestView};
 use serde::de::{Error as _, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::body::{ClientBody, RespBody, UpBody};
+use crate::body::{ClientBody, UpBody};
 use crate::body_error::BodyError;
 use crate::code;
 use crate::h1::{ConnInfo, Handler};
@@ -49,6 +49,7 @@ use crate::problem;
 use crate::proxy::Proxy;
 use crate::record::{self, Captured, Record, Source};
 use crate::request_id::RequestId;
+use crate::resp_body::RespBody;
 use crate::snapshot::Snapshot;
 
 /// Reason codes of the authorization API's own answers (not verdicts).

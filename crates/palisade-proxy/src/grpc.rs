@@ -21,10 +21,11 @@ use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use palisade_core::grpc::{self as wire, FrameError, HEADER_LEN};
 
-use crate::body::{ClientBody, RespBody};
+use crate::body::ClientBody;
 use crate::body_error::BodyError;
 use crate::problem::Made;
 use crate::request_id::RequestId;
+use crate::resp_body::RespBody;
 
 /// gRPC status codes used here (grpc/doc/statuscodes.md).
 pub mod status {

@@ -34,7 +34,7 @@ use tokio::io::AsyncWrite;
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
-use crate::body::{ClientBody, RespBody};
+use crate::body::ClientBody;
 use crate::code;
 use crate::codec::{self, BodyState, Chunk};
 pub use crate::h1_body::RequestBody;
@@ -43,6 +43,7 @@ use crate::io::Stream;
 use crate::problem;
 use crate::raw_head::{spare_fields, visible_ascii, RawField};
 pub use crate::raw_head::{spare_map, RawRequestHead};
+use crate::resp_body::RespBody;
 
 /// Limits of one listener's HTTP/1 connections.
 #[derive(Clone, Debug)]

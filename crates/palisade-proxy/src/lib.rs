@@ -10,7 +10,8 @@
 //! - [`websocket`]: WebSocket handshakes and the frame relay;
 //! - [`headers`], [`problem`], [`code`]: the single places for header rules, generated
 //!   responses and their reason codes;
-//! - [`body`], [`body_error`]: the body types and why a body could not be read;
+//! - [`body`], [`resp_body`], [`body_error`]: the request and response body types and why a
+//!   body could not be read;
 //! - [`state`]: what every thread of a running server shares (snapshot, reload, shutdown);
 //! - [`record`], [`metrics`], [`events`]: what each request leaves behind (metrics, security
 //!   events) and the admin listener's view of it ([`admin`]).
@@ -38,6 +39,7 @@ pub mod proxy;
 pub mod raw_head;
 pub mod record;
 pub mod request_id;
+pub mod resp_body;
 pub mod response;
 pub mod router;
 pub mod server;

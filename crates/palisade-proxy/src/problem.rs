@@ -6,7 +6,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use http::{header, HeaderValue, Response, StatusCode};
 use palisade_core::Reason;
 
-use crate::body::RespBody;
+use crate::resp_body::RespBody;
 
 /// Marks a response Palisade made (its reason code, whether a stage blocked the request), so
 /// that it can be re-shaped for a gRPC client.

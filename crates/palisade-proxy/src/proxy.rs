@@ -33,7 +33,7 @@ use http_body::Body;
 use palisade_config::{ForwardPath, HostHeader, Oversize};
 use palisade_core::{run_response_stages, Outcome, RequestView, ResponseView};
 
-use crate::body::{ClientBody, RespBody, UpBody};
+use crate::body::{ClientBody, UpBody};
 use crate::body_error::BodyError;
 use crate::code;
 use crate::h1::{ConnInfo, Handler, RawRequestHead};
@@ -43,6 +43,7 @@ use crate::metrics::{Metrics, PhaseKind, UpstreamErr};
 use crate::problem;
 use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
+use crate::resp_body::RespBody;
 use crate::snapshot::{App, Snapshot};
 use crate::upstream::{self, UpstreamError};
 

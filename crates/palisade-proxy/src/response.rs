@@ -9,8 +9,8 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body::Body;
 
-use crate::body::RespBody;
 use crate::body_error::BodyError;
+use crate::resp_body::RespBody;
 use crate::upstream::UpstreamBody;
 
 /// A buffered response body, ready to be judged and then sent.

@@ -29,11 +29,12 @@ use palisade_config::{Config, ConfigErrors};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
-use crate::body::{ClientBody, RespBody};
+use crate::body::ClientBody;
 use crate::h1::{self, ConnInfo, Handler, Served};
 use crate::io::Stream;
 use crate::metrics::Metrics;
 use crate::proxy::Proxy;
+use crate::resp_body::RespBody;
 use crate::snapshot::{Snapshot, StageFactory};
 use crate::state::Control;
 pub use crate::state::{ReloadError, Shared};

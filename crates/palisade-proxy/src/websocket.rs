@@ -44,7 +44,7 @@ use tokio::time::Instant;
 use tungstenite::protocol::frame::coding::{Control, Data, OpCode};
 use tungstenite::protocol::frame::FrameHeader;
 
-use crate::body::{ClientBody, RespBody};
+use crate::body::ClientBody;
 use crate::code;
 use crate::io::Stream;
 use crate::metrics::{AppMetrics, WsClose};
@@ -52,6 +52,7 @@ use crate::problem;
 use crate::raw_head::RawRequestHead;
 use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
+use crate::resp_body::RespBody;
 use crate::snapshot::Snapshot;
 use crate::targets::Addr;
 
