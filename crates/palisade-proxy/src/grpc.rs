@@ -17,15 +17,13 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
+use http::{header, HeaderMap, HeaderValue, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use palisade_core::grpc::{self as wire, FrameError, HEADER_LEN};
 
 use crate::body::ClientBody;
 use crate::body_error::BodyError;
-use crate::problem::Made;
 use crate::request_id::RequestId;
-use crate::resp_body::RespBody;
 
 /// gRPC status codes used here (grpc/doc/statuscodes.md).
 pub mod status {
@@ -92,42 +90,6 @@ pub fn status_for(http: StatusCode, blocked: bool) -> u8 {
 pub fn message(code: &str, id: &str) -> HeaderValue {
     let text = format!("{code} (request id {id})");
     HeaderValue::from_str(&wire::percent_encode_message(&text)).unwrap_or(HeaderValue::from_static("blocked"))
-}
-
-/// Marks a gRPC answer Palisade made (its content type follows the request's, see [`reshape`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Answer;
-
-/// A Trailers-Only gRPC response.
-pub fn response(grpc_status: u8, code: &str, id: &str) -> Response<RespBody> {
-    let mut resp = Response::new(RespBody::empty());
-    resp.extensions_mut().insert(Answer);
-    let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-    h.insert("grpc-status", HeaderValue::from(u16::from(grpc_status)));
-    h.insert("grpc-message", message(code, id));
-    resp
-}
-
-/// Re-shape a response Palisade made into the gRPC form, with the content type `ctype` (see
-/// [`answer_type`]; headers the stages set, such as `Retry-After`, are kept). Responses from
-/// the upstream pass unchanged.
-pub fn reshape(mut resp: Response<RespBody>, id: &RequestId, ctype: &'static str) -> Response<RespBody> {
-    if resp.extensions().get::<Answer>().is_some() {
-        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
-        return resp;
-    }
-    let Some(made) = resp.extensions().get::<Made>().cloned() else { return resp };
-    let grpc_status = status_for(resp.status(), made.blocked);
-    let (parts, _) = resp.into_parts();
-    let mut out = response(grpc_status, &made.code, id.as_str());
-    out.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
-    for (name, value) in &parts.headers {
-        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH && name != header::CACHE_CONTROL {
-            out.headers_mut().append(name.clone(), value.clone());
-        }
-    }
-    out
 }
 
 /// What polling a body frame gives.
@@ -542,6 +504,8 @@ fn frame_stop(e: FrameError) -> Box<Stop> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grpc_answer::{reshape, response};
+    use crate::problem::Made;
 
     #[test]
     fn grpc_content_types() {

@@ -5,8 +5,9 @@
 //!   [`h1_body`]: the request body and the connection state it shares with the server loop;
 //! - [`proxy`]: the request lifecycle and pipeline driver;
 //! - [`targets`]: upstream targets, balancing, ejection and health flags;
-//! - [`upstream`]: the HTTP/1.1 upstream client and keep-alive pools; [`h2up`] and [`grpc`]:
-//!   HTTP/2 upstreams and gRPC; [`health`]: active health checks;
+//! - [`upstream`]: the HTTP/1.1 upstream client and keep-alive pools; [`h2up`], [`grpc`] and
+//!   [`grpc_answer`]: HTTP/2 upstreams, gRPC and the answers to gRPC clients; [`health`]:
+//!   active health checks;
 //! - [`websocket`]: WebSocket handshakes and the frame relay;
 //! - [`headers`], [`problem`], [`code`]: the single places for header rules, generated
 //!   responses and their reason codes;
@@ -26,6 +27,7 @@ pub mod codec;
 pub mod date;
 pub mod events;
 pub mod grpc;
+pub mod grpc_answer;
 pub mod h1;
 pub mod h1_body;
 pub mod h2up;

@@ -104,7 +104,7 @@ impl Proxy {
         }
         let (mut resp, client_ip, app) = handle_inner(&snap, req, raw, conn, id, &mut rec, ws, grpc_call).await;
         if let Some(ctype) = grpc_answer {
-            resp = crate::grpc::reshape(resp, &id, ctype);
+            resp = crate::grpc_answer::reshape(resp, &id, ctype);
         }
         // A streamed gRPC call is concluded when its response ends: a message may still be blocked.
         let mut rec = Some(rec);
@@ -508,7 +508,7 @@ fn grpc_body_stages(
         if let Some(b) = stop_block {
             return Some(blocked(b, r.id, rec, (&parts.method, &parts.uri, &parts.headers)));
         }
-        return Some(crate::grpc::response(stop.grpc_status, &stop.code, r.id.as_str()));
+        return Some(crate::grpc_answer::response(stop.grpc_status, &stop.code, r.id.as_str()));
     }
     None
 }
@@ -926,7 +926,7 @@ async fn send_h2(
         stop = &mut stopped => {
             return H2Outcome::Done(Box::new(match stop.block {
                 Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
-                None => crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()),
+                None => crate::grpc_answer::response(stop.grpc_status, &stop.code, id.as_str()),
             }));
         }
         r = &mut send => r,
@@ -937,7 +937,7 @@ async fn send_h2(
         if let std::task::Poll::Ready(stop) = s.poll_stop(&mut cx) {
             return H2Outcome::Done(Box::new(match stop.block {
                 Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
-                None => crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()),
+                None => crate::grpc_answer::response(stop.grpc_status, &stop.code, id.as_str()),
             }));
         }
     }
