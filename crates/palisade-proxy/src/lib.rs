@@ -8,7 +8,8 @@
 //! - [`upstream`]: the HTTP/1.1 upstream client and keep-alive pools; [`h2up`], [`grpc`] and
 //!   [`grpc_answer`]: HTTP/2 upstreams, gRPC and the answers to gRPC clients; [`health`]:
 //!   active health checks;
-//! - [`websocket`]: WebSocket handshakes and the frame relay;
+//! - [`websocket`]: WebSocket handshakes and the frame relay; [`ws_session`]: an accepted
+//!   connection on its way to the relay;
 //! - [`headers`], [`problem`], [`code`]: the single places for header rules, generated
 //!   responses and their reason codes;
 //! - [`body`], [`resp_body`], [`body_error`]: the request and response body types and why a
@@ -53,6 +54,7 @@ pub mod tls;
 pub mod token;
 pub mod upstream;
 pub mod websocket;
+pub mod ws_session;
 
 pub use server::{auto_workers, start, Running, StartError};
 pub use snapshot::{no_stages, Snapshot, StageFactory};

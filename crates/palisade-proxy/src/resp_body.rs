@@ -21,7 +21,7 @@ pub enum RespBody {
     },
     /// The answer to a WebSocket handshake the upstream accepted: no body, the connection is
     /// relayed from here on (`websocket.rs`).
-    Upgrade(Box<crate::websocket::Pending>),
+    Upgrade(Box<crate::ws_session::Pending>),
     /// From an HTTP/2 upstream: data and trailers as they come.
     H2(Box<crate::grpc::H2Body>),
 }

@@ -24,12 +24,11 @@
 //! when the upstream was.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::io::Cursor;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -47,7 +46,7 @@ use tungstenite::protocol::frame::FrameHeader;
 use crate::body::ClientBody;
 use crate::code;
 use crate::io::Stream;
-use crate::metrics::{AppMetrics, WsClose};
+use crate::metrics::WsClose;
 use crate::problem;
 use crate::raw_head::RawRequestHead;
 use crate::record::{self, Captured, Record};
@@ -55,6 +54,8 @@ use crate::request_id::RequestId;
 use crate::resp_body::RespBody;
 use crate::snapshot::Snapshot;
 use crate::targets::Addr;
+pub use crate::ws_session::Pending;
+use crate::ws_session::{IpSlot, Session};
 
 /// Problem codes of refused handshakes.
 pub const TOO_MANY: &str = "websocket.too_many_connections";
@@ -150,44 +151,6 @@ fn random<const N: usize>() -> [u8; N] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Connections per client IP.
-
-static PER_IP: Mutex<Option<HashMap<(String, IpAddr), u64>>> = Mutex::new(None);
-
-/// One open WebSocket connection of a client IP for an app; released when dropped.
-pub struct IpSlot {
-    key: (String, IpAddr),
-}
-
-impl IpSlot {
-    fn take(app: &str, ip: IpAddr, max: u64) -> Option<IpSlot> {
-        let mut m = PER_IP.lock().unwrap_or_else(|e| e.into_inner());
-        let map = m.get_or_insert_with(HashMap::new);
-        let key = (app.to_string(), ip);
-        let n = map.entry(key.clone()).or_insert(0);
-        if *n >= max {
-            return None;
-        }
-        *n += 1;
-        Some(IpSlot { key })
-    }
-}
-
-impl Drop for IpSlot {
-    fn drop(&mut self) {
-        let mut m = PER_IP.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(map) = m.as_mut() {
-            if let Some(n) = map.get_mut(&self.key) {
-                *n -= 1;
-                if *n == 0 {
-                    map.remove(&self.key);
-                }
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Shutdown.
 
 thread_local! {
@@ -221,42 +184,6 @@ pub struct Handshake<'a> {
     pub id: RequestId,
     pub client_ip: IpAddr,
     pub tls: bool,
-}
-
-/// A handshake the upstream accepted: what the relay needs, carried by the response
-/// ([`RespBody::Upgrade`]) to the connection that will relay.
-pub struct Pending {
-    upstream: Stream,
-    upstream_buf: BytesMut,
-    client: Option<hyper::upgrade::OnUpgrade>,
-    session: Session,
-}
-
-struct Session {
-    snap: Arc<Snapshot>,
-    app_idx: usize,
-    metrics: Arc<AppMetrics>,
-    cfg: palisade_config::WebSocketConfig,
-    /// Client text messages are held and judged.
-    inspect: bool,
-    judged: (Method, Uri, HeaderMap, Option<String>),
-    context: palisade_core::Context,
-    id: RequestId,
-    client_ip: IpAddr,
-    tls: bool,
-    /// Extensions were negotiated: RSV bits are theirs.
-    extensions: bool,
-    events: Option<palisade_events::EventSender>,
-    _slot: IpSlot,
-    /// Why the connection ended, counted when the session goes (whichever way it goes: a
-    /// connection whose relay never started counts as `client_gone`).
-    closed: std::cell::Cell<WsClose>,
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.metrics.ws_closed(self.closed.get());
-    }
 }
 
 fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Response<RespBody> {
