@@ -3,7 +3,8 @@
 //! - [`server`]: worker threads, listeners, TLS and HTTP/2 dispatch, graceful shutdown, reload;
 //! - [`h1`]: the strict HTTP/1.1 server codec; [`raw_head`]: a request head's fields as parsed;
 //!   [`h1_body`]: the request body and the connection state it shares with the server loop;
-//! - [`proxy`]: the request lifecycle and pipeline driver;
+//! - [`proxy`]: the request lifecycle and pipeline driver; [`h2_forward`]: its upstream phase
+//!   over HTTP/2;
 //! - [`targets`]: upstream targets, balancing, ejection and health flags;
 //! - [`upstream`]: the HTTP/1.1 upstream client and keep-alive pools; [`h2up`], [`grpc`] and
 //!   [`grpc_answer`]: HTTP/2 upstreams, gRPC and the answers to gRPC clients; [`health`]:
@@ -31,6 +32,7 @@ pub mod grpc;
 pub mod grpc_answer;
 pub mod h1;
 pub mod h1_body;
+pub mod h2_forward;
 pub mod h2up;
 pub mod headers;
 pub mod health;

@@ -123,6 +123,20 @@ fn json_str_inner(b: &mut BytesMut, s: &str) {
     }
 }
 
+/// The response to a blocked request: a problem response with the stages' response headers.
+pub fn blocked(
+    b: crate::judge::Block,
+    id: crate::request_id::RequestId,
+    rec: &mut crate::record::Record,
+    req: crate::judge::ReqParts<'_>,
+) -> Response<RespBody> {
+    let mut resp = response(b.status, &b.code, title(b.status), id.as_str(), &b.reasons);
+    resp.extensions_mut().insert(Made { code: b.code.as_str().into(), blocked: true });
+    let set = b.record(rec, req);
+    crate::headers::add_response_headers(resp.headers_mut(), set);
+    resp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@
 //! 6. body stages: `body_stages`, `grpc_body_stages` (a buffered gRPC call's messages);
 //! 7. upstream: `upstream_head` (hop-by-hop headers removed, forwarding headers and the
 //!    stages' edits set, `upstream_length`, `upstream_path`, `host_setter`), then sent over
-//!    HTTP/1.1 (`upstream.rs`), HTTP/2 (`h2_request`, `send_h2`) or as a WebSocket
+//!    HTTP/1.1 (`upstream.rs`), HTTP/2 ([`crate::h2_forward`]) or as a WebSocket
 //!    handshake (`websocket.rs`); `upstream_failure` answers a failure;
 //! 8. response and 9. response stages: `response_stages`;
 //! 10. record: `Proxy::handle` sets `X-Request-Id` and finishes the `Record`.
@@ -22,7 +22,6 @@
 //! here comes from [`crate::problem`].
 
 use std::net::IpAddr;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -37,8 +36,9 @@ use crate::body::{ClientBody, UpBody};
 use crate::body_error::BodyError;
 use crate::code;
 use crate::h1::{ConnInfo, Handler, RawRequestHead};
+use crate::h2_forward::{h2_request, send_h2, H2Outcome};
 use crate::headers;
-use crate::judge::{self, choose_app, view, PathRefusal, ReqParts};
+use crate::judge::{self, choose_app, view, PathRefusal};
 use crate::metrics::{Metrics, PhaseKind, UpstreamErr};
 use crate::problem;
 use crate::record::{self, Captured, Record};
@@ -298,7 +298,7 @@ async fn routed(
     let head_view = (!app.stages.is_empty()).then(|| view(&parts, r.canonical.as_deref(), &r.id, app, r.client_ip, b"", false, r.conn.tls));
     if let Some(view) = &head_view {
         if let Some(b) = judge::head(app, view, &mut outcome) {
-            return blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers));
+            return problem::blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers));
         }
     }
 
@@ -374,7 +374,8 @@ async fn routed(
     let mut up_req = Request::from_parts(parts, up_body);
     let (mut forward_lines, mut raw_response, mut length_in_lines) = (up.forward_lines, raw_response, up.length_in_lines);
     if h2_up {
-        let (req, shared) = h2_request(up_req, &forward_lines, te_trailers, grpc_body, grpc_judge, r, &grpc_encoding);
+        let (req, shared) =
+            h2_request(up_req, &forward_lines, te_trailers, grpc_body, grpc_judge, r.snap, r.app_idx, &grpc_encoding, id, r.client_ip, r.conn.tls);
         match send_h2(app, req, &set_host, shared, grpc_call, id, rec).await {
             H2Outcome::Done(resp) => {
                 recycle_forward_lines(forward_lines);
@@ -472,7 +473,7 @@ fn body_stages(
         Some(v) => RequestView { body: bytes, body_truncated: truncated, ..*v },
         None => view(parts, r.canonical.as_deref(), &r.id, app, r.client_ip, bytes, truncated, r.conn.tls),
     };
-    judge::body(app, &view, outcome).map(|b| blocked(b, r.id, rec, (&parts.method, &parts.uri, &parts.headers)))
+    judge::body(app, &view, outcome).map(|b| problem::blocked(b, r.id, rec, (&parts.method, &parts.uri, &parts.headers)))
 }
 
 /// Phase 6, body stages on a buffered gRPC body: each message judged on its own, by the values
@@ -506,7 +507,7 @@ fn grpc_body_stages(
     });
     if let Err(stop) = judged {
         if let Some(b) = stop_block {
-            return Some(blocked(b, r.id, rec, (&parts.method, &parts.uri, &parts.headers)));
+            return Some(problem::blocked(b, r.id, rec, (&parts.method, &parts.uri, &parts.headers)));
         }
         return Some(crate::grpc_answer::response(stop.grpc_status, &stop.code, r.id.as_str()));
     }
@@ -760,7 +761,7 @@ async fn response_stages(
         if let Some(b) = outcome.blocked.as_mut() {
             b.1 = b.1.or(Some(StatusCode::BAD_GATEWAY.as_u16()));
         }
-        return blocked(judge::block(app, outcome, id.as_str()), id, rec, (&method, &uri, &req_headers));
+        return problem::blocked(judge::block(app, outcome, id.as_str()), id, rec, (&method, &uri, &req_headers));
     }
     judge::monitored(app, &mut outcome, id, rec, (&method, &uri, &req_headers));
     Response::from_parts(resp_parts, buffered.body)
@@ -812,181 +813,6 @@ fn recycle_forward_lines(forward_lines: Vec<u8>) {
     });
 }
 
-/// The request as an HTTP/2 upstream gets it: the forwarding header lines moved into the map,
-/// `te: trailers` kept, and for a streamed gRPC call a body that judges its messages.
-#[allow(clippy::too_many_arguments)]
-fn h2_request(
-    req: Request<UpBody>,
-    forward_lines: &[u8],
-    te_trailers: bool,
-    grpc_body: Option<ClientBody>,
-    grpc_judge: Option<(http::Method, Uri, http::HeaderMap, Option<String>, palisade_core::Context)>,
-    r: &Routed<'_, '_>,
-    encoding: &crate::grpc::Encoding,
-) -> (Request<crate::h2up::ReqBody>, Option<Rc<crate::grpc::Shared>>) {
-    use crate::h2up::ReqBody;
-    let (snap, app_idx, id, client_ip, tls) = (r.snap, r.app_idx, r.id, r.client_ip, r.conn.tls);
-    let (mut parts, body) = req.into_parts();
-    for line in forward_lines.split(|b| *b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|b| *b == b':') else { continue };
-        if let (Ok(n), Ok(v)) = (http::HeaderName::from_bytes(&line[..colon]), HeaderValue::from_bytes(line[colon + 1..].trim_ascii())) {
-            parts.headers.append(n, v);
-        }
-    }
-    if te_trailers {
-        parts.headers.insert(header::TE, HeaderValue::from_static("trailers"));
-    }
-    let app = &snap.apps[app_idx];
-    let Some(client) = grpc_body else {
-        let body = match body {
-            UpBody::Full(b) => ReqBody::Full(b),
-            other => ReqBody::Stream(other),
-        };
-        return (Request::from_parts(parts, body), None);
-    };
-    parts.headers.remove(header::CONTENT_LENGTH);
-    let shared = Rc::new(crate::grpc::Shared::default());
-    let body = match grpc_judge {
-        None => ReqBody::Stream(UpBody::Chained { head: None, spill: None, rest: client, remaining: u64::MAX }),
-        Some((method, uri, headers, canonical, cx)) => {
-            let snap = snap.clone();
-            let judge: crate::grpc::Judge = Box::new(move |payload: &[u8]| {
-                let app = &snap.apps[app_idx];
-                let view = RequestView {
-                    request_id: id.as_str(),
-                    app: &app.cfg.name,
-                    client_ip,
-                    method: &method,
-                    path: canonical.as_deref().unwrap_or(uri.path()),
-                    raw_path: uri.path(),
-                    query: uri.query(),
-                    headers: &headers,
-                    body: payload,
-                    body_truncated: false,
-                    tls,
-                };
-                let mut o = Outcome { context: cx.clone(), ..Outcome::default() };
-                o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
-                if let Some(b) = judge::body(app, &view, &mut o) {
-                    let judged = Box::new((method.clone(), uri.clone(), headers.clone()));
-                    return Some(crate::grpc::Stop { grpc_status: crate::grpc::status_for(b.status, true), code: b.code.clone(), block: Some((b, judged)) });
-                }
-                for (stage, reason) in &o.monitored {
-                    tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
-                }
-                None
-            });
-            let inspect = crate::grpc::Inspect::new(
-                client,
-                app.cfg.inspect_body as usize,
-                app.cfg.oversize == Oversize::Stream,
-                encoding.clone(),
-                judge,
-                shared.clone(),
-                id,
-            );
-            ReqBody::Grpc(Box::new(inspect))
-        }
-    };
-    (Request::from_parts(parts, body), Some(shared))
-}
-
-enum H2Outcome {
-    Done(Box<Response<RespBody>>),
-    /// The `https://` upstream speaks HTTP/1.1: the request goes that way.
-    Http1(Box<Request<UpBody>>),
-}
-
-/// Send a request to an HTTP/2 upstream. For a streamed gRPC call, a message blocked before the
-/// response began is answered as a block (recorded like any); one blocked later ends the
-/// response with the block's trailers.
-#[allow(clippy::too_many_arguments)]
-async fn send_h2(
-    app: &App,
-    req: Request<crate::h2up::ReqBody>,
-    set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue),
-    shared: Option<Rc<crate::grpc::Shared>>,
-    grpc_call: bool,
-    id: RequestId,
-    rec: &mut Record,
-) -> H2Outcome {
-    use crate::h2up::{ReqBody, SendFailure};
-    let send = crate::h2up::send(&app.upstream, req, set_host, &app.metrics);
-    tokio::pin!(send);
-    let stopped = async {
-        match &shared {
-            Some(s) => std::future::poll_fn(|cx| s.poll_stop(cx)).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(stopped);
-    let sent = tokio::select! {
-        biased;
-        stop = &mut stopped => {
-            return H2Outcome::Done(Box::new(match stop.block {
-                Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
-                None => crate::grpc_answer::response(stop.grpc_status, &stop.code, id.as_str()),
-            }));
-        }
-        r = &mut send => r,
-    };
-    // A stop may have come with the failure it caused.
-    if let (Err(_), Some(s)) = (&sent, &shared) {
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        if let std::task::Poll::Ready(stop) = s.poll_stop(&mut cx) {
-            return H2Outcome::Done(Box::new(match stop.block {
-                Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
-                None => crate::grpc_answer::response(stop.grpc_status, &stop.code, id.as_str()),
-            }));
-        }
-    }
-    let up = &app.upstream;
-    let resp = match sent {
-        Ok(resp) => resp,
-        Err(SendFailure::Http1(req)) => {
-            let (parts, body) = (*req).into_parts();
-            let body = match body {
-                ReqBody::Full(b) => UpBody::Full(b),
-                ReqBody::Stream(b) => b,
-                ReqBody::Grpc(_) => {
-                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, "gRPC call to an upstream that does not offer HTTP/2");
-                    return H2Outcome::Done(Box::new(reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream does not speak HTTP/2", id)));
-                }
-            };
-            return H2Outcome::Http1(Box::new(Request::from_parts(parts, body)));
-        }
-        Err(SendFailure::Upstream(e)) => {
-            return H2Outcome::Done(Box::new(match e {
-                UpstreamError::Timeout => {
-                    rec.upstream_error = Some(UpstreamErr::Timeout);
-                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, "upstream timed out");
-                    reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id)
-                }
-                UpstreamError::Connect(e) => {
-                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, error = %e, "upstream unavailable");
-                    reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id)
-                }
-                UpstreamError::ClientBody(e) => {
-                    tracing::info!(request_id = id.as_str(), error = %e, "client body failed while streaming upstream");
-                    reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id)
-                }
-                UpstreamError::Protocol(e) => {
-                    rec.upstream_error = Some(UpstreamErr::Protocol);
-                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, error = %e, "upstream failed");
-                    reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id)
-                }
-            }));
-        }
-    };
-    rec.upstream_status = Some(resp.status().as_u16());
-    let (mut parts, body) = resp.into_parts();
-    headers::strip_hop_by_hop(&mut parts.headers);
-    parts.version = Version::HTTP_11;
-    let grpc = if grpc_call { Some((shared.unwrap_or_default(), id)) } else { None };
-    H2Outcome::Done(Box::new(Response::from_parts(parts, RespBody::H2(Box::new(crate::grpc::H2Body::new(body, grpc))))))
-}
-
 /// HTTP/2 heads are limited like HTTP/1 ones: the header list size as HPACK counts it
 /// (name + value + 32 per field, RFC 7541 §4.1), pseudo-headers included, and the field count.
 fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: usize) -> bool {
@@ -998,15 +824,6 @@ fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: us
     let pseudo = req.method().as_str().len() + uri_len + 4 * 32;
     let fields: usize = req.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 32).sum();
     pseudo + fields > max_size
-}
-
-/// The response to a blocked request: a problem response with the stages' response headers.
-fn blocked(b: judge::Block, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Response<RespBody> {
-    let mut resp = problem::response(b.status, &b.code, problem::title(b.status), id.as_str(), &b.reasons);
-    resp.extensions_mut().insert(crate::problem::Made { code: b.code.as_str().into(), blocked: true });
-    let set = b.record(rec, req);
-    headers::add_response_headers(resp.headers_mut(), set);
-    resp
 }
 
 /// Read the body up to the app's inspection limit.
