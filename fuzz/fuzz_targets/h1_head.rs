@@ -29,7 +29,7 @@ use http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, 
 use libfuzzer_sys::fuzz_target;
 use palisade_proxy::codec::{self, BodyState, Chunk};
 use palisade_proxy::h1::{parse_request_head, ParsedHead, Rejection};
-use palisade_proxy::problem::code;
+use palisade_proxy::code;
 
 const MAX_HEADERS: [usize; 6] = [1, 3, 16, 128, 129, 300];
 const MAX_SIZE: [usize; 4] = [64, 512, 4096, 65536];

@@ -27,11 +27,13 @@ use palisade_events::query::{Filter, Reader};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
-use crate::body::{ClientBody, RespBody};
+use crate::body::ClientBody;
 use crate::h1::{self, ConnInfo, Handler};
 use crate::io::Stream;
 use crate::problem;
-use crate::server::{ReloadError, Shared};
+use crate::resp_body::RespBody;
+use crate::state::{ReloadError, Shared};
+use crate::token::constant_time_eq;
 
 struct Admin {
     shared: Arc<Shared>,
@@ -292,14 +294,6 @@ pub fn apps_json(c: &Config) -> Value {
     json!({ "apps": apps })
 }
 
-/// Compare secrets without a timing signal of where they differ.
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// `a=1&b=x%20y` → [("a","1"), ("b","x y")] (`+` is a space).
 pub fn query_pairs(q: &str) -> Vec<(String, String)> {
     q.split('&')
@@ -441,7 +435,6 @@ mod tests {
             query_pairs("a=1&b=x%20y+z&c&&d=%zz%4"),
             vec![("a".to_string(), "1".to_string()), ("b".into(), "x y z".into()), ("c".into(), "".into()), ("d".into(), "%zz%4".into())]
         );
-        assert!(constant_time_eq(b"abc", b"abc") && !constant_time_eq(b"abc", b"abd") && !constant_time_eq(b"ab", b"abc"));
         assert!(secret_key("jwt_secret") && secret_key("Authorization") && !secret_key("mode"));
     }
 }

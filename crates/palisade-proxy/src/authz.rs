@@ -38,15 +38,18 @@ use palisade_core::{Reason, RequestView};
 use serde::de::{Error as _, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::body::{BodyError, ClientBody, RespBody, UpBody};
+use crate::body::{ClientBody, UpBody};
+use crate::body_error::BodyError;
+use crate::code;
 use crate::h1::{ConnInfo, Handler};
 use crate::headers;
 use crate::judge;
 use crate::metrics::Verdict;
-use crate::problem::{self, code};
+use crate::problem;
 use crate::proxy::Proxy;
 use crate::record::{self, Captured, Record, Source};
 use crate::request_id::RequestId;
+use crate::resp_body::RespBody;
 use crate::snapshot::Snapshot;
 
 /// Reason codes of the authorization API's own answers (not verdicts).
@@ -158,7 +161,7 @@ impl Handler for Authz {
         };
         if let Some(token) = cfg.token.as_deref() {
             let given = req.headers().get(X_AUTHZ_TOKEN).map(HeaderValue::as_bytes);
-            if !given.is_some_and(|g| crate::admin::constant_time_eq(g, token.as_bytes())) {
+            if !given.is_some_and(|g| crate::token::constant_time_eq(g, token.as_bytes())) {
                 let e = ApiError { status: StatusCode::UNAUTHORIZED, code: codes::UNAUTHORIZED, title: "A valid X-Palisade-Authz-Token is required".into() };
                 return refused(e, id);
             }

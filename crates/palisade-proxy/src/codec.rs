@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 
-use crate::body::BodyError;
+use crate::body_error::BodyError;
 use crate::io::Stream;
 
 /// Bytes read from a socket at a time.

@@ -16,12 +16,13 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::{header, HeaderMap, HeaderValue, Response, StatusCode};
+use http::{header, HeaderMap, HeaderValue, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use palisade_body::coding::{inflate, Coding, Inflated};
 use palisade_core::grpc::{self as wire, FrameError, HEADER_LEN};
 
-use crate::body::{BodyError, ClientBody, RespBody};
+use crate::body::ClientBody;
+use crate::body_error::BodyError;
 use crate::request_id::RequestId;
 
 /// gRPC status codes used here (grpc/doc/statuscodes.md).
@@ -85,54 +86,10 @@ pub fn status_for(http: StatusCode, blocked: bool) -> u8 {
     }
 }
 
-/// Marks a response Palisade made (its reason code, whether a stage blocked the request), so
-/// that it can be re-shaped for a gRPC client.
-#[derive(Clone, Debug)]
-pub struct Made {
-    pub code: Box<str>,
-    pub blocked: bool,
-}
-
 /// `grpc-message`: the reason code and the request id.
 pub fn message(code: &str, id: &str) -> HeaderValue {
     let text = format!("{code} (request id {id})");
     HeaderValue::from_str(&wire::percent_encode_message(&text)).unwrap_or(HeaderValue::from_static("blocked"))
-}
-
-/// Marks a gRPC answer Palisade made (its content type follows the request's, see [`reshape`]).
-#[derive(Clone, Copy, Debug)]
-pub struct Answer;
-
-/// A Trailers-Only gRPC response.
-pub fn response(grpc_status: u8, code: &str, id: &str) -> Response<RespBody> {
-    let mut resp = Response::new(RespBody::empty());
-    resp.extensions_mut().insert(Answer);
-    let h = resp.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-    h.insert("grpc-status", HeaderValue::from(u16::from(grpc_status)));
-    h.insert("grpc-message", message(code, id));
-    resp
-}
-
-/// Re-shape a response Palisade made into the gRPC form, with the content type `ctype` (see
-/// [`answer_type`]; headers the stages set, such as `Retry-After`, are kept). Responses from
-/// the upstream pass unchanged.
-pub fn reshape(mut resp: Response<RespBody>, id: &RequestId, ctype: &'static str) -> Response<RespBody> {
-    if resp.extensions().get::<Answer>().is_some() {
-        resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
-        return resp;
-    }
-    let Some(made) = resp.extensions().get::<Made>().cloned() else { return resp };
-    let grpc_status = status_for(resp.status(), made.blocked);
-    let (parts, _) = resp.into_parts();
-    let mut out = response(grpc_status, &made.code, id.as_str());
-    out.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
-    for (name, value) in &parts.headers {
-        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH && name != header::CACHE_CONTROL {
-            out.headers_mut().append(name.clone(), value.clone());
-        }
-    }
-    out
 }
 
 /// What polling a body frame gives.
@@ -474,7 +431,7 @@ impl Body for H2Body {
             Poll::Ready(Some(Err(e))) => {
                 if this.grpc.is_some() {
                     tracing::warn!(request_id = this.grpc.as_ref().map_or("", |(_, id)| id.as_str()), error = %e, "upstream failed in the middle of a gRPC response");
-                    return this.trailers(status::UNAVAILABLE, crate::problem::code::UPSTREAM_ERROR);
+                    return this.trailers(status::UNAVAILABLE, crate::code::UPSTREAM_ERROR);
                 }
                 this.finished = true;
                 Poll::Ready(Some(Err(BodyError::Upstream(e.to_string()))))
@@ -547,6 +504,8 @@ fn frame_stop(e: FrameError) -> Box<Stop> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grpc_answer::{reshape, response};
+    use crate::problem::Made;
 
     #[test]
     fn grpc_content_types() {

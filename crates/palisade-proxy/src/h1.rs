@@ -27,17 +27,23 @@ use std::rc::Rc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use http::{header, HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri, Version};
-use http_body::{Body, Frame, SizeHint};
+use bytes::BytesMut;
+use http::{header, HeaderValue, Method, Request, Response, StatusCode, Uri, Version};
+use http_body::{Body, SizeHint};
 use tokio::io::AsyncWrite;
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
-use crate::body::{BodyError, ClientBody, RespBody};
+use crate::body::ClientBody;
+use crate::code;
 use crate::codec::{self, BodyState, Chunk};
+pub use crate::h1_body::RequestBody;
+use crate::h1_body::Shared;
 use crate::io::Stream;
-use crate::problem::{self, code};
+use crate::problem;
+use crate::raw_head::{spare_fields, visible_ascii, RawField};
+pub use crate::raw_head::{spare_map, RawRequestHead};
+use crate::resp_body::RespBody;
 
 /// Limits of one listener's HTTP/1 connections.
 #[derive(Clone, Debug)]
@@ -98,288 +104,7 @@ pub enum Served {
     H2(Stream),
 }
 
-const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
-/// Bodies with a Content-Length up to this are delivered as a single frame.
-const WHOLE_BODY_MAX: u64 = 256 * 1024;
-/// Room past a whole body's bytes for what its last read may bring of the next request (see
-/// `poll_whole_body`).
-const BODY_SLACK: usize = 4096;
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-struct Shared {
-    io: Stream,
-    rbuf: BytesMut,
-    /// Sequence number of the request whose body may be read; older bodies read nothing.
-    seq: u64,
-    body: BodyState,
-    /// Bytes of the `100 Continue` line still to write (`None`: not needed or done).
-    continue_at: Option<usize>,
-    body_timeout: Duration,
-    /// Body read deadline, armed when a body read first has to wait (and re-armed after data).
-    deadline: Pin<Box<Sleep>>,
-    deadline_armed: bool,
-    /// The body being gathered whole (see `poll_whole_body`), with its share of the budget.
-    body_buf: Option<(BytesMut, Reservation)>,
-}
-
-/// Memory allocated for bodies ahead of their bytes, per worker. Past the budget, bodies take
-/// the frame-by-frame path, so heads announcing large bodies cannot make a worker allocate
-/// without bound.
-const AHEAD_BUDGET: usize = 32 * 1024 * 1024;
-
-thread_local! {
-    static RESERVED_AHEAD: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-struct Reservation(usize);
-
-/// Whole-body buffers of this worker kept for the next bodies (at most `BODY_POOL` of at most
-/// `POOLED_BODY_MAX` bytes each): a body buffer is allocated and freed around every request,
-/// and the allocator returning those pages to the kernel (and faulting them in again) showed as
-/// page faults per 28 KiB POST.
-const BODY_POOL: usize = 8;
-const POOLED_BODY_MAX: usize = 64 * 1024 + BODY_SLACK;
-
-thread_local! {
-    static BODIES: RefCell<Vec<BytesMut>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A buffer for a whole body of `cap` bytes (its slack included): pooled when one is there.
-fn body_buffer(cap: usize) -> BytesMut {
-    match BODIES.with(|b| b.borrow_mut().pop()) {
-        Some(mut b) if b.capacity() >= cap => {
-            b.clear();
-            b
-        }
-        _ => BytesMut::with_capacity(cap),
-    }
-}
-
-/// Give a whole body back once it has been sent (kept only when nothing else holds it).
-pub fn recycle_body(body: Bytes) {
-    if body.len() > POOLED_BODY_MAX {
-        return;
-    }
-    if let Ok(b) = body.try_into_mut() {
-        if b.capacity() <= POOLED_BODY_MAX {
-            BODIES.with(|p| {
-                let mut p = p.borrow_mut();
-                if p.len() < BODY_POOL {
-                    p.push(b);
-                }
-            });
-        }
-    }
-}
-
-impl Reservation {
-    fn take(n: usize) -> Option<Reservation> {
-        RESERVED_AHEAD.with(|r| {
-            let now = r.get();
-            (now + n <= AHEAD_BUDGET).then(|| {
-                r.set(now + n);
-                Reservation(n)
-            })
-        })
-    }
-}
-
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        RESERVED_AHEAD.with(|r| r.set(r.get().saturating_sub(self.0)));
-    }
-}
-
-impl Shared {
-    /// Read more bytes into `rbuf`. `Ok(0)` is end of stream.
-    fn poll_read_more(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
-        codec::poll_read_more(&mut self.io, &mut self.rbuf, cx)
-    }
-
-    fn poll_write_continue(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while let Some(off) = self.continue_at {
-            let n = ready!(Pin::new(&mut self.io).poll_write(cx, &CONTINUE[off..]))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            self.continue_at = if off + n >= CONTINUE.len() { None } else { Some(off + n) };
-        }
-        Poll::Ready(Ok(()))
-    }
-
-    /// Called when a body read has to wait: arms the deadline on the first wait since data last
-    /// arrived, and says whether it has passed.
-    fn body_deadline_passed(&mut self, cx: &mut Context<'_>) -> bool {
-        if !self.deadline_armed {
-            self.deadline_armed = true;
-            let deadline = Instant::now() + self.body_timeout;
-            self.deadline.as_mut().reset(deadline);
-        }
-        self.deadline.as_mut().poll(cx).is_ready()
-    }
-
-    /// Gather a body of `n` bytes into its own buffer; ready once it is complete.
-    fn poll_whole_body(&mut self, cx: &mut Context<'_>, n: u64) -> Poll<Result<Bytes, BodyError>> {
-        use bytes::BufMut;
-        let Some((buf, _)) = self.body_buf.as_mut() else { return Poll::Ready(Err(BodyError::Incomplete)) };
-        loop {
-            let missing = n as usize - buf.len();
-            if missing == 0 {
-                self.body = BodyState::Done;
-                let whole = self.body_buf.take().map(|(b, _)| b).unwrap_or_default();
-                return Poll::Ready(Ok(whole.freeze()));
-            }
-            // Each read asks for up to BODY_SLACK bytes past the body. Usually fewer arrive: a
-            // read that does not fill its buffer tells tokio the socket is drained, so the next
-            // request's head is waited for in the poller instead of with a `recv` that fails with
-            // EAGAIN (one syscall per request saved). Bytes past the body belong to the next
-            // request (pipelining): they go to the connection's read buffer.
-            match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut (&mut *buf).limit(missing + BODY_SLACK)) {
-                Poll::Ready(Ok(0)) => return Poll::Ready(Err(BodyError::Incomplete)),
-                Poll::Ready(Ok(_)) => {
-                    self.deadline_armed = false;
-                    if buf.len() > n as usize {
-                        // The connection's buffer is empty here: the body took all it held.
-                        self.rbuf.extend_from_slice(&buf[n as usize..]);
-                        buf.truncate(n as usize);
-                    }
-                }
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(BodyError::Io(e.to_string()))),
-                Poll::Pending => {
-                    if self.body_deadline_passed(cx) {
-                        return Poll::Ready(Err(BodyError::Timeout));
-                    }
-                    return Poll::Pending;
-                }
-            }
-        }
-    }
-
-    fn decode(&mut self) -> Result<Option<Option<Bytes>>, BodyError> {
-        codec::decode(&mut self.body, &mut self.rbuf)
-    }
-}
-
-/// The body of a request on an HTTP/1 connection.
-pub struct RequestBody {
-    shared: Rc<RefCell<Shared>>,
-    seq: u64,
-    hint: SizeHint,
-    /// Bytes the body may still bring (see [`RequestBody::limit_to`]).
-    allowed: u64,
-}
-
-impl RequestBody {
-    /// Fail with [`BodyError::TooLarge`] as soon as the body is known to exceed `max` bytes: a
-    /// chunk announcing more than is left is refused when its size line arrives, not after
-    /// waiting for data that would be refused anyway.
-    pub fn limit_to(&mut self, max: u64) {
-        self.allowed = max;
-    }
-}
-
-impl Body for RequestBody {
-    type Data = Bytes;
-    type Error = BodyError;
-
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
-        let this = self.get_mut();
-        let mut s = this.shared.borrow_mut();
-        if s.seq != this.seq {
-            return Poll::Ready(Some(Err(BodyError::Incomplete)));
-        }
-        if s.continue_at.is_some() {
-            if let Err(e) = ready!(s.poll_write_continue(cx)) {
-                s.body = BodyState::Failed;
-                return Poll::Ready(Some(Err(BodyError::Io(e.to_string()))));
-            }
-            s.deadline_armed = false;
-        }
-        loop {
-            // A body of known, moderate length is read into a buffer of its own, exactly its
-            // size, and handed over as one frame: no reassembly copy, and the connection's read
-            // buffer stays small. Only what the client has sent is ever copied.
-            if let BodyState::Length(n) = s.body {
-                let whole = s.body_buf.is_some()
-                    || (n <= WHOLE_BODY_MAX && (s.rbuf.len() as u64) < n && {
-                        match Reservation::take(n as usize + BODY_SLACK) {
-                            Some(r) => {
-                                let mut b = body_buffer(n as usize + BODY_SLACK);
-                                let take = s.rbuf.len().min(n as usize);
-                                b.extend_from_slice(&s.rbuf.split_to(take));
-                                s.body_buf = Some((b, r));
-                                true
-                            }
-                            None => false,
-                        }
-                    });
-                if whole {
-                    match s.poll_whole_body(cx, n) {
-                        Poll::Ready(Ok(data)) => return Poll::Ready(Some(Ok(Frame::data(data)))),
-                        Poll::Ready(Err(e)) => {
-                            s.body = BodyState::Failed;
-                            s.body_buf = None;
-                            return Poll::Ready(Some(Err(e)));
-                        }
-                        Poll::Pending => return Poll::Pending,
-                    }
-                }
-            }
-            match s.decode() {
-                Ok(Some(Some(data))) => {
-                    let n = data.len() as u64;
-                    if n > this.allowed {
-                        s.body = BodyState::Failed;
-                        return Poll::Ready(Some(Err(BodyError::TooLarge)));
-                    }
-                    this.allowed -= n;
-                    return Poll::Ready(Some(Ok(Frame::data(data))));
-                }
-                Ok(Some(None)) => return Poll::Ready(None),
-                Ok(None) => {}
-                Err(e) => {
-                    s.body = BodyState::Failed;
-                    return Poll::Ready(Some(Err(e)));
-                }
-            }
-            if let BodyState::Chunked(Chunk::Data(n)) = s.body {
-                if n > this.allowed {
-                    s.body = BodyState::Failed;
-                    return Poll::Ready(Some(Err(BodyError::TooLarge)));
-                }
-            }
-            match s.poll_read_more(cx) {
-                Poll::Ready(Ok(0)) => {
-                    s.body = BodyState::Failed;
-                    return Poll::Ready(Some(Err(BodyError::Incomplete)));
-                }
-                Poll::Ready(Ok(_)) => {
-                    s.deadline_armed = false;
-                }
-                Poll::Ready(Err(e)) => {
-                    s.body = BodyState::Failed;
-                    return Poll::Ready(Some(Err(BodyError::Io(e.to_string()))));
-                }
-                Poll::Pending => {
-                    if s.body_deadline_passed(cx) {
-                        s.body = BodyState::Failed;
-                        return Poll::Ready(Some(Err(BodyError::Timeout)));
-                    }
-                    return Poll::Pending;
-                }
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        let s = self.shared.borrow();
-        s.seq == self.seq && s.body == BodyState::Done
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.hint
-    }
-}
 
 /// A parsed request head, or why there is none.
 enum Head {
@@ -641,7 +366,7 @@ pub struct Rejection {
     pub title: &'static str,
 }
 
-const fn reject(status: StatusCode, code: &'static str, title: &'static str) -> Result<ParsedHead, Rejection> {
+const fn reject<T>(status: StatusCode, code: &'static str, title: &'static str) -> Result<T, Rejection> {
     Err(Rejection { status, code, title })
 }
 
@@ -782,7 +507,48 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
     let mut raw = RawRequestHead { head, fields, plain: false, host: None, content_length: None, normalized_length: None };
     let values = |kind: ReqName| raw.fields().filter(move |(n, _)| req_name(n) == kind).map(|(_, v)| v);
 
-    // Framing (RFC 9112 §6): refuse everything ambiguous.
+    let (body, normalized_length) = body_framing(&raw, n_te, n_cl, version)?;
+    let hosts = n_host;
+    if hosts > 1 || (version == Version::HTTP_11 && hosts == 0 && uri.authority().is_none()) {
+        return bad("Exactly one Host header is required");
+    }
+    if n_host == 1 && !codec::valid_host(raw.field(host_at).1) {
+        return bad("Invalid Host header");
+    }
+    let mut expect_continue = false;
+    if n_expect > 0 {
+        let expect = raw.field(expect_at).1;
+        if expect.eq_ignore_ascii_case(b"100-continue") {
+            expect_continue = version == Version::HTTP_11 && body != BodyState::Length(0);
+        } else {
+            return reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
+        }
+    }
+    let (keep_alive, names_other) = match n_conn {
+        0 => (version == Version::HTTP_11, false),
+        1 => match raw.field(conn_at).1 {
+            // The usual values, without the token walk.
+            v if v.eq_ignore_ascii_case(b"keep-alive") => (true, false),
+            v if v.eq_ignore_ascii_case(b"close") => (false, false),
+            v => connection_tokens(std::iter::once(v), version),
+        },
+        _ => connection_tokens(values(ReqName::Connection), version),
+    };
+    // Plain: one Host, at most one Content-Length, and `Connection` names no header beyond the
+    // hop-by-hop ones (see `RawRequestHead::plain`).
+    raw.normalized_length = normalized_length;
+    raw.plain = n_host == 1 && n_cl <= 1 && !names_other;
+    raw.host = (n_host > 0).then_some(host_at as u32);
+    raw.content_length = (n_cl > 0).then_some(cl_at as u32);
+    Ok(ParsedHead { method, uri, version, raw, body, expect_continue, keep_alive })
+}
+
+/// Framing (RFC 9112 §6) from the head's `n_te` Transfer-Encoding and `n_cl` Content-Length
+/// fields, refusing everything ambiguous. Returns the body's framing and, when several equal
+/// lengths were sent, the one length the map gets.
+fn body_framing(raw: &RawRequestHead, n_te: usize, n_cl: usize, version: Version) -> Result<(BodyState, Option<u64>), Rejection> {
+    let bad = |msg| reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, msg);
+    let values = |kind: ReqName| raw.fields().filter(move |(n, _)| req_name(n) == kind).map(|(_, v)| v);
     let te_present = n_te > 0;
     let cl_present = n_cl > 0;
     if te_present && cl_present {
@@ -828,39 +594,7 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
             normalized_length = Some(n);
         }
     }
-    let hosts = n_host;
-    if hosts > 1 || (version == Version::HTTP_11 && hosts == 0 && uri.authority().is_none()) {
-        return bad("Exactly one Host header is required");
-    }
-    if n_host == 1 && !codec::valid_host(raw.field(host_at).1) {
-        return bad("Invalid Host header");
-    }
-    let mut expect_continue = false;
-    if n_expect > 0 {
-        let expect = raw.field(expect_at).1;
-        if expect.eq_ignore_ascii_case(b"100-continue") {
-            expect_continue = version == Version::HTTP_11 && body != BodyState::Length(0);
-        } else {
-            return reject(StatusCode::EXPECTATION_FAILED, code::BAD_REQUEST, "Unsupported expectation");
-        }
-    }
-    let (keep_alive, names_other) = match n_conn {
-        0 => (version == Version::HTTP_11, false),
-        1 => match raw.field(conn_at).1 {
-            // The usual values, without the token walk.
-            v if v.eq_ignore_ascii_case(b"keep-alive") => (true, false),
-            v if v.eq_ignore_ascii_case(b"close") => (false, false),
-            v => connection_tokens(std::iter::once(v), version),
-        },
-        _ => connection_tokens(values(ReqName::Connection), version),
-    };
-    // Plain: one Host, at most one Content-Length, and `Connection` names no header beyond the
-    // hop-by-hop ones (see `RawRequestHead::plain`).
-    raw.normalized_length = normalized_length;
-    raw.plain = n_host == 1 && n_cl <= 1 && !names_other;
-    raw.host = (n_host > 0).then_some(host_at as u32);
-    raw.content_length = (n_cl > 0).then_some(cl_at as u32);
-    Ok(ParsedHead { method, uri, version, raw, body, expect_continue, keep_alive })
+    Ok((body, normalized_length))
 }
 
 /// `HeaderName`'s length limit.
@@ -888,237 +622,6 @@ fn req_name(name: &[u8]) -> ReqName {
     }
 }
 
-/// Whether `HeaderValue::to_str` accepts the value: visible ASCII (and HTAB) only. Eight
-/// bytes at a time (see the test against the byte-by-byte check).
-fn is_visible_ascii(v: &[u8]) -> bool {
-    const L: u64 = 0x0101_0101_0101_0101;
-    const H: u64 = 0x8080_8080_8080_8080;
-    #[inline(always)]
-    fn word_ok(w: u64) -> bool {
-        // 0x80 exactly at the bytes that are HTAB (no carry crosses a byte)...
-        const LOW7: u64 = 0x7f * L;
-        let z = w ^ (0x09 * L);
-        let tab = !(((z & LOW7) + LOW7) | z | LOW7);
-        // ... which become `)` (0x29), visible.
-        let w = w | (tab >> 2);
-        // Then: no byte below 0x20, none above 0x7e (exact as "any byte" tests).
-        let below = w.wrapping_sub(0x20 * L) & !w & H;
-        let above = (w.wrapping_add(L) | w) & H;
-        below | above == 0
-    }
-    let mut chunks = v.chunks_exact(8);
-    for c in &mut chunks {
-        if !word_ok(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])) {
-            return false;
-        }
-    }
-    let rest = chunks.remainder();
-    let mut last = [b' '; 8];
-    last[..rest.len()].copy_from_slice(rest);
-    word_ok(u64::from_le_bytes(last))
-}
-
-/// `HeaderValue::to_str`: the value as text when it is visible ASCII (and HTAB) only.
-fn visible_ascii(v: &[u8]) -> Result<&str, ()> {
-    if is_visible_ascii(v) {
-        std::str::from_utf8(v).map_err(|_| ())
-    } else {
-        Err(())
-    }
-}
-
-/// Where one header field of a request head is (offsets into the head).
-#[derive(Clone, Copy)]
-struct RawField {
-    name: u32,
-    name_len: u32,
-    value: u32,
-    value_len: u32,
-}
-
-thread_local! {
-    /// A field list kept for the next request head (one per worker, instead of one allocation
-    /// per request).
-    static SPARE_FIELDS: std::cell::Cell<Vec<RawField>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// The header names of the last heads made into maps, as sent and as `HeaderName`s: clients
-/// send the same few names, usually in the same order, so a name is looked up first where it
-/// was in the head before ([`RawRequestHead::to_map`]; `HeaderName::from_bytes` lowercases and
-/// matches every name, and allocates for a non-standard one).
-#[derive(Default)]
-struct NameCache {
-    names: Vec<(Box<[u8]>, HeaderName)>,
-}
-
-impl NameCache {
-    const MAX: usize = 32;
-    const MAX_LEN: usize = 64;
-
-    /// The `HeaderName` of `sent`, the `k`-th field of a head; `None` if it is not a valid name.
-    fn name(&mut self, k: usize, sent: &[u8]) -> Option<HeaderName> {
-        if let Some((s, n)) = self.names.get(k) {
-            if **s == *sent {
-                return Some(n.clone());
-            }
-        }
-        if let Some((_, n)) = self.names.iter().find(|(s, _)| **s == *sent) {
-            return Some(n.clone());
-        }
-        let n = HeaderName::from_bytes(sent).ok()?;
-        if self.names.len() < NameCache::MAX && sent.len() <= NameCache::MAX_LEN {
-            self.names.push((sent.into(), n.clone()));
-        }
-        Some(n)
-    }
-}
-
-thread_local! {
-    static NAMES: std::cell::RefCell<NameCache> = std::cell::RefCell::default();
-    /// A header map kept for the next [`RawRequestHead::to_map`] (one per worker): the map that
-    /// the stages read when the request went upstream as its own lines.
-    static SPARE_MAP: std::cell::Cell<Option<HeaderMap>> = const { std::cell::Cell::new(None) };
-}
-
-/// Keeps `map` (cleared) for the next [`RawRequestHead::to_map`] of this thread.
-pub fn spare_map(mut map: HeaderMap) {
-    if map.capacity() <= 64 {
-        map.clear();
-        SPARE_MAP.with(|s| s.set(Some(map)));
-    }
-}
-
-fn spare_fields(min: usize) -> Vec<RawField> {
-    let mut v = SPARE_FIELDS.with(std::cell::Cell::take);
-    v.clear();
-    v.reserve(min);
-    v
-}
-
-/// The header fields of an HTTP/1 request head, checked (names and values as `HeaderName` and
-/// `HeaderValue` accept them) but not put in a `HeaderMap`: the map is built by [`to_map`]
-/// when something needs it, and a plain proxied request goes upstream as these lines
-/// (`proxy.rs`, `raw_request_lines`).
-///
-/// [`to_map`]: RawRequestHead::to_map
-pub struct RawRequestHead {
-    head: Bytes,
-    fields: Vec<RawField>,
-    plain: bool,
-    host: Option<u32>,
-    content_length: Option<u32>,
-    /// Set when several (equal) Content-Length fields were sent: the map holds one, with this.
-    normalized_length: Option<u64>,
-}
-
-impl RawRequestHead {
-    /// The whole head as received: request line, header lines and the final empty line.
-    pub fn head(&self) -> &[u8] {
-        &self.head
-    }
-
-    /// The header fields in the order received: (name as sent, value).
-    pub fn fields(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        let h = &self.head[..];
-        self.fields.iter().map(move |f| (&h[f.name as usize..(f.name + f.name_len) as usize], &h[f.value as usize..(f.value + f.value_len) as usize]))
-    }
-
-    /// The header lines to forward, as runs of the head's own bytes: the fields `keep` accepts
-    /// (by name), each written `name: value\r\n`. Consecutive fields already written that way in
-    /// the head (the usual case) are copied as one run.
-    pub fn write_lines(&self, out: &mut Vec<u8>, keep: impl Fn(&[u8]) -> bool) {
-        let h = &self.head[..];
-        let mut runs = codec::LineRuns::default();
-        for f in &self.fields {
-            let (n, nl, v, vl) = (f.name as usize, f.name_len as usize, f.value as usize, f.value_len as usize);
-            if keep(&h[n..n + nl]) {
-                runs.keep(h, out, (n, nl), (v, vl));
-            } else {
-                runs.flush(h, out);
-            }
-        }
-        runs.flush(h, out);
-    }
-
-    fn field(&self, i: usize) -> (&[u8], &[u8]) {
-        let f = self.fields[i];
-        let h = &self.head[..];
-        (&h[f.name as usize..(f.name + f.name_len) as usize], &h[f.value as usize..(f.value + f.value_len) as usize])
-    }
-
-    /// One Host field, at most one Content-Length field, and no header named in `Connection`
-    /// but hop-by-hop ones (`close`, `keep-alive`, ...): the head can go upstream line by line.
-    pub fn plain(&self) -> bool {
-        self.plain
-    }
-
-    /// The (first) Host field's value.
-    pub fn host(&self) -> Option<HeaderValue> {
-        let f = self.fields[self.host? as usize];
-        HeaderValue::from_maybe_shared(self.head.slice(f.value as usize..(f.value + f.value_len) as usize)).ok()
-    }
-
-    /// The (first) Host field's value.
-    pub fn host_bytes(&self) -> Option<&[u8]> {
-        Some(self.field(self.host? as usize).1)
-    }
-
-    /// The (first) Host field's value as text (`HeaderValue::to_str`), "" when there is none or
-    /// it is not visible ASCII.
-    pub fn host_str(&self) -> &str {
-        self.host_bytes().and_then(|h| visible_ascii(h).ok()).unwrap_or("")
-    }
-
-    /// [`RawRequestHead::host_str`] as bytes (no UTF-8 check: visible ASCII is text).
-    pub fn host_visible(&self) -> &[u8] {
-        self.host_bytes().filter(|h| is_visible_ascii(h)).unwrap_or(b"")
-    }
-
-    /// The (first) Content-Length field's value as sent.
-    pub fn content_length(&self) -> Option<&[u8]> {
-        Some(self.field(self.content_length? as usize).1)
-    }
-
-    /// The header map, as the request would have had it: names lowercase, values sharing the
-    /// head's bytes, several equal Content-Lengths folded into one.
-    pub fn to_map(&self) -> HeaderMap {
-        // Room for the few headers added on the way upstream without growing the map.
-        let want = self.fields.len() + 2;
-        let mut headers = match SPARE_MAP.with(std::cell::Cell::take) {
-            Some(mut m) => {
-                m.reserve(want);
-                m
-            }
-            None => HeaderMap::with_capacity(want),
-        };
-        NAMES.with_borrow_mut(|names| {
-            for (k, f) in self.fields.iter().enumerate() {
-                let name = &self.head[f.name as usize..(f.name + f.name_len) as usize];
-                // Checked by the parse (see `parse_head`): neither conversion fails.
-                let (Some(name), Ok(value)) =
-                    (names.name(k, name), HeaderValue::from_maybe_shared(self.head.slice(f.value as usize..(f.value + f.value_len) as usize)))
-                else {
-                    continue;
-                };
-                headers.append(name, value);
-            }
-        });
-        if let Some(n) = self.normalized_length {
-            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(n));
-        }
-        headers
-    }
-}
-
-impl Drop for RawRequestHead {
-    fn drop(&mut self) {
-        if self.fields.capacity() <= 256 {
-            let v = std::mem::take(&mut self.fields);
-            SPARE_FIELDS.with(|s| s.set(v));
-        }
-    }
-}
-
 /// Whether the request line is `METHOD SP TARGET SP HTTP/d.d` (a version we do not speak, as
 /// opposed to a malformed line, which gets 400).
 fn other_http_version(head: &[u8]) -> bool {
@@ -1129,7 +632,7 @@ fn other_http_version(head: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-fn connection_keep_alive(headers: &HeaderMap, version: Version) -> bool {
+fn connection_keep_alive(headers: &http::HeaderMap, version: Version) -> bool {
     connection_tokens(headers.get_all(header::CONNECTION).iter().map(HeaderValue::as_bytes), version).0
 }
 
@@ -1176,68 +679,7 @@ async fn write_response(
     if !no_body && exact.is_none() && version == Version::HTTP_10 {
         keep_alive = false;
     }
-    wbuf.clear();
-    wbuf.extend_from_slice(b"HTTP/1.1 ");
-    wbuf.extend_from_slice(status.as_str().as_bytes());
-    wbuf.push(b' ');
-    wbuf.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
-    wbuf.extend_from_slice(b"\r\n");
-    let mut has_date = false;
-    // Pass-through: the upstream's own header lines, already filtered (see `upstream::RawHead`),
-    // and the request id the proxy attached to them.
-    let mut raw_id = None;
-    if let RespBody::Upstream(up) = &mut body {
-        if let Some(raw) = up.take_raw_head() {
-            wbuf.extend_from_slice(&raw.lines);
-            has_date = raw.has_date;
-            if let Some(id) = raw.request_id {
-                wbuf.extend_from_slice(b"x-request-id: ");
-                wbuf.extend_from_slice(id.as_bytes());
-                wbuf.extend_from_slice(b"\r\n");
-                raw_id = Some(id);
-            }
-        }
-    }
-    for (name, value) in parts.headers.iter() {
-        if name == header::CONNECTION || name == header::TRANSFER_ENCODING {
-            continue;
-        }
-        if name == header::CONTENT_LENGTH && !(is_head || status == StatusCode::NOT_MODIFIED) {
-            continue;
-        }
-        if name == header::DATE {
-            has_date = true;
-        }
-        wbuf.extend_from_slice(name.as_str().as_bytes());
-        wbuf.extend_from_slice(b": ");
-        wbuf.extend_from_slice(value.as_bytes());
-        wbuf.extend_from_slice(b"\r\n");
-    }
-    if !has_date {
-        wbuf.extend_from_slice(b"date: ");
-        crate::date::with(|d| wbuf.extend_from_slice(d));
-        wbuf.extend_from_slice(b"\r\n");
-    }
-    // The length: of the body we send, or, for a HEAD answered by Palisade itself, of the body
-    // a GET would get (an upstream's own Content-Length was kept above).
-    let length = match exact {
-        Some(n) if !no_body => Some(n),
-        Some(n) if is_head && n > 0 && !parts.headers.contains_key(header::CONTENT_LENGTH) => Some(n),
-        _ => None,
-    };
-    if let Some(n) = length {
-        wbuf.extend_from_slice(b"content-length: ");
-        wbuf.extend_from_slice(codec::decimal(n, &mut [0u8; 20]));
-        wbuf.extend_from_slice(b"\r\n");
-    } else if chunked {
-        wbuf.extend_from_slice(b"transfer-encoding: chunked\r\n");
-    }
-    if !keep_alive {
-        wbuf.extend_from_slice(b"connection: close\r\n");
-    } else if version == Version::HTTP_10 {
-        wbuf.extend_from_slice(b"connection: keep-alive\r\n");
-    }
-    wbuf.extend_from_slice(b"\r\n");
+    let raw_id = write_head(wbuf, &parts, &mut body, ResponseFraming { is_head, no_body, exact, chunked, keep_alive, version });
 
     let send_timeout = limits.body_timeout;
     if no_body {
@@ -1333,6 +775,89 @@ async fn write_response(
         keep_alive = false;
     }
     Ok(keep_alive)
+}
+
+/// How a response is framed for the client (see `write_response`).
+struct ResponseFraming {
+    is_head: bool,
+    /// No body is sent (HEAD, 1xx, 204, 304).
+    no_body: bool,
+    /// The body's exact length, when known.
+    exact: Option<u64>,
+    chunked: bool,
+    keep_alive: bool,
+    version: Version,
+}
+
+/// Write a response head into `wbuf`: status line, the header lines (a pass-through response's
+/// own lines as they are), `Date`, the framing and `Connection`. Returns the request id a
+/// pass-through head carried.
+fn write_head(wbuf: &mut Vec<u8>, parts: &http::response::Parts, body: &mut RespBody, f: ResponseFraming) -> Option<crate::request_id::RequestId> {
+    let ResponseFraming { is_head, no_body, exact, chunked, keep_alive, version } = f;
+    let status = parts.status;
+    wbuf.clear();
+    wbuf.extend_from_slice(b"HTTP/1.1 ");
+    wbuf.extend_from_slice(status.as_str().as_bytes());
+    wbuf.push(b' ');
+    wbuf.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
+    wbuf.extend_from_slice(b"\r\n");
+    let mut has_date = false;
+    // Pass-through: the upstream's own header lines, already filtered (see `upstream::RawHead`),
+    // and the request id the proxy attached to them.
+    let mut raw_id = None;
+    if let RespBody::Upstream(up) = body {
+        if let Some(raw) = up.take_raw_head() {
+            wbuf.extend_from_slice(&raw.lines);
+            has_date = raw.has_date;
+            if let Some(id) = raw.request_id {
+                wbuf.extend_from_slice(b"x-request-id: ");
+                wbuf.extend_from_slice(id.as_bytes());
+                wbuf.extend_from_slice(b"\r\n");
+                raw_id = Some(id);
+            }
+        }
+    }
+    for (name, value) in parts.headers.iter() {
+        if name == header::CONNECTION || name == header::TRANSFER_ENCODING {
+            continue;
+        }
+        if name == header::CONTENT_LENGTH && !(is_head || status == StatusCode::NOT_MODIFIED) {
+            continue;
+        }
+        if name == header::DATE {
+            has_date = true;
+        }
+        wbuf.extend_from_slice(name.as_str().as_bytes());
+        wbuf.extend_from_slice(b": ");
+        wbuf.extend_from_slice(value.as_bytes());
+        wbuf.extend_from_slice(b"\r\n");
+    }
+    if !has_date {
+        wbuf.extend_from_slice(b"date: ");
+        crate::date::with(|d| wbuf.extend_from_slice(d));
+        wbuf.extend_from_slice(b"\r\n");
+    }
+    // The length: of the body we send, or, for a HEAD answered by Palisade itself, of the body
+    // a GET would get (an upstream's own Content-Length was kept above).
+    let length = match exact {
+        Some(n) if !no_body => Some(n),
+        Some(n) if is_head && n > 0 && !parts.headers.contains_key(header::CONTENT_LENGTH) => Some(n),
+        _ => None,
+    };
+    if let Some(n) = length {
+        wbuf.extend_from_slice(b"content-length: ");
+        wbuf.extend_from_slice(codec::decimal(n, &mut [0u8; 20]));
+        wbuf.extend_from_slice(b"\r\n");
+    } else if chunked {
+        wbuf.extend_from_slice(b"transfer-encoding: chunked\r\n");
+    }
+    if !keep_alive {
+        wbuf.extend_from_slice(b"connection: close\r\n");
+    } else if version == Version::HTTP_10 {
+        wbuf.extend_from_slice(b"connection: keep-alive\r\n");
+    }
+    wbuf.extend_from_slice(b"\r\n");
+    raw_id
 }
 
 /// A timeout that costs nothing when `f` completes at once: the timer is created the first time

@@ -21,8 +21,10 @@ use hyper::client::conn::http2::SendRequest;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpStream;
 
-use crate::body::{BodyError, UpBody};
-use crate::upstream::{Addr, Protocol, Upstream, UpstreamError};
+use crate::body::UpBody;
+use crate::body_error::BodyError;
+use crate::targets::{Addr, Protocol, Upstream};
+use crate::upstream::UpstreamError;
 
 /// A request body sent on an HTTP/2 stream.
 pub enum ReqBody {

@@ -271,7 +271,7 @@ pub fn untrusted_lines(peer_value: &[u8], tls: bool) -> (Vec<u8>, usize) {
 /// is not a trusted proxy: hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` (recomputed)
 /// and the forwarding headers (`Forwarded`, `X-Forwarded-Port` and `-Prefix` included) and
 /// `X-Request-Id`.
-fn replaced_upstream(n: &[u8]) -> bool {
+pub fn replaced_upstream(n: &[u8]) -> bool {
     let is = |s: &[u8]| crate::codec::eq_lower(n, s);
     match n.len() {
         2 => is(b"te"),
@@ -288,15 +288,6 @@ fn replaced_upstream(n: &[u8]) -> bool {
         19 => is(b"proxy-authorization"),
         _ => false,
     }
-}
-
-/// The header lines of a plain HTTP/1 request (see `h1::RawRequestHead::plain`, from a peer
-/// that is not a trusted proxy) that go upstream as they are, written into `out`: every field
-/// but the hop-by-hop ones, `Upgrade`, `Expect`, `Content-Length` and those
-/// [`set_forwarding`] replaces. What [`strip_hop_by_hop`] and [`set_forwarding`] leave of the
-/// same request's map, without the map.
-pub fn raw_request_lines(head: &crate::h1::RawRequestHead, out: &mut Vec<u8>) {
-    head.write_lines(out, |name| !replaced_upstream(name));
 }
 
 /// A `content-length` line.

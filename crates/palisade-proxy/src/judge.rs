@@ -12,8 +12,8 @@ use http::{HeaderName, HeaderValue, StatusCode, Uri};
 use palisade_core::path::PathPolicy;
 use palisade_core::{run_stages, Context, Outcome, Phase, Reason, RequestView};
 
+use crate::code;
 use crate::metrics::PhaseKind;
-use crate::problem::code;
 use crate::record::{Captured, Record};
 use crate::request_id::RequestId;
 use crate::snapshot::{App, Snapshot};

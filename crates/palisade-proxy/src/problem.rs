@@ -6,25 +6,14 @@ use bytes::{BufMut, Bytes, BytesMut};
 use http::{header, HeaderValue, Response, StatusCode};
 use palisade_core::Reason;
 
-use crate::body::RespBody;
+use crate::resp_body::RespBody;
 
-/// Stable reason codes for what the proxy itself rejects.
-pub mod code {
-    pub const BAD_REQUEST: &str = "http.bad_request";
-    pub const SMUGGLING: &str = "http.ambiguous_framing";
-    pub const HEADERS_TOO_LARGE: &str = "http.headers_too_large";
-    pub const URI_TOO_LONG: &str = "http.uri_too_long";
-    pub const BODY_TOO_LARGE: &str = "http.body_too_large";
-    pub const HEADER_TIMEOUT: &str = "http.header_timeout";
-    pub const BODY_TIMEOUT: &str = "http.body_timeout";
-    pub const NO_APP: &str = "route.no_app";
-    /// The app's own reading of the path would choose another app than the broadest reading.
-    pub const PATH_AMBIGUOUS: &str = "path.ambiguous";
-    pub const UPSTREAM_UNAVAILABLE: &str = "upstream.unavailable";
-    pub const UPSTREAM_TIMEOUT: &str = "upstream.timeout";
-    pub const UPSTREAM_ERROR: &str = "upstream.bad_response";
-    pub const SHUTTING_DOWN: &str = "server.shutting_down";
-    pub const UNSUPPORTED: &str = "http.not_implemented";
+/// Marks a response Palisade made (its reason code, whether a stage blocked the request), so
+/// that it can be re-shaped for a gRPC client.
+#[derive(Clone, Debug)]
+pub struct Made {
+    pub code: Box<str>,
+    pub blocked: bool,
 }
 
 /// The title of a block response with this status: what the client should understand from it
@@ -49,7 +38,7 @@ pub fn response(status: StatusCode, code: &str, title: &str, request_id: &str, r
     if let Ok(v) = HeaderValue::from_str(request_id) {
         h.insert(crate::headers::X_REQUEST_ID, v);
     }
-    resp.extensions_mut().insert(crate::grpc::Made { code: code.into(), blocked: false });
+    resp.extensions_mut().insert(Made { code: code.into(), blocked: false });
     resp
 }
 
@@ -134,6 +123,20 @@ fn json_str_inner(b: &mut BytesMut, s: &str) {
     }
 }
 
+/// The response to a blocked request: a problem response with the stages' response headers.
+pub fn blocked(
+    b: crate::judge::Block,
+    id: crate::request_id::RequestId,
+    rec: &mut crate::record::Record,
+    req: crate::judge::ReqParts<'_>,
+) -> Response<RespBody> {
+    let mut resp = response(b.status, &b.code, title(b.status), id.as_str(), &b.reasons);
+    resp.extensions_mut().insert(Made { code: b.code.as_str().into(), blocked: true });
+    let set = b.record(rec, req);
+    crate::headers::add_response_headers(resp.headers_mut(), set);
+    resp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,7 +170,7 @@ mod tests {
 
     #[test]
     fn response_has_problem_headers() {
-        let r = response(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Body too large", "rid", &[]);
+        let r = response(StatusCode::PAYLOAD_TOO_LARGE, crate::code::BODY_TOO_LARGE, "Body too large", "rid", &[]);
         assert_eq!(r.status(), 413);
         assert_eq!(r.headers()[header::CONTENT_TYPE], "application/problem+json");
         assert_eq!(r.headers()["x-request-id"], "rid");

@@ -1,17 +1,27 @@
-//! The request lifecycle (see docs/ARCHITECTURE.md):
+//! The request lifecycle, numbered as in docs/ARCHITECTURE.md; this file drives phases 2 to 10
+//! of a proxied request, one function per phase, in this order:
 //!
-//! 1. route: Host and path choose an app ([`crate::router`]); none: 404;
-//! 2. client IP through trusted proxies ([`crate::headers::client_ip`]);
-//! 3. declared body size against `max_body_size`: 413 before reading anything;
-//! 4. head stages (access control, path and method checks) on the head alone;
-//! 5. body buffered up to the app's `inspect_body` limit (beyond: 413, or stream the rest
-//!    uninspected), then body stages;
-//! 6. the request goes upstream with hop-by-hop headers removed and forwarding headers set;
-//! 7. the response streams back with `X-Request-Id`.
+//! 1. accept: `server.rs`, before this file;
+//! 2. read head (`h1.rs` parses it): `read_head` keeps the raw header lines or builds the
+//!    header map and finds the client IP through trusted proxies; `h2_head_refusal`;
+//! 3. route: `route`, Host and path choose an app ([`crate::router`]; none: 404), then
+//!    `choose_head_form`;
+//! 4. head stages (access control, path and method checks) on the head alone, after the
+//!    declared body size is checked against the limit (413 before reading anything);
+//! 5. body: `read_body`, buffered up to the app's `inspect_body` (beyond: 413, or the rest
+//!    streams uninspected);
+//! 6. body stages: `body_stages`, `grpc_body_stages` (a buffered gRPC call's messages);
+//! 7. upstream: `upstream_head` (hop-by-hop headers removed, forwarding headers and the
+//!    stages' edits set, `upstream_length`, `upstream_path`, `host_setter`), then sent over
+//!    HTTP/1.1 (`upstream.rs`), HTTP/2 ([`crate::h2_forward`]) or as a WebSocket
+//!    handshake (`websocket.rs`); `upstream_failure` answers a failure;
+//! 8. response and 9. response stages: `response_stages`;
+//! 10. record: `Proxy::handle` sets `X-Request-Id` and finishes the `Record`.
 //!
-//! Every response generated here comes from [`crate::problem`].
+//! `handle_inner` runs phases 2 and 3, `routed` phases 4 to 9. Every response generated
+//! here comes from [`crate::problem`].
 
-use std::rc::Rc;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -22,14 +32,18 @@ use http_body::Body;
 use palisade_config::{ForwardPath, HostHeader, Oversize};
 use palisade_core::{run_response_stages, Outcome, RequestView, ResponseView};
 
-use crate::body::{BodyError, ClientBody, RespBody, UpBody};
+use crate::body::{ClientBody, UpBody};
+use crate::body_error::BodyError;
+use crate::code;
 use crate::h1::{ConnInfo, Handler, RawRequestHead};
+use crate::h2_forward::{h2_request, send_h2, H2Outcome};
 use crate::headers;
-use crate::judge::{self, choose_app, view, PathRefusal, ReqParts};
+use crate::judge::{self, choose_app, view, PathRefusal};
 use crate::metrics::{Metrics, PhaseKind, UpstreamErr};
-use crate::problem::{self, code};
+use crate::problem;
 use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
+use crate::resp_body::RespBody;
 use crate::snapshot::{App, Snapshot};
 use crate::upstream::{self, UpstreamError};
 
@@ -90,7 +104,7 @@ impl Proxy {
         }
         let (mut resp, client_ip, app) = handle_inner(&snap, req, raw, conn, id, &mut rec, ws, grpc_call).await;
         if let Some(ctype) = grpc_answer {
-            resp = crate::grpc::reshape(resp, &id, ctype);
+            resp = crate::grpc_answer::reshape(resp, &id, ctype);
         }
         // A streamed gRPC call is concluded when its response ends: a message may still be blocked.
         let mut rec = Some(rec);
@@ -141,6 +155,9 @@ fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Respons
     problem::response(status, code, title, id.as_str(), &[])
 }
 
+/// Phases 2 to 9 of the lifecycle (module doc) for one request, each phase a function below in
+/// that order; the record (phase 10) is `Proxy::handle`'s. Returns the response, the client IP
+/// and the app's name (for the access log).
 #[allow(clippy::too_many_arguments)]
 async fn handle_inner<'s>(
     snap: &'s Arc<Snapshot>,
@@ -151,70 +168,114 @@ async fn handle_inner<'s>(
     rec: &mut Record,
     ws: Option<crate::websocket::Kind>,
     grpc_call: bool,
-) -> (Response<RespBody>, std::net::IpAddr, Option<&'s str>) {
+) -> (Response<RespBody>, IpAddr, Option<&'s str>) {
+    // 2. Read head.
+    let client_ip = read_head(snap, &mut req, &mut raw, conn);
+    if let Some(refused) = h2_head_refusal(&req, &snap.config.server, id) {
+        return (refused, client_ip, None);
+    }
+    // 3. Route.
+    let (app_idx, canonical, host_value) = match route(snap, &req, raw.as_ref(), id) {
+        Ok(routed) => routed,
+        Err((refused, app)) => return (*refused, client_ip, app),
+    };
+    let app = &snap.apps[app_idx];
+    rec.app = Some(app_idx);
+    let r = Routed { snap, app_idx, app, conn, id, client_ip, canonical };
+    let resp = routed(&r, req, raw, host_value, rec, ws, grpc_call).await;
+    (resp, client_ip, Some(app.cfg.name.as_str()))
+}
+
+/// A routed request: what the phases after routing share.
+struct Routed<'s, 'c> {
+    snap: &'s Arc<Snapshot>,
+    app_idx: usize,
+    app: &'s App,
+    conn: &'c ConnInfo,
+    id: RequestId,
+    client_ip: IpAddr,
+    /// The path the request is judged on, when it differs from the raw one.
+    canonical: Option<String>,
+}
+
+/// Phase 2, read head: choose the head's form (raw lines or header map) and find the client IP.
+fn read_head(snap: &Snapshot, req: &mut Request<ClientBody>, raw: &mut Option<RawRequestHead>, conn: &ConnInfo) -> IpAddr {
     let server = &snap.config.server;
     // The header fields can go upstream as they are only for a plain origin-form request from a
     // peer that is not a trusted proxy (the client IP and forwarding headers then do not depend
     // on the request's headers); otherwise the map is built now.
     if raw.as_ref().is_some_and(|r| !r.plain() || req.uri().authority().is_some() || headers::peer_trusted(conn.peer.ip(), &server.trusted_proxies)) {
-        materialize(&mut req, &mut raw);
+        materialize(req, raw);
     }
-    let client_ip = headers::client_ip(conn.peer.ip(), req.headers(), &server.trusted_proxies);
-    if req.version() == Version::HTTP_2 && h2_head_too_large(&req, server.max_header_size, server.max_headers) {
-        return (reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large", id), client_ip, None);
+    headers::client_ip(conn.peer.ip(), req.headers(), &server.trusted_proxies)
+}
+
+/// Phase 2, read head: what HTTP/2 heads are refused for (HTTP/1 refuses these while parsing
+/// the head, `h1.rs`).
+fn h2_head_refusal(req: &Request<ClientBody>, server: &palisade_config::ServerConfig, id: RequestId) -> Option<Response<RespBody>> {
+    if req.version() != Version::HTTP_2 {
+        return None;
     }
-    if req.version() == Version::HTTP_2 {
-        // HTTP/1 refuses these while parsing the head (`h1.rs`).
-        if req.method() == http::Method::CONNECT && req.extensions().get::<hyper::ext::Protocol>().is_none() {
-            // A tunnel (RFC 9113 §8.5) is not something Palisade proxies: answered at once, never
-            // sent upstream as a request.
-            return (reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported", id), client_ip, None);
-        }
-        // `:authority` has no userinfo (RFC 9113 §8.3.1) and, like `host`, follows the Host grammar.
-        let bad_authority = req.uri().authority().is_some_and(|a| !crate::codec::valid_host(a.as_str().as_bytes()));
-        if bad_authority || req.headers().get(header::HOST).is_some_and(|h| !crate::codec::valid_host(h.as_bytes())) {
-            return (reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Invalid Host header", id), client_ip, None);
-        }
+    if h2_head_too_large(req, server.max_header_size, server.max_headers) {
+        return Some(reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, code::HEADERS_TOO_LARGE, "Request header fields too large", id));
     }
-    // 1. Route (absolute-form and HTTP/2 requests carry the host in the URI).
+    if req.method() == http::Method::CONNECT && req.extensions().get::<hyper::ext::Protocol>().is_none() {
+        // A tunnel (RFC 9113 §8.5) is not something Palisade proxies: answered at once, never
+        // sent upstream as a request.
+        return Some(reject(StatusCode::NOT_IMPLEMENTED, code::UNSUPPORTED, "CONNECT is not supported", id));
+    }
+    // `:authority` has no userinfo (RFC 9113 §8.3.1) and, like `host`, follows the Host grammar.
+    let bad_authority = req.uri().authority().is_some_and(|a| !crate::codec::valid_host(a.as_str().as_bytes()));
+    if bad_authority || req.headers().get(header::HOST).is_some_and(|h| !crate::codec::valid_host(h.as_bytes())) {
+        return Some(reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Invalid Host header", id));
+    }
+    None
+}
+
+/// Phase 3, route: Host and path choose an app. Returns the app's index, the canonical path and
+/// the Host header when it was read from the map; a refusal comes with the app's name if known.
+#[allow(clippy::type_complexity)]
+fn route<'s>(
+    snap: &'s Snapshot,
+    req: &Request<ClientBody>,
+    raw: Option<&RawRequestHead>,
+    id: RequestId,
+) -> Result<(usize, Option<String>, Option<HeaderValue>), (Box<Response<RespBody>>, Option<&'s str>)> {
+    // Absolute-form and HTTP/2 requests carry the host in the URI.
     // The Host header, looked up once (it is also what goes upstream with `host_header: preserve`).
     // (With the raw fields, the Host is read from them: no header value is made.)
-    let mut host_value = if raw.is_none() && req.uri().authority().is_none() { req.headers().get(header::HOST).cloned() } else { None };
-    let host: &[u8] = match (req.uri().authority(), &raw) {
+    let host_value = if raw.is_none() && req.uri().authority().is_none() { req.headers().get(header::HOST).cloned() } else { None };
+    let host: &[u8] = match (req.uri().authority(), raw) {
         (Some(a), _) => a.as_str().as_bytes(),
         (None, Some(r)) => r.host_visible(),
         (None, None) => host_value.as_ref().and_then(|h| h.to_str().ok()).map_or(b"", str::as_bytes),
     };
-    let (app_idx, canonical) = match choose_app(snap, crate::router::host_only_bytes(host), req.uri().path()) {
-        Ok(Some(chosen)) => chosen,
-        Ok(None) => return (reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id), client_ip, None),
+    match choose_app(snap, crate::router::host_only_bytes(host), req.uri().path()) {
+        Ok(Some((app_idx, canonical))) => Ok((app_idx, canonical, host_value)),
+        Ok(None) => Err((Box::new(reject(StatusCode::NOT_FOUND, code::NO_APP, "No application for this host and path", id)), None)),
         Err(PathRefusal { app, code, detail }) => {
             let reason = palisade_core::Reason::new(code).at("path").detail(detail);
-            return (
-                problem::response(StatusCode::BAD_REQUEST, code, "Bad request path", id.as_str(), &[reason]),
-                client_ip,
+            Err((
+                Box::new(problem::response(StatusCode::BAD_REQUEST, code, "Bad request path", id.as_str(), &[reason])),
                 app.map(|i| snap.apps[i].cfg.name.as_str()),
-            );
+            ))
         }
-    };
-    let app = &snap.apps[app_idx];
-    rec.app = Some(app_idx);
-    // Only an app that preserves the Host takes the fields upstream as they are (a plain request
-    // has its Host). Its stages read a map built from them (`lines_and_map`), and the fields
-    // still go upstream as they are unless a stage edits the headers.
-    let preserve = matches!(app.cfg.host_header, HostHeader::Preserve);
-    // An HTTP/2 upstream gets the request from its header map.
-    let h2_up = app.upstream.speaks_h2();
-    let lines_and_map = raw.is_some() && !app.stages.is_empty() && preserve && !h2_up;
-    if lines_and_map {
-        if let Some(r) = &raw {
-            *req.headers_mut() = r.to_map();
-        }
-    } else if raw.is_some() && (h2_up || !(app.stages.is_empty() && preserve)) {
-        host_value = raw.as_ref().and_then(RawRequestHead::host);
-        materialize(&mut req, &mut raw);
     }
-    let app_name = Some(app.cfg.name.as_str());
+}
+
+/// Phases 4 to 9 for a routed request.
+async fn routed(
+    r: &Routed<'_, '_>,
+    mut req: Request<ClientBody>,
+    mut raw: Option<RawRequestHead>,
+    mut host_value: Option<HeaderValue>,
+    rec: &mut Record,
+    ws: Option<crate::websocket::Kind>,
+    grpc_call: bool,
+) -> Response<RespBody> {
+    let (app, id) = (r.app, r.id);
+    let lines_and_map = choose_head_form(app, &mut req, &mut raw, &mut host_value);
+    let h2_up = app.upstream.speaks_h2();
     let client_h1 = req.version() != Version::HTTP_2;
     // gRPC needs `te: trailers` upstream (a hop-by-hop header otherwise).
     let te_trailers = req.headers().get(header::TE).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"trailers"));
@@ -224,105 +285,54 @@ async fn handle_inner<'s>(
     let grpc_stream = grpc_call && h2_up && !client_h1 && ws.is_none() && !crate::grpc::is_grpc_web_text(&parts.headers);
     let grpc_encoding = if grpc_call { crate::grpc::Encoding::of(&parts.headers) } else { crate::grpc::Encoding::Identity };
 
-    // 2. Declared size.
+    // 4. Head stages, after the declared body size (413 before anything is read).
     let declared = body.size_hint().exact();
     let hard_limit = if app.cfg.oversize == Oversize::Reject { app.cfg.inspect_body } else { app.cfg.max_body_size };
     if declared.is_some_and(|n| n > hard_limit) {
-        return (reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id), client_ip, app_name);
+        return reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id);
     }
     let mut body = body;
     body.limit_to(hard_limit);
-
-    // 3. Head stages.
     let mut outcome = Outcome::default();
-    let tls = conn.tls;
     // The view of the head phase, the body phase's too with the body set (built once).
-    let head_view = (!app.stages.is_empty()).then(|| view(&parts, canonical.as_deref(), &id, app, client_ip, b"", false, tls));
+    let head_view = (!app.stages.is_empty()).then(|| view(&parts, r.canonical.as_deref(), &r.id, app, r.client_ip, b"", false, r.conn.tls));
     if let Some(view) = &head_view {
         if let Some(b) = judge::head(app, view, &mut outcome) {
-            return (blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
+            return problem::blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers));
         }
     }
 
-    // 4. Body.
-    // (A request without a body does not even build the reading future.)
-    let mut grpc_body: Option<ClientBody> = None;
-    let read = if body.is_end_stream() {
-        Ok(UpBody::Full(None))
-    } else if grpc_stream {
-        grpc_body = Some(body);
-        Ok(UpBody::Full(None))
-    } else {
-        buffer_body(body, app, server.body_read_timeout).await
+    // 5. Body.
+    let (up_body, grpc_body) = match read_body(r, body, grpc_stream).await {
+        Ok(read) => read,
+        Err(refused) => return refused,
     };
-    let up_body = match read {
-        Ok(b) => b,
-        Err(BodyError::TooLarge) => return (reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id), client_ip, app_name),
-        Err(BodyError::Timeout) => return (reject(StatusCode::REQUEST_TIMEOUT, code::BODY_TIMEOUT, "Request body timeout", id), client_ip, app_name),
-        Err(e) => {
-            tracing::debug!(request_id = id.as_str(), error = %e, "client body failed");
-            return (reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id), client_ip, app_name);
-        }
-    };
-    // (gRPC-Web's text mode is base64 of the frames: judged as a body like any other.)
-    let framed = grpc_call && !crate::grpc::is_grpc_web_text(&parts.headers);
-    if app.wants_body && framed && grpc_body.is_none() {
-        // A buffered gRPC body: each message judged on its own, by the values it carries.
-        let (bytes, truncated): (&[u8], bool) = match &up_body {
-            UpBody::Full(b) => (b.as_deref().unwrap_or(b""), false),
-            UpBody::Chained { head, .. } => (head.as_deref().unwrap_or(b""), true),
-        };
-        let Some(head) = &head_view else { unreachable!("wants_body implies stages") };
-        let mut stop_block: Option<judge::Block> = None;
-        let judged = crate::grpc::judge_buffered(bytes, truncated, app.cfg.inspect_body as usize, &grpc_encoding, |payload| {
-            let mut o = Outcome { context: outcome.context.clone(), ..Outcome::default() };
-            o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
-            let v = RequestView { body: payload, body_truncated: false, ..*head };
-            match judge::body(app, &v, &mut o) {
-                Some(b) => {
-                    stop_block = Some(b);
-                    Some(crate::grpc::Stop { grpc_status: crate::grpc::status::PERMISSION_DENIED, code: String::new(), block: None })
-                }
-                None => {
-                    outcome.monitored.append(&mut o.monitored);
-                    None
-                }
-            }
-        });
-        if let Err(stop) = judged {
-            if let Some(b) = stop_block {
-                return (blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
-            }
-            return (crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()), client_ip, app_name);
-        }
-    } else if app.wants_body && grpc_body.is_none() {
-        let (bytes, truncated): (&[u8], bool) = match &up_body {
-            UpBody::Full(b) => (b.as_deref().unwrap_or(b""), false),
-            UpBody::Chained { head, .. } => (head.as_deref().unwrap_or(b""), true),
-        };
-        if truncated {
-            tracing::info!(request_id = id.as_str(), app = %app.cfg.name, inspected = bytes.len(), "body larger than inspect_body: the rest streams uninspected");
-        }
+
+    // 6. Body stages.
+    if app.wants_body && grpc_body.is_none() {
         // (`wants_body` implies stages, hence a head view.)
-        let view = match &head_view {
-            Some(v) => RequestView { body: bytes, body_truncated: truncated, ..*v },
-            None => view(&parts, canonical.as_deref(), &id, app, client_ip, bytes, truncated, tls),
+        // (gRPC-Web's text mode is base64 of the frames: judged as a body like any other.)
+        let judged = if grpc_call && !crate::grpc::is_grpc_web_text(&parts.headers) {
+            let Some(head) = &head_view else { unreachable!("wants_body implies stages") };
+            grpc_body_stages(r, &parts, &up_body, head, &grpc_encoding, &mut outcome, rec)
+        } else {
+            body_stages(r, &parts, &up_body, head_view.as_ref(), &mut outcome, rec)
         };
-        if let Some(b) = judge::body(app, &view, &mut outcome) {
-            return (blocked(b, id, rec, (&parts.method, &parts.uri, &parts.headers)), client_ip, app_name);
+        if let Some(refused) = judged {
+            return refused;
         }
     }
     // What the streamed messages of a gRPC call are judged with: the request as judged, what the
     // head stages established.
     let grpc_judge = (grpc_body.is_some() && app.wants_body)
-        .then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone(), outcome.context.clone()));
+        .then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), r.canonical.clone(), outcome.context.clone()));
     judge::allowed(app, &mut outcome, id, rec, (&parts.method, &parts.uri, &parts.headers));
     // What the response stages will need to know about the request, before it is rewritten.
-    let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone()));
-
+    let judged_req = app.wants_response.then(|| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), r.canonical.clone()));
     // A WebSocket connection's messages are judged in the light of its handshake as judged.
-    let ws_judged = ws.as_ref().map(|_| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), canonical.clone()));
+    let ws_judged = ws.as_ref().map(|_| (parts.method.clone(), parts.uri.clone(), parts.headers.clone(), r.canonical.clone()));
 
+    // 7. Upstream.
     // A stage that edits the headers edits the map: then the map goes upstream, not the lines.
     let edits = !outcome.context.strip_upstream.is_empty() || !outcome.context.upstream_headers.is_empty();
     if lines_and_map {
@@ -334,8 +344,203 @@ async fn handle_inner<'s>(
             crate::h1::spare_map(std::mem::take(&mut parts.headers));
         }
     }
+    let up = upstream_head(r, &mut parts, raw, host_value, &up_body, declared, edits, &mut outcome.context);
+    let response_headers = std::mem::take(&mut outcome.context.response_headers);
+    let set_host = host_setter(app.cfg.host_header.clone(), client_h1 && up.host_in_map && !edits, up.orig_host);
+    // Without response stages, an HTTP/1 client gets the upstream's header lines copied as
+    // they are (hop-by-hop ones removed) instead of going through a `HeaderMap`.
+    // Stage-set response headers replace the upstream's of the same name: that needs the map.
+    let raw_response = judged_req.is_none() && client_h1 && response_headers.is_empty();
+    if let (Some(kind), Some(judged)) = (ws, ws_judged) {
+        let handshake = crate::websocket::Handshake {
+            snap: r.snap,
+            app_idx: r.app_idx,
+            kind,
+            parts,
+            extra_lines: &up.forward_lines,
+            set_host: &set_host,
+            judged,
+            context: std::mem::take(&mut outcome.context),
+            id,
+            client_ip: r.client_ip,
+            tls: r.conn.tls,
+        };
+        let resp = crate::websocket::forward(handshake).await;
+        if matches!(resp.body(), RespBody::Upgrade(_)) {
+            rec.upstream_status = Some(StatusCode::SWITCHING_PROTOCOLS.as_u16());
+        }
+        return resp;
+    }
+    let mut up_req = Request::from_parts(parts, up_body);
+    let (mut forward_lines, mut raw_response, mut length_in_lines) = (up.forward_lines, raw_response, up.length_in_lines);
+    if h2_up {
+        let (req, shared) =
+            h2_request(up_req, &forward_lines, te_trailers, grpc_body, grpc_judge, r.snap, r.app_idx, &grpc_encoding, id, r.client_ip, r.conn.tls);
+        match send_h2(app, req, &set_host, shared, grpc_call, id, rec).await {
+            H2Outcome::Done(resp) => {
+                recycle_forward_lines(forward_lines);
+                let mut resp = *resp;
+                if !response_headers.is_empty() {
+                    headers::add_response_headers(resp.headers_mut(), response_headers);
+                }
+                return resp;
+            }
+            H2Outcome::Http1(req) => {
+                // The forwarding headers are in the map now.
+                forward_lines.clear();
+                raw_response = false;
+                length_in_lines = false;
+                up_req = *req;
+            }
+        }
+    }
+    let send_cx = upstream::SendContext { metrics: &app.metrics, body_timeout: r.snap.config.server.body_read_timeout };
+    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines, &send_cx).await;
+    recycle_forward_lines(forward_lines);
+    match sent {
+        // 8. Response and 9. response stages.
+        Ok(resp) => response_stages(r, resp, response_headers, judged_req, rec).await,
+        Err(e) => upstream_failure(r, e, rec),
+    }
+}
 
-    // 5. Upstream request.
+/// Phase 3, route: the head's form for the routed app. Only an app that preserves the Host takes
+/// the fields upstream as they are (a plain request has its Host): its stages read a map built
+/// from them, and the fields still go upstream as they are unless a stage edits the headers
+/// (the return value tells). Any other request gets its map now, as does one to an HTTP/2
+/// upstream (which gets the request from its header map).
+fn choose_head_form(app: &App, req: &mut Request<ClientBody>, raw: &mut Option<RawRequestHead>, host_value: &mut Option<HeaderValue>) -> bool {
+    let preserve = matches!(app.cfg.host_header, HostHeader::Preserve);
+    let h2_up = app.upstream.speaks_h2();
+    let lines_and_map = raw.is_some() && !app.stages.is_empty() && preserve && !h2_up;
+    if lines_and_map {
+        if let Some(r) = raw {
+            *req.headers_mut() = r.to_map();
+        }
+    } else if raw.is_some() && (h2_up || !(app.stages.is_empty() && preserve)) {
+        *host_value = raw.as_ref().and_then(RawRequestHead::host);
+        materialize(req, raw);
+    }
+    lines_and_map
+}
+
+/// Phase 5, body: buffered up to the app's `inspect_body` (beyond it, the rest streams
+/// uninspected); a streamed gRPC call's body is kept as it is (second value) for its messages
+/// to be judged as they pass. A request without a body does not even build the reading future.
+async fn read_body(r: &Routed<'_, '_>, body: ClientBody, grpc_stream: bool) -> Result<(UpBody, Option<ClientBody>), Response<RespBody>> {
+    let id = r.id;
+    let read = if body.is_end_stream() {
+        Ok(UpBody::Full(None))
+    } else if grpc_stream {
+        return Ok((UpBody::Full(None), Some(body)));
+    } else {
+        buffer_body(body, r.app, r.snap.config.server.body_read_timeout).await
+    };
+    match read {
+        Ok(b) => Ok((b, None)),
+        Err(BodyError::TooLarge) => Err(reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id)),
+        Err(BodyError::Timeout) => Err(reject(StatusCode::REQUEST_TIMEOUT, code::BODY_TIMEOUT, "Request body timeout", id)),
+        Err(e) => {
+            tracing::debug!(request_id = id.as_str(), error = %e, "client body failed");
+            Err(reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id))
+        }
+    }
+}
+
+/// The inspected part of a buffered body, and whether there is more.
+fn inspected(up_body: &UpBody) -> (&[u8], bool) {
+    match up_body {
+        UpBody::Full(b) => (b.as_deref().unwrap_or(b""), false),
+        UpBody::Chained { head, .. } => (head.as_deref().unwrap_or(b""), true),
+    }
+}
+
+/// Phase 6, body stages on a buffered body. Returns the answer to a blocked request.
+fn body_stages(
+    r: &Routed<'_, '_>,
+    parts: &http::request::Parts,
+    up_body: &UpBody,
+    head_view: Option<&RequestView<'_>>,
+    outcome: &mut Outcome,
+    rec: &mut Record,
+) -> Option<Response<RespBody>> {
+    let app = r.app;
+    let (bytes, truncated) = inspected(up_body);
+    if truncated {
+        tracing::info!(request_id = r.id.as_str(), app = %app.cfg.name, inspected = bytes.len(), "body larger than inspect_body: the rest streams uninspected");
+    }
+    let view = match head_view {
+        Some(v) => RequestView { body: bytes, body_truncated: truncated, ..*v },
+        None => view(parts, r.canonical.as_deref(), &r.id, app, r.client_ip, bytes, truncated, r.conn.tls),
+    };
+    judge::body(app, &view, outcome).map(|b| problem::blocked(b, r.id, rec, (&parts.method, &parts.uri, &parts.headers)))
+}
+
+/// Phase 6, body stages on a buffered gRPC body: each message judged on its own, by the values
+/// it carries. Returns the answer to a blocked request.
+fn grpc_body_stages(
+    r: &Routed<'_, '_>,
+    parts: &http::request::Parts,
+    up_body: &UpBody,
+    head: &RequestView<'_>,
+    encoding: &crate::grpc::Encoding,
+    outcome: &mut Outcome,
+    rec: &mut Record,
+) -> Option<Response<RespBody>> {
+    let app = r.app;
+    let (bytes, truncated) = inspected(up_body);
+    let mut stop_block: Option<judge::Block> = None;
+    let judged = crate::grpc::judge_buffered(bytes, truncated, app.cfg.inspect_body as usize, encoding, |payload| {
+        let mut o = Outcome { context: outcome.context.clone(), ..Outcome::default() };
+        o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
+        let v = RequestView { body: payload, body_truncated: false, ..*head };
+        match judge::body(app, &v, &mut o) {
+            Some(b) => {
+                stop_block = Some(b);
+                Some(crate::grpc::Stop { grpc_status: crate::grpc::status::PERMISSION_DENIED, code: String::new(), block: None })
+            }
+            None => {
+                outcome.monitored.append(&mut o.monitored);
+                None
+            }
+        }
+    });
+    if let Err(stop) = judged {
+        if let Some(b) = stop_block {
+            return Some(problem::blocked(b, r.id, rec, (&parts.method, &parts.uri, &parts.headers)));
+        }
+        return Some(crate::grpc_answer::response(stop.grpc_status, &stop.code, r.id.as_str()));
+    }
+    None
+}
+
+/// The head of the upstream request as [`upstream_head`] leaves it.
+struct UpHead {
+    /// Header lines that go upstream besides the map (the client's as they are, forwarding).
+    forward_lines: Vec<u8>,
+    /// The Content-Length is one of `forward_lines`.
+    length_in_lines: bool,
+    /// The host the request was routed by.
+    orig_host: Option<HeaderValue>,
+    /// The client's Host line or header goes upstream as it is (for an HTTP/1 client whose
+    /// headers no stage edited).
+    host_in_map: bool,
+}
+
+/// Phase 7, upstream: hop-by-hop headers removed, forwarding headers and the stages'
+/// edits set, the Content-Length and the path as the upstream gets them.
+#[allow(clippy::too_many_arguments)]
+fn upstream_head(
+    r: &Routed<'_, '_>,
+    parts: &mut http::request::Parts,
+    raw: Option<RawRequestHead>,
+    host_value: Option<HeaderValue>,
+    up_body: &UpBody,
+    declared: Option<u64>,
+    edits: bool,
+    context: &mut palisade_core::Context,
+) -> UpHead {
+    let (conn, server) = (r.conn, &r.snap.config.server);
     // The host the request was routed by is the host that goes upstream: the URI authority
     // (absolute form, HTTP/2 `:authority`) wins over a Host header (RFC 9112 §3.2.2), so a
     // request checked under one app's rules cannot reach another virtual host.
@@ -350,7 +555,7 @@ async fn handle_inner<'s>(
     let present = match &raw {
         // The client's lines that go upstream unchanged come first (the map is empty).
         Some(r) => {
-            headers::raw_request_lines(r, &mut forward_lines);
+            r.upstream_lines(&mut forward_lines);
             headers::Present::default()
         }
         None => {
@@ -365,39 +570,55 @@ async fn handle_inner<'s>(
     };
     let fwd = headers::Forwarding {
         peer_value: &conn.peer_ip_header,
-        client: client_ip,
+        client: r.client_ip,
         peer_trusted,
-        tls,
+        tls: conn.tls,
         orig_host: match (&orig_host, &raw) {
             (Some(h), _) => Some(h.as_bytes()),
             (None, Some(r)) => r.host_bytes(),
             (None, None) => None,
         },
-        request_id: id.as_bytes(),
+        request_id: r.id.as_bytes(),
         untrusted: Some((&conn.untrusted_lines.0[..conn.untrusted_lines.1], &conn.untrusted_lines.0[conn.untrusted_lines.1..])),
     };
     headers::set_forwarding_present(&mut parts.headers, &mut forward_lines, &fwd, present);
     if edits {
-        headers::apply_stage_edits(&mut parts.headers, &mut outcome.context);
+        headers::apply_stage_edits(&mut parts.headers, context);
     }
+    let length_in_lines = upstream_length(parts, raw.as_ref(), up_body, &mut forward_lines, declared, edits, present);
+    upstream_path(parts, r.canonical.as_deref(), r.app);
+    parts.version = Version::HTTP_11;
+    let host_in_map = host_from_header && (orig_host.is_some() || raw.is_some());
+    UpHead { forward_lines, length_in_lines, orig_host, host_in_map }
+}
+
+/// Phase 7, upstream: the Content-Length. With the raw fields, it goes upstream as a
+/// line of its own (the client's was not copied): the buffered body's length, or for a streamed
+/// body the client's. Returns whether it is in the lines.
+fn upstream_length(
+    parts: &mut http::request::Parts,
+    raw: Option<&RawRequestHead>,
+    up_body: &UpBody,
+    forward_lines: &mut Vec<u8>,
+    declared: Option<u64>,
+    edits: bool,
+    present: headers::Present,
+) -> bool {
     // A Content-Length may be there from the client or from a stage's edits.
     let may_have_length = present.content_length() || edits;
-    let response_headers = std::mem::take(&mut outcome.context.response_headers);
-    // With the raw fields, the Content-Length goes upstream as a line of its own (the client's was
-    // not copied): the buffered body's length, or for a streamed body the client's.
     let mut length_in_lines = false;
-    match (&up_body, &raw) {
+    match (up_body, raw) {
         (UpBody::Full(b), Some(_)) => {
             let len = b.as_ref().map_or(0, |b| b.len());
             let method = &parts.method;
             if len > 0 || *method == http::Method::POST || *method == http::Method::PUT || *method == http::Method::PATCH {
-                headers::length_line(&mut forward_lines, len as u64);
+                headers::length_line(forward_lines, len as u64);
                 length_in_lines = true;
             }
         }
         (UpBody::Chained { .. }, Some(r)) => {
             if let Some(v) = r.content_length() {
-                headers::line_bytes(&mut forward_lines, b"content-length", v);
+                headers::line_bytes(forward_lines, b"content-length", v);
                 length_in_lines = true;
             }
         }
@@ -422,18 +643,23 @@ async fn handle_inner<'s>(
             }
         }
     }
-    // The path upstream: the canonical one the request was judged on, or the client's.
-    if let (Some(c), ForwardPath::Canonical) = (&canonical, app.cfg.path.forward) {
+    length_in_lines
+}
+
+/// Phase 7, upstream: the path upstream, the canonical one the request was judged on or
+/// the client's, in origin form (scheme and authority of absolute-form and HTTP/2 requests
+/// dropped).
+fn upstream_path(parts: &mut http::request::Parts, canonical: Option<&str>, app: &App) {
+    if let (Some(c), ForwardPath::Canonical) = (canonical, app.cfg.path.forward) {
         let mut uri_parts = std::mem::take(&mut parts.uri).into_parts();
         let pq = match uri_parts.path_and_query.as_ref().and_then(|pq| pq.query()) {
             Some(q) => http::uri::PathAndQuery::from_maybe_shared(Bytes::from(format!("{c}?{q}"))),
-            None => http::uri::PathAndQuery::from_maybe_shared(Bytes::from(c.clone())),
+            None => http::uri::PathAndQuery::from_maybe_shared(Bytes::from(c.to_string())),
         };
         // (A canonical path has only bytes a URI path may hold.)
         uri_parts.path_and_query = pq.ok().or(uri_parts.path_and_query);
         parts.uri = Uri::from_parts(uri_parts).unwrap_or_else(|_| Uri::from_static("/"));
     }
-    // Origin form upstream: drop scheme and authority of absolute-form / HTTP/2 requests.
     if parts.uri.scheme().is_some() || parts.uri.authority().is_some() {
         let mut uri_parts = std::mem::take(&mut parts.uri).into_parts();
         uri_parts.scheme = None;
@@ -443,14 +669,15 @@ async fn handle_inner<'s>(
         }
         parts.uri = Uri::from_parts(uri_parts).unwrap_or_else(|_| Uri::from_static("/"));
     }
-    parts.version = Version::HTTP_11;
-    let host_header = app.cfg.host_header.clone();
-    // An HTTP/1 request in origin form carries exactly one Host header (`h1.rs`), which is the
-    // host preserved: then there is nothing to set (unless a stage edited the headers).
-    let host_in_map = client_h1 && host_from_header && (orig_host.is_some() || raw.is_some()) && !edits;
+}
+
+/// Phase 7, upstream: what sets the Host for the chosen target. An HTTP/1 request in
+/// origin form carries exactly one Host header (`h1.rs`), which is the host preserved: then
+/// (`host_in_map`) there is nothing to set.
+fn host_setter(host_header: HostHeader, host_in_map: bool, orig_host: Option<HeaderValue>) -> impl Fn(&mut http::HeaderMap, &HeaderValue) {
     // (Not needed when the Host stays as it is.)
-    let orig_host_for_set = if host_in_map { None } else { orig_host.clone() };
-    let set_host = move |h: &mut http::HeaderMap, authority: &HeaderValue| match &host_header {
+    let orig_host_for_set = if host_in_map { None } else { orig_host };
+    move |h: &mut http::HeaderMap, authority: &HeaderValue| match &host_header {
         HostHeader::Preserve => {
             if host_in_map {
                 return;
@@ -469,136 +696,103 @@ async fn handle_inner<'s>(
                 h.insert(header::HOST, v);
             }
         }
+    }
+}
+
+/// The request as judged, for the response stages: method, URI, headers, canonical path.
+type JudgedRequest = (http::Method, Uri, http::HeaderMap, Option<String>);
+
+/// Phases 8 and 9, response and response stages: hop-by-hop headers removed and the stages'
+/// response headers added; without response stages the upstream's response streams back as it
+/// is, else its start is buffered (up to `inspect_response`) and judged.
+async fn response_stages(
+    r: &Routed<'_, '_>,
+    resp: Response<crate::upstream::UpstreamBody>,
+    response_headers: Vec<(http::HeaderName, HeaderValue)>,
+    judged_req: Option<JudgedRequest>,
+    rec: &mut Record,
+) -> Response<RespBody> {
+    let (app, id) = (r.app, r.id);
+    rec.upstream_status = Some(resp.status().as_u16());
+    let (mut resp_parts, body) = resp.into_parts();
+    headers::strip_hop_by_hop(&mut resp_parts.headers);
+    if !response_headers.is_empty() {
+        headers::add_response_headers(&mut resp_parts.headers, response_headers);
+    }
+    let Some((method, uri, req_headers, canonical)) = judged_req else {
+        return Response::from_parts(resp_parts, RespBody::Upstream(body));
     };
-    // Without response stages, an HTTP/1 client gets the upstream's header lines copied as
-    // they are (hop-by-hop ones removed) instead of going through a `HeaderMap`.
-    // Stage-set response headers replace the upstream's of the same name: that needs the map.
-    let raw_response = judged_req.is_none() && client_h1 && response_headers.is_empty();
-    drop(raw);
-    if let (Some(kind), Some(judged)) = (ws, ws_judged) {
-        let handshake = crate::websocket::Handshake {
-            snap,
-            app_idx,
-            kind,
-            parts,
-            extra_lines: &forward_lines,
-            set_host: &set_host,
-            judged,
-            context: std::mem::take(&mut outcome.context),
-            id,
-            client_ip,
-            tls,
-        };
-        let resp = crate::websocket::forward(handshake).await;
-        if matches!(resp.body(), RespBody::Upgrade(_)) {
-            rec.upstream_status = Some(StatusCode::SWITCHING_PROTOCOLS.as_u16());
+    let buffered = match crate::response::buffer(body, &resp_parts.headers, app.cfg.inspect_response).await {
+        Ok(b) => b,
+        Err(e) => {
+            rec.upstream_error = Some(UpstreamErr::Protocol);
+            tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream response failed");
+            return reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id);
         }
-        return (resp, client_ip, app_name);
+    };
+    if buffered.truncated {
+        tracing::info!(request_id = id.as_str(), app = %app.cfg.name, limit = app.cfg.inspect_response, "response larger than inspect_response: only its start is judged");
     }
-    let mut up_req = Request::from_parts(parts, up_body);
-    let mut raw_response = raw_response;
-    if h2_up {
-        let req = h2_request(up_req, &forward_lines, te_trailers, grpc_body, grpc_judge, snap, app_idx, &grpc_encoding, id, client_ip, tls);
-        let (req, shared) = req;
-        match send_h2(app, req, &set_host, shared, grpc_call, id, rec).await {
-            H2Outcome::Done(resp) => {
-                recycle_forward_lines(forward_lines);
-                let mut resp = *resp;
-                if !response_headers.is_empty() {
-                    headers::add_response_headers(resp.headers_mut(), response_headers);
-                }
-                return (resp, client_ip, app_name);
-            }
-            H2Outcome::Http1(req) => {
-                // The forwarding headers are in the map now.
-                forward_lines.clear();
-                raw_response = false;
-                length_in_lines = false;
-                up_req = *req;
-            }
+    let req_view = RequestView {
+        request_id: id.as_str(),
+        app: &app.cfg.name,
+        client_ip: r.client_ip,
+        method: &method,
+        path: canonical.as_deref().unwrap_or(uri.path()),
+        raw_path: uri.path(),
+        query: uri.query(),
+        headers: &req_headers,
+        body: b"",
+        body_truncated: false,
+        tls: r.conn.tls,
+    };
+    let resp_view = ResponseView {
+        status: resp_parts.status.as_u16(),
+        headers: &resp_parts.headers,
+        body: &buffered.judged,
+        body_truncated: buffered.truncated,
+        body_undecodable: buffered.undecodable,
+    };
+    let mut outcome = Outcome::default();
+    let t = Instant::now();
+    let stop = run_response_stages(&app.stages, &req_view, &resp_view, &mut outcome);
+    app.metrics.phase(PhaseKind::Response, t.elapsed());
+    if stop {
+        if let Some(b) = outcome.blocked.as_mut() {
+            b.1 = b.1.or(Some(StatusCode::BAD_GATEWAY.as_u16()));
         }
+        return problem::blocked(judge::block(app, outcome, id.as_str()), id, rec, (&method, &uri, &req_headers));
     }
-    let send_cx = upstream::SendContext { metrics: &app.metrics, body_timeout: server.body_read_timeout };
-    let sent = upstream::send(&app.upstream, up_req, &set_host, raw_response, &forward_lines, length_in_lines, &send_cx).await;
-    recycle_forward_lines(forward_lines);
-    match sent {
-        Ok(resp) => {
-            rec.upstream_status = Some(resp.status().as_u16());
-            let (mut resp_parts, body) = resp.into_parts();
-            headers::strip_hop_by_hop(&mut resp_parts.headers);
-            if !response_headers.is_empty() {
-                headers::add_response_headers(&mut resp_parts.headers, response_headers);
-            }
-            let Some((method, uri, req_headers, canonical)) = judged_req else {
-                return (Response::from_parts(resp_parts, RespBody::Upstream(body)), client_ip, app_name);
-            };
-            let buffered = match crate::response::buffer(body, &resp_parts.headers, app.cfg.inspect_response).await {
-                Ok(b) => b,
-                Err(e) => {
-                    rec.upstream_error = Some(UpstreamErr::Protocol);
-                    tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream response failed");
-                    return (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name);
-                }
-            };
-            if buffered.truncated {
-                tracing::info!(request_id = id.as_str(), app = %app.cfg.name, limit = app.cfg.inspect_response, "response larger than inspect_response: only its start is judged");
-            }
-            let req_view = RequestView {
-                request_id: id.as_str(),
-                app: &app.cfg.name,
-                client_ip,
-                method: &method,
-                path: canonical.as_deref().unwrap_or(uri.path()),
-                raw_path: uri.path(),
-                query: uri.query(),
-                headers: &req_headers,
-                body: b"",
-                body_truncated: false,
-                tls,
-            };
-            let resp_view = ResponseView {
-                status: resp_parts.status.as_u16(),
-                headers: &resp_parts.headers,
-                body: &buffered.judged,
-                body_truncated: buffered.truncated,
-                body_undecodable: buffered.undecodable,
-            };
-            let mut outcome = Outcome::default();
-            let t = Instant::now();
-            let stop = run_response_stages(&app.stages, &req_view, &resp_view, &mut outcome);
-            app.metrics.phase(PhaseKind::Response, t.elapsed());
-            if stop {
-                if let Some(b) = outcome.blocked.as_mut() {
-                    b.1 = b.1.or(Some(StatusCode::BAD_GATEWAY.as_u16()));
-                }
-                return (blocked(judge::block(app, outcome, id.as_str()), id, rec, (&method, &uri, &req_headers)), client_ip, app_name);
-            }
-            judge::monitored(app, &mut outcome, id, rec, (&method, &uri, &req_headers));
-            (Response::from_parts(resp_parts, buffered.body), client_ip, app_name)
-        }
-        Err(UpstreamError::Timeout) => {
+    judge::monitored(app, &mut outcome, id, rec, (&method, &uri, &req_headers));
+    Response::from_parts(resp_parts, buffered.body)
+}
+
+/// Phase 7, upstream: the answer for an HTTP/1 upstream that failed.
+fn upstream_failure(r: &Routed<'_, '_>, e: UpstreamError, rec: &mut Record) -> Response<RespBody> {
+    let (app, id) = (r.app, r.id);
+    match e {
+        UpstreamError::Timeout => {
             rec.upstream_error = Some(UpstreamErr::Timeout);
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, "upstream timed out");
-            (reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id), client_ip, app_name)
+            reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id)
         }
-        Err(UpstreamError::Connect(e)) => {
+        UpstreamError::Connect(e) => {
             // (Each failed attempt was counted as it happened.)
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream unavailable");
-            (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id), client_ip, app_name)
+            reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id)
         }
-        Err(UpstreamError::ClientBody(e)) => {
+        UpstreamError::ClientBody(e) => {
             tracing::info!(request_id = id.as_str(), error = %e, "client body failed while streaming upstream");
-            let resp = match e {
+            match e {
                 BodyError::TooLarge => reject(StatusCode::PAYLOAD_TOO_LARGE, code::BODY_TOO_LARGE, "Request body too large", id),
                 BodyError::Timeout => reject(StatusCode::REQUEST_TIMEOUT, code::BODY_TIMEOUT, "Request body timeout", id),
                 _ => reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id),
-            };
-            (resp, client_ip, app_name)
+            }
         }
-        Err(UpstreamError::Protocol(e)) => {
+        UpstreamError::Protocol(e) => {
             rec.upstream_error = Some(UpstreamErr::Protocol);
             tracing::warn!(request_id = id.as_str(), upstream = %app.upstream.cfg.name, error = %e, "upstream failed");
-            (reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id), client_ip, app_name)
+            reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id)
         }
     }
 }
@@ -619,184 +813,6 @@ fn recycle_forward_lines(forward_lines: Vec<u8>) {
     });
 }
 
-/// The request as an HTTP/2 upstream gets it: the forwarding header lines moved into the map,
-/// `te: trailers` kept, and for a streamed gRPC call a body that judges its messages.
-#[allow(clippy::too_many_arguments)]
-fn h2_request(
-    req: Request<UpBody>,
-    forward_lines: &[u8],
-    te_trailers: bool,
-    grpc_body: Option<ClientBody>,
-    grpc_judge: Option<(http::Method, Uri, http::HeaderMap, Option<String>, palisade_core::Context)>,
-    snap: &Arc<Snapshot>,
-    app_idx: usize,
-    encoding: &crate::grpc::Encoding,
-    id: RequestId,
-    client_ip: std::net::IpAddr,
-    tls: bool,
-) -> (Request<crate::h2up::ReqBody>, Option<Rc<crate::grpc::Shared>>) {
-    use crate::h2up::ReqBody;
-    let (mut parts, body) = req.into_parts();
-    for line in forward_lines.split(|b| *b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|b| *b == b':') else { continue };
-        if let (Ok(n), Ok(v)) = (http::HeaderName::from_bytes(&line[..colon]), HeaderValue::from_bytes(line[colon + 1..].trim_ascii())) {
-            parts.headers.append(n, v);
-        }
-    }
-    if te_trailers {
-        parts.headers.insert(header::TE, HeaderValue::from_static("trailers"));
-    }
-    let app = &snap.apps[app_idx];
-    let Some(client) = grpc_body else {
-        let body = match body {
-            UpBody::Full(b) => ReqBody::Full(b),
-            other => ReqBody::Stream(other),
-        };
-        return (Request::from_parts(parts, body), None);
-    };
-    parts.headers.remove(header::CONTENT_LENGTH);
-    let shared = Rc::new(crate::grpc::Shared::default());
-    let body = match grpc_judge {
-        None => ReqBody::Stream(UpBody::Chained { head: None, spill: None, rest: client, remaining: u64::MAX }),
-        Some((method, uri, headers, canonical, cx)) => {
-            let snap = snap.clone();
-            let judge: crate::grpc::Judge = Box::new(move |payload: &[u8]| {
-                let app = &snap.apps[app_idx];
-                let view = RequestView {
-                    request_id: id.as_str(),
-                    app: &app.cfg.name,
-                    client_ip,
-                    method: &method,
-                    path: canonical.as_deref().unwrap_or(uri.path()),
-                    raw_path: uri.path(),
-                    query: uri.query(),
-                    headers: &headers,
-                    body: payload,
-                    body_truncated: false,
-                    tls,
-                };
-                let mut o = Outcome { context: cx.clone(), ..Outcome::default() };
-                o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
-                if let Some(b) = judge::body(app, &view, &mut o) {
-                    let judged = Box::new((method.clone(), uri.clone(), headers.clone()));
-                    return Some(crate::grpc::Stop { grpc_status: crate::grpc::status_for(b.status, true), code: b.code.clone(), block: Some((b, judged)) });
-                }
-                for (stage, reason) in &o.monitored {
-                    tracing::warn!(request_id = id.as_str(), app = %app.cfg.name, stage, reason = %reason, "monitor: would have blocked");
-                }
-                None
-            });
-            let inspect = crate::grpc::Inspect::new(
-                client,
-                app.cfg.inspect_body as usize,
-                app.cfg.oversize == Oversize::Stream,
-                encoding.clone(),
-                judge,
-                shared.clone(),
-                id,
-            );
-            ReqBody::Grpc(Box::new(inspect))
-        }
-    };
-    (Request::from_parts(parts, body), Some(shared))
-}
-
-enum H2Outcome {
-    Done(Box<Response<RespBody>>),
-    /// The `https://` upstream speaks HTTP/1.1: the request goes that way.
-    Http1(Box<Request<UpBody>>),
-}
-
-/// Send a request to an HTTP/2 upstream. For a streamed gRPC call, a message blocked before the
-/// response began is answered as a block (recorded like any); one blocked later ends the
-/// response with the block's trailers.
-#[allow(clippy::too_many_arguments)]
-async fn send_h2(
-    app: &App,
-    req: Request<crate::h2up::ReqBody>,
-    set_host: &dyn Fn(&mut http::HeaderMap, &HeaderValue),
-    shared: Option<Rc<crate::grpc::Shared>>,
-    grpc_call: bool,
-    id: RequestId,
-    rec: &mut Record,
-) -> H2Outcome {
-    use crate::h2up::{ReqBody, SendFailure};
-    let send = crate::h2up::send(&app.upstream, req, set_host, &app.metrics);
-    tokio::pin!(send);
-    let stopped = async {
-        match &shared {
-            Some(s) => std::future::poll_fn(|cx| s.poll_stop(cx)).await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(stopped);
-    let sent = tokio::select! {
-        biased;
-        stop = &mut stopped => {
-            return H2Outcome::Done(Box::new(match stop.block {
-                Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
-                None => crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()),
-            }));
-        }
-        r = &mut send => r,
-    };
-    // A stop may have come with the failure it caused.
-    if let (Err(_), Some(s)) = (&sent, &shared) {
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        if let std::task::Poll::Ready(stop) = s.poll_stop(&mut cx) {
-            return H2Outcome::Done(Box::new(match stop.block {
-                Some((b, judged)) => blocked(b, id, rec, (&judged.0, &judged.1, &judged.2)),
-                None => crate::grpc::response(stop.grpc_status, &stop.code, id.as_str()),
-            }));
-        }
-    }
-    let up = &app.upstream;
-    let resp = match sent {
-        Ok(resp) => resp,
-        Err(SendFailure::Http1(req)) => {
-            let (parts, body) = (*req).into_parts();
-            let body = match body {
-                ReqBody::Full(b) => UpBody::Full(b),
-                ReqBody::Stream(b) => b,
-                ReqBody::Grpc(_) => {
-                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, "gRPC call to an upstream that does not offer HTTP/2");
-                    return H2Outcome::Done(Box::new(reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream does not speak HTTP/2", id)));
-                }
-            };
-            return H2Outcome::Http1(Box::new(Request::from_parts(parts, body)));
-        }
-        Err(SendFailure::Upstream(e)) => {
-            return H2Outcome::Done(Box::new(match e {
-                UpstreamError::Timeout => {
-                    rec.upstream_error = Some(UpstreamErr::Timeout);
-                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, "upstream timed out");
-                    reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id)
-                }
-                UpstreamError::Connect(e) => {
-                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, error = %e, "upstream unavailable");
-                    reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id)
-                }
-                UpstreamError::ClientBody(e) => {
-                    tracing::info!(request_id = id.as_str(), error = %e, "client body failed while streaming upstream");
-                    reject(StatusCode::BAD_REQUEST, code::BAD_REQUEST, "Request body could not be read", id)
-                }
-                UpstreamError::Protocol(e) => {
-                    rec.upstream_error = Some(UpstreamErr::Protocol);
-                    tracing::warn!(request_id = id.as_str(), upstream = %up.cfg.name, error = %e, "upstream failed");
-                    reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id)
-                }
-            }));
-        }
-    };
-    rec.upstream_status = Some(resp.status().as_u16());
-    let (mut parts, body) = resp.into_parts();
-    headers::strip_hop_by_hop(&mut parts.headers);
-    parts.version = Version::HTTP_11;
-    let grpc = if grpc_call { Some((shared.unwrap_or_default(), id)) } else { None };
-    H2Outcome::Done(Box::new(Response::from_parts(parts, RespBody::H2(Box::new(crate::grpc::H2Body::new(body, grpc))))))
-}
-
 /// HTTP/2 heads are limited like HTTP/1 ones: the header list size as HPACK counts it
 /// (name + value + 32 per field, RFC 7541 §4.1), pseudo-headers included, and the field count.
 fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: usize) -> bool {
@@ -808,15 +824,6 @@ fn h2_head_too_large(req: &Request<ClientBody>, max_size: usize, max_headers: us
     let pseudo = req.method().as_str().len() + uri_len + 4 * 32;
     let fields: usize = req.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 32).sum();
     pseudo + fields > max_size
-}
-
-/// The response to a blocked request: a problem response with the stages' response headers.
-fn blocked(b: judge::Block, id: RequestId, rec: &mut Record, req: ReqParts<'_>) -> Response<RespBody> {
-    let mut resp = problem::response(b.status, &b.code, problem::title(b.status), id.as_str(), &b.reasons);
-    resp.extensions_mut().insert(crate::grpc::Made { code: b.code.as_str().into(), blocked: true });
-    let set = b.record(rec, req);
-    headers::add_response_headers(resp.headers_mut(), set);
-    resp
 }
 
 /// Read the body up to the app's inspection limit.

@@ -8,7 +8,8 @@ use http::HeaderMap;
 use http_body::Body;
 use palisade_body::coding::{inflate, Coding, Inflated};
 
-use crate::body::{BodyError, RespBody};
+use crate::body_error::BodyError;
+use crate::resp_body::RespBody;
 use crate::upstream::UpstreamBody;
 
 /// A buffered response body, ready to be judged and then sent.

@@ -9,7 +9,7 @@ use palisade_core::Stage;
 
 use crate::metrics::{AppMetrics, Metrics};
 use crate::router::Router;
-use crate::upstream::Upstream;
+use crate::targets::Upstream;
 
 /// Builds the pipeline stages of an app from its configuration. Supplied by the binary, so that
 /// the proxy does not depend on every engine.

@@ -24,12 +24,11 @@
 //! when the upstream was.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::{poll_fn, Future};
 use std::io::Cursor;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -44,15 +43,19 @@ use tokio::time::Instant;
 use tungstenite::protocol::frame::coding::{Control, Data, OpCode};
 use tungstenite::protocol::frame::FrameHeader;
 
-use crate::body::{ClientBody, RespBody};
-use crate::h1::RawRequestHead;
+use crate::body::ClientBody;
+use crate::code;
 use crate::io::Stream;
-use crate::metrics::{AppMetrics, WsClose};
-use crate::problem::{self, code};
+use crate::metrics::WsClose;
+use crate::problem;
+use crate::raw_head::RawRequestHead;
 use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
+use crate::resp_body::RespBody;
 use crate::snapshot::Snapshot;
-use crate::upstream::Addr;
+use crate::targets::Addr;
+pub use crate::ws_session::Pending;
+use crate::ws_session::{IpSlot, Session};
 
 /// Problem codes of refused handshakes.
 pub const TOO_MANY: &str = "websocket.too_many_connections";
@@ -148,44 +151,6 @@ fn random<const N: usize>() -> [u8; N] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Connections per client IP.
-
-static PER_IP: Mutex<Option<HashMap<(String, IpAddr), u64>>> = Mutex::new(None);
-
-/// One open WebSocket connection of a client IP for an app; released when dropped.
-pub struct IpSlot {
-    key: (String, IpAddr),
-}
-
-impl IpSlot {
-    fn take(app: &str, ip: IpAddr, max: u64) -> Option<IpSlot> {
-        let mut m = PER_IP.lock().unwrap_or_else(|e| e.into_inner());
-        let map = m.get_or_insert_with(HashMap::new);
-        let key = (app.to_string(), ip);
-        let n = map.entry(key.clone()).or_insert(0);
-        if *n >= max {
-            return None;
-        }
-        *n += 1;
-        Some(IpSlot { key })
-    }
-}
-
-impl Drop for IpSlot {
-    fn drop(&mut self) {
-        let mut m = PER_IP.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(map) = m.as_mut() {
-            if let Some(n) = map.get_mut(&self.key) {
-                *n -= 1;
-                if *n == 0 {
-                    map.remove(&self.key);
-                }
-            }
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
 // Shutdown.
 
 thread_local! {
@@ -221,42 +186,6 @@ pub struct Handshake<'a> {
     pub tls: bool,
 }
 
-/// A handshake the upstream accepted: what the relay needs, carried by the response
-/// ([`RespBody::Upgrade`]) to the connection that will relay.
-pub struct Pending {
-    upstream: Stream,
-    upstream_buf: BytesMut,
-    client: Option<hyper::upgrade::OnUpgrade>,
-    session: Session,
-}
-
-struct Session {
-    snap: Arc<Snapshot>,
-    app_idx: usize,
-    metrics: Arc<AppMetrics>,
-    cfg: palisade_config::WebSocketConfig,
-    /// Client text messages are held and judged.
-    inspect: bool,
-    judged: (Method, Uri, HeaderMap, Option<String>),
-    context: palisade_core::Context,
-    id: RequestId,
-    client_ip: IpAddr,
-    tls: bool,
-    /// Extensions were negotiated: RSV bits are theirs.
-    extensions: bool,
-    events: Option<palisade_events::EventSender>,
-    _slot: IpSlot,
-    /// Why the connection ended, counted when the session goes (whichever way it goes: a
-    /// connection whose relay never started counts as `client_gone`).
-    closed: std::cell::Cell<WsClose>,
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        self.metrics.ws_closed(self.closed.get());
-    }
-}
-
 fn reject(status: StatusCode, code: &str, title: &str, id: RequestId) -> Response<RespBody> {
     problem::response(status, code, title, id.as_str(), &[])
 }
@@ -284,23 +213,7 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
     (h.set_host)(&mut parts.headers, &target.authority);
     // Client messages are judged with `inspect: text`, and on the path of a stage that judges
     // messages whatever `inspect` says (a GraphQL endpoint).
-    let inspect = cfg.inspect == WsInspect::Text || {
-        let (method, uri, headers, canonical) = &h.judged;
-        let view = RequestView {
-            request_id: id.as_str(),
-            app: &app.cfg.name,
-            client_ip: h.client_ip,
-            method,
-            path: canonical.as_deref().unwrap_or(uri.path()),
-            raw_path: uri.path(),
-            query: uri.query(),
-            headers,
-            body: b"",
-            body_truncated: false,
-            tls: h.tls,
-        };
-        app.stages.iter().any(|st| st.wants_messages(&view))
-    };
+    let inspect = cfg.inspect == WsInspect::Text || stage_wants_messages(app, &h.judged, id, h.client_ip, h.tls);
     if inspect {
         // Compressed messages could not be judged: no extension is offered.
         parts.headers.remove(header::SEC_WEBSOCKET_EXTENSIONS);
@@ -320,21 +233,7 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
     if !parts.headers.contains_key(header::SEC_WEBSOCKET_VERSION) {
         parts.headers.insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
     }
-    let mut head = Vec::with_capacity(1024);
-    head.extend_from_slice(b"GET ");
-    head.extend_from_slice(parts.uri.path_and_query().map_or("/", |p| p.as_str()).as_bytes());
-    head.extend_from_slice(b" HTTP/1.1\r\n");
-    for (name, value) in &parts.headers {
-        if name == header::CONTENT_LENGTH {
-            continue;
-        }
-        head.extend_from_slice(name.as_str().as_bytes());
-        head.extend_from_slice(b": ");
-        head.extend_from_slice(value.as_bytes());
-        head.extend_from_slice(b"\r\n");
-    }
-    head.extend_from_slice(h.extra_lines);
-    head.extend_from_slice(b"connection: upgrade\r\nupgrade: websocket\r\n\r\n");
+    let head = upgrade_head(&parts, h.extra_lines);
 
     let cfg_up = &up.cfg;
     let mut io = match connect(&target.addr, cfg_up.connect_timeout).await {
@@ -370,17 +269,8 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
             }
         };
     }
-    let upgrade_ok = headers.get_all(header::UPGRADE).iter().any(|v| has_token(v.as_bytes(), b"websocket"));
-    let accept_ok = headers.get(header::SEC_WEBSOCKET_ACCEPT).is_some_and(|a| a.as_bytes() == accept_key(&key).as_bytes());
     let extensions = headers.contains_key(header::SEC_WEBSOCKET_EXTENSIONS);
-    if !upgrade_ok || !accept_ok || (inspect && extensions) {
-        let why = if !upgrade_ok {
-            "101 without Upgrade: websocket"
-        } else if !accept_ok {
-            "wrong Sec-WebSocket-Accept"
-        } else {
-            "an extension that was not offered"
-        };
+    if let Err(why) = check_switch(&headers, &key, inspect) {
         tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, why, "websocket handshake: invalid upstream answer");
         return reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id);
     }
@@ -431,6 +321,64 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
     *resp.status_mut() = status;
     *resp.headers_mut() = out;
     resp
+}
+
+/// Whether a stage judges this connection's messages whatever `inspect` says (a GraphQL
+/// endpoint), asked with the handshake as judged.
+fn stage_wants_messages(app: &crate::snapshot::App, judged: &(Method, Uri, HeaderMap, Option<String>), id: RequestId, client_ip: IpAddr, tls: bool) -> bool {
+    let (method, uri, headers, canonical) = judged;
+    let view = RequestView {
+        request_id: id.as_str(),
+        app: &app.cfg.name,
+        client_ip,
+        method,
+        path: canonical.as_deref().unwrap_or(uri.path()),
+        raw_path: uri.path(),
+        query: uri.query(),
+        headers,
+        body: b"",
+        body_truncated: false,
+        tls,
+    };
+    app.stages.iter().any(|st| st.wants_messages(&view))
+}
+
+/// The HTTP/1.1 upgrade request the upstream gets: the request's headers (no Content-Length),
+/// the forwarding lines, `Connection: upgrade` and `Upgrade: websocket`.
+fn upgrade_head(parts: &http::request::Parts, extra_lines: &[u8]) -> Vec<u8> {
+    let mut head = Vec::with_capacity(1024);
+    head.extend_from_slice(b"GET ");
+    head.extend_from_slice(parts.uri.path_and_query().map_or("/", |p| p.as_str()).as_bytes());
+    head.extend_from_slice(b" HTTP/1.1\r\n");
+    for (name, value) in &parts.headers {
+        if name == header::CONTENT_LENGTH {
+            continue;
+        }
+        head.extend_from_slice(name.as_str().as_bytes());
+        head.extend_from_slice(b": ");
+        head.extend_from_slice(value.as_bytes());
+        head.extend_from_slice(b"\r\n");
+    }
+    head.extend_from_slice(extra_lines);
+    head.extend_from_slice(b"connection: upgrade\r\nupgrade: websocket\r\n\r\n");
+    head
+}
+
+/// Check the upstream's `101`: `Upgrade: websocket`, the accept value of the key sent, and no
+/// extension when messages are judged (none was offered). `Err`: what is wrong, for the log.
+fn check_switch(headers: &HeaderMap, key: &[u8], inspect: bool) -> Result<(), &'static str> {
+    let upgrade_ok = headers.get_all(header::UPGRADE).iter().any(|v| has_token(v.as_bytes(), b"websocket"));
+    let accept_ok = headers.get(header::SEC_WEBSOCKET_ACCEPT).is_some_and(|a| a.as_bytes() == accept_key(key).as_bytes());
+    let extensions = headers.contains_key(header::SEC_WEBSOCKET_EXTENSIONS);
+    if !upgrade_ok {
+        Err("101 without Upgrade: websocket")
+    } else if !accept_ok {
+        Err("wrong Sec-WebSocket-Accept")
+    } else if inspect && extensions {
+        Err("an extension that was not offered")
+    } else {
+        Ok(())
+    }
 }
 
 fn key_of(h: &HeaderMap) -> Vec<u8> {

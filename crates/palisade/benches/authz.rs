@@ -115,7 +115,7 @@ fn bench(c: &mut Criterion) {
 }
 
 /// The body of a generated (full) response.
-fn futures_body(r: http::Response<palisade_proxy::body::RespBody>) -> String {
+fn futures_body(r: http::Response<palisade_proxy::resp_body::RespBody>) -> String {
     use http_body_util::BodyExt;
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
     let bytes = rt.block_on(r.into_body().collect()).ok().map(|c| c.to_bytes()).unwrap_or_default();

@@ -8,8 +8,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
-use palisade_proxy::body::{ClientBody, RespBody};
+use palisade_proxy::body::ClientBody;
 use palisade_proxy::h1::{self, ConnInfo, Handler};
+use palisade_proxy::resp_body::RespBody;
 
 struct DemoApi;
 

@@ -1,5 +1,7 @@
 use super::*;
 use crate::codec::{find_head_end, parse_chunk_size, valid_host};
+use crate::raw_head::NameCache;
+use http::{HeaderMap, HeaderName};
 
 #[test]
 fn chunk_sizes() {
@@ -258,7 +260,7 @@ fn whole_body_reads_keep_what_follows_the_body_for_the_pipelined_requests() {
     let second_at = text.find(&format!("got 20000 bytes: {second}HTTP/1.1 200")).unwrap_or_else(|| panic!("{}", &text[..text.len().min(300)]));
     assert!(first < second_at);
     assert!(text.ends_with("got 3 bytes: end"), "{}", &text[text.len().saturating_sub(300)..]);
-    assert_eq!(RESERVED_AHEAD.with(|r| r.get()), 0, "reservations are returned");
+    assert_eq!(crate::h1_body::RESERVED_AHEAD.with(|r| r.get()), 0, "reservations are returned");
 }
 
 #[test]
@@ -380,12 +382,12 @@ fn is_visible_ascii_is_the_byte_by_byte_check() {
     for len in 0..=25usize {
         for f in fill {
             let base = vec![f; len];
-            assert_eq!(super::is_visible_ascii(&base), reference(&base));
+            assert_eq!(crate::raw_head::is_visible_ascii(&base), reference(&base));
             for i in 0..len {
                 for b in 0..=255u8 {
                     let mut v = base.clone();
                     v[i] = b;
-                    assert_eq!(super::is_visible_ascii(&v), reference(&v), "{v:?}");
+                    assert_eq!(crate::raw_head::is_visible_ascii(&v), reference(&v), "{v:?}");
                 }
             }
         }
@@ -401,19 +403,19 @@ fn is_visible_ascii_is_the_byte_by_byte_check() {
                     }
                 })
                 .collect();
-            assert_eq!(super::is_visible_ascii(&v), reference(&v), "{v:?}");
+            assert_eq!(crate::raw_head::is_visible_ascii(&v), reference(&v), "{v:?}");
         }
     }
 }
 
 #[test]
 fn a_sent_body_buffer_is_reused_for_the_next_body_unless_still_shared() {
-    let mut b = super::body_buffer(40_000);
+    let mut b = crate::h1_body::body_buffer(40_000);
     b.extend_from_slice(&[7u8; 28_000]);
     let frozen = b.freeze();
     let ptr = frozen.as_ptr();
-    super::recycle_body(frozen);
-    let again = super::body_buffer(30_000);
+    crate::h1_body::recycle_body(frozen);
+    let again = crate::h1_body::body_buffer(30_000);
     assert_eq!(again.as_ptr(), ptr, "the pooled buffer is handed out again");
     assert!(again.is_empty() && again.capacity() >= 30_000);
     // A body another holder still references is not pooled.
@@ -421,13 +423,13 @@ fn a_sent_body_buffer_is_reused_for_the_next_body_unless_still_shared() {
     again.extend_from_slice(b"x");
     let shared = again.freeze();
     let other = shared.clone();
-    super::recycle_body(shared);
-    assert_ne!(super::body_buffer(30_000).as_ptr(), other.as_ptr());
+    crate::h1_body::recycle_body(shared);
+    assert_ne!(crate::h1_body::body_buffer(30_000).as_ptr(), other.as_ptr());
     // A buffer too small for the body asked for is not used.
-    let mut small = super::body_buffer(1_000);
+    let mut small = crate::h1_body::body_buffer(1_000);
     small.extend_from_slice(b"y");
-    super::recycle_body(small.freeze());
-    assert!(super::body_buffer(50_000).capacity() >= 50_000);
+    crate::h1_body::recycle_body(small.freeze());
+    assert!(crate::h1_body::body_buffer(50_000).capacity() >= 50_000);
 }
 
 #[test]

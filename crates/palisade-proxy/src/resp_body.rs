@@ -1,0 +1,87 @@
+//! What goes back to the client ([`RespBody`]): a body Palisade made, the upstream's (HTTP/1.1 or
+//! HTTP/2), or the answer to a WebSocket handshake.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+
+use crate::body_error::BodyError;
+use crate::upstream::UpstreamBody;
+
+/// A response body for the client.
+pub enum RespBody {
+    Full(Option<Bytes>),
+    Upstream(UpstreamBody),
+    /// A judged prefix that was buffered, then the rest of the upstream's body.
+    Chained {
+        head: Option<Bytes>,
+        rest: UpstreamBody,
+    },
+    /// The answer to a WebSocket handshake the upstream accepted: no body, the connection is
+    /// relayed from here on (`websocket.rs`).
+    Upgrade(Box<crate::ws_session::Pending>),
+    /// From an HTTP/2 upstream: data and trailers as they come.
+    H2(Box<crate::grpc::H2Body>),
+}
+
+impl RespBody {
+    pub fn full(b: impl Into<Bytes>) -> Self {
+        let b = b.into();
+        RespBody::Full(if b.is_empty() { None } else { Some(b) })
+    }
+
+    pub fn empty() -> Self {
+        RespBody::Full(None)
+    }
+}
+
+impl Body for RespBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        match self.get_mut() {
+            RespBody::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            RespBody::Upstream(u) => Pin::new(u).poll_frame(cx),
+            RespBody::Upgrade(_) => Poll::Ready(None),
+            RespBody::H2(b) => Pin::new(&mut **b).poll_frame(cx),
+            RespBody::Chained { head, rest } => match head.take() {
+                Some(h) => Poll::Ready(Some(Ok(Frame::data(h)))),
+                None => Pin::new(rest).poll_frame(cx),
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            RespBody::Full(b) => b.is_none(),
+            RespBody::Upstream(u) => u.is_end_stream(),
+            RespBody::Upgrade(_) => true,
+            RespBody::H2(b) => b.is_end_stream(),
+            RespBody::Chained { head, rest } => head.is_none() && rest.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            RespBody::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            RespBody::Upstream(u) => u.size_hint(),
+            RespBody::Upgrade(_) => SizeHint::with_exact(0),
+            RespBody::H2(b) => b.size_hint(),
+            RespBody::Chained { head, rest } => {
+                let h = head.as_ref().map_or(0, |b| b.len() as u64);
+                let r = rest.size_hint();
+                match r.exact() {
+                    Some(n) => SizeHint::with_exact(n + h),
+                    None => {
+                        let mut hint = SizeHint::new();
+                        hint.set_lower(r.lower() + h);
+                        hint
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+//! A WebSocket connection the upstream accepted, between the handshake and the relay
+//! (`websocket.rs`): the upstream connection, the client's upgrade, the session the relay
+//! judges messages in, and the client IP's connection slot.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+use bytes::BytesMut;
+use http::{HeaderMap, Method, Uri};
+
+use crate::io::Stream;
+use crate::metrics::{AppMetrics, WsClose};
+use crate::request_id::RequestId;
+use crate::snapshot::Snapshot;
+
+/// A handshake the upstream accepted: what the relay needs, carried by the response
+/// ([`crate::resp_body::RespBody::Upgrade`]) to the connection that will relay.
+pub struct Pending {
+    pub(crate) upstream: Stream,
+    pub(crate) upstream_buf: BytesMut,
+    pub(crate) client: Option<hyper::upgrade::OnUpgrade>,
+    pub(crate) session: Session,
+}
+
+pub(crate) struct Session {
+    pub(crate) snap: Arc<Snapshot>,
+    pub(crate) app_idx: usize,
+    pub(crate) metrics: Arc<AppMetrics>,
+    pub(crate) cfg: palisade_config::WebSocketConfig,
+    /// Client text messages are held and judged.
+    pub(crate) inspect: bool,
+    pub(crate) judged: (Method, Uri, HeaderMap, Option<String>),
+    pub(crate) context: palisade_core::Context,
+    pub(crate) id: RequestId,
+    pub(crate) client_ip: IpAddr,
+    pub(crate) tls: bool,
+    /// Extensions were negotiated: RSV bits are theirs.
+    pub(crate) extensions: bool,
+    pub(crate) events: Option<palisade_events::EventSender>,
+    pub(crate) _slot: IpSlot,
+    /// Why the connection ended, counted when the session goes (whichever way it goes: a
+    /// connection whose relay never started counts as `client_gone`).
+    pub(crate) closed: std::cell::Cell<WsClose>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.metrics.ws_closed(self.closed.get());
+    }
+}
+
+static PER_IP: Mutex<Option<HashMap<(String, IpAddr), u64>>> = Mutex::new(None);
+
+/// One open WebSocket connection of a client IP for an app; released when dropped.
+pub struct IpSlot {
+    pub(crate) key: (String, IpAddr),
+}
+
+impl IpSlot {
+    pub(crate) fn take(app: &str, ip: IpAddr, max: u64) -> Option<IpSlot> {
+        let mut m = PER_IP.lock().unwrap_or_else(|e| e.into_inner());
+        let map = m.get_or_insert_with(HashMap::new);
+        let key = (app.to_string(), ip);
+        let n = map.entry(key.clone()).or_insert(0);
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(IpSlot { key })
+    }
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut m = PER_IP.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(map) = m.as_mut() {
+            if let Some(n) = map.get_mut(&self.key) {
+                *n -= 1;
+                if *n == 0 {
+                    map.remove(&self.key);
+                }
+            }
+        }
+    }
+}
