@@ -1656,7 +1656,15 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             // A backtick span in prose (markdown code) is not a substitution
                             // attack unless something shell-like surrounds it.
                             let prose_bt = in_backtick && bt_prose && i > 0 && matches!(toks[i - 1], Tok::Op("`", _));
-                            if prose_bt {
+                            // Prose on both sides of a span that holds a program name alone
+                            // (`use the `ls` command`): a word being named, not run.
+                            let named = prose_bt
+                                && args.is_empty()
+                                && matches!(toks.get(j), Some(Tok::Op("`", _)))
+                                && matches!(toks.get(j + 1), Some(Tok::Word { raw, .. }) if raw.bytes().any(|b| b.is_ascii_alphabetic() || b >= 0x80));
+                            if named && !*obf {
+                                0
+                            } else if prose_bt {
                                 if shell_args {
                                     55
                                 } else {

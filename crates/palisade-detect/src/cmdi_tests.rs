@@ -860,3 +860,15 @@ fn stack_frames_after_a_newline_are_not_commands() {
         assert!(q(v) >= 60, "{v:?}: {}", q(v));
     }
 }
+
+#[test]
+fn a_program_named_in_a_code_span_between_words_is_prose() {
+    // Written for this rule: a code span naming a program between prose words runs nothing.
+    for v in ["Use the `ls` command to list files", "type `whoami` and press enter", "the `rm` tool deletes", "Le `cat` affiche"] {
+        assert_eq!(q(v), 0, "{v:?}");
+    }
+    // The same span at the end of the value, with arguments, or glued into a word still counts.
+    for v in ["hello `id`", "name `whoami`", "x`id`y"] {
+        assert!(q(v) >= 40, "{v:?}: {}", q(v));
+    }
+}
