@@ -2535,15 +2535,18 @@ impl<'a> Parser<'a> {
             if kw == Kw::Select {
                 if !head {
                     // After `;`, or juxtaposed to the value (MSSQL batches need no `;`).
+                    // `Click 'Select' and then 'Update'`, `'select' auf deutsch`: a
+                    // sentence quoting a word, no statement; what follows is still read.
                     let c = if self.st != St::Operator {
                         88
                     } else if self.quotes_own_text() {
-                        // `Click 'Select' and then 'Update'`: a sentence quoting a word.
-                        45
+                        0
                     } else {
                         70
                     };
-                    self.signal(c, "stacked SELECT");
+                    if c > 0 {
+                        self.signal(c, "stacked SELECT");
+                    }
                 }
                 self.begin_select();
                 return true;

@@ -2157,3 +2157,15 @@ fn a_condition_that_begins_the_value_and_runs_into_prose_is_a_sentence() {
         assert!(judged(v) >= 60, "{v}: {}", judged(v));
     }
 }
+
+#[test]
+fn a_quoted_select_in_a_sentence_is_no_probe() {
+    // Written for this rule: the word `select` between the value's own quotes is a word.
+    for s in ["'select' auf deutsch", "Cannot read properties of undefined (reading 'select')", "Click 'Select' and then 'Update'", "le mot 'select' en français"] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // A select list after the quoted word, or a stacked statement, still is one.
+    for s in ["x' select password from users--", "1'; select pg_sleep(5)--"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
