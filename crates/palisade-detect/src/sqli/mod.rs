@@ -1844,6 +1844,9 @@ struct Parser<'a> {
     /// breakout to mean anything, so they are lowered when the value is an expression of its own.
     expr_best: u8,
     expr_why: &'static str,
+    /// The value starts with a clause and no quote (`where ...`, `order by ...`): see
+    /// [`HEAD_CLAUSE`].
+    head_clause: bool,
     /// The text before the breaking quote is one token (`admin'`, `1'`), not prose.
     prefix_single: bool,
     prefix_empty: bool,
@@ -1904,6 +1907,7 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         why: "",
         logic: false,
         expr_best: 0,
+        head_clause: false,
         expr_why: "",
         prefix_single: !s[..at.saturating_sub(1)].bytes().any(|c| c <= b' '),
         prefix_empty: at <= 1,
@@ -1954,11 +1958,19 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         return None;
     }
     if c < 90 && !clean {
-        c = c.saturating_sub(10);
+        // A value that begins with a clause word and does not go on as SQL is a sentence
+        // (`Where are you from?`, `Order by phone: +1 ...`): no fragment of a query either.
+        let sentence = p.head_clause && expr > p.best && expr == HEAD_CLAUSE;
+        c = c.saturating_sub(if sentence { 25 } else { 10 });
     }
     let frag_start = if quote == 0 { 0 } else { at.saturating_sub(1) };
     Some(Finding { confidence: c, why, fragment: truncate(&s[frag_start..], 64).to_string() })
 }
+
+/// Confidence of a clause (`WHERE`, `ORDER BY` a name) that begins a value without a quote:
+/// SQL of its own when the rest parses, a strict probe; lowered below every level when it does
+/// not.
+const HEAD_CLAUSE: u8 = 50;
 
 /// Keywords that are also function names when a `(` follows (`left(`, `if(`, `like(`, `time(`...).
 fn callable(kw: Kw) -> bool {
@@ -2105,7 +2117,8 @@ impl<'a> Parser<'a> {
                 self.st = St::Operand;
                 if self.select_depth.is_none() {
                     let c = if self.quote == 0 && self.by_at_start && self.peek_kind() != Some(Kind::Num) {
-                        50
+                        self.head_clause = true;
+                        HEAD_CLAUSE
                     } else if self.quote == 0 && self.depth >= 0 {
                         60
                     } else {
@@ -2445,7 +2458,8 @@ impl<'a> Parser<'a> {
             }
             (Kind::Word, Kw::Where | Kw::Having | Kw::On | Kw::Limit | Kw::Offset) => {
                 if self.n <= 1 + self.leading_parens() + usize::from(self.alias_ok && self.quote != 0) && matches!(kw, Kw::Where | Kw::Having) {
-                    let c = if self.quote == 0 || !self.prefix_single { 50 } else { 65 };
+                    let c = if self.quote == 0 || !self.prefix_single { HEAD_CLAUSE } else { 65 };
+                    self.head_clause |= self.quote == 0;
                     self.signal_expr(c, "clause after the value");
                 }
                 if kw != Kw::Limit && kw != Kw::Offset {

@@ -2169,3 +2169,15 @@ fn a_quoted_select_in_a_sentence_is_no_probe() {
         assert!(conf(s) >= 40, "{s}: {}", conf(s));
     }
 }
+
+#[test]
+fn a_sentence_beginning_with_a_clause_word_is_prose() {
+    // Written for this rule: `where` or `order by` opening a sentence that is no SQL.
+    for s in ["Where are you from?", "Order by phone: +1 (555) 010-2030", "where can I buy it? thanks", "Group by age: who comes?"] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // A clause that goes on as SQL stays a strict probe or more.
+    for s in ["where 1=1", "order by 1--", "where id = 1 or 1=1", "1 order by 5"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
