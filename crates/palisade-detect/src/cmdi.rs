@@ -11,7 +11,7 @@
 //! Prose with semicolons and the words "cat" or "ls" therefore stays below the threshold.
 
 use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors, WordSigs};
-use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -280,9 +280,9 @@ fn breakout_rest(d: &str) -> bool {
 
 /// The structural test of [`GATE`], run when no `%` and no special anchor occurs. A bare word
 /// (1 to 64 ASCII letters, digits and `_`: most JSON keys and many values, `id`, `source`,
-/// `created_at`) is judged by [`check`](CmdiDetector::check) with [`bare_word`] alone, which
-/// reports only an unambiguous program: the same answer here, with one signature lookup for
-/// most words (so `id` or `date` reach no detector). Any other value: a program in command
+/// `created_at`) is reported by no check ([`bare_word`]); the test admits an unambiguous
+/// program among them, with one signature lookup for most words (so `id` or `date` reach no
+/// detector). Any other value: a program in command
 /// position ([`program_in_command_position`], what [`may_hold_command`] adds to the anchors),
 /// unless the value is prose that starts with an ambiguous program, which the check cannot
 /// report ([`harmless_prose`], looked at only once a program is found).
@@ -381,7 +381,7 @@ static PLAIN_WORD: [u8; 256] = {
 };
 
 /// Whether the bare word `b` (ASCII letters, digits, `_`; at most 64 bytes) is, lowercased, a
-/// program that is not ambiguous: when [`bare_word`] reports it. The signature table and the
+/// program that is not ambiguous. The signature table and the
 /// sorted list hold only the unambiguous programs ([`UNAMBIGUOUS_PROGRAMS`]): an ambiguous
 /// program (`id`, `source`, `date`: common keys) is rejected by the signature, with no copy
 /// and no search. `cmdi_gate_tests::bare_program_agrees_with_the_reference` compares it with
@@ -406,7 +406,7 @@ fn lowercase_is_unambiguous(w: &[u8]) -> bool {
 /// is no program.
 const UNAMBIGUOUS_MAX: usize = 20;
 
-/// The [`PROGRAMS`] that are not [`AMBIGUOUS`], sorted: the bare words [`bare_word`] reports.
+/// The [`PROGRAMS`] that are not [`AMBIGUOUS`], sorted.
 static UNAMBIGUOUS_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut v: Vec<&'static str> = PROGRAMS.iter().copied().filter(|p| !AMBIGUOUS.contains(p)).collect();
     v.sort_unstable();
@@ -739,33 +739,16 @@ fn push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
     *len += 1;
 }
 
-/// What [`analyse`] finds in a value made only of ASCII letters, digits and `_` (at most 64
-/// bytes, no special anchor), without tokenizing it: such a value is one word in command
-/// position with no argument. A bare word is not a command line: `ls`, `gzip`, `hostname`,
-/// `pwd` are search terms, autocomplete prefixes, JSON values and REST segments far more often
-/// than commands, and without a separator, a substitution or arguments nothing makes the word
-/// run. Only a reconnaissance command (`whoami`, `pwd`) is reported, at 45 (strict: a probe
-/// for an application that executes the whole value), and only as a value
-/// ([`CmdiDetector::check`] drops it in names and path segments).
-/// `None` when the value is not such a word. (A query parameter named `id` is common; the full
+/// Whether the value is made only of ASCII letters, digits and `_` (at most 64 bytes, no
+/// special anchor): one word in command position with no argument, in which [`analyse`] finds
+/// nothing, without tokenizing it. A bare word is not a command line at any level: `ls`,
+/// `gzip`, `hostname`, `whoami`, `pwd` are search terms, autocomplete prefixes, JSON values and
+/// REST segments far more often than commands, and without a separator, a substitution or
+/// arguments nothing makes the word run. (A query parameter named `id` is common; the full
 /// analysis cost ~25x more.) `tests::bare_words_agree_with_the_analysis` compares both.
-fn bare_word(d: &str) -> Option<Option<Hit>> {
+fn bare_word(d: &str) -> bool {
     let b = d.as_bytes();
-    if b.is_empty() || b.len() > 64 || !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') || SPECIAL_ANCHORS.any(d) {
-        return None;
-    }
-    let mut buf = [0u8; 64];
-    for (o, c) in buf.iter_mut().zip(b) {
-        *o = c.to_ascii_lowercase();
-    }
-    let w = std::str::from_utf8(&buf[..b.len()]).ok()?;
-    if !is_program(w) || is_ambiguous(w) {
-        return Some(None);
-    }
-    if !RECON.contains(&w) {
-        return Some(None);
-    }
-    Some(Some(mk(NAME, Category::Cmdi, 45, d, "value is a command line")))
+    !b.is_empty() && b.len() <= 64 && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') && !SPECIAL_ANCHORS.any(d)
 }
 
 /// The first bytes of the operators of [`is_gate_op`] and of the CSI escapes (`\\`), as a
@@ -878,11 +861,8 @@ impl Detector for CmdiDetector {
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let d = input.decoded;
-        if let Some(h) = bare_word(d) {
-            // A name or a path segment is never executed alone: a reconnaissance word there
-            // (`/api/whoami`, `?pwd=1`) is a route or a flag.
-            let value = !matches!(input.field, FieldKind::PathSegment | FieldKind::QueryName | FieldKind::FormName | FieldKind::JsonKey);
-            return gate(h.filter(|_| value), level);
+        if bare_word(d) {
+            return None;
         }
         if let Some(h) = breakout_probe(d) {
             return gate(Some(h), level);
@@ -1744,10 +1724,6 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                                 } else {
                                     55
                                 }
-                            } else if !amb && args.is_empty() && j >= toks.len() && RECON.contains(&cmd.as_str()) {
-                                // The value is exactly a system-information command: a probe
-                                // (strict), no command line (see `bare_word`).
-                                45
                             } else if !amb && args.is_empty() && ends && j < toks.len() {
                                 // `whoami;`, `id|`: a command terminated by a separator.
                                 70
