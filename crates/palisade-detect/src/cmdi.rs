@@ -1683,7 +1683,18 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             }
                         }
                         Sep::Semi => {
-                            if shell_args || no_args_end && !amb {
+                            // An ambiguous word alone in parentheses after a word of text is an
+                            // aside or a grouping (`sum by (host) (up)`, `the slot (time) we
+                            // agreed`): no subshell follows a word without a separator.
+                            let aside = amb
+                                && args.is_empty()
+                                && i >= 2
+                                && matches!(toks[i - 1], Tok::Op("(", _))
+                                && matches!(toks[i - 2], Tok::Word { .. })
+                                && matches!(toks.get(j), Some(Tok::Op(")", _)));
+                            if aside && !*obf {
+                                0
+                            } else if shell_args || no_args_end && !amb {
                                 80
                             } else if !amb {
                                 55

@@ -864,3 +864,15 @@ fn a_program_named_in_a_code_span_between_words_is_prose() {
         assert!(q(v) >= 40, "{v:?}: {}", q(v));
     }
 }
+
+#[test]
+fn an_ambiguous_word_in_parentheses_after_text_is_an_aside() {
+    // Written for this rule: PromQL grouping, a parenthesised aside in prose.
+    for v in ["sum by (host) (up)", "count by (date) of orders", "the slot (time) we agreed"] {
+        assert!(q(v) < 40, "{v:?}: {}", q(v));
+    }
+    // After a separator, with a program that is no word, or with arguments, a subshell.
+    for v in ["x;(id)", "a|(sleep 5)", "note (whoami)"] {
+        assert!(q(v) >= 40, "{v:?}: {}", q(v));
+    }
+}
