@@ -1879,6 +1879,12 @@ struct Parser<'a> {
     direct_cmp: bool,
     alias_used: bool,
     direct_cmp_armed: bool,
+    /// As `direct_cmp_armed` after prose: a symbol quoted in a sentence (`token '<', ...`).
+    quoted_symbol_armed: bool,
+    /// An arithmetic operator since the last comparison or logic operator; `cmp_arith`: on
+    /// the left side of the comparison being read (`1 + 1 = 2`).
+    arith: bool,
+    cmp_arith: bool,
     last_kind: Kind,
     steps: usize,
     /// The as-is value starts with ORDER/GROUP: no operand of the application's before it
@@ -1928,6 +1934,9 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         direct_cmp: false,
         alias_used: false,
         direct_cmp_armed: false,
+        quoted_symbol_armed: false,
+        arith: false,
+        cmp_arith: false,
         last_kind: Kind::Other,
         steps: 0,
         by_at_start: false,
@@ -2311,15 +2320,24 @@ impl<'a> Parser<'a> {
     /// `'='`, `'<>'`, `x'^0!='1`: a comparison right after the breakout, whose right side the
     /// application's own closing quote completes (checked at the end).
     fn note_direct_cmp(&mut self) {
-        if self.quote != 0 && !self.logic && self.alias_ok && self.prefix_single && self.n <= 3 + self.leading_parens() {
-            self.direct_cmp_armed = true;
+        if self.quote != 0 && !self.logic && self.alias_ok && self.n <= 3 + self.leading_parens() {
+            if self.prefix_single {
+                self.direct_cmp_armed = true;
+            } else if !self.prefix_empty {
+                self.quoted_symbol_armed = true;
+            }
         }
     }
 
     fn finish_operand(&mut self, opnd: Opnd) {
-        if std::mem::take(&mut self.direct_cmp_armed) && self.last_kind == (Kind::Str { quote: self.quote, closed: false }) {
+        let open_right = self.last_kind == (Kind::Str { quote: self.quote, closed: false });
+        if std::mem::take(&mut self.direct_cmp_armed) && open_right {
             self.direct_cmp = true;
         }
+        // `Unexpected token '<', "<!DOCTYPE"...`: prose, a quoted symbol, and the rest of the
+        // sentence as the right side; `1 + 1 = 2`: arithmetic written in text. Neither
+        // compares two constants to steer a query.
+        let text_cmp = std::mem::take(&mut self.quoted_symbol_armed) && open_right || self.cmp_arith && self.quote == 0;
         if let Some(lhs) = self.cmp_lhs.take() {
             // Constant against constant (`1=1`, `'a'='a'`, `x=x`) is a tautology or a contradiction.
             let constant = (lhs == Opnd::Literal && opnd == Opnd::Literal)
@@ -2331,7 +2349,7 @@ impl<'a> Parser<'a> {
                 self.signal_expr(if strong { 80 } else { 50 }, "boolean condition after the value");
             } else if constant && (self.depth > 0 || self.case_seen) {
                 self.signal(60, "constant comparison in a condition");
-            } else if constant {
+            } else if constant && !text_cmp {
                 self.signal_expr(55, "constant comparison");
             }
         }
@@ -2369,11 +2387,13 @@ impl<'a> Parser<'a> {
                 if is_cmp(t.text) {
                     self.cmp_lhs = Some(self.last);
                     self.cmp_lhs_text = self.last_text;
+                    self.cmp_arith = std::mem::take(&mut self.arith);
                     self.note_direct_cmp();
                     self.st = St::Operand;
                 } else if matches!(t.text.as_bytes(), b"||" | b"&&") {
                     self.logic_op();
                 } else {
+                    self.arith |= matches!(t.text.as_bytes(), b"+" | b"-" | b"*" | b"/" | b"%");
                     self.st = St::Operand;
                 }
                 true
@@ -2520,6 +2540,7 @@ impl<'a> Parser<'a> {
     /// After AND/OR/XOR/&&/||: the right side. A bare truth value followed by a comment
     /// (`' or true--`, `1 or 1#`) is a tautology of its own. Leaves the state to continue in.
     fn logic_op(&mut self) {
+        self.arith = false;
         self.logic = true;
         self.logic_seen = true;
         self.cmp_lhs = None;

@@ -2181,3 +2181,15 @@ fn a_sentence_beginning_with_a_clause_word_is_prose() {
         assert!(conf(s) >= 40, "{s}: {}", conf(s));
     }
 }
+
+#[test]
+fn arithmetic_and_quoted_symbols_in_text_compare_no_constants() {
+    // Written for this rule: an equation in a note, a parser's message quoting a character.
+    for s in ["1 + 1 = 2", "2*3=6 and so on", "Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON", "unexpected character '>', expected a name"] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // Constants compared after a value or a breakout stay probes.
+    for s in ["1=1", "x' or 2-1=1--", "1 and 1+1=2", "a'='a", "'<'"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
