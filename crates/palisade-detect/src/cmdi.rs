@@ -1410,7 +1410,8 @@ fn utf8_len(b: u8) -> usize {
 /// Arguments that look like a shell command line rather than prose.
 fn shellish_arg(raw: &str) -> bool {
     let r = raw.trim_matches(['\'', '"']);
-    (r.len() >= 2 && r.starts_with('-') && r.as_bytes()[1].is_ascii_alphanumeric() || r.starts_with("--"))
+    // (`--` alone ends the options and adds none: between words it is a dash, `rm -- the band`.)
+    (r.len() >= 2 && r.starts_with('-') && r.as_bytes()[1].is_ascii_alphanumeric() || r.starts_with("--") && r.len() > 2)
         || r.starts_with('/') && r.len() >= 2
         || r.starts_with("./")
         || r.starts_with("~/")
@@ -1709,7 +1710,7 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             // only a filter of blanks makes anyone write.
                             if *obf || i > 0 && matches!(toks[i - 1], Tok::Op("ifs", _)) {
                                 85
-                            } else if shell_args && (!amb || args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
+                            } else if shell_args && (!amb || args.iter().find(|a| **a != "--").is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
                                 // A command line without any separator runs only where the
                                 // whole value is executed: it takes a target that is an attack
                                 // anywhere (system path, IP address, expansion, redirection).

@@ -876,3 +876,15 @@ fn an_ambiguous_word_in_parentheses_after_text_is_an_aside() {
         assert!(q(v) >= 40, "{v:?}: {}", q(v));
     }
 }
+
+#[test]
+fn a_double_dash_between_words_is_a_dash() {
+    // Written for this rule: `--` typed for a dash after a name that is also a program.
+    for v in ["rm -- the band", "cat -- the musical", "sort -- of a list"] {
+        assert!(q(v) < 40, "{v:?}: {}", q(v));
+    }
+    // `--` before real arguments, or a long option, still makes a command line.
+    for v in ["rm -- /etc/passwd", "curl --data x http://a.example/", "x; rm -- -rf"] {
+        assert!(q(v) >= 40, "{v:?}: {}", q(v));
+    }
+}
