@@ -1527,11 +1527,23 @@ fn frame_location(src: &str, name: &str) -> bool {
     let Some(rest) = src.get(at + name.len()..) else { return false };
     let Some(inner) = rest.trim_start_matches([' ', '\t']).strip_prefix('(') else { return false };
     let Some(end) = inner.find(')') else { return false };
-    let loc = &inner[..end];
+    file_line_col(&inner[..end])
+}
+
+/// Whether the `@` token `var` of `src` begins a stack frame's location in the format of
+/// Firefox and Safari (`exec@https://cdn.example/app.js:12:3`, `exec@/app/x.js:4:1`): the text
+/// from after the `@` to the next blank is [`file_line_col`].
+fn at_frame_location(src: &str, var: &str) -> bool {
+    let Some(at) = (var.as_ptr() as usize).checked_sub(src.as_ptr() as usize) else { return false };
+    let Some(rest) = src.get(at + 1..) else { return false };
+    file_line_col(rest.split([' ', '\t', '\n', '\r']).next().unwrap_or(""))
+}
+
+/// `file:line` or `file:line:column`, the file with a `.` or a `/`, no blank, bracket or quote.
+fn file_line_col(loc: &str) -> bool {
     if loc.is_empty() || loc.bytes().any(|b| b.is_ascii_whitespace() || b == b'(' || b == b'\'' || b == b'"') {
         return false;
     }
-    // `file:line` or `file:line:column`, the file with a `.` or a `/`.
     let mut parts = loc.rsplitn(3, ':');
     let last = parts.next().unwrap_or("");
     let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
@@ -2704,6 +2716,8 @@ impl<'a> Parser<'a> {
                         self.st = St::Operand;
                         return true;
                     }
+                    // `exec@https://cdn.example/vue.js:4:12`: a stack frame.
+                    Kind::Var if at_frame_location(self.src, t.text) => return false,
                     Kind::Var => {
                         self.signal(if head { 60 } else { 85 }, "stacked EXEC");
                         self.st = St::Operator;

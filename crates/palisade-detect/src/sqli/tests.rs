@@ -2193,3 +2193,15 @@ fn arithmetic_and_quoted_symbols_in_text_compare_no_constants() {
         assert!(conf(s) >= 40, "{s}: {}", conf(s));
     }
 }
+
+#[test]
+fn an_exec_stack_frame_of_firefox_is_no_statement() {
+    // Written for this rule: frames in the `name@location:line:column` format.
+    for s in ["exec@https://cdn.example.net/lib/vue.global.js:4:12", "exec@/srv/app/router/layer.js:95:5\nnext@/srv/app/router/route.js:149:13", "exec@webpack-internal:///./src/db.js:7:1"] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // A variable executed after a value stays a stacked EXEC.
+    for s in ["1; exec @cmd", "x'; exec @q--", "1 exec @sql"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
