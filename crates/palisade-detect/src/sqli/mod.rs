@@ -1539,7 +1539,8 @@ fn at_frame_location(src: &str, var: &str) -> bool {
     file_line_col(rest.split([' ', '\t', '\n', '\r']).next().unwrap_or(""))
 }
 
-/// `file:line` or `file:line:column`, the file with a `.` or a `/`, no blank, bracket or quote.
+/// `file:line` or `file:line:column`, the file with a `.` or a `/` (or V8's `<anonymous>`), no
+/// blank, bracket or quote.
 fn file_line_col(loc: &str) -> bool {
     if loc.is_empty() || loc.bytes().any(|b| b.is_ascii_whitespace() || b == b'(' || b == b'\'' || b == b'"') {
         return false;
@@ -1555,7 +1556,8 @@ fn file_line_col(loc: &str) -> bool {
         (Some(file), _) => file,
         _ => return false,
     };
-    !file.is_empty() && file.bytes().any(|b| b == b'.' || b == b'/')
+    // (`<anonymous>`: V8's name for code evaluated without a file.)
+    !file.is_empty() && file.bytes().any(|b| b == b'.' || b == b'/') || file == "<anonymous>"
 }
 
 /// The pre-filter of [`scan_calls`]: a `(`, `waitfor`, `case` (any case) or the word `union`

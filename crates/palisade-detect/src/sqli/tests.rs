@@ -2197,7 +2197,7 @@ fn arithmetic_and_quoted_symbols_in_text_compare_no_constants() {
 #[test]
 fn an_exec_stack_frame_of_firefox_is_no_statement() {
     // Written for this rule: frames in the `name@location:line:column` format.
-    for s in ["exec@https://cdn.example.net/lib/vue.global.js:4:12", "exec@/srv/app/router/layer.js:95:5\nnext@/srv/app/router/route.js:149:13", "exec@webpack-internal:///./src/db.js:7:1"] {
+    for s in ["exec@<anonymous>:21:8", "at exec (<anonymous>:3:1)", "exec@https://cdn.example.net/lib/vue.global.js:4:12", "exec@/srv/app/router/layer.js:95:5\nnext@/srv/app/router/route.js:149:13", "exec@webpack-internal:///./src/db.js:7:1"] {
         assert!(conf(s) < 40, "{s}: {}", conf(s));
     }
     // A variable executed after a value stays a stacked EXEC.
