@@ -1208,7 +1208,9 @@ mod tests {
     /// default port, on an internal service's port, in another notation or behind userinfo are.
     #[test]
     fn development_server_addresses_pass() {
-        for v in ["http://localhost:3000", "http://localhost:5173/", "http://LOCALHOST:4200/callback?code=x", "http://127.0.0.1:8000/admin/", "ws://localhost:24678"] {
+        for v in
+            ["http://localhost:3000", "http://localhost:5173/", "http://LOCALHOST:4200/callback?code=x", "http://127.0.0.1:8000/admin/", "ws://localhost:24678"]
+        {
             assert!(q(v) < 40, "{v}: {}", q(v));
         }
         for (v, at_least) in [

@@ -2161,7 +2161,9 @@ fn a_condition_that_begins_the_value_and_runs_into_prose_is_a_sentence() {
 #[test]
 fn a_quoted_select_in_a_sentence_is_no_probe() {
     // Written for this rule: the word `select` between the value's own quotes is a word.
-    for s in ["'select' auf deutsch", "Cannot read properties of undefined (reading 'select')", "Click 'Select' and then 'Update'", "le mot 'select' en français"] {
+    for s in
+        ["'select' auf deutsch", "Cannot read properties of undefined (reading 'select')", "Click 'Select' and then 'Update'", "le mot 'select' en français"]
+    {
         assert!(conf(s) < 40, "{s}: {}", conf(s));
     }
     // A select list after the quoted word, or a stacked statement, still is one.
@@ -2197,7 +2199,13 @@ fn arithmetic_and_quoted_symbols_in_text_compare_no_constants() {
 #[test]
 fn an_exec_stack_frame_of_firefox_is_no_statement() {
     // Written for this rule: frames in the `name@location:line:column` format.
-    for s in ["exec@<anonymous>:21:8", "at exec (<anonymous>:3:1)", "exec@https://cdn.example.net/lib/vue.global.js:4:12", "exec@/srv/app/router/layer.js:95:5\nnext@/srv/app/router/route.js:149:13", "exec@webpack-internal:///./src/db.js:7:1"] {
+    for s in [
+        "exec@<anonymous>:21:8",
+        "at exec (<anonymous>:3:1)",
+        "exec@https://cdn.example.net/lib/vue.global.js:4:12",
+        "exec@/srv/app/router/layer.js:95:5\nnext@/srv/app/router/route.js:149:13",
+        "exec@webpack-internal:///./src/db.js:7:1",
+    ] {
         assert!(conf(s) < 40, "{s}: {}", conf(s));
     }
     // A variable executed after a value stays a stacked EXEC.
