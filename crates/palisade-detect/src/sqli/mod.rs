@@ -2063,7 +2063,10 @@ impl<'a> Parser<'a> {
             self.n += 1;
             match t.kind {
                 Kind::Comment { to_eof: true } => {
-                    if self.quote != 0 && self.n == 1 + self.leading_parens() {
+                    // `<a href="#" ...>` after prose: the value's own quoted `#` (a link to
+                    // nowhere), not a comment after a breakout.
+                    let quoted_hash = !self.prefix_single && t.text.as_bytes().get(1) == Some(&self.quote) && t.text.starts_with('#');
+                    if self.quote != 0 && self.n == 1 + self.leading_parens() && !quoted_hash {
                         // `admin'--`, `1')/*`; `#` is MySQL-only and common in prose (`7" #2`).
                         let c = match (t.text.starts_with('#'), self.prefix_single) {
                             (false, true) => 60,

@@ -2213,3 +2213,15 @@ fn an_exec_stack_frame_of_firefox_is_no_statement() {
         assert!(conf(s) >= 40, "{s}: {}", conf(s));
     }
 }
+
+#[test]
+fn a_quoted_hash_in_markup_is_no_comment() {
+    // Written for this rule: an anchor to nowhere in saved rich text.
+    for s in ["<p>Read <a href=\"#\" onclick=\"return false;\">more</a></p>", "see <a href='#'>top</a>"] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // A breakout then a `#` comment stays what it was.
+    for s in ["admin\"#", "admin'#", "x' or 1=1#"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
