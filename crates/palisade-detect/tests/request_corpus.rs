@@ -21,10 +21,10 @@ use palisade_detect::stage::DetectionStage;
 use palisade_detect::Level;
 
 /// Ceilings on the share of benign requests flagged, in percent (measured: balanced 1.68,
-/// strict 9.29; requests labelled `ambiguous`, working payloads sent with no ill intent, are
+/// strict 8.80; requests labelled `ambiguous`, working payloads sent with no ill intent, are
 /// counted apart and not here).
 const BALANCED_MAX_FALSE_POSITIVES: f64 = 1.70;
-const STRICT_MAX_FALSE_POSITIVES: f64 = 9.35;
+const STRICT_MAX_FALSE_POSITIVES: f64 = 8.85;
 /// Floors on the share of attack requests detected, in percent (measured: balanced 84.23,
 /// strict 89.11).
 const BALANCED_MIN_DETECTION: f64 = 84.2;
