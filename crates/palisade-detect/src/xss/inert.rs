@@ -102,7 +102,6 @@ mod tests {
 
     #[test]
     fn inert_links_and_handlers_pass_and_live_ones_are_attacks() {
-        assert!(INERT < 40);
         for s in ["<p><a href=\"javascript:void(0)\">Show more</a></p>", "<a href=\"#\" onclick=\"return false;\">toggle</a>", "javascript:void(0)"] {
             assert_eq!(confidence(s), 0, "{s}");
         }
