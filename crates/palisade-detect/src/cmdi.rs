@@ -11,7 +11,7 @@
 //! Prose with semicolons and the words "cat" or "ls" therefore stays below the threshold.
 
 use crate::other_util::{best, gate, has_pct, mk, pct_decode, step, Anchors, WordSigs};
-use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -266,9 +266,9 @@ fn breakout_rest(d: &str) -> bool {
 
 /// The structural test of [`GATE`], run when no `%` and no special anchor occurs. A bare word
 /// (1 to 64 ASCII letters, digits and `_`: most JSON keys and many values, `id`, `source`,
-/// `created_at`) is judged by [`check`](CmdiDetector::check) with [`bare_word`] alone, which
-/// reports only an unambiguous program: the same answer here, with one signature lookup for
-/// most words (so `id` or `date` reach no detector). Any other value: a program in command
+/// `created_at`) is reported by no check ([`bare_word`]); the test admits an unambiguous
+/// program among them, with one signature lookup for most words (so `id` or `date` reach no
+/// detector). Any other value: a program in command
 /// position ([`program_in_command_position`], what [`may_hold_command`] adds to the anchors),
 /// unless the value is prose that starts with an ambiguous program, which the check cannot
 /// report ([`harmless_prose`], looked at only once a program is found).
@@ -367,7 +367,7 @@ static PLAIN_WORD: [u8; 256] = {
 };
 
 /// Whether the bare word `b` (ASCII letters, digits, `_`; at most 64 bytes) is, lowercased, a
-/// program that is not ambiguous: when [`bare_word`] reports it. The signature table and the
+/// program that is not ambiguous. The signature table and the
 /// sorted list hold only the unambiguous programs ([`UNAMBIGUOUS_PROGRAMS`]): an ambiguous
 /// program (`id`, `source`, `date`: common keys) is rejected by the signature, with no copy
 /// and no search. `gate_tests::bare_program_is_an_unambiguous_program` compares it with
@@ -392,7 +392,7 @@ fn lowercase_is_unambiguous(w: &[u8]) -> bool {
 /// is no program.
 const UNAMBIGUOUS_MAX: usize = 20;
 
-/// The [`PROGRAMS`] that are not [`AMBIGUOUS`], sorted: the bare words [`bare_word`] reports.
+/// The [`PROGRAMS`] that are not [`AMBIGUOUS`], sorted.
 static UNAMBIGUOUS_PROGRAMS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     let mut v: Vec<&'static str> = PROGRAMS.iter().copied().filter(|p| !AMBIGUOUS.contains(p)).collect();
     v.sort_unstable();
@@ -711,33 +711,16 @@ fn push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
     *len += 1;
 }
 
-/// What [`analyse`] finds in a value made only of ASCII letters, digits and `_` (at most 64
-/// bytes, no special anchor), without tokenizing it: such a value is one word in command
-/// position with no argument. A bare word is not a command line: `ls`, `gzip`, `hostname`,
-/// `pwd` are search terms, autocomplete prefixes, JSON values and REST segments far more often
-/// than commands, and without a separator, a substitution or arguments nothing makes the word
-/// run. Only a reconnaissance command (`whoami`, `pwd`) is reported, at 45 (strict: a probe
-/// for an application that executes the whole value), and only as a value
-/// ([`CmdiDetector::check`] drops it in names and path segments).
-/// `None` when the value is not such a word. (A query parameter named `id` is common; the full
+/// Whether the value is made only of ASCII letters, digits and `_` (at most 64 bytes, no
+/// special anchor): one word in command position with no argument, in which [`analyse`] finds
+/// nothing, without tokenizing it. A bare word is not a command line at any level: `ls`,
+/// `gzip`, `hostname`, `whoami`, `pwd` are search terms, autocomplete prefixes, JSON values and
+/// REST segments far more often than commands, and without a separator, a substitution or
+/// arguments nothing makes the word run. (A query parameter named `id` is common; the full
 /// analysis cost ~25x more.) `tests::bare_words_agree_with_the_analysis` compares both.
-fn bare_word(d: &str) -> Option<Option<Hit>> {
+fn bare_word(d: &str) -> bool {
     let b = d.as_bytes();
-    if b.is_empty() || b.len() > 64 || !b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') || SPECIAL_ANCHORS.any(d) {
-        return None;
-    }
-    let mut buf = [0u8; 64];
-    for (o, c) in buf.iter_mut().zip(b) {
-        *o = c.to_ascii_lowercase();
-    }
-    let w = std::str::from_utf8(&buf[..b.len()]).ok()?;
-    if !is_program(w) || is_ambiguous(w) {
-        return Some(None);
-    }
-    if !RECON.contains(&w) {
-        return Some(None);
-    }
-    Some(Some(mk(NAME, Category::Cmdi, 45, d, "value is a command line")))
+    !b.is_empty() && b.len() <= 64 && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') && !SPECIAL_ANCHORS.any(d)
 }
 
 /// The first bytes of the operators of [`is_gate_op`] and of the CSI escapes (`\\`), as a
@@ -850,11 +833,8 @@ impl Detector for CmdiDetector {
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let d = input.decoded;
-        if let Some(h) = bare_word(d) {
-            // A name or a path segment is never executed alone: a reconnaissance word there
-            // (`/api/whoami`, `?pwd=1`) is a route or a flag.
-            let value = !matches!(input.field, FieldKind::PathSegment | FieldKind::QueryName | FieldKind::FormName | FieldKind::JsonKey);
-            return gate(h.filter(|_| value), level);
+        if bare_word(d) {
+            return None;
         }
         if let Some(h) = breakout_probe(d) {
             return gate(Some(h), level);
@@ -1402,7 +1382,8 @@ fn utf8_len(b: u8) -> usize {
 /// Arguments that look like a shell command line rather than prose.
 fn shellish_arg(raw: &str) -> bool {
     let r = raw.trim_matches(['\'', '"']);
-    (r.len() >= 2 && r.starts_with('-') && r.as_bytes()[1].is_ascii_alphanumeric() || r.starts_with("--"))
+    // (`--` alone ends the options and adds none: between words it is a dash, `rm -- the band`.)
+    (r.len() >= 2 && r.starts_with('-') && r.as_bytes()[1].is_ascii_alphanumeric() || r.starts_with("--") && r.len() > 2)
         || r.starts_with('/') && r.len() >= 2
         || r.starts_with("./")
         || r.starts_with("~/")
@@ -1628,7 +1609,15 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             // A backtick span in prose (markdown code) is not a substitution
                             // attack unless something shell-like surrounds it.
                             let prose_bt = in_backtick && bt_prose && i > 0 && matches!(toks[i - 1], Tok::Op("`", _));
-                            if prose_bt {
+                            // Prose on both sides of a span that holds a program name alone
+                            // (`use the `ls` command`): a word being named, not run.
+                            let named = prose_bt
+                                && args.is_empty()
+                                && matches!(toks.get(j), Some(Tok::Op("`", _)))
+                                && matches!(toks.get(j + 1), Some(Tok::Word { raw, .. }) if raw.bytes().any(|b| b.is_ascii_alphabetic() || b >= 0x80));
+                            if named && !*obf {
+                                0
+                            } else if prose_bt {
                                 if shell_args {
                                     55
                                 } else {
@@ -1667,7 +1656,18 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             }
                         }
                         Sep::Semi => {
-                            if shell_args || no_args_end && !amb {
+                            // An ambiguous word alone in parentheses after a word of text is an
+                            // aside or a grouping (`sum by (host) (up)`, `the slot (time) we
+                            // agreed`): no subshell follows a word without a separator.
+                            let aside = amb
+                                && args.is_empty()
+                                && i >= 2
+                                && matches!(toks[i - 1], Tok::Op("(", _))
+                                && matches!(toks[i - 2], Tok::Word { .. })
+                                && matches!(toks.get(j), Some(Tok::Op(")", _)));
+                            if aside && !*obf {
+                                0
+                            } else if shell_args || no_args_end && !amb {
                                 80
                             } else if !amb {
                                 55
@@ -1682,7 +1682,7 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                             // only a filter of blanks makes anyone write.
                             if *obf || i > 0 && matches!(toks[i - 1], Tok::Op("ifs", _)) {
                                 85
-                            } else if shell_args && (!amb || args.first().is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
+                            } else if shell_args && (!amb || args.iter().find(|a| **a != "--").is_some_and(|a| shellish_arg(a) || known_subcommand(&cmd, a))) {
                                 // A command line without any separator runs only where the
                                 // whole value is executed: it takes a target that is an attack
                                 // anywhere (system path, IP address, expansion, redirection).
@@ -1708,10 +1708,6 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                                 } else {
                                     55
                                 }
-                            } else if !amb && args.is_empty() && j >= toks.len() && RECON.contains(&cmd.as_str()) {
-                                // The value is exactly a system-information command: a probe
-                                // (strict), no command line (see `bare_word`).
-                                45
                             } else if !amb && args.is_empty() && ends && j < toks.len() {
                                 // `whoami;`, `id|`: a command terminated by a separator.
                                 70

@@ -1531,6 +1531,19 @@ fn multipart_body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(ct: &str, body: &[u8
     Ok(true)
 }
 
+/// An XML element's text as its value: indentation around it is layout (`<a>\n  text\n</a>`),
+/// but a line break before the text that none follows is part of the value
+/// (`<domain>\nwhoami</domain>`, the `%0a` that starts a new command), and is kept.
+fn xml_text_value(t: &str) -> &str {
+    let end = t.trim_end();
+    let start = end.trim_start();
+    let lead = &end[..end.len() - start.len()];
+    match lead.rfind(['\n', '\r']) {
+        Some(p) if !t[end.len()..].contains(['\n', '\r']) => &end[p..],
+        _ => start,
+    }
+}
+
 fn xml_body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], budget: &mut Budget<'_, F>) -> Result<bool, Stop> {
     let Ok(doc) = std::str::from_utf8(body) else { return Ok(false) };
     budget.emit(Location::Body, FieldKind::XmlDocument, doc)?;
@@ -1548,7 +1561,7 @@ fn xml_body<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(body: &[u8], budget: &mut 
         };
         match tok {
             xml::Token::Text { text } | xml::Token::Cdata { text } => {
-                let t = text_of(text).trim();
+                let t = xml_text_value(text_of(text));
                 budget.emit(Location::Xml(&stack, None), FieldKind::XmlText, t)?;
             }
             xml::Token::StartTag { name, attrs, self_closing } => {

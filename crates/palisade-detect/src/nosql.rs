@@ -89,11 +89,14 @@ impl Detector for NosqlDetector {
                         // An update operator (`$set`, `$unset`, `$inc`...) changes a document
                         // only in the update of an update call, never in a query's filter; as a
                         // JSON key it is how product-analytics APIs set user properties
-                        // (`{"$set": {"plan": "pro"}}`). A probe there (strict); in a
-                        // parameter name (`user[$set][role]=admin`, built into an object by a
-                        // query-string parser) and for every query operator, an injection.
-                        let conf = if input.field == FieldKind::JsonKey && UPDATE_OPS.contains(&op) { 45 } else { 90 };
-                        h = Some(mk(NAME, Category::Nosql, conf, input.decoded, "query operator as a parameter or key name"));
+                        // (`{"$set": {"plan": "pro"}}`): the body's own grammar, not an
+                        // injection, at any level. In a parameter name (`user[$set][role]=admin`,
+                        // built into an object by a query-string parser, where no client writes
+                        // it) and for every query operator, an injection.
+                        if input.field == FieldKind::JsonKey && UPDATE_OPS.contains(&op) {
+                            continue;
+                        }
+                        h = Some(mk(NAME, Category::Nosql, 90, input.decoded, "query operator as a parameter or key name"));
                     }
                 }
             }
@@ -258,11 +261,11 @@ mod tests {
     }
 
     #[test]
-    fn update_operators_as_json_keys_are_strict() {
+    fn update_operators_as_json_keys_pass() {
         let at = |v: &str, field: FieldKind, level: Level| detector().check(&Input { raw: v, decoded: v, field }, level).map_or(0, |h| h.confidence);
         for k in ["$set", "$unset", "$inc", "$push", "$rename", "$SET"] {
             assert_eq!(at(k, FieldKind::JsonKey, Level::Balanced), 0, "{k}");
-            assert_eq!(at(k, FieldKind::JsonKey, Level::Strict), 45, "{k}");
+            assert_eq!(at(k, FieldKind::JsonKey, Level::Strict), 0, "{k}");
             assert_eq!(at(&format!("user[{k}][role]"), FieldKind::QueryName, Level::Balanced), 90, "{k}");
         }
         for k in ["$ne", "$gt", "$regex", "$where", "$expr", "$or"] {

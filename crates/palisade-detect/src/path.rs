@@ -905,9 +905,12 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
         }
         if root == Root::Drive && field != FieldKind::MultipartFilename {
             // A drive path in a URL-borne value is a file inclusion attempt; inside documents
-            // (JSON, forms, bodies) it is ordinary text.
+            // (JSON, forms, bodies) it is ordinary text (a user's `C:\Users\...\report.docx`)
+            // unless it leads into a system directory or to a sensitive file (above).
             let url_borne = matches!(field, FieldKind::QueryValue | FieldKind::PathSegment | FieldKind::Header | FieldKind::Cookie | FieldKind::QueryName);
-            put_in(&mut best, if url_borne && !segs.is_empty() { 62 } else { 50 }, "absolute Windows path", lfi);
+            if url_borne {
+                put_in(&mut best, if segs.is_empty() { 50 } else { 62 }, "absolute Windows path", lfi);
+            }
         }
         if root != Root::Relative && lc.len() >= 4 && lc.bytes().all(|b| matches!(b, b'.' | b'/' | b'\\')) && lc.contains('/') && lc.contains('\\') {
             put_in(&mut best, 60, "mixed-separator dot path (normalisation probe)", lfi);

@@ -872,3 +872,16 @@ fn one_level_up_inside_a_sentence_is_a_relative_reference() {
         assert!(q(v) >= 60, "{v:?}: {}", q(v));
     }
 }
+
+#[test]
+fn a_users_drive_path_in_a_document_is_text() {
+    // Written for this rule: a document's file path under a user's folder names a file.
+    for v in ["C:\\Users\\maria\\Desktop\\plan.xlsx", "D:\\photos\\2024\\beach.jpg", "attached C:\\work\\notes.txt"] {
+        assert!(conf(v, FieldKind::JsonValue) < 40, "{v}: {}", conf(v, FieldKind::JsonValue));
+        assert!(conf(v, FieldKind::QueryValue) >= 40, "{v}: {}", conf(v, FieldKind::QueryValue));
+    }
+    // Into a system directory or to a sensitive file, in a document too.
+    for v in ["C:\\Windows\\win.ini", "c:\\inetpub\\wwwroot\\web.config", "C:\\boot.ini"] {
+        assert!(conf(v, FieldKind::JsonValue) >= 60, "{v}: {}", conf(v, FieldKind::JsonValue));
+    }
+}

@@ -531,6 +531,7 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
     // redirect or development server lives there.
     let port = hostport[host.len()..].strip_prefix(':').and_then(|p| p.parse::<u16>().ok());
     let c = if matches!(class, HostClass::Loopback | HostClass::Private) && port.is_some_and(internal_service_port) { c.max(80) } else { c };
+    let c = if c == 55 && !userinfo_trick && dev_server(host, port) { DEV_SERVER } else { c };
     let mut out = None;
     if c > 0 {
         out = Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address"));
@@ -568,6 +569,19 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
         out = best(out, Some(mk(NAME, Category::Rfi, 50, &s[st..], "remote text file with a query")));
     }
     out
+}
+
+/// Confidence of a development server's address (below every level): see [`dev_server`].
+const DEV_SERVER: u8 = 35;
+
+/// `localhost` or `127.0.0.1`, spelled as development servers print their address, with an
+/// explicit unprivileged port that is no internal service's ([`internal_service_port`]):
+/// `http://localhost:3000`, `http://127.0.0.1:8000`. A developer tool's settings, a dev
+/// server's callback or a source map name it; an SSRF probe aims at the default port, at an
+/// internal service, or hides the host (other notations, IPv6, userinfo), which all keep
+/// their confidence.
+fn dev_server(host: &str, port: Option<u16>) -> bool {
+    (host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1") && port.is_some_and(|p| p >= 1024 && !internal_service_port(p))
 }
 
 /// Ports of services an SSRF reaches on an internal host (not web servers: a development
@@ -1038,7 +1052,7 @@ mod tests {
         // Any other loopback URL stays a strict probe; alternate notations, userinfo and
         // internal service ports stay what they were.
         for (v, at_least) in [
-            ("http://localhost:3000/callback", 40),
+            ("http://localhost/callback", 40),
             ("http://127.0.0.1/admin", 40),
             ("http://0x7f000001/x.js", 60),
             ("http://user@localhost/app.js", 60),
@@ -1048,5 +1062,29 @@ mod tests {
         }
         assert!(source_location("/a/b.js:1:2") && source_location("/x:10:5") && !source_location("/callback") && !source_location(":1:2"));
         assert!(source_location("/static/js/bundle.js:7592:165select@app:///main.jsbundle:7203:6"));
+    }
+
+    /// A development server's address is not a probe at any level; the same hosts on the
+    /// default port, on an internal service's port, in another notation or behind userinfo are.
+    #[test]
+    fn development_server_addresses_pass() {
+        for v in
+            ["http://localhost:3000", "http://localhost:5173/", "http://LOCALHOST:4200/callback?code=x", "http://127.0.0.1:8000/admin/", "ws://localhost:24678"]
+        {
+            assert!(q(v) < 40, "{v}: {}", q(v));
+        }
+        for (v, at_least) in [
+            ("http://localhost/admin", 40),
+            ("http://localhost:80/admin", 40),
+            ("http://127.0.0.1:443/", 40),
+            ("http://localhost:9200/_cat/indices", 60),
+            ("http://127.0.0.1:6379/", 60),
+            ("http://admin@localhost:3000/", 60),
+            ("http://2130706433:3000/", 60),
+            ("http://[::1]:8080/", 40),
+            ("http://10.0.0.5:3000/", 40),
+        ] {
+            assert!(q(v) >= at_least, "{v}: {}", q(v));
+        }
     }
 }

@@ -245,20 +245,19 @@ fn bare_words_agree_with_the_analysis() {
         }
     }
     let mut checked = 0;
-    for w in &words {
-        let Some(fast) = bare_word(w) else { continue };
-        assert_eq!(fast, analyse(w, 0), "{w:?}");
+    for w in words.iter().filter(|w| bare_word(w)) {
+        assert_eq!(analyse(w, 0), None, "{w:?}");
         checked += 1;
     }
     assert!(checked > 1000, "{checked} bare words checked");
     // Not bare words: left to the analysis.
     for w in ["id;", "/bin/id", "i$@d", "who ami", "", "ls -la", "a.exe"] {
-        assert!(bare_word(w).is_none(), "{w:?}");
+        assert!(!bare_word(w), "{w:?}");
     }
 }
 
-/// The gate's bare-word answer ([`gate_test`]) is [`bare_word`]'s: yes exactly when the word is
-/// reported at any confidence; other values go to [`program_in_command_position`].
+/// The gate's bare-word answer ([`gate_test`]): yes exactly for an unambiguous program (which
+/// the check still does not report alone); other values go to [`program_in_command_position`].
 #[test]
 fn gate_test_agrees_with_bare_word() {
     let mut words: Vec<String> = Vec::new();
@@ -266,26 +265,25 @@ fn gate_test_agrees_with_bare_word() {
         words.extend([w.to_string(), w.to_ascii_uppercase(), format!("{w}_x"), format!("{w}2"), format!("x{w}")]);
     }
     words.extend(["id", "ID", "source", "created_at", "customer", "whoami", "WhoAmI", "a", "_", "0", &"a".repeat(64), &"a".repeat(65)].map(String::from));
-    let (mut bare, mut yes) = (0, 0);
+    let mut bare = 0;
     for w in &words {
         if SPECIAL_ANCHORS.any(w) {
             // A gate literal: the gate is open before its test runs.
             continue;
         }
-        let Some(h) = bare_word(w) else {
+        if !bare_word(w) {
             assert_eq!(gate_test(w), program_in_command_position(w), "{w:?}");
             continue;
-        };
+        }
         bare += 1;
-        yes += usize::from(h.is_some());
         // The gate admits every unambiguous program (what the analysis of a word with
-        // arguments needs); the check reports only the reconnaissance words among them.
+        // arguments needs); the check reports none of them alone.
         assert_eq!(gate_test(w), bare_program(w.as_bytes()), "{w:?}");
-        assert!(h.is_none() || gate_test(w), "{w:?}");
+        assert_eq!(CmdiDetector.check(&Input { raw: w, decoded: w, field: FieldKind::QueryValue }, Level::Strict), None, "{w:?}");
     }
-    assert!(bare > 1000 && yes > 10 && yes < bare, "{bare} bare words, {yes} programs");
+    assert!(bare > 1000, "{bare} bare words");
     // The literal anchors decide those words (bare_word leaves them to the analysis).
-    assert!(bare_word("powershell").is_none() && gate_test("whoami") && !gate_test("id") && !gate_test("created_at"));
+    assert!(!bare_word("powershell") && gate_test("whoami") && !gate_test("id") && !gate_test("created_at"));
     // Not bare words: the walk.
     assert!(gate_test("x; id") && gate_test("id -a") && !gate_test("id-card"));
 }
@@ -445,10 +443,9 @@ fn gate_test_agrees_with_the_references_on_generated_values() {
         if word {
             // A gate literal opens the gate before its test runs; bare_word leaves those words
             // to the analysis.
-            if let Some(h) = bare_word(&v) {
+            if bare_word(&v) {
                 bare += 1;
                 assert_eq!(gate_test(&v), bare_program(v.as_bytes()), "{v:?}");
-                assert!(h.is_none() || gate_test(&v), "{v:?}");
             }
         } else {
             walks += 1;
@@ -801,13 +798,8 @@ fn a_bare_word_is_not_a_command() {
             assert_eq!(conf(v, field, Level::Balanced), 0, "{v:?} {field:?}");
         }
     }
-    // At strict a reconnaissance word alone is a probe, in a value only.
-    for v in ["whoami", "pwd", "ifconfig"] {
-        assert_eq!(conf(v, FieldKind::QueryValue, Level::Strict), 45, "{v:?}");
-        assert_eq!(conf(v, FieldKind::PathSegment, Level::Strict), 0, "{v:?}");
-        assert_eq!(conf(v, FieldKind::QueryName, Level::Strict), 0, "{v:?}");
-    }
-    for v in ["ls", "gzip", "hostname", "cat", "curl"] {
+    // At strict too, a reconnaissance word included: a search for `whoami` runs nothing.
+    for v in ["whoami", "pwd", "ifconfig", "ls", "gzip", "hostname", "cat", "curl"] {
         for field in [FieldKind::QueryValue, FieldKind::PathSegment] {
             assert_eq!(conf(v, field, Level::Strict), 0, "{v:?} {field:?}");
         }
@@ -849,5 +841,41 @@ fn stack_frames_after_a_newline_are_not_commands() {
     }
     for v in ["x\nat now + 1 minute", "x\nid", "x\ntime sleep 5", "a\ncat /etc/passwd (x)"] {
         assert!(q(v) >= 60, "{v:?}: {}", q(v));
+    }
+}
+
+#[test]
+fn a_program_named_in_a_code_span_between_words_is_prose() {
+    // Written for this rule: a code span naming a program between prose words runs nothing.
+    for v in ["Use the `ls` command to list files", "type `whoami` and press enter", "the `rm` tool deletes", "Le `cat` affiche"] {
+        assert_eq!(q(v), 0, "{v:?}");
+    }
+    // The same span at the end of the value, with arguments, or glued into a word still counts.
+    for v in ["hello `id`", "name `whoami`", "x`id`y"] {
+        assert!(q(v) >= 40, "{v:?}: {}", q(v));
+    }
+}
+
+#[test]
+fn an_ambiguous_word_in_parentheses_after_text_is_an_aside() {
+    // Written for this rule: PromQL grouping, a parenthesised aside in prose.
+    for v in ["sum by (host) (up)", "count by (date) of orders", "the slot (time) we agreed"] {
+        assert!(q(v) < 40, "{v:?}: {}", q(v));
+    }
+    // After a separator, with a program that is no word, or with arguments, a subshell.
+    for v in ["x;(id)", "a|(sleep 5)", "note (whoami)"] {
+        assert!(q(v) >= 40, "{v:?}: {}", q(v));
+    }
+}
+
+#[test]
+fn a_double_dash_between_words_is_a_dash() {
+    // Written for this rule: `--` typed for a dash after a name that is also a program.
+    for v in ["rm -- the band", "cat -- the musical", "sort -- of a list"] {
+        assert!(q(v) < 40, "{v:?}: {}", q(v));
+    }
+    // `--` before real arguments, or a long option, still makes a command line.
+    for v in ["rm -- /etc/passwd", "curl --data x http://a.example/", "x; rm -- -rf"] {
+        assert!(q(v) >= 40, "{v:?}: {}", q(v));
     }
 }

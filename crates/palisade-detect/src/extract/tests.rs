@@ -122,6 +122,11 @@ fn form_multipart_xml_text() {
             s("body/doc", XmlText, "two"),
         ]
     );
+    // Indentation is layout; a line break before the text that none follows is the value's.
+    let xml = "<r>\n  <a>\n    pretty\n  </a><b>\nwhoami</b><c>  x </c></r>";
+    let (v, _) = collect(&e, &with_body("application/xml", xml), true);
+    let texts: Vec<_> = v.iter().filter(|f| f.1 == XmlText).map(|f| f.2.as_str()).collect();
+    assert_eq!(texts, vec!["pretty", "\nwhoami", "x"]);
     let (v, _) = collect(&e, &with_body("text/plain", "just text"), true);
     assert_eq!(v, vec![s("body", Body, "just text")]);
     let (v, _) = collect(&e, &OwnedRequest::new(http::Method::POST, "/"), true);

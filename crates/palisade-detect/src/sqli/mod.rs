@@ -1527,11 +1527,24 @@ fn frame_location(src: &str, name: &str) -> bool {
     let Some(rest) = src.get(at + name.len()..) else { return false };
     let Some(inner) = rest.trim_start_matches([' ', '\t']).strip_prefix('(') else { return false };
     let Some(end) = inner.find(')') else { return false };
-    let loc = &inner[..end];
+    file_line_col(&inner[..end])
+}
+
+/// Whether the `@` token `var` of `src` begins a stack frame's location in the format of
+/// Firefox and Safari (`exec@https://cdn.example/app.js:12:3`, `exec@/app/x.js:4:1`): the text
+/// from after the `@` to the next blank is [`file_line_col`].
+fn at_frame_location(src: &str, var: &str) -> bool {
+    let Some(at) = (var.as_ptr() as usize).checked_sub(src.as_ptr() as usize) else { return false };
+    let Some(rest) = src.get(at + 1..) else { return false };
+    file_line_col(rest.split([' ', '\t', '\n', '\r']).next().unwrap_or(""))
+}
+
+/// `file:line` or `file:line:column`, the file with a `.` or a `/` (or V8's `<anonymous>`), no
+/// blank, bracket or quote.
+fn file_line_col(loc: &str) -> bool {
     if loc.is_empty() || loc.bytes().any(|b| b.is_ascii_whitespace() || b == b'(' || b == b'\'' || b == b'"') {
         return false;
     }
-    // `file:line` or `file:line:column`, the file with a `.` or a `/`.
     let mut parts = loc.rsplitn(3, ':');
     let last = parts.next().unwrap_or("");
     let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
@@ -1543,7 +1556,8 @@ fn frame_location(src: &str, name: &str) -> bool {
         (Some(file), _) => file,
         _ => return false,
     };
-    !file.is_empty() && file.bytes().any(|b| b == b'.' || b == b'/')
+    // (`<anonymous>`: V8's name for code evaluated without a file.)
+    !file.is_empty() && file.bytes().any(|b| b == b'.' || b == b'/') || file == "<anonymous>"
 }
 
 /// The pre-filter of [`scan_calls`]: a `(`, `waitfor`, `case` (any case) or the word `union`
@@ -1844,6 +1858,9 @@ struct Parser<'a> {
     /// breakout to mean anything, so they are lowered when the value is an expression of its own.
     expr_best: u8,
     expr_why: &'static str,
+    /// The value starts with a clause and no quote (`where ...`, `order by ...`): see
+    /// [`HEAD_CLAUSE`].
+    head_clause: bool,
     /// The text before the breaking quote is one token (`admin'`, `1'`), not prose.
     prefix_single: bool,
     prefix_empty: bool,
@@ -1876,6 +1893,12 @@ struct Parser<'a> {
     direct_cmp: bool,
     alias_used: bool,
     direct_cmp_armed: bool,
+    /// As `direct_cmp_armed` after prose: a symbol quoted in a sentence (`token '<', ...`).
+    quoted_symbol_armed: bool,
+    /// An arithmetic operator since the last comparison or logic operator; `cmp_arith`: on
+    /// the left side of the comparison being read (`1 + 1 = 2`).
+    arith: bool,
+    cmp_arith: bool,
     last_kind: Kind,
     steps: usize,
     /// The as-is value starts with ORDER/GROUP: no operand of the application's before it
@@ -1904,6 +1927,7 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         why: "",
         logic: false,
         expr_best: 0,
+        head_clause: false,
         expr_why: "",
         prefix_single: !s[..at.saturating_sub(1)].bytes().any(|c| c <= b' '),
         prefix_empty: at <= 1,
@@ -1924,6 +1948,9 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         direct_cmp: false,
         alias_used: false,
         direct_cmp_armed: false,
+        quoted_symbol_armed: false,
+        arith: false,
+        cmp_arith: false,
         last_kind: Kind::Other,
         steps: 0,
         by_at_start: false,
@@ -1954,11 +1981,19 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         return None;
     }
     if c < 90 && !clean {
-        c = c.saturating_sub(10);
+        // A value that begins with a clause word and does not go on as SQL is a sentence
+        // (`Where are you from?`, `Order by phone: +1 ...`): no fragment of a query either.
+        let sentence = p.head_clause && expr > p.best && expr == HEAD_CLAUSE;
+        c = c.saturating_sub(if sentence { 25 } else { 10 });
     }
     let frag_start = if quote == 0 { 0 } else { at.saturating_sub(1) };
     Some(Finding { confidence: c, why, fragment: truncate(&s[frag_start..], 64).to_string() })
 }
+
+/// Confidence of a clause (`WHERE`, `ORDER BY` a name) that begins a value without a quote:
+/// SQL of its own when the rest parses, a strict probe; lowered below every level when it does
+/// not.
+const HEAD_CLAUSE: u8 = 50;
 
 /// Keywords that are also function names when a `(` follows (`left(`, `if(`, `like(`, `time(`...).
 fn callable(kw: Kw) -> bool {
@@ -2028,7 +2063,10 @@ impl<'a> Parser<'a> {
             self.n += 1;
             match t.kind {
                 Kind::Comment { to_eof: true } => {
-                    if self.quote != 0 && self.n == 1 + self.leading_parens() {
+                    // `<a href="#" ...>` after prose: the value's own quoted `#` (a link to
+                    // nowhere), not a comment after a breakout.
+                    let quoted_hash = !self.prefix_single && t.text.as_bytes().get(1) == Some(&self.quote) && t.text.starts_with('#');
+                    if self.quote != 0 && self.n == 1 + self.leading_parens() && !quoted_hash {
                         // `admin'--`, `1')/*`; `#` is MySQL-only and common in prose (`7" #2`).
                         let c = match (t.text.starts_with('#'), self.prefix_single) {
                             (false, true) => 60,
@@ -2105,7 +2143,8 @@ impl<'a> Parser<'a> {
                 self.st = St::Operand;
                 if self.select_depth.is_none() {
                     let c = if self.quote == 0 && self.by_at_start && self.peek_kind() != Some(Kind::Num) {
-                        50
+                        self.head_clause = true;
+                        HEAD_CLAUSE
                     } else if self.quote == 0 && self.depth >= 0 {
                         60
                     } else {
@@ -2298,15 +2337,24 @@ impl<'a> Parser<'a> {
     /// `'='`, `'<>'`, `x'^0!='1`: a comparison right after the breakout, whose right side the
     /// application's own closing quote completes (checked at the end).
     fn note_direct_cmp(&mut self) {
-        if self.quote != 0 && !self.logic && self.alias_ok && self.prefix_single && self.n <= 3 + self.leading_parens() {
-            self.direct_cmp_armed = true;
+        if self.quote != 0 && !self.logic && self.alias_ok && self.n <= 3 + self.leading_parens() {
+            if self.prefix_single {
+                self.direct_cmp_armed = true;
+            } else if !self.prefix_empty {
+                self.quoted_symbol_armed = true;
+            }
         }
     }
 
     fn finish_operand(&mut self, opnd: Opnd) {
-        if std::mem::take(&mut self.direct_cmp_armed) && self.last_kind == (Kind::Str { quote: self.quote, closed: false }) {
+        let open_right = self.last_kind == (Kind::Str { quote: self.quote, closed: false });
+        if std::mem::take(&mut self.direct_cmp_armed) && open_right {
             self.direct_cmp = true;
         }
+        // `Unexpected token '<', "<!DOCTYPE"...`: prose, a quoted symbol, and the rest of the
+        // sentence as the right side; `1 + 1 = 2`: arithmetic written in text. Neither
+        // compares two constants to steer a query.
+        let text_cmp = std::mem::take(&mut self.quoted_symbol_armed) && open_right || self.cmp_arith && self.quote == 0;
         if let Some(lhs) = self.cmp_lhs.take() {
             // Constant against constant (`1=1`, `'a'='a'`, `x=x`) is a tautology or a contradiction.
             let constant = (lhs == Opnd::Literal && opnd == Opnd::Literal)
@@ -2318,7 +2366,7 @@ impl<'a> Parser<'a> {
                 self.signal_expr(if strong { 80 } else { 50 }, "boolean condition after the value");
             } else if constant && (self.depth > 0 || self.case_seen) {
                 self.signal(60, "constant comparison in a condition");
-            } else if constant {
+            } else if constant && !text_cmp {
                 self.signal_expr(55, "constant comparison");
             }
         }
@@ -2356,11 +2404,13 @@ impl<'a> Parser<'a> {
                 if is_cmp(t.text) {
                     self.cmp_lhs = Some(self.last);
                     self.cmp_lhs_text = self.last_text;
+                    self.cmp_arith = std::mem::take(&mut self.arith);
                     self.note_direct_cmp();
                     self.st = St::Operand;
                 } else if matches!(t.text.as_bytes(), b"||" | b"&&") {
                     self.logic_op();
                 } else {
+                    self.arith |= matches!(t.text.as_bytes(), b"+" | b"-" | b"*" | b"/" | b"%");
                     self.st = St::Operand;
                 }
                 true
@@ -2445,7 +2495,8 @@ impl<'a> Parser<'a> {
             }
             (Kind::Word, Kw::Where | Kw::Having | Kw::On | Kw::Limit | Kw::Offset) => {
                 if self.n <= 1 + self.leading_parens() + usize::from(self.alias_ok && self.quote != 0) && matches!(kw, Kw::Where | Kw::Having) {
-                    let c = if self.quote == 0 || !self.prefix_single { 50 } else { 65 };
+                    let c = if self.quote == 0 || !self.prefix_single { HEAD_CLAUSE } else { 65 };
+                    self.head_clause |= self.quote == 0;
                     self.signal_expr(c, "clause after the value");
                 }
                 if kw != Kw::Limit && kw != Kw::Offset {
@@ -2506,6 +2557,7 @@ impl<'a> Parser<'a> {
     /// After AND/OR/XOR/&&/||: the right side. A bare truth value followed by a comment
     /// (`' or true--`, `1 or 1#`) is a tautology of its own. Leaves the state to continue in.
     fn logic_op(&mut self) {
+        self.arith = false;
         self.logic = true;
         self.logic_seen = true;
         self.cmp_lhs = None;
@@ -2535,15 +2587,18 @@ impl<'a> Parser<'a> {
             if kw == Kw::Select {
                 if !head {
                     // After `;`, or juxtaposed to the value (MSSQL batches need no `;`).
+                    // `Click 'Select' and then 'Update'`, `'select' auf deutsch`: a
+                    // sentence quoting a word, no statement; what follows is still read.
                     let c = if self.st != St::Operator {
                         88
                     } else if self.quotes_own_text() {
-                        // `Click 'Select' and then 'Update'`: a sentence quoting a word.
-                        45
+                        0
                     } else {
                         70
                     };
-                    self.signal(c, "stacked SELECT");
+                    if c > 0 {
+                        self.signal(c, "stacked SELECT");
+                    }
                 }
                 self.begin_select();
                 return true;
@@ -2666,6 +2721,8 @@ impl<'a> Parser<'a> {
                         self.st = St::Operand;
                         return true;
                     }
+                    // `exec@https://cdn.example/vue.js:4:12`: a stack frame.
+                    Kind::Var if at_frame_location(self.src, t.text) => return false,
                     Kind::Var => {
                         self.signal(if head { 60 } else { 85 }, "stacked EXEC");
                         self.st = St::Operator;

@@ -2162,3 +2162,71 @@ fn a_condition_that_begins_the_value_and_runs_into_prose_is_a_sentence() {
         assert!(judged(v) >= 60, "{v}: {}", judged(v));
     }
 }
+
+#[test]
+fn a_quoted_select_in_a_sentence_is_no_probe() {
+    // Written for this rule: the word `select` between the value's own quotes is a word.
+    for s in
+        ["'select' auf deutsch", "Cannot read properties of undefined (reading 'select')", "Click 'Select' and then 'Update'", "le mot 'select' en français"]
+    {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // A select list after the quoted word, or a stacked statement, still is one.
+    for s in ["x' select password from users--", "1'; select pg_sleep(5)--"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
+
+#[test]
+fn a_sentence_beginning_with_a_clause_word_is_prose() {
+    // Written for this rule: `where` or `order by` opening a sentence that is no SQL.
+    for s in ["Where are you from?", "Order by phone: +1 (555) 010-2030", "where can I buy it? thanks", "Group by age: who comes?"] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // A clause that goes on as SQL stays a strict probe or more.
+    for s in ["where 1=1", "order by 1--", "where id = 1 or 1=1", "1 order by 5"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
+
+#[test]
+fn arithmetic_and_quoted_symbols_in_text_compare_no_constants() {
+    // Written for this rule: an equation in a note, a parser's message quoting a character.
+    for s in ["1 + 1 = 2", "2*3=6 and so on", "Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON", "unexpected character '>', expected a name"] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // Constants compared after a value or a breakout stay probes.
+    for s in ["1=1", "x' or 2-1=1--", "1 and 1+1=2", "a'='a", "'<'"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
+
+#[test]
+fn an_exec_stack_frame_of_firefox_is_no_statement() {
+    // Written for this rule: frames in the `name@location:line:column` format.
+    for s in [
+        "exec@<anonymous>:21:8",
+        "at exec (<anonymous>:3:1)",
+        "exec@https://cdn.example.net/lib/vue.global.js:4:12",
+        "exec@/srv/app/router/layer.js:95:5\nnext@/srv/app/router/route.js:149:13",
+        "exec@webpack-internal:///./src/db.js:7:1",
+    ] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // A variable executed after a value stays a stacked EXEC.
+    for s in ["1; exec @cmd", "x'; exec @q--", "1 exec @sql"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}
+
+#[test]
+fn a_quoted_hash_in_markup_is_no_comment() {
+    // Written for this rule: an anchor to nowhere in saved rich text.
+    for s in ["<p>Read <a href=\"#\" onclick=\"return false;\">more</a></p>", "see <a href='#'>top</a>"] {
+        assert!(conf(s) < 40, "{s}: {}", conf(s));
+    }
+    // A breakout then a `#` comment stays what it was.
+    for s in ["admin\"#", "admin'#", "x' or 1=1#"] {
+        assert!(conf(s) >= 40, "{s}: {}", conf(s));
+    }
+}

@@ -1,9 +1,10 @@
 //! Script that does nothing: the code of `javascript:void(0)` links and of
 //! `onclick="return false;"` handlers that every saved page and rich-text editor writes.
 
-/// The confidence of a script URL or an event handler whose code is inert: a probe at
-/// `strict` (a user field holding an HTML attribute at all), nothing at `balanced`.
-pub(crate) const INERT: u8 = 40;
+/// The confidence of a script URL or an event handler whose code is inert: below every level.
+/// Saved pages and rich-text editors write them; the code runs nothing, and a filter probe
+/// carries a call (`javascript:alert(1)`), which is judged as an attack.
+pub(crate) const INERT: u8 = 35;
 
 /// Whether `code` is only statements that do nothing, as pages write them: `void` of a literal
 /// (`void(0)`, `void 0`) and `return` of a literal or of nothing (`return false;`), separated
@@ -100,9 +101,9 @@ mod tests {
     }
 
     #[test]
-    fn inert_links_and_handlers_are_strict_probes_and_live_ones_are_attacks() {
+    fn inert_links_and_handlers_pass_and_live_ones_are_attacks() {
         for s in ["<p><a href=\"javascript:void(0)\">Show more</a></p>", "<a href=\"#\" onclick=\"return false;\">toggle</a>", "javascript:void(0)"] {
-            assert_eq!(confidence(s), INERT, "{s}");
+            assert_eq!(confidence(s), 0, "{s}");
         }
         for s in [
             "<p><a href=\"javascript:alert(document.domain)\">Show more</a></p>",
@@ -140,7 +141,7 @@ mod tests {
         for c in ["alert(1) meaning", "void(0) alert(1)", "void(0) x=1", "void(0);alert(1)", "  meaning", "void(0)\nalert(1)"] {
             assert!(!inert_script_url(c), "{c:?}");
         }
-        assert_eq!(confidence("javascript:void(0) meaning"), INERT);
+        assert_eq!(confidence("javascript:void(0) meaning"), 0);
     }
 
     #[test]

@@ -330,7 +330,7 @@ pub(crate) fn string_breakout(s: &str, best: &mut Best, steps: &mut usize) {
 
 /// Whether the sink at `at` is the function name of a stack frame rather than a call: what
 /// its parentheses hold is a source location, `file:line` or `file:line:column` with a `/` or
-/// `.` in the file and no blank or quote (`eval (webpack-internal:///./src/a.js:12:3)`,
+/// `.` in the file (or V8's `<anonymous>`) and no blank or quote (`eval (webpack-internal:///./src/a.js:12:3)`,
 /// `setTimeout (https://cdn.example.com/app.js:40:7)`); no script reads that as an argument.
 pub(crate) fn frame_argument(s: &str, at: usize) -> bool {
     let rest = &s[at..];
@@ -354,7 +354,8 @@ pub(crate) fn frame_argument(s: &str, at: usize) -> bool {
         (Some(file), _) => file,
         _ => return false,
     };
-    file.bytes().any(|c| c == b'/' || c == b'.')
+    // (`<anonymous>`: V8's name for code evaluated without a file.)
+    file.bytes().any(|c| c == b'/' || c == b'.') || file == "<anonymous>"
 }
 
 /// A value that is itself a script URL, a script URL after a separator (Flash vars, nested

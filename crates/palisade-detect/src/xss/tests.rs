@@ -956,6 +956,7 @@ fn a_stack_frame_is_not_a_sink_call() {
         "    at eval (webpack-internal:///./node_modules/react-dom/cjs/react-dom.development.js:4747:186)",
         "TypeError: x\n    at setTimeout (https://cdn.example.com/npm/vue@3.4.21/dist/vue.global.js:6348:164)",
         "at Function.eval (app.js:10)",
+        "Error: boom\n    at setTimeout (<anonymous>:12:34)",
     ] {
         assert!(conf(v) < 40, "{v:?}: {}", conf(v));
     }
@@ -963,4 +964,5 @@ fn a_stack_frame_is_not_a_sink_call() {
         assert!(conf(v) >= 40, "{v:?}: {}", conf(v));
     }
     assert!(js::frame_argument("eval (a/b.js:1:2)", 0) && !js::frame_argument("eval(name)", 0) && !js::frame_argument("eval ('a.js:1')", 0));
+    assert!(js::frame_argument("setTimeout (<anonymous>:3:9)", 0) && !js::frame_argument("setTimeout (<script>:3:9)", 0));
 }
