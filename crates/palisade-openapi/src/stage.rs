@@ -21,6 +21,12 @@ impl OpenApiStage {
         OpenApiStage { judge: ArcSwap::from_pointee(judge), wants_body, wants_response }
     }
 
+    /// A stage on a judge another stage may share (a reload that found the spec unchanged).
+    pub fn shared(judge: Arc<Judge>) -> Self {
+        let (wants_body, wants_response) = (judge.wants_body(), judge.wants_response());
+        OpenApiStage { judge: ArcSwap::new(judge), wants_body, wants_response }
+    }
+
     /// Swap in a new judge (a refreshed spec); requests being judged finish on the old one.
     pub fn replace(&self, judge: Judge) {
         self.judge.store(Arc::new(judge));

@@ -108,6 +108,15 @@ struct SpecFetch<'a> {
     offline: bool,
     origin: Option<String>,
     seen: RefCell<std::collections::hash_map::DefaultHasher>,
+    /// Every document read: its location and a digest of its text.
+    docs: RefCell<Vec<(String, u64)>>,
+}
+
+/// A digest of one document's text.
+fn text_digest(text: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 fn origin_of(url: &str) -> Option<String> {
@@ -131,6 +140,7 @@ impl Fetch for SpecFetch<'_> {
         };
         location.hash(&mut *self.seen.borrow_mut());
         text.hash(&mut *self.seen.borrow_mut());
+        self.docs.borrow_mut().push((location.to_string(), text_digest(&text)));
         Ok(text)
     }
 }
@@ -169,6 +179,55 @@ fn release_freed_memory() {
 /// Load and compile the spec of `settings` (files and URLs). Returns the judge, the warnings,
 /// and a digest of every document read.
 pub fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<ConfigError>> {
+    build_with_documents(settings).map(|(judge, warnings, digest, _)| (judge, warnings, digest))
+}
+
+/// A compiled spec of the running configuration, and what it was built from.
+struct Compiled {
+    settings: Settings,
+    /// Every document read, with a digest of its text.
+    docs: Vec<(String, u64)>,
+    warnings: Vec<String>,
+    digest: u64,
+    /// Held by the stages that use it; gone when no configuration does.
+    judge: Weak<Judge>,
+}
+
+/// Specs compiled for serving, so that a reload whose spec is unchanged (same settings, every
+/// document read from a file with the same text) shares the compiled form instead of building
+/// a second one beside it: a large spec would otherwise be in memory twice while the old
+/// configuration drains, and compiled twice.
+static COMPILED: Mutex<Vec<Compiled>> = Mutex::new(Vec::new());
+
+/// The judge of `settings` for serving: the running configuration's when its spec files are
+/// unchanged, else a new one (remembered for the next reload). Specs fetched from a URL are
+/// always fetched again.
+fn serving_judge(settings: &Settings) -> Result<(Arc<Judge>, Vec<String>, u64), Vec<ConfigError>> {
+    let unchanged = |c: &Compiled| {
+        c.settings == *settings
+            && c.docs.iter().all(|(location, digest)| {
+                let is_url = location.get(..8).is_some_and(|p| p.to_ascii_lowercase().starts_with("http://") || p.to_ascii_lowercase().starts_with("https://"));
+                !is_url && palisade_openapi::FsFetch.fetch(location).is_ok_and(|text| text_digest(&text) == *digest)
+            })
+    };
+    let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+    compiled.retain(|c| c.judge.strong_count() > 0);
+    if let Some(c) = compiled.iter().find(|c| c.settings == *settings) {
+        if let Some(judge) = c.judge.upgrade().filter(|_| unchanged(c)) {
+            return Ok((judge, c.warnings.clone(), c.digest));
+        }
+    }
+    drop(compiled);
+    let (judge, warnings, digest, docs) = build_with_documents(settings)?;
+    let judge = Arc::new(judge);
+    let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
+    compiled.retain(|c| c.settings != *settings && c.judge.strong_count() > 0);
+    compiled.push(Compiled { settings: settings.clone(), docs, warnings: warnings.clone(), digest, judge: Arc::downgrade(&judge) });
+    Ok((judge, warnings, digest))
+}
+
+/// [`build`], also returning every document read with a digest of its text.
+fn build_with_documents(settings: &Settings) -> Result<(Judge, Vec<String>, u64, Vec<(String, u64)>), Vec<ConfigError>> {
     let location = settings.source.to_string();
     let fetch = SpecFetch {
         headers: &settings.fetch_headers,
@@ -178,6 +237,7 @@ pub fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<Confi
         },
         offline: settings.offline,
         seen: RefCell::new(Default::default()),
+        docs: RefCell::new(Vec::new()),
     };
     let set = palisade_openapi::load(&location, &fetch, &settings.load_limits()).map_err(spec_errors)?;
     // The documents' text and parse buffers are gone: their pages go back before compiling.
@@ -193,7 +253,7 @@ pub fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<Confi
     let judge = Judge::new(api, settings.clone()).map_err(|errs| {
         errs.into_iter().map(|e| ConfigError { file: String::new(), line: e.line, col: e.col, env: None, path: e.path, message: e.message }).collect::<Vec<_>>()
     })?;
-    Ok((judge, warnings, digest))
+    Ok((judge, warnings, digest, fetch.docs.into_inner()))
 }
 
 fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result<Box<dyn Stage>, Vec<ConfigError>> {
@@ -217,7 +277,11 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
     // The spec's own location in the configuration (short form `openapi: FILE` or `spec:`).
     let spec_node = node.get("spec").unwrap_or(node);
     let spec_loc = palisade_config::Loc::at(spec_node, if node.get("spec").is_some() { format!("{path}.spec") } else { path.clone() });
-    let (judge, warnings, digest) = build(&settings).map_err(|errs| {
+    let built = match usage {
+        Use::Check(_) => build(&settings).map(|(judge, warnings, digest)| (Arc::new(judge), warnings, digest)),
+        Use::Serve => serving_judge(&settings),
+    };
+    let (judge, warnings, digest) = built.map_err(|errs| {
         errs.into_iter()
             .map(|mut e| {
                 if e.file.is_empty() {
@@ -242,7 +306,7 @@ fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result
             }
         }
     }
-    let stage = Arc::new(OpenApiStage::new(judge));
+    let stage = Arc::new(OpenApiStage::shared(judge));
     if let (Use::Serve, Some(every)) = (usage, settings.refresh) {
         spawn_refresh(Arc::downgrade(&stage), settings, every, digest, app.name.clone());
     }
@@ -431,5 +495,56 @@ impl<S: Stage> Stage for Shared<S> {
     }
     fn counters(&self) -> Vec<palisade_core::CounterSample> {
         self.0.counters()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /items:\n    get:\n      responses: {'200': {description: ok}}\n";
+
+    fn settings(dir: &std::path::Path, extra: &str) -> Settings {
+        let node = palisade_config::yaml::parse(&format!("spec: api.yaml\n{extra}")).unwrap();
+        let mut cx = palisade_config::decode::Ctx::new("test.yaml");
+        let s = Settings::decode(&mut cx, &node, "apps[0].openapi", dir).unwrap();
+        assert!(cx.errors.is_empty(), "{:?}", cx.errors);
+        s
+    }
+
+    #[test]
+    fn a_reload_with_an_unchanged_spec_shares_its_compiled_form() {
+        struct Dir(std::path::PathBuf);
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+        impl Dir {
+            fn path(&self) -> &std::path::Path {
+                &self.0
+            }
+        }
+        let dir = Dir(std::env::temp_dir().join(format!("palisade-spec-reuse-{}", std::process::id())));
+        std::fs::create_dir_all(dir.path()).unwrap();
+        std::fs::write(dir.path().join("api.yaml"), SPEC).unwrap();
+        let s = settings(dir.path(), "");
+        let (first, _, digest) = serving_judge(&s).unwrap();
+        // Same settings, same text: the running judge.
+        let (again, _, d) = serving_judge(&s).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(d, digest);
+        // Other settings: compiled anew.
+        let (other, _, _) = serving_judge(&settings(dir.path(), "request: monitor\n")).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        // The file changed: compiled anew, and the new spec is the one in use.
+        std::fs::write(dir.path().join("api.yaml"), SPEC.replace("/items", "/things")).unwrap();
+        let (changed, _, d) = serving_judge(&s).unwrap();
+        assert!(!Arc::ptr_eq(&first, &changed));
+        assert_ne!(d, digest);
+        // Once no configuration holds a judge, it is not kept for the next reload.
+        let weak = Arc::downgrade(&changed);
+        drop((first, again, other, changed));
+        assert_eq!(weak.strong_count(), 0);
     }
 }
