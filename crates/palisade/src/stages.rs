@@ -179,7 +179,17 @@ fn release_freed_memory() {
 /// Load and compile the spec of `settings` (files and URLs). Returns the judge, the warnings,
 /// and a digest of every document read.
 pub fn build(settings: &Settings) -> Result<(Judge, Vec<String>, u64), Vec<ConfigError>> {
-    build_with_documents(settings).map(|(judge, warnings, digest, _)| (judge, warnings, digest))
+    build_with_documents(settings).map(|b| (b.judge, b.warnings, b.digest))
+}
+
+/// What [`build_with_documents`] gives.
+struct Built {
+    judge: Judge,
+    warnings: Vec<String>,
+    /// A digest of every document read.
+    digest: u64,
+    /// Every document read, with a digest of its text.
+    docs: Vec<(String, u64)>,
 }
 
 /// A compiled spec of the running configuration, and what it was built from.
@@ -218,7 +228,7 @@ fn serving_judge(settings: &Settings) -> Result<(Arc<Judge>, Vec<String>, u64), 
         }
     }
     drop(compiled);
-    let (judge, warnings, digest, docs) = build_with_documents(settings)?;
+    let Built { judge, warnings, digest, docs } = build_with_documents(settings)?;
     let judge = Arc::new(judge);
     let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
     compiled.retain(|c| c.settings != *settings && c.judge.strong_count() > 0);
@@ -227,7 +237,7 @@ fn serving_judge(settings: &Settings) -> Result<(Arc<Judge>, Vec<String>, u64), 
 }
 
 /// [`build`], also returning every document read with a digest of its text.
-fn build_with_documents(settings: &Settings) -> Result<(Judge, Vec<String>, u64, Vec<(String, u64)>), Vec<ConfigError>> {
+fn build_with_documents(settings: &Settings) -> Result<Built, Vec<ConfigError>> {
     let location = settings.source.to_string();
     let fetch = SpecFetch {
         headers: &settings.fetch_headers,
@@ -253,7 +263,7 @@ fn build_with_documents(settings: &Settings) -> Result<(Judge, Vec<String>, u64,
     let judge = Judge::new(api, settings.clone()).map_err(|errs| {
         errs.into_iter().map(|e| ConfigError { file: String::new(), line: e.line, col: e.col, env: None, path: e.path, message: e.message }).collect::<Vec<_>>()
     })?;
-    Ok((judge, warnings, digest, fetch.docs.into_inner()))
+    Ok(Built { judge, warnings, digest, docs: fetch.docs.into_inner() })
 }
 
 fn openapi(config: &Config, app: &AppConfig, node: &Node, usage: &Use) -> Result<Box<dyn Stage>, Vec<ConfigError>> {
