@@ -119,6 +119,12 @@ fn text_digest(text: &str) -> u64 {
     h.finish()
 }
 
+/// Whether a spec location is an http(s) URL (else a file path).
+fn is_url(location: &str) -> bool {
+    let lower = location.get(..8).unwrap_or(location).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
 fn origin_of(url: &str) -> Option<String> {
     let scheme_end = url.find("://")? + 3;
     let end = url[scheme_end..].find(['/', '?']).map_or(url.len(), |i| scheme_end + i);
@@ -127,8 +133,7 @@ fn origin_of(url: &str) -> Option<String> {
 
 impl Fetch for SpecFetch<'_> {
     fn fetch(&self, location: &str) -> Result<String, FetchError> {
-        let lower = location.get(..8).unwrap_or(location).to_ascii_lowercase();
-        let text = if lower.starts_with("http://") || lower.starts_with("https://") {
+        let text = if is_url(location) {
             if self.offline {
                 return Err("not fetched: offline (--offline)".into());
             }
@@ -215,10 +220,9 @@ static COMPILED: Mutex<Vec<Compiled>> = Mutex::new(Vec::new());
 fn serving_judge(settings: &Settings) -> Result<(Arc<Judge>, Vec<String>, u64), Vec<ConfigError>> {
     let unchanged = |c: &Compiled| {
         c.settings == *settings
-            && c.docs.iter().all(|(location, digest)| {
-                let is_url = location.get(..8).is_some_and(|p| p.to_ascii_lowercase().starts_with("http://") || p.to_ascii_lowercase().starts_with("https://"));
-                !is_url && palisade_openapi::FsFetch.fetch(location).is_ok_and(|text| text_digest(&text) == *digest)
-            })
+            && c.docs
+                .iter()
+                .all(|(location, digest)| !is_url(location) && palisade_openapi::FsFetch.fetch(location).is_ok_and(|text| text_digest(&text) == *digest))
     };
     let mut compiled = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
     compiled.retain(|c| c.judge.strong_count() > 0);

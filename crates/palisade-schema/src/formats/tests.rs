@@ -253,7 +253,7 @@ fn rfc3339_date_time(b: &[u8]) -> bool {
 }
 
 #[test]
-fn the_rfc3339_reference_on_the_rfcs_examples() {
+fn the_rfc3339_grammar_checker_on_the_rfcs_examples() {
     // RFC 3339 §5.8, and a leap second at 23:59:60 UTC written with an offset.
     for ok in ["1985-04-12T23:20:50.52Z", "1996-12-19T16:39:57-08:00", "1990-12-31T23:59:60Z", "1990-12-31T15:59:60-08:00", "1937-01-01T12:00:27.87+00:20"] {
         assert!(rfc3339_date_time(ok.as_bytes()), "{ok}");
