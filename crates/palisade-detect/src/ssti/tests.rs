@@ -1,6 +1,6 @@
 use super::*;
 use crate::other_util::take_steps;
-use crate::test_tables::{assert_all_at_least, assert_all_below};
+use crate::test_tables::assert_all_at_least;
 use crate::FieldKind;
 
 fn q(v: &str) -> u8 {
