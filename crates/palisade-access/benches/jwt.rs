@@ -58,7 +58,7 @@ fn stage(c: &mut Criterion) {
     let node = palisade_config::yaml::parse(yaml).unwrap();
     let mut cx = palisade_config::decode::Ctx::new("bench.yaml");
     let s = palisade_access::settings::Settings::decode(&mut cx, &node, "access", std::path::Path::new("/")).unwrap();
-    let parts = palisade_access::stage::load_files(&s, &|_| Err("no files".into())).unwrap();
+    let parts = palisade_access::stage::load_files(&s, &|_| Err(palisade_config::read::ReadError::Io(std::io::ErrorKind::NotFound.into()))).unwrap();
     let clock = palisade_access::stage::ManualClock::new(NOW * 1_000_000_000);
     let st = palisade_access::stage::AccessStage::new("bench", &s, parts, clock as Arc<dyn palisade_access::stage::Clock>);
     let token = TestKey::hmac(Alg::HS256, b"bench-secret-bench-secret-bench-secret!").token(&claims(), None);

@@ -91,7 +91,8 @@ pub fn b64url_encode(input: &[u8]) -> String {
 }
 
 /// The PEM blocks of a file: (label, DER bytes).
-pub fn pem_blocks(text: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub fn pem_blocks(text: &str) -> Result<Vec<(String, Vec<u8>)>, crate::Error> {
+    let err = |m: String| crate::Error::new(crate::ErrorKind::Pem, m);
     let mut out = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
@@ -107,18 +108,18 @@ pub fn pem_blocks(text: &str) -> Result<Vec<(String, Vec<u8>)>, String> {
                 break;
             }
             if l.contains(':') {
-                return Err(format!("PEM block `{label}` has headers (encrypted keys are not supported)"));
+                return Err(err(format!("PEM block `{label}` has headers (encrypted keys are not supported)")));
             }
             body.extend_from_slice(l.as_bytes());
         }
         if !closed {
-            return Err(format!("PEM block `{label}` is not closed"));
+            return Err(err(format!("PEM block `{label}` is not closed")));
         }
-        let der = b64std(&body).map_err(|e| format!("PEM block `{label}`: {e}"))?;
+        let der = b64std(&body).map_err(|e| err(format!("PEM block `{label}`: {e}")))?;
         out.push((label.to_string(), der));
     }
     if out.is_empty() {
-        return Err("no PEM block found".into());
+        return Err(err("no PEM block found".into()));
     }
     Ok(out)
 }

@@ -93,7 +93,7 @@ mod num {
 
 /// Parse a list file: one address or CIDR per line; `#` starts a comment; blank lines are
 /// ignored. Errors name the line.
-pub fn parse_list(text: &str) -> Result<Vec<IpNet>, String> {
+pub fn parse_list(text: &str) -> Result<Vec<IpNet>, crate::Error> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -102,7 +102,10 @@ pub fn parse_list(text: &str) -> Result<Vec<IpNet>, String> {
         }
         match parse_net(line) {
             Some(n) => out.push(n),
-            None => return Err(format!("line {}: `{}` is not an IP address or CIDR", i + 1, truncate(line, 64))),
+            None => {
+                return Err(crate::Error::new(crate::ErrorKind::IpList, format!("`{}` is not an IP address or CIDR", truncate(line, 64)))
+                    .context(format_args!("line {}", i + 1)))
+            }
         }
     }
     Ok(out)
@@ -204,7 +207,9 @@ mod tests {
         let nets = parse_list("# office\n192.0.2.0/24  # vpn\n\n2001:db8::1\n").unwrap();
         assert_eq!(nets.len(), 2);
         let e = parse_list("10.0.0.0/8\nnot-an-ip\n").unwrap_err();
-        assert!(e.contains("line 2") && e.contains("not-an-ip"), "{e}");
+        let m = e.to_string();
+        assert!(m.contains("line 2") && m.contains("not-an-ip"), "{e}");
+        assert_eq!(e.kind(), crate::ErrorKind::IpList);
         assert!(parse_list("10.0.0.0/33").is_err());
     }
 }

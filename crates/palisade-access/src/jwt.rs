@@ -159,18 +159,19 @@ impl KeySet {
 
 /// Parse PEM public keys (`PUBLIC KEY` SubjectPublicKeyInfo for RSA, P-256, P-384, Ed25519;
 /// `RSA PUBLIC KEY` PKCS#1).
-pub fn keys_from_pem(text: &str, kid: Option<&str>) -> Result<KeySet, String> {
+pub fn keys_from_pem(text: &str, kid: Option<&str>) -> Result<KeySet, crate::Error> {
+    let err = |m: String| crate::Error::new(crate::ErrorKind::Pem, m);
     let mut keys = Vec::new();
     for (label, der) in encoding::pem_blocks(text)? {
         let material = match label.as_str() {
-            "PUBLIC KEY" => spki_material(&der)?,
+            "PUBLIC KEY" => spki_material(&der).map_err(err)?,
             "RSA PUBLIC KEY" => {
-                let (n, e) = encoding::rsa_public_key(&der)?;
+                let (n, e) = encoding::rsa_public_key(&der).map_err(|e| err(e.into()))?;
                 Material::Rsa { n, e }
             }
-            "CERTIFICATE" => return Err("certificates are not supported: extract the public key (`openssl x509 -pubkey -noout`)".into()),
-            l if l.contains("PRIVATE") => return Err("this is a private key: give the public key".into()),
-            l => return Err(format!("unsupported PEM block `{l}`")),
+            "CERTIFICATE" => return Err(err("certificates are not supported: extract the public key (`openssl x509 -pubkey -noout`)".into())),
+            l if l.contains("PRIVATE") => return Err(err("this is a private key: give the public key".into())),
+            l => return Err(err(format!("unsupported PEM block `{l}`"))),
         };
         keys.push(Key { kid: kid.map(str::to_string), alg: None, material });
     }
@@ -199,16 +200,17 @@ fn spki_material(der: &[u8]) -> Result<Material, String> {
 /// Parse a JWK set (`{"keys": [...]}`), or a single JWK. Keys with `use` other than `sig`, and
 /// key types Palisade does not verify, are skipped and reported in the second value. A set with
 /// no usable key is an error (so a refresh that returns one keeps the last good set).
-pub fn keys_from_jwks(text: &str) -> Result<(KeySet, Vec<String>), String> {
+pub fn keys_from_jwks(text: &str) -> Result<(KeySet, Vec<String>), crate::Error> {
+    let err = |m: String| crate::Error::new(crate::ErrorKind::Jwks, m);
     if text.len() > 4 * 1024 * 1024 {
-        return Err("JWKS larger than 4 MiB".into());
+        return Err(err("JWKS larger than 4 MiB".into()));
     }
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("JWKS is not JSON: {e}"))?;
+    let v: Value = serde_json::from_str(text).map_err(|e| crate::Error::caused_by(crate::ErrorKind::Jwks, format!("JWKS is not JSON: {e}"), e))?;
     let list: Vec<&Value> = match v.get("keys") {
         Some(Value::Array(a)) => a.iter().collect(),
-        Some(_) => return Err("JWKS `keys` is not an array".into()),
+        Some(_) => return Err(err("JWKS `keys` is not an array".into())),
         None if v.get("kty").is_some() => vec![&v],
-        None => return Err("JWKS has no `keys`".into()),
+        None => return Err(err("JWKS has no `keys`".into())),
     };
     let mut keys = Vec::new();
     let mut skipped = Vec::new();
@@ -220,10 +222,10 @@ pub fn keys_from_jwks(text: &str) -> Result<(KeySet, Vec<String>), String> {
         }
     }
     if keys.is_empty() {
-        return Err(match skipped.first() {
+        return Err(err(match skipped.first() {
             Some(s) => format!("JWKS has no usable key ({s})"),
             None => "JWKS has no usable key".into(),
-        });
+        }));
     }
     Ok((KeySet { keys }, skipped))
 }

@@ -56,7 +56,8 @@ pub fn is_sha256_hex(s: &str) -> bool {
 }
 
 /// Parse an API key file: one key per line, `SHA256HEX NAME [TIER]`; `#` comments.
-pub fn parse_api_keys(text: &str) -> Result<ApiKeys, String> {
+pub fn parse_api_keys(text: &str) -> Result<ApiKeys, crate::Error> {
+    let err = |i: usize, m: &str| crate::Error::new(crate::ErrorKind::ApiKeys, m).context(format_args!("line {}", i + 1));
     let mut keys = ApiKeys::default();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -65,14 +66,14 @@ pub fn parse_api_keys(text: &str) -> Result<ApiKeys, String> {
         }
         let mut parts = line.split_ascii_whitespace();
         let (Some(hash), Some(name)) = (parts.next(), parts.next()) else {
-            return Err(format!("line {}: expected `SHA256HEX NAME [TIER]`", i + 1));
+            return Err(err(i, "expected `SHA256HEX NAME [TIER]`"));
         };
         if !is_sha256_hex(hash) {
-            return Err(format!("line {}: the first field must be the key's SHA-256 in hex (64 digits)", i + 1));
+            return Err(err(i, "the first field must be the key's SHA-256 in hex (64 digits)"));
         }
         let tier = parts.next().map(str::to_string);
         if parts.next().is_some() {
-            return Err(format!("line {}: expected `SHA256HEX NAME [TIER]`", i + 1));
+            return Err(err(i, "expected `SHA256HEX NAME [TIER]`"));
         }
         keys.insert(hash, ApiKey { name: name.to_string(), tier });
     }
@@ -92,28 +93,30 @@ pub enum DenyEntry {
 
 impl DenyEntry {
     /// `jti:ID`, `token:SHA256HEX` or `key:SHA256HEX`.
-    pub fn parse(s: &str) -> Result<DenyEntry, String> {
-        let (kind, value) = s.split_once(':').ok_or_else(|| "expected `jti:ID`, `token:SHA256HEX` or `key:SHA256HEX`".to_string())?;
+    pub fn parse(s: &str) -> Result<DenyEntry, crate::Error> {
+        const FORMS: &str = "expected `jti:ID`, `token:SHA256HEX` or `key:SHA256HEX`";
+        let err = |m: String| crate::Error::new(crate::ErrorKind::Denylist, m);
+        let (kind, value) = s.split_once(':').ok_or_else(|| err(FORMS.into()))?;
         let value = value.trim();
         match kind.trim() {
             "jti" if !value.is_empty() => Ok(DenyEntry::Jti(value.to_string())),
             "token" if is_sha256_hex(value) => Ok(DenyEntry::Token(value.to_ascii_lowercase())),
             "key" if is_sha256_hex(value) => Ok(DenyEntry::Key(value.to_ascii_lowercase())),
-            "token" | "key" => Err(format!("`{kind}:` takes a SHA-256 in hex (64 digits)")),
-            _ => Err("expected `jti:ID`, `token:SHA256HEX` or `key:SHA256HEX`".into()),
+            "token" | "key" => Err(err(format!("`{kind}:` takes a SHA-256 in hex (64 digits)"))),
+            _ => Err(err(FORMS.into())),
         }
     }
 }
 
 /// Parse a denylist file: one entry per line (see [`DenyEntry::parse`]); `#` comments.
-pub fn parse_denylist(text: &str) -> Result<HashSet<DenyEntry>, String> {
+pub fn parse_denylist(text: &str) -> Result<HashSet<DenyEntry>, crate::Error> {
     let mut out = HashSet::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        out.insert(DenyEntry::parse(line).map_err(|e| format!("line {}: {e}", i + 1))?);
+        out.insert(DenyEntry::parse(line).map_err(|e| e.context(format_args!("line {}", i + 1)))?);
     }
     Ok(out)
 }
@@ -206,7 +209,7 @@ mod tests {
         assert_eq!(k.lookup("secret-1"), Some(&ApiKey { name: "ci".into(), tier: Some("gold".into()) }));
         assert_eq!(k.lookup("secret-2").map(|k| k.name.as_str()), Some("partner"));
         assert_eq!(k.lookup("secret-3"), None);
-        assert!(parse_api_keys("abc ci").unwrap_err().contains("line 1"));
+        assert!(parse_api_keys("abc ci").unwrap_err().to_string().contains("line 1"));
         assert!(parse_api_keys(&sha256_hex(b"x")).is_err());
     }
 
@@ -225,7 +228,9 @@ mod tests {
         assert!(d.remove(&DenyEntry::Key(sha256_hex(b"k"))));
         assert!(d.is_empty());
         assert!(parse_denylist("jti:\n").is_err());
-        assert!(parse_denylist("token:abc\n").unwrap_err().contains("line 1"));
+        let e = parse_denylist("token:abc\n").unwrap_err();
+        assert!(e.to_string().starts_with("line 1: `token:` takes a SHA-256"), "{e}");
+        assert_eq!(e.kind(), crate::ErrorKind::Denylist);
         assert!(parse_denylist("user:bob\n").is_err());
     }
 }

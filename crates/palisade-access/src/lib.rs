@@ -10,7 +10,10 @@
 //! exposes ([`stage::Handles`]).
 #![forbid(unsafe_code)]
 
+pub use error::{Error, ErrorKind};
+
 pub mod encoding;
+pub mod error;
 pub mod ipset;
 pub mod jwt;
 pub mod keys;

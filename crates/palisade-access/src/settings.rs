@@ -584,7 +584,7 @@ fn decode_deny(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<(Vec<Deny
                 match DenyEntry::parse(&s) {
                     Ok(e) => Some(e),
                     Err(e) => {
-                        cx.error(&n.origin, p, e);
+                        cx.error(&n.origin, p, e.to_string());
                         None
                     }
                 }

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use http::{HeaderName, HeaderValue};
+use palisade_config::read::ReadError;
 use palisade_core::{Context, CounterSample, Mode, Reason, RequestView, Stage, Verdict};
 
 use crate::encoding::sha256_hex;
@@ -84,15 +85,16 @@ pub struct FileParts {
 
 /// Build everything that comes from the configuration and its files. `read` reads one file
 /// (the binary passes `std::fs::read_to_string`); errors name the file.
-pub fn load_files(s: &Settings, read: &dyn Fn(&Path) -> Result<String, String>) -> Result<FileParts, Vec<String>> {
+pub fn load_files(s: &Settings, read: &dyn Fn(&Path) -> Result<String, ReadError>) -> Result<FileParts, Vec<crate::Error>> {
+    let read = |f: &Path| read(f).map_err(crate::error::read_error);
     let mut errors = Vec::new();
     let mut parts = FileParts::default();
-    let load_ips = |files: &[std::path::PathBuf], inline: &[ipnet::IpNet], errors: &mut Vec<String>| {
+    let load_ips = |files: &[std::path::PathBuf], inline: &[ipnet::IpNet], errors: &mut Vec<crate::Error>| {
         let mut nets = inline.to_vec();
         for f in files {
             match read(f).and_then(|t| ipset::parse_list(&t)) {
                 Ok(n) => nets.extend(n),
-                Err(e) => errors.push(format!("{}: {e}", f.display())),
+                Err(e) => errors.push(e.context(f.display())),
             }
         }
         IpSet::new(&nets)
@@ -108,13 +110,13 @@ pub fn load_files(s: &Settings, read: &dyn Fn(&Path) -> Result<String, String>) 
         for f in &j.public_key_files {
             match read(f).and_then(|t| jwt::keys_from_pem(&t, None)) {
                 Ok(k) => parts.static_keys.extend(k),
-                Err(e) => errors.push(format!("{}: {e}", f.display())),
+                Err(e) => errors.push(e.context(f.display())),
             }
         }
         if let Some(f) = &j.jwks_file {
             match read(f).and_then(|t| jwt::keys_from_jwks(&t)) {
                 Ok((k, _skipped)) => parts.static_keys.extend(k),
-                Err(e) => errors.push(format!("{}: {e}", f.display())),
+                Err(e) => errors.push(e.context(f.display())),
             }
         }
     }
@@ -125,7 +127,7 @@ pub fn load_files(s: &Settings, read: &dyn Fn(&Path) -> Result<String, String>) 
         if let Some(f) = &a.file {
             match read(f).and_then(|t| keys::parse_api_keys(&t)) {
                 Ok(k) => parts.api_keys.extend(k),
-                Err(e) => errors.push(format!("{}: {e}", f.display())),
+                Err(e) => errors.push(e.context(f.display())),
             }
         }
     }
@@ -133,7 +135,7 @@ pub fn load_files(s: &Settings, read: &dyn Fn(&Path) -> Result<String, String>) 
     if let Some(f) = &s.deny_file {
         match read(f).and_then(|t| keys::parse_denylist(&t)) {
             Ok(d) => parts.deny.extend(d),
-            Err(e) => errors.push(format!("{}: {e}", f.display())),
+            Err(e) => errors.push(e.context(f.display())),
         }
     }
     if errors.is_empty() {

@@ -51,7 +51,7 @@ impl TestKey {
     }
 
     /// A fresh key pair for `alg` (RSA 2048 for RS*/PS*, P-256/P-384 for ES*, Ed25519).
-    pub fn generate(alg: Alg) -> Result<TestKey, String> {
+    pub fn generate(alg: Alg) -> Result<TestKey, crate::Error> {
         let gen: &[&str] = match alg {
             Alg::RS256 | Alg::RS384 | Alg::RS512 | Alg::PS256 | Alg::PS384 | Alg::PS512 => {
                 &["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-outform", "DER"]
@@ -62,9 +62,12 @@ impl TestKey {
             _ => return Ok(TestKey::hmac(alg, b"test-secret-of-32-bytes-or-more!")),
         };
         // `genpkey -outform DER` writes the traditional form for some key types: normalise.
-        let raw = openssl(gen, None)?;
-        let pkcs8 = openssl(&["pkcs8", "-topk8", "-nocrypt", "-inform", "DER", "-outform", "DER"], Some(&raw))?;
-        let public_pem = String::from_utf8(openssl(&["pkey", "-inform", "DER", "-pubout"], Some(&pkcs8))?).map_err(|e| e.to_string())?;
+        let keygen = |m: String| crate::Error::new(crate::ErrorKind::KeyGen, m);
+        let raw = openssl(gen, None).map_err(keygen)?;
+        let pkcs8 = openssl(&["pkcs8", "-topk8", "-nocrypt", "-inform", "DER", "-outform", "DER"], Some(&raw)).map_err(keygen)?;
+        let public_pem = openssl(&["pkey", "-inform", "DER", "-pubout"], Some(&pkcs8)).map_err(keygen)?;
+        let public_pem =
+            String::from_utf8(public_pem).map_err(|e| crate::Error::caused_by(crate::ErrorKind::KeyGen, "openssl wrote a public key that is not UTF-8", e))?;
         Ok(TestKey { alg, pkcs8, secret: Vec::new(), public_pem })
     }
 

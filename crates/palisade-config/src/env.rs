@@ -16,7 +16,7 @@ pub fn interpolate(cx: &mut Ctx, node: &mut Node, path: &str, lookup: &dyn Fn(&s
     match &mut node.value {
         Value::Str(s) if s.contains('$') => match expand(s, lookup) {
             Ok(out) => *s = out,
-            Err(msg) => cx.error(&node.origin, path, msg),
+            Err(e) => cx.error(&node.origin, path, e.to_string()),
         },
         Value::Seq(items) => {
             for (i, item) in items.iter_mut().enumerate() {
@@ -33,7 +33,8 @@ pub fn interpolate(cx: &mut Ctx, node: &mut Node, path: &str, lookup: &dyn Fn(&s
     }
 }
 
-fn expand(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn expand(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, crate::Error> {
+    let err = |m: String| crate::Error::new(crate::ErrorKind::Env, m);
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(pos) = rest.find('$') {
@@ -43,18 +44,18 @@ fn expand(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, St
             out.push_str("${");
             rest = tail;
         } else if let Some(tail) = after.strip_prefix("${") {
-            let end = tail.find('}').ok_or_else(|| "unterminated `${` in value".to_string())?;
+            let end = tail.find('}').ok_or_else(|| err("unterminated `${` in value".to_string()))?;
             let expr = &tail[..end];
             let (name, default) = match expr.split_once(":-") {
                 Some((n, d)) => (n, Some(d)),
                 None => (expr, None),
             };
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("`${{{expr}}}` is not a valid variable reference"));
+                return Err(err(format!("`${{{expr}}}` is not a valid variable reference")));
             }
             match lookup(name).or_else(|| default.map(str::to_string)) {
                 Some(v) => out.push_str(&v),
-                None => return Err(format!("environment variable {name} is not set (use ${{{name}:-default}} for a default)")),
+                None => return Err(err(format!("environment variable {name} is not set (use ${{{name}:-default}} for a default)"))),
             }
             rest = &tail[end + 1..];
         } else {

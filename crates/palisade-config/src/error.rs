@@ -1,8 +1,24 @@
-//! Configuration errors: every one carries the file, the position and the key path.
+//! Configuration errors: every one carries the file, the position and the key path
+//! ([`ConfigError`], what a user reads). The value parsers that other crates call on their own
+//! (a target URL) return an [`Error`], which the decoder reports at the value's position.
 
 use std::fmt;
 
 use crate::yaml::Origin;
+
+/// What a value parser refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// An upstream target URL (`http://host:port`, `unix:/path`...).
+    Target,
+    /// A `${VAR}` reference in a value.
+    Env,
+}
+
+/// An error of a value parser of palisade-config: its kind, the message, and the cause when
+/// there is one.
+pub type Error = palisade_core::Error<ErrorKind>;
 
 /// One configuration problem.
 #[derive(Clone, Debug, PartialEq, Eq)]

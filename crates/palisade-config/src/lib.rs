@@ -14,7 +14,9 @@
 pub mod decode;
 pub mod env;
 pub mod error;
+mod events;
 pub mod read;
+mod upstream;
 pub mod yaml;
 
 use std::collections::HashMap;
@@ -23,8 +25,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use decode::{Ctx, MapReader};
-pub use error::{ConfigError, ConfigErrors};
+pub use error::{ConfigError, ConfigErrors, Error, ErrorKind};
+use events::{decode_events, EVENTS_KEYS};
+pub use events::{EventsConfig, EVENT_SINKS};
 pub use ipnet::IpNet;
+use upstream::{decode_target, decode_upstream_long, HEALTH_KEYS, UPSTREAM_KEYS, UPSTREAM_TLS_KEYS};
+pub use upstream::{parse_target, Balance, HealthCheck, Target, UpstreamConfig, UpstreamTls};
 use yaml::{Node, Origin, Value};
 
 /// Where a setting was written, for errors found after decoding (e.g. an unreadable
@@ -82,143 +88,6 @@ pub struct Config {
     /// The `events:` section; `None` when absent (the proxy then records to SQLite beside the
     /// configuration file, see docs/CONFIG.md).
     pub events: Option<EventsConfig>,
-}
-
-/// Where security events go and how (docs/CONFIG.md, `events`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct EventsConfig {
-    /// `sqlite:PATH`, `jsonl:PATH`, `stdout`, `postgres://...` or `off` (paths not resolved yet:
-    /// relative ones are relative to [`Config::base_dir`]).
-    pub sink: Located<String>,
-    /// Events held between the request workers and the writer; beyond: dropped (counted).
-    pub queue_size: usize,
-    /// Most events per write (one transaction for SQLite).
-    pub batch_size: usize,
-    /// While the writer is behind, identical events (app, client IP, reason) within this window
-    /// become one row with a count.
-    pub aggregate_window: Duration,
-    /// SQLite: rows older than this are deleted.
-    pub retention_age: Option<Duration>,
-    /// SQLite: the oldest rows are deleted while the database is larger than this.
-    pub retention_size: Option<u64>,
-    /// Field names (query parameters, body fields, headers) whose values are never stored;
-    /// `None`: the built-in list.
-    pub redact_fields: Option<Vec<String>>,
-    /// Fraction (0..=1) of allowed requests recorded as events too.
-    pub sample_allowed: f64,
-    /// JSON lines files: rotate before a file grows past this size.
-    pub rotate_size: u64,
-    /// JSON lines files: rotated files kept.
-    pub rotate_keep: u32,
-}
-
-impl EventsConfig {
-    /// The settings for a sink written in the short form, with every default.
-    pub fn with_sink(sink: Located<String>) -> EventsConfig {
-        EventsConfig {
-            sink,
-            queue_size: 16_384,
-            batch_size: 1024,
-            aggregate_window: Duration::from_secs(10),
-            retention_age: Some(Duration::from_secs(30 * 86_400)),
-            retention_size: Some(1024 * 1024 * 1024),
-            redact_fields: None,
-            sample_allowed: 0.0,
-            rotate_size: 100 * 1024 * 1024,
-            rotate_keep: 5,
-        }
-    }
-}
-
-/// Sink forms accepted by `events.sink` (checked here; opened by the proxy).
-pub const EVENT_SINKS: &[&str] = &["sqlite:PATH", "jsonl:PATH", "stdout", "postgres://...", "off"];
-
-fn sink_ok(s: &str) -> bool {
-    let s = s.trim();
-    matches!(s, "stdout" | "off" | "none")
-        || s.starts_with("postgres://")
-        || s.starts_with("postgresql://")
-        || s.strip_prefix("sqlite:").or_else(|| s.strip_prefix("jsonl:")).is_some_and(|p| !p.trim_start_matches('/').is_empty() || p == "-")
-}
-
-const EVENTS_KEYS: &[&str] = &[
-    "sink",
-    "queue_size",
-    "batch_size",
-    "aggregate_window",
-    "retention_age",
-    "retention_size",
-    "redact_fields",
-    "sample_allowed",
-    "rotate_size",
-    "rotate_keep",
-];
-
-fn decode_sink(cx: &mut Ctx, n: &Node, p: &str) -> Option<Located<String>> {
-    let s = decode::non_empty_string(cx, n, p)?;
-    if !sink_ok(&s) {
-        cx.error(&n.origin, p, format!("`{s}` is not an events sink: use one of {}", EVENT_SINKS.join(", ")));
-        return None;
-    }
-    Some(Located { value: s.trim().to_string(), loc: Loc::of(n, p) })
-}
-
-fn decode_events(cx: &mut Ctx, n: &Node, p: &str) -> Option<EventsConfig> {
-    // Short form: `events: sqlite:palisade-events.db`.
-    if let Value::Str(_) = n.value {
-        return decode_sink(cx, n, p).map(EventsConfig::with_sink);
-    }
-    if let Value::Bool(false) = n.value {
-        return Some(EventsConfig::with_sink(Located { value: "off".into(), loc: Loc::of(n, p) }));
-    }
-    let mut m = MapReader::new(cx, n, p)?;
-    let sink = m.req(cx, "sink", decode_sink);
-    let mut e = EventsConfig::with_sink(sink.clone().unwrap_or(Located { value: String::new(), loc: Loc::of(n, p) }));
-    e.queue_size = m.opt(cx, "queue_size", |cx, n, p| decode::uint(cx, n, p, 16, 10_000_000)).map_or(e.queue_size, |v| v as usize);
-    e.batch_size = m.opt(cx, "batch_size", |cx, n, p| decode::uint(cx, n, p, 1, 100_000)).map_or(e.batch_size, |v| v as usize);
-    e.aggregate_window = m.opt(cx, "aggregate_window", decode::duration).unwrap_or(e.aggregate_window);
-    if let Some(node) = m.node("retention_age") {
-        e.retention_age = off_or(cx, node, &decode::join(p, "retention_age"), positive_duration).unwrap_or(e.retention_age);
-    }
-    if let Some(node) = m.node("retention_size") {
-        e.retention_size = off_or(cx, node, &decode::join(p, "retention_size"), decode::size).unwrap_or(e.retention_size);
-    }
-    e.redact_fields = m.opt(cx, "redact_fields", |cx, n, p| decode::one_or_seq(cx, n, p, decode::non_empty_string)).or(e.redact_fields);
-    e.sample_allowed = m
-        .opt(cx, "sample_allowed", |cx, n, p| {
-            let v = match &n.value {
-                Value::Int(i) => Some(*i as f64),
-                Value::Float(f) => Some(*f),
-                Value::Str(s) => s.trim().parse::<f64>().ok(),
-                _ => None,
-            };
-            match v {
-                Some(v) if (0.0..=1.0).contains(&v) => Some(v),
-                _ => {
-                    cx.error(&n.origin, p, "expected a fraction between 0 and 1, e.g. 0.01");
-                    None
-                }
-            }
-        })
-        .unwrap_or(e.sample_allowed);
-    e.rotate_size = m.opt(cx, "rotate_size", decode::size).unwrap_or(e.rotate_size).max(1);
-    e.rotate_keep = m.opt(cx, "rotate_keep", |cx, n, p| decode::uint(cx, n, p, 0, 1000)).map_or(e.rotate_keep, |v| v as u32);
-    let origin = m.origin().clone();
-    m.finish_with(cx, EVENTS_KEYS);
-    if e.batch_size > e.queue_size {
-        cx.error(&origin, &decode::join(p, "batch_size"), format!("batch_size ({}) is larger than queue_size ({})", e.batch_size, e.queue_size));
-    }
-    sink?;
-    Some(e)
-}
-
-/// `off` (or `false`) for `None`, else the value.
-fn off_or<T>(cx: &mut Ctx, n: &Node, p: &str, f: impl FnOnce(&mut Ctx, &Node, &str) -> Option<T>) -> Option<Option<T>> {
-    match &n.value {
-        Value::Bool(false) => Some(None),
-        Value::Str(s) if s == "off" => Some(None),
-        _ => f(cx, n, p).map(Some),
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -317,110 +186,6 @@ impl Default for ServerConfig {
             busy_poll: Duration::ZERO,
         }
     }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// `http://host:port`; `host` may be a name resolved at startup and reload.
-    Tcp { host: String, port: u16 },
-    /// `unix:/path/to.sock`.
-    Unix(PathBuf),
-    /// `h2c://host:port`: HTTP/2 with prior knowledge over plain TCP.
-    H2c { host: String, port: u16 },
-    /// `https://host:port`: TLS, HTTP/2 when the upstream offers it by ALPN, else HTTP/1.1.
-    Https { host: String, port: u16 },
-}
-
-impl Target {
-    /// The protocol family: targets of one upstream must share it.
-    pub fn scheme(&self) -> &'static str {
-        match self {
-            Target::Tcp { .. } | Target::Unix(_) => "http",
-            Target::H2c { .. } => "h2c",
-            Target::Https { .. } => "https",
-        }
-    }
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::Tcp { host, port } => write!(f, "http://{host}:{port}"),
-            Target::Unix(p) => write!(f, "unix:{}", p.display()),
-            Target::H2c { host, port } => write!(f, "h2c://{host}:{port}"),
-            Target::Https { host, port } => write!(f, "https://{host}:{port}"),
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Balance {
-    RoundRobin,
-    LeastConnections,
-}
-
-#[derive(Clone, Debug)]
-pub struct UpstreamConfig {
-    pub name: String,
-    pub targets: Vec<Located<Target>>,
-    pub balance: Balance,
-    pub connect_timeout: Duration,
-    /// Time to the response head, and between two chunks of the response body.
-    pub read_timeout: Duration,
-    /// Idle keep-alive connections kept per target and worker.
-    pub max_idle: usize,
-    pub idle_timeout: Duration,
-    /// Consecutive failures (connect errors, resets, timeouts) that eject a target.
-    pub max_fails: u32,
-    pub eject_for: Duration,
-    pub health_check: Option<HealthCheck>,
-    /// For `https://` targets: how their certificates are verified.
-    pub tls: UpstreamTls,
-    pub loc: Loc,
-}
-
-/// How the certificates of `https://` targets are verified.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UpstreamTls {
-    /// PEM file of the CA certificates trusted (default: the system's bundle).
-    pub ca: Option<PathBuf>,
-    /// The name the certificate must hold (default: the target's host).
-    pub server_name: Option<String>,
-}
-
-impl UpstreamConfig {
-    fn with_targets(name: String, targets: Vec<Located<Target>>, loc: Loc) -> Self {
-        UpstreamConfig {
-            name,
-            targets,
-            balance: Balance::RoundRobin,
-            connect_timeout: Duration::from_secs(5),
-            read_timeout: Duration::from_secs(60),
-            max_idle: 64,
-            idle_timeout: Duration::from_secs(60),
-            max_fails: 3,
-            eject_for: Duration::from_secs(10),
-            health_check: None,
-            tls: UpstreamTls::default(),
-            loc,
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct HealthCheck {
-    pub path: String,
-    pub interval: Duration,
-    pub timeout: Duration,
-    /// Consecutive successes that bring an unhealthy target back.
-    pub rise: u32,
-    /// Consecutive failures that mark a target unhealthy.
-    pub fall: u32,
-    /// Check with the gRPC health-checking protocol (`grpc.health.v1.Health/Check`) instead of
-    /// a GET of `path` (HTTP/2 targets only).
-    pub grpc: bool,
-    /// The service named in the gRPC check (`""`: the server as a whole).
-    pub service: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -757,7 +522,6 @@ const SERVER_KEYS: &[&str] = &[
     "trusted_proxies",
     "busy_poll",
 ];
-const HEALTH_KEYS: &[&str] = &["path", "interval", "timeout", "rise", "fall", "grpc", "service"];
 const LIMIT_KEYS: &[&str] = &["max_body_size", "inspect_body", "oversize", "inspect_response"];
 
 fn decode_log(cx: &mut Ctx, n: &Node, p: &str) -> Option<LogConfig> {
@@ -914,137 +678,6 @@ fn positive_duration(cx: &mut Ctx, n: &Node, p: &str) -> Option<Duration> {
         return None;
     }
     Some(d)
-}
-
-/// Parse a target URL: `http://host:port` (port defaults to 80) or `unix:/path`.
-pub fn parse_target(s: &str, base: &Path) -> Result<Target, String> {
-    let s = s.trim();
-    if let Some(path) = s.strip_prefix("unix:") {
-        let path = path.strip_prefix("//").unwrap_or(path);
-        if path.is_empty() {
-            return Err("unix target needs a socket path, e.g. unix:/run/api.sock".into());
-        }
-        return Ok(Target::Unix(base.join(path)));
-    }
-    let (rest, default_port, scheme) = if let Some(r) = s.strip_prefix("http://") {
-        (r, 80, "http")
-    } else if let Some(r) = s.strip_prefix("h2c://") {
-        (r, 80, "h2c")
-    } else if let Some(r) = s.strip_prefix("https://") {
-        (r, 443, "https")
-    } else {
-        return Err(format!("`{s}` is not a target: use http://host:port, h2c://host:port, https://host:port or unix:/path.sock"));
-    };
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
-    if rest.contains('/') || rest.contains('?') {
-        return Err(format!("`{s}`: a target is scheme, host and port only (no path)"));
-    }
-    let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or_else(|| format!("`{s}`: unterminated IPv6 address"))?;
-        let port = match after.strip_prefix(':') {
-            Some(p) => p.parse::<u16>().map_err(|_| format!("`{s}`: invalid port"))?,
-            None if after.is_empty() => default_port,
-            None => return Err(format!("`{s}`: invalid address")),
-        };
-        (h.to_string(), port)
-    } else {
-        match rest.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), p.parse::<u16>().map_err(|_| format!("`{s}`: invalid port `{p}`"))?),
-            None => (rest.to_string(), default_port),
-        }
-    };
-    if host.is_empty() {
-        return Err(format!("`{s}`: missing host"));
-    }
-    Ok(match scheme {
-        "h2c" => Target::H2c { host, port },
-        "https" => Target::Https { host, port },
-        _ => Target::Tcp { host, port },
-    })
-}
-
-fn decode_target(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<Located<Target>> {
-    let s = decode::non_empty_string(cx, n, p)?;
-    match parse_target(&s, base) {
-        Ok(t) => Some(Located { value: t, loc: Loc::of(n, p) }),
-        Err(e) => {
-            cx.error(&n.origin, p, e);
-            None
-        }
-    }
-}
-
-const UPSTREAM_KEYS: &[&str] =
-    &["name", "targets", "balance", "connect_timeout", "read_timeout", "max_idle", "idle_timeout", "max_fails", "eject_for", "health_check", "tls"];
-
-fn decode_upstream_long(cx: &mut Ctx, n: &Node, p: &str, name: Option<String>, base: &Path) -> Option<UpstreamConfig> {
-    let mut m = MapReader::new(cx, n, p)?;
-    let own_name = if name.is_none() { m.req(cx, "name", decode::non_empty_string) } else { None };
-    let targets = m.req(cx, "targets", |cx, n, p| decode::one_or_seq(cx, n, p, |cx, n, p| decode_target(cx, n, p, base)));
-    let mut u = UpstreamConfig::with_targets(name.or(own_name).unwrap_or_default(), targets.clone().unwrap_or_default(), Loc::of(n, p));
-    if let Some(b) = m.opt(cx, "balance", |cx, n, p| decode::one_of(cx, n, p, &["round_robin", "least_connections"])) {
-        u.balance = if b == "round_robin" { Balance::RoundRobin } else { Balance::LeastConnections };
-    }
-    u.connect_timeout = m.opt(cx, "connect_timeout", positive_duration).unwrap_or(u.connect_timeout);
-    u.read_timeout = m.opt(cx, "read_timeout", positive_duration).unwrap_or(u.read_timeout);
-    u.max_idle = m.opt(cx, "max_idle", |cx, n, p| decode::uint(cx, n, p, 0, 100_000)).map_or(u.max_idle, |v| v as usize);
-    u.idle_timeout = m.opt(cx, "idle_timeout", positive_duration).unwrap_or(u.idle_timeout);
-    u.max_fails = m.opt(cx, "max_fails", |cx, n, p| decode::uint(cx, n, p, 0, 1000)).map_or(u.max_fails, |v| v as u32);
-    u.eject_for = m.opt(cx, "eject_for", positive_duration).unwrap_or(u.eject_for);
-    u.health_check = m.opt(cx, "health_check", decode_health);
-    let tls_node = m.opt(cx, "tls", |cx, n, p| decode_upstream_tls(cx, n, p, base).map(|t| (t, n.origin.clone())));
-    let origin = m.origin().clone();
-    m.finish_with(cx, if p.starts_with("upstreams") { UPSTREAM_KEYS } else { &UPSTREAM_KEYS[1..] });
-    let targets = targets?;
-    if targets.is_empty() {
-        cx.error(&origin, &decode::join(p, "targets"), "at least one target is required");
-        return None;
-    }
-    let scheme = targets[0].value.scheme();
-    if let Some(other) = targets.iter().find(|t| t.value.scheme() != scheme) {
-        cx.error(
-            &origin,
-            &decode::join(p, "targets"),
-            format!("targets of one upstream share a protocol: `{}` is {}, `{}` is {}", targets[0].value, scheme, other.value, other.value.scheme()),
-        );
-    }
-    if let Some((tls, at)) = tls_node {
-        if scheme != "https" {
-            cx.error(&at, &decode::join(p, "tls"), "`tls` applies to https:// targets only");
-        }
-        u.tls = tls;
-    }
-    if u.health_check.as_ref().is_some_and(|h| h.grpc) && scheme == "http" {
-        cx.error(&origin, &decode::join(p, "health_check.grpc"), "gRPC health checks need HTTP/2 targets (h2c:// or https://)");
-    }
-    Some(u)
-}
-
-fn decode_upstream_tls(cx: &mut Ctx, n: &Node, p: &str, base: &Path) -> Option<UpstreamTls> {
-    let mut m = MapReader::new(cx, n, p)?;
-    let ca = m.opt(cx, "ca", decode::non_empty_string).map(|c| base.join(c));
-    let server_name = m.opt(cx, "server_name", decode::non_empty_string);
-    m.finish_with(cx, UPSTREAM_TLS_KEYS);
-    Some(UpstreamTls { ca, server_name })
-}
-
-const UPSTREAM_TLS_KEYS: &[&str] = &["ca", "server_name"];
-
-fn decode_health(cx: &mut Ctx, n: &Node, p: &str) -> Option<HealthCheck> {
-    let mut m = MapReader::new(cx, n, p)?;
-    let path = m.opt(cx, "path", decode::non_empty_string).unwrap_or_else(|| "/".into());
-    let interval = m.opt(cx, "interval", positive_duration).unwrap_or(Duration::from_secs(5));
-    let timeout = m.opt(cx, "timeout", positive_duration).unwrap_or(Duration::from_secs(2));
-    let rise = m.opt(cx, "rise", |cx, n, p| decode::uint(cx, n, p, 1, 100)).unwrap_or(2) as u32;
-    let fall = m.opt(cx, "fall", |cx, n, p| decode::uint(cx, n, p, 1, 100)).unwrap_or(3) as u32;
-    let grpc = m.opt(cx, "grpc", decode::boolean).unwrap_or(false);
-    let service = m.opt(cx, "service", decode::string).unwrap_or_default();
-    m.finish_with(cx, HEALTH_KEYS);
-    if !path.starts_with('/') {
-        cx.error(&n.origin, &decode::join(p, "path"), "must start with /");
-        return None;
-    }
-    Some(HealthCheck { path, interval, timeout, rise, fall, grpc, service })
 }
 
 const APP_KEYS: &[&str] = &[

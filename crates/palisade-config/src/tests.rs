@@ -224,7 +224,9 @@ fn targets() {
     assert_eq!(parse_target("https://h", base), Ok(Target::Https { host: "h".into(), port: 443 }));
     assert_eq!(parse_target("h2c://[::1]:50051", base), Ok(Target::H2c { host: "::1".into(), port: 50051 }));
     assert_eq!(parse_target("h2c://g", base), Ok(Target::H2c { host: "g".into(), port: 80 }));
-    assert!(parse_target("grpc://h:1", base).unwrap_err().contains("h2c://"));
+    let e = parse_target("grpc://h:1", base).unwrap_err();
+    assert!(e.to_string().contains("h2c://"), "{e}");
+    assert_eq!(e.kind(), crate::ErrorKind::Target);
 }
 
 #[test]

@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod base64;
+pub mod error;
 pub mod grpc;
 pub mod rawhttp;
 
@@ -25,6 +26,7 @@ use std::net::IpAddr;
 
 pub mod path;
 
+pub use error::Error;
 pub use http;
 
 /// A borrowed view of one request, as the decision engines see it.

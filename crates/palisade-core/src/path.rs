@@ -389,34 +389,54 @@ pub fn canonical_prefix(prefix: &str) -> Option<String> {
     canonicalize(prefix, &PathPolicy::default()).ok().map(Cow::into_owned)
 }
 
+/// An invariant of canonical paths ([`check_invariants`]), the kind of the error it returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invariant {
+    /// A canonical form starts with `/`.
+    Rooted,
+    /// A canonical form is its own canonical form.
+    Idempotent,
+    /// The one-scan check recognises what the general case produces, and agrees with it.
+    FastPath,
+    /// No `/./` or `/../` is left, nor a trailing `/.` or `/..`.
+    NoDotSegment,
+    /// No `//` is left when slashes are merged.
+    NoDoubleSlash,
+    /// Escapes are upper-case hex of reserved bytes.
+    Escapes,
+    /// Other bytes are those allowed literally.
+    Literals,
+}
+
 /// The invariants a canonical path keeps, as a check for tests and the fuzz target: a
 /// canonical form starts with `/`, is its own canonical form, never contains `/./` or
 /// `/../` (nor ends in `/.` or `/..`), has no `//` when slashes are merged, and has only
 /// literal bytes and upper-case escapes; the one-scan fast path agrees with the general case.
-/// Returns a description of the first broken invariant.
-pub fn check_invariants(raw: &str, policy: &PathPolicy) -> Result<(), String> {
+/// Returns the first broken invariant, with the path it broke on.
+pub fn check_invariants(raw: &str, policy: &PathPolicy) -> Result<(), crate::Error<Invariant>> {
+    let broken = |kind: Invariant, message: String| Err(crate::Error::new(kind, message));
     let canon = match canonicalize(raw, policy) {
         Ok(c) => c,
         Err(_) => return Ok(()),
     };
     let c = canon.as_ref();
     if !c.starts_with('/') {
-        return Err(format!("{raw:?} -> {c:?}: does not start with /"));
+        return broken(Invariant::Rooted, format!("{raw:?} -> {c:?}: does not start with /"));
     }
     match canonicalize(c, policy) {
         Ok(again) if again == c => {}
-        other => return Err(format!("{raw:?} -> {c:?} -> {other:?}: not idempotent")),
+        other => return broken(Invariant::Idempotent, format!("{raw:?} -> {c:?} -> {other:?}: not idempotent")),
     }
     // (Escapes of non-ASCII bytes need a UTF-8 check that the scan leaves to the general case.)
     let checks_utf8 = policy.invalid_utf8 == InvalidUtf8::Reject && c.contains(['%']) && has_high_escape(c);
     if !checks_utf8 && !matches!(canonicalize(c, policy), Ok(Cow::Borrowed(_))) {
-        return Err(format!("{raw:?} -> {c:?}: a canonical path is not recognised by the one-scan check"));
+        return broken(Invariant::FastPath, format!("{raw:?} -> {c:?}: a canonical path is not recognised by the one-scan check"));
     }
     if c.contains("/./") || c.contains("/../") || c.ends_with("/.") || c.ends_with("/..") {
-        return Err(format!("{raw:?} -> {c:?}: dot segment left"));
+        return broken(Invariant::NoDotSegment, format!("{raw:?} -> {c:?}: dot segment left"));
     }
     if policy.merge_slashes && c.contains("//") {
-        return Err(format!("{raw:?} -> {c:?}: // left"));
+        return broken(Invariant::NoDoubleSlash, format!("{raw:?} -> {c:?}: // left"));
     }
     let b = c.as_bytes();
     let mut i = 0;
@@ -425,20 +445,20 @@ pub fn check_invariants(raw: &str, policy: &PathPolicy) -> Result<(), String> {
             b'%' => {
                 let ok = b.len() > i + 2 && b[i + 1..i + 3].iter().all(|h| h.is_ascii_digit() || (b'A'..=b'F').contains(h));
                 if !ok {
-                    return Err(format!("{raw:?} -> {c:?}: escape at {i} not upper-case hex"));
+                    return broken(Invariant::Escapes, format!("{raw:?} -> {c:?}: escape at {i} not upper-case hex"));
                 }
                 let v = hex(b[i + 1]).unwrap_or(0) << 4 | hex(b[i + 2]).unwrap_or(0);
                 if unreserved(v) {
-                    return Err(format!("{raw:?} -> {c:?}: unreserved byte left encoded at {i}"));
+                    return broken(Invariant::Escapes, format!("{raw:?} -> {c:?}: unreserved byte left encoded at {i}"));
                 }
                 i += 3;
             }
             x if x == b'/' || LITERAL[x as usize] => i += 1,
-            x => return Err(format!("{raw:?} -> {c:?}: byte {x:#04x} not allowed literally")),
+            x => return broken(Invariant::Literals, format!("{raw:?} -> {c:?}: byte {x:#04x} not allowed literally")),
         }
     }
     if raw.starts_with('/') && is_canonical(raw.as_bytes(), policy) && rebuild(raw.as_bytes(), policy).as_deref() != Ok(raw) {
-        return Err(format!("{raw:?}: the one-scan check and the general case disagree"));
+        return broken(Invariant::FastPath, format!("{raw:?}: the one-scan check and the general case disagree"));
     }
     Ok(())
 }

@@ -1816,35 +1816,54 @@ const SP_COUNT: usize = SP_INVOKED + SHELL_INVOKED.len();
 /// Every pattern [`specials`] looks for (lowercase), in one automaton (all matches,
 /// overlapping ones too): one pass over the value instead of one substring search per pattern.
 static SPECIAL_SEARCH: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    AhoCorasick::builder().match_kind(MatchKind::Standard).kind(Some(AhoCorasickKind::DFA)).build(special_patterns()).expect("special patterns compile")
+});
+
+/// The patterns of [`SPECIAL_SEARCH`], in the order of their indexes (`SP_*`).
+fn special_patterns() -> Vec<&'static str> {
     let mut pats: Vec<&str> = vec!["() {", "<!--#exec"];
     pats.extend(SHELL_LITERALS.iter().map(|p| p.0));
     pats.extend(["iex", "powershell", "pwsh", " -e"]);
     pats.extend(SHELL_INVOKED);
     debug_assert_eq!(pats.len(), SP_COUNT);
-    AhoCorasick::builder().match_kind(MatchKind::Standard).kind(Some(AhoCorasickKind::DFA)).build(pats).expect("special patterns compile")
-});
+    pats
+}
+
+/// Where the patterns of [`SPECIAL_SEARCH`] occur in a lowercased value: the first occurrence
+/// of each, and every occurrence of `iex` and ` -e` (neither overlaps itself, so these are
+/// also the occurrences `match_indices` yields).
+#[derive(Debug, PartialEq, Eq)]
+struct SpecialMatches {
+    first: [Option<usize>; SP_COUNT],
+    iex: SmallVec<[usize; 4]>,
+    dash_e: SmallVec<[usize; 4]>,
+}
+
+/// [`SpecialMatches`] of `l` (lowercase), in one pass of the automaton.
+/// `tests::special_matches_are_those_of_a_search_per_pattern` compares it with `str::find` and
+/// `str::match_indices` per pattern.
+fn special_matches(l: &str) -> SpecialMatches {
+    let mut m = SpecialMatches { first: [None; SP_COUNT], iex: SmallVec::new(), dash_e: SmallVec::new() };
+    for hit in SPECIAL_SEARCH.find_overlapping_iter(l) {
+        let k = hit.pattern().as_usize();
+        // Matches come by end position; for one pattern (fixed length) also by start.
+        m.first[k].get_or_insert(hit.start());
+        if k == SP_IEX {
+            m.iex.push(hit.start());
+        } else if k == SP_DASH_E {
+            m.dash_e.push(hit.start());
+        }
+    }
+    m
+}
 
 /// Patterns that are command execution whatever the tokenizer says. The positions are those
-/// of the lowercased value (`to_ascii_lowercase` keeps every byte where it is): the first
-/// occurrence of each pattern, and every occurrence of `iex` and ` -e` (neither overlaps
-/// itself, so these are also the occurrences `match_indices` yields).
-/// `tests::specials_agree_with_the_reference` compares it with the search per pattern.
+/// of the lowercased value (`to_ascii_lowercase` keeps every byte where it is), found by
+/// [`special_matches`].
 fn specials(s: &str) -> Option<Hit> {
     let l = s.to_ascii_lowercase();
     step(l.len() * 2);
-    let mut first = [None::<usize>; SP_COUNT];
-    let mut iex: SmallVec<[usize; 4]> = SmallVec::new();
-    let mut dash_e: SmallVec<[usize; 4]> = SmallVec::new();
-    for m in SPECIAL_SEARCH.find_overlapping_iter(l.as_str()) {
-        let k = m.pattern().as_usize();
-        // Matches come by end position; for one pattern (fixed length) also by start.
-        first[k].get_or_insert(m.start());
-        if k == SP_IEX {
-            iex.push(m.start());
-        } else if k == SP_DASH_E {
-            dash_e.push(m.start());
-        }
-    }
+    let SpecialMatches { first, iex, dash_e } = special_matches(&l);
     let mut out = None;
     let mut add = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Cmdi, c, frag, why)));
     if let Some(p) = first[SP_SHELLSHOCK] {

@@ -314,6 +314,8 @@ pub mod extract;
 pub mod registry;
 pub mod settings;
 pub mod stage;
+#[cfg(test)]
+mod test_tables;
 
 pub use engine::{Engine, EngineConfig, Finding};
 pub use settings::Settings;

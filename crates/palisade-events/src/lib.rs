@@ -11,6 +11,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod error;
 pub mod jsonl;
 pub mod model;
 pub mod pg;
@@ -22,6 +23,7 @@ pub mod suggest;
 
 use std::time::Duration;
 
+pub use error::{Error, ErrorKind};
 pub use model::{Event, ReasonRef, Redactor, RequestRef, Verdict};
 pub use pipeline::{Counters, EventSender, FoldKey, Options, Pipeline};
 pub use sink::{Sink, SinkError, SinkSpec};

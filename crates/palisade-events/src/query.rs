@@ -51,28 +51,29 @@ impl Filter {
     /// Build from URL query pairs (`since`, `until`, `app`, `ip`, `category`, `reason`,
     /// `status`, `verdict`, `path`, `tag`, `cursor`, `after`, `limit`); times are Unix ms or
     /// RFC 3339, or a duration such as `15m` for "that long ago".
-    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, String)>, now_ms: i64) -> Result<Filter, String> {
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, String)>, now_ms: i64) -> Result<Filter, crate::Error> {
+        let err = |m: String| crate::Error::new(crate::ErrorKind::Filter, m);
         let mut f = Filter::default();
         for (k, v) in pairs {
             if v.is_empty() {
                 continue;
             }
-            let int = |v: &str| v.parse::<i64>().map_err(|_| format!("`{k}`: `{v}` is not a number"));
+            let int = |v: &str| v.parse::<i64>().map_err(|_| err(format!("`{k}`: `{v}` is not a number")));
             match k {
-                "since" => f.since_ms = Some(parse_when(&v, now_ms).ok_or_else(|| format!("`since`: `{v}` is not a time"))?),
-                "until" => f.until_ms = Some(parse_when(&v, now_ms).ok_or_else(|| format!("`until`: `{v}` is not a time"))?),
+                "since" => f.since_ms = Some(parse_when(&v, now_ms).ok_or_else(|| err(format!("`since`: `{v}` is not a time")))?),
+                "until" => f.until_ms = Some(parse_when(&v, now_ms).ok_or_else(|| err(format!("`until`: `{v}` is not a time")))?),
                 "app" => f.app = Some(v),
                 "ip" => f.ip = Some(v),
                 "category" => f.category = Some(v),
                 "reason" => f.reason = Some(v),
                 "path" => f.path = Some(v),
                 "tag" => f.tag = Some(v),
-                "status" => f.status = Some(v.parse().map_err(|_| format!("`status`: `{v}` is not a status"))?),
-                "verdict" => f.verdict = Some(Verdict::parse(&v).ok_or_else(|| format!("`verdict`: `{v}` is not block, monitor or allow"))?),
+                "status" => f.status = Some(v.parse().map_err(|_| err(format!("`status`: `{v}` is not a status")))?),
+                "verdict" => f.verdict = Some(Verdict::parse(&v).ok_or_else(|| err(format!("`verdict`: `{v}` is not block, monitor or allow")))?),
                 "cursor" | "before" => f.before_id = Some(int(&v)?),
                 "after" => f.after_id = Some(int(&v)?),
                 "limit" => f.limit = Some(int(&v)?.clamp(1, MAX_LIMIT as i64) as usize),
-                _ => return Err(format!("unknown filter `{k}`")),
+                _ => return Err(err(format!("unknown filter `{k}`"))),
             }
         }
         Ok(f)

@@ -51,7 +51,8 @@ pub enum SinkSpec {
 
 impl SinkSpec {
     /// Parse the short form; relative paths are resolved against `base`.
-    pub fn parse(s: &str, base: &Path) -> Result<SinkSpec, String> {
+    pub fn parse(s: &str, base: &Path) -> Result<SinkSpec, crate::Error> {
+        let err = |m: String| crate::Error::new(crate::ErrorKind::SinkSpec, m);
         let s = s.trim();
         if s == "off" || s == "none" {
             return Ok(SinkSpec::Off);
@@ -62,10 +63,10 @@ impl SinkSpec {
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
             return Ok(SinkSpec::Postgres(s.to_string()));
         }
-        let path = |p: &str| -> Result<PathBuf, String> {
+        let path = |p: &str| -> Result<PathBuf, crate::Error> {
             let p = p.strip_prefix("//").unwrap_or(p);
             if p.is_empty() {
-                return Err(format!("`{s}` needs a file path"));
+                return Err(err(format!("`{s}` needs a file path")));
             }
             Ok(base.join(p))
         };
@@ -75,7 +76,7 @@ impl SinkSpec {
         if let Some(p) = s.strip_prefix("jsonl:") {
             return path(p).map(SinkSpec::Jsonl);
         }
-        Err(format!("`{s}` is not an events sink: use sqlite:PATH, jsonl:PATH, stdout, postgres://... or off"))
+        Err(err(format!("`{s}` is not an events sink: use sqlite:PATH, jsonl:PATH, stdout, postgres://... or off")))
     }
 
     /// The PostgreSQL URL.

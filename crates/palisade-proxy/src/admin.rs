@@ -144,7 +144,7 @@ impl Admin {
         let (for_event, min, max) = if kind == Query::Suggest { (take("for"), take("min"), take("max")) } else { (None, None, None) };
         let filter = match Filter::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.clone())), now) {
             Ok(f) => f,
-            Err(e) => return json_value(StatusCode::BAD_REQUEST, &json!({"code": "admin.bad_filter", "title": e})),
+            Err(e) => return json_value(StatusCode::BAD_REQUEST, &json!({"code": "admin.bad_filter", "title": e.to_string()})),
         };
         let buckets: u32 = buckets.and_then(|b| b.parse().ok()).unwrap_or(60).clamp(1, 1000);
         let top: usize = top.and_then(|t| t.parse().ok()).unwrap_or(10);

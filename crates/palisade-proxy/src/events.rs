@@ -23,7 +23,7 @@ pub fn effective(config: &Config) -> (EventsConfig, bool) {
 /// Pipeline settings for an events section; relative paths are resolved against the
 /// configuration's directory.
 pub fn settings(config: &Config, e: &EventsConfig) -> Result<Settings, String> {
-    let sink = SinkSpec::parse(&e.sink.value, &config.base_dir)?;
+    let sink = SinkSpec::parse(&e.sink.value, &config.base_dir).map_err(|e| e.to_string())?;
     if let SinkSpec::Postgres(url) = &sink {
         // Checked here so that `palisade check` and a reload catch a bad URL; connecting is the
         // writer thread's job.

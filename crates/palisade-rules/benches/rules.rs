@@ -38,7 +38,9 @@ fn stage(n: usize) -> RulesStage {
     let yaml: String = (0..n).map(rule).collect();
     let node = palisade_config::yaml::parse(&yaml).unwrap();
     let mut cx = Ctx::new("bench.yaml");
-    let list = palisade_rules::settings::decode(&mut cx, &node, "rules", std::path::Path::new("."), &Default::default(), &|_| Err("no files".into()));
+    let list = palisade_rules::settings::decode(&mut cx, &node, "rules", std::path::Path::new("."), &Default::default(), &|_| {
+        Err(palisade_config::read::ReadError::Io(std::io::ErrorKind::NotFound.into()))
+    });
     assert!(cx.errors.is_empty());
     RulesStage::new(Rules::compile(list).unwrap())
 }

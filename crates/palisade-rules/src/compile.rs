@@ -314,7 +314,7 @@ impl Program {
         self.atom_rule.len()
     }
 
-    fn build(all: &[Rule], which: &[u32]) -> Result<Program, String> {
+    fn build(all: &[Rule], which: &[u32]) -> Result<Program, crate::Error> {
         let mut p = Program { rules: which.to_vec(), ..Program::default() };
         let mut slot_of: HashMap<(Field, bool), u32> = HashMap::new();
         let mut builders: Vec<SlotBuilder> = Vec::new();
@@ -434,7 +434,7 @@ impl SlotBuilder {
         }
     }
 
-    fn finish(mut self) -> Result<Slot, String> {
+    fn finish(mut self) -> Result<Slot, crate::Error> {
         for ci in 0..2 {
             let pats = std::mem::take(&mut self.contains[ci]);
             if pats.is_empty() {
@@ -454,7 +454,10 @@ impl SlotBuilder {
                     atoms[i].push(a);
                 }
             }
-            let ac = AhoCorasick::builder().ascii_case_insensitive(ci == 1).build(&lits).map_err(|e| format!("cannot build the literal automaton: {e}"))?;
+            let ac = AhoCorasick::builder()
+                .ascii_case_insensitive(ci == 1)
+                .build(&lits)
+                .map_err(|e| crate::Error::caused_by(crate::ErrorKind::Compile, format!("cannot build the literal automaton: {e}"), e))?;
             self.slot.contains[ci] = Some(Contains { ac, atoms });
         }
         if !self.regex.is_empty() {
@@ -462,7 +465,7 @@ impl SlotBuilder {
             let re = meta::Builder::new()
                 .configure(meta::Config::new().match_kind(regex_automata::MatchKind::All).nfa_size_limit(Some(256 << 20)))
                 .build_many(&pats)
-                .map_err(|e| format!("cannot compile the rules' regular expressions: {e}"))?;
+                .map_err(|e| crate::Error::caused_by(crate::ErrorKind::Compile, format!("cannot compile the rules' regular expressions: {e}"), e))?;
             self.slot.regex = Some((re, self.regex.iter().map(|(_, a)| *a).collect()));
         }
         if !self.v4.is_empty() {
@@ -503,7 +506,7 @@ pub enum Phase {
 
 impl Rules {
     /// Compile `rules` (in their order).
-    pub fn compile(rules: Vec<Rule>) -> Result<Rules, String> {
+    pub fn compile(rules: Vec<Rule>) -> Result<Rules, crate::Error> {
         let (body, head): (Vec<u32>, Vec<u32>) = (0..rules.len() as u32).partition(|&i| rules[i as usize].when.needs_body());
         let head = Program::build(&rules, &head)?;
         let body = Program::build(&rules, &body)?;

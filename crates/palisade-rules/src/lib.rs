@@ -15,7 +15,7 @@
 //! let yaml = "- id: wp-config\n  when: {field: query, contains: wp-config.php}\n  then: block\n";
 //! let node = palisade_config::yaml::parse(yaml).unwrap();
 //! let mut cx = Ctx::new("rules.yaml");
-//! let rules = palisade_rules::settings::decode(&mut cx, &node, "rules", std::path::Path::new("."), &Default::default(), &|_| Err("no files".into()));
+//! let rules = palisade_rules::settings::decode(&mut cx, &node, "rules", std::path::Path::new("."), &Default::default(), &|_| Err(palisade_config::read::ReadError::Io(std::io::ErrorKind::NotFound.into())));
 //! assert!(cx.errors.is_empty());
 //! let stage = palisade_rules::RulesStage::new(palisade_rules::Rules::compile(rules).unwrap());
 //! # let _ = stage;
@@ -24,6 +24,7 @@
 
 pub mod compile;
 pub mod decode;
+pub mod error;
 pub mod eval;
 pub mod model;
 pub mod settings;
@@ -32,5 +33,6 @@ pub mod stage;
 pub(crate) mod testutil;
 
 pub use compile::{Phase, Program, Rules};
+pub use error::{Error, ErrorKind};
 pub use eval::Scratch;
 pub use stage::RulesStage;

@@ -43,7 +43,14 @@ pub const FIELDS: &str = "method, path, query, query.NAME, header.NAME, cookie.N
 
 /// Decode the `rules:` section at key path `p`. Rule files are read with `read` (paths
 /// resolved against `base_dir`); their problems are reported against the file itself.
-pub fn decode(cx: &mut Ctx, n: &Node, p: &str, base_dir: &Path, opts: &Options<'_>, read: &dyn Fn(&Path) -> Result<String, String>) -> Vec<Rule> {
+pub fn decode(
+    cx: &mut Ctx,
+    n: &Node,
+    p: &str,
+    base_dir: &Path,
+    opts: &Options<'_>,
+    read: &dyn Fn(&Path) -> Result<String, palisade_config::read::ReadError>,
+) -> Vec<Rule> {
     let mut ids = HashMap::new();
     let mut rules = Vec::new();
     match &n.value {
@@ -171,8 +178,8 @@ pub fn decode_expr(cx: &mut Ctx, n: &Node, p: &str) -> Option<Expr> {
 }
 
 /// Parse a field name.
-pub fn parse_field(s: &str) -> Result<Field, String> {
-    let bad = || format!("unknown field `{s}`; expected one of: {FIELDS}");
+pub fn parse_field(s: &str) -> Result<Field, crate::Error> {
+    let bad = || field_error(format!("unknown field `{s}`; expected one of: {FIELDS}"));
     Ok(match s {
         "method" => Field::Method,
         "path" => Field::Path,
@@ -187,7 +194,8 @@ pub fn parse_field(s: &str) -> Result<Field, String> {
                 }
                 Field::QueryParam(name.to_string())
             } else if let Some(name) = s.strip_prefix("header.") {
-                let h = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("`{name}` is not a valid header name"))?;
+                let h = http::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|e| crate::Error::caused_by(crate::ErrorKind::Field, format!("`{name}` is not a valid header name"), e))?;
                 Field::Header(h.as_str().to_string())
             } else if let Some(name) = s.strip_prefix("cookie.") {
                 if name.is_empty() {
@@ -203,12 +211,18 @@ pub fn parse_field(s: &str) -> Result<Field, String> {
     })
 }
 
+fn field_error(message: String) -> crate::Error {
+    crate::Error::new(crate::ErrorKind::Field, message)
+}
+
 /// A JSON pointer (RFC 6901) into unescaped segments.
-pub fn parse_pointer(ptr: &str) -> Result<Vec<String>, String> {
+pub fn parse_pointer(ptr: &str) -> Result<Vec<String>, crate::Error> {
     if ptr.is_empty() {
         return Ok(Vec::new());
     }
-    let Some(rest) = ptr.strip_prefix('/') else { return Err(format!("`{ptr}` is not a JSON pointer (it starts with `/`, e.g. body:/user/role)")) };
+    let Some(rest) = ptr.strip_prefix('/') else {
+        return Err(field_error(format!("`{ptr}` is not a JSON pointer (it starts with `/`, e.g. body:/user/role)")));
+    };
     rest.split('/')
         .map(|seg| {
             let mut out = String::with_capacity(seg.len());
@@ -218,7 +232,7 @@ pub fn parse_pointer(ptr: &str) -> Result<Vec<String>, String> {
                     match chars.next() {
                         Some('0') => out.push('~'),
                         Some('1') => out.push('/'),
-                        _ => return Err(format!("`{ptr}`: `~` must be followed by 0 or 1 in a JSON pointer")),
+                        _ => return Err(field_error(format!("`{ptr}`: `~` must be followed by 0 or 1 in a JSON pointer"))),
                     }
                 } else {
                     out.push(c);
@@ -265,7 +279,7 @@ fn decode_atom(cx: &mut Ctx, n: &Node, p: &str) -> Option<Expr> {
     let mut m = MapReader::new(cx, n, p)?;
     let field = m.req(cx, "field", |cx, n, p| {
         let s = decode::non_empty_string(cx, n, p)?;
-        parse_field(&s).map_err(|e| cx.error(&n.origin, p, e)).ok()
+        parse_field(&s).map_err(|e| cx.error(&n.origin, p, e.to_string())).ok()
     });
     let raw = m.opt(cx, "raw", decode::boolean).unwrap_or(false);
     let ignore_case = m.opt(cx, "ignore_case", decode::boolean).unwrap_or(false);

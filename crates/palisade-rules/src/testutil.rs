@@ -61,10 +61,10 @@ impl Req {
 
 /// Decode `yaml` (a `rules:` section) and return the errors, rendered.
 pub fn errors(yaml: &str) -> Vec<String> {
-    errors_with(yaml, &|p| Err(format!("no file {}", p.display())))
+    errors_with(yaml, &|_| Err(palisade_config::read::ReadError::Io(std::io::ErrorKind::NotFound.into())))
 }
 
-pub fn errors_with(yaml: &str, read: &dyn Fn(&std::path::Path) -> Result<String, String>) -> Vec<String> {
+pub fn errors_with(yaml: &str, read: &dyn Fn(&std::path::Path) -> Result<String, palisade_config::read::ReadError>) -> Vec<String> {
     let node = palisade_config::yaml::parse(yaml).unwrap();
     let mut cx = Ctx::new("app.yaml");
     let opts = crate::settings::Options { detectors: &["sqli", "xss", "cmdi", "scanner"] };
@@ -76,7 +76,9 @@ pub fn errors_with(yaml: &str, read: &dyn Fn(&std::path::Path) -> Result<String,
 pub fn rules(yaml: &str) -> Rules {
     let node = palisade_config::yaml::parse(yaml).unwrap();
     let mut cx = Ctx::new("app.yaml");
-    let list = crate::settings::decode(&mut cx, &node, "rules", std::path::Path::new("."), &Default::default(), &|_| Err("no files".into()));
+    let list = crate::settings::decode(&mut cx, &node, "rules", std::path::Path::new("."), &Default::default(), &|_| {
+        Err(palisade_config::read::ReadError::Io(std::io::ErrorKind::NotFound.into()))
+    });
     assert!(cx.errors.is_empty(), "{:?}", cx.errors.iter().map(|e| e.to_string()).collect::<Vec<_>>());
     Rules::compile(list).unwrap()
 }

@@ -31,7 +31,7 @@ impl Clock for SystemClock {
     }
 }
 
-fn read(p: &std::path::Path) -> Result<String, String> {
+fn read(p: &std::path::Path) -> Result<String, palisade_config::read::ReadError> {
     crate::read_text(p)
 }
 
@@ -140,16 +140,16 @@ fn check_jwks(checks: &crate::stages::Checks, url: &str) -> Result<usize, String
     let outcome = fetch_jwks(url)
         .map(|k| k.keys.len())
         // The fetcher's messages start with the URL, which the caller already names.
-        .map_err(|e| e.strip_prefix(url).and_then(|r| r.strip_prefix(": ")).map_or(e.clone(), str::to_string));
+        .map_err(|e| e.message().strip_prefix(url).and_then(|r| r.strip_prefix(": ")).unwrap_or(e.message()).to_string());
     if let Ok(mut m) = checks.jwks.lock() {
         m.insert(url.to_string(), outcome.clone());
     }
     outcome
 }
 
-pub fn fetch_jwks(url: &str) -> Result<palisade_access::jwt::KeySet, String> {
+pub fn fetch_jwks(url: &str) -> Result<palisade_access::jwt::KeySet, crate::Error> {
     let text = crate::fetch::get(url, &[], JWKS_LIMITS)?;
-    let (keys, skipped) = palisade_access::jwt::keys_from_jwks(&text)?;
+    let (keys, skipped) = palisade_access::jwt::keys_from_jwks(&text).map_err(|e| crate::Error::caused_by(crate::ErrorKind::Jwks, e.to_string(), e))?;
     for s in skipped {
         tracing::debug!(url = %url, "access: JWKS {s} skipped");
     }
@@ -222,7 +222,7 @@ fn spawn_watch(stage: Weak<AccessStage>, settings: Settings, files: Vec<PathBuf>
                     s.apply_files(parts);
                     tracing::info!(app = %app, "access: files changed; reloaded");
                 }
-                Err(errs) => tracing::error!(app = %app, errors = %errs.join("; "), "access: a changed file does not load; the previous data stays in use"),
+                Err(errs) => tracing::error!(app = %app, errors = %errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "), "access: a changed file does not load; the previous data stays in use"),
             }
         }
     });
@@ -254,7 +254,8 @@ return out
 
 const BATCH: usize = 512;
 
-fn sync_once(conn: &mut crate::redis::Conn, sha: &str, s: &AccessStage) -> Result<usize, String> {
+fn sync_once(conn: &mut crate::redis::Conn, sha: &str, s: &AccessStage) -> Result<usize, crate::Error> {
+    let redis_error = |m: String| crate::Error::new(crate::ErrorKind::Redis, m);
     let table = s.table();
     let now = SystemClock.now_nanos();
     let items = table.drain_shared(now);
@@ -275,11 +276,11 @@ fn sync_once(conn: &mut crate::redis::Conn, sha: &str, s: &AccessStage) -> Resul
             Ok(crate::redis::Reply::Array(Some(v))) if v.len() == chunk.len() => v,
             Ok(crate::redis::Reply::Error(e)) => {
                 table.restore_pending(&items[done..]);
-                return Err(e);
+                return Err(redis_error(e));
             }
             Ok(other) => {
                 table.restore_pending(&items[done..]);
-                return Err(format!("unexpected reply {other:?}"));
+                return Err(redis_error(format!("unexpected reply {other:?}")));
             }
             Err(e) => {
                 table.restore_pending(&items[done..]);

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, ServerName};
 
+use crate::{Error, ErrorKind};
+
 /// Limits of one fetch.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -25,22 +27,23 @@ impl Default for Limits {
     }
 }
 
-/// Fetch `url`, following redirects; the body must be UTF-8 text.
-pub fn get(url: &str, headers: &[(String, String)], limits: Limits) -> Result<String, String> {
+/// Fetch `url`, following redirects; the body must be UTF-8 text. The message of an error
+/// starts with the URL that failed (the last one, after redirects).
+pub fn get(url: &str, headers: &[(String, String)], limits: Limits) -> Result<String, Error> {
     let deadline = Instant::now() + limits.timeout;
     let mut url = url.to_string();
     for _ in 0..=limits.max_redirects {
         let (status, location, body) = get_once(&url, headers, limits.max_bytes, deadline)?;
         match status {
-            200..=299 => return String::from_utf8(body).map_err(|_| format!("{url}: the document is not valid UTF-8")),
+            200..=299 => return String::from_utf8(body).map_err(|e| caused(format!("{url}: the document is not valid UTF-8"), e)),
             301 | 302 | 303 | 307 | 308 => {
-                let loc = location.ok_or_else(|| format!("{url}: redirect without a Location"))?;
+                let loc = location.ok_or_else(|| fail(format!("{url}: redirect without a Location")))?;
                 url = join(&url, &loc);
             }
-            _ => return Err(format!("{url}: HTTP status {status}")),
+            _ => return Err(fail(format!("{url}: HTTP status {status}"))),
         }
     }
-    Err(format!("{url}: more than {} redirects", limits.max_redirects))
+    Err(fail(format!("{url}: more than {} redirects", limits.max_redirects)))
 }
 
 struct Parsed<'a> {
@@ -50,13 +53,13 @@ struct Parsed<'a> {
     path: &'a str,
 }
 
-fn parse(url: &str) -> Result<Parsed<'_>, String> {
+fn parse(url: &str) -> Result<Parsed<'_>, Error> {
     let (tls, rest) = if let Some(r) = strip_prefix_ci(url, "https://") {
         (true, r)
     } else if let Some(r) = strip_prefix_ci(url, "http://") {
         (false, r)
     } else {
-        return Err(format!("{url}: only http:// and https:// URLs can be fetched"));
+        return Err(fail(format!("{url}: only http:// and https:// URLs can be fetched")));
     };
     let (authority, path) = match rest.find(['/', '?']) {
         Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], &rest[i..]),
@@ -64,18 +67,18 @@ fn parse(url: &str) -> Result<Parsed<'_>, String> {
         None => (rest, "/"),
     };
     if authority.contains('@') {
-        return Err(format!("{url}: credentials in the URL are not supported; use `headers`"));
+        return Err(fail(format!("{url}: credentials in the URL are not supported; use `headers`")));
     }
     let (host, port) = match authority.rsplit_once(':') {
         Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => match p.parse::<u16>() {
             Ok(p) => (h, p),
             Err(_) if authority.starts_with('[') && authority.ends_with(']') => (authority, if tls { 443 } else { 80 }),
-            Err(_) => return Err(format!("{url}: invalid port")),
+            Err(_) => return Err(fail(format!("{url}: invalid port"))),
         },
         _ => (authority, if tls { 443 } else { 80 }),
     };
     if host.is_empty() {
-        return Err(format!("{url}: no host"));
+        return Err(fail(format!("{url}: no host")));
     }
     Ok(Parsed { tls, host, port, path })
 }
@@ -100,49 +103,59 @@ fn join(base: &str, loc: &str) -> String {
     }
 }
 
-fn remaining(deadline: Instant) -> Result<Duration, String> {
-    deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()).ok_or_else(|| "timed out".to_string())
+fn remaining(deadline: Instant) -> Result<Duration, Error> {
+    deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()).ok_or_else(|| fail("timed out".to_string()))
 }
 
-fn get_once(url: &str, headers: &[(String, String)], max: usize, deadline: Instant) -> Result<(u16, Option<String>, Vec<u8>), String> {
+/// An error of a fetch, with nothing underneath.
+fn fail(message: String) -> Error {
+    Error::new(ErrorKind::Fetch, message)
+}
+
+/// An error of a fetch caused by `cause`.
+fn caused(message: String, cause: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::caused_by(ErrorKind::Fetch, message, cause)
+}
+
+fn get_once(url: &str, headers: &[(String, String)], max: usize, deadline: Instant) -> Result<(u16, Option<String>, Vec<u8>), Error> {
     let p = parse(url)?;
     let bare_host = p.host.trim_start_matches('[').trim_end_matches(']');
     let addr = (bare_host, p.port)
         .to_socket_addrs()
-        .map_err(|e| format!("{url}: cannot resolve {}: {e}", p.host))?
+        .map_err(|e| caused(format!("{url}: cannot resolve {}: {e}", p.host), e))?
         .next()
-        .ok_or_else(|| format!("{url}: no address for {}", p.host))?;
-    let tcp = TcpStream::connect_timeout(&addr, remaining(deadline).map_err(|e| format!("{url}: {e}"))?).map_err(|e| format!("{url}: connect: {e}"))?;
+        .ok_or_else(|| fail(format!("{url}: no address for {}", p.host)))?;
+    let tcp = TcpStream::connect_timeout(&addr, remaining(deadline).map_err(|e| e.context(url))?).map_err(|e| caused(format!("{url}: connect: {e}"), e))?;
     let mut req =
         format!("GET {} HTTP/1.0\r\nHost: {}\r\nUser-Agent: palisade/{}\r\nAccept: */*\r\nConnection: close\r\n", p.path, p.host, env!("CARGO_PKG_VERSION"));
     for (k, v) in headers {
         if v.contains(['\r', '\n']) {
-            return Err(format!("{url}: header {k} contains a line break"));
+            return Err(fail(format!("{url}: header {k} contains a line break")));
         }
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
     let raw = if p.tls {
-        let config = client_config().map_err(|e| format!("{url}: {e}"))?;
-        let name = ServerName::try_from(bare_host.to_string()).map_err(|_| format!("{url}: invalid host name"))?;
-        let conn = rustls::ClientConnection::new(config, name).map_err(|e| format!("{url}: {e}"))?;
+        let config = client_config().map_err(|e| e.context(url))?;
+        let name = ServerName::try_from(bare_host.to_string()).map_err(|e| caused(format!("{url}: invalid host name"), e))?;
+        let conn = rustls::ClientConnection::new(config, name).map_err(|e| caused(format!("{url}: {e}"), e))?;
         let mut s = rustls::StreamOwned::new(conn, tcp);
         exchange(&mut s, req.as_bytes(), max, deadline, |s, d| s.sock.set_read_timeout(Some(d)))
     } else {
         let mut s = tcp;
         exchange(&mut s, req.as_bytes(), max, deadline, |s, d| s.set_read_timeout(Some(d)))
     }
-    .map_err(|e| format!("{url}: {e}"))?;
+    .map_err(|e| e.context(url))?;
     let mut hs = [httparse::EMPTY_HEADER; 64];
     let mut resp = httparse::Response::new(&mut hs);
     let head_len = match resp.parse(&raw) {
         Ok(httparse::Status::Complete(n)) => n,
-        _ => return Err(format!("{url}: invalid HTTP response")),
+        _ => return Err(fail(format!("{url}: invalid HTTP response"))),
     };
     let status = resp.code.unwrap_or(0);
     let location = resp.headers.iter().find(|h| h.name.eq_ignore_ascii_case("location")).and_then(|h| std::str::from_utf8(h.value).ok()).map(str::to_string);
     if resp.headers.iter().any(|h| h.name.eq_ignore_ascii_case("transfer-encoding")) {
-        return Err(format!("{url}: chunked response to an HTTP/1.0 request"));
+        return Err(fail(format!("{url}: chunked response to an HTTP/1.0 request")));
     }
     Ok((status, location, raw[head_len..].to_vec()))
 }
@@ -153,45 +166,45 @@ fn exchange<S: Read + Write>(
     max: usize,
     deadline: Instant,
     set_timeout: impl Fn(&S, Duration) -> std::io::Result<()>,
-) -> Result<Vec<u8>, String> {
-    set_timeout(s, remaining(deadline)?).map_err(|e| e.to_string())?;
-    s.write_all(req).map_err(|e| format!("send: {e}"))?;
-    s.flush().map_err(|e| format!("send: {e}"))?;
+) -> Result<Vec<u8>, Error> {
+    set_timeout(s, remaining(deadline)?).map_err(|e| caused(e.to_string(), e))?;
+    s.write_all(req).map_err(|e| caused(format!("send: {e}"), e))?;
+    s.flush().map_err(|e| caused(format!("send: {e}"), e))?;
     let mut out = Vec::new();
     let mut buf = [0u8; 16 * 1024];
     loop {
-        set_timeout(s, remaining(deadline)?).map_err(|e| e.to_string())?;
+        set_timeout(s, remaining(deadline)?).map_err(|e| caused(e.to_string(), e))?;
         match s.read(&mut buf) {
             Ok(0) => return Ok(out),
             Ok(n) => {
                 out.extend_from_slice(&buf[..n]);
                 if out.len() > max + 64 * 1024 {
-                    return Err(format!("document larger than {max} bytes"));
+                    return Err(fail(format!("document larger than {max} bytes")));
                 }
             }
             // Servers that close without TLS close_notify: the body ended at EOF anyway.
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && !out.is_empty() => return Ok(out),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return Err("timed out".into()),
-            Err(e) => return Err(format!("receive: {e}")),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => return Err(caused("timed out".into(), e)),
+            Err(e) => return Err(caused(format!("receive: {e}"), e)),
         }
     }
 }
 
 /// The system CA bundle (`SSL_CERT_FILE`, else Debian's `/etc/ssl/certs/ca-certificates.crt`).
-fn client_config() -> Result<Arc<rustls::ClientConfig>, String> {
+fn client_config() -> Result<Arc<rustls::ClientConfig>, Error> {
     let path = std::env::var("SSL_CERT_FILE").unwrap_or_else(|_| "/etc/ssl/certs/ca-certificates.crt".to_string());
     let mut roots = rustls::RootCertStore::empty();
-    let certs = CertificateDer::pem_file_iter(&path).map_err(|e| format!("cannot read CA bundle {path}: {e}"))?;
+    let certs = CertificateDer::pem_file_iter(&path).map_err(|e| fail(format!("cannot read CA bundle {path}: {e}")))?;
     for c in certs.flatten() {
         let _ = roots.add(c);
     }
     if roots.is_empty() {
-        return Err(format!("no CA certificates in {path}"));
+        return Err(fail(format!("no CA certificates in {path}")));
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .map_err(|e| caused(e.to_string(), e))?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(config))
@@ -244,12 +257,12 @@ mod tests {
     #[test]
     fn errors_say_what_went_wrong() {
         let url = serve_once(b"HTTP/1.0 404 Not Found\r\n\r\n");
-        assert!(get(&url, &[], Limits::default()).unwrap_err().contains("HTTP status 404"));
+        assert!(get(&url, &[], Limits::default()).unwrap_err().message().contains("HTTP status 404"));
         let url = serve_once(b"HTTP/1.0 200 OK\r\n\r\n\xff\xfe");
-        assert!(get(&url, &[], Limits::default()).unwrap_err().contains("not valid UTF-8"));
+        assert!(get(&url, &[], Limits::default()).unwrap_err().message().contains("not valid UTF-8"));
         let big: &'static [u8] = Box::leak(format!("HTTP/1.0 200 OK\r\n\r\n{}", "a".repeat(300 * 1024)).into_bytes().into_boxed_slice());
         let url = serve_once(big);
-        assert!(get(&url, &[], Limits { max_bytes: 1024, ..Limits::default() }).unwrap_err().contains("larger than"));
+        assert!(get(&url, &[], Limits { max_bytes: 1024, ..Limits::default() }).unwrap_err().message().contains("larger than"));
     }
 
     #[test]
@@ -257,7 +270,8 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/x", l.local_addr().unwrap());
         let err = get(&url, &[], Limits { timeout: Duration::from_millis(300), ..Limits::default() }).unwrap_err();
-        assert!(err.contains("timed out"), "{err}");
+        assert!(err.message().contains("timed out"), "{err}");
+        assert_eq!(err.kind(), crate::ErrorKind::Fetch);
         drop(l);
     }
 }

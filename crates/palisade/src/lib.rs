@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod access;
+pub mod error;
 pub mod fetch;
 pub mod graphql_cmd;
 pub mod redis;
@@ -13,6 +14,8 @@ pub mod traffic;
 /// Read a file the configuration names (rule files, IP and key lists) as text, bounded by
 /// [`palisade_config::read::MAX_FILE_BYTES`] while reading; a position in the message when it
 /// is not text.
-pub fn read_text(path: &std::path::Path) -> Result<String, String> {
-    palisade_config::read::read_text(path, palisade_config::read::MAX_FILE_BYTES).map_err(|e| e.to_string())
+pub fn read_text(path: &std::path::Path) -> Result<String, palisade_config::read::ReadError> {
+    palisade_config::read::read_text(path, palisade_config::read::MAX_FILE_BYTES)
 }
+
+pub use error::{Error, ErrorKind};

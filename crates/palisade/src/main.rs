@@ -320,7 +320,8 @@ struct TrafficArgs {
 
 impl TrafficArgs {
     fn read(self) -> Result<Vec<palisade_openapi::learn::Sample>, String> {
-        let (samples, skipped) = palisade::traffic::read(&palisade::traffic::Sources { har: self.har, raw: self.raw, events: self.events, app: self.app })?;
+        let (samples, skipped) = palisade::traffic::read(&palisade::traffic::Sources { har: self.har, raw: self.raw, events: self.events, app: self.app })
+            .map_err(|e| e.to_string())?;
         if let Some(first) = skipped.first() {
             eprintln!("skipped {} file(s) that are not HTTP requests; the first: {first}", skipped.len());
         }
@@ -547,10 +548,11 @@ fn detect_cmd(cmd: DetectCommand) -> ExitCode {
         DetectCommand::Suggest { source, since, until, app, min_requests, max_events, json } => {
             let pairs: Vec<(String, String)> =
                 [("since", since), ("until", until), ("app", app)].into_iter().filter_map(|(k, v)| v.map(|v| (k.to_string(), v))).collect();
-            let report = match source.source().map_err(|e| e.to_string()).and_then(|src| src.suggest(&pairs, min_requests, max_events)) {
-                Ok(r) => r,
-                Err(e) => return fail(&e),
-            };
+            let report =
+                match source.source().map_err(|e| e.to_string()).and_then(|src| src.suggest(&pairs, min_requests, max_events).map_err(|e| e.to_string())) {
+                    Ok(r) => r,
+                    Err(e) => return fail(&e),
+                };
             if json {
                 println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
             } else {

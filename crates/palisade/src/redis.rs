@@ -10,6 +10,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+use crate::{Error, ErrorKind};
+
 /// A parsed `redis://[:password@]host[:port][/db]` URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
@@ -19,26 +21,37 @@ pub struct Target {
     pub db: u32,
 }
 
-pub fn parse_url(url: &str) -> Result<Target, String> {
-    let rest = url.strip_prefix("redis://").ok_or_else(|| format!("{url}: expected redis://host:port"))?;
+/// `redis://[user:password@]host[:port][/db]`.
+pub fn parse_url(url: &str) -> Result<Target, Error> {
+    let rest = url.strip_prefix("redis://").ok_or_else(|| fail(format!("{url}: expected redis://host:port")))?;
     let (auth, rest) = match rest.rsplit_once('@') {
         Some((a, r)) => (Some(a), r),
         None => (None, rest),
     };
     let (hostport, db) = match rest.split_once('/') {
         Some((h, "")) => (h, 0),
-        Some((h, d)) => (h, d.parse().map_err(|_| format!("{url}: the database must be a number"))?),
+        Some((h, d)) => (h, d.parse().map_err(|e| caused(format!("{url}: the database must be a number"), e))?),
         None => (rest, 0),
     };
     let (host, port) = match hostport.rsplit_once(':') {
-        Some((h, p)) if !h.is_empty() && !p.contains(']') => (h, p.parse().map_err(|_| format!("{url}: invalid port"))?),
+        Some((h, p)) if !h.is_empty() && !p.contains(']') => (h, p.parse().map_err(|e| caused(format!("{url}: invalid port"), e))?),
         _ => (hostport, 6379),
     };
     if host.is_empty() {
-        return Err(format!("{url}: no host"));
+        return Err(fail(format!("{url}: no host")));
     }
     let password = auth.map(|a| a.rsplit_once(':').map_or(a, |(_, p)| p).to_string()).filter(|p| !p.is_empty());
     Ok(Target { host: host.trim_matches(['[', ']']).to_string(), port, password, db })
+}
+
+/// An error about Redis, with nothing underneath.
+fn fail(message: String) -> Error {
+    Error::new(ErrorKind::Redis, message)
+}
+
+/// An error about Redis caused by `cause`.
+fn caused(message: String, cause: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::caused_by(ErrorKind::Redis, message, cause)
 }
 
 /// A RESP reply.
@@ -69,11 +82,15 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn connect(t: &Target, timeout: Duration) -> Result<Conn, String> {
-        let addr = (t.host.as_str(), t.port).to_socket_addrs().map_err(|e| format!("{}:{}: {e}", t.host, t.port))?.next().ok_or("no address")?;
-        let s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| format!("connect {addr}: {e}"))?;
-        s.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-        s.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    pub fn connect(t: &Target, timeout: Duration) -> Result<Conn, Error> {
+        let addr = (t.host.as_str(), t.port)
+            .to_socket_addrs()
+            .map_err(|e| caused(format!("{}:{}: {e}", t.host, t.port), e))?
+            .next()
+            .ok_or_else(|| fail("no address".into()))?;
+        let s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| caused(format!("connect {addr}: {e}"), e))?;
+        s.set_read_timeout(Some(timeout)).map_err(|e| caused(e.to_string(), e))?;
+        s.set_write_timeout(Some(timeout)).map_err(|e| caused(e.to_string(), e))?;
         let _ = s.set_nodelay(true);
         let mut c = Conn { reader: BufReader::new(s) };
         if let Some(p) = &t.password {
@@ -85,16 +102,16 @@ impl Conn {
         Ok(c)
     }
 
-    fn expect_ok(&mut self, args: &[&[u8]]) -> Result<(), String> {
+    fn expect_ok(&mut self, args: &[&[u8]]) -> Result<(), Error> {
         match self.call(args)? {
             Reply::Status(_) => Ok(()),
-            Reply::Error(e) => Err(e),
-            other => Err(format!("unexpected reply {other:?}")),
+            Reply::Error(e) => Err(fail(e)),
+            other => Err(fail(format!("unexpected reply {other:?}"))),
         }
     }
 
     /// Send one command and read its reply.
-    pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, String> {
+    pub fn call(&mut self, args: &[&[u8]]) -> Result<Reply, Error> {
         let mut out = Vec::with_capacity(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
         out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
         for a in args {
@@ -102,16 +119,16 @@ impl Conn {
             out.extend_from_slice(a);
             out.extend_from_slice(b"\r\n");
         }
-        self.reader.get_mut().write_all(&out).map_err(|e| format!("write: {e}"))?;
+        self.reader.get_mut().write_all(&out).map_err(|e| caused(format!("write: {e}"), e))?;
         read_reply(&mut self.reader, 0)
     }
 
-    pub fn ping(&mut self) -> Result<(), String> {
+    pub fn ping(&mut self) -> Result<(), Error> {
         self.expect_ok(&[b"PING"])
     }
 
     /// `EVALSHA`, loading the script with `EVAL` when the server does not have it.
-    pub fn eval(&mut self, script: &str, sha1: &str, keys: &[&[u8]], args: &[&[u8]]) -> Result<Reply, String> {
+    pub fn eval(&mut self, script: &str, sha1: &str, keys: &[&[u8]], args: &[&[u8]]) -> Result<Reply, Error> {
         let nkeys = keys.len().to_string();
         let mut a: Vec<&[u8]> = Vec::with_capacity(3 + keys.len() + args.len());
         a.push(b"EVALSHA");
@@ -130,26 +147,26 @@ impl Conn {
     }
 }
 
-fn read_line<R: BufRead>(r: &mut R) -> Result<String, String> {
+fn read_line<R: BufRead>(r: &mut R) -> Result<String, Error> {
     let mut line = Vec::new();
-    let n = r.by_ref().take(64 * 1024).read_until(b'\n', &mut line).map_err(|e| format!("read: {e}"))?;
+    let n = r.by_ref().take(64 * 1024).read_until(b'\n', &mut line).map_err(|e| caused(format!("read: {e}"), e))?;
     if n == 0 {
-        return Err("connection closed".into());
+        return Err(fail("connection closed".into()));
     }
     if !line.ends_with(b"\r\n") {
-        return Err("malformed reply line".into());
+        return Err(fail("malformed reply line".into()));
     }
     line.truncate(line.len() - 2);
-    String::from_utf8(line).map_err(|_| "reply line is not UTF-8".into())
+    String::from_utf8(line).map_err(|e| caused("reply line is not UTF-8".into(), e))
 }
 
-fn read_reply<R: BufRead>(r: &mut R, depth: usize) -> Result<Reply, String> {
+fn read_reply<R: BufRead>(r: &mut R, depth: usize) -> Result<Reply, Error> {
     if depth > 8 {
-        return Err("reply nested too deeply".into());
+        return Err(fail("reply nested too deeply".into()));
     }
     let line = read_line(r)?;
-    let (kind, rest) = line.split_at_checked(1).ok_or("empty reply line")?;
-    let num = || rest.parse::<i64>().map_err(|_| format!("bad number in reply: {rest:?}"));
+    let (kind, rest) = line.split_at_checked(1).ok_or_else(|| fail("empty reply line".into()))?;
+    let num = || rest.parse::<i64>().map_err(|e| caused(format!("bad number in reply: {rest:?}"), e));
     Ok(match kind {
         "+" => Reply::Status(rest.to_string()),
         "-" => Reply::Error(rest.to_string()),
@@ -159,14 +176,14 @@ fn read_reply<R: BufRead>(r: &mut R, depth: usize) -> Result<Reply, String> {
             if n < 0 {
                 Reply::Bulk(None)
             } else {
-                let n = usize::try_from(n).map_err(|_| "bad length")?;
+                let n = usize::try_from(n).map_err(|e| caused("bad length".into(), e))?;
                 if n > MAX_BULK {
-                    return Err("bulk reply too large".into());
+                    return Err(fail("bulk reply too large".into()));
                 }
                 let mut b = vec![0; n + 2];
-                r.read_exact(&mut b).map_err(|e| format!("read: {e}"))?;
+                r.read_exact(&mut b).map_err(|e| caused(format!("read: {e}"), e))?;
                 if !b.ends_with(b"\r\n") {
-                    return Err("malformed bulk reply".into());
+                    return Err(fail("malformed bulk reply".into()));
                 }
                 b.truncate(n);
                 Reply::Bulk(Some(b))
@@ -177,9 +194,9 @@ fn read_reply<R: BufRead>(r: &mut R, depth: usize) -> Result<Reply, String> {
             if n < 0 {
                 Reply::Array(None)
             } else {
-                let n = usize::try_from(n).map_err(|_| "bad length")?;
+                let n = usize::try_from(n).map_err(|e| caused("bad length".into(), e))?;
                 if n > MAX_ARRAY {
-                    return Err("array reply too large".into());
+                    return Err(fail("array reply too large".into()));
                 }
                 let mut v = Vec::with_capacity(n.min(1024));
                 for _ in 0..n {
@@ -188,7 +205,7 @@ fn read_reply<R: BufRead>(r: &mut R, depth: usize) -> Result<Reply, String> {
                 Reply::Array(Some(v))
             }
         }
-        _ => return Err(format!("unknown reply type {kind:?}")),
+        _ => return Err(fail(format!("unknown reply type {kind:?}"))),
     })
 }
 

@@ -139,7 +139,7 @@ impl Fetch for SpecFetch<'_> {
             }
             let same_origin = self.origin.is_some() && origin_of(location) == self.origin;
             let headers = if same_origin { self.headers } else { &[] };
-            crate::fetch::get(location, headers, crate::fetch::Limits::default())?
+            crate::fetch::get(location, headers, crate::fetch::Limits::default()).map_err(|e| FetchError::from(e.to_string()))?
         } else {
             palisade_openapi::FsFetch.fetch(location)?
         };

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use palisade_openapi::learn::{har_samples, Sample};
 
+use crate::{Error, ErrorKind};
+
 /// Where samples come from.
 #[derive(Debug, Default)]
 pub struct Sources {
@@ -26,11 +28,11 @@ const MAX_EVENTS: usize = 1_000_000;
 
 /// The samples, and one line for each raw file that could not be read as a request (skipped,
 /// so that one bad file in a directory of recordings does not void the rest).
-pub fn read(src: &Sources) -> Result<(Vec<Sample>, Vec<String>), String> {
+pub fn read(src: &Sources) -> Result<(Vec<Sample>, Vec<String>), Error> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for f in &src.har {
-        out.extend(har_samples(&read_bounded(f)?).map_err(|e| format!("{}: {e}", f.display()))?);
+        out.extend(har_samples(&read_bounded(f)?).map_err(|e| fail(e.to_string()).context(f.display()))?);
     }
     for p in &src.raw {
         let files = if p.is_dir() { list_dir(p)? } else { vec![p.clone()] };
@@ -42,7 +44,7 @@ pub fn read(src: &Sources) -> Result<(Vec<Sample>, Vec<String>), String> {
                     skipped.push(format!("{}: {e}", f.display()));
                     continue;
                 }
-                Err(e) => return Err(format!("{}: {e}", f.display())),
+                Err(e) => return Err(Error::caused_by(ErrorKind::Traffic, e.to_string(), e).context(f.display())),
             };
             let content_type = r.headers.get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(String::from);
             out.push(Sample { method: r.method.to_string(), path: r.path, query: r.query, content_type, body: r.body, response: None });
@@ -52,30 +54,30 @@ pub fn read(src: &Sources) -> Result<(Vec<Sample>, Vec<String>), String> {
         out.extend(events(db, src.app.as_deref())?);
     }
     if out.is_empty() {
-        return Err("no requests: give --har FILE, --raw FILE|DIR or --events DB (with events.sample_allowed set)".into());
+        return Err(fail("no requests: give --har FILE, --raw FILE|DIR or --events DB (with events.sample_allowed set)".into()));
     }
     Ok((out, skipped))
 }
 
-fn read_bounded(f: &Path) -> Result<Vec<u8>, String> {
+fn read_bounded(f: &Path) -> Result<Vec<u8>, Error> {
     use std::io::Read;
-    let file = std::fs::File::open(f).map_err(|e| format!("{}: {e}", f.display()))?;
+    let file = std::fs::File::open(f).map_err(|e| io(e, f))?;
     let mut buf = Vec::new();
-    file.take(MAX_FILE + 1).read_to_end(&mut buf).map_err(|e| format!("{}: {e}", f.display()))?;
+    file.take(MAX_FILE + 1).read_to_end(&mut buf).map_err(|e| io(e, f))?;
     if buf.len() as u64 > MAX_FILE {
-        return Err(format!("{}: larger than {} MiB", f.display(), MAX_FILE >> 20));
+        return Err(fail(format!("larger than {} MiB", MAX_FILE >> 20)).context(f.display()));
     }
     Ok(buf)
 }
 
-fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-        let p = e.map_err(|e| format!("{}: {e}", dir.display()))?.path();
+    for e in std::fs::read_dir(dir).map_err(|e| io(e, dir))? {
+        let p = e.map_err(|e| io(e, dir))?.path();
         if p.is_file() {
             files.push(p);
             if files.len() > MAX_FILES {
-                return Err(format!("{}: more than {MAX_FILES} files", dir.display()));
+                return Err(fail(format!("more than {MAX_FILES} files")).context(dir.display()));
             }
         }
     }
@@ -83,14 +85,24 @@ fn list_dir(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
+/// An error about recorded traffic, with nothing underneath.
+fn fail(message: String) -> Error {
+    Error::new(ErrorKind::Traffic, message)
+}
+
+/// A file or directory of recorded traffic that could not be read.
+fn io(e: std::io::Error, path: &Path) -> Error {
+    Error::caused_by(ErrorKind::Traffic, e.to_string(), e).context(path.display())
+}
+
 /// Allowed requests sampled by the events pipeline, newest first.
-fn events(db: &str, app: Option<&str>) -> Result<Vec<Sample>, String> {
+fn events(db: &str, app: Option<&str>) -> Result<Vec<Sample>, Error> {
     use palisade_events::query::{Filter, Reader, Store, MAX_LIMIT};
-    let reader = Reader::open_store(&Store::parse(db)).map_err(|e| format!("{db}: {e}"))?;
+    let reader = Reader::open_store(&Store::parse(db)).map_err(|e| Error::caused_by(ErrorKind::Traffic, e.to_string(), e).context(db))?;
     let mut f = Filter { verdict: Some(palisade_events::Verdict::Allow), app: app.map(String::from), limit: Some(MAX_LIMIT), ..Filter::default() };
     let mut out = Vec::new();
     loop {
-        let page = reader.events(&f).map_err(|e| format!("{db}: {e}"))?;
+        let page = reader.events(&f).map_err(|e| Error::caused_by(ErrorKind::Traffic, e.to_string(), e).context(db))?;
         out.extend(page.events.into_iter().map(|e| Sample { method: e.method, path: e.path, query: e.query, ..Sample::default() }));
         match page.next_cursor {
             Some(c) if out.len() < MAX_EVENTS => f.before_id = Some(c),

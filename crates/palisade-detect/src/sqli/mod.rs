@@ -413,7 +413,7 @@ fn inert_with(s: &str, with_keywords: bool) -> bool {
     let b = s.as_bytes();
     // What makes a value not inert only grows along it (`#` with a quote or a keyword, the
     // statements that need their second keyword): checked where it grows, so a value fails at
-    // the byte that decides, not after the whole scan (`tests::inert_with_agrees_with_its_reference`).
+    // the byte that decides, not after the whole scan (`tests::inert_values_are_those_the_analysis_finds_nothing_in`).
     //
     // `#` is a comment, which only records a structure right after a breakout, or after a
     // logic keyword; a comment that ends at a line break is skipped like a blank, so the word
@@ -592,38 +592,13 @@ fn needs_partner(seen: u16) -> bool {
     both(SEEN_INSERT, SEEN_INTO) || both(SEEN_DELETE, SEEN_FROM) || both(SEEN_UPDATE, SEEN_SET) || both(SEEN_ORDER, SEEN_BY)
 }
 
-/// One word of [`inert_with`] (`b[start..end]`): not a keyword, or (`with_keywords`) one of
-/// the [`keyword_is_inert`] classes; remembered in `words`.
-/// (The loop of [`inert_with`] asks [`word_is_inert_here`]; this form is the tests' references'.)
-#[cfg(test)]
-#[inline(always)]
-fn word_is_inert(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bool, seen: &mut u16, words: &mut WordSet) -> bool {
-    // One key, and one product of it, for the keyword table and the word set.
-    let mixed = keywords::word_key(w).wrapping_mul(keywords::MUL);
-    let kw = keywords::keyword_mixed(w, mixed);
-    if !with_keywords {
-        return kw == Kw::None;
-    }
-    let ok = match kw {
-        Kw::None => true,
-        // The classes [`keyword_is_inert`] accepts whatever surrounds them, without its call
-        // and its look at the next token (`tests::pure_keyword_classes_are_keyword_is_inert`).
-        _ if pure_keyword_bits(kw).is_some() => {
-            *seen |= SEEN_ANY | pure_keyword_bits(kw).unwrap_or(0);
-            true
-        }
-        _ => keyword_is_inert(kw, b, start, end, seen, words),
-    };
-    words.insert_mixed(mixed);
-    ok
-}
-
-/// [`word_is_inert`] as [`inert_with`] asks it, with the checks that only a keyword can fail
-/// made for keywords only: no keyword after `#` or a parenthesis (`mark`), and no statement
-/// with its partner ([`needs_partner`]). A word that is no keyword changes nothing (the loop
-/// checked `seen != before` after every word: `mark` is set only while `seen` is 0, so every
-/// keyword after it changes `seen`, and a keyword that changes nothing keeps the pairs as they
-/// were; `tests::inert_with_agrees_with_its_byte_dispatch`, whose loop checks after every word).
+/// One word of [`inert_with`] (`b[start..end]`) as its loop asks it: not a keyword, or
+/// (`with_keywords`) one of the [`keyword_is_inert`] classes; remembered in `words`. The
+/// checks that only a keyword can fail are made for keywords only: no keyword after `#` or a
+/// parenthesis (`mark`), and no statement with its partner ([`needs_partner`]). A word that is
+/// no keyword changes nothing (`mark` is set only while `seen` is 0, so every keyword after it
+/// changes `seen`, and a keyword that changes nothing keeps the pairs as they were;
+/// `tests::inert_with_is_sound_on_every_byte_class`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn word_is_inert_here(w: &[u8], b: &[u8], start: usize, end: usize, with_keywords: bool, mark: u8, seen: &mut u16, words: &mut WordSet) -> bool {

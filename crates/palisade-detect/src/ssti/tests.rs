@@ -1,5 +1,6 @@
 use super::*;
 use crate::other_util::take_steps;
+use crate::test_tables::assert_all_at_least;
 use crate::FieldKind;
 
 fn q(v: &str) -> u8 {
@@ -12,39 +13,37 @@ fn bal(v: &str) -> bool {
 
 #[test]
 fn attacks() {
-    let mut bad: Vec<String> = Vec::new();
-    for v in [
-        "{{7*7}}",
-        "${7*7}",
-        "<%= 7*7 %>",
-        "#{7*7}",
-        "${{7*7}}",
-        "[[${7*7}]]",
-        "[[*{T(java.lang.Runtime).getRuntime()}]]",
-        "{{7*'7'}}",
-        "{{ ''.__class__.__mro__[2].__subclasses__() }}",
-        "{{request|attr('application')|attr('\\x5f\\x5fglobals\\x5f\\x5f')}}",
-        "{{request|attr([\"_\"*2,\"class\",\"_\"*2]|join)}}",
-        "{{config.items()}}",
-        "{{self}}",
-        "{{cycler.__init__.__globals__.os.popen('id').read()}}",
-        "<#assign ex=\"freemarker.template.utility.Execute\"?new()>${ex(\"id\")}",
-        "${T(java.lang.Runtime).getRuntime().exec('id')}",
-        "#set($x=$class.inspect(\"java.lang.Runtime\"))",
-        "__${T(java.lang.Runtime).getRuntime().exec('id')}__::.x",
-        "{php}echo `id`;{/php}",
-        "<%= File.open('/etc/passwd').read %>",
-        "%{#_memberAccess['allowStaticMethodAccess']=true}",
-        "${#_memberAccess}",
-        "{{'a'.toUpperCase()}}",
-        "{$smarty.version}",
-        "{{ [].class.base.subclasses() }}",
-    ] {
-        if q(v) < 60 {
-            bad.push(format!("{v:?}: {}", q(v)));
-        }
-    }
-    assert!(bad.is_empty(), "{bad:#?}");
+    assert_all_at_least(
+        &[
+            "{{7*7}}",
+            "${7*7}",
+            "<%= 7*7 %>",
+            "#{7*7}",
+            "${{7*7}}",
+            "[[${7*7}]]",
+            "[[*{T(java.lang.Runtime).getRuntime()}]]",
+            "{{7*'7'}}",
+            "{{ ''.__class__.__mro__[2].__subclasses__() }}",
+            "{{request|attr('application')|attr('\\x5f\\x5fglobals\\x5f\\x5f')}}",
+            "{{request|attr([\"_\"*2,\"class\",\"_\"*2]|join)}}",
+            "{{config.items()}}",
+            "{{self}}",
+            "{{cycler.__init__.__globals__.os.popen('id').read()}}",
+            "<#assign ex=\"freemarker.template.utility.Execute\"?new()>${ex(\"id\")}",
+            "${T(java.lang.Runtime).getRuntime().exec('id')}",
+            "#set($x=$class.inspect(\"java.lang.Runtime\"))",
+            "__${T(java.lang.Runtime).getRuntime().exec('id')}__::.x",
+            "{php}echo `id`;{/php}",
+            "<%= File.open('/etc/passwd').read %>",
+            "%{#_memberAccess['allowStaticMethodAccess']=true}",
+            "${#_memberAccess}",
+            "{{'a'.toUpperCase()}}",
+            "{$smarty.version}",
+            "{{ [].class.base.subclasses() }}",
+        ],
+        Level::Balanced,
+        q,
+    );
 }
 
 #[test]

@@ -413,7 +413,7 @@ pub(crate) fn scheme(url: &str) -> Option<Scheme> {
         buf[n] = c;
         // Every scheme below starts with its own letter: the bytes must spell that scheme
         // (`Deploy to...` stops at its `e`, not after 24 bytes copied;
-        // `tests::scheme_agrees_with_its_reference`). A script scheme is decided once spelled.
+        // `tests::scheme_is_the_one_the_rules_read`). A script scheme is decided once spelled.
         if n == 0 {
             want = scheme_of_letter(c)?;
         }
@@ -663,7 +663,7 @@ pub(crate) fn attribute_breakout(s: &str, best: &mut Best, steps: &mut usize) {
     let b = s.as_bytes();
     // Every judgement below needs an attribute with a value, and the tokenizer gives a value
     // only after an `=` (read from some start in `s`): without one, nothing to judge
-    // (`tests::attribute_breakout_agrees_with_its_reference`).
+    // (`tests::attribute_breakout_returns_early_only_where_nothing_is_found`).
     if memchr::memchr(b'=', b).is_none() {
         return;
     }
@@ -671,9 +671,9 @@ pub(crate) fn attribute_breakout(s: &str, best: &mut Best, steps: &mut usize) {
 }
 
 /// [`attribute_breakout`] past its early return: the attributes read from the value's start,
-/// after its first `"` and after its first `'`, judged. Called alone, what
-/// [`attribute_breakout`] was before it returned early on a text without `=` (the oracle of
-/// `tests::attribute_breakout_agrees_with_its_reference`).
+/// after its first `"` and after its first `'`, judged (the general path that
+/// `tests::attribute_breakout_returns_early_only_where_nothing_is_found` compares the early
+/// return with).
 pub(crate) fn attribute_breakout_from_starts(s: &str, best: &mut Best, steps: &mut usize) {
     let b = s.as_bytes();
     let mut starts = [None; 3];

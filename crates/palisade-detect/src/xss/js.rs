@@ -69,7 +69,7 @@ pub(crate) fn find_sink(s: &str) -> Option<usize> {
     // comments is `(`, a backtick, `.` or `=`: those bytes are visited in order, each word
     // found from its byte backwards (only blanks between: a comment there, ending in `*/`,
     // sends the value to the walk of every word). In prose most words are followed by none of
-    // them, and the word walk read every byte (`tests::find_sink_agrees_with_its_reference`).
+    // them, and the word walk read every byte (`tests::find_sink_finds_the_first_sink_use`).
     // Words and `[`s are met in the order of their starts: a word's bytes and the blanks after
     // it are neither a `[` nor another word's next byte.
     let (mut out, mut walk) = (None, false);
@@ -144,7 +144,7 @@ fn find_sink_walk(b: &[u8]) -> Option<usize> {
         let j = skip_ws(b, i);
         // Every finding below needs the word followed by `(`, a backtick, `.` or `=`: the
         // words of prose are passed over on that byte, before the sink names are compared
-        // (`tests::find_sink_agrees_with_its_reference`).
+        // (`tests::find_sink_finds_the_first_sink_use`).
         if !matches!(b.get(j), Some(b'(' | b'`' | b'.' | b'=' | b'[' | b'?')) {
             continue;
         }
@@ -234,7 +234,7 @@ fn is_proof(b: &[u8]) -> bool {
 fn sink_as_value(s: &str) -> Option<usize> {
     // Each name is wanted right after `(`, `=` or `,`: one pass over those bytes finds the
     // first place of every name, and the first name that has one answers, as the search of
-    // each name in turn did (`tests::sink_as_value_agrees_with_its_reference`; no name can
+    // each name in turn did (`tests::sink_as_value_finds_the_first_name_used_as_a_value`; no name can
     // overlap itself, so that search saw every place).
     const NAMES: [&[u8]; 3] = [b"alert", b"prompt", b"confirm"];
     let b = s.as_bytes();
@@ -415,59 +415,35 @@ mod tests {
     use super::*;
     use palisade_testkit::rng::XorShift64;
 
-    /// [`find_sink`] before it looked at the byte after a word first (the oracle).
-    fn find_sink_reference(s: &str) -> Option<usize> {
+    /// What [`find_sink`] means, written as its definition rather than as a scan: the first
+    /// offset that starts a sink use, a `[` that opens a computed call ([`bracket_call`]) or a
+    /// word (a whole run of identifier bytes) that [`sink_word`] accepts with what follows it
+    /// past blanks.
+    fn find_sink_spec(s: &str) -> Option<usize> {
         let b = s.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            if !is_ident(c) {
-                if c == b'[' && matches!(b.get(i + 1), Some(b'\'' | b'"' | b'`')) {
-                    let win = &b[i..b.len().min(i + 64)];
-                    if let Some(e) = memchr::memchr(b']', win).map(|e| i + e) {
-                        let inner: Vec<u8> = b[i + 1..e].iter().filter(|c| c.is_ascii_alphabetic()).copied().collect();
-                        let j = skip_ws(b, e + 1);
-                        if sink_kind(&inner).is_some() && matches!(b.get(j), Some(b'(' | b'`')) {
-                            return Some(i);
-                        }
-                    }
-                }
-                i += 1;
-                continue;
+        (0..b.len()).find(|&i| {
+            if b[i] == b'[' {
+                return bracket_call(b, i);
             }
-            let st = i;
-            while i < b.len() && is_ident(b[i]) {
-                i += 1;
+            if !is_ident(b[i]) || (i > 0 && is_ident(b[i - 1])) {
+                return false;
             }
-            if st > 0 && is_ident(b[st - 1]) {
-                continue;
-            }
-            let w = &b[st..i];
-            let j = skip_ws(b, i);
-            if sink_word(b, w, j) {
-                return Some(st);
-            }
-        }
-        None
+            let end = b[i..].iter().position(|&c| !is_ident(c)).map_or(b.len(), |n| i + n);
+            sink_word(b, &b[i..end], skip_ws(b, end))
+        })
     }
 
-    /// [`sink_as_value`] as it was: each name searched in turn (the oracle).
-    fn sink_as_value_reference(s: &str) -> Option<usize> {
-        let b = s.as_bytes();
-        for name in [&b"alert"[..], b"prompt", b"confirm"] {
-            let len = name.len();
-            let mut i = 0;
-            while let Some(p) = find_ci(&b[i..], name) {
-                let at = i + p;
-                let before = if at == 0 { b' ' } else { b[at - 1] };
-                let after = b.get(at + len).copied().unwrap_or(b' ');
-                if matches!(before, b'(' | b'=' | b',') && matches!(after, b')' | b',' | b';') {
-                    return Some(at);
-                }
-                i = at + len;
-            }
-        }
-        None
+    /// What [`sink_as_value`] means: the first of `alert`, `prompt` and `confirm` (in that
+    /// order, any case) that stands somewhere between `(`, `=` or `,` and `)`, `,` or `;`, at its
+    /// first such place.
+    fn sink_as_value_spec(s: &str) -> Option<usize> {
+        let l = s.to_ascii_lowercase();
+        let b = l.as_bytes();
+        ["alert", "prompt", "confirm"].iter().find_map(|name| {
+            l.match_indices(name)
+                .map(|(at, _)| at)
+                .find(|&at| at > 0 && matches!(b[at - 1], b'(' | b'=' | b',') && matches!(b.get(at + name.len()), Some(b')' | b',' | b';')))
+        })
     }
 
     const PARTS: [&str; 43] = [
@@ -518,35 +494,35 @@ mod tests {
 
     /// On generated values made of sink names, delimiters and blanks, and on every corpus value.
     #[test]
-    fn find_sink_agrees_with_its_reference() {
+    fn find_sink_finds_the_first_sink_use() {
         let mut rng = XorShift64::new(0xf1d5_1a4c_0ffe_e000);
         let mut found = 0;
         for _ in 0..100_000 {
             let v = rng.joined(&PARTS, 8);
-            let want = find_sink_reference(&v);
+            let want = find_sink_spec(&v);
             assert_eq!(find_sink(&v), want, "{v:?}");
             found += usize::from(want.is_some());
         }
         assert!(found > 2_000, "{found}");
         for v in crate::other_util::test_values() {
-            assert_eq!(find_sink(&v), find_sink_reference(&v), "{v:?}");
+            assert_eq!(find_sink(&v), find_sink_spec(&v), "{v:?}");
         }
     }
 
-    /// As [`find_sink_agrees_with_its_reference`], for [`sink_as_value`].
+    /// As [`find_sink_finds_the_first_sink_use`], for [`sink_as_value`].
     #[test]
-    fn sink_as_value_agrees_with_its_reference() {
+    fn sink_as_value_finds_the_first_name_used_as_a_value() {
         let mut rng = XorShift64::new(0x005a_1e0f_ba5e);
         let mut found = 0;
         for _ in 0..100_000 {
             let v = rng.joined(&PARTS, 8);
-            let want = sink_as_value_reference(&v);
+            let want = sink_as_value_spec(&v);
             assert_eq!(sink_as_value(&v), want, "{v:?}");
             found += usize::from(want.is_some());
         }
         assert!(found > 2_000, "{found}");
         for v in crate::other_util::test_values() {
-            assert_eq!(sink_as_value(&v), sink_as_value_reference(&v), "{v:?}");
+            assert_eq!(sink_as_value(&v), sink_as_value_spec(&v), "{v:?}");
         }
     }
     /// [`IDENT`] says of every byte what the comparisons said.

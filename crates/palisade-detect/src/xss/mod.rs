@@ -260,7 +260,7 @@ fn percent_decode(s: &str) -> Option<String> {
 /// that only start with `on` (`online`, `onion`, `onset`) are not event names.
 fn handler_name(s: &str, best: &mut Best) {
     // [`handler_like`] first: on its first byte alone it passes over most values (a title, a
-    // URL), before the Unicode trim (`tests::handler_name_agrees_with_its_reference`).
+    // URL), before the Unicode trim (`tests::handler_name_is_a_listed_event_handler`).
     if !handler_like(s) {
         return;
     }
@@ -528,7 +528,7 @@ fn analyze_view_of(s: &str, steps: &mut usize) -> (Option<Finding>, bool) {
 ///   ([`scheme_rejected_before_amp`]), it rejects the decoded text at the same byte.
 ///
 /// Then [`analyze_view`] of the decoded text finds nothing (no handler name, and
-/// [`may_hold_script`] says no), and it need not be made (`tests::analyze_agrees_with_the_reference_on_*`).
+/// [`may_hold_script`] says no), and it need not be made (`tests::analyze_is_the_best_of_every_view_*`).
 fn decoded_view_is_inert(s: &str) -> bool {
     let b = s.as_bytes();
     let Some(&c) = b.first() else { return false };
