@@ -490,9 +490,10 @@ fn grpc_body_stages(
     let app = r.app;
     let (bytes, truncated) = inspected(up_body);
     let mut stop_block: Option<judge::Block> = None;
+    let msg_type = crate::grpc::message_type(app.grpc_types.as_ref(), parts.uri.path(), true);
     let judged = crate::grpc::judge_buffered(bytes, truncated, app.cfg.inspect_body as usize, encoding, |payload| {
         let mut o = Outcome { context: outcome.context.clone(), ..Outcome::default() };
-        o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
+        o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload, msg_type.as_ref())));
         let v = RequestView { body: payload, body_truncated: false, ..*head };
         match judge::body(app, &v, &mut o) {
             Some(b) => {
