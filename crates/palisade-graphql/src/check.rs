@@ -843,24 +843,23 @@ impl<'s> Walk<'_, 's> {
                         descend = false;
                     }
                     Some(fd) => {
-                        if !f.arguments.is_empty() || fd.args.iter().any(|a| a.required()) {
+                        if !f.arguments.is_empty() || fd.required_args {
                             let mut tail = std::mem::take(&mut self.tail);
                             self.arguments(self.doc.args(f.arguments), &fd.args, &mut tail);
                             tail.clear();
                             self.tail = tail;
                         }
-                        let ct = s.ty(fd.ty.base());
-                        if ct.is_composite() && f.selections.is_empty() {
+                        if fd.composite && f.selections.is_empty() {
                             self.report(
                                 "graphql.selection_missing",
                                 &[],
                                 format!("field `{}` of type `{}` needs a selection of subfields", f.name, s.display(&fd.ty)),
                             );
-                        } else if !ct.is_composite() && !f.selections.is_empty() {
+                        } else if !fd.composite && !f.selections.is_empty() {
                             self.report("graphql.selection_invalid", &[], format!("field `{}` of type `{}` has no subfields", f.name, s.display(&fd.ty)));
                             descend = false;
                         }
-                        child = Some(fd.ty.base());
+                        child = Some(fd.base);
                     }
                 }
             }
