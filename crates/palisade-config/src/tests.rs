@@ -369,7 +369,8 @@ fn websocket_section_decodes_with_defaults_and_rejects_bad_values() {
 fn grpc_section_names_a_descriptor_set_relative_to_the_file() {
     let c = parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: h2c://127.0.0.1:9090\n").unwrap();
     assert_eq!(c.apps[0].grpc, GrpcConfig::default());
-    let c = parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: h2c://127.0.0.1:9090\n    grpc:\n      descriptor_set: protos/a.pb\n").unwrap();
+    let c = parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: h2c://127.0.0.1:9090\n    grpc:\n      descriptor_set: protos/a.pb\n")
+        .unwrap();
     let d = c.apps[0].grpc.descriptor_set.as_ref().unwrap();
     assert_eq!(d.value, Path::new("/etc/palisade/protos/a.pb"));
     assert_eq!(d.loc.path, "apps[0].grpc.descriptor_set");

@@ -669,11 +669,8 @@ mod tests {
     fn typed_scans_keep_their_bounds() {
         use descriptor::tests::{field, Enc};
         // message Node { string v = 1; Node next = 2; map<string, Node> kids = 3; }
-        let entry = Enc::default()
-            .str(1, "KidsEntry")
-            .msg(2, field("key", 1, 9, None))
-            .msg(2, field("value", 2, 11, Some(".Node")))
-            .msg(7, Enc::default().int(7, 1));
+        let entry =
+            Enc::default().str(1, "KidsEntry").msg(2, field("key", 1, 9, None)).msg(2, field("value", 2, 11, Some(".Node"))).msg(7, Enc::default().int(7, 1));
         let node = Enc::default()
             .str(1, "Node")
             .msg(2, field("v", 1, 9, None))

@@ -207,7 +207,8 @@ impl Descriptors {
         }
         for rm in methods {
             let find = |t: &str| {
-                d.resolve(t, &rm.scope).ok_or_else(|| err(format!("method `{}` has the unknown message type `{t}` (was the set written with --include_imports?)", rm.path)))
+                d.resolve(t, &rm.scope)
+                    .ok_or_else(|| err(format!("method `{}` has the unknown message type `{t}` (was the set written with --include_imports?)", rm.path)))
             };
             let m = Method { input: find(&rm.input)?, output: find(&rm.output)? };
             d.methods.insert(rm.path.into(), m);
@@ -451,13 +452,12 @@ pub(crate) mod tests {
             .msg(3, entry)
             .msg(4, Enc::default().str(1, "Role"));
         let address = Enc::default().str(1, "Address").msg(2, field("street", 1, TYPE_STRING, None));
-        let req = Enc::default()
-            .str(1, "GetUserRequest")
-            .msg(2, field("user", 1, TYPE_MESSAGE, Some(".demo.v1.User")))
-            .msg(2, field("query", 2, TYPE_STRING, None));
+        let req =
+            Enc::default().str(1, "GetUserRequest").msg(2, field("user", 1, TYPE_MESSAGE, Some(".demo.v1.User"))).msg(2, field("query", 2, TYPE_STRING, None));
         let reply = Enc::default().str(1, "GetUserReply").msg(2, field("user", 1, TYPE_MESSAGE, Some(".demo.v1.User")));
         let service = Enc::default().str(1, "Users").msg(2, Enc::default().str(1, "Get").str(2, ".demo.v1.GetUserRequest").str(3, ".demo.v1.GetUserReply"));
-        let file = Enc::default().str(1, "demo.proto").str(2, "demo.v1").msg(4, user).msg(4, address).msg(4, req).msg(4, reply).msg(6, service).str(12, "proto3");
+        let file =
+            Enc::default().str(1, "demo.proto").str(2, "demo.v1").msg(4, user).msg(4, address).msg(4, req).msg(4, reply).msg(6, service).str(12, "proto3");
         Enc::default().msg(1, file).0
     }
 

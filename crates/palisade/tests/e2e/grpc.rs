@@ -409,9 +409,7 @@ async fn with_a_descriptor_set_blocked_values_are_located_by_field_name() {
         events.len() >= 4
     })
     .await;
-    let located = |path: &str, location: &str| {
-        events.iter().any(|e| e["path"] == path && e.to_string().contains(&format!("\"{location}\"")))
-    };
+    let located = |path: &str, location: &str| events.iter().any(|e| e["path"] == path && e.to_string().contains(&format!("\"{location}\"")));
     assert!(located("/test.Echo/Unary", "grpc.profile.name"), "{events:?}");
     assert!(located("/test.Echo/Unary", "grpc.profile.labels.env"), "{events:?}");
     assert!(located("/test.Echo/Bidi", "grpc.text"), "{events:?}");
