@@ -168,6 +168,7 @@ pub fn check_request(
 /// can be kept in a [`DocCache`].
 #[derive(Debug)]
 pub struct Analysis {
+    /// The request it is the analysis of, set when a [`DocCache`] keeps it.
     query: Box<str>,
     operation_name: Option<Box<str>>,
     get: bool,
@@ -227,8 +228,8 @@ impl std::fmt::Display for OwnedType {
 /// Parse and judge a document for one operation name (everything but the variables' values).
 pub fn analyze(query: &str, operation_name: Option<&str>, get: bool, limits: &Limits, schema: Option<&Schema>) -> Analysis {
     let mut a = Analysis {
-        query: query.into(),
-        operation_name: operation_name.map(Into::into),
+        query: Box::default(),
+        operation_name: None,
         get,
         kind: None,
         findings: Vec::new(),
@@ -329,10 +330,12 @@ impl DocCache {
                 }
             }
         }
-        let a = Arc::new(analyze());
+        let mut a = analyze();
         if self.max_entries == 0 || query.len() > self.max_bytes {
-            return a;
+            return Arc::new(a);
         }
+        (a.query, a.operation_name) = (query.into(), operation_name.map(Into::into));
+        let a = Arc::new(a);
         if let Ok(mut m) = self.map.lock() {
             while m.len() >= self.max_entries || (self.bytes.load(Ordering::Relaxed) + query.len() > self.max_bytes && !m.is_empty()) {
                 let Some(k) = m.keys().next().copied() else { break };
@@ -383,9 +386,9 @@ pub fn check<'d, 's>(
             return None;
         }
     };
-    let at_op = format!("{prefix}.{}", op.kind.as_str());
+    let at_op = || format!("{prefix}.{}", op.kind.as_str());
     if get && op.kind == OpKind::Mutation {
-        out.push(Reason::new("graphql.method").at(at_op.clone()).detail("a mutation sent with GET (GraphQL over HTTP allows mutations over POST only)"));
+        out.push(Reason::new("graphql.method").at(at_op()).detail("a mutation sent with GET (GraphQL over HTTP allows mutations over POST only)"));
     }
     let root = match (schema, op.kind) {
         (None, _) => None,
@@ -396,7 +399,7 @@ pub fn check<'d, 's>(
                 OpKind::Subscription => s.subscription,
             };
             if root.is_none() {
-                out.push(Reason::new("graphql.operation_unsupported").at(at_op.clone()).detail(format!("the schema defines no {} type", kind.as_str())));
+                out.push(Reason::new("graphql.operation_unsupported").at(at_op()).detail(format!("the schema defines no {} type", kind.as_str())));
                 return Some(op);
             }
             root
@@ -435,7 +438,7 @@ pub fn check<'d, 's>(
     ];
     for (n, limit, code, what) in totals {
         if over(n, limit) && !w.out.iter().any(|r| r.code == code) {
-            w.out.push(Reason::new(code).at(at_op.clone()).detail(format!("{n} {what}; at most {limit} allowed")));
+            w.out.push(Reason::new(code).at(at_op()).detail(format!("{n} {what}; at most {limit} allowed")));
         }
     }
     Some(op)
