@@ -227,15 +227,7 @@ impl std::fmt::Display for OwnedType {
 
 /// Parse and judge a document for one operation name (everything but the variables' values).
 pub fn analyze(query: &str, operation_name: Option<&str>, get: bool, limits: &Limits, schema: Option<&Schema>) -> Analysis {
-    let mut a = Analysis {
-        query: Box::default(),
-        operation_name: None,
-        get,
-        kind: None,
-        findings: Vec::new(),
-        variables: Vec::new(),
-        values: None,
-    };
+    let mut a = Analysis { query: Box::default(), operation_name: None, get, kind: None, findings: Vec::new(), variables: Vec::new(), values: None };
     if over(query.len(), limits.max_query_bytes) {
         a.findings.push(Reason::new("graphql.query_size").at("").detail(format!(
             "a document of {} bytes; at most {} allowed",
