@@ -113,7 +113,7 @@ struct RawMethod {
 
 /// Fields of one message of the descriptor, each value with its field number: a message that
 /// does not parse is an error naming `what`.
-fn fields<'a>(b: &'a [u8], what: &str) -> Result<Vec<(u32, Wire<'a>, u64)>, DescriptorError> {
+fn fields<'a>(b: &'a [u8], what: &str) -> Result<Vec<(u32, Wire<'a>)>, DescriptorError> {
     let mut r = Reader { b, at: 0 };
     let mut out = Vec::new();
     loop {
@@ -121,10 +121,7 @@ fn fields<'a>(b: &'a [u8], what: &str) -> Result<Vec<(u32, Wire<'a>, u64)>, Desc
         match r.field() {
             None => return Ok(out),
             Some(Err(())) => return Err(err(format!("{what} is not in the protobuf wire format (at byte {start})"))),
-            Some(Ok((n, w))) => {
-                let v = if let Wire::Varint(v) = w { v } else { 0 };
-                out.push((n, w, v));
-            }
+            Some(Ok(f)) => out.push(f),
         }
     }
 }
@@ -159,7 +156,7 @@ impl Descriptors {
         let mut messages = Vec::new();
         let mut methods = Vec::new();
         let mut files = 0;
-        for (n, w, _) in &top {
+        for (n, w) in &top {
             if *n != 1 {
                 return Err(err(format!("field {n} at the top level: not a FileDescriptorSet (it holds only `file`, field 1)")));
             }
@@ -261,7 +258,7 @@ fn file(b: &[u8], messages: &mut Vec<RawMessage>, methods: &mut Vec<RawMethod>) 
     let fs = fields(b, "a file descriptor")?;
     let mut name = String::new();
     let mut package = String::new();
-    for (n, w, _) in &fs {
+    for (n, w) in &fs {
         match n {
             1 => name = string(w, "a file name")?,
             2 => package = string(w, "a package name")?,
@@ -270,7 +267,7 @@ fn file(b: &[u8], messages: &mut Vec<RawMessage>, methods: &mut Vec<RawMethod>) 
     }
     let what = if name.is_empty() { "a file".to_string() } else { format!("file `{name}`") };
     let scope = if package.is_empty() { String::new() } else { format!(".{package}") };
-    for (n, w, _) in &fs {
+    for (n, w) in &fs {
         match n {
             4 => message(len(w, &what)?, &scope, &what, messages)?,
             6 => service(len(w, &what)?, &package, &scope, &what, methods)?,
@@ -284,7 +281,7 @@ fn file(b: &[u8], messages: &mut Vec<RawMessage>, methods: &mut Vec<RawMethod>) 
 fn message(b: &[u8], scope: &str, file: &str, out: &mut Vec<RawMessage>) -> Result<(), DescriptorError> {
     let fs = fields(b, &format!("a message of {file}"))?;
     let mut name = String::new();
-    for (n, w, _) in &fs {
+    for (n, w) in &fs {
         if *n == 1 {
             name = string(w, "a message name")?;
         }
@@ -295,14 +292,14 @@ fn message(b: &[u8], scope: &str, file: &str, out: &mut Vec<RawMessage>) -> Resu
     let full = format!("{scope}.{name}");
     let mut m = RawMessage { name: full.clone(), fields: Vec::new(), map_entry: false };
     let mut nested = Vec::new();
-    for (n, w, _) in &fs {
+    for (n, w) in &fs {
         match n {
             2 => m.fields.push(field(len(w, &full)?, &full)?),
             3 => nested.push(len(w, &full)?),
             7 => {
                 // MessageOptions: map_entry is field 7.
-                for (on, _, v) in fields(len(w, &full)?, &format!("the options of `{}`", &full[1..]))? {
-                    if on == 7 {
+                for (on, ow) in fields(len(w, &full)?, &format!("the options of `{}`", &full[1..]))? {
+                    if let (7, Wire::Varint(v)) = (on, ow) {
                         m.map_entry = v != 0;
                     }
                 }
@@ -320,12 +317,12 @@ fn message(b: &[u8], scope: &str, file: &str, out: &mut Vec<RawMessage>) -> Resu
 fn field(b: &[u8], msg: &str) -> Result<RawField, DescriptorError> {
     let what = format!("a field of `{}`", &msg[1..]);
     let mut f = RawField { number: 0, name: String::new(), ty: None, type_name: None };
-    for (n, w, v) in fields(b, &what)? {
-        match n {
-            1 => f.name = string(&w, &what)?,
-            3 => f.number = u32::try_from(v).unwrap_or(0),
-            5 => f.ty = Some(v),
-            6 => f.type_name = Some(string(&w, &what)?),
+    for (n, w) in fields(b, &what)? {
+        match (n, w) {
+            (1, w) => f.name = string(&w, &what)?,
+            (3, Wire::Varint(v)) => f.number = u32::try_from(v).unwrap_or(0),
+            (5, Wire::Varint(v)) => f.ty = Some(v),
+            (6, w) => f.type_name = Some(string(&w, &what)?),
             _ => {}
         }
     }
@@ -338,7 +335,7 @@ fn field(b: &[u8], msg: &str) -> Result<RawField, DescriptorError> {
 fn service(b: &[u8], package: &str, scope: &str, file: &str, out: &mut Vec<RawMethod>) -> Result<(), DescriptorError> {
     let fs = fields(b, &format!("a service of {file}"))?;
     let mut name = String::new();
-    for (n, w, _) in &fs {
+    for (n, w) in &fs {
         if *n == 1 {
             name = string(w, "a service name")?;
         }
@@ -347,14 +344,14 @@ fn service(b: &[u8], package: &str, scope: &str, file: &str, out: &mut Vec<RawMe
         return Err(err(format!("a service of {file} has no name")));
     }
     let full = if package.is_empty() { name } else { format!("{package}.{name}") };
-    for (n, w, _) in &fs {
+    for (n, w) in &fs {
         if *n != 2 {
             continue;
         }
         let what = format!("a method of service `{full}`");
         let mut m = RawMethod { path: String::new(), input: String::new(), output: String::new(), scope: scope.to_string() };
         let mut mname = String::new();
-        for (mn, mw, _) in fields(len(w, &what)?, &what)? {
+        for (mn, mw) in fields(len(w, &what)?, &what)? {
             match mn {
                 1 => mname = string(&mw, &what)?,
                 2 => m.input = string(&mw, &what)?,
