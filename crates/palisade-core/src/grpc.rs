@@ -1,8 +1,9 @@
-//! gRPC messages without a descriptor: the length-prefixed framing of a gRPC body
-//! (`grpc/PROTOCOL-HTTP2.md`: a compressed flag byte, a 4-byte big-endian length, the message)
-//! and a scan of the protobuf wire format that finds the strings a message carries, located by
-//! their field-number path (`grpc.1.3.2`). Pure functions, no I/O: the proxy feeds them the
-//! bytes it relays and hands the values to detection as [`crate::ProtocolValues`].
+//! gRPC messages: the length-prefixed framing of a gRPC body (`grpc/PROTOCOL-HTTP2.md`: a
+//! compressed flag byte, a 4-byte big-endian length, the message) and a scan of the protobuf
+//! wire format that finds the strings a message carries, located by their field-number path
+//! (`grpc.1.3.2`), or by field name (`grpc.user.name`) when the message's type is known from a
+//! descriptor set ([`descriptor`]). Pure functions, no I/O: the proxy feeds them the bytes it
+//! relays and hands the values to detection as [`crate::ProtocolValues`].
 
 use crate::ProtocolValue;
 
