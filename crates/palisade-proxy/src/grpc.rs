@@ -193,7 +193,10 @@ pub fn judged_payload<'a>(compressed: bool, payload: &'a [u8], enc: &Encoding, l
 /// descriptor set that holds the method its path names (`/pkg.Service/Method`).
 pub fn message_type(types: Option<&Arc<Descriptors>>, path: &str, request: bool) -> Option<(Arc<Descriptors>, MsgId)> {
     let d = types?;
-    let m = d.method(path)?;
+    let Some(m) = d.method(path) else {
+        tracing::debug!(path, "gRPC method not in the app's descriptor set: its messages are scanned without their types");
+        return None;
+    };
     Some((d.clone(), if request { m.input } else { m.output }))
 }
 
