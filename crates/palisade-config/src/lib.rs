@@ -248,6 +248,8 @@ pub struct AppConfig {
     pub inspect_response: u64,
     /// WebSocket proxying (`websocket:`): limits and message inspection.
     pub websocket: WebSocketConfig,
+    /// gRPC calls (`grpc:`).
+    pub grpc: GrpcConfig,
     /// Stage sections that later stages decode; kept raw until their engines exist.
     pub stages: Vec<(String, Node, Loc)>,
     pub loc: Loc,
@@ -291,6 +293,15 @@ impl Default for WebSocketConfig {
             max_per_ip: 64,
         }
     }
+}
+
+/// An app's `grpc:` section.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GrpcConfig {
+    /// A `FileDescriptorSet` (`protoc --descriptor_set_out=FILE --include_imports`) with the
+    /// services of the app: messages are then read with their types, fields located by name.
+    /// The file is read and checked when the configuration is compiled.
+    pub descriptor_set: Option<Located<PathBuf>>,
 }
 
 /// Names of stage sections an app may carry, in the order the stages run. Each is decoded by
@@ -690,6 +701,7 @@ const APP_KEYS: &[&str] = &[
     "block_status",
     "limits",
     "websocket",
+    "grpc",
     "access",
     "openapi",
     "graphql",
@@ -774,6 +786,14 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
     let block_status = m.opt(cx, "block_status", |cx, n, p| decode::uint(cx, n, p, 400, 599)).map_or(403, |v| v as u16);
     let (max_body_size, inspect_body, oversize, inspect_response) = m.opt(cx, "limits", decode_limits).unwrap_or_else(default_limits);
     let websocket = m.opt(cx, "websocket", decode_websocket).unwrap_or_default();
+    let grpc = m
+        .opt(cx, "grpc", |cx, n, p| {
+            let mut m = MapReader::new(cx, n, p)?;
+            let descriptor_set = m.opt(cx, "descriptor_set", |cx, n, p| path_value(cx, n, p, base));
+            m.finish_with(cx, &["descriptor_set"]);
+            Some(GrpcConfig { descriptor_set })
+        })
+        .unwrap_or_default();
     let mut stages = Vec::new();
     for key in STAGE_KEYS {
         if let Some(node) = m.node(key) {
@@ -795,6 +815,7 @@ fn decode_app(cx: &mut Ctx, n: &Node, p: &str, upstreams: &mut Vec<UpstreamConfi
         oversize,
         inspect_response,
         websocket,
+        grpc,
         stages,
         loc: Loc::of(n, p),
     })

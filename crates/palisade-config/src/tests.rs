@@ -367,6 +367,20 @@ fn websocket_section_decodes_with_defaults_and_rejects_bad_values() {
     assert!(text.iter().any(|t| t.contains("idle")), "{text:?}");
 }
 
+#[test]
+fn grpc_section_names_a_descriptor_set_relative_to_the_file() {
+    let c = parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: h2c://127.0.0.1:9090\n").unwrap();
+    assert_eq!(c.apps[0].grpc, GrpcConfig::default());
+    let c = parse("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: h2c://127.0.0.1:9090\n    grpc:\n      descriptor_set: protos/a.pb\n")
+        .unwrap();
+    let d = c.apps[0].grpc.descriptor_set.as_ref().unwrap();
+    assert_eq!(d.value, Path::new("/etc/palisade/protos/a.pb"));
+    assert_eq!(d.loc.path, "apps[0].grpc.descriptor_set");
+    let e = errors("listen:\n  - addr: 127.0.0.1:8080\napps:\n  - name: a\n    upstream: h2c://127.0.0.1:9090\n    grpc:\n      descriptor: a.pb\n");
+    let text: Vec<String> = e.iter().map(|e| e.to_string()).collect();
+    assert!(text.iter().any(|t| t.contains("apps[0].grpc.descriptor") && t.contains("unknown key")), "{text:?}");
+}
+
 fn env_parse(text: &str, vars: &[(&str, &str)]) -> Result<Config, Vec<ConfigError>> {
     let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     parse_with_env(text, "t.yaml", Path::new("."), &vars, &|_| None).map_err(|e| e.0)

@@ -1,10 +1,15 @@
-//! gRPC messages without a descriptor: the length-prefixed framing of a gRPC body
-//! (`grpc/PROTOCOL-HTTP2.md`: a compressed flag byte, a 4-byte big-endian length, the message)
-//! and a scan of the protobuf wire format that finds the strings a message carries, located by
-//! their field-number path (`grpc.1.3.2`). Pure functions, no I/O: the proxy feeds them the
-//! bytes it relays and hands the values to detection as [`crate::ProtocolValues`].
+//! gRPC messages: the length-prefixed framing of a gRPC body (`grpc/PROTOCOL-HTTP2.md`: a
+//! compressed flag byte, a 4-byte big-endian length, the message) and a scan of the protobuf
+//! wire format that finds the strings a message carries, located by their field-number path
+//! (`grpc.1.3.2`), or by field name (`grpc.user.name`) when the message's type is known from a
+//! descriptor set ([`descriptor`]). Pure functions, no I/O: the proxy feeds them the bytes it
+//! relays and hands the values to detection as [`crate::ProtocolValues`].
 
 use crate::ProtocolValue;
+
+pub mod descriptor;
+
+use descriptor::{Descriptors, FieldKind, MsgId};
 
 /// Length of a message's prefix: the compressed flag and the big-endian length.
 pub const HEADER_LEN: usize = 5;
@@ -124,12 +129,23 @@ pub struct Scan {
 /// LF), and is also tried as a nested message (it may be both: the bytes of a small message
 /// can be text); bytes that are neither are skipped.
 pub fn scan(msg: &[u8], limits: &ScanLimits) -> Scan {
+    scan_as(msg, limits, None)
+}
+
+/// Scan one message, of type `ty` of a descriptor set when known: then its fields are located
+/// by name (`grpc.user.name`), a `string` field is a value whatever bytes it holds, fields of
+/// numeric types are not read as text, and a `map` field's values are located by their keys.
+/// Fields the type does not declare (a newer client, say) are read as without a descriptor.
+pub fn scan_as(msg: &[u8], limits: &ScanLimits, ty: Option<(&Descriptors, MsgId)>) -> Scan {
     let mut s = Scanner { limits, fields: 0, out: Scan::default(), path: String::from("grpc") };
     if msg.is_empty() {
         return s.out;
     }
     if parse(msg, usize::MAX).is_some() {
-        s.walk(msg, 1);
+        match ty {
+            Some((d, id)) => s.walk_typed(msg, 1, d, id),
+            None => s.walk(msg, 1),
+        }
     } else {
         s.out.not_protobuf = true;
         if let Some(t) = text(msg) {
@@ -155,33 +171,140 @@ impl Scanner<'_> {
         self.out.values.push(ProtocolValue { location: self.path.clone(), value, key: false });
     }
 
-    /// Walk a message already known to parse.
+    /// Walk a message already known to parse, without its type.
     fn walk(&mut self, msg: &[u8], depth: usize) {
         let mut r = Reader { b: msg, at: 0 };
         while let Some(Ok((field, wire))) = r.field() {
-            self.fields += 1;
-            if self.fields > self.limits.max_fields {
-                self.out.truncated = true;
+            if !self.count_field() {
                 return;
             }
             let Wire::Len(bytes) = wire else { continue };
             let mark = self.path.len();
             self.path.push('.');
             self.path.push_str(itoa(field, &mut [0u8; 10]));
-            if let Some(t) = text(bytes) {
-                self.push(t.to_string());
-            }
-            if depth < self.limits.max_depth && !bytes.is_empty() && parse(bytes, usize::MAX).is_some() {
-                self.walk(bytes, depth + 1);
-            } else if depth >= self.limits.max_depth && text(bytes).is_none() && parse(bytes, 1).is_some() {
-                // A binary field that may be a message nested deeper than the bound.
-                self.out.truncated = true;
-            }
+            self.untyped(bytes, depth);
             self.path.truncate(mark);
-            if self.out.truncated && (self.fields > self.limits.max_fields || self.out.values.len() >= self.limits.max_values) {
+            if self.full() {
                 return;
             }
         }
+    }
+
+    /// One more field read; `false` (and the scan marked truncated) beyond the bound.
+    fn count_field(&mut self) -> bool {
+        self.fields += 1;
+        if self.fields > self.limits.max_fields {
+            self.out.truncated = true;
+            return false;
+        }
+        true
+    }
+
+    /// A bound was reached: nothing more is read.
+    fn full(&self) -> bool {
+        self.out.truncated && (self.fields > self.limits.max_fields || self.out.values.len() >= self.limits.max_values)
+    }
+
+    /// A length-delimited value of unknown type at the current path (in a message at `depth`):
+    /// a string when it is text, and also tried as a nested message.
+    fn untyped(&mut self, bytes: &[u8], depth: usize) {
+        if let Some(t) = text(bytes) {
+            self.push(t.to_string());
+        }
+        if depth < self.limits.max_depth && !bytes.is_empty() && parse(bytes, usize::MAX).is_some() {
+            self.walk(bytes, depth + 1);
+        } else if depth >= self.limits.max_depth && text(bytes).is_none() && parse(bytes, 1).is_some() {
+            // A binary field that may be a message nested deeper than the bound.
+            self.out.truncated = true;
+        }
+    }
+
+    /// Walk a message of type `id`, already known to parse: its fields located by name. A
+    /// field the type does not declare is read as without a descriptor (located by number).
+    fn walk_typed(&mut self, msg: &[u8], depth: usize, d: &Descriptors, id: MsgId) {
+        let m = d.message(id);
+        let mut r = Reader { b: msg, at: 0 };
+        while let Some(Ok((number, wire))) = r.field() {
+            if !self.count_field() {
+                return;
+            }
+            let Wire::Len(bytes) = wire else { continue };
+            let mark = self.path.len();
+            self.path.push('.');
+            match m.field(number) {
+                None => {
+                    self.path.push_str(itoa(number, &mut [0u8; 10]));
+                    self.untyped(bytes, depth);
+                }
+                Some(f) => {
+                    self.path.push_str(&f.name);
+                    self.typed(bytes, depth, d, f.kind);
+                }
+            }
+            self.path.truncate(mark);
+            if self.full() {
+                return;
+            }
+        }
+    }
+
+    /// A length-delimited value of a declared type at the current path.
+    fn typed(&mut self, bytes: &[u8], depth: usize, d: &Descriptors, kind: FieldKind) {
+        match kind {
+            // A string field is text whatever it holds (invalid UTF-8 replaced).
+            FieldKind::String if !bytes.is_empty() => self.push(String::from_utf8_lossy(bytes).into_owned()),
+            FieldKind::String | FieldKind::Other => {}
+            FieldKind::Bytes => self.untyped(bytes, depth),
+            FieldKind::Message(_) if bytes.is_empty() => {}
+            FieldKind::Message(sub) => {
+                if parse(bytes, usize::MAX).is_none() {
+                    // Not a message at all: judged like bytes of unknown type.
+                    self.untyped(bytes, depth);
+                } else if depth >= self.limits.max_depth {
+                    self.out.truncated = true;
+                } else if d.message(sub).map_entry {
+                    self.map_entry(bytes, depth + 1, d, sub);
+                } else {
+                    self.walk_typed(bytes, depth + 1, d, sub);
+                }
+            }
+        }
+    }
+
+    /// An entry of a `map<K, V>` field: the value located by its key (`grpc.labels.env`), the
+    /// key judged too (as a key), as JSON objects are.
+    fn map_entry(&mut self, entry: &[u8], depth: usize, d: &Descriptors, id: MsgId) {
+        let m = d.message(id);
+        let (mut key, mut value) = (None, None);
+        let mut r = Reader { b: entry, at: 0 };
+        while let Some(Ok((number, wire))) = r.field() {
+            if !self.count_field() {
+                return;
+            }
+            match (number, wire) {
+                (1, Wire::Len(b)) => key = Some(String::from_utf8_lossy(b).into_owned()),
+                (1, Wire::Varint(v)) => key = Some(v.to_string()),
+                (2, Wire::Len(b)) => value = Some(b),
+                _ => {}
+            }
+        }
+        let Some(key) = key else {
+            // No usable key: the entry as a plain message.
+            self.walk_typed(entry, depth, d, id);
+            return;
+        };
+        let mark = self.path.len();
+        self.path.push('.');
+        self.path.push_str(&key);
+        if self.out.values.len() < self.limits.max_values {
+            self.out.values.push(ProtocolValue { location: self.path.clone(), value: key, key: true });
+        } else {
+            self.out.truncated = true;
+        }
+        if let (Some(v), Some(f)) = (value, m.field(2)) {
+            self.typed(v, depth, d, f.kind);
+        }
+        self.path.truncate(mark);
     }
 }
 
@@ -224,7 +347,7 @@ fn parse(b: &[u8], budget: usize) -> Option<usize> {
 }
 
 enum Wire<'a> {
-    Varint,
+    Varint(u64),
     Fixed,
     Len(&'a [u8]),
 }
@@ -270,7 +393,7 @@ impl<'a> Reader<'a> {
             return Some(Err(()));
         }
         let wire = match tag & 7 {
-            0 => self.varint().map(|_| Wire::Varint),
+            0 => self.varint().map(Wire::Varint),
             1 => self.take(8).map(|_| Wire::Fixed),
             2 => self.varint().and_then(|n| usize::try_from(n).ok()).and_then(|n| self.take(n)).map(Wire::Len),
             5 => self.take(4).map(|_| Wire::Fixed),
@@ -458,6 +581,133 @@ mod tests {
             if let Ok(m) = split(&msg, 1 << 10) {
                 assert_eq!(m.iter().map(|m| HEADER_LEN + m.payload.len()).sum::<usize>(), msg.len());
             }
+        }
+    }
+
+    #[test]
+    fn with_a_descriptor_fields_are_located_by_name_and_judged_by_type() {
+        use descriptor::tests::{demo_set, Enc};
+        let d = Descriptors::decode(&demo_set()).unwrap();
+        let method = d.method("/demo.v1.Users/Get").unwrap();
+        let address = Enc::default().str(1, "Main St");
+        let user = Enc::default()
+            // A string whose bytes also parse as a message: one value, not read further.
+            .str(1, "\n\x05alice")
+            .int(2, 42)
+            .bytes(3, &[0x89, b'P', b'N', b'G', 0, 0xff])
+            .msg(4, Enc::default().str(1, "env").str(2, "x' OR 1=1 --"))
+            .msg(4, Enc::default().str(1, "team").str(2, "core"))
+            .msg(5, address)
+            .str(6, "first tag")
+            .str(6, "second tag")
+            .int(7, 1);
+        let req = Enc::default().msg(1, user).str(2, "tab\tand\x01control").str(9, "a field the type does not declare");
+        let s = scan_as(&req.0, &ScanLimits::default(), Some((&d, method.input)));
+        assert!(!s.truncated && !s.not_protobuf);
+        let got: Vec<(&str, &str, bool)> = s.values.iter().map(|v| (v.location.as_str(), v.value.as_str(), v.key)).collect();
+        assert_eq!(
+            got,
+            [
+                ("grpc.user.name", "\n\x05alice", false),
+                ("grpc.user.labels.env", "env", true),
+                ("grpc.user.labels.env", "x' OR 1=1 --", false),
+                ("grpc.user.labels.team", "team", true),
+                ("grpc.user.labels.team", "core", false),
+                ("grpc.user.address.street", "Main St", false),
+                ("grpc.user.tags", "first tag", false),
+                ("grpc.user.tags", "second tag", false),
+                ("grpc.query", "tab\tand\x01control", false),
+                ("grpc.9", "a field the type does not declare", false),
+            ]
+        );
+        // Without the descriptor: numbers; the string with a control byte is not taken for
+        // text, and its bytes are read as a nested message.
+        let plain = scan(&req.0, &ScanLimits::default());
+        let plain = values(&plain);
+        assert!(plain.contains(&("grpc.1.1.1", "alice")) && plain.contains(&("grpc.1.4.2", "x' OR 1=1 --")), "{plain:?}");
+        assert!(!plain.iter().any(|(at, _)| *at == "grpc.1.1" || *at == "grpc.2"), "{plain:?}");
+        // The response type of the same method.
+        let reply = Enc::default().msg(1, Enc::default().str(1, "bob"));
+        let s = scan_as(&reply.0, &ScanLimits::default(), Some((&d, method.output)));
+        assert_eq!(values(&s), [("grpc.user.name", "bob")]);
+        // A message field holding bytes that are not a message: judged as bytes of unknown type.
+        let odd = Enc::default().str(1, "not a message \u{1}");
+        let s = scan_as(&odd.0, &ScanLimits::default(), Some((&d, method.output)));
+        assert!(s.values.is_empty(), "{:?}", s.values);
+        let odd = Enc::default().str(1, "# plain words");
+        let s = scan_as(&odd.0, &ScanLimits::default(), Some((&d, method.output)));
+        assert_eq!(values(&s), [("grpc.user", "# plain words")]);
+    }
+
+    /// A descriptor set and a message both written by protoc (tests/data/users.proto says how).
+    #[test]
+    fn a_protoc_descriptor_set_locates_a_protoc_encoded_message() {
+        let d = Descriptors::decode(include_bytes!("../tests/data/users.protoset")).unwrap();
+        let get = d.method("/demo.users.v1.Users/Get").unwrap();
+        let watch = d.method("/demo.users.v1.Users/Watch").unwrap();
+        assert_eq!((get.input, get.output), (watch.input, watch.output));
+        assert!(d.message_named("google.protobuf.Timestamp").is_some());
+        let s = scan_as(include_bytes!("../tests/data/get_user_request.bin"), &ScanLimits::default(), Some((&d, get.input)));
+        assert!(!s.truncated && !s.not_protobuf);
+        let got: Vec<(&str, &str, bool)> = s.values.iter().map(|v| (v.location.as_str(), v.value.as_str(), v.key)).collect();
+        assert_eq!(
+            got,
+            [
+                ("grpc.user.name", "alice", false),
+                ("grpc.user.labels.env", "env", true),
+                ("grpc.user.labels.env", "x' OR 1=1 --", false),
+                ("grpc.user.address.street", "1 Main St", false),
+                ("grpc.user.address.city", "Springfield", false),
+                ("grpc.user.tags", "first", false),
+                ("grpc.user.tags", "second", false),
+                ("grpc.user.email", "alice@example.com", false),
+                ("grpc.query", "name:alice", false),
+            ]
+        );
+    }
+
+    #[test]
+    fn typed_scans_keep_their_bounds() {
+        use descriptor::tests::{field, Enc};
+        // message Node { string v = 1; Node next = 2; map<string, Node> kids = 3; }
+        let entry =
+            Enc::default().str(1, "KidsEntry").msg(2, field("key", 1, 9, None)).msg(2, field("value", 2, 11, Some(".Node"))).msg(7, Enc::default().int(7, 1));
+        let node = Enc::default()
+            .str(1, "Node")
+            .msg(2, field("v", 1, 9, None))
+            .msg(2, field("next", 2, 11, Some(".Node")))
+            .msg(2, field("kids", 3, 11, Some(".Node.KidsEntry")))
+            .msg(3, entry);
+        let set = Enc::default().msg(1, Enc::default().str(1, "n.proto").msg(4, node)).0;
+        let d = Descriptors::decode(&set).unwrap();
+        let id = d.message_named("Node").unwrap();
+        let mut m = Enc::default().str(1, "bottom");
+        for i in 0..40 {
+            m = if i % 2 == 0 { Enc::default().msg(2, m) } else { Enc::default().msg(3, Enc::default().str(1, "k").msg(2, m)) };
+        }
+        let s = scan_as(&m.0, &ScanLimits { max_depth: 8, ..ScanLimits::default() }, Some((&d, id)));
+        assert!(s.truncated);
+        assert!(s.values.iter().all(|v| v.value != "bottom"));
+        let s = scan_as(&m.0, &ScanLimits { max_depth: 64, ..ScanLimits::default() }, Some((&d, id)));
+        assert!(!s.truncated);
+        let last = s.values.last().unwrap();
+        assert_eq!(last.value, "bottom");
+        assert!(last.location.starts_with("grpc.kids.k.next.kids.k.next"), "{}", last.location);
+        let s = scan_as(&m.0, &ScanLimits { max_values: 3, ..ScanLimits::default() }, Some((&d, id)));
+        assert!(s.truncated && s.values.len() == 3);
+        // Arbitrary bytes against the type: within the bounds, never a panic.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let limits = ScanLimits { max_depth: 6, max_fields: 300, max_values: 20 };
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut b = m.0.clone();
+            let i = (x as usize) % b.len();
+            b[i] ^= (x >> 40) as u8 | 1;
+            b.truncate(b.len() - (x >> 50) as usize % 8);
+            let s = scan_as(&b, &limits, Some((&d, id)));
+            assert!(s.values.len() <= limits.max_values);
         }
     }
 

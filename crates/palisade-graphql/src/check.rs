@@ -21,7 +21,7 @@ use foldhash::HashMap;
 use palisade_core::{ProtocolValue, Reason};
 use serde_json::{Map, Value as Json};
 
-use crate::doc::{self, Document, OpKind, Selection, TypeRef, Value, VarDef};
+use crate::doc::{self, Definition, Document, OpKind, Selection, TypeRef, Value, VarDef};
 use crate::request::{Envelope, GraphqlRequest};
 use crate::schema::{Kind, SType, Schema, TypeId};
 
@@ -168,6 +168,7 @@ pub fn check_request(
 /// can be kept in a [`DocCache`].
 #[derive(Debug)]
 pub struct Analysis {
+    /// The request it is the analysis of, set when a [`DocCache`] keeps it.
     query: Box<str>,
     operation_name: Option<Box<str>>,
     get: bool,
@@ -226,15 +227,7 @@ impl std::fmt::Display for OwnedType {
 
 /// Parse and judge a document for one operation name (everything but the variables' values).
 pub fn analyze(query: &str, operation_name: Option<&str>, get: bool, limits: &Limits, schema: Option<&Schema>) -> Analysis {
-    let mut a = Analysis {
-        query: query.into(),
-        operation_name: operation_name.map(Into::into),
-        get,
-        kind: None,
-        findings: Vec::new(),
-        variables: Vec::new(),
-        values: None,
-    };
+    let mut a = Analysis { query: Box::default(), operation_name: None, get, kind: None, findings: Vec::new(), variables: Vec::new(), values: None };
     if over(query.len(), limits.max_query_bytes) {
         a.findings.push(Reason::new("graphql.query_size").at("").detail(format!(
             "a document of {} bytes; at most {} allowed",
@@ -269,15 +262,15 @@ pub fn check_variables(defs: &[VarSpec], given: Option<&Map<String, Json>>, sche
         if out.len() >= MAX_FINDINGS {
             return;
         }
-        let at = format!("{prefix}.variables.{}", v.name);
+        let at = || format!("{prefix}.variables.{}", v.name);
         match given.and_then(|g| g.get(&*v.name)) {
             None if matches!(v.ty, OwnedType::NonNull(_)) && !v.has_default => {
-                out.push(Reason::new("graphql.variable_missing").at(at).detail(format!("variable `${}` of type `{}` is required", v.name, v.ty)));
+                out.push(Reason::new("graphql.variable_missing").at(at()).detail(format!("variable `${}` of type `{}` is required", v.name, v.ty)));
             }
             None => {}
             Some(value) => {
                 if let Some((tail, detail)) = json_problem(value, &v.ty, schema, &mut Vec::new()) {
-                    let at = tail.iter().fold(at, |mut s, t| {
+                    let at = tail.iter().fold(at(), |mut s, t| {
                         s.push('.');
                         s.push_str(t);
                         s
@@ -329,10 +322,12 @@ impl DocCache {
                 }
             }
         }
-        let a = Arc::new(analyze());
+        let mut a = analyze();
         if self.max_entries == 0 || query.len() > self.max_bytes {
-            return a;
+            return Arc::new(a);
         }
+        (a.query, a.operation_name) = (query.into(), operation_name.map(Into::into));
+        let a = Arc::new(a);
         if let Ok(mut m) = self.map.lock() {
             while m.len() >= self.max_entries || (self.bytes.load(Ordering::Relaxed) + query.len() > self.max_bytes && !m.is_empty()) {
                 let Some(k) = m.keys().next().copied() else { break };
@@ -383,9 +378,9 @@ pub fn check<'d, 's>(
             return None;
         }
     };
-    let at_op = format!("{prefix}.{}", op.kind.as_str());
+    let at_op = || format!("{prefix}.{}", op.kind.as_str());
     if get && op.kind == OpKind::Mutation {
-        out.push(Reason::new("graphql.method").at(at_op.clone()).detail("a mutation sent with GET (GraphQL over HTTP allows mutations over POST only)"));
+        out.push(Reason::new("graphql.method").at(at_op()).detail("a mutation sent with GET (GraphQL over HTTP allows mutations over POST only)"));
     }
     let root = match (schema, op.kind) {
         (None, _) => None,
@@ -396,7 +391,7 @@ pub fn check<'d, 's>(
                 OpKind::Subscription => s.subscription,
             };
             if root.is_none() {
-                out.push(Reason::new("graphql.operation_unsupported").at(at_op.clone()).detail(format!("the schema defines no {} type", kind.as_str())));
+                out.push(Reason::new("graphql.operation_unsupported").at(at_op()).detail(format!("the schema defines no {} type", kind.as_str())));
                 return Some(op);
             }
             root
@@ -421,6 +416,7 @@ pub fn check<'d, 's>(
         budget: if limits.max_fields == 0 { 1_000_000 } else { limits.max_fields.saturating_mul(4).max(10_000) },
         depth_reported: false,
         nesting: 0,
+        tail: Vec::with_capacity(8),
         out,
     };
     w.variable_definitions();
@@ -434,7 +430,7 @@ pub fn check<'d, 's>(
     ];
     for (n, limit, code, what) in totals {
         if over(n, limit) && !w.out.iter().any(|r| r.code == code) {
-            w.out.push(Reason::new(code).at(at_op.clone()).detail(format!("{n} {what}; at most {limit} allowed")));
+            w.out.push(Reason::new(code).at(at_op()).detail(format!("{n} {what}; at most {limit} allowed")));
         }
     }
     Some(op)
@@ -462,23 +458,16 @@ fn unambiguous(doc: &Document<'_>, prefix: &str, out: &mut Vec<Reason>) -> bool 
             bad(format!("two fragments are named `{}`", f.name));
         }
     }
-    // Fragments reachable from the operations (each fragment's spreads read once).
+    // Fragments reachable from the operations, by the spreads each definition holds.
     let mut used: Vec<&str> = Vec::new();
-    let mut todo: Vec<&[Selection<'_>]> = doc.operations.iter().map(|o| doc.set(o.selections)).collect();
-    while let Some(sels) = todo.pop() {
-        let mut stack = vec![sels];
-        while let Some(sels) = stack.pop() {
-            for s in sels {
-                match s {
-                    Selection::Field(f) => stack.push(doc.set(f.selections)),
-                    Selection::Inline { selections, .. } => stack.push(doc.set(*selections)),
-                    Selection::Spread { name, .. } => {
-                        if !used.contains(name) {
-                            used.push(name);
-                            if let Some(f) = doc.fragments.iter().find(|f| f.name == *name) {
-                                todo.push(doc.set(f.selections));
-                            }
-                        }
+    if !doc.fragments.is_empty() {
+        let mut todo: Vec<Definition> = (0..doc.operations.len() as u32).map(Definition::Operation).collect();
+        while let Some(def) = todo.pop() {
+            for (_, name) in doc.spreads.iter().filter(|(d, _)| *d == def) {
+                if !used.contains(name) {
+                    used.push(name);
+                    if let Some(i) = doc.fragments.iter().position(|f| f.name == *name) {
+                        todo.push(Definition::Fragment(i as u32));
                     }
                 }
             }
@@ -514,6 +503,8 @@ struct Walk<'a, 's> {
     budget: usize,
     depth_reported: bool,
     nesting: usize,
+    /// The location below the current field (arguments, input fields), reused.
+    tail: Vec<Cow<'s, str>>,
     out: &'a mut Vec<Reason>,
 }
 
@@ -681,7 +672,7 @@ impl<'s> Walk<'_, 's> {
             SType::List(inner) => match v {
                 Value::List(items) => {
                     for (i, item) in items.iter().enumerate() {
-                        tail.push(Cow::Owned(i.to_string()));
+                        tail.push(index(i));
                         self.literal(item, inner, tail, false, base);
                         tail.pop();
                     }
@@ -847,22 +838,23 @@ impl<'s> Walk<'_, 's> {
                         descend = false;
                     }
                     Some(fd) => {
-                        if !f.arguments.is_empty() || fd.args.iter().any(|a| a.required()) {
-                            let mut tail = Vec::with_capacity(4);
+                        if !f.arguments.is_empty() || fd.required_args {
+                            let mut tail = std::mem::take(&mut self.tail);
                             self.arguments(self.doc.args(f.arguments), &fd.args, &mut tail);
+                            tail.clear();
+                            self.tail = tail;
                         }
-                        let ct = s.ty(fd.ty.base());
-                        if ct.is_composite() && f.selections.is_empty() {
+                        if fd.composite && f.selections.is_empty() {
                             self.report(
                                 "graphql.selection_missing",
                                 &[],
                                 format!("field `{}` of type `{}` needs a selection of subfields", f.name, s.display(&fd.ty)),
                             );
-                        } else if !ct.is_composite() && !f.selections.is_empty() {
+                        } else if !fd.composite && !f.selections.is_empty() {
                             self.report("graphql.selection_invalid", &[], format!("field `{}` of type `{}` has no subfields", f.name, s.display(&fd.ty)));
                             descend = false;
                         }
-                        child = Some(fd.ty.base());
+                        child = Some(fd.base);
                     }
                 }
             }
@@ -898,6 +890,15 @@ impl<'s> Walk<'_, 's> {
             self.counts.truncate(start);
         }
         self.path.pop();
+    }
+}
+
+/// A list index as a location segment; the indexes of short lists are not allocated.
+fn index(i: usize) -> Cow<'static, str> {
+    const SMALL: [&str; 16] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15"];
+    match SMALL.get(i) {
+        Some(s) => Cow::Borrowed(s),
+        None => Cow::Owned(i.to_string()),
     }
 }
 

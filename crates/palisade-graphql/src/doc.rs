@@ -41,6 +41,17 @@ pub struct Document<'s> {
     pub fragments: Vec<Fragment<'s>>,
     pub selections: Vec<Selection<'s>>,
     pub arguments: Vec<(&'s str, Value<'s>)>,
+    /// Every fragment spread with the definition it is written in, in document order: which
+    /// fragments each definition uses, without walking its selections.
+    pub spreads: Vec<(Definition, &'s str)>,
+}
+
+/// An operation or a fragment of a document, by its index in [`Document::operations`] or
+/// [`Document::fragments`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Definition {
+    Operation(u32),
+    Fragment(u32),
 }
 
 /// The arguments of a field or a directive: a range of [`Document::arguments`].
@@ -61,6 +72,9 @@ impl Args {
 pub struct Set {
     pub start: u32,
     pub len: u32,
+    /// A string literal is written somewhere inside (an argument at any depth): the walks that
+    /// collect literals skip the sets without.
+    pub literals: bool,
 }
 
 impl Set {

@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use crate::doc::{line_col, Args, Directive, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
+use crate::doc::{line_col, Args, Definition, Directive, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
 use crate::{Error, ErrorKind};
 
 /// Parse an executable document.
@@ -32,25 +32,35 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
         open: Vec::with_capacity(32),
         done: Vec::with_capacity(src.len() / 16),
         args: Vec::with_capacity(src.len() / 64),
+        strings: 0,
+        owner: Definition::Operation(0),
+        spreads: Vec::new(),
     };
     p.advance()?;
     let mut doc = Document::default();
     while p.tok.t != T::Eof {
         match p.tok.t {
             T::Punct(b'{') => {
+                p.owner = Definition::Operation(doc.operations.len() as u32);
                 let selections = p.selection_set()?;
                 doc.operations.push(Operation { kind: OpKind::Query, name: None, variables: Vec::new(), directives: Vec::new(), selections });
             }
-            T::Name => match p.text() {
-                "query" => doc.operations.push(p.operation(OpKind::Query)?),
-                "mutation" => doc.operations.push(p.operation(OpKind::Mutation)?),
-                "subscription" => doc.operations.push(p.operation(OpKind::Subscription)?),
-                "fragment" => doc.fragments.push(p.fragment()?),
-                "schema" | "scalar" | "type" | "interface" | "union" | "enum" | "input" | "directive" | "extend" => {
-                    return Err(p.error_at(p.tok.start, format!("a request holds operations and fragments only, not a `{}` definition", p.text())));
+            T::Name => {
+                p.owner = match p.text() {
+                    "fragment" => Definition::Fragment(doc.fragments.len() as u32),
+                    _ => Definition::Operation(doc.operations.len() as u32),
+                };
+                match p.text() {
+                    "query" => doc.operations.push(p.operation(OpKind::Query)?),
+                    "mutation" => doc.operations.push(p.operation(OpKind::Mutation)?),
+                    "subscription" => doc.operations.push(p.operation(OpKind::Subscription)?),
+                    "fragment" => doc.fragments.push(p.fragment()?),
+                    "schema" | "scalar" | "type" | "interface" | "union" | "enum" | "input" | "directive" | "extend" => {
+                        return Err(p.error_at(p.tok.start, format!("a request holds operations and fragments only, not a `{}` definition", p.text())));
+                    }
+                    _ => return Err(p.unexpected("an operation or a fragment")),
                 }
-                _ => return Err(p.unexpected("an operation or a fragment")),
-            },
+            }
             T::Str | T::Block => return Err(p.error_at(p.tok.start, "a request holds operations and fragments only, not described type definitions")),
             _ => return Err(p.unexpected("an operation or a fragment")),
         }
@@ -60,6 +70,7 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
     }
     doc.selections = p.done;
     doc.arguments = p.args;
+    doc.spreads = p.spreads;
     Ok(doc)
 }
 
@@ -101,6 +112,11 @@ struct Parser<'s> {
     /// Arguments of the fields and directives read, each list contiguous (values hold no
     /// arguments, so lists never interleave): the document's.
     args: Vec<(&'s str, Value<'s>)>,
+    /// String literals read so far.
+    strings: usize,
+    /// The definition being read, and the spreads read.
+    owner: Definition,
+    spreads: Vec<(Definition, &'s str)>,
 }
 
 fn describe(t: T) -> &'static str {
@@ -489,6 +505,7 @@ impl<'s> Parser<'s> {
         self.enter()?;
         self.expect(b'{')?;
         let from = self.open.len();
+        let strings = self.strings;
         loop {
             let s = self.selection()?;
             self.open.push(s);
@@ -497,7 +514,7 @@ impl<'s> Parser<'s> {
                 self.depth -= 1;
                 let start = self.done.len();
                 self.done.extend(self.open.drain(from..));
-                let set = Set { start: start as u32, len: (self.done.len() - start) as u32 };
+                let set = Set { start: start as u32, len: (self.done.len() - start) as u32, literals: self.strings > strings };
                 return Ok(set);
             }
         }
@@ -510,6 +527,7 @@ impl<'s> Parser<'s> {
                 let on = self.tok.t == T::Name && self.text() == "on";
                 if self.tok.t == T::Name && !on {
                     let name = self.name()?;
+                    self.spreads.push((self.owner, name));
                     return Ok(Selection::Spread { name, directives: self.directives(false)? });
                 }
                 let on = if on {
@@ -547,7 +565,10 @@ impl<'s> Parser<'s> {
             }
             T::Int => Value::Int(self.text()),
             T::Float => Value::Float(self.text()),
-            T::Str | T::StrEsc | T::Block => Value::String(self.string_value()),
+            T::Str | T::StrEsc | T::Block => {
+                self.strings += 1;
+                Value::String(self.string_value())
+            }
             T::Name => match self.text() {
                 "true" => Value::Boolean(true),
                 "false" => Value::Boolean(false),

@@ -58,10 +58,19 @@ impl InputValue {
     }
 }
 
+/// A field of an object or interface type, with what judging a selection of it needs resolved
+/// at load: the named type inside its wrappers, whether that type has subfields, and whether
+/// an argument must be given (so that a request reads this one record per field).
 #[derive(Clone, Debug)]
 pub struct FieldDef {
     pub ty: SType,
     pub args: Vec<InputValue>,
+    /// `ty` without its list and non-null wrappers.
+    pub base: TypeId,
+    /// The base type is an object, an interface or a union: a selection of it needs subfields.
+    pub composite: bool,
+    /// Some argument is required (non-null without a default).
+    pub required_args: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -251,7 +260,10 @@ impl Schema {
                 let at = format!("{}.{fname}", s.ty(id).name);
                 let args = inputs(s, fd.arguments_definition(), errors, &at);
                 if let Some(ty) = resolve(s, fd.ty(), errors, &at) {
-                    s.types[id as usize].fields.insert(fname.into(), FieldDef { ty, args });
+                    let base = ty.base();
+                    let composite = s.ty(base).is_composite();
+                    let required_args = args.iter().any(InputValue::required);
+                    s.types[id as usize].fields.insert(fname.into(), FieldDef { ty, args, base, composite, required_args });
                 }
             }
         };

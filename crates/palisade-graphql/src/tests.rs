@@ -880,7 +880,7 @@ mod differential {
         let mut a = arena.borrow_mut();
         let start = a.len() as u32;
         a.extend(items);
-        doc::Set { start, len: a.len() as u32 - start }
+        doc::Set { start, len: a.len() as u32 - start, literals: true }
     }
 
     fn val(v: &cst::Value) -> Value<'static> {

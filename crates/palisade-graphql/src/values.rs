@@ -13,7 +13,7 @@
 use palisade_core::ProtocolValue;
 use serde_json::{Map, Value as Json};
 
-use crate::doc::{Directive, Document, Selection, Value};
+use crate::doc::{Directive, Document, Selection, Set, Value};
 
 use crate::request::GraphqlRequest;
 
@@ -36,14 +36,14 @@ pub fn collect_document(doc: &Document<'_>, prefix: &str, out: &mut Vec<(String,
         path.push_str(prefix);
         path.push('.');
         path.push_str(op.kind.as_str());
-        selections(doc, doc.set(op.selections), &mut path, out);
+        selections(doc, op.selections, &mut path, out);
     }
     for f in &doc.fragments {
         path.clear();
         path.push_str(prefix);
         path.push_str(".fragment.");
         path.push_str(f.name);
-        selections(doc, doc.set(f.selections), &mut path, out);
+        selections(doc, f.selections, &mut path, out);
     }
 }
 
@@ -83,20 +83,24 @@ fn directive_values(doc: &Document<'_>, ds: &[Directive<'_>], path: &mut String,
     }
 }
 
-fn selections(doc: &Document<'_>, sels: &[Selection<'_>], path: &mut String, out: &mut Vec<(String, String)>) {
-    for s in sels {
+/// The literals of a set; a set without any is not walked.
+fn selections(doc: &Document<'_>, set: Set, path: &mut String, out: &mut Vec<(String, String)>) {
+    if !set.literals {
+        return;
+    }
+    for s in doc.set(set) {
         match s {
             Selection::Field(f) => under(path, f.name, |path| {
                 for (name, v) in doc.args(f.arguments) {
                     under(path, name, |p| literal(v, p, out));
                 }
                 directive_values(doc, &f.directives, path, out);
-                selections(doc, doc.set(f.selections), path, out);
+                selections(doc, f.selections, path, out);
             }),
             Selection::Spread { directives, .. } => directive_values(doc, directives, path, out),
             Selection::Inline { directives, selections: inner, .. } => {
                 directive_values(doc, directives, path, out);
-                selections(doc, doc.set(*inner), path, out);
+                selections(doc, *inner, path, out);
             }
         }
     }

@@ -13,12 +13,14 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use palisade_body::coding::{inflate, Coding, Inflated};
+use palisade_core::grpc::descriptor::{Descriptors, MsgId};
 use palisade_core::grpc::{self as wire, FrameError, HEADER_LEN};
 
 use crate::body::ClientBody;
@@ -187,9 +189,20 @@ pub fn judged_payload<'a>(compressed: bool, payload: &'a [u8], enc: &Encoding, l
     }
 }
 
-/// The values detection judges in one message.
-pub fn values(payload: &[u8]) -> palisade_core::ProtocolValues {
-    let scan = wire::scan(payload, &wire::ScanLimits::default());
+/// The message type of a call's requests (`Some(true)`) or responses, when the app has a
+/// descriptor set that holds the method its path names (`/pkg.Service/Method`).
+pub fn message_type(types: Option<&Arc<Descriptors>>, path: &str, request: bool) -> Option<(Arc<Descriptors>, MsgId)> {
+    let d = types?;
+    let Some(m) = d.method(path) else {
+        tracing::debug!(path, "gRPC method not in the app's descriptor set: its messages are scanned without their types");
+        return None;
+    };
+    Some((d.clone(), if request { m.input } else { m.output }))
+}
+
+/// The values detection judges in one message, of a known type or not.
+pub fn values(payload: &[u8], ty: Option<&(Arc<Descriptors>, MsgId)>) -> palisade_core::ProtocolValues {
+    let scan = wire::scan_as(payload, &wire::ScanLimits::default(), ty.map(|(d, id)| (&**d, *id)));
     palisade_core::ProtocolValues { replaces_body: true, replaces_query: Vec::new(), values: scan.values }
 }
 

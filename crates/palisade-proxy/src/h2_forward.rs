@@ -64,6 +64,7 @@ pub(crate) fn h2_request(
         None => ReqBody::Stream(UpBody::Chained { head: None, spill: None, rest: client, remaining: u64::MAX }),
         Some((method, uri, headers, canonical, cx)) => {
             let snap = snap.clone();
+            let msg_type = crate::grpc::message_type(app.grpc_types.as_ref(), uri.path(), true);
             let judge: crate::grpc::Judge = Box::new(move |payload: &[u8]| {
                 let app = &snap.apps[app_idx];
                 let view = RequestView {
@@ -80,7 +81,7 @@ pub(crate) fn h2_request(
                     tls,
                 };
                 let mut o = Outcome { context: cx.clone(), ..Outcome::default() };
-                o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
+                o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload, msg_type.as_ref())));
                 if let Some(b) = judge::body(app, &view, &mut o) {
                     let judged = Box::new((method.clone(), uri.clone(), headers.clone()));
                     return Some(crate::grpc::Stop { grpc_status: crate::grpc::status_for(b.status, true), code: b.code.clone(), block: Some((b, judged)) });

@@ -383,6 +383,19 @@ async fn routed(
                 if !response_headers.is_empty() {
                     headers::add_response_headers(resp.headers_mut(), response_headers);
                 }
+                // The upstream's answer to a plain request is judged by the response stages
+                // (a gRPC call's response streams: its messages are not judged).
+                if let (Some(judged), false) = (judged_req, grpc_call) {
+                    let (parts, body) = resp.into_parts();
+                    return match body {
+                        RespBody::H2(body) => {
+                            let buffered = crate::response::buffer_h2(body, &parts.headers, app.cfg.inspect_response).await;
+                            judge_response(r, parts, buffered, judged, rec)
+                        }
+                        // Palisade's own answer (an upstream failure).
+                        other => Response::from_parts(parts, other),
+                    };
+                }
                 return resp;
             }
             H2Outcome::Http1(req) => {
@@ -490,9 +503,10 @@ fn grpc_body_stages(
     let app = r.app;
     let (bytes, truncated) = inspected(up_body);
     let mut stop_block: Option<judge::Block> = None;
+    let msg_type = crate::grpc::message_type(app.grpc_types.as_ref(), parts.uri.path(), true);
     let judged = crate::grpc::judge_buffered(bytes, truncated, app.cfg.inspect_body as usize, encoding, |payload| {
         let mut o = Outcome { context: outcome.context.clone(), ..Outcome::default() };
-        o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload)));
+        o.context.protocol_values = Some(Arc::new(crate::grpc::values(payload, msg_type.as_ref())));
         let v = RequestView { body: payload, body_truncated: false, ..*head };
         match judge::body(app, &v, &mut o) {
             Some(b) => {
@@ -702,9 +716,10 @@ fn host_setter(host_header: HostHeader, host_in_map: bool, orig_host: Option<Hea
 /// The request as judged, for the response stages: method, URI, headers, canonical path.
 type JudgedRequest = (http::Method, Uri, http::HeaderMap, Option<String>);
 
-/// Phases 8 and 9, response and response stages: hop-by-hop headers removed and the stages'
-/// response headers added; without response stages the upstream's response streams back as it
-/// is, else its start is buffered (up to `inspect_response`) and judged.
+/// Phases 8 and 9 for an HTTP/1 upstream, response and response stages: hop-by-hop headers
+/// removed and the stages' response headers added; without response stages the upstream's
+/// response streams back as it is, else its start is buffered (up to `inspect_response`) and
+/// judged.
 async fn response_stages(
     r: &Routed<'_, '_>,
     resp: Response<crate::upstream::UpstreamBody>,
@@ -712,17 +727,31 @@ async fn response_stages(
     judged_req: Option<JudgedRequest>,
     rec: &mut Record,
 ) -> Response<RespBody> {
-    let (app, id) = (r.app, r.id);
+    let app = r.app;
     rec.upstream_status = Some(resp.status().as_u16());
     let (mut resp_parts, body) = resp.into_parts();
     headers::strip_hop_by_hop(&mut resp_parts.headers);
     if !response_headers.is_empty() {
         headers::add_response_headers(&mut resp_parts.headers, response_headers);
     }
-    let Some((method, uri, req_headers, canonical)) = judged_req else {
+    let Some(judged) = judged_req else {
         return Response::from_parts(resp_parts, RespBody::Upstream(body));
     };
-    let buffered = match crate::response::buffer(body, &resp_parts.headers, app.cfg.inspect_response).await {
+    let buffered = crate::response::buffer(body, &resp_parts.headers, app.cfg.inspect_response).await;
+    judge_response(r, resp_parts, buffered, judged, rec)
+}
+
+/// Phase 9, response stages on a buffered response (from either kind of upstream).
+fn judge_response(
+    r: &Routed<'_, '_>,
+    resp_parts: http::response::Parts,
+    buffered: Result<crate::response::Buffered, BodyError>,
+    judged: JudgedRequest,
+    rec: &mut Record,
+) -> Response<RespBody> {
+    let (app, id) = (r.app, r.id);
+    let (method, uri, req_headers, canonical) = judged;
+    let buffered = match buffered {
         Ok(b) => b,
         Err(e) => {
             rec.upstream_error = Some(UpstreamErr::Protocol);

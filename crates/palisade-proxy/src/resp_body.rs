@@ -24,6 +24,13 @@ pub enum RespBody {
     Upgrade(Box<crate::ws_session::Pending>),
     /// From an HTTP/2 upstream: data and trailers as they come.
     H2(Box<crate::grpc::H2Body>),
+    /// From an HTTP/2 upstream, judged: the buffered prefix, the trailers when the body ended
+    /// within it, then the rest.
+    H2Buffered {
+        head: Option<Bytes>,
+        trailers: Option<http::HeaderMap>,
+        rest: Box<crate::grpc::H2Body>,
+    },
 }
 
 impl RespBody {
@@ -51,6 +58,14 @@ impl Body for RespBody {
                 Some(h) => Poll::Ready(Some(Ok(Frame::data(h)))),
                 None => Pin::new(rest).poll_frame(cx),
             },
+            RespBody::H2Buffered { head, trailers, rest } => match (head.take(), trailers.take()) {
+                (Some(h), t) => {
+                    *trailers = t;
+                    Poll::Ready(Some(Ok(Frame::data(h))))
+                }
+                (None, Some(t)) => Poll::Ready(Some(Ok(Frame::trailers(t)))),
+                (None, None) => Pin::new(&mut **rest).poll_frame(cx),
+            },
         }
     }
 
@@ -61,6 +76,7 @@ impl Body for RespBody {
             RespBody::Upgrade(_) => true,
             RespBody::H2(b) => b.is_end_stream(),
             RespBody::Chained { head, rest } => head.is_none() && rest.is_end_stream(),
+            RespBody::H2Buffered { head, trailers, rest } => head.is_none() && trailers.is_none() && rest.is_end_stream(),
         }
     }
 
@@ -70,6 +86,15 @@ impl Body for RespBody {
             RespBody::Upstream(u) => u.size_hint(),
             RespBody::Upgrade(_) => SizeHint::with_exact(0),
             RespBody::H2(b) => b.size_hint(),
+            RespBody::H2Buffered { head, trailers, rest } => {
+                let h = head.as_ref().map_or(0, |b| b.len() as u64);
+                if trailers.is_some() || rest.is_end_stream() {
+                    return SizeHint::with_exact(h);
+                }
+                let mut hint = SizeHint::new();
+                hint.set_lower(h + rest.size_hint().lower());
+                hint
+            }
             RespBody::Chained { head, rest } => {
                 let h = head.as_ref().map_or(0, |b| b.len() as u64);
                 let r = rest.size_hint();

@@ -26,7 +26,30 @@ pub struct Buffered {
 
 /// Read up to `limit` bytes of `body`.
 pub async fn buffer(mut body: UpstreamBody, headers: &HeaderMap, limit: u64) -> Result<Buffered, BodyError> {
+    let (raw, complete, _) = read_head(&mut body, limit).await?;
+    let send = if complete {
+        RespBody::Full(if raw.is_empty() { None } else { Some(raw.clone()) })
+    } else {
+        RespBody::Chained { head: Some(raw.clone()), rest: body }
+    };
+    let (judged, truncated, undecodable) = decode(headers, raw, limit, !complete);
+    Ok(Buffered { body: send, judged, truncated, undecodable })
+}
+
+/// Read up to `limit` bytes of the body of an HTTP/2 upstream's response; its trailers, when
+/// the body ends within the limit, follow the data to the client.
+pub async fn buffer_h2(mut body: Box<crate::grpc::H2Body>, headers: &HeaderMap, limit: u64) -> Result<Buffered, BodyError> {
+    let (raw, complete, trailers) = read_head(&mut *body, limit).await?;
+    let send = RespBody::H2Buffered { head: if raw.is_empty() { None } else { Some(raw.clone()) }, trailers, rest: body };
+    let (judged, truncated, undecodable) = decode(headers, raw, limit, !complete);
+    Ok(Buffered { body: send, judged, truncated, undecodable })
+}
+
+/// The first `limit` bytes (or a little more: whole frames) of a body, whether it ended there,
+/// and its trailers when it did.
+async fn read_head<B: Body<Data = Bytes, Error = BodyError> + Unpin>(body: &mut B, limit: u64) -> Result<(Bytes, bool, Option<HeaderMap>), BodyError> {
     let mut buf = BytesMut::new();
+    let mut trailers = None;
     let mut complete = true;
     loop {
         if body.is_end_stream() {
@@ -36,20 +59,18 @@ pub async fn buffer(mut body: UpstreamBody, headers: &HeaderMap, limit: u64) -> 
             complete = false;
             break;
         }
-        let frame = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await;
+        let frame = std::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_frame(cx)).await;
         let Some(frame) = frame else { break };
-        if let Ok(data) = frame?.into_data() {
-            buf.extend_from_slice(&data);
+        match frame?.into_data() {
+            Ok(data) => buf.extend_from_slice(&data),
+            Err(frame) => {
+                if let Ok(t) = frame.into_trailers() {
+                    trailers = Some(t);
+                }
+            }
         }
     }
-    let raw = buf.freeze();
-    let send = if complete {
-        RespBody::Full(if raw.is_empty() { None } else { Some(raw.clone()) })
-    } else {
-        RespBody::Chained { head: Some(raw.clone()), rest: body }
-    };
-    let (judged, truncated, undecodable) = decode(headers, raw, limit, !complete);
-    Ok(Buffered { body: send, judged, truncated, undecodable })
+    Ok((buf.freeze(), complete, trailers))
 }
 
 /// Remove `Content-Encoding` for judging. Returns the decoded bytes, whether they are only a

@@ -38,6 +38,8 @@ pub struct App {
     pub wants_response: bool,
     /// This app's metric series (kept across reloads by app name).
     pub metrics: Arc<AppMetrics>,
+    /// The message types of its gRPC services (`grpc.descriptor_set`).
+    pub grpc_types: Option<Arc<palisade_core::grpc::descriptor::Descriptors>>,
 }
 
 pub struct Snapshot {
@@ -83,12 +85,30 @@ impl Snapshot {
         // is reported at once.
         let mut apps = Vec::with_capacity(config.apps.len());
         for a in &config.apps {
+            let grpc_types = match &a.grpc.descriptor_set {
+                None => None,
+                Some(file) => match read_descriptor_set(&file.value) {
+                    Ok(d) => Some(Arc::new(d)),
+                    Err(e) => {
+                        errors.push(file.loc.error(&config.source, e));
+                        None
+                    }
+                },
+            };
             match factory(&config, a) {
                 Ok(stages) => {
                     let Some(upstream) = upstreams.get(a.upstream).filter(|_| errors.is_empty()) else { continue };
                     let wants_body = stages.iter().any(|s| s.wants_body());
                     let wants_response = stages.iter().any(|s| s.wants_response());
-                    apps.push(App { cfg: a.clone(), upstream: upstream.clone(), stages, wants_body, wants_response, metrics: metrics.app(&a.name) });
+                    apps.push(App {
+                        cfg: a.clone(),
+                        upstream: upstream.clone(),
+                        stages,
+                        wants_body,
+                        wants_response,
+                        metrics: metrics.app(&a.name),
+                        grpc_types: grpc_types.clone(),
+                    });
                 }
                 Err(e) => errors.extend(e),
             }
@@ -100,4 +120,10 @@ impl Snapshot {
         let events = crate::events::Runtime::new(&config);
         Ok(Snapshot { generation, config: Arc::new(config), router, apps, upstreams, tls, events })
     }
+}
+
+/// Read and index a `FileDescriptorSet`; the error says what is wrong with the file.
+fn read_descriptor_set(path: &std::path::Path) -> Result<palisade_core::grpc::descriptor::Descriptors, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the gRPC descriptor set {}: {e}", path.display()))?;
+    palisade_core::grpc::descriptor::Descriptors::decode(&bytes).map_err(|e| format!("{}: not a usable gRPC descriptor set: {e}", path.display()))
 }

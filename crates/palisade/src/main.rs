@@ -794,9 +794,15 @@ fn check(path: &std::path::Path, offline: bool) -> ExitCode {
         summary = Some((cfg.apps.len(), cfg.listen.len()));
         let plan = body_plan(&cfg);
         match palisade_proxy::Snapshot::build(cfg, 0, &stages::factory(stages::Use::Check(warnings.clone()))) {
-            Ok(_) if errors.is_empty() => {
+            Ok(snap) if errors.is_empty() => {
                 for line in plan {
                     println!("{line}");
+                }
+                for app in &snap.apps {
+                    if let (Some(d), Some(file)) = (&app.grpc_types, &app.cfg.grpc.descriptor_set) {
+                        let (messages, methods) = d.counts();
+                        println!("app `{}`: gRPC descriptor set {}: {messages} message type(s), {methods} method(s)", app.cfg.name, file.value.display());
+                    }
                 }
             }
             Ok(_) => {}

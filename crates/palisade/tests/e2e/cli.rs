@@ -164,6 +164,29 @@ async fn check_reports_every_problem_with_its_location() {
     assert!(lines[0].3.contains("nope.pem"), "{lines:?}");
 }
 
+/// `check` reads an app's gRPC descriptor set: what it holds, or the reason it is refused, with
+/// the key's line.
+#[tokio::test]
+async fn check_reads_a_grpc_descriptor_set() {
+    let dir = TempDir::new();
+    let set = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/grpc_echo.protoset");
+    let conf = |file: &Path| {
+        format!(
+            "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\napps:\n  - name: echo\n    upstream: h2c://127.0.0.1:9\n    grpc:\n      descriptor_set: {}\n",
+            file.display()
+        )
+    };
+    let good = dir.write("good.yaml", conf(&set));
+    let out = command().args(["check", "-c"]).arg(&good).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("app `echo`: gRPC descriptor set") && stdout.contains("3 message type(s), 2 method(s)"), "{stdout}");
+    let bad = dir.write("bad.yaml", conf(&set.with_extension("proto")));
+    let lines = check_errors(&bad, 1);
+    assert_eq!((lines[0].0, lines[0].2.as_str()), (8, "apps[0].grpc.descriptor_set"), "{lines:?}");
+    assert!(lines[0].3.contains("not a binary FileDescriptorSet"), "{lines:?}");
+}
+
 /// Run `check` on a broken file: exit 1, `count` error lines `file:line:col: path: message`,
 /// then a summary line. Returns (line, col, path, message) of each.
 fn check_errors(file: &Path, count: usize) -> Vec<(usize, usize, String, String)> {

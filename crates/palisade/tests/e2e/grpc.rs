@@ -347,3 +347,92 @@ async fn an_upstream_that_does_not_speak_http2_is_unavailable_not_a_hang() {
     assert_problem(&r, 502, "upstream.bad_response");
     accepting.abort();
 }
+
+fn echo_descriptor() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/grpc_echo.protoset")
+}
+
+/// A length-delimited field.
+fn field(number: u8, bytes: &[u8]) -> Vec<u8> {
+    let mut m = vec![number << 3 | 2];
+    let mut n = bytes.len();
+    while n >= 0x80 {
+        m.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    m.push(n as u8);
+    m.extend_from_slice(bytes);
+    m
+}
+
+/// With the app's descriptor set (`grpc_echo.proto`), values are located by field name: the
+/// events name `grpc.profile.name`, not `grpc.3.1`; a method the set does not hold is read
+/// without it.
+#[tokio::test]
+async fn with_a_descriptor_set_blocked_values_are_located_by_field_name() {
+    let Some(py) = python() else { return };
+    let server = GrpcServer::start(&py, None);
+    let yaml = app(&format!("h2c://127.0.0.1:{}", server.port))
+        + &format!("    grpc:\n      descriptor_set: {}\nevents:\n  sink: jsonl:ev.jsonl\n", echo_descriptor().display());
+    let proxy = Proxy::start(&yaml);
+    let target = proxy.addr.to_string();
+    let attack = "1' UNION SELECT username, password FROM users --";
+
+    // EchoRequest { text: "hello", count: 3, profile: { name: "Ann", labels: {"team": "core"} } }
+    let labels = [field(1, b"team"), field(2, b"core")].concat();
+    let profile = [field(1, b"Ann"), field(2, &labels)].concat();
+    let fine = [field(1, b"hello"), vec![2 << 3, 3], field(3, &profile)].concat();
+    let r = call(&py, &target, "/test.Echo/Unary", std::slice::from_ref(&fine), None).await;
+    assert_eq!(r["code"], "OK", "{r}");
+    assert_eq!(r["responses"][0], hex(&fine));
+
+    // In the nested message; in a map value; in a streamed message's top-level field.
+    let nested = [field(1, b"hello"), field(3, &field(1, attack.as_bytes()))].concat();
+    let r = call(&py, &target, "/test.Echo/Unary", &[nested], None).await;
+    assert_eq!(r["code"], "PERMISSION_DENIED", "{r}");
+    let in_map = field(3, &field(2, &[field(1, b"env"), field(2, attack.as_bytes())].concat()));
+    let r = call(&py, &target, "/test.Echo/Unary", &[in_map], None).await;
+    assert_eq!(r["code"], "PERMISSION_DENIED", "{r}");
+    let r = call(&py, &target, "/test.Echo/Bidi", &[fine.clone(), field(1, attack.as_bytes())], None).await;
+    assert_eq!(r["code"], "PERMISSION_DENIED", "{r}");
+    // A method the descriptor set does not describe: the scan without types.
+    let r = call(&py, &target, "/test.Echo/Other", &[field(3, &field(1, attack.as_bytes()))], None).await;
+    assert_eq!(r["code"], "PERMISSION_DENIED", "{r}");
+
+    let shared = proxy.running().shared();
+    let pipeline = shared.events.as_ref().expect("events are on");
+    let mut events: Vec<serde_json::Value> = Vec::new();
+    eventually("four block events", || {
+        assert!(pipeline.flush(LIMIT));
+        let text = std::fs::read_to_string(proxy.dir.join("ev.jsonl")).unwrap_or_default();
+        events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        events.len() >= 4
+    })
+    .await;
+    let located = |path: &str, location: &str| events.iter().any(|e| e["path"] == path && e.to_string().contains(&format!("\"{location}\"")));
+    assert!(located("/test.Echo/Unary", "grpc.profile.name"), "{events:?}");
+    assert!(located("/test.Echo/Unary", "grpc.profile.labels.env"), "{events:?}");
+    assert!(located("/test.Echo/Bidi", "grpc.text"), "{events:?}");
+    assert!(located("/test.Echo/Other", "grpc.3.1"), "{events:?}");
+}
+
+/// A descriptor set that cannot be read, or is not one, is a configuration error naming the
+/// key and the reason.
+#[test]
+fn a_bad_descriptor_set_is_a_configuration_error() {
+    let dir = TempDir::new();
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/grpc_echo.proto");
+    let garbage = dir.write("garbage.pb", [0x0a, 0xff, 0xff, 0xff]);
+    for (file, want) in [
+        (source, "a .proto source file?"),
+        (dir.join("missing.protoset"), "cannot read the gRPC descriptor set"),
+        (garbage, "not a usable gRPC descriptor set"),
+    ] {
+        let yaml = app("h2c://127.0.0.1:9") + &format!("    grpc:\n      descriptor_set: {}\n", file.display());
+        let err = palisade_proxy::Snapshot::build(parse(&yaml, dir.path()), 0, &palisade::stages::factory(palisade::stages::Use::Serve))
+            .err()
+            .expect("a configuration error")
+            .to_string();
+        assert!(err.contains("apps[0].grpc.descriptor_set") && err.contains(want), "{err}");
+    }
+}

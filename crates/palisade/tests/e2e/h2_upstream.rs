@@ -196,3 +196,75 @@ async fn an_https_upstream_without_h2_is_spoken_to_over_http1() {
     }
     server.abort();
 }
+
+/// An HTTP/2 server answering JSON: `{"items":["x"]}` (not what the spec says) for `/items?kind=bad`,
+/// 100 KB of items for `/items?kind=big`, `{"items":[1,2]}` otherwise, with trailers `x-done: yes`.
+async fn h2c_json_server() -> (u16, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = listener.accept().await else { return };
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(|req: Request<Incoming>| async move {
+                    let body = match req.uri().query() {
+                        Some("kind=bad") => r#"{"items":["x"]}"#.to_string(),
+                        Some("kind=big") => format!("{{\"items\":[{}1]}}", "1,".repeat(50_000)),
+                        _ => r#"{"items":[1,2]}"#.to_string(),
+                    };
+                    let mut trailers = http::HeaderMap::new();
+                    trailers.insert("x-done", http::HeaderValue::from_static("yes"));
+                    let frames = Frames([Frame::data(Bytes::from(body)), Frame::trailers(trailers)].into());
+                    Ok::<_, Infallible>(Response::builder().header("content-type", "application/json").body(frames).unwrap())
+                });
+                let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(s), svc).await;
+            });
+        }
+    });
+    (port, task)
+}
+
+/// The response stages (OpenAPI `response: block`) judge what an HTTP/2 upstream answers, for
+/// HTTP/1.1 and HTTP/2 clients alike; a valid answer keeps its trailers.
+#[tokio::test]
+async fn responses_from_an_http2_upstream_are_judged_by_the_response_stages() {
+    let (port, server) = h2c_json_server().await;
+    let dir = TempDir::new();
+    dir.write(
+        "api.yaml",
+        "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /items:\n    get:\n      parameters:\n        - {name: kind, in: query, schema: {type: string}}\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema:\n                type: object\n                properties:\n                  items: {type: array, items: {type: integer}}\n",
+    );
+    let proxy = Proxy::start_in(
+        &(yaml(&format!("h2c://127.0.0.1:{port}")) + "    limits: {inspect_response: 4KiB}\n    openapi:\n      spec: api.yaml\n      response: block\n"),
+        dir,
+    );
+
+    // HTTP/1.1 client.
+    let r = get(proxy.addr, "api.test", "/items").await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(r.text(), r#"{"items":[1,2]}"#);
+    let r = get(proxy.addr, "api.test", "/items?kind=bad").await;
+    let v = assert_problem(&r, 502, "openapi.response_body_invalid");
+    assert_eq!(v["reasons"][0]["location"], "response.body/items/0", "{}", r.dump());
+
+    // HTTP/2 client: the trailers of a judged answer still reach it.
+    let tcp = tokio::net::TcpStream::connect(proxy.addr).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(conn);
+    let resp = within("response", send.send_request(Request::get("http://api.test/items").body(Full::new(Bytes::new())).unwrap())).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let collected = within("body", resp.into_body().collect()).await.unwrap();
+    assert_eq!(collected.trailers().expect("trailers passed through")["x-done"], "yes");
+    assert_eq!(collected.to_bytes(), r#"{"items":[1,2]}"#);
+    let resp = within("response", send.send_request(Request::get("http://api.test/items?kind=bad").body(Full::new(Bytes::new())).unwrap())).await.unwrap();
+    assert_eq!(resp.status(), 502);
+    let body = within("body", resp.into_body().collect()).await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&body).contains("openapi.response_body_invalid"), "{body:?}");
+    // Larger than `inspect_response`: its start is judged, then all of it and the trailers pass.
+    let resp = within("response", send.send_request(Request::get("http://api.test/items?kind=big").body(Full::new(Bytes::new())).unwrap())).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let collected = within("body", resp.into_body().collect()).await.unwrap();
+    assert_eq!(collected.trailers().expect("trailers passed through")["x-done"], "yes");
+    assert_eq!(collected.to_bytes().len(), format!("{{\"items\":[{}1]}}", "1,".repeat(50_000)).len());
+    server.abort();
+}
