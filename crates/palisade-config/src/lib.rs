@@ -1233,7 +1233,11 @@ fn decode_app_path(cx: &mut Ctx, n: &Node, p: &str) -> Option<AppPath> {
     if let Some(v) = m.opt(cx, "encoded_backslash", |cx, n, p| decode::one_of(cx, n, p, &["slash", "keep", "reject"])) {
         pol.encoded_backslash = backslash(v);
         if !pol.is_coherent() {
-            cx.error(&n.origin, &decode::join(p, "encoded_backslash"), "with `backslash: keep` a `\\` is canonically `%5C`, so `encoded_backslash` must be `keep` too");
+            cx.error(
+                &n.origin,
+                &decode::join(p, "encoded_backslash"),
+                "with `backslash: keep` a `\\` is canonically `%5C`, so `encoded_backslash` must be `keep` too",
+            );
         }
     }
     if let Some(v) = m.opt(cx, "semicolon", |cx, n, p| decode::one_of(cx, n, p, &["keep", "strip", "reject"])) {

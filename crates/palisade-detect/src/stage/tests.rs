@@ -504,7 +504,9 @@ fn encoded_control_bytes_and_backslashes_in_a_path_parameter_are_judged_decoded(
         assert_eq!(canonical.matches('/').count(), 3, "{path}: {canonical}: one segment");
         let view = palisade_core::RequestView { path: &canonical, ..req.view() };
         match s.check_head(&view, &mut Context::default()) {
-            Verdict::Block { reasons, .. } => Some((reasons[0].code.to_string(), reasons[0].location.clone().unwrap_or_default(), reasons[0].fragment.clone().unwrap_or_default())),
+            Verdict::Block { reasons, .. } => {
+                Some((reasons[0].code.to_string(), reasons[0].location.clone().unwrap_or_default(), reasons[0].fragment.clone().unwrap_or_default()))
+            }
             _ => None,
         }
     };

@@ -170,11 +170,8 @@ enum Policy {
     Strict,
 }
 
-const POLICIES: [(Policy, &str); 3] = [
-    (Policy::Default, "{}"),
-    (Policy::Lenient, "{semicolon: strip, backslash: slash}"),
-    (Policy::Strict, "{encoded_backslash: reject, control: reject}"),
-];
+const POLICIES: [(Policy, &str); 3] =
+    [(Policy::Default, "{}"), (Policy::Lenient, "{semicolon: strip, backslash: slash}"), (Policy::Strict, "{encoded_backslash: reject, control: reject}")];
 
 /// Every bypass class as (name, raw path, expectation under each of [`POLICIES`]).
 fn variants(g: &Guarded) -> Vec<(&'static str, String, [Expect; 3])> {
@@ -351,7 +348,10 @@ paths:
         let mut up = Upstream::tcp(reply("ok")).await;
         let dir = TempDir::new();
         dir.write("api.yaml", FILES);
-        let yaml = cfg(&[], &format!("apps:\n  - name: files\n    upstream: {}\n    openapi: {{spec: api.yaml, request: block}}\n    detection: {detection}\n", up.url()));
+        let yaml = cfg(
+            &[],
+            &format!("apps:\n  - name: files\n    upstream: {}\n    openapi: {{spec: api.yaml, request: block}}\n    detection: {detection}\n", up.url()),
+        );
         let proxy = Proxy::start_in(&yaml, dir);
         let mut client = Client::H1(proxy.addr);
         let mut h2 = Client::h2(proxy.addr).await;
