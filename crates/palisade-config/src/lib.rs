@@ -872,12 +872,27 @@ fn decode_app_path(cx: &mut Ctx, n: &Node, p: &str) -> Option<AppPath> {
             _ => EncodedSlash::Reject,
         };
     }
+    let backslash = |v: &str| match v {
+        "slash" => Backslash::Slash,
+        "keep" => Backslash::Keep,
+        _ => Backslash::Reject,
+    };
     if let Some(v) = m.opt(cx, "backslash", |cx, n, p| decode::one_of(cx, n, p, &["slash", "keep", "reject"])) {
-        pol.backslash = match v {
-            "slash" => Backslash::Slash,
-            "keep" => Backslash::Keep,
-            _ => Backslash::Reject,
-        };
+        pol.backslash = backslash(v);
+        // A backend that reads `\` as a separator or as data reads `%5C` so too.
+        if pol.backslash != Backslash::Reject {
+            pol.encoded_backslash = pol.backslash;
+        }
+    }
+    if let Some(v) = m.opt(cx, "encoded_backslash", |cx, n, p| decode::one_of(cx, n, p, &["slash", "keep", "reject"])) {
+        pol.encoded_backslash = backslash(v);
+        if !pol.is_coherent() {
+            cx.error(
+                &n.origin,
+                &decode::join(p, "encoded_backslash"),
+                "with `backslash: keep` a `\\` is canonically `%5C`, so `encoded_backslash` must be `keep` too",
+            );
+        }
     }
     if let Some(v) = m.opt(cx, "semicolon", |cx, n, p| decode::one_of(cx, n, p, &["keep", "strip", "reject"])) {
         pol.semicolon = match v {
@@ -892,7 +907,7 @@ fn decode_app_path(cx: &mut Ctx, n: &Node, p: &str) -> Option<AppPath> {
     if let Some(v) = m.opt(cx, "invalid_utf8", |cx, n, p| decode::one_of(cx, n, p, &["keep", "reject"])) {
         pol.invalid_utf8 = if v == "keep" { InvalidUtf8::Keep } else { InvalidUtf8::Reject };
     }
-    m.finish_with(cx, &["forward", "merge_slashes", "encoded_slash", "backslash", "semicolon", "control", "invalid_utf8"]);
+    m.finish_with(cx, &["forward", "merge_slashes", "encoded_slash", "backslash", "encoded_backslash", "semicolon", "control", "invalid_utf8"]);
     Some(out)
 }
 

@@ -530,3 +530,33 @@ fn authz_listener_settings_and_their_errors() {
         .collect();
     assert!(msgs.iter().any(|m| m.contains("also a proxy or admin listener")), "{msgs:#?}");
 }
+
+/// `path:`: encoded control bytes and `%5C` are data by default; `backslash` carries `%5C`
+/// along when it makes `\` a separator or data; `encoded_backslash` sets it alone; a prefix
+/// holding either is still an error.
+#[test]
+fn path_sections_decode_with_backslash_and_control_defaults() {
+    use palisade_core::path::{Backslash, Control};
+    let app = |path: &str| {
+        let c = parse(&format!("listen: [{{addr: '127.0.0.1:8080'}}]\napps: [{{name: a, upstream: 'http://x:1', path: {path}}}]\n")).unwrap();
+        c.apps[0].path.policy
+    };
+    let d = app("{}");
+    assert_eq!((d.backslash, d.encoded_backslash, d.control), (Backslash::Reject, Backslash::Keep, Control::Keep));
+    let s = app("{backslash: slash}");
+    assert_eq!((s.backslash, s.encoded_backslash), (Backslash::Slash, Backslash::Slash));
+    let k = app("{backslash: keep}");
+    assert_eq!((k.backslash, k.encoded_backslash), (Backslash::Keep, Backslash::Keep));
+    let r = app("{encoded_backslash: reject, control: reject}");
+    assert_eq!((r.backslash, r.encoded_backslash, r.control), (Backslash::Reject, Backslash::Reject, Control::Reject));
+    let m = app("{backslash: slash, encoded_backslash: keep}");
+    assert_eq!((m.backslash, m.encoded_backslash), (Backslash::Slash, Backslash::Keep));
+    let e = errors("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1', path: {backslash: keep, encoded_backslash: slash}}]\n");
+    assert!(e.iter().any(|e| e.path == "apps[0].path.encoded_backslash" && e.message.contains("must be `keep`")), "{e:#?}");
+    let e = errors("listen: [{addr: '127.0.0.1:8080'}]\napps: [{name: a, upstream: 'http://x:1', path: {control: truncate}}]\n");
+    assert!(e.iter().any(|e| e.path == "apps[0].path.control"), "{e:#?}");
+    for prefix in ["/a%00", "/a%5Cb", "/a\\\\b"] {
+        let e = errors(&format!("listen: [{{addr: '127.0.0.1:8080'}}]\napps: [{{name: a, upstream: 'http://x:1', path_prefix: \"{prefix}\"}}]\n"));
+        assert!(e.iter().any(|e| e.path == "apps[0].path_prefix"), "{prefix}: {e:#?}");
+    }
+}

@@ -13,8 +13,17 @@
 //!   dot; a `..` that would climb above the root is an error ([`PathError::AboveRoot`]), as
 //!   nginx answers it with 400;
 //! - runs of `/` merged into one (`merge_slashes`, as nginx's default);
-//! - `%2F`, `\` (and `%5C`), `;` path parameters, control bytes and percent-encoded bytes that
+//! - `%2F`, `\`, `%5C`, `;` path parameters, control bytes and percent-encoded bytes that
 //!   are not UTF-8 handled as the policy says, each with a `reject` choice.
+//!
+//! What the defaults refuse and what they keep follows one line: a byte is refused when some
+//! backend reads it as path structure that the canonical form would not show (a raw `\` is a
+//! separator to browsers and Windows servers, `;` starts a parameter for Tomcat and Spring, an
+//! overlong `%C0%AE` is a dot to lenient decoders), and kept percent-encoded when it is data to
+//! the backends the defaults assume (an encoded control byte such as `%00` or `%0A`, an encoded
+//! backslash `%5C`): kept encoded, it is matched as what it is, never decoded into a separator,
+//! and goes upstream as it came. Whether such a value is an attack (a NUL that truncates a
+//! file name) is attack detection's question, and detection sees it decoded.
 //!
 //! A malformed escape (`%` not followed by two hex digits) is always an error, as in nginx.
 //!
@@ -35,7 +44,8 @@ pub enum EncodedSlash {
     Reject,
 }
 
-/// What to do with `\` and `%5C`.
+/// What to do with a backslash: a raw `\` ([`PathPolicy::backslash`]) or an encoded `%5C`
+/// ([`PathPolicy::encoded_backslash`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backslash {
     /// A separator like `/` (as Windows servers and the WHATWG URL standard read it).
@@ -61,10 +71,14 @@ pub enum Semicolon {
 /// What to do with control bytes (0x00-0x1F, 0x7F), raw or percent-encoded (`%00`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Control {
-    /// Kept percent-encoded.
+    /// Kept percent-encoded: data, matched and forwarded encoded.
     Keep,
     /// 400 `path.control`.
     Reject,
+    /// The path ends before the first NUL, as a backend that reads the decoded path as a C
+    /// string sees it; other control bytes kept. Only for [`PathPolicy::ROUTING`]: not a
+    /// setting an app can choose.
+    Truncate,
 }
 
 /// What to do with percent-encoded bytes that are not UTF-8 (`%C0%AE`, an overlong `.`).
@@ -77,14 +91,20 @@ pub enum InvalidUtf8 {
 }
 
 /// How a path is made canonical. [`Default`] closes every known bypass class: slashes merged,
-/// `%2F` a separator, and backslashes, `;` parameters, control bytes and non-UTF-8 escapes
-/// refused (they have no use in a well-formed API path, and each is a known way to make a
-/// proxy and a backend disagree about which resource is meant).
+/// `%2F` a separator, and raw backslashes, `;` parameters and non-UTF-8 escapes refused (they
+/// have no use in a well-formed API path, and each is a known way to make a proxy and a
+/// backend disagree about which resource is meant). Encoded control bytes and `%5C` are kept
+/// encoded: they are data in path parameters (a string parameter may hold any character), and
+/// kept encoded they cannot change which path is meant to a backend that does not read them as
+/// structure (see the module documentation). [`PathPolicy::STRICT`] refuses them too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PathPolicy {
     pub merge_slashes: bool,
     pub encoded_slash: EncodedSlash,
+    /// A raw `\`.
     pub backslash: Backslash,
+    /// `%5C`.
+    pub encoded_backslash: Backslash,
     pub semicolon: Semicolon,
     pub control: Control,
     pub invalid_utf8: InvalidUtf8,
@@ -96,24 +116,45 @@ impl Default for PathPolicy {
             merge_slashes: true,
             encoded_slash: EncodedSlash::Decode,
             backslash: Backslash::Reject,
+            encoded_backslash: Backslash::Keep,
             semicolon: Semicolon::Reject,
-            control: Control::Reject,
+            control: Control::Keep,
             invalid_utf8: InvalidUtf8::Reject,
         }
     }
 }
 
 impl PathPolicy {
+    /// Whether the policy has a canonical form at all: a raw `\` kept as data is canonically
+    /// `%5C`, so `%5C` must be data too (else the canonical form would read as another path).
+    pub fn is_coherent(&self) -> bool {
+        self.backslash != Backslash::Keep || self.encoded_backslash == Backslash::Keep
+    }
+
+    /// Everything refused that is not an ordinary path character or a separator: the default
+    /// with encoded control bytes and `%5C` refused too. Configured path prefixes are read so.
+    pub const STRICT: PathPolicy = PathPolicy {
+        merge_slashes: true,
+        encoded_slash: EncodedSlash::Decode,
+        backslash: Backslash::Reject,
+        encoded_backslash: Backslash::Reject,
+        semicolon: Semicolon::Reject,
+        control: Control::Reject,
+        invalid_utf8: InvalidUtf8::Reject,
+    };
+
     /// The broadest reading of a path, used to choose the app: every separator some backend
-    /// honours is a separator (`%2F`, `\`, `%5C`, `;` parameters cut), nothing is refused but
-    /// what no policy accepts. A request then goes to the app that any backend would serve it
-    /// from; that app's own policy then decides (see the proxy).
+    /// honours is a separator (`%2F`, `\`, `%5C`, `;` parameters cut) and the path ends at a
+    /// NUL (as a C-string backend reads it); nothing is refused but what no policy accepts. A
+    /// request then goes to the app that any backend would serve it from; that app's own policy
+    /// then decides (see the proxy).
     pub const ROUTING: PathPolicy = PathPolicy {
         merge_slashes: true,
         encoded_slash: EncodedSlash::Decode,
         backslash: Backslash::Slash,
+        encoded_backslash: Backslash::Slash,
         semicolon: Semicolon::Strip,
-        control: Control::Keep,
+        control: Control::Truncate,
         invalid_utf8: InvalidUtf8::Keep,
     };
 }
@@ -231,8 +272,9 @@ fn is_canonical(b: &[u8], policy: &PathPolicy) -> bool {
             let v = (hex(h).unwrap_or(0) << 4) | hex(l).unwrap_or(0);
             let stays = match v {
                 b'/' => policy.encoded_slash == EncodedSlash::Keep,
-                b'\\' => policy.backslash == Backslash::Keep,
-                0..=0x1F | 0x7F => policy.control == Control::Keep,
+                b'\\' => policy.encoded_backslash == Backslash::Keep,
+                0 => policy.control == Control::Keep,
+                0x01..=0x1F | 0x7F => policy.control != Control::Reject,
                 0x80.. => policy.invalid_utf8 == InvalidUtf8::Keep,
                 v => !unreserved(v),
             };
@@ -294,11 +336,15 @@ fn rebuild(b: &[u8], policy: &PathPolicy) -> Result<String, PathError> {
                     EncodedSlash::Reject => return Err(PathError::EncodedSlash),
                     EncodedSlash::Keep => {}
                 },
-                b'\\' => match policy.backslash {
+                b'\\' => match if encoded { policy.encoded_backslash } else { policy.backslash } {
                     Backslash::Slash => break false,
                     Backslash::Reject => return Err(PathError::Backslash),
                     Backslash::Keep => {}
                 },
+                0 if policy.control == Control::Truncate => {
+                    i = b.len();
+                    break true;
+                }
                 _ => {}
             }
             if in_params {
@@ -384,9 +430,9 @@ pub fn under_prefix(path: &str, prefix: &str) -> bool {
 }
 
 /// A configured path prefix in canonical form (so that `/café` and `/caf%c3%a9` match the same
-/// requests), under the default policy; `None` when it has none (`/../x`, `/a%zz`).
+/// requests), under [`PathPolicy::STRICT`]; `None` when it has none (`/../x`, `/a%zz`, `/a%00`).
 pub fn canonical_prefix(prefix: &str) -> Option<String> {
-    canonicalize(prefix, &PathPolicy::default()).ok().map(Cow::into_owned)
+    canonicalize(prefix, &PathPolicy::STRICT).ok().map(Cow::into_owned)
 }
 
 /// An invariant of canonical paths ([`check_invariants`]), the kind of the error it returns.

@@ -96,14 +96,37 @@ fn encoded_slash_policies() {
 
 #[test]
 fn backslash_policies() {
-    let p = |b| PathPolicy { backslash: b, ..PathPolicy::default() };
-    assert_eq!(with("/x\\..\\admin\\users", p(Backslash::Slash)), Ok("/admin/users".into()));
-    assert_eq!(with("/x%5C..%5cadmin", p(Backslash::Slash)), Ok("/admin".into()));
-    assert_eq!(with("/DOMAIN\\user", p(Backslash::Keep)), Ok("/DOMAIN%5Cuser".into()));
-    assert_eq!(with("/DOMAIN%5cuser", p(Backslash::Keep)), Ok("/DOMAIN%5Cuser".into()));
-    assert_eq!(with("/a\\b", p(Backslash::Reject)), Err(PathError::Backslash));
-    assert_eq!(with("/a%5Cb", p(Backslash::Reject)), Err(PathError::Backslash));
+    // Raw `\` and `%5C` each under its own key.
+    let p = |b, e| PathPolicy { backslash: b, encoded_backslash: e, ..PathPolicy::default() };
+    let slash = p(Backslash::Slash, Backslash::Slash);
+    assert_eq!(with("/x\\..\\admin\\users", slash), Ok("/admin/users".into()));
+    assert_eq!(with("/x%5C..%5cadmin", slash), Ok("/admin".into()));
+    let keep = p(Backslash::Keep, Backslash::Keep);
+    assert_eq!(with("/DOMAIN\\user", keep), Ok("/DOMAIN%5Cuser".into()));
+    assert_eq!(with("/DOMAIN%5cuser", keep), Ok("/DOMAIN%5Cuser".into()));
+    let reject = p(Backslash::Reject, Backslash::Reject);
+    assert_eq!(with("/a\\b", reject), Err(PathError::Backslash));
+    assert_eq!(with("/a%5Cb", reject), Err(PathError::Backslash));
+    // Mixed: a raw `\` is a separator while `%5C` stays data, and the other way round.
+    assert_eq!(with("/a\\b%5Cc", p(Backslash::Slash, Backslash::Keep)), Ok("/a/b%5Cc".into()));
+    assert_eq!(with("/a%5Cb", p(Backslash::Keep, Backslash::Slash)), Ok("/a/b".into()));
+    assert_eq!(with("/a\\b", p(Backslash::Reject, Backslash::Keep)), Err(PathError::Backslash));
+}
+
+/// By default a raw `\` is refused (browsers and Windows servers read it as `/`), while `%5C`
+/// is data: kept encoded, it stays inside its segment, so it can neither climb (`..%5C` is a
+/// name, not a dot segment) nor split a segment, and a path parameter may hold it.
+#[test]
+fn by_default_an_encoded_backslash_is_data_and_a_raw_one_refused() {
     assert_eq!(canon("/a\\b"), Err(PathError::Backslash));
+    assert_eq!(canon("/x\\..\\admin"), Err(PathError::Backslash));
+    assert_eq!(ok("/users/DOMAIN%5cjsmith"), "/users/DOMAIN%5Cjsmith");
+    assert_eq!(ok("/x%5C..%5Cadmin/users"), "/x%5C..%5Cadmin/users");
+    assert_eq!(ok("/x/..%5C/admin"), "/x/..%5C/admin");
+    assert!(matches!(canonicalize("/a%5Cb", &PathPolicy::default()), Ok(Cow::Borrowed(_))));
+    // Still separators to the app-choosing reading, and refused by the strict policy.
+    assert_eq!(with("/x%5C..%5Cadmin/users", PathPolicy::ROUTING), Ok("/admin/users".into()));
+    assert_eq!(with("/a%5Cb", PathPolicy::STRICT), Err(PathError::Backslash));
 }
 
 #[test]
@@ -128,13 +151,43 @@ fn semicolon_policies() {
 
 #[test]
 fn control_byte_policies() {
-    assert_eq!(canon("/admin%00/users"), Err(PathError::Control));
-    assert_eq!(canon("/a%0d%0aSet-Cookie"), Err(PathError::Control));
-    assert_eq!(canon("/a%7F"), Err(PathError::Control));
-    assert_eq!(canon("/a\u{1}b"), Err(PathError::Control));
+    let reject = PathPolicy { control: Control::Reject, ..PathPolicy::default() };
+    assert_eq!(with("/admin%00/users", reject), Err(PathError::Control));
+    assert_eq!(with("/a%0d%0aSet-Cookie", reject), Err(PathError::Control));
+    assert_eq!(with("/a%7F", reject), Err(PathError::Control));
+    assert_eq!(with("/a\u{1}b", reject), Err(PathError::Control));
+    assert_eq!(with("/a%00", PathPolicy::STRICT), Err(PathError::Control));
     let keep = PathPolicy { control: Control::Keep, ..PathPolicy::default() };
     assert_eq!(with("/a%00b%0a", keep), Ok("/a%00b%0A".into()));
     assert_eq!(with("/a\tb", keep), Ok("/a%09b".into()));
+}
+
+/// By default encoded control bytes are data: kept encoded (upper-case hex), inside their
+/// segment, so a path parameter may hold them and no matcher sees a different path.
+#[test]
+fn by_default_control_bytes_are_kept_encoded() {
+    assert_eq!(ok("/v1/customers/a%00b"), "/v1/customers/a%00b");
+    assert_eq!(ok("/v1/customers/%1f%7f%0d%0a"), "/v1/customers/%1F%7F%0D%0A");
+    assert!(matches!(canonicalize("/v1/customers/%00%1F", &PathPolicy::default()), Ok(Cow::Borrowed(_))));
+    // A NUL is not an end, a separator or a dot: `/admin%00` is not under `/admin`, and
+    // `..%00` is a name.
+    assert_eq!(ok("/admin%00/users"), "/admin%00/users");
+    assert!(!under_prefix(&ok("/admin%00/users"), "/admin"));
+    assert_eq!(ok("/x/..%00/admin"), "/x/..%00/admin");
+}
+
+/// The app-choosing reading ends the path at a NUL, as a backend that handles the decoded
+/// path as a C string does; other control bytes stay encoded.
+#[test]
+fn routing_reading_ends_at_a_nul() {
+    let r = |raw| with(raw, PathPolicy::ROUTING);
+    assert_eq!(r("/admin%00/users"), Ok("/admin".into()));
+    assert_eq!(r("/admin/us%00ers/x"), Ok("/admin/us".into()));
+    assert_eq!(r("/a/..%00/b"), Ok("/".into()));
+    assert_eq!(r("/%00"), Ok("/".into()));
+    assert_eq!(r("/a%01b%0A"), Ok("/a%01b%0A".into()));
+    // What follows the NUL is not read at all.
+    assert_eq!(r("/a%00%zz/../.."), Ok("/a".into()));
 }
 
 #[test]
@@ -156,7 +209,7 @@ fn routing_reading_cuts_at_every_separator() {
     assert_eq!(r("/admin;x/users"), Ok("/admin/users".into()));
     assert_eq!(r("/x\\..\\admin"), Ok("/admin".into()));
     assert_eq!(r("/x%2F..%2Fadmin"), Ok("/admin".into()));
-    assert_eq!(r("/admin%00"), Ok("/admin%00".into()));
+    assert_eq!(r("/admin%0A"), Ok("/admin%0A".into()));
     assert_eq!(r("/x/%C0%AE%C0%AE/admin"), Ok("/x/%C0%AE%C0%AE/admin".into()));
     assert_eq!(r("/../admin"), Err(PathError::AboveRoot));
 }
@@ -225,10 +278,15 @@ fn all_policies() -> Vec<PathPolicy> {
     for merge_slashes in [true, false] {
         for encoded_slash in [EncodedSlash::Decode, EncodedSlash::Keep, EncodedSlash::Reject] {
             for backslash in [Backslash::Slash, Backslash::Keep, Backslash::Reject] {
-                for semicolon in [Semicolon::Keep, Semicolon::Strip, Semicolon::Reject] {
-                    for control in [Control::Keep, Control::Reject] {
-                        for invalid_utf8 in [InvalidUtf8::Keep, InvalidUtf8::Reject] {
-                            out.push(PathPolicy { merge_slashes, encoded_slash, backslash, semicolon, control, invalid_utf8 });
+                for encoded_backslash in [Backslash::Slash, Backslash::Keep, Backslash::Reject] {
+                    for semicolon in [Semicolon::Keep, Semicolon::Strip, Semicolon::Reject] {
+                        for control in [Control::Keep, Control::Reject, Control::Truncate] {
+                            for invalid_utf8 in [InvalidUtf8::Keep, InvalidUtf8::Reject] {
+                                let policy = PathPolicy { merge_slashes, encoded_slash, backslash, encoded_backslash, semicolon, control, invalid_utf8 };
+                                if policy.is_coherent() {
+                                    out.push(policy);
+                                }
+                            }
                         }
                     }
                 }
@@ -303,6 +361,10 @@ fn invariants_hold_on_hand_written_edge_cases() {
             "/%2F.%2F",
             "/%C0%AE%2F..",
             "/\u{7f}",
+            "/%00",
+            "/a%00/..",
+            "/..%00",
+            "/%00%2e%2e",
         ] {
             if let Err(e) = check_invariants(raw, &policy) {
                 panic!("{policy:?}: {e}");

@@ -489,3 +489,35 @@ fn protocol_values_replace_the_body_and_the_named_query_parameters() {
     let Verdict::Block { reasons, .. } = s.check_head(&get.view(), &mut cx) else { panic!() };
     assert_eq!(reasons[0].location.as_deref(), Some("query.q"));
 }
+
+/// Under the default path policy encoded control bytes and `%5C` in a path parameter are data:
+/// the canonical path keeps them encoded, so routing and path policies see one segment. Attack
+/// detection reads the segment as sent, decoded: a NUL that truncates a file name, a CRLF and
+/// a backslash traversal remain findings.
+#[test]
+fn encoded_control_bytes_and_backslashes_in_a_path_parameter_are_judged_decoded() {
+    let balanced = DetectionStage::new(&Settings::default()).unwrap();
+    let strict = DetectionStage::new(&Settings { level: Level::Strict, ..Settings::default() }).unwrap();
+    let judge = |s: &DetectionStage, path: &str| {
+        let req = OwnedRequest::new(http::Method::GET, path);
+        let canonical = palisade_core::path::canonicalize(path, &Default::default()).unwrap();
+        assert_eq!(canonical.matches('/').count(), 3, "{path}: {canonical}: one segment");
+        let view = palisade_core::RequestView { path: &canonical, ..req.view() };
+        match s.check_head(&view, &mut Context::default()) {
+            Verdict::Block { reasons, .. } => {
+                Some((reasons[0].code.to_string(), reasons[0].location.clone().unwrap_or_default(), reasons[0].fragment.clone().unwrap_or_default()))
+            }
+            _ => None,
+        }
+    };
+    // A NUL truncating a file name: a finding (below the balanced threshold, as before), with the
+    // NUL decoded away in what the detector read.
+    let (code, loc, fragment) = judge(&strict, "/v1/files/shell.php%00.jpg").expect("strict flags a NUL truncation");
+    assert_eq!((code.as_str(), loc.as_str(), fragment.as_str()), ("detect.lfi", "path[2]", "shell.php.jpg"));
+    assert_eq!(judge(&balanced, "/v1/files/..%5C..%5Cboot.ini%00.txt").map(|r| r.0).as_deref(), Some("detect.path-traversal"));
+    assert_eq!(judge(&balanced, "/v1/files/x%0D%0ASet-Cookie:%20a=b").map(|r| r.0).as_deref(), Some("detect.crlf"));
+    // What a generator of valid strings sends passes.
+    for path in ["/v1/files/abc%00def", "/v1/files/%01%1F%7F", "/v1/files/DOMAIN%5Cjsmith"] {
+        assert_eq!(judge(&balanced, path), None, "{path}");
+    }
+}

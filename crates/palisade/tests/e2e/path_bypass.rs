@@ -148,41 +148,74 @@ const GUARDED: &[Guarded] = &[
     },
 ];
 
-/// How a bypass class is treated: under the default policy, and under a lenient one
-/// (`semicolon: strip`, `backslash: slash`).
-#[derive(Clone, Copy, PartialEq)]
+/// How a bypass class is treated.
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum Expect {
     /// The matcher's own refusal.
     Guarded,
     /// 400 with this code.
     Refused(&'static str),
+    /// Data inside a segment: another path than the protected one, which goes upstream encoded
+    /// as it came.
+    Data,
 }
 
-/// Every bypass class as (name, raw path, expectation by default, expectation when lenient).
-fn variants(g: &Guarded) -> Vec<(&'static str, String, Expect, Expect)> {
+/// The `path:` sections the classes are tried under.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Policy {
+    Default,
+    /// `semicolon: strip, backslash: slash` (a Spring or Windows backend).
+    Lenient,
+    /// `encoded_backslash: reject, control: reject`.
+    Strict,
+}
+
+const POLICIES: [(Policy, &str); 3] =
+    [(Policy::Default, "{}"), (Policy::Lenient, "{semicolon: strip, backslash: slash}"), (Policy::Strict, "{encoded_backslash: reject, control: reject}")];
+
+/// Every bypass class as (name, raw path, expectation under each of [`POLICIES`]).
+fn variants(g: &Guarded) -> Vec<(&'static str, String, [Expect; 3])> {
     let (x, s, r, q) = (g.decoy, g.seg, g.rest, g.query);
     use Expect::*;
+    // A byte kept encoded as data leaves the path another one for every matcher but the app
+    // choice, whose broadest reading takes `%5C` for a separator and ends the path at a NUL:
+    // there, the two readings name different apps. Detection judges it wherever it is on.
+    let data = match g.matcher {
+        "apps" => Refused("path.ambiguous"),
+        "detection exclusions" => Guarded,
+        _ => Data,
+    };
+    // A kept control byte other than NUL is data to the app choice too.
+    let data_everywhere = if g.matcher == "detection exclusions" { Guarded } else { Data };
+    // A rule's `path: {prefix}` is a string prefix, not a segment one: a path that starts with
+    // the protected one and goes on in the same segment is still the rule's.
+    let after = |e| if g.matcher == "rules" { Guarded } else { e };
     vec![
-        ("dot-dot", format!("/{x}/../{s}/{r}{q}"), Guarded, Guarded),
-        ("encoded letter", format!("/%{:02x}{}/{r}{q}", s.as_bytes()[0], &s[1..]), Guarded, Guarded),
-        ("double slash", format!("//{s}/{r}{q}"), Guarded, Guarded),
-        ("leading dot", format!("/./{s}/{r}{q}"), Guarded, Guarded),
-        ("inner dot", format!("/{s}/./{r}{q}"), Guarded, Guarded),
-        ("encoded dot-dot", format!("/{x}/%2e%2E/{s}/{r}{q}"), Guarded, Guarded),
-        ("encoded dot-dot above root", format!("/%2e%2e/{s}/{r}{q}"), Refused("path.above_root"), Refused("path.above_root")),
-        ("path parameter", format!("/{s};x/{r}{q}"), Refused("path.semicolon"), Guarded),
-        ("dot-dot-semicolon", format!("/{x}/..;/{s}/{r}{q}"), Refused("path.semicolon"), Guarded),
-        ("backslash", format!("/{x}\\..\\{s}\\{r}{q}"), Refused("path.backslash"), Guarded),
-        ("encoded backslash", format!("/{x}%5C..%5C{s}/{r}{q}"), Refused("path.backslash"), Guarded),
-        ("encoded slash", format!("/{s}%2F{r}{q}"), Guarded, Guarded),
-        ("encoded slash dot-dot", format!("/{x}%2F..%2F{s}/{r}{q}"), Guarded, Guarded),
-        ("overlong dot", format!("/{x}/%c0%ae%c0%ae/{s}/{r}{q}"), Refused("path.invalid_utf8"), Refused("path.invalid_utf8")),
-        ("encoded NUL", format!("/{s}%00/{r}{q}"), Refused("path.control"), Refused("path.control")),
+        ("dot-dot", format!("/{x}/../{s}/{r}{q}"), [Guarded; 3]),
+        ("encoded letter", format!("/%{:02x}{}/{r}{q}", s.as_bytes()[0], &s[1..]), [Guarded; 3]),
+        ("double slash", format!("//{s}/{r}{q}"), [Guarded; 3]),
+        ("leading dot", format!("/./{s}/{r}{q}"), [Guarded; 3]),
+        ("inner dot", format!("/{s}/./{r}{q}"), [Guarded; 3]),
+        ("encoded dot-dot", format!("/{x}/%2e%2E/{s}/{r}{q}"), [Guarded; 3]),
+        ("encoded dot-dot above root", format!("/%2e%2e/{s}/{r}{q}"), [Refused("path.above_root"); 3]),
+        ("path parameter", format!("/{s};x/{r}{q}"), [Refused("path.semicolon"), Guarded, Refused("path.semicolon")]),
+        ("dot-dot-semicolon", format!("/{x}/..;/{s}/{r}{q}"), [Refused("path.semicolon"), Guarded, Refused("path.semicolon")]),
+        ("backslash", format!("/{x}\\..\\{s}\\{r}{q}"), [Refused("path.backslash"), Guarded, Refused("path.backslash")]),
+        ("encoded backslash", format!("/{x}%5C..%5C{s}/{r}{q}"), [data, Guarded, Refused("path.backslash")]),
+        ("encoded backslash separator", format!("/{s}%5C{r}{q}"), [after(data), Guarded, Refused("path.backslash")]),
+        ("encoded slash", format!("/{s}%2F{r}{q}"), [Guarded; 3]),
+        ("encoded slash dot-dot", format!("/{x}%2F..%2F{s}/{r}{q}"), [Guarded; 3]),
+        ("overlong dot", format!("/{x}/%c0%ae%c0%ae/{s}/{r}{q}"), [Refused("path.invalid_utf8"); 3]),
+        ("encoded NUL", format!("/{s}%00/{r}{q}"), [after(data), after(data), Refused("path.control")]),
+        // `..%00` is a name, not a dot segment: under `/public` for detection too.
+        ("encoded NUL dot-dot", format!("/{x}/..%00/{s}/{r}{q}"), [Data, Data, Refused("path.control")]),
+        ("encoded line feed", format!("/{s}%0A/{r}{q}"), [after(data_everywhere), after(data_everywhere), Refused("path.control")]),
     ]
 }
 
-/// Every class against every matcher on one client; nothing may reach the upstream.
-async fn every_class_in_every_matcher(client: &mut Client, up: &mut Upstream, lenient: bool) {
+/// Every class against every matcher on one client; nothing reaches the upstream but data,
+/// as the path it is.
+async fn every_class_in_every_matcher(client: &mut Client, up: &mut Upstream, policy: Policy) {
     let proto = client.name();
     for g in GUARDED {
         // The controls: the plain protected path is guarded, a path beside it goes through.
@@ -194,10 +227,11 @@ async fn every_class_in_every_matcher(client: &mut Client, up: &mut Upstream, le
         assert_eq!(a.status, 200, "{proto} {}: control {beside}: {a:?}", g.matcher);
         assert_eq!(up.next_req().await.path(), beside.split('?').next().unwrap());
 
-        for (class, target, by_default, when_lenient) in variants(g) {
+        for (class, target, expect) in variants(g) {
             let a = client.get(&target, false).await;
-            let what = format!("{proto} {} ({}), {class}: {target:?} -> {a:?}", g.matcher, if lenient { "lenient" } else { "default" });
-            match if lenient { when_lenient } else { by_default } {
+            let what = format!("{proto} {} ({policy:?}), {class}: {target:?} -> {a:?}", g.matcher);
+            let expect = expect[POLICIES.iter().position(|p| p.0 == policy).unwrap()];
+            match expect {
                 Expect::Guarded => {
                     assert_eq!(a.status, g.status, "{what}");
                     assert!(a.code.as_deref().is_some_and(|c| c.starts_with(g.code_prefix)), "{what}");
@@ -205,6 +239,11 @@ async fn every_class_in_every_matcher(client: &mut Client, up: &mut Upstream, le
                 Expect::Refused(code) => {
                     assert_eq!(a.status, 400, "{what}");
                     assert_eq!(a.code.as_deref(), Some(code), "{what}");
+                }
+                Expect::Data => {
+                    assert_eq!(a.status, 200, "{what}");
+                    // Encoded as sent (the canonical form of these is the path itself).
+                    assert_eq!(up.next_req().await.path(), target.split('?').next().unwrap(), "{what}");
                 }
             }
             assert!(up.try_req().is_none(), "{what}: reached the upstream");
@@ -214,11 +253,11 @@ async fn every_class_in_every_matcher(client: &mut Client, up: &mut Upstream, le
 
 #[tokio::test]
 async fn every_bypass_class_is_guarded_in_every_matcher_over_http1_and_http2() {
-    for (lenient, path) in [(false, "{}"), (true, "{semicolon: strip, backslash: slash}")] {
+    for (policy, path) in POLICIES {
         let mut up = Upstream::tcp(reply("ok")).await;
         let proxy = start(&up, path);
-        every_class_in_every_matcher(&mut Client::H1(proxy.addr), &mut up, lenient).await;
-        every_class_in_every_matcher(&mut Client::h2(proxy.addr).await, &mut up, lenient).await;
+        every_class_in_every_matcher(&mut Client::H1(proxy.addr), &mut up, policy).await;
+        every_class_in_every_matcher(&mut Client::h2(proxy.addr).await, &mut up, policy).await;
     }
 }
 
@@ -282,4 +321,65 @@ async fn a_refused_path_is_a_problem_response() {
     let v = assert_problem(&r, 400, "path.above_root");
     assert_eq!(v["reasons"][0]["code"], "path.above_root", "{}", r.dump());
     assert_problem(&get(proxy.addr, "web.test", "/a%zz").await, 400, "path.bad_escape");
+}
+
+/// Encoded control bytes and `%5C` in a path parameter are data by default: the request is
+/// routed and validated with them (the OpenAPI parameter is the decoded string), goes upstream
+/// encoded as it came, and attack detection judges the decoded segment (a NUL truncating a
+/// file name, a CRLF, a backslash traversal remain findings). A raw `\` is still refused.
+#[tokio::test]
+async fn encoded_control_bytes_and_backslashes_in_a_path_parameter_are_data() {
+    const FILES: &str = r#"
+openapi: 3.0.3
+info: {title: files, version: "1"}
+paths:
+  /files/{name}:
+    get:
+      parameters:
+        - {name: name, in: path, required: true, schema: {type: string, maxLength: 5}}
+      responses: {"200": {description: ok}}
+  /docs/{name}:
+    get:
+      parameters:
+        - {name: name, in: path, required: true, schema: {type: string}}
+      responses: {"200": {description: ok}}
+"#;
+    for detection in ["block", "'off'"] {
+        let mut up = Upstream::tcp(reply("ok")).await;
+        let dir = TempDir::new();
+        dir.write("api.yaml", FILES);
+        let yaml = cfg(
+            &[],
+            &format!("apps:\n  - name: files\n    upstream: {}\n    openapi: {{spec: api.yaml, request: block}}\n    detection: {detection}\n", up.url()),
+        );
+        let proxy = Proxy::start_in(&yaml, dir);
+        let mut client = Client::H1(proxy.addr);
+        let mut h2 = Client::h2(proxy.addr).await;
+        for c in [&mut client, &mut h2] {
+            // Five characters each once decoded: within `maxLength: 5`.
+            for (raw, upstream) in [("/files/a%00b%1fc", "/files/a%00b%1Fc"), ("/files/%0d%0a%7F", "/files/%0D%0A%7F"), ("/files/D%5cjs", "/files/D%5Cjs")] {
+                let a = c.get(raw, false).await;
+                assert_eq!(a.status, 200, "{} {detection} {raw}: {a:?}", c.name());
+                assert_eq!(up.next_req().await.target, upstream, "{} {raw}", c.name());
+            }
+            // Six decoded characters: the parameter is validated decoded, not as its escapes.
+            let a = c.get("/files/ab%00cde", false).await;
+            assert_eq!((a.status, a.code.as_deref()), (403, Some("openapi.parameter_invalid")), "{} {detection}", c.name());
+            assert_eq!(c.get("/files/a\\b", false).await.code.as_deref(), Some("path.backslash"), "{}", c.name());
+            // Read with `%5C` as a separator (as the app is chosen), this climbs above the root.
+            assert_eq!(c.get("/docs/..%5C..%5Cboot.ini", false).await.code.as_deref(), Some("path.above_root"), "{}", c.name());
+            // Attacks inside such a parameter (valid strings to the spec) are detection's
+            // findings when it is on, and pass encoded when it is off.
+            for (raw, code) in [("/docs/x%0D%0ASet-Cookie:%20a=b", "detect.crlf"), ("/docs/..%5Cboot.ini%00.txt", "detect.path-traversal")] {
+                let a = c.get(raw, false).await;
+                if detection == "block" {
+                    assert_eq!((a.status, a.code.as_deref()), (403, Some(code)), "{} {raw}", c.name());
+                } else {
+                    assert_eq!(a.status, 200, "{} {raw}: {a:?}", c.name());
+                    assert_eq!(up.next_req().await.target, raw, "{} {raw}", c.name());
+                }
+            }
+            assert!(up.try_req().is_none());
+        }
+    }
 }
