@@ -81,7 +81,7 @@ impl<'a> Cursor<'a> {
 /// place) is the one reported.
 pub fn parse(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut b = TreeBuilder { text, cur: Cursor::new(text), max_depth, buf: Vec::new() };
+    let mut b = TreeBuilder { text, cur: Cursor::new(text), max_depth, buf: Vec::new(), members: Vec::new(), items: Vec::new() };
     let built = b.value(bom, 0).and_then(|(node, end)| if scan::skip_ws(text.as_bytes(), end) == text.len() { Ok(node) } else { Err(end) });
     built.map_err(|at| {
         let jl = palisade_json::Limits { max_depth: u32::try_from(max_depth).unwrap_or(u32::MAX), max_tokens: usize::MAX };
@@ -102,6 +102,11 @@ struct TreeBuilder<'a> {
     max_depth: usize,
     /// Unescaped string bytes.
     buf: Vec<u8>,
+    /// The members and items of the containers being read, innermost last: each container
+    /// takes its own off the top when it closes, into a list of exactly their number (a list
+    /// grown by doubling would leave a quarter of a large tree unused on average).
+    members: Vec<(Key, Node)>,
+    items: Vec<Node>,
 }
 
 impl TreeBuilder<'_> {
@@ -124,8 +129,7 @@ impl TreeBuilder<'_> {
                 }
                 let object = c == b'{';
                 let close = if object { b'}' } else { b']' };
-                let mut members = Vec::new();
-                let mut items = Vec::new();
+                let (base_members, base_items) = (self.members.len(), self.items.len());
                 let mut q = scan::skip_ws(inp, p + 1);
                 if inp.get(q) != Some(&close) {
                     loop {
@@ -141,11 +145,11 @@ impl TreeBuilder<'_> {
                                 return Err(q);
                             }
                             let (v, end) = self.value(q + 1, depth + 1)?;
-                            members.push((Key { name, origin }, v));
+                            self.members.push((Key { name, origin }, v));
                             q = end;
                         } else {
                             let (v, end) = self.value(q, depth + 1)?;
-                            items.push(v);
+                            self.items.push(v);
                             q = end;
                         }
                         q = scan::skip_ws(inp, q);
@@ -156,7 +160,9 @@ impl TreeBuilder<'_> {
                         }
                     }
                 }
-                (if object { Value::Map(members) } else { Value::Seq(items) }, q + 1)
+                let value =
+                    if object { Value::Map(self.members.drain(base_members..).collect()) } else { Value::Seq(self.items.drain(base_items..).collect()) };
+                (value, q + 1)
             }
             b't' | b'f' | b'n' => {
                 let end = scan::literal(inp, p).map_err(|_| p)?;
