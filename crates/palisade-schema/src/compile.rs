@@ -4,6 +4,9 @@
 //! given an id at once and queued, so reference chains and cycles never recurse. A cycle that
 //! does not consume any part of the instance (`A: {$ref: A}`, `A: {allOf: [{$ref: B}]}, B:
 //! {anyOf: [{$ref: A}]}`) is a compile error, found after everything is compiled.
+//! A schema compiled in place that checks exactly what an earlier one checks (same keywords,
+//! same subschemas) is that earlier node: the arena grows with the distinct schemas of a spec,
+//! not with its text (see `Compiler::share`).
 
 use std::collections::HashMap;
 
