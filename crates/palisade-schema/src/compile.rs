@@ -4,6 +4,9 @@
 //! given an id at once and queued, so reference chains and cycles never recurse. A cycle that
 //! does not consume any part of the instance (`A: {$ref: A}`, `A: {allOf: [{$ref: B}]}, B:
 //! {anyOf: [{$ref: A}]}`) is a compile error, found after everything is compiled.
+//! A schema compiled in place that checks exactly what an earlier one checks (same keywords,
+//! same subschemas) is that earlier node: the arena grows with the distinct schemas of a spec,
+//! not with its text (see `Compiler::share`).
 
 use std::collections::HashMap;
 
@@ -15,7 +18,7 @@ use crate::pattern;
 use crate::{ids, Dialect, DocId, Formats, Nullable, Resolved, Resolver, SchemaError, SchemaId, Schemas, TypeSet};
 
 /// A constant for `enum` and `const`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Const {
     Null,
     Bool(bool),
@@ -26,7 +29,7 @@ pub(crate) enum Const {
 }
 
 /// Property names with a small open-addressing hash table over their bytes.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct PropTable {
     pub names: Vec<Box<[u8]>>,
     pub ids: Vec<SchemaId>,
@@ -123,7 +126,7 @@ impl PropTable {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Required {
     pub name: Box<[u8]>,
     /// Index in the node's `properties`, when named there.
@@ -136,7 +139,7 @@ pub(crate) struct Required {
 /// A property name and the names it makes required.
 pub(crate) type DependentRequired = (Box<[u8]>, Vec<Box<[u8]>>);
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Discriminator {
     pub property: Box<[u8]>,
     /// Explicit `mapping`, then implicit names of the `oneOf`/`anyOf` `$ref`s.
@@ -145,7 +148,7 @@ pub(crate) struct Discriminator {
 
 /// What `shadow_unknown` needs: every property name that the schema describes, looking
 /// through in-place composition.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Known {
     /// The names, when they are not the node's own `properties` (`known_own`) and not every
     /// name is described (`all`): empty then.
@@ -157,7 +160,7 @@ pub(crate) struct Known {
 }
 
 /// Numeric keywords (boxed: most schemas have none, and the node's hot part stays small).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct NumChecks {
     pub minimum: Option<Num>,
     pub maximum: Option<Num>,
@@ -174,7 +177,7 @@ impl NumChecks {
 
 /// A compiled schema. Absent keywords are `None`/empty. `repr(C)` with what the leaf path
 /// reads first, so that a leaf evaluation touches one cache line of the node.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 #[repr(C)]
 pub(crate) struct SNode {
     /// No keyword at all: every instance is valid.
@@ -223,7 +226,7 @@ pub(crate) struct SNode {
 }
 
 /// The keywords of a schema that most schemas do not have.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Rare {
     pub const_: Option<Const>,
     pub prefix_items: Vec<SchemaId>,
@@ -348,6 +351,48 @@ impl SNode {
             .chain(self.rare().discriminator.iter().flat_map(|d| d.mapping.iter().map(|(_, s)| s)))
             .copied()
     }
+
+    /// Every subschema: applied in place and to members or items.
+    fn subschemas(&self) -> impl Iterator<Item = SchemaId> + '_ {
+        let r = self.rare();
+        self.in_place()
+            .chain(self.items)
+            .chain(self.props.ids.iter().copied())
+            .chain(self.additional)
+            .chain(r.prefix_items.iter().copied())
+            .chain(r.contains)
+            .chain(r.pattern_props.iter().map(|&(_, s)| s))
+            .chain(r.property_names)
+            .chain(r.unevaluated_props)
+            .chain(r.unevaluated_items)
+    }
+
+    /// A hash of what the node checks, consistent with `==` (for finding an identical node).
+    fn shape_hash(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        fn konst(c: &Const, h: &mut impl Hasher) {
+            match c {
+                Const::Null => 0u8.hash(h),
+                Const::Bool(b) => b.hash(h),
+                Const::Num(n) => n.text.hash(h),
+                Const::Str(s) => s.hash(h),
+                Const::Arr(a) => a.iter().for_each(|c| konst(c, h)),
+                Const::Obj(o) => o.iter().for_each(|(k, c)| {
+                    k.hash(h);
+                    konst(c, h)
+                }),
+            }
+        }
+        let mut h = std::hash::DefaultHasher::new();
+        let flags =
+            [self.accept_all, self.reject_all, self.nullable, self.read_only, self.write_only, self.unique_items, self.num.is_some(), self.rare.is_some()];
+        (self.types, flags, self.format, self.pattern, self.min_length, self.max_length, self.min_items, self.max_items, self.dyn_table).hash(&mut h);
+        self.props.names.hash(&mut h);
+        self.required.iter().for_each(|r| r.name.hash(&mut h));
+        self.enum_.iter().flatten().for_each(|c| konst(c, &mut h));
+        self.subschemas().for_each(|s| s.hash(&mut h));
+        h.finish()
+    }
 }
 
 struct Pending<'r> {
@@ -384,6 +429,9 @@ pub struct Compiler<'r> {
     formats: Formats,
     /// `nullable` in 3.1 schemas: how many, and the first one's place.
     nullable_31: Option<(usize, DocId, String, Origin)>,
+    /// Schemas compiled in place that later identical ones share, by [`SNode::shape_hash`]
+    /// (see [`Compiler::share`]).
+    shared: HashMap<u64, Vec<SchemaId>>,
 }
 
 const MAX_SCHEMA_DEPTH: usize = 200;
@@ -445,6 +493,7 @@ impl<'r> Compiler<'r> {
             nullable: Nullable::default(),
             formats: Formats::default(),
             nullable_31: None,
+            shared: HashMap::new(),
         }
     }
 
@@ -507,7 +556,44 @@ impl<'r> Compiler<'r> {
         let id = self.alloc();
         self.by_node.insert(key, id);
         self.fill(id, doc, &pointer, node, depth);
-        id
+        match self.share(id) {
+            Some(same) => {
+                self.by_node.insert(key, same);
+                same
+            }
+            None => id,
+        }
+    }
+
+    /// An identical schema compiled before, for schema `id` just compiled in place: its node
+    /// is removed and the earlier one serves both. Specs repeat the same inline schemas
+    /// (`{type: string, maxLength: 5000}` in thousands of places, whole request bodies across
+    /// operations); compiled once each, they would take memory in proportion to the spec's
+    /// text rather than to what it describes.
+    ///
+    /// Nodes are equal when they check the same things with the same subschemas (by id), so
+    /// subschemas are shared first and their parents then compare equal. A node is removed
+    /// only when it is the last one (so nothing compiled after it refers to it) and neither
+    /// it nor a `$dynamicAnchor` table names it; one without a twin is kept for later ones.
+    fn share(&mut self, id: SchemaId) -> Option<SchemaId> {
+        let n = &self.nodes[id.0 as usize];
+        let hash = n.shape_hash();
+        let nodes = &self.nodes;
+        let twin = self.shared.get(&hash).and_then(|ids| ids.iter().copied().find(|s| nodes[s.0 as usize] == *n));
+        match twin {
+            Some(twin)
+                if id.0 as usize + 1 == self.nodes.len() && !n.subschemas().any(|s| s == id) && !self.dyn_tables.iter().flatten().any(|&(_, s)| s == id) =>
+            {
+                self.nodes.pop();
+                self.filled.pop();
+                Some(twin)
+            }
+            Some(_) => None,
+            None => {
+                self.shared.entry(hash).or_default().push(id);
+                None
+            }
+        }
     }
 
     /// `{$ref: ...}` alone (3.0: whatever its siblings; 3.1: with annotations only).

@@ -2,7 +2,7 @@
 //! String formats apply to strings, numeric formats to numbers; other types pass.
 
 /// A known format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Format {
     DateTime,
     Date,

@@ -157,7 +157,7 @@ pub(crate) fn cmp(a: &[u8], b: &[u8]) -> Option<Ordering> {
 }
 
 /// A compiled numeric bound or divisor from a schema.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Num {
     /// Canonical JSON number text.
     pub text: Box<str>,

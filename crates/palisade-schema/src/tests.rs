@@ -1053,3 +1053,56 @@ $defs:
     // An unknown discriminator value is not an error by itself in 3.1: oneOf decides.
     assert!(run(&s31, id31, r#"{"petType":"hamster","meows":true}"#, &o).0);
 }
+
+/// Compile each pointer of one document with one compiler.
+fn build_many(dialect: Dialect, doc: &str, pointers: &[&str]) -> (Schemas, Vec<SchemaId>) {
+    let r = resolver(&[("main", doc)]);
+    let mut c = Compiler::new(dialect, &r);
+    let ids = pointers.iter().map(|p| c.compile(0, p, pointer_get(&r.docs[0].1, p).unwrap())).collect();
+    (c.finish().unwrap_or_else(|e| panic!("compile: {e:?}")), ids)
+}
+
+#[test]
+fn identical_inline_schemas_are_compiled_once() {
+    let doc = r#"
+a: {type: object, required: [name], properties: {name: {type: string, maxLength: 5}, tags: {type: array, items: {type: string, maxLength: 5}}}}
+b: {type: object, required: [name], description: same checks, properties: {name: {type: string, maxLength: 5}, tags: {type: array, items: {type: string, maxLength: 5}}}}
+c: {type: object, required: [name], properties: {name: {type: string, maxLength: 6}, tags: {type: array, items: {type: string, maxLength: 5}}}}
+d: {type: object, required: [name], properties: {name: {type: string, maxLength: 5, readOnly: true}, tags: {type: array, items: {type: string, maxLength: 5}}}}
+e: {type: string, enum: [x, y]}
+f: {type: string, enum: [x, z]}
+"#;
+    let (s, ids) = build_many(Dialect::Oas30, doc, &["/a", "/b", "/c", "/d", "/e", "/f"]);
+    let [a, b, c, d, e, f] = ids[..] else { unreachable!() };
+    assert_eq!(a, b, "same checks, one node");
+    assert!(c != a && d != a && d != c && e != f);
+    // a: the object, the string of at most 5 (name and items share it), the array; c and d
+    // each their own object and name; e and f.
+    assert_eq!(s.len(), 3 + 2 + 2 + 2);
+    let o = opts(Direction::Request);
+    let six = r#"{"name":"abcdef","tags":["abcde"]}"#;
+    assert!(!run(&s, a, six, &o).0 && !run(&s, b, six, &o).0);
+    assert!(run(&s, c, six, &o).0);
+    assert!(!run(&s, c, r#"{"name":"abc","tags":["abcdef"]}"#, &o).0, "the shared items schema still checks c's tags");
+    // readOnly is what d checks beyond a: a request may not send `name` there.
+    assert!(run(&s, a, r#"{"name":"abc"}"#, &o).0);
+    assert!(!run(&s, d, r#"{"name":"abc"}"#, &o).0);
+    assert!(run(&s, e, r#""y""#, &o).0 && !run(&s, f, r#""y""#, &o).0);
+}
+
+#[test]
+fn recursive_schemas_that_look_alike_stay_apart() {
+    // Same text, each refers to itself: two schemas (their `$ref`s name different nodes).
+    let doc = r#"
+p: {type: object, properties: {next: {$ref: '#/p'}, v: {type: integer, maximum: 1}}}
+q: {type: object, properties: {next: {$ref: '#/q'}, v: {type: integer, maximum: 2}}}
+r: {type: object, properties: {next: {type: object, properties: {next: {$ref: '#/r'}}}}}
+"#;
+    let (s, ids) = build_many(Dialect::Oas30, doc, &["/p", "/q", "/r"]);
+    let o = opts(Direction::Request);
+    let deep = r#"{"next":{"next":{"v":2}}}"#;
+    assert!(!run(&s, ids[0], deep, &o).0);
+    assert!(run(&s, ids[1], deep, &o).0);
+    assert!(!run(&s, ids[2], r#"{"next":{"next":{"next":{"next":3}}}}"#, &o).0);
+    assert!(run(&s, ids[2], r#"{"next":{"next":{"next":{}}}}"#, &o).0);
+}

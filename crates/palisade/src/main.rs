@@ -20,8 +20,8 @@ extern "C" {
 
 /// Give the pages that this thread's allocations no longer use back to the operating system.
 /// mimalloc keeps freed pages for reuse; after a large spec is loaded (its text, tree and parse
-/// buffers freed) they would otherwise stay resident: with a 27.7 MB spec, RSS after start is
-/// ~100 MB with this call and ~180 MB without, and a reload peaks ~20 MB lower.
+/// buffers freed) they would otherwise stay resident and add to the peak of the next reload
+/// (`scripts/spec-memory --reload` measures both).
 #[allow(unsafe_code)]
 fn release_freed_memory() {
     // SAFETY: `mi_collect` takes no pointer and only frees memory no allocation uses.

@@ -293,3 +293,75 @@ paths:
     assert_eq!(r.status, 200, "{}", r.dump());
     assert_eq!(up.next_req().await.body, body.as_bytes());
 }
+
+/// A spec of `n` operations `POST /{prefix}{i}` whose bodies repeat the same inline schemas
+/// (as generated specs do), and `POST /short` whose name is shorter.
+fn repetitive_spec(prefix: &str, n: usize) -> String {
+    let mut s = String::from("openapi: 3.0.3\ninfo: {title: repeated, version: '1'}\npaths:\n");
+    let body = |max: usize| {
+        format!(
+            "      requestBody:\n        required: true\n        content:\n          application/json:\n            schema:\n              type: object\n              additionalProperties: false\n              required: [name]\n              properties:\n                name: {{type: string, maxLength: {max}}}\n                tags: {{type: array, items: {{type: string, maxLength: {max}}}}}\n      responses: {{'200': {{description: ok}}}}\n"
+        )
+    };
+    for i in 0..n {
+        s.push_str(&format!("  /{prefix}{i}:\n    post:\n{}", body(8)));
+    }
+    s.push_str(&format!("  /short:\n    post:\n{}", body(4)));
+    s
+}
+
+/// Reloading with a changed spec compiles the new one while the old one keeps judging every
+/// request; once applied, the new one judges; a spec that does not load leaves the last good
+/// one in place. Operations whose schemas are the same text judge alike, and a schema that
+/// differs only in a bound keeps its own bound.
+#[tokio::test]
+async fn a_reload_with_a_changed_spec_keeps_serving_throughout() {
+    let up = Upstream::tcp(reply("{}")).await;
+    let dir = TempDir::new();
+    dir.write("api.yaml", repetitive_spec("items", 400));
+    let yaml = cfg(&[], &app(&up.url(), "      spec: api.yaml\n"));
+    let proxy = Arc::new(Proxy::start_in(&yaml, dir));
+    let addr = proxy.addr;
+    let judged = |path: &str, name: &str| raw(addr, post(path, "application/json", &format!(r#"{{"name":"{name}","tags":["{name}"]}}"#)));
+    assert_eq!(judged("/items399", "abcdefgh").await.status, 200);
+    assert_problem(&judged("/items7", "abcdefghi").await, 403, "openapi.body_invalid");
+    assert_problem(&judged("/short", "abcde").await, 403, "openapi.body_invalid");
+    assert_eq!(judged("/short", "abcd").await.status, 200);
+
+    // Requests on both sides of the spec change, for as long as the reloads take.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let traffic = tokio::spawn({
+        let stop = stop.clone();
+        async move {
+            let mut statuses = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                statuses.push(raw(addr, post("/short", "application/json", r#"{"name":"ab"}"#)).await.status);
+            }
+            statuses
+        }
+    });
+
+    proxy.dir.write("api.yaml", repetitive_spec("goods", 400));
+    let p = proxy.clone();
+    let generation = tokio::task::spawn_blocking(move || p.reload(&yaml)).await.unwrap().expect("the changed spec is applied");
+    assert_eq!(generation, 2);
+    assert_eq!(judged("/goods0", "abcdefgh").await.status, 200);
+    assert_problem(&judged("/goods399", "abcdefghi").await, 403, "openapi.body_invalid");
+    assert_problem(&judged("/items0", "abc").await, 403, "openapi.path_not_found");
+    assert_problem(&judged("/short", "abcde").await, 403, "openapi.body_invalid");
+
+    // A new spec that does not load: the reload is refused, the last good spec still judges.
+    proxy.dir.write("api.yaml", repetitive_spec("parts", 400).replace("required: [name]", "required: [name]\n              $ref: '#/nowhere'"));
+    let p = proxy.clone();
+    let yaml = cfg(&[], &app(&up.url(), "      spec: api.yaml\n"));
+    let refused = tokio::task::spawn_blocking(move || p.reload(&yaml)).await.unwrap();
+    assert!(refused.is_err(), "a spec with a dangling $ref was applied");
+    assert_eq!(proxy.snapshot().generation, 2);
+    assert_eq!(judged("/goods1", "abcdefgh").await.status, 200);
+    assert_problem(&judged("/parts1", "abc").await, 403, "openapi.path_not_found");
+
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let statuses = traffic.await.unwrap();
+    assert!(!statuses.is_empty());
+    assert!(statuses.iter().all(|&s| s == 200), "a request failed during the reloads: {statuses:?}");
+}
