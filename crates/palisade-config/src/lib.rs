@@ -15,6 +15,7 @@ pub mod decode;
 pub mod env;
 pub mod error;
 mod events;
+pub mod json;
 pub mod read;
 mod upstream;
 pub mod yaml;

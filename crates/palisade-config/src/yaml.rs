@@ -5,6 +5,8 @@
 use std::fmt;
 
 use saphyr::Scalar;
+
+use crate::json::{self, Duplicates, Stop};
 use saphyr_parser::{Event, Marker, Parser};
 
 /// Where a node's value came from.
@@ -48,8 +50,8 @@ pub struct Node {
     pub value: Value,
 }
 
-/// A YAML syntax error, with its position.
-#[derive(Clone, Debug)]
+/// A syntax error (YAML or JSON), with its position.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SyntaxError {
     pub line: usize,
     pub col: usize,
@@ -95,7 +97,9 @@ pub fn parse(text: &str) -> Result<Node, SyntaxError> {
 }
 
 /// Like [`parse`] with another nesting limit: API specs (OpenAPI documents, whose schemas nest
-/// deeply) use a higher one. JSON is read too, as the YAML 1.2 subset it is.
+/// deeply) use a higher one. JSON is read too, as the YAML 1.2 subset it is (by
+/// [`crate::json`]'s reader, with the YAML reader's positions, nesting limit and refusal of
+/// repeated keys).
 ///
 /// The tree is built straight from the parser's events: no intermediate document, so that the
 /// memory a document takes is this tree's (a few times the text's size) and nothing more.
@@ -105,8 +109,10 @@ pub fn parse_with_max_depth(text: &str, max_depth: usize) -> Result<Node, Syntax
     // every token of a flow collection until it closes, many times the text's size for a
     // document that is one big `{...}`. Anything that is not strict JSON is read as YAML.
     if text.trim_start().starts_with(['{', '[']) {
-        if let Some(node) = parse_json(text, max_depth) {
-            return node;
+        match json::read(text, max_depth + 1, Duplicates::Refuse) {
+            Ok(node) => return Ok(node),
+            Err(Stop::Duplicate(e)) => return Err(e),
+            Err(Stop::Refused(_)) => {}
         }
     }
     parse_yaml(text, max_depth)
@@ -155,7 +161,7 @@ fn parse_yaml(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
                     return Err(SyntaxError { line, col, message: format!("nesting deeper than {max_depth} levels") });
                 }
                 let map = matches!(ev, Event::MappingStart(..));
-                b.stack.push(Frame { origin: Origin::File { line, col }, map, items: Vec::new(), entries: Vec::new(), key: None, names: None });
+                b.stack.push(Frame { origin: Origin::File { line, col }, map, items: Vec::new(), entries: Vec::new(), key: None, keys: KeyIndex::default() });
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let mut f = b.stack.pop().expect("the parser balances collections");
@@ -180,81 +186,6 @@ fn compact(mut s: String) -> String {
 /// Nesting limit of [`parse`].
 pub const MAX_DEPTH: usize = 64;
 
-/// The tree of a strict JSON text, with the positions the YAML parser would give (strings at
-/// their opening quote); `None` when `text` is not strict JSON.
-fn parse_json(text: &str, max_depth: usize) -> Option<Result<Node, SyntaxError>> {
-    let mut tape = palisade_json::Tape::default();
-    let limits = palisade_json::Limits { max_depth: u32::try_from(max_depth + 1).unwrap_or(u32::MAX), max_tokens: usize::MAX };
-    palisade_json::parse_into(text.as_bytes(), &mut tape, &limits).ok()?;
-    let mut b = Builder { stack: Vec::new(), root: None, documents: 1 };
-    let mut at = Cursor { text: text.as_bytes(), offset: 0, line: 1, col: 1 };
-    Some(json_node(&mut b, &mut at, tape.root(text.as_bytes())).map(|()| b.root.expect("a JSON text has a value")))
-}
-
-/// Line and column of byte offsets visited in increasing order (linear over the text).
-struct Cursor<'a> {
-    text: &'a [u8],
-    offset: usize,
-    line: usize,
-    col: usize,
-}
-
-impl Cursor<'_> {
-    fn origin(&mut self, offset: usize) -> Origin {
-        for &b in &self.text[self.offset..offset] {
-            if b == b'\n' {
-                self.line += 1;
-                self.col = 1;
-            } else if b & 0xC0 != 0x80 {
-                self.col += 1;
-            }
-        }
-        self.offset = offset;
-        Origin::File { line: self.line, col: self.col }
-    }
-}
-
-fn json_node(b: &mut Builder, at: &mut Cursor<'_>, v: palisade_json::ValueRef<'_>) -> Result<(), SyntaxError> {
-    use palisade_json::Kind;
-    let kind = v.kind();
-    // Strings start at their opening quote.
-    let origin = at.origin(if kind == Kind::String { v.offset() - 1 } else { v.offset() });
-    let value = match kind {
-        Kind::Null => Value::Null,
-        Kind::Bool => Value::Bool(v.as_bool().unwrap_or(false)),
-        Kind::String => Value::Str(v.as_str().unwrap_or_default().into_owned()),
-        Kind::Number => {
-            let text = v.number_text().unwrap_or("0");
-            match (v.as_i64(), v.is_integer_text()) {
-                (Some(i), _) => Value::Int(i),
-                // An integer too big for i64 keeps its digits (as from YAML).
-                (None, true) => Value::Str(text.to_string()),
-                (None, false) => Value::Float(v.as_f64().unwrap_or(f64::NAN)),
-            }
-        }
-        Kind::Array | Kind::Object => {
-            let map = kind == Kind::Object;
-            // Sized exactly: the tape knows each container's length.
-            let (items, entries) = if map { (Vec::new(), Vec::with_capacity(v.len())) } else { (Vec::with_capacity(v.len()), Vec::new()) };
-            b.stack.push(Frame { origin, map, items, entries, key: None, names: None });
-            if map {
-                for (k, val) in v.members() {
-                    json_node(b, at, k)?;
-                    json_node(b, at, val)?;
-                }
-            } else {
-                for item in v.items() {
-                    json_node(b, at, item)?;
-                }
-            }
-            let f = b.stack.pop().expect("pushed above");
-            let value = if f.map { Value::Map(f.entries) } else { Value::Seq(f.items) };
-            return b.add(Node { origin: f.origin, value });
-        }
-    };
-    b.add(Node { origin, value })
-}
-
 /// A collection being built.
 struct Frame {
     origin: Origin,
@@ -263,9 +194,7 @@ struct Frame {
     entries: Vec<(Key, Node)>,
     /// A mapping's key waiting for its value.
     key: Option<Key>,
-    /// Hashes of the keys of a large mapping (to the first entry with that hash), to find
-    /// duplicates without a quadratic scan and without copying the keys.
-    names: Option<std::collections::HashMap<u64, usize>>,
+    keys: KeyIndex,
 }
 
 struct Builder {
@@ -281,6 +210,47 @@ fn key_hash(name: &str) -> u64 {
 
 /// Mappings with more keys than this index them to find duplicates.
 const SCAN_KEYS: usize = 16;
+
+/// The keys of a mapping being built, to find a repeated one: compared one by one while the
+/// mapping is small, then through the hashes of the keys (to the first entry with that hash),
+/// without a quadratic scan and without copying the keys.
+#[derive(Default)]
+pub(crate) struct KeyIndex {
+    names: Option<std::collections::HashMap<u64, usize>>,
+}
+
+impl KeyIndex {
+    /// The error for a key `name` at `origin` when `entries` has it already.
+    pub(crate) fn check(&self, entries: &[(Key, Node)], name: &str, origin: &Origin) -> Option<SyntaxError> {
+        let first = match &self.names {
+            // A hash shared by two different keys is rare: then the keys are compared.
+            Some(names) => {
+                names.get(&key_hash(name)).and_then(|&i| if entries[i].0.name == name { Some(i) } else { entries.iter().position(|(k, _)| k.name == name) })
+            }
+            None => entries.iter().position(|(k, _)| k.name == name),
+        }?;
+        let (line, col) = match origin {
+            Origin::File { line, col } => (*line, *col),
+            Origin::Env(_) => (0, 0),
+        };
+        Some(SyntaxError { line, col, message: format!("duplicate key `{name}` (first at {})", entries[first].0.origin) })
+    }
+
+    /// Notes that the entry about to be added after `entries` is named `name`.
+    pub(crate) fn add(&mut self, entries: &[(Key, Node)], name: &str) {
+        let i = entries.len();
+        if self.names.is_none() && i + 1 > SCAN_KEYS {
+            let mut names = std::collections::HashMap::with_capacity(2 * SCAN_KEYS);
+            for (j, (k, _)) in entries.iter().enumerate() {
+                names.entry(key_hash(&k.name)).or_insert(j);
+            }
+            self.names = Some(names);
+        }
+        if let Some(names) = &mut self.names {
+            names.entry(key_hash(name)).or_insert(i);
+        }
+    }
+}
 
 impl Builder {
     fn add(&mut self, node: Node) -> Result<(), SyntaxError> {
@@ -302,36 +272,13 @@ impl Builder {
                     return Err(SyntaxError { line, col, message: "mapping keys must be plain strings".into() });
                 }
             };
-            let first =
-                match &f.names {
-                    // A hash shared by two different keys is rare: then the keys are compared.
-                    Some(names) => names.get(&key_hash(&name)).and_then(|&i| {
-                        if f.entries[i].0.name == name {
-                            Some(i)
-                        } else {
-                            f.entries.iter().position(|(k, _)| k.name == name)
-                        }
-                    }),
-                    None => f.entries.iter().position(|(k, _)| k.name == name),
-                };
-            if let Some(i) = first {
-                let Origin::File { line, col } = node.origin else { unreachable!() };
-                return Err(SyntaxError { line, col, message: format!("duplicate key `{name}` (first at {})", f.entries[i].0.origin) });
+            if let Some(e) = f.keys.check(&f.entries, &name, &node.origin) {
+                return Err(e);
             }
             f.key = Some(Key { name, origin: node.origin });
             return Ok(());
         };
-        let i = f.entries.len();
-        if f.names.is_none() && i + 1 > SCAN_KEYS {
-            let mut names = std::collections::HashMap::with_capacity(2 * SCAN_KEYS);
-            for (j, (k, _)) in f.entries.iter().enumerate() {
-                names.entry(key_hash(&k.name)).or_insert(j);
-            }
-            f.names = Some(names);
-        }
-        if let Some(names) = &mut f.names {
-            names.entry(key_hash(&key.name)).or_insert(i);
-        }
+        f.keys.add(&f.entries, &key.name);
         f.entries.push((key, node));
         Ok(())
     }
@@ -367,12 +314,12 @@ mod tests {
             "  {\n\"200\": {\"description\": \"ok\"},\n \"€uro\": \"💶\", \"t\": \"tab\\there\"}\n",
         ];
         for t in texts {
-            let json = parse_json(t, MAX_DEPTH).expect("strict JSON").unwrap();
+            let json = json::read(t, MAX_DEPTH + 1, Duplicates::Refuse).ok().expect("strict JSON");
             assert_eq!(json, parse_yaml(t, MAX_DEPTH).unwrap(), "{t}");
         }
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/openapi-specs");
         match std::fs::read_to_string(dir.join("oai30-petstore-expanded.json")) {
-            Ok(t) => assert_eq!(parse_json(&t, 512).unwrap().unwrap(), parse_yaml(&t, 512).unwrap()),
+            Ok(t) => assert_eq!(json::read(&t, 513, Duplicates::Refuse).ok().unwrap(), parse_yaml(&t, 512).unwrap()),
             Err(_) => eprintln!("skipped the petstore spec: ../shared is not here"),
         }
     }

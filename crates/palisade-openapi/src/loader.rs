@@ -653,7 +653,7 @@ fn looks_like_json(location: &str, text: &str) -> bool {
 
 fn parse(location: &str, text: &str, limits: &Limits) -> Result<Node, SpecError> {
     if looks_like_json(location, text) {
-        match palisade_schema::json::parse(text, limits.max_depth) {
+        match palisade_config::json::parse(text, limits.max_depth) {
             Ok(node) => return Ok(node),
             Err(e) => {
                 let yaml_ok = !location.to_ascii_lowercase().ends_with(".json") && yaml::parse_with_max_depth(text, limits.max_depth).is_ok();

@@ -58,7 +58,6 @@ mod formats;
 mod fused;
 mod idn;
 mod ids;
-pub mod json;
 mod num;
 mod pattern;
 mod validate;

@@ -37,7 +37,7 @@ fn remotes() -> Vec<(String, Node)> {
                 walk(&p, &format!("{rel}{name}/"), out);
             } else if name.ends_with(".json") {
                 let text = std::fs::read_to_string(&p).unwrap();
-                let node = palisade_schema::json::parse(&text, 512).unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
+                let node = palisade_config::json::parse(&text, 512).unwrap_or_else(|e| panic!("{}: {e:?}", p.display()));
                 out.push((format!("http://localhost:1234/{rel}{name}"), node));
             }
         }
@@ -188,7 +188,7 @@ fn run_draft(draft: &str, dialect: Dialect, remotes: &[(String, Node)], failures
         let rel = path.strip_prefix(suite_dir().join("tests")).unwrap().to_string_lossy().into_owned();
         let tally = if rel.contains("/optional/") { &mut optional } else { &mut required };
         let text = std::fs::read_to_string(&path).unwrap();
-        let doc = palisade_schema::json::parse(&text, 512).unwrap();
+        let doc = palisade_config::json::parse(&text, 512).unwrap();
         let mut tape = Tape::default();
         parse_into(text.as_bytes(), &mut tape, &Limits { max_depth: 512, max_tokens: usize::MAX }).unwrap();
         let groups = tape.root(text.as_bytes());

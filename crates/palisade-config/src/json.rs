@@ -1,7 +1,10 @@
-//! JSON documents as located trees: what specs and schemas written in JSON are read into.
+//! JSON documents as located trees (the tree of [`crate::yaml`], with the line and column of
+//! every key and value): what configuration files, specs and schemas written in JSON are read
+//! into. One reader for all of them, built as the text is scanned.
 
-use palisade_config::yaml::{Key, Node, Origin, Value};
 use palisade_json::scan;
+
+use crate::yaml::{Key, KeyIndex, Node, Origin, SyntaxError, Value};
 
 /// Byte offset to 1-based line and column (in characters).
 pub struct LineIndex<'a> {
@@ -23,15 +26,6 @@ impl<'a> LineIndex<'a> {
         let col = self.text.get(start..offset).map_or(offset - start, |s| s.chars().count());
         (line, col + 1)
     }
-}
-
-/// A JSON syntax error and where it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SyntaxError {
-    /// 1-based line and column (in characters).
-    pub line: usize,
-    pub col: usize,
-    pub message: String,
 }
 
 /// Line and column (in characters) of byte offsets asked for in increasing order, counted
@@ -71,19 +65,23 @@ impl<'a> Cursor<'a> {
 }
 
 /// Parse a JSON document (RFC 8259, with [`palisade_json`]'s scanner: escapes and surrogate
-/// pairs as JSON defines them, a leading BOM skipped) into the located tree the schema compiler
-/// reads, with the line and column of every key and value. Integers beyond `i64` are kept as
-/// their digits.
+/// pairs as JSON defines them, a leading BOM skipped and counted as the first character of its
+/// line) into the located tree, with the line and column of every key and value (strings at
+/// their opening quote). At most `max_depth` containers nest. Integers beyond `i64` are kept
+/// as their digits. Every member of an object is kept, a repeated key too (in document order:
+/// [`Node::get`] finds the first).
 ///
 /// The tree is built as the text is scanned, with no token tape in between (for a large spec
 /// the tape would be a third copy of it in memory, beside the text and the tree). A document
 /// the scan refuses is parsed again by [`palisade_json::parse_into`], whose error (message and
 /// place) is the one reported.
 pub fn parse(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
-    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let mut b = TreeBuilder { text, cur: Cursor::new(text), max_depth, buf: Vec::new(), members: Vec::new(), items: Vec::new() };
-    let built = b.value(bom, 0).and_then(|(node, end)| if scan::skip_ws(text.as_bytes(), end) == text.len() { Ok(node) } else { Err(end) });
-    built.map_err(|at| {
+    read(text, max_depth, Duplicates::Keep).map_err(|stop| {
+        let at = match stop {
+            Stop::Refused(at) => at,
+            Stop::Duplicate(e) => return e,
+        };
+        let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
         let jl = palisade_json::Limits { max_depth: u32::try_from(max_depth).unwrap_or(u32::MAX), max_tokens: usize::MAX };
         let (offset, message) = match palisade_json::parse_into(&text.as_bytes()[bom..], &mut palisade_json::Tape::default(), &jl) {
             Err(e) => (e.offset + bom, e.message),
@@ -95,11 +93,48 @@ pub fn parse(text: &str, max_depth: usize) -> Result<Node, SyntaxError> {
     })
 }
 
+/// What a repeated key in an object does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Duplicates {
+    /// Kept as another member.
+    Keep,
+    /// The document is refused at the first repeated key (in document order), with the place
+    /// of the first one, as the YAML reader refuses it, but only when the text is otherwise
+    /// valid JSON ([`Stop::Refused`] wins).
+    Refuse,
+}
+
+/// Why [`read`] gave no tree.
+pub(crate) enum Stop {
+    /// Not JSON (or nested deeper than allowed): the scan stopped at this offset.
+    Refused(usize),
+    /// Valid JSON with a repeated key, refused by [`Duplicates::Refuse`].
+    Duplicate(SyntaxError),
+}
+
+/// The tree of a JSON text (see [`parse`]), or why there is none.
+pub(crate) fn read(text: &str, max_depth: usize, duplicates: Duplicates) -> Result<Node, Stop> {
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut b = TreeBuilder { text, cur: Cursor::new(text), max_depth, duplicates, duplicate: None, buf: Vec::new(), members: Vec::new(), items: Vec::new() };
+    let (node, end) = b.value(bom, 0).map_err(Stop::Refused)?;
+    if scan::skip_ws(text.as_bytes(), end) != text.len() {
+        return Err(Stop::Refused(end));
+    }
+    match b.duplicate {
+        Some(e) => Err(Stop::Duplicate(e)),
+        None => Ok(node),
+    }
+}
+
 /// Builds the tree of a JSON text; errors are the offset where the scan stopped.
 struct TreeBuilder<'a> {
     text: &'a str,
     cur: Cursor<'a>,
     max_depth: usize,
+    duplicates: Duplicates,
+    /// The first repeated key, under [`Duplicates::Refuse`] (the scan goes on to the end: a
+    /// syntax error after it is what is reported).
+    duplicate: Option<SyntaxError>,
     /// Unescaped string bytes.
     buf: Vec<u8>,
     /// The members and items of the containers being read, innermost last: each container
@@ -130,6 +165,7 @@ impl TreeBuilder<'_> {
                 let object = c == b'{';
                 let close = if object { b'}' } else { b']' };
                 let (base_members, base_items) = (self.members.len(), self.items.len());
+                let mut keys = KeyIndex::default();
                 let mut q = scan::skip_ws(inp, p + 1);
                 if inp.get(q) != Some(&close) {
                     loop {
@@ -140,6 +176,13 @@ impl TreeBuilder<'_> {
                             }
                             let origin = self.cur.origin(q);
                             let (name, end) = self.string(q)?;
+                            if self.duplicates == Duplicates::Refuse && self.duplicate.is_none() {
+                                let entries = &self.members[base_members..];
+                                if let Some(e) = keys.check(entries, &name, &origin) {
+                                    self.duplicate = Some(e);
+                                }
+                                keys.add(entries, &name);
+                            }
                             q = scan::skip_ws(inp, end);
                             if inp.get(q) != Some(&b':') {
                                 return Err(q);
@@ -317,5 +360,93 @@ mod tests {
         assert_eq!(m[1].0.origin, Origin::File { line: 2, col: 2 });
         assert_eq!(parse("[[[1]]]", 2).unwrap_err().line, 1);
         assert_eq!(parse("{\n\"a\": tru}", 8).unwrap_err(), SyntaxError { line: 2, col: 6, message: parse("{\n\"a\": tru}", 8).unwrap_err().message });
+    }
+
+    /// Our tree against serde_json's reading of the same text: every value, with objects
+    /// compared as serde_json keeps them (the last of repeated keys).
+    fn same(ours: &Node, theirs: &serde_json::Value) -> Result<(), String> {
+        use serde_json::Value as J;
+        let fail = || Err(format!("{:?} vs {theirs}", ours.value));
+        match (&ours.value, theirs) {
+            (Value::Null, J::Null) => Ok(()),
+            (Value::Bool(a), J::Bool(b)) if a == b => Ok(()),
+            (Value::Str(a), J::String(b)) if a == b => Ok(()),
+            (Value::Int(a), J::Number(b)) if b.as_i64() == Some(*a) || (*a == 0 && b.as_f64() == Some(0.0)) => Ok(()),
+            (Value::Float(a), J::Number(b)) if b.as_f64() == Some(*a) => Ok(()),
+            // Integers beyond i64, kept as their digits: serde_json has them as u64 or f64.
+            (Value::Str(a), J::Number(b)) if b.as_u64().map_or_else(|| b.as_f64() == a.parse().ok(), |u| u.to_string() == *a) => Ok(()),
+            (Value::Seq(a), J::Array(b)) if a.len() == b.len() => a.iter().zip(b).try_for_each(|(x, y)| same(x, y)),
+            (Value::Map(a), J::Object(b)) => {
+                let mut last: Vec<&(Key, Node)> = Vec::new();
+                for m in a {
+                    last.retain(|(k, _)| k.name != m.0.name);
+                    last.push(m);
+                }
+                if last.len() != b.len() {
+                    return fail();
+                }
+                last.iter().try_for_each(|(k, v)| b.get(&k.name).map_or_else(|| Err(format!("no key {:?} in {theirs}", k.name)), |t| same(v, t)))
+            }
+            _ => fail(),
+        }
+    }
+
+    #[test]
+    fn trees_agree_with_serde_json() {
+        let deep = format!("{}{{\"leaf\": [0.25]}}{}", "[{\"x\": ".repeat(60), "}]".repeat(60));
+        let docs = [
+            // surrogate pairs, other escapes, raw multibyte text
+            r#"{"emoji": "\ud83d\ude00 \uD834\uDD1E", "esc": "\"\\\/\b\f\n\r\t\u0000\u00e9", "raw": "é€😀", "": ""}"#.to_string(),
+            // numbers: signs, zero, fractions, exponents, the ends of i64 and beyond
+            "[0, -0, 1, -1, 0.5, -0.0, 1e3, 1E-3, 2.5e+10, 9223372036854775807, -9223372036854775808, \
+             9223372036854775808, 18446744073709551615, 18446744073709551616, -9223372036854775809, \
+             123456789012345678901234567890, 1.7976931348623157e308, 5e-324]"
+                .to_string(),
+            // repeated keys, at the top and nested (serde_json keeps the last)
+            r#"{"a": 1, "b": {"c": true, "c": false}, "a": [null]}"#.to_string(),
+            // minified, one line, every kind of value
+            r#"{"openapi":"3.1.0","paths":{"/p/{id}":{"get":{"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer","minimum":-1.5e2}}],"responses":{"200":{"description":"ok"}}}}},"x":[[],{},[[]],null,false]}"#.to_string(),
+            // pretty-printed with CRLF and tabs
+            "{\r\n\t\"a\" : [ 1 ,\r\n\t\t2 ] ,\r\n\t\"b\" : { }\r\n}\r\n".to_string(),
+            deep,
+        ];
+        for text in &docs {
+            let theirs: serde_json::Value = serde_json::from_str(text).unwrap();
+            let ours = parse(text, 256).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            same(&ours, &theirs).unwrap_or_else(|e| panic!("{text}: {e}"));
+        }
+        // Repeated keys are all kept, in document order, with their own positions.
+        let n = parse(&docs[2], 8).unwrap();
+        let Value::Map(m) = &n.value else { panic!() };
+        let keys: Vec<_> = m.iter().map(|(k, _)| (k.name.as_str(), k.origin.to_string())).collect();
+        assert_eq!(keys, [("a", "1:2".to_string()), ("b", "1:10".to_string()), ("a", "1:40".to_string())]);
+        assert_eq!(n.get("a").unwrap().value, Value::Int(1));
+        // The nesting limit counts containers: the deep document has 122.
+        assert!(parse(&docs[5], 122).is_ok());
+        assert_eq!(parse(&docs[5], 121).unwrap_err().message, "nesting too deep");
+    }
+
+    #[test]
+    fn refusing_repeated_keys_reports_the_first_in_document_order() {
+        let refuse = |t: &str| match read(t, 8, Duplicates::Refuse) {
+            Err(Stop::Duplicate(e)) => Some(e),
+            _ => None,
+        };
+        // The outer repetition comes first in the text, the inner one inside its value.
+        let e = refuse("{\"a\": 1, \"a\": {\"b\": 1, \"b\": 2}}").unwrap();
+        assert_eq!((e.line, e.col, e.message.as_str()), (1, 10, "duplicate key `a` (first at 1:2)"));
+        let e = refuse("{\"x\": {\"b\": 1,\n \"b\": 2}, \"x\": 0}").unwrap();
+        assert_eq!((e.line, e.col, e.message.as_str()), (2, 2, "duplicate key `b` (first at 1:8)"));
+        // Large objects (indexed keys) find it too.
+        let mut t = String::from("{");
+        for i in 0..40 {
+            t.push_str(&format!("\"k{i}\": {i}, "));
+        }
+        t.push_str("\"k7\": 0}");
+        assert!(refuse(&t).unwrap().message.contains("duplicate key `k7` (first at 1:"));
+        // A syntax error anywhere wins over a repeated key: the text is not JSON.
+        assert!(matches!(read("{\"a\": 1, \"a\": 2} x", 8, Duplicates::Refuse), Err(Stop::Refused(_))));
+        // Same keys in different objects are no repetition.
+        assert!(read("[{\"a\": 1}, {\"a\": 2}]", 8, Duplicates::Refuse).is_ok());
     }
 }
