@@ -72,6 +72,18 @@ impl Detector for XssDetector {
             why: f.why,
         })
     }
+
+    /// Free text is shown as text: in an element's content, a quoted attribute or a script's
+    /// string it changes nothing without a byte that leaves them (`<`, `>`, a quote, a
+    /// backtick), and in an unquoted attribute without `=` (a new attribute). A value that
+    /// begins with a scheme (`javascript:...`) is a URL wherever a link shows it. Words about
+    /// script (`document.cookie httponly`, `onload event javascript`) are neither.
+    fn in_free_text(&self, input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
+        let t = input.decoded.trim_start();
+        let leaves = t.bytes().any(|b| matches!(b, b'<' | b'>' | b'"' | b'\'' | b'`' | b'='));
+        let scheme = t.split_once(':').is_some_and(|(s, _)| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphabetic()));
+        (leaves || scheme).then_some(hit)
+    }
 }
 
 /// The pre-filter declared to the engine ([`Gate`]). Without `< > ( ) = & ; % \\`, quotes,
