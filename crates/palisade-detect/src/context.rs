@@ -45,8 +45,8 @@ use crate::extract::Location;
 use crate::{FieldKind, Level};
 
 /// Whether a value at `loc` of kind `field` is free text (module documentation): the value of
-/// a query or form parameter named as search boxes and suggestion endpoints name theirs, of
-/// such a key of a JSON document carried in a query parameter (GraphQL `variables`), or the
+/// a query or form parameter, or of a JSON body's key, named as search boxes and suggestion
+/// endpoints name theirs (GraphQL `variables` too, in a query parameter or the body), or the
 /// `Referer`.
 pub fn free_text(loc: &Location<'_>, field: FieldKind) -> bool {
     match (loc, field) {
@@ -54,8 +54,59 @@ pub fn free_text(loc: &Location<'_>, field: FieldKind) -> bool {
         (Location::Field(n), FieldKind::FormValue | FieldKind::MultipartValue) => search_name(n),
         (Location::Header(n), FieldKind::Header) => n.eq_ignore_ascii_case("referer"),
         (Location::Named(n), _) => n.starts_with("query.") && n.rsplit_once('/').is_some_and(|(_, last)| search_name(last)),
+        // In JSON documents `text` and `query` hold content too (an editor's text nodes, a
+        // SQL editor's query), which the declared-code context judges.
+        (Location::Json(segs), FieldKind::JsonValue) => {
+            matches!(segs.last(), Some(crate::extract::Seg::Key(k)) if search_name(k) && !k.eq_ignore_ascii_case("text") && !k.eq_ignore_ascii_case("query"))
+        }
         _ => false,
     }
+}
+
+/// Whether a value at `loc` of kind `field` is where a browser is sent: a query or form
+/// parameter, or a JSON document's key, named as OAuth and sign-in flows name the address the
+/// user agent goes to next (`redirect_uri`, `post_logout_redirect_uri`, `return_to`,
+/// `returnUrl`, Stripe's `success_url`). The application redirects the browser there (RFC
+/// 6749 §3.1.2; a native app's loopback `http://127.0.0.1/cb`, RFC 8252 §7.3) and never
+/// fetches it: a loopback address there is no request forgery.
+pub fn redirect_target(loc: &Location<'_>, field: FieldKind) -> bool {
+    match (loc, field) {
+        (Location::Query(n), FieldKind::QueryValue) | (Location::Field(n), FieldKind::FormValue | FieldKind::MultipartValue) => redirect_name(n),
+        (Location::Json(segs), FieldKind::JsonValue) => matches!(segs.last(), Some(crate::extract::Seg::Key(k)) if redirect_name(k)),
+        _ => false,
+    }
+}
+
+/// Whether a parameter name is a redirect target's ([`redirect_target`]): compared without
+/// case, `_` and `-`.
+pub fn redirect_name(name: &str) -> bool {
+    let Some((buf, n)) = folded::<32>(name) else { return false };
+    matches!(
+        &buf[..n],
+        b"redirecturi"
+            | b"redirecturl"
+            | b"redirectto"
+            | b"postlogoutredirecturi"
+            | b"returnto"
+            | b"returnurl"
+            | b"returnuri"
+            | b"successurl"
+            | b"cancelurl"
+    )
+}
+
+/// `name` lowercased without `_` and `-`, when it fits in `N` bytes.
+fn folded<const N: usize>(name: &str) -> Option<([u8; N], usize)> {
+    let mut buf = [0u8; N];
+    let mut n = 0;
+    for &c in name.as_bytes() {
+        if c == b'_' || c == b'-' {
+            continue;
+        }
+        *buf.get_mut(n)? = c.to_ascii_lowercase();
+        n += 1;
+    }
+    Some((buf, n))
 }
 
 /// Whether a parameter name is a search box's (`q`, `query`, `search_query`, `searchTerm`,
@@ -63,18 +114,7 @@ pub fn free_text(loc: &Location<'_>, field: FieldKind) -> bool {
 /// engines and sites, OpenSearch and autocomplete APIs name them: compared without case,
 /// `_` and `-`.
 pub fn search_name(name: &str) -> bool {
-    if name.len() > 16 {
-        return false;
-    }
-    let mut buf = [0u8; 16];
-    let mut n = 0;
-    for &c in name.as_bytes() {
-        if c == b'_' || c == b'-' {
-            continue;
-        }
-        buf[n] = c.to_ascii_lowercase();
-        n += 1;
-    }
+    let Some((buf, n)) = folded::<16>(name) else { return false };
     matches!(
         &buf[..n],
         b"q" | b"s"

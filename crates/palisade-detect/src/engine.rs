@@ -1427,12 +1427,17 @@ impl Engine {
             if hit.confidence < threshold {
                 continue;
             }
-            // A search box's text or a `Referer`: judged again in that context.
-            if crate::context::free_text(loc, input.field) {
-                match e.det.in_free_text(input, hit, level) {
-                    Some(h) if h.confidence >= threshold => hit = h,
-                    _ => continue,
-                }
+            // A search box's text, a `Referer`, a redirect target: judged again in that role.
+            let judged = if crate::context::free_text(loc, input.field) {
+                e.det.in_free_text(input, hit, level)
+            } else if crate::context::redirect_target(loc, input.field) {
+                e.det.in_redirect_target(input, hit, level)
+            } else {
+                Some(hit)
+            };
+            match judged {
+                Some(h) if h.confidence >= threshold => hit = h,
+                _ => continue,
             }
             let loc_str = location.get_or_insert_with(|| loc.to_string());
             if self.config.exclusions.iter().any(|x| x.covers(hit.detector, hit.category, loc_str))

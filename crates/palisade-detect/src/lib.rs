@@ -265,6 +265,13 @@ pub trait Detector: Send + Sync {
     fn in_free_text(&self, _input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
         Some(hit)
     }
+    /// The detector's judgement of a value it found `hit` in, when the value is where a
+    /// browser is sent ([`context::redirect_target`]: an OAuth `redirect_uri`, a `return_to`):
+    /// the application redirects the user agent there and never fetches it itself. Called only
+    /// on a hit; `None` drops the finding. Default: the hit as it is.
+    fn in_redirect_target(&self, _input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
+        Some(hit)
+    }
 }
 
 /// What a value must contain for a detector to be able to fire on it: a necessary condition,

