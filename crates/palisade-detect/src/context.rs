@@ -83,15 +83,7 @@ pub fn redirect_name(name: &str) -> bool {
     let Some((buf, n)) = folded::<32>(name) else { return false };
     matches!(
         &buf[..n],
-        b"redirecturi"
-            | b"redirecturl"
-            | b"redirectto"
-            | b"postlogoutredirecturi"
-            | b"returnto"
-            | b"returnurl"
-            | b"returnuri"
-            | b"successurl"
-            | b"cancelurl"
+        b"redirecturi" | b"redirecturl" | b"redirectto" | b"postlogoutredirecturi" | b"returnto" | b"returnurl" | b"returnuri" | b"successurl" | b"cancelurl"
     )
 }
 

@@ -936,7 +936,10 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
             // not sensitive (above): the name of a document a page was opened from or a form
             // filled with (analytics send the page's title and address), not a file inclusion,
             // which goes where every system has the same files.
-            let profile = segs.first().is_some_and(|f| matches!(*f, "users" | "documents and settings"));
+            // The profile's own settings (`NTUSER.DAT`, `AppData`, dot directories such as
+            // `.ssh`) are not documents.
+            let profile = segs.first().is_some_and(|f| matches!(*f, "users" | "documents and settings"))
+                && !segs.iter().any(|g| g.starts_with('.') || g.starts_with("ntuser") || *g == "appdata");
             if url_borne && !profile {
                 put_in(&mut best, if segs.is_empty() { 50 } else { 62 }, "absolute Windows path", lfi);
             }

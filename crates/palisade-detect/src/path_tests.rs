@@ -887,7 +887,12 @@ fn a_users_drive_path_in_a_document_is_text() {
     for v in ["C:\\Users\\maria\\Desktop\\plan.xlsx", "C:\\Users\\anna\\Documents\\report.docx", "C:\\Users\\bob\\Downloads\\invoice.pdf"] {
         assert!(conf(v, FieldKind::QueryValue) < 40, "{v}: {}", conf(v, FieldKind::QueryValue));
     }
-    for v in ["C:\\Users\\Administrator\\.ssh\\id_rsa", "C:\\Users\\bob\\..\\..\\Windows\\win.ini"] {
+    for v in [
+        "C:/users/administrator/ntuser.ini",
+        "C:\\Users\\bob\\AppData\\Roaming\\app\\config.xml",
+        "C:\\Users\\Administrator\\.ssh\\id_rsa",
+        "C:\\Users\\bob\\..\\..\\Windows\\win.ini",
+    ] {
         assert!(conf(v, FieldKind::QueryValue) >= 60, "{v}: {}", conf(v, FieldKind::QueryValue));
     }
     // Into a system directory or to a sensitive file, in a document too.

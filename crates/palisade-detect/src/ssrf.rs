@@ -69,7 +69,8 @@ impl Detector for SsrfDetector {
     /// metadata addresses (scored above it) still count.
     fn in_redirect_target(&self, _input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
         let authority = hit.fragment.split_once("://").map_or("", |(_, a)| a);
-        let host = if authority.starts_with('[') { authority.split(']').next().map_or("", |h| &h[1..]) } else { authority.split([':', '/']).next().unwrap_or("") };
+        let host =
+            if authority.starts_with('[') { authority.split(']').next().map_or("", |h| &h[1..]) } else { authority.split([':', '/']).next().unwrap_or("") };
         let registered = host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1" || host == "::1";
         (hit.category != Category::Ssrf || hit.confidence > LOOPBACK || !registered).then_some(hit)
     }

@@ -373,7 +373,9 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
 /// [`analyze`] for free text ([`crate::context::free_text`]: a search box's value, a
 /// `Referer`), which an application puts in a string literal (`LIKE '%...%'`), never after an
 /// expression of its own: the as-is context holds only when the value begins with an operand
-/// of its own (`1 union select ...`, `-1 or 1=1`), and a context counts only when the value,
+/// of its own or leaves an expression (`1 union select ...`, `-1 or 1=1`, `)) or 1=1`), or
+/// ends the application's statement with a comment (` UNION ALL SELECT 1,2-- `, ` ORDER BY
+/// 7#`: no phrase ends so), and a context counts only when the value,
 /// put there, parses to its end (a comment, a string the application's closing quote closes,
 /// a complete expression) or holds a structure no text has (a stacked statement after a
 /// number, 90 and more), or when the quote that leaves the string comes after one word at
@@ -400,13 +402,14 @@ pub(crate) fn analyze_free_text(s: &str, steps: &mut usize) -> Option<Finding> {
     best
 }
 
-/// Whether a value begins with an operand of its own: a number (`1`, `-1`, `.5`, `0x1f`), or
-/// `null`, `true`, `false` before a blank or an operator.
+/// Whether a value begins with an operand of its own (a number: `1`, `-1`, `.5`, `0x1f`;
+/// `null`, `true`, `false` before a blank or an operator) or by leaving the application's
+/// expression (`)`, `;`, `,`).
 fn begins_with_operand(s: &str) -> bool {
     let t = s.trim_start().trim_start_matches(['-', '+']);
     let b = t.as_bytes();
     match b.first() {
-        Some(c) if c.is_ascii_digit() => true,
+        Some(c) if c.is_ascii_digit() || matches!(c, b')' | b';' | b',') => true,
         Some(b'.') => b.get(1).is_some_and(u8::is_ascii_digit),
         _ => ["null", "true", "false"].iter().any(|w| {
             b.len() >= w.len() && b[..w.len()].eq_ignore_ascii_case(w.as_bytes()) && b.get(w.len()).is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_')
@@ -425,15 +428,13 @@ fn free_text_view(s: &str, steps: &mut usize) -> Option<Finding> {
         }
     };
     let calls = may_call(s.as_bytes()) && may_call_word(s.as_bytes());
-    if begins_with_operand(s) {
-        // The automaton records a stacked statement or a UNION with its column list (90 and
-        // more) before it has parsed the statement to its end: those stand as they are.
-        let (f, clean) = run_ended(s, 0, 0, steps);
-        if clean || f.as_ref().is_some_and(|f| f.confidence >= 90) {
-            consider(f);
-            if calls {
-                consider(scan_calls(s, steps));
-            }
+    let (f, clean, comment) = run_ended(s, 0, 0, steps);
+    // The automaton records a stacked statement or a UNION with its column list (90 and more)
+    // before it has parsed the statement to its end: those stand as they are.
+    if comment || begins_with_operand(s) && (clean || f.as_ref().is_some_and(|f| f.confidence >= 90)) {
+        consider(f);
+        if calls {
+            consider(scan_calls(s, steps));
         }
     }
     for q in [b'\'', b'"'] {
@@ -444,7 +445,7 @@ fn free_text_view(s: &str, steps: &mut usize) -> Option<Finding> {
             // breakout, whose end may be left to the application (`x'; DROP TABLE users`).
             // After words of a phrase (`sql injection ' or 1=1`) the value must parse to its end.
             let one_word = !s[..at.saturating_sub(1)].bytes().any(|c| c <= b' ');
-            let (f, clean) = run_ended(s, q, at, steps);
+            let (f, clean, _) = run_ended(s, q, at, steps);
             if clean || one_word {
                 consider(f);
                 if calls {
@@ -2013,10 +2014,10 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
     run_ended(s, quote, at, steps).0
 }
 
-/// [`run`], and whether the continuation ends cleanly in its context: at a comment, in a
-/// string the application's closing quote closes, or (as-is) at the end of a complete
-/// expression or statement.
-fn run_ended(s: &str, quote: u8, at: usize, steps: &mut usize) -> (Option<Finding>, bool) {
+/// [`run`], whether the continuation ends cleanly in its context (at a comment, in a string
+/// the application's closing quote closes, or as-is at the end of a complete expression or
+/// statement), and whether it ends at a comment.
+fn run_ended(s: &str, quote: u8, at: usize, steps: &mut usize) -> (Option<Finding>, bool, bool) {
     let tail = &s[at..];
     let mut p = Parser {
         lx: Lexer::new(tail),
@@ -2080,7 +2081,7 @@ fn run_ended(s: &str, quote: u8, at: usize, steps: &mut usize) -> (Option<Findin
     }
     let (mut c, why) = if expr > p.best { (expr, p.expr_why) } else { (p.best, p.why) };
     if c == 0 {
-        return (None, clean);
+        return (None, clean, end == End::Comment);
     }
     if c < 90 && !clean {
         // A value that begins with a clause word and does not go on as SQL is a sentence
@@ -2089,7 +2090,7 @@ fn run_ended(s: &str, quote: u8, at: usize, steps: &mut usize) -> (Option<Findin
         c = c.saturating_sub(if sentence { 25 } else { 10 });
     }
     let frag_start = if quote == 0 { 0 } else { at.saturating_sub(1) };
-    (Some(Finding { confidence: c, why, fragment: truncate(&s[frag_start..], 64).to_string() }), clean)
+    (Some(Finding { confidence: c, why, fragment: truncate(&s[frag_start..], 64).to_string() }), clean, end == End::Comment)
 }
 
 /// Confidence of a clause (`WHERE`, `ORDER BY` a name) that begins a value without a quote:

@@ -2273,6 +2273,9 @@ fn breakouts_are_injections_in_free_text() {
         "0; INSERT INTO admins VALUES ('x','y')--",
         "1') AND 1=CONVERT(int,(SELECT @@version))",
         "what does ' or 1=1 -- do",
+        " UNION ALL SELECT 1,2,3-- ",
+        " ORDER BY 7#",
+        "));waitfor delay '0:0:5'--",
     ] {
         assert!(free(v, Level::Balanced).is_some(), "{v:?}");
     }

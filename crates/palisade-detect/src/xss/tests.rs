@@ -978,7 +978,13 @@ fn words_about_script_are_text_in_a_search() {
     for v in ["document.cookie httponly", "how to use eval() safely", "window.location.href redirect"] {
         assert!(free(v, Level::Strict).is_none(), "{v:?}: {:?}", free(v, Level::Strict));
     }
-    for v in ["<script>alert(1)</script>", "x\" onfocus=alert(1) autofocus=\"", "x onmouseover=alert(1)", "javascript:alert(document.cookie)", "';alert(document.cookie)//"] {
+    for v in [
+        "<script>alert(1)</script>",
+        "x\" onfocus=alert(1) autofocus=\"",
+        "x onmouseover=alert(1)",
+        "javascript:alert(document.cookie)",
+        "';alert(document.cookie)//",
+    ] {
         assert!(free(v, Level::Balanced).is_some(), "{v:?}");
     }
     // What is typed so far of a script element or a script URL runs nothing.
@@ -988,7 +994,13 @@ fn words_about_script_are_text_in_a_search() {
     }
     // A script element with its end tag (at the value's end, the page's next blank or `>`
     // completes it) or a source runs; other markup after an unclosed script tag is judged.
-    for v in ["<script>alert(1)</script >", "<script>alert(1)</script", "<SCRIPT SRC=//evil.example/x.js>", "<script>x<img src=x onerror=alert(1)>", "<script>alert(1)</script/"] {
+    for v in [
+        "<script>alert(1)</script >",
+        "<script>alert(1)</script",
+        "<SCRIPT SRC=//evil.example/x.js>",
+        "<script>x<img src=x onerror=alert(1)>",
+        "<script>alert(1)</script/",
+    ] {
         assert!(free(v, Level::Balanced).is_some(), "{v:?}");
     }
 }
