@@ -3,13 +3,14 @@
 //! report; `--max N` samples at most N values per category (0: all, the default);
 //! `--misses CATEGORY` (or `all`) also lists the attack values missed in the query and the
 //! benign values reported anywhere; `--level strict` evaluates at the strict level (default
-//! balanced).
+//! balanced); `--param NAME` places the values in the parameter (and JSON key) `NAME` instead
+//! of one with no role (`--param q`: a search box's, judged as free text).
 //!
 //! ```sh
 //! cargo run --release -p palisade-detect --example eval -- ../shared/data/attack-corpus/corpus.jsonl
 //! ```
 
-use palisade_detect::eval::{evaluate, parse_corpus, sample, Label, Place};
+use palisade_detect::eval::{evaluate_in, parse_corpus, sample, Label, Place, PARAM};
 use palisade_detect::{Engine, EngineConfig};
 
 fn main() {
@@ -17,11 +18,13 @@ fn main() {
     let mut max = 0usize;
     let mut misses: Option<String> = None;
     let mut level = palisade_detect::Level::Balanced;
+    let mut param = PARAM.to_string();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--max" => max = args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage()),
             "--misses" => misses = Some(args.next().unwrap_or_else(|| usage())),
+            "--param" => param = args.next().unwrap_or_else(|| usage()),
             "--level" => {
                 level = match args.next().as_deref() {
                     Some("balanced") => palisade_detect::Level::Balanced,
@@ -48,7 +51,7 @@ fn main() {
         });
         let samples = sample(samples, max);
         println!("== {f}");
-        let ev = evaluate(&engine, &samples, &Place::ALL);
+        let ev = evaluate_in(&engine, &samples, &Place::ALL, &param);
         println!("{}", ev.report());
         if let Some(cat) = &misses {
             // Evaluate value by value to list every miss (the report keeps a few examples).
@@ -56,7 +59,7 @@ fn main() {
                 if cat != "all" && *cat != s.category {
                     continue;
                 }
-                let one = evaluate(&engine, std::slice::from_ref(s), &Place::ALL);
+                let one = evaluate_in(&engine, std::slice::from_ref(s), &Place::ALL, &param);
                 let hit = one.overall(s.label).detected;
                 match s.label {
                     Label::Attack if one.by_place(Label::Attack, Place::Query).detected == 0 => println!("MISS {} {:?}", s.category, s.value),
@@ -69,6 +72,6 @@ fn main() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: eval CORPUS.jsonl... [--max N] [--misses CATEGORY|all] [--level balanced|strict]");
+    eprintln!("usage: eval CORPUS.jsonl... [--max N] [--misses CATEGORY|all] [--level balanced|strict] [--param NAME]");
     std::process::exit(1)
 }

@@ -832,31 +832,45 @@ impl Detector for CmdiDetector {
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
-        let d = input.decoded;
-        if bare_word(d) {
-            return None;
-        }
-        if let Some(h) = breakout_probe(d) {
-            return gate(Some(h), level);
-        }
-        if !has_pct(d) && !may_hold_command(d) {
-            return None;
-        }
-        let mut h = analyse(d, 0);
-        // Form encoding leftovers (`+` for blanks) and residual percent layers.
-        if d.contains('+') || has_pct(d) {
-            let plus: Cow<'_, str> = if d.contains('+') { Cow::Owned(d.replace('+', " ")) } else { Cow::Borrowed(d) };
-            let v = pct_decode(&plus, 3).into_owned();
-            if v != d {
-                h = best(h, analyse(&v, 0));
-            }
-        }
-        // Literal `\n` written for a newline (a payload that went through one escaping layer).
-        if memchr::memchr_iter(b'\\', d.as_bytes()).any(|i| matches!(d.as_bytes().get(i + 1), Some(b'n' | b'r'))) {
-            h = best(h, analyse(&unescape_view(d), 5));
-        }
-        gate(h, level)
+        judge(input, level, false)
     }
+
+    /// Free text is never run as a command line whole: a program's name that begins it (`cat
+    /// /etc/hosts linux`, `nc -l port listen`) is a word of the text; what still counts is a
+    /// command the text starts with an operator (`; cat /etc/passwd`, `$(id)`, `| sh`), an
+    /// obfuscated one, and argument injection.
+    fn in_free_text(&self, input: &Input<'_>, _hit: Hit, level: Level) -> Option<Hit> {
+        judge(input, level, true)
+    }
+}
+
+/// The detector's judgement of `input` at `level`; `free`: the value is free text
+/// ([`crate::Detector::in_free_text`]).
+fn judge(input: &Input<'_>, level: Level, free: bool) -> Option<Hit> {
+    let d = input.decoded;
+    if bare_word(d) {
+        return None;
+    }
+    if let Some(h) = breakout_probe(d) {
+        return gate(Some(h), level);
+    }
+    if !has_pct(d) && !may_hold_command(d) {
+        return None;
+    }
+    let mut h = analyse(d, 0, free);
+    // Form encoding leftovers (`+` for blanks) and residual percent layers.
+    if d.contains('+') || has_pct(d) {
+        let plus: Cow<'_, str> = if d.contains('+') { Cow::Owned(d.replace('+', " ")) } else { Cow::Borrowed(d) };
+        let v = pct_decode(&plus, 3).into_owned();
+        if v != d {
+            h = best(h, analyse(&v, 0, free));
+        }
+    }
+    // Literal `\n` written for a newline (a payload that went through one escaping layer).
+    if memchr::memchr_iter(b'\\', d.as_bytes()).any(|i| matches!(d.as_bytes().get(i + 1), Some(b'n' | b'r'))) {
+        h = best(h, analyse(&unescape_view(d), 5, free));
+    }
+    gate(h, level)
 }
 
 /// Length of a terminal control sequence written literally at the start of `b` (`\033[2A`,
@@ -1492,7 +1506,7 @@ fn known_subcommand(cmd: &str, arg: &str) -> bool {
     }
 }
 
-fn analyse(s: &str, penalty: u8) -> Option<Hit> {
+fn analyse(s: &str, penalty: u8, free: bool) -> Option<Hit> {
     if s.is_empty() {
         return None;
     }
@@ -1731,6 +1745,8 @@ fn analyse(s: &str, penalty: u8) -> Option<Hit> {
                         }
                     };
                     let conf = if *obf && conf > 0 { conf.max(85) } else { conf };
+                    // Free text is not a command line: a program that begins it is a word.
+                    let conf = if free && kind == Sep::Start && !*obf { 0 } else { conf };
                     // `?page=2&sort`: a parameter name after a query's `&`, nothing after it.
                     let conf = if kind == Sep::Chain && query_amp && args.is_empty() && !*obf { 0 } else { conf };
                     // Inside a markdown code span that follows prose, or a fenced code block,

@@ -11,28 +11,125 @@
 //!   declares a language (`language`, `lang`, `mode`, `syntax`, or a file name with an
 //!   extension in `name`, `filename`, `path`...), or the text of a code-block node that names
 //!   its language. Findings of the declared language's own detectors (`sqli` for SQL, `xss`
-//!   and `code` for HTML and JavaScript, `cmdi` for shell, `code` for PHP, Python, Ruby) are
-//!   judged at `strict` only ([`DECLARED_CODE`]); every other detector is unchanged (a
-//!   `<script>` in a file declared SQL is still an XSS). Only when the content begins as code
+//!   and `code` for HTML and JavaScript, `cmdi` for shell, `code` for PHP, Python, Ruby; and
+//!   `cmdi` for every programming language, whose statements `;` separates and whose calls
+//!   share names with programs, and which no shell runs) are not reported at any level: code
+//!   an application stores as its content is the content, not an injection. Every other
+//!   detector is unchanged (a `<script>` in a file declared SQL is still an XSS). Only when the content begins as code
 //!   of that language does (a statement, a tag, a word): a value that begins by closing a
 //!   string (`' UNION SELECT ...`) or with a shell operator is an injection whatever its
 //!   neighbours say.
 //! - **Markdown**: a field named `markdown` (`md`, `*_markdown`) or whose object declares the
 //!   format markdown. Code spans and fenced blocks are shown as code: what is found only there
-//!   is judged at `strict` only; what is found in the rest (raw HTML outside code) is unchanged.
+//!   is not reported; what is found in the rest (raw HTML outside code) is unchanged.
 //!
 //! Only the body's JSON values that have a finding are looked at (the body is parsed again
 //! then, bounded as any JSON body): benign traffic without findings pays nothing.
+//!
+//! **Free text** ([`free_text`]): a value's field tells its role too. The parameter of a
+//! search box or a suggestion endpoint (`q`, `query`, `search`, `term`, `keywords`, `text`,
+//! `prefix`...), in the query or a form, and the `Referer` (another page's address and its
+//! parameters, most often a search engine's `?q=`) hold text a person typed, which an
+//! application puts in a string literal, a full-text search, a log or a page, and never runs
+//! as a command line, opens as a file or appends to an expression of its own. Findings there
+//! are judged again by [`crate::Detector::in_free_text`]: a search phrase of words around SQL
+//! or shell words (`order by 1 desc`, `cat /etc/hosts linux`) is not an injection, a value
+//! that breaks out of the context by its grammar (`' or 1=1--`, `1 union select ...`,
+//! `; cat /etc/passwd`, `<script>`) still is.
 
 use palisade_json::{Kind, ValueRef};
 
 use crate::decode::Decoder;
-use crate::engine::{threshold, Engine, Finding};
+use crate::engine::{Engine, Finding};
+use crate::extract::Location;
 use crate::{FieldKind, Level};
 
-/// The confidence of a finding in declared code: blocked at `strict` (40), not at
-/// `balanced` (60).
-pub const DECLARED_CODE: u8 = 45;
+/// Whether a value at `loc` of kind `field` is free text (module documentation): the value of
+/// a query or form parameter, or of a JSON body's key, named as search boxes and suggestion
+/// endpoints name theirs (GraphQL `variables` too, in a query parameter or the body), or the
+/// `Referer`.
+pub fn free_text(loc: &Location<'_>, field: FieldKind) -> bool {
+    match (loc, field) {
+        (Location::Query(n), FieldKind::QueryValue) => search_name(n),
+        (Location::Field(n), FieldKind::FormValue | FieldKind::MultipartValue) => search_name(n),
+        (Location::Header(n), FieldKind::Header) => n.eq_ignore_ascii_case("referer"),
+        (Location::Named(n), _) => n.starts_with("query.") && n.rsplit_once('/').is_some_and(|(_, last)| search_name(last)),
+        // In JSON documents `text` and `query` hold content too (an editor's text nodes, a
+        // SQL editor's query), which the declared-code context judges.
+        (Location::Json(segs), FieldKind::JsonValue) => {
+            matches!(segs.last(), Some(crate::extract::Seg::Key(k)) if search_name(k) && !k.eq_ignore_ascii_case("text") && !k.eq_ignore_ascii_case("query"))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a value at `loc` of kind `field` is where a browser is sent: a query or form
+/// parameter, or a JSON document's key, named as OAuth and sign-in flows name the address the
+/// user agent goes to next (`redirect_uri`, `post_logout_redirect_uri`, `return_to`,
+/// `returnUrl`, Stripe's `success_url`). The application redirects the browser there (RFC
+/// 6749 §3.1.2; a native app's loopback `http://127.0.0.1/cb`, RFC 8252 §7.3) and never
+/// fetches it: a loopback address there is no request forgery.
+pub fn redirect_target(loc: &Location<'_>, field: FieldKind) -> bool {
+    match (loc, field) {
+        (Location::Query(n), FieldKind::QueryValue) | (Location::Field(n), FieldKind::FormValue | FieldKind::MultipartValue) => redirect_name(n),
+        (Location::Json(segs), FieldKind::JsonValue) => matches!(segs.last(), Some(crate::extract::Seg::Key(k)) if redirect_name(k)),
+        _ => false,
+    }
+}
+
+/// Whether a parameter name is a redirect target's ([`redirect_target`]): compared without
+/// case, `_` and `-`.
+pub fn redirect_name(name: &str) -> bool {
+    let Some((buf, n)) = folded::<32>(name) else { return false };
+    matches!(
+        &buf[..n],
+        b"redirecturi" | b"redirecturl" | b"redirectto" | b"postlogoutredirecturi" | b"returnto" | b"returnurl" | b"returnuri" | b"successurl" | b"cancelurl"
+    )
+}
+
+/// `name` lowercased without `_` and `-`, when it fits in `N` bytes.
+fn folded<const N: usize>(name: &str) -> Option<([u8; N], usize)> {
+    let mut buf = [0u8; N];
+    let mut n = 0;
+    for &c in name.as_bytes() {
+        if c == b'_' || c == b'-' {
+            continue;
+        }
+        *buf.get_mut(n)? = c.to_ascii_lowercase();
+        n += 1;
+    }
+    Some((buf, n))
+}
+
+/// Whether a parameter name is a search box's (`q`, `query`, `search_query`, `searchTerm`,
+/// `keywords`) or a suggestion endpoint's (`prefix`, `text`), as the HTML forms of search
+/// engines and sites, OpenSearch and autocomplete APIs name them: compared without case,
+/// `_` and `-`.
+pub fn search_name(name: &str) -> bool {
+    let Some((buf, n)) = folded::<16>(name) else { return false };
+    matches!(
+        &buf[..n],
+        b"q" | b"s"
+            | b"query"
+            | b"search"
+            | b"term"
+            | b"terms"
+            | b"keyword"
+            | b"keywords"
+            | b"kw"
+            | b"text"
+            | b"prefix"
+            | b"wd"
+            | b"searchterm"
+            | b"searchterms"
+            | b"searchquery"
+            | b"searchtext"
+            | b"searchstring"
+            | b"searchphrase"
+            | b"searchkeywords"
+            | b"userquery"
+    )
+}
 
 /// A language a field's neighbours can declare.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,14 +147,15 @@ pub enum Lang {
 }
 
 impl Lang {
-    /// The detectors that judge this language's own grammar.
+    /// The detectors that judge this language's own grammar, and `cmdi` for every programming
+    /// language (no shell runs its text; its `;` and its calls are its own).
     pub fn detectors(self) -> &'static [&'static str] {
         match self {
-            Lang::Sql => &["sqli"],
-            Lang::Markup | Lang::Script => &["xss", "code"],
-            Lang::Css => &["xss"],
+            Lang::Sql => &["sqli", "cmdi"],
+            Lang::Markup | Lang::Script => &["xss", "code", "cmdi"],
+            Lang::Css => &["xss", "cmdi"],
             Lang::Shell => &["cmdi"],
-            Lang::ServerScript => &["code"],
+            Lang::ServerScript => &["code", "cmdi"],
             Lang::Markdown => &[],
         }
     }
@@ -215,7 +313,7 @@ pub struct Declared {
 
 /// Re-judge the findings of a JSON body's values in the context their neighbours give
 /// (module documentation): findings of declared code in its own language, and findings only
-/// in markdown code, fall to [`DECLARED_CODE`]; those below the level's threshold then go.
+/// in markdown code, go.
 pub(crate) fn judge_json_findings(engine: &Engine, body: &[u8], level: Level, dec: &mut Decoder, findings: &mut Vec<Finding>) {
     let declared = declared_languages(body);
     if declared.is_empty() {
@@ -223,8 +321,9 @@ pub(crate) fn judge_json_findings(engine: &Engine, body: &[u8], level: Level, de
     }
     // Per markdown location: the detectors that still fire with its code blanked.
     let mut markdown: Vec<(usize, Vec<&'static str>)> = Vec::new();
-    for f in findings.iter_mut() {
-        if f.field != FieldKind::JsonValue || f.confidence <= DECLARED_CODE {
+    let mut code = vec![false; findings.len()];
+    for (n, f) in findings.iter().enumerate() {
+        if f.field != FieldKind::JsonValue {
             continue;
         }
         let Some(i) = declared.iter().position(|d| d.location == f.location) else { continue };
@@ -248,12 +347,13 @@ pub(crate) fn judge_json_findings(engine: &Engine, body: &[u8], level: Level, de
             }
             lang => lang.detectors().contains(&f.detector) && begins_as_code(lang, &d.value),
         };
-        if in_code {
-            f.confidence = DECLARED_CODE;
-        }
+        code[n] = in_code;
     }
-    let t = threshold(level);
-    findings.retain(|f| f.confidence >= t);
+    let mut n = 0;
+    findings.retain(|_| {
+        n += 1;
+        !code[n - 1]
+    });
 }
 
 /// The language declared for each string of a JSON document that has one.

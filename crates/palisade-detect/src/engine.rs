@@ -1423,9 +1423,21 @@ impl Engine {
             let i = todo.trailing_zeros() as usize;
             todo &= todo - 1;
             let e = &self.detectors[i];
-            let Some(hit) = e.det.check(input, level) else { continue };
+            let Some(mut hit) = e.det.check(input, level) else { continue };
             if hit.confidence < threshold {
                 continue;
+            }
+            // A search box's text, a `Referer`, a redirect target: judged again in that role.
+            let judged = if crate::context::free_text(loc, input.field) {
+                e.det.in_free_text(input, hit, level)
+            } else if crate::context::redirect_target(loc, input.field) {
+                e.det.in_redirect_target(input, hit, level)
+            } else {
+                Some(hit)
+            };
+            match judged {
+                Some(h) if h.confidence >= threshold => hit = h,
+                _ => continue,
             }
             let loc_str = location.get_or_insert_with(|| loc.to_string());
             if self.config.exclusions.iter().any(|x| x.covers(hit.detector, hit.category, loc_str))

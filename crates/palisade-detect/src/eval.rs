@@ -119,21 +119,33 @@ pub fn percent_encode(s: &str) -> String {
     out
 }
 
-/// The request a client would send with `value` at `place`; `None` when the value cannot be
-/// sent there (control characters in a header).
+/// The name of the parameter (query, form, JSON key) a value corpus's values are placed in: a
+/// name with no role ([`crate::context`]: not a search box's, not a redirect target's), so that
+/// the figures measure the detectors at the location. [`build_in`] places them under another.
+pub const PARAM: &str = "v";
+
+/// The request a client would send with `value` at `place` (as [`PARAM`]); `None` when the
+/// value cannot be sent there (control characters in a header).
 pub fn build(place: Place, value: &str) -> Option<OwnedRequest> {
+    build_in(place, value, PARAM)
+}
+
+/// [`build`] with the value in the parameter (or JSON key) `name` (`q`: a search box's).
+pub fn build_in(place: Place, value: &str, name: &str) -> Option<OwnedRequest> {
     let mut r = OwnedRequest::new(http::Method::GET, "/api/items");
     match place {
-        Place::Query => r.query = Some(format!("q={}", percent_encode(value))),
+        Place::Query => r.query = Some(format!("{}={}", percent_encode(name), percent_encode(value))),
         Place::Form => {
             r.method = http::Method::POST;
             r.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/x-www-form-urlencoded"));
-            r.body = format!("q={}", percent_encode(value)).into_bytes();
+            r.body = format!("{}={}", percent_encode(name), percent_encode(value)).into_bytes();
         }
         Place::Json => {
             r.method = http::Method::POST;
             r.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-            let mut s = String::from("{\"q\":");
+            let mut s = String::from("{");
+            palisade_body::json::write_json_str(&mut s, name);
+            s.push(':');
             palisade_body::json::write_json_str(&mut s, value);
             s.push('}');
             r.body = s.into_bytes();
@@ -291,6 +303,11 @@ pub fn sample(samples: Vec<Sample>, max: usize) -> Vec<Sample> {
 
 /// Run `engine` over every sample at every place.
 pub fn evaluate(engine: &Engine, samples: &[Sample], places: &[Place]) -> Evaluation {
+    evaluate_in(engine, samples, places, PARAM)
+}
+
+/// [`evaluate`] with the values in the parameter `name` ([`build_in`]).
+pub fn evaluate_in(engine: &Engine, samples: &[Sample], places: &[Place], name: &str) -> Evaluation {
     let mut ev = Evaluation { places: places.to_vec(), ..Evaluation::default() };
     let mut scratch = engine.scratch();
     let mut report = Report::default();
@@ -298,7 +315,7 @@ pub fn evaluate(engine: &Engine, samples: &[Sample], places: &[Place]) -> Evalua
     for s in samples {
         for &place in places {
             let cell = ev.cells.entry((s.label, s.category.clone(), place)).or_default();
-            let Some(req) = build(place, &s.value) else {
+            let Some(req) = build_in(place, &s.value, name) else {
                 cell.skipped += 1;
                 continue;
             };

@@ -29,6 +29,18 @@ impl Detector for LdapDetector {
         }
         gate(h, level)
     }
+
+    /// Free text sits in the value of an assertion (`(cn=*TEXT*)`): it leaves the
+    /// application's filter only by closing it, a `)` before any `(` (`*)(uid=*))(|(uid=*`).
+    /// A filter written in a phrase (`ldap filter (&(uid=*)) syntax`) opens a parenthesis
+    /// inside the value first, which makes the application's filter invalid, not wider.
+    /// Metacharacters alone (`*()|&'`, no letter or digit) are a probe wherever they are.
+    fn in_free_text(&self, input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
+        let d = input.decoded;
+        let closes = d.bytes().find(|&b| b == b'(' || b == b')') == Some(b')');
+        let probe = !d.chars().any(char::is_alphanumeric);
+        (closes || probe).then_some(hit)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -41,7 +41,17 @@ impl Detector for Log4ShellDetector {
         }
         gate(h, level)
     }
+
+    /// A lookup without an address (`${jndi:ldap} log4j explained`, `${jndi:` typed so far)
+    /// reaches nothing: in free text it is words about Log4j. With an address, or a data
+    /// lookup, it counts anywhere (a search is logged).
+    fn in_free_text(&self, _input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
+        (hit.confidence > NO_ADDRESS).then_some(hit)
+    }
 }
+
+/// Confidence of a JNDI lookup without an address (strict: a probe).
+const NO_ADDRESS: u8 = 50;
 
 const EXFIL: &[&str] =
     &["env", "sys", "ctx", "java", "main", "jvmrunargs", "bundle", "k8s", "docker", "spring", "web", "log4j", "map", "sd", "marker", "event"];
@@ -133,7 +143,7 @@ fn analyse(s: &str) -> Option<Hit> {
     }
     if jndi_named || unclosed_named {
         // `${jndi:ldap} log4j explained`, `${jndi:` typed so far: a probe (strict).
-        return Some(mk(NAME, Category::Log4Shell, 50, s, "Log4j JNDI lookup without an address"));
+        return Some(mk(NAME, Category::Log4Shell, NO_ADDRESS, s, "Log4j JNDI lookup without an address"));
     }
     if exfil {
         return Some(mk(NAME, Category::Log4Shell, 65, s, "Log4j data lookup (exfiltration)"));

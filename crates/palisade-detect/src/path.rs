@@ -286,6 +286,30 @@ impl Detector for PathDetector {
         }
         gate(h, level)
     }
+
+    /// Free text names a file rather than opens it when the path stands among words of a
+    /// phrase (`cat /etc/hosts linux`, `logs are in /var/log`): a path alone, or inside
+    /// markup or a directive (`<!--#include file="../../etc/passwd"-->`), still counts.
+    fn in_free_text(&self, input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
+        (!path_in_phrase(input.decoded)).then_some(hit)
+    }
+}
+
+/// Whether a text is a phrase with paths among its words: beside the blank-separated tokens
+/// that hold a separator (the paths), at least one other, and all others words of prose
+/// (letters and digits of any script, an apostrophe, a hyphen, closing punctuation).
+fn path_in_phrase(text: &str) -> bool {
+    let mut words = 0;
+    for tok in text.split_whitespace() {
+        if tok.contains(['/', '\\']) {
+            continue;
+        }
+        if !tok.chars().all(|c| c.is_alphanumeric() || matches!(c, '\'' | '’' | '-' | ',' | '.' | '?' | '!' | ':')) {
+            return false;
+        }
+        words += 1;
+    }
+    words > 0
 }
 
 /// Map overlong UTF-8 encodings (and the invalid variants IIS-era servers accepted) of
@@ -910,7 +934,15 @@ fn judge_walk(c: &str, null: bool, field: FieldKind) -> Option<Cand> {
             // (JSON, forms, bodies) it is ordinary text (a user's `C:\Users\...\report.docx`)
             // unless it leads into a system directory or to a sensitive file (above).
             let url_borne = matches!(field, FieldKind::QueryValue | FieldKind::PathSegment | FieldKind::Header | FieldKind::Cookie | FieldKind::QueryName);
-            if url_borne {
+            // Under a user profile (`C:\Users\anna\Documents\report.docx`) to a file that is
+            // not sensitive (above): the name of a document a page was opened from or a form
+            // filled with (analytics send the page's title and address), not a file inclusion,
+            // which goes where every system has the same files.
+            // The profile's own settings (`NTUSER.DAT`, `AppData`, dot directories such as
+            // `.ssh`) are not documents.
+            let profile = segs.first().is_some_and(|f| matches!(*f, "users" | "documents and settings"))
+                && !segs.iter().any(|g| g.starts_with('.') || g.starts_with("ntuser") || *g == "appdata");
+            if url_borne && !profile {
                 put_in(&mut best, if segs.is_empty() { 50 } else { 62 }, "absolute Windows path", lfi);
             }
         }

@@ -752,10 +752,43 @@ fn a_users_drive_path_in_a_document_is_text() {
     // Written for this rule: a document's file path under a user's folder names a file.
     for v in ["C:\\Users\\maria\\Desktop\\plan.xlsx", "D:\\photos\\2024\\beach.jpg", "attached C:\\work\\notes.txt"] {
         assert!(conf(v, FieldKind::JsonValue) < 40, "{v}: {}", conf(v, FieldKind::JsonValue));
-        assert!(conf(v, FieldKind::QueryValue) >= 40, "{v}: {}", conf(v, FieldKind::QueryValue));
+    }
+    // In a URL-borne value a drive path is a file inclusion attempt, except a document under
+    // a user's profile (a page's title or address sent by analytics), unless it is sensitive.
+    for v in ["D:\\photos\\2024\\beach.jpg", "C:\\work\\notes.txt"] {
+        assert!(conf(v, FieldKind::QueryValue) >= 60, "{v}: {}", conf(v, FieldKind::QueryValue));
+    }
+    for v in ["C:\\Users\\maria\\Desktop\\plan.xlsx", "C:\\Users\\anna\\Documents\\report.docx", "C:\\Users\\bob\\Downloads\\invoice.pdf"] {
+        assert!(conf(v, FieldKind::QueryValue) < 40, "{v}: {}", conf(v, FieldKind::QueryValue));
+    }
+    for v in [
+        "C:/users/administrator/ntuser.ini",
+        "C:\\Users\\bob\\AppData\\Roaming\\app\\config.xml",
+        "C:\\Users\\Administrator\\.ssh\\id_rsa",
+        "C:\\Users\\bob\\..\\..\\Windows\\win.ini",
+    ] {
+        assert!(conf(v, FieldKind::QueryValue) >= 60, "{v}: {}", conf(v, FieldKind::QueryValue));
     }
     // Into a system directory or to a sensitive file, in a document too.
     for v in ["C:\\Windows\\win.ini", "c:\\inetpub\\wwwroot\\web.config", "C:\\boot.ini"] {
         assert!(conf(v, FieldKind::JsonValue) >= 60, "{v}: {}", conf(v, FieldKind::JsonValue));
+    }
+}
+
+/// What the engine reports for `v` as free text (a search box's value).
+fn free(v: &str) -> u8 {
+    let input = Input { raw: v, decoded: v, field: FieldKind::QueryValue };
+    detector().check(&input, Level::Strict).and_then(|h| detector().in_free_text(&input, h, Level::Strict)).map_or(0, |h| h.confidence)
+}
+
+#[test]
+fn a_path_among_words_of_a_search_is_named_not_opened() {
+    for v in ["cat /etc/hosts linux", "what's in /etc/passwd?", "windows C:\\Windows\\win.ini location"] {
+        assert!(q(v) >= 40, "{v:?}: {}", q(v));
+        assert_eq!(free(v), 0, "{v:?}");
+    }
+    // Alone, or inside markup or a directive, a path still counts.
+    for v in ["/etc/passwd", "../../../etc/passwd", "<!--#include file=\"../../etc/passwd\"-->", "x\" src=\"../../../../etc/passwd"] {
+        assert!(free(v) >= 60, "{v:?}: {}", free(v));
     }
 }

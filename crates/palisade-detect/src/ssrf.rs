@@ -61,6 +61,19 @@ impl Detector for SsrfDetector {
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         gate(value_hit(input.decoded), level)
     }
+
+    /// Where a browser is sent, a loopback URL as native apps and local tools register it
+    /// (`http://localhost/cb`, `http://127.0.0.1/cb`, `http://[::1]/cb`: RFC 8252 §7.3) is
+    /// where the browser goes, not the server. Other spellings of the loopback host
+    /// (`localhost.localdomain`, other notations), userinfo tricks, internal service ports and
+    /// metadata addresses (scored above it) still count.
+    fn in_redirect_target(&self, _input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
+        let authority = hit.fragment.split_once("://").map_or("", |(_, a)| a);
+        let host =
+            if authority.starts_with('[') { authority.split(']').next().map_or("", |h| &h[1..]) } else { authority.split([':', '/']).next().unwrap_or("") };
+        let registered = host.eq_ignore_ascii_case("localhost") || host == "127.0.0.1" || host == "::1";
+        (hit.category != Category::Ssrf || hit.confidence > LOOPBACK || !registered).then_some(hit)
+    }
 }
 
 /// Whether [`quick_scan`] sends a value to the general path for the byte `c`: a byte below
@@ -520,7 +533,7 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
         (HostClass::Loopback | HostClass::Private | HostClass::LinkLocal | HostClass::Unspecified, true) => 90,
         (HostClass::Unspecified, false) => 80,
         (HostClass::LinkLocal, false) => 80,
-        (HostClass::Loopback, false) => 55,
+        (HostClass::Loopback, false) => LOOPBACK,
         (HostClass::Private, false) => 60,
         (HostClass::Public, _) => 0,
     };
@@ -531,7 +544,7 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
     // redirect or development server lives there.
     let port = hostport[host.len()..].strip_prefix(':').and_then(|p| p.parse::<u16>().ok());
     let c = if matches!(class, HostClass::Loopback | HostClass::Private) && port.is_some_and(internal_service_port) { c.max(80) } else { c };
-    let c = if c == 55 && !userinfo_trick && dev_server(host, port) { DEV_SERVER } else { c };
+    let c = if c == LOOPBACK && !userinfo_trick && dev_server(host, port) { DEV_SERVER } else { c };
     let mut out = None;
     if c > 0 {
         out = Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address"));
@@ -570,6 +583,10 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
     }
     out
 }
+
+/// Confidence of a plain loopback URL (`http://localhost/x`, strict): OAuth loopback
+/// redirects and local tools name one too.
+const LOOPBACK: u8 = 55;
 
 /// Confidence of a development server's address (below every level): see [`dev_server`].
 const DEV_SERVER: u8 = 35;

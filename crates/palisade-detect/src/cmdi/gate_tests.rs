@@ -97,7 +97,7 @@ fn bare_word_gate_agrees_with_the_test() {
 /// [`CmdiDetector::check`] reports nothing for `v` at the lowest threshold, and [`analyse`]
 /// finds nothing in it.
 fn assert_no_finding(v: &str) {
-    assert_eq!(analyse(v, 0), None, "analyse {v:?}");
+    assert_eq!(analyse(v, 0, false), None, "analyse {v:?}");
     let input = Input { raw: v, decoded: v, field: crate::FieldKind::QueryValue };
     assert_eq!(CmdiDetector.check(&input, Level::Strict), None, "check {v:?}");
 }

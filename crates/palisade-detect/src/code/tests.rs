@@ -172,3 +172,17 @@ fn name_table_is_the_comparisons() {
         assert_eq!(name_byte(c), c.is_ascii_alphanumeric() || c == b'_', "{c}");
     }
 }
+
+#[test]
+fn a_call_named_in_a_search_is_a_word() {
+    let free = |v: &str| {
+        let input = Input { raw: v, decoded: v, field: FieldKind::QueryValue };
+        detector().check(&input, Level::Strict).and_then(|h| detector().in_free_text(&input, h, Level::Strict)).map_or(0, |h| h.confidence)
+    };
+    for v in ["eval() in python security", "what does exec() do"] {
+        assert_eq!(free(v), 0, "{v:?}");
+    }
+    for v in ["';system('id');//", "${@system(id)}", "{$_GET['cmd']}"] {
+        assert!(free(v) >= 60, "{v:?}: {}", free(v));
+    }
+}

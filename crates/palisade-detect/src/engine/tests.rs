@@ -61,7 +61,7 @@ fn findings(e: &Engine, place: Place, value: &str) -> Vec<Finding> {
 fn finds_in_every_place_with_location() {
     let e = engine(EngineConfig::default());
     let expect =
-        [(Place::Query, "query.q"), (Place::Form, "body/q"), (Place::Json, "body/q"), (Place::Header, "header.User-Agent"), (Place::Cookie, "cookie.session")];
+        [(Place::Query, "query.v"), (Place::Form, "body/v"), (Place::Json, "body/v"), (Place::Header, "header.User-Agent"), (Place::Cookie, "cookie.session")];
     for (place, loc) in expect {
         let f = findings(&e, place, "hello <evil>");
         assert_eq!(f.len(), 1, "{place:?}: {f:?}");
@@ -108,10 +108,10 @@ fn level_thresholds() {
 #[test]
 fn exclusions_by_detector_category_and_pattern() {
     let ex = |d: &str, l: &str| EngineConfig { exclusions: vec![Exclusion { detector: d.into(), location: l.into() }], ..EngineConfig::default() };
-    assert!(findings(&engine(ex("xss", "body/q")), Place::Json, "<evil>").is_empty());
+    assert!(findings(&engine(ex("xss", "body/v")), Place::Json, "<evil>").is_empty());
     assert!(findings(&engine(ex("*", "body/*")), Place::Json, "<evil>").is_empty());
     assert!(findings(&engine(ex("xss", "HEADER.user-agent")), Place::Header, "<evil>").is_empty());
-    assert_eq!(findings(&engine(ex("sqli", "body/q")), Place::Json, "<evil>").len(), 1);
+    assert_eq!(findings(&engine(ex("sqli", "body/v")), Place::Json, "<evil>").len(), 1);
     assert_eq!(findings(&engine(ex("xss", "body/other")), Place::Json, "<evil>").len(), 1);
     assert!(glob(b"body/**", b"body/a/b/c"));
     assert!(!glob(b"body/*", b"body/a/b"));

@@ -61,7 +61,7 @@ fn explain_lists_layers_findings_and_signals() {
     let engine = crate::Engine::new(crate::EngineConfig::default()).unwrap();
     let e = explain(&engine, "%3Cscript%3Ealert(1)%3C%2Fscript%3E", Place::Query, crate::Level::Balanced).unwrap();
     assert_eq!(e.layers.len(), 2, "{e}");
-    assert!(e.findings.iter().any(|f| f.detector == "xss" && f.location == "query.q"), "{e}");
+    assert!(e.findings.iter().any(|f| f.detector == "xss" && f.location == "query.v"), "{e}");
     let text = e.to_string();
     assert!(text.contains("url") && text.contains("<script>alert(1)</script>") && text.contains("xss category=xss"), "{text}");
     let quiet = explain(&engine, "just a note", Place::Json, crate::Level::Balanced).unwrap();

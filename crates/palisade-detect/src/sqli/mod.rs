@@ -48,32 +48,41 @@ impl Detector for SqliDetector {
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
-        let threshold = match level {
-            Level::Balanced => 60,
-            Level::Strict => 40,
-        };
-        let mut steps = 0;
-        let mut best = analyze(input.decoded, &mut steps);
-        // The engine shows one text as both (the same slice): no comparison of its bytes then.
-        if !std::ptr::eq(input.raw, input.decoded) && input.raw != input.decoded {
-            let r = analyze(input.raw, &mut steps);
-            if r.as_ref().map_or(0, |r| r.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
-                best = r;
-            }
-        }
-        if let Some(f) = best.as_mut() {
-            if f.confidence > 55 && (about_sql(input.decoded, f) || call_in_prose(input.decoded, f)) {
-                f.confidence = 55;
-            }
-        }
-        best.filter(|f| f.confidence >= threshold).map(|f| Hit {
-            detector: "sqli",
-            category: Category::Sqli,
-            confidence: f.confidence,
-            fragment: f.fragment,
-            why: f.why,
-        })
+        judge(input, level, analyze)
     }
+
+    fn in_free_text(&self, input: &Input<'_>, _hit: Hit, level: Level) -> Option<Hit> {
+        judge(input, level, analyze_free_text)
+    }
+}
+
+/// The detector's judgement of `input` at `level`, with `analyze` reading each text.
+fn judge(input: &Input<'_>, level: Level, analyze: fn(&str, &mut usize) -> Option<Finding>) -> Option<Hit> {
+    let threshold = match level {
+        Level::Balanced => 60,
+        Level::Strict => 40,
+    };
+    let mut steps = 0;
+    let mut best = analyze(input.decoded, &mut steps);
+    // The engine shows one text as both (the same slice): no comparison of its bytes then.
+    if !std::ptr::eq(input.raw, input.decoded) && input.raw != input.decoded {
+        let r = analyze(input.raw, &mut steps);
+        if r.as_ref().map_or(0, |r| r.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
+            best = r;
+        }
+    }
+    if let Some(f) = best.as_mut() {
+        if f.confidence > 55 && (about_sql(input.decoded, f) || call_in_prose(input.decoded, f)) {
+            f.confidence = 55;
+        }
+    }
+    best.filter(|f| f.confidence >= threshold).map(|f| Hit {
+        detector: "sqli",
+        category: Category::Sqli,
+        confidence: f.confidence,
+        fragment: f.fragment,
+        why: f.why,
+    })
 }
 
 /// Whether a finding is text about SQL rather than SQL that changes a query: a search
@@ -359,6 +368,93 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
         return None;
     }
     analyze_all(s, steps)
+}
+
+/// [`analyze`] for free text ([`crate::context::free_text`]: a search box's value, a
+/// `Referer`), which an application puts in a string literal (`LIKE '%...%'`), never after an
+/// expression of its own: the as-is context holds only when the value begins with an operand
+/// of its own or leaves an expression (`1 union select ...`, `-1 or 1=1`, `)) or 1=1`), or
+/// ends the application's statement with a comment (` UNION ALL SELECT 1,2-- `, ` ORDER BY
+/// 7#`: no phrase ends so), and a context counts only when the value,
+/// put there, parses to its end (a comment, a string the application's closing quote closes,
+/// a complete expression) or holds a structure no text has (a stacked statement after a
+/// number, 90 and more), or when the quote that leaves the string comes after one word at
+/// most (`x'; DROP TABLE users`, `admin' AND SLEEP(5)`: a value, then the breakout). A search
+/// phrase with SQL words in it (`order by 1 desc`, `drop table if exists syntax`, `sql
+/// injection ' or 1=1`: words before the quote, and the application's closing quote left open
+/// after `1=1`) does neither; `what does ' or 1=1 -- do` and `x' or 'a'='a` do. Calls
+/// (`sleep(5)`) count only in a continuation that counts.
+pub(crate) fn analyze_free_text(s: &str, steps: &mut usize) -> Option<Finding> {
+    let mut best = free_text_view(s, steps);
+    let consider = |f: Option<Finding>, best: &mut Option<Finding>| {
+        if f.as_ref().map_or(0, |f| f.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
+            *best = f;
+        }
+    };
+    let folded = if s.is_ascii() { None } else { fold_quotes(s) };
+    if let Some(f) = &folded {
+        consider(free_text_view(f, steps), &mut best);
+    }
+    let view = folded.as_deref().unwrap_or(s);
+    if let Some(d) = percent_decode(view) {
+        consider(free_text_view(&d, steps), &mut best);
+    }
+    best
+}
+
+/// Whether a value begins with an operand of its own (a number: `1`, `-1`, `.5`, `0x1f`;
+/// `null`, `true`, `false` before a blank or an operator) or by leaving the application's
+/// expression (`)`, `;`, `,`).
+fn begins_with_operand(s: &str) -> bool {
+    let t = s.trim_start().trim_start_matches(['-', '+']);
+    let b = t.as_bytes();
+    match b.first() {
+        Some(c) if c.is_ascii_digit() || matches!(c, b')' | b';' | b',') => true,
+        Some(b'.') => b.get(1).is_some_and(u8::is_ascii_digit),
+        _ => ["null", "true", "false"].iter().any(|w| {
+            b.len() >= w.len() && b[..w.len()].eq_ignore_ascii_case(w.as_bytes()) && b.get(w.len()).is_none_or(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+        }),
+    }
+}
+
+/// One view of [`analyze_free_text`].
+fn free_text_view(s: &str, steps: &mut usize) -> Option<Finding> {
+    let mut best: Option<Finding> = None;
+    let mut consider = |f: Option<Finding>| {
+        if let Some(f) = f {
+            if best.as_ref().is_none_or(|b| f.confidence > b.confidence) {
+                best = Some(f);
+            }
+        }
+    };
+    let calls = may_call(s.as_bytes()) && may_call_word(s.as_bytes());
+    let (f, clean, comment) = run_ended(s, 0, 0, steps);
+    // The automaton records a stacked statement or a UNION with its column list (90 and more)
+    // before it has parsed the statement to its end: those stand as they are.
+    if comment || begins_with_operand(s) && (clean || f.as_ref().is_some_and(|f| f.confidence >= 90)) {
+        consider(f);
+        if calls {
+            consider(scan_calls(s, steps));
+        }
+    }
+    for q in [b'\'', b'"'] {
+        let mysql = breakout(s.as_bytes(), q, steps);
+        let standard = breakout_standard(s.as_bytes(), q, steps).filter(|&at| Some(at) != mysql);
+        for at in [mysql, standard].into_iter().flatten() {
+            // A value, then the quote that closes it (`admin'`, `x"`, `'`): the shape of a
+            // breakout, whose end may be left to the application (`x'; DROP TABLE users`).
+            // After words of a phrase (`sql injection ' or 1=1`) the value must parse to its end.
+            let one_word = !s[..at.saturating_sub(1)].bytes().any(|c| c <= b' ');
+            let (f, clean, _) = run_ended(s, q, at, steps);
+            if clean || one_word {
+                consider(f);
+                if calls {
+                    consider(scan_calls(&s[at..], steps));
+                }
+            }
+        }
+    }
+    best
 }
 
 /// [`analyze`] without the [`inert`] shortcut (the reference the shortcut is tested against).
@@ -1890,6 +1986,13 @@ fn is_slug(s: &str) -> bool {
 
 /// Runs the automaton over `s[at..]` in the context `quote` (0: as-is).
 fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
+    run_ended(s, quote, at, steps).0
+}
+
+/// [`run`], whether the continuation ends cleanly in its context (at a comment, in a string
+/// the application's closing quote closes, or as-is at the end of a complete expression or
+/// statement), and whether it ends at a comment.
+fn run_ended(s: &str, quote: u8, at: usize, steps: &mut usize) -> (Option<Finding>, bool, bool) {
     let tail = &s[at..];
     let mut p = Parser {
         lx: Lexer::new(tail),
@@ -1953,7 +2056,7 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
     }
     let (mut c, why) = if expr > p.best { (expr, p.expr_why) } else { (p.best, p.why) };
     if c == 0 {
-        return None;
+        return (None, clean, end == End::Comment);
     }
     if c < 90 && !clean {
         // A value that begins with a clause word and does not go on as SQL is a sentence
@@ -1962,7 +2065,7 @@ fn run(s: &str, quote: u8, at: usize, steps: &mut usize) -> Option<Finding> {
         c = c.saturating_sub(if sentence { 25 } else { 10 });
     }
     let frag_start = if quote == 0 { 0 } else { at.saturating_sub(1) };
-    Some(Finding { confidence: c, why, fragment: truncate(&s[frag_start..], 64).to_string() })
+    (Some(Finding { confidence: c, why, fragment: truncate(&s[frag_start..], 64).to_string() }), clean, end == End::Comment)
 }
 
 /// Confidence of a clause (`WHERE`, `ORDER BY` a name) that begins a value without a quote:

@@ -2104,3 +2104,53 @@ fn a_quoted_hash_in_markup_is_no_comment() {
         assert!(conf(s) >= 40, "{s}: {}", conf(s));
     }
 }
+
+/// The detector's judgement of `s` as free text (a search box's value): what the engine
+/// reports there.
+fn free(s: &str, level: Level) -> Option<Hit> {
+    let input = Input { raw: s, decoded: s, field: FieldKind::QueryValue };
+    SqliDetector.check(&input, level).and_then(|h| SqliDetector.in_free_text(&input, h, level))
+}
+
+#[test]
+fn searches_with_sql_words_are_not_injections_in_free_text() {
+    for v in [
+        "order by 1 desc",
+        "waitfor delay '0:0:5' sql server",
+        "drop table if exists syntax",
+        "delete from table where id in (select id from",
+        "sql インジェクション 対策 ' or 1=1",
+        "and 1=1 meaning",
+        "select 1 from dual",
+        "mysql sleep(5) function",
+        "insert into select from another table",
+        "group by having count(*) > 1",
+        "1=1 と は",
+        "o'reilly books",
+    ] {
+        assert!(free(v, Level::Strict).is_none(), "{v:?}: {:?}", free(v, Level::Strict));
+    }
+    // Elsewhere (a parameter appended to the application's SQL) the same words still count.
+    assert!(hit("order by 1 desc", Level::Balanced).is_some());
+}
+
+#[test]
+fn breakouts_are_injections_in_free_text() {
+    for v in [
+        "' or 1=1--",
+        "x' or 'a'='a",
+        "1 union select null,version()--",
+        "-1 union select 1,2,3",
+        "x'; DROP TABLE users",
+        "admin' AND SLEEP(5)",
+        "abc\" OR benchmark(10000000,MD5(1))",
+        "0; INSERT INTO admins VALUES ('x','y')--",
+        "1') AND 1=CONVERT(int,(SELECT @@version))",
+        "what does ' or 1=1 -- do",
+        " UNION ALL SELECT 1,2,3-- ",
+        " ORDER BY 7#",
+        "));waitfor delay '0:0:5'--",
+    ] {
+        assert!(free(v, Level::Balanced).is_some(), "{v:?}");
+    }
+}

@@ -27,7 +27,7 @@ fn head_findings_block_with_reason() {
     let v = s.check_head(&req.view(), &mut Context::default());
     let Verdict::Block { status: None, reasons } = v else { panic!("{v:?}") };
     assert_eq!(reasons[0].code, "detect.sqli");
-    assert_eq!(reasons[0].location.as_deref(), Some("query.q"));
+    assert_eq!(reasons[0].location.as_deref(), Some("query.v"));
     assert_eq!(reasons[0].detail.as_deref(), Some("sqli confidence 80 (tautology) via raw"));
     // The fragment is for logs and events, apart from the detail that clients see.
     assert_eq!(reasons[0].fragment.as_deref(), Some("' or 1=1 --"));
@@ -95,9 +95,9 @@ fn exclusions_and_rule_allows_from_the_context_are_honoured() {
     let mut cx = Context::default();
     cx.exclusions.push(Exclusion { detector: Some("sqli".into()), location: Some("query.other".into()) });
     assert!(matches!(s.check_head(&req.view(), &mut cx), Verdict::Block { .. }), "an exclusion elsewhere changes nothing");
-    cx.exclusions.push(Exclusion { detector: Some("xss".into()), location: Some("query.q".into()) });
+    cx.exclusions.push(Exclusion { detector: Some("xss".into()), location: Some("query.v".into()) });
     assert!(matches!(s.check_head(&req.view(), &mut cx), Verdict::Block { .. }), "an exclusion of another detector changes nothing");
-    cx.exclusions.push(Exclusion { detector: Some("sqli".into()), location: Some("query.q".into()) });
+    cx.exclusions.push(Exclusion { detector: Some("sqli".into()), location: Some("query.v".into()) });
     assert!(s.check_head(&req.view(), &mut cx).is_allow(), "the finding is excepted by detector and field");
     let mut cx = Context::default();
     cx.exclusions.push(Exclusion { detector: None, location: Some("query".into()) });

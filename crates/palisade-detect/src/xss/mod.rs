@@ -72,6 +72,74 @@ impl Detector for XssDetector {
             why: f.why,
         })
     }
+
+    /// Free text is shown as text: in an element's content, a quoted attribute or a script's
+    /// string it changes nothing without a byte that leaves them (`<`, `>`, a quote, a
+    /// backtick), and in an unquoted attribute without `=` (a new attribute). A value that
+    /// begins with a scheme (`javascript:alert(1)`) is a URL wherever a link shows it, when
+    /// its parentheses balance (`javascript:void(0` typed so far runs nothing). Words about
+    /// script (`document.cookie httponly`, `onload event javascript`) are neither. A
+    /// `<script>` start tag without `src` and without its end tag (`<script>alert(1`, typed
+    /// so far) runs nothing either: the page's markup after it becomes its text up to the
+    /// page's next `</script>`, which is no script; what is left of the value is judged.
+    fn in_free_text(&self, input: &Input<'_>, hit: Hit, level: Level) -> Option<Hit> {
+        let mut hit = hit;
+        let rest = unclosed_script_removed(input.decoded);
+        if let Some(rest) = &rest {
+            let again = Input { raw: rest, decoded: rest, field: input.field };
+            hit = self.check(&again, level)?;
+        }
+        let t = rest.as_deref().unwrap_or(input.decoded).trim_start();
+        let leaves = t.bytes().any(|b| matches!(b, b'<' | b'>' | b'"' | b'\'' | b'`' | b'='));
+        let scheme = t.split_once(':').is_some_and(|(s, _)| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphabetic()))
+            && t.bytes().filter(|&b| b == b'(').count() == t.bytes().filter(|&b| b == b')').count();
+        (leaves || scheme).then_some(hit)
+    }
+}
+
+/// `s` without its `<script` start tags, and without the start of an end tag it ends with
+/// (`</scr`), when no start tag has a `src` attribute and no `</script` end tag closes them
+/// ([`XssDetector::in_free_text`]); `None` when it has none or they run.
+fn unclosed_script_removed(s: &str) -> Option<String> {
+    let lower = s.to_ascii_lowercase();
+    // A tag name ends at a blank, `/`, `>` or the end of the value.
+    let tag_at = |name: &str| {
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(name) {
+            let at = from + i;
+            let end = at + name.len();
+            if lower.as_bytes().get(end).is_none_or(|&c| c.is_ascii_whitespace() || c == b'/' || c == b'>') {
+                out.push(at);
+            }
+            from = end;
+        }
+        out
+    };
+    let starts = tag_at("<script");
+    if starts.is_empty() || !tag_at("</script").is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut from = 0;
+    for at in starts {
+        if at < from {
+            continue;
+        }
+        let end = lower[at..].find('>').map_or(lower.len(), |e| at + e + 1);
+        if lower[at..end].contains("src") {
+            return None;
+        }
+        out.push_str(&s[from..at]);
+        from = end;
+    }
+    out.push_str(&s[from..]);
+    // An end tag being typed (`<script>alert(1)</scr`): no tag yet.
+    let lower_out = out.to_ascii_lowercase();
+    if let Some(k) = (1.."</script".len()).rev().find(|&k| lower_out.ends_with(&"</script"[..k])) {
+        out.truncate(out.len() - k);
+    }
+    Some(out)
 }
 
 /// The pre-filter declared to the engine ([`Gate`]). Without `< > ( ) = & ; % \\`, quotes,

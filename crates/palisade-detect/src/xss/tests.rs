@@ -926,3 +926,41 @@ fn a_stack_frame_is_not_a_sink_call() {
     assert!(js::frame_argument("eval (a/b.js:1:2)", 0) && !js::frame_argument("eval(name)", 0) && !js::frame_argument("eval ('a.js:1')", 0));
     assert!(js::frame_argument("setTimeout (<anonymous>:3:9)", 0) && !js::frame_argument("setTimeout (<script>:3:9)", 0));
 }
+
+/// The detector's judgement of `s` as free text (a search box's value).
+fn free(s: &str, level: Level) -> Option<Hit> {
+    let input = Input { raw: s, decoded: s, field: FieldKind::QueryValue };
+    XssDetector.check(&input, level).and_then(|h| XssDetector.in_free_text(&input, h, level))
+}
+
+#[test]
+fn words_about_script_are_text_in_a_search() {
+    for v in ["document.cookie httponly", "how to use eval() safely", "window.location.href redirect"] {
+        assert!(free(v, Level::Strict).is_none(), "{v:?}: {:?}", free(v, Level::Strict));
+    }
+    for v in [
+        "<script>alert(1)</script>",
+        "x\" onfocus=alert(1) autofocus=\"",
+        "x onmouseover=alert(1)",
+        "javascript:alert(document.cookie)",
+        "';alert(document.cookie)//",
+    ] {
+        assert!(free(v, Level::Balanced).is_some(), "{v:?}");
+    }
+    // What is typed so far of a script element or a script URL runs nothing.
+    for v in ["<script", "<script>a", "<script>alert(1", "<script>alert(1)</scr", "javascript:void(0", "javascript:void("] {
+        assert!(hit(v, Level::Balanced).is_some(), "{v:?}");
+        assert!(free(v, Level::Strict).is_none(), "{v:?}: {:?}", free(v, Level::Strict));
+    }
+    // A script element with its end tag (at the value's end, the page's next blank or `>`
+    // completes it) or a source runs; other markup after an unclosed script tag is judged.
+    for v in [
+        "<script>alert(1)</script >",
+        "<script>alert(1)</script",
+        "<SCRIPT SRC=//evil.example/x.js>",
+        "<script>x<img src=x onerror=alert(1)>",
+        "<script>alert(1)</script/",
+    ] {
+        assert!(free(v, Level::Balanced).is_some(), "{v:?}");
+    }
+}
