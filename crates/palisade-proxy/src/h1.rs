@@ -786,7 +786,8 @@ async fn write_response(
     }
     if chunked {
         wbuf.extend_from_slice(b"0\r\n");
-        for (name, value) in trailers.iter().flatten() {
+        // An HTTP/2 upstream's trailers are held to what an HTTP/1 upstream's may carry.
+        for (name, value) in trailers.iter().flatten().filter(|(n, _)| crate::upstream::trailer_may_pass(n.as_str().as_bytes())) {
             wbuf.extend_from_slice(name.as_str().as_bytes());
             wbuf.extend_from_slice(b": ");
             wbuf.extend_from_slice(value.as_bytes());

@@ -95,8 +95,14 @@ impl Body for RespBody {
             RespBody::H2(b) => b.size_hint(),
             RespBody::H2Buffered { head, trailers, rest } => {
                 let h = head.as_ref().map_or(0, |b| b.len() as u64);
-                if trailers.is_some() || rest.is_end_stream() {
+                if trailers.is_none() && rest.is_end_stream() {
                     return SizeHint::with_exact(h);
+                }
+                if trailers.is_some() {
+                    // As for `Chained`: an HTTP/1.1 client gets the body chunked, with them.
+                    let mut hint = SizeHint::new();
+                    hint.set_lower(h);
+                    return hint;
                 }
                 let mut hint = SizeHint::new();
                 hint.set_lower(h + rest.size_hint().lower());

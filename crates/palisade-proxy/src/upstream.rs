@@ -944,7 +944,7 @@ fn trailer_fields(lines: &[u8]) -> HeaderMap {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let Some(colon) = memchr::memchr(b':', line) else { continue };
         let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-        if resp_name(name) != RespName::Other {
+        if !trailer_may_pass(name) {
             continue;
         }
         if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name), HeaderValue::from_bytes(value)) {
@@ -952,6 +952,12 @@ fn trailer_fields(lines: &[u8]) -> HeaderMap {
         }
     }
     map
+}
+
+/// Whether a trailer field passes on to the client: not one a response head's filter would not
+/// forward as it is (framing, hop-by-hop, `Date`, `X-Request-Id`).
+pub(crate) fn trailer_may_pass(name: &[u8]) -> bool {
+    resp_name(name) == RespName::Other
 }
 
 impl Drop for UpstreamBody {
@@ -979,6 +985,14 @@ pub(crate) async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trailer_fields_keep_what_a_trailer_section_may_carry() {
+        let t = trailer_fields(b"X-Checksum:  abc \r\nnot a field\r\nContent-Length: 9\r\nTransfer-Encoding: gzip\r\nConnection: close\r\nTE: trailers\r\nTrailer: x\r\nDate: x\r\nX-Request-Id: theirs\r\nBad Name: v\r\nX-Bad-Value: a\x01b\r\nx-checksum: def\r\n: empty\r\n");
+        let got: Vec<(&str, &str)> = t.iter().map(|(n, v)| (n.as_str(), v.to_str().unwrap())).collect();
+        assert_eq!(got, [("x-checksum", "abc"), ("x-checksum", "def")]);
+        assert!(trailer_fields(b"").is_empty());
+    }
 
     fn parse(head: &[u8], method: &Method, raw: bool) -> ParsedHead {
         let mut buf = BytesMut::from(head);

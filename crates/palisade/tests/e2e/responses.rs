@@ -248,6 +248,15 @@ async fn chunked_trailers_of_an_http1_upstream_pass_whether_or_not_the_response_
         }
     }
 
+    // Each body was read to its end, trailers included: every request of an app went on the
+    // same upstream connection (each app has its own pool).
+    let mut up = up;
+    let conns: Vec<(usize, Option<String>)> = up.drain().iter().map(|r| (r.conn, r.header("host").map(str::to_string))).collect();
+    assert_eq!(conns.len(), 12);
+    for (conn, host) in conns {
+        assert_eq!(conn, usize::from(host.as_deref() == Some("plain.test")), "{host:?}");
+    }
+
     // The judged app does judge: an answer against the spec is stopped.
     let r = raw(proxy.addr, "GET /items?kind=bad HTTP/1.1\r\nHost: judged.test\r\nTE: trailers\r\nConnection: close\r\n\r\n").await;
     assert_problem(&r, 502, "openapi.response_body_invalid");
