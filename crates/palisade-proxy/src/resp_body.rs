@@ -61,6 +61,12 @@ fn buffered_then(
     rest()
 }
 
+fn at_least(n: u64) -> SizeHint {
+    let mut hint = SizeHint::new();
+    hint.set_lower(n);
+    hint
+}
+
 impl Body for RespBody {
     type Data = Bytes;
     type Error = BodyError;
@@ -93,37 +99,27 @@ impl Body for RespBody {
             RespBody::Upstream(u) => u.size_hint(),
             RespBody::Upgrade(_) => SizeHint::with_exact(0),
             RespBody::H2(b) => b.size_hint(),
+            // Trailers held back make the length inexact: an HTTP/1.1 client gets the body
+            // chunked, with room for them.
             RespBody::H2Buffered { head, trailers, rest } => {
                 let h = head.as_ref().map_or(0, |b| b.len() as u64);
-                if trailers.is_none() && rest.is_end_stream() {
+                if trailers.is_some() {
+                    return at_least(h);
+                }
+                if rest.is_end_stream() {
                     return SizeHint::with_exact(h);
                 }
-                if trailers.is_some() {
-                    // As for `Chained`: an HTTP/1.1 client gets the body chunked, with them.
-                    let mut hint = SizeHint::new();
-                    hint.set_lower(h);
-                    return hint;
-                }
-                let mut hint = SizeHint::new();
-                hint.set_lower(h + rest.size_hint().lower());
-                hint
+                at_least(h + rest.size_hint().lower())
             }
             RespBody::Chained { head, trailers, rest } => {
                 let h = head.as_ref().map_or(0, |b| b.len() as u64);
                 if trailers.is_some() {
-                    // Not exact: an HTTP/1.1 client gets the body chunked, with room for them.
-                    let mut hint = SizeHint::new();
-                    hint.set_lower(h);
-                    return hint;
+                    return at_least(h);
                 }
                 let r = rest.size_hint();
                 match r.exact() {
                     Some(n) => SizeHint::with_exact(n + h),
-                    None => {
-                        let mut hint = SizeHint::new();
-                        hint.set_lower(r.lower() + h);
-                        hint
-                    }
+                    None => at_least(r.lower() + h),
                 }
             }
         }
