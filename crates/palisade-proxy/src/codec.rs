@@ -61,8 +61,15 @@ pub fn poll_read_more(io: &mut Stream, rbuf: &mut BytesMut, cx: &mut Context<'_>
 }
 
 /// Decode the next piece of body from `rbuf`: `Ok(Some(Some(data)))` is data,
-/// `Ok(Some(None))` the end of the body, `Ok(None)` means more input is needed.
+/// `Ok(Some(None))` the end of the body, `Ok(None)` means more input is needed. Trailer fields
+/// are dropped.
 pub fn decode(state: &mut BodyState, rbuf: &mut BytesMut) -> Result<Option<Option<Bytes>>, BodyError> {
+    decode_keeping_trailers(state, rbuf, None)
+}
+
+/// [`decode`], with a chunked body's trailer field lines (each with its CRLF, within the
+/// trailer section's bound) appended to `trailers` when given.
+pub fn decode_keeping_trailers(state: &mut BodyState, rbuf: &mut BytesMut, mut trailers: Option<&mut Vec<u8>>) -> Result<Option<Option<Bytes>>, BodyError> {
     loop {
         match *state {
             BodyState::Done => return Ok(Some(None)),
@@ -132,8 +139,13 @@ pub fn decode(state: &mut BodyState, rbuf: &mut BytesMut) -> Result<Option<Optio
                     return Err(BodyError::Chunked("trailers too large"));
                 }
                 let line_len = nl + 1;
-                let _ = rbuf.split_to(line_len);
-                // Trailer fields are read and dropped; an empty line ends the body.
+                let line = rbuf.split_to(line_len);
+                if line_len > 2 {
+                    if let Some(t) = trailers.as_deref_mut() {
+                        t.extend_from_slice(&line);
+                    }
+                }
+                // An empty line ends the body.
                 *state = if line_len == 2 { BodyState::Done } else { BodyState::Chunked(Chunk::Trailers(seen + line_len)) };
             }
         }

@@ -120,6 +120,7 @@ struct Framing {
     keep_alive: bool,
     version: Version,
     is_head: bool,
+    te_trailers: bool,
 }
 
 /// The idle keep-alive connections of one thread (worker), woken when shutdown starts
@@ -230,7 +231,7 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
                 let id = crate::request_id::next();
                 tracing::debug!(peer = %info.peer, %status, code, "rejected malformed request");
                 let resp = problem::response(status, code, title, id.as_str(), &[]);
-                let _ = write_response(&shared, &mut wbuf, resp, false, false, Version::HTTP_11, limits).await;
+                let _ = write_response(&shared, &mut wbuf, resp, false, false, Version::HTTP_11, limits, false).await;
                 return Served::Closed;
             }
         };
@@ -245,7 +246,7 @@ pub async fn serve<H: Handler>(io: Stream, info: ConnInfo, handler: &H, limits: 
         }
         let body_done = shared.borrow().body == BodyState::Done;
         let keep_alive = framing.keep_alive && body_done && !closing(&shutdown);
-        match write_response(&shared, &mut wbuf, resp, framing.is_head, keep_alive, framing.version, limits).await {
+        match write_response(&shared, &mut wbuf, resp, framing.is_head, keep_alive, framing.version, limits, framing.te_trailers).await {
             // The response is out: busy-poll for the client's next request (`server.busy_poll`).
             Ok(true) => crate::spin::kick(),
             Ok(false) | Err(_) => {
@@ -354,7 +355,7 @@ fn parse_head(s: &mut Shared, end: usize, crlf_known: bool, max_headers: usize, 
     *req.method_mut() = p.method;
     *req.uri_mut() = p.uri;
     *req.version_mut() = p.version;
-    Head::Request(Box::new((req, p.raw)), Framing { keep_alive: p.keep_alive, version: p.version, is_head })
+    Head::Request(Box::new((req, p.raw)), Framing { keep_alive: p.keep_alive, version: p.version, is_head, te_trailers: p.te_trailers })
 }
 
 /// Why a request head is refused: the response's status, problem code and title. The
@@ -383,6 +384,8 @@ pub struct ParsedHead {
     pub expect_continue: bool,
     /// Whether the connection may stay open after this request (version and `Connection`).
     pub keep_alive: bool,
+    /// `TE: trailers`: the client takes trailer fields in a chunked response (RFC 9110 §10.1.4).
+    pub te_trailers: bool,
 }
 
 /// Parse the request head that ends at `end` in `rbuf` (as found by `codec::find_head_end`)
@@ -470,6 +473,7 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
     let mut fields = spare_fields(req.headers.len());
     let (mut n_te, mut n_cl, mut n_host, mut n_expect, mut n_conn) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let (mut host_at, mut cl_at, mut expect_at, mut conn_at) = (usize::MAX, usize::MAX, usize::MAX, usize::MAX);
+    let mut te_trailers = false;
     for h in req.headers.iter() {
         let name = h.name.as_bytes();
         // httparse accepts exactly the name bytes (tchar) and value bytes that `HeaderName` and
@@ -495,6 +499,7 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
                 n_conn += 1;
                 conn_at = conn_at.min(fields.len());
             }
+            ReqName::Te => te_trailers |= h.value.split(|b| *b == b',').any(|t| codec::eq_lower(t.trim_ascii(), b"trailers")),
             ReqName::Other => {}
         }
         fields.push(RawField {
@@ -540,7 +545,7 @@ fn parse_request_head_known(rbuf: &mut BytesMut, end: usize, crlf_known: bool, m
     raw.plain = n_host == 1 && n_cl <= 1 && !names_other;
     raw.host = (n_host > 0).then_some(host_at as u32);
     raw.content_length = (n_cl > 0).then_some(cl_at as u32);
-    Ok(ParsedHead { method, uri, version, raw, body, expect_continue, keep_alive })
+    Ok(ParsedHead { method, uri, version, raw, body, expect_continue, keep_alive, te_trailers })
 }
 
 /// Framing (RFC 9112 §6) from the head's `n_te` Transfer-Encoding and `n_cl` Content-Length
@@ -608,11 +613,13 @@ enum ReqName {
     Host,
     Expect,
     Connection,
+    Te,
     Other,
 }
 
 fn req_name(name: &[u8]) -> ReqName {
     match name.len() {
+        2 if codec::eq_lower(name, b"te") => ReqName::Te,
         4 if codec::eq_lower(name, b"host") => ReqName::Host,
         6 if codec::eq_lower(name, b"expect") => ReqName::Expect,
         10 if codec::eq_lower(name, b"connection") => ReqName::Connection,
@@ -658,7 +665,9 @@ fn connection_tokens<'a>(values: impl Iterator<Item = &'a [u8]>, version: Versio
     (!close && (version == Version::HTTP_11 || keep), names_other)
 }
 
-/// Write a response. Returns whether the connection may be reused.
+/// Write a response. Returns whether the connection may be reused. The body's trailer fields
+/// end a chunked body when the client asked for them (`te_trailers`); they are dropped
+/// otherwise, as RFC 9110 §6.5.1 lets a recipient that removes the chunked coding do.
 #[allow(clippy::too_many_arguments)]
 async fn write_response(
     shared: &Rc<RefCell<Shared>>,
@@ -668,6 +677,7 @@ async fn write_response(
     keep_alive: bool,
     version: Version,
     limits: &Limits,
+    te_trailers: bool,
 ) -> io::Result<bool> {
     let (parts, mut body) = resp.into_parts();
     let status = parts.status;
@@ -713,11 +723,20 @@ async fn write_response(
     // Streamed: the head goes out with the first frame (or with the terminator).
     let mut head_sent = false;
     let mut sent: u64 = 0;
+    let mut trailers = None;
     loop {
         let frame = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
         match frame {
             Some(Ok(frame)) => {
-                let Ok(data) = frame.into_data() else { continue };
+                let data = match frame.into_data() {
+                    Ok(data) => data,
+                    Err(frame) => {
+                        if chunked && te_trailers {
+                            trailers = frame.into_trailers().ok();
+                        }
+                        continue;
+                    }
+                };
                 if data.is_empty() {
                     continue;
                 }
@@ -755,7 +774,7 @@ async fn write_response(
                         (None, None) => "-".to_string(),
                     };
                     let resp = problem::response(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", &rid, &[]);
-                    return Box::pin(write_response(shared, wbuf, resp, is_head, false, version, limits)).await.map(|_| false);
+                    return Box::pin(write_response(shared, wbuf, resp, is_head, false, version, limits, false)).await.map(|_| false);
                 }
                 return Ok(false);
             }
@@ -766,7 +785,15 @@ async fn write_response(
         wbuf.clear();
     }
     if chunked {
-        wbuf.extend_from_slice(b"0\r\n\r\n");
+        wbuf.extend_from_slice(b"0\r\n");
+        // An HTTP/2 upstream's trailers are held to what an HTTP/1 upstream's may carry.
+        for (name, value) in trailers.iter().flatten().filter(|(n, _)| crate::upstream::trailer_may_pass(n.as_str().as_bytes())) {
+            wbuf.extend_from_slice(name.as_str().as_bytes());
+            wbuf.extend_from_slice(b": ");
+            wbuf.extend_from_slice(value.as_bytes());
+            wbuf.extend_from_slice(b"\r\n");
+        }
+        wbuf.extend_from_slice(b"\r\n");
     }
     if !wbuf.is_empty() {
         timed(send_timeout, write_all(shared, wbuf)).await?;

@@ -14,9 +14,11 @@ use crate::upstream::UpstreamBody;
 pub enum RespBody {
     Full(Option<Bytes>),
     Upstream(UpstreamBody),
-    /// A judged prefix that was buffered, then the rest of the upstream's body.
+    /// A judged prefix that was buffered, the trailers when the body ended within it, then the
+    /// rest of the upstream's body.
     Chained {
         head: Option<Bytes>,
+        trailers: Option<http::HeaderMap>,
         rest: UpstreamBody,
     },
     /// The answer to a WebSocket handshake the upstream accepted: no body, the connection is
@@ -44,6 +46,27 @@ impl RespBody {
     }
 }
 
+/// The buffered prefix, then the trailers that ended the body within it, then the rest.
+fn buffered_then(
+    head: &mut Option<Bytes>,
+    trailers: &mut Option<http::HeaderMap>,
+    rest: impl FnOnce() -> Poll<Option<Result<Frame<Bytes>, BodyError>>>,
+) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    if let Some(h) = head.take() {
+        return Poll::Ready(Some(Ok(Frame::data(h))));
+    }
+    if let Some(t) = trailers.take() {
+        return Poll::Ready(Some(Ok(Frame::trailers(t))));
+    }
+    rest()
+}
+
+fn at_least(n: u64) -> SizeHint {
+    let mut hint = SizeHint::new();
+    hint.set_lower(n);
+    hint
+}
+
 impl Body for RespBody {
     type Data = Bytes;
     type Error = BodyError;
@@ -54,18 +77,8 @@ impl Body for RespBody {
             RespBody::Upstream(u) => Pin::new(u).poll_frame(cx),
             RespBody::Upgrade(_) => Poll::Ready(None),
             RespBody::H2(b) => Pin::new(&mut **b).poll_frame(cx),
-            RespBody::Chained { head, rest } => match head.take() {
-                Some(h) => Poll::Ready(Some(Ok(Frame::data(h)))),
-                None => Pin::new(rest).poll_frame(cx),
-            },
-            RespBody::H2Buffered { head, trailers, rest } => match (head.take(), trailers.take()) {
-                (Some(h), t) => {
-                    *trailers = t;
-                    Poll::Ready(Some(Ok(Frame::data(h))))
-                }
-                (None, Some(t)) => Poll::Ready(Some(Ok(Frame::trailers(t)))),
-                (None, None) => Pin::new(&mut **rest).poll_frame(cx),
-            },
+            RespBody::Chained { head, trailers, rest } => buffered_then(head, trailers, || Pin::new(rest).poll_frame(cx)),
+            RespBody::H2Buffered { head, trailers, rest } => buffered_then(head, trailers, || Pin::new(&mut **rest).poll_frame(cx)),
         }
     }
 
@@ -75,7 +88,7 @@ impl Body for RespBody {
             RespBody::Upstream(u) => u.is_end_stream(),
             RespBody::Upgrade(_) => true,
             RespBody::H2(b) => b.is_end_stream(),
-            RespBody::Chained { head, rest } => head.is_none() && rest.is_end_stream(),
+            RespBody::Chained { head, trailers, rest } => head.is_none() && trailers.is_none() && rest.is_end_stream(),
             RespBody::H2Buffered { head, trailers, rest } => head.is_none() && trailers.is_none() && rest.is_end_stream(),
         }
     }
@@ -86,25 +99,27 @@ impl Body for RespBody {
             RespBody::Upstream(u) => u.size_hint(),
             RespBody::Upgrade(_) => SizeHint::with_exact(0),
             RespBody::H2(b) => b.size_hint(),
+            // Trailers held back make the length inexact: an HTTP/1.1 client gets the body
+            // chunked, with room for them.
             RespBody::H2Buffered { head, trailers, rest } => {
                 let h = head.as_ref().map_or(0, |b| b.len() as u64);
-                if trailers.is_some() || rest.is_end_stream() {
+                if trailers.is_some() {
+                    return at_least(h);
+                }
+                if rest.is_end_stream() {
                     return SizeHint::with_exact(h);
                 }
-                let mut hint = SizeHint::new();
-                hint.set_lower(h + rest.size_hint().lower());
-                hint
+                at_least(h + rest.size_hint().lower())
             }
-            RespBody::Chained { head, rest } => {
+            RespBody::Chained { head, trailers, rest } => {
                 let h = head.as_ref().map_or(0, |b| b.len() as u64);
+                if trailers.is_some() {
+                    return at_least(h);
+                }
                 let r = rest.size_hint();
                 match r.exact() {
                     Some(n) => SizeHint::with_exact(n + h),
-                    None => {
-                        let mut hint = SizeHint::new();
-                        hint.set_lower(r.lower() + h);
-                        hint
-                    }
+                    None => at_least(r.lower() + h),
                 }
             }
         }

@@ -24,13 +24,14 @@ pub struct Buffered {
     pub undecodable: bool,
 }
 
-/// Read up to `limit` bytes of `body`.
+/// Read up to `limit` bytes of `body`; its trailers, when the body ends within the limit,
+/// follow the data to the client.
 pub async fn buffer(mut body: UpstreamBody, headers: &HeaderMap, limit: u64) -> Result<Buffered, BodyError> {
-    let (raw, complete, _) = read_head(&mut body, limit).await?;
-    let send = if complete {
+    let (raw, complete, trailers) = read_head(&mut body, limit).await?;
+    let send = if complete && trailers.is_none() {
         RespBody::Full(if raw.is_empty() { None } else { Some(raw.clone()) })
     } else {
-        RespBody::Chained { head: Some(raw.clone()), rest: body }
+        RespBody::Chained { head: if raw.is_empty() { None } else { Some(raw.clone()) }, trailers, rest: body }
     };
     let (judged, truncated, undecodable) = decode(headers, raw, limit, !complete);
     Ok(Buffered { body: send, judged, truncated, undecodable })

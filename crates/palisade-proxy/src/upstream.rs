@@ -742,7 +742,16 @@ pub async fn send(
                 if let UpBody::Full(Some(b)) = body {
                     crate::h1_body::recycle_body(b);
                 }
-                let ub = UpstreamBody { conn: Some(conn), state, reusable: keep_alive, read_timeout: up.cfg.read_timeout, sleep: None, guard, raw_head: raw };
+                let ub = UpstreamBody {
+                    conn: Some(conn),
+                    state,
+                    reusable: keep_alive,
+                    read_timeout: up.cfg.read_timeout,
+                    sleep: None,
+                    guard,
+                    raw_head: raw,
+                    trailers: Vec::new(),
+                };
                 return Ok(Response::from_parts(resp_parts, ub));
             }
             Err(e) => {
@@ -805,6 +814,8 @@ pub struct UpstreamBody {
     guard: ActiveGuard,
     /// In pass-through mode, the header lines to forward (taken by the HTTP/1 writer).
     raw_head: Option<RawHead>,
+    /// A chunked body's trailer field lines, until they are sent on as a trailers frame.
+    trailers: Vec<u8>,
 }
 
 impl UpstreamBody {
@@ -870,12 +881,18 @@ impl Body for UpstreamBody {
             let Some(conn) = this.conn.as_mut() else {
                 return Poll::Ready(Some(Err(BodyError::Upstream("upstream connection lost".into()))));
             };
-            match codec::decode(&mut this.state, &mut conn.rbuf) {
+            match codec::decode_keeping_trailers(&mut this.state, &mut conn.rbuf, Some(&mut this.trailers)) {
                 Ok(Some(Some(data))) => {
                     this.sleep = None;
                     return Poll::Ready(Some(Ok(Frame::data(data))));
                 }
-                Ok(Some(None)) => continue,
+                Ok(Some(None)) => {
+                    let trailers = trailer_fields(&std::mem::take(&mut this.trailers));
+                    if !trailers.is_empty() {
+                        return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
+                    }
+                    continue;
+                }
                 Ok(None) => {}
                 Err(e) => return this.fail(e.to_string()),
             }
@@ -917,6 +934,32 @@ impl Body for UpstreamBody {
     }
 }
 
+/// The trailer fields of a chunked response that go on to the client: well-formed fields (a
+/// malformed line is dropped, as a recipient may drop any trailer field: RFC 9110 §6.5.1), other
+/// than the ones a response head's filter would not forward as they are (framing, hop-by-hop,
+/// `Date`, `X-Request-Id`), which have no meaning in a trailer section.
+fn trailer_fields(lines: &[u8]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for line in lines.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = memchr::memchr(b':', line) else { continue };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        if !trailer_may_pass(name) {
+            continue;
+        }
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name), HeaderValue::from_bytes(value)) {
+            map.append(name, value);
+        }
+    }
+    map
+}
+
+/// Whether a trailer field passes on to the client: not one a response head's filter would not
+/// forward as it is (framing, hop-by-hop, `Date`, `X-Request-Id`).
+pub(crate) fn trailer_may_pass(name: &[u8]) -> bool {
+    resp_name(name) == RespName::Other
+}
+
 impl Drop for UpstreamBody {
     fn drop(&mut self) {
         if self.state == BodyState::Done {
@@ -942,6 +985,14 @@ pub(crate) async fn probe(up: &Upstream, t: usize, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trailer_fields_keep_what_a_trailer_section_may_carry() {
+        let t = trailer_fields(b"X-Checksum:  abc \r\nnot a field\r\nContent-Length: 9\r\nTransfer-Encoding: gzip\r\nConnection: close\r\nTE: trailers\r\nTrailer: x\r\nDate: x\r\nX-Request-Id: theirs\r\nBad Name: v\r\nX-Bad-Value: a\x01b\r\nx-checksum: def\r\n: empty\r\n");
+        let got: Vec<(&str, &str)> = t.iter().map(|(n, v)| (n.as_str(), v.to_str().unwrap())).collect();
+        assert_eq!(got, [("x-checksum", "abc"), ("x-checksum", "def")]);
+        assert!(trailer_fields(b"").is_empty());
+    }
 
     fn parse(head: &[u8], method: &Method, raw: bool) -> ParsedHead {
         let mut buf = BytesMut::from(head);

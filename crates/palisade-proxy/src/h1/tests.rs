@@ -506,3 +506,38 @@ fn cached_header_names_are_those_of_from_bytes() {
         assert_eq!(c.name(0, bad), None, "{bad:?}");
     }
 }
+
+#[test]
+fn te_trailers_is_a_token_of_any_te_field() {
+    let te = |fields: &str| {
+        let input = format!("GET / HTTP/1.1\r\nHost: a\r\n{fields}\r\n");
+        let end = find_head_end(input.as_bytes(), &mut 0).unwrap();
+        parse_request_head(&mut BytesMut::from(input.as_bytes()), end, 16, 4096).unwrap_or_else(|r| panic!("{r:?}")).te_trailers
+    };
+    assert!(te("TE: trailers\r\n"));
+    assert!(te("te: gzip;q=0.5 , TRAILERS\r\n"));
+    assert!(te("TE: deflate\r\nTE: trailers\r\n"));
+    assert!(!te(""));
+    assert!(!te("TE: gzip\r\n"));
+    assert!(!te("TE: trailers-not\r\nX-TE: trailers\r\n"));
+}
+
+#[test]
+fn chunked_trailer_lines_are_kept_when_asked_and_bounded() {
+    let mut state = BodyState::Chunked(Chunk::Size);
+    let mut rbuf = BytesMut::from(&b"3\r\nabc\r\n0\r\nX-A: 1\r\nX-B: 2\r\n\r\nnext"[..]);
+    let mut trailers = Vec::new();
+    let mut data = Vec::new();
+    loop {
+        match codec::decode_keeping_trailers(&mut state, &mut rbuf, Some(&mut trailers)).unwrap() {
+            Some(Some(d)) => data.extend_from_slice(&d),
+            Some(None) => break,
+            None => panic!("needs no more input"),
+        }
+    }
+    assert_eq!((&data[..], &trailers[..], &rbuf[..]), (&b"abc"[..], &b"X-A: 1\r\nX-B: 2\r\n"[..], &b"next"[..]));
+    // The trailer section keeps its bound when kept.
+    let mut state = BodyState::Chunked(Chunk::Trailers(0));
+    let mut rbuf = BytesMut::from(format!("X-Big: {}\r\n\r\n", "a".repeat(9000)).as_bytes());
+    assert!(codec::decode_keeping_trailers(&mut state, &mut rbuf, Some(&mut Vec::new())).is_err());
+}

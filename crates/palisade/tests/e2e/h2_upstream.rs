@@ -87,6 +87,8 @@ async fn an_http1_client_reaches_an_h2c_upstream_with_the_request_rewritten_as_f
     assert_eq!(r.status, 200, "{}", r.dump());
     assert_eq!(r.text(), "body: 5 bytes");
     assert_eq!(r.header("x-up"), Some("1"));
+    // It asked for trailers (`TE: trailers`): they end the chunked body.
+    assert_eq!(r.trailers, [("x-done".to_string(), "yes".to_string())]);
     assert!(r.header("x-request-id").is_some());
     // A chunked upload streams through as DATA frames.
     let body = "x".repeat(100_000);
@@ -239,10 +241,14 @@ async fn responses_from_an_http2_upstream_are_judged_by_the_response_stages() {
         dir,
     );
 
-    // HTTP/1.1 client.
+    // HTTP/1.1 client; the trailers for one that asked for them (`TE: trailers`).
     let r = get(proxy.addr, "api.test", "/items").await;
     assert_eq!(r.status, 200, "{}", r.dump());
     assert_eq!(r.text(), r#"{"items":[1,2]}"#);
+    assert!(r.trailers.is_empty());
+    let r = raw(proxy.addr, "GET /items HTTP/1.1\r\nHost: api.test\r\nTE: trailers\r\nConnection: TE, close\r\n\r\n").await;
+    assert_eq!(r.text(), r#"{"items":[1,2]}"#, "{}", r.dump());
+    assert_eq!(r.trailers, [("x-done".to_string(), "yes".to_string())]);
     let r = get(proxy.addr, "api.test", "/items?kind=bad").await;
     let v = assert_problem(&r, 502, "openapi.response_body_invalid");
     assert_eq!(v["reasons"][0]["location"], "response.body/items/0", "{}", r.dump());
