@@ -26,7 +26,7 @@
 //! Only the body's JSON values that have a finding are looked at (the body is parsed again
 //! then, bounded as any JSON body): benign traffic without findings pays nothing.
 //!
-//! **Free text** ([`free_text`]): a value's field tells its role too. The parameter of a
+//! **Free text** ([`Roles::free_text`]): a value's field tells its role too. The parameter of a
 //! search box or a suggestion endpoint (`q`, `query`, `search`, `term`, `keywords`, `text`,
 //! `prefix`...), in the query or a form, and the `Referer` (another page's address and its
 //! parameters, most often a search engine's `?q=`) hold text a person typed, which an
@@ -44,41 +44,76 @@ use crate::engine::{Engine, Finding};
 use crate::extract::Location;
 use crate::{FieldKind, Level};
 
-/// Whether a value at `loc` of kind `field` is free text (module documentation): the value of
-/// a query or form parameter, or of a JSON body's key, named as search boxes and suggestion
-/// endpoints name theirs (GraphQL `variables` too, in a query parameter or the body), or the
-/// `Referer`.
-pub fn free_text(loc: &Location<'_>, field: FieldKind) -> bool {
-    match (loc, field) {
-        (Location::Query(n), FieldKind::QueryValue) => search_name(n),
-        (Location::Field(n), FieldKind::FormValue | FieldKind::MultipartValue) => search_name(n),
-        (Location::Header(n), FieldKind::Header) => n.eq_ignore_ascii_case("referer"),
-        (Location::Named(n), _) => n.starts_with("query.") && n.rsplit_once('/').is_some_and(|(_, last)| search_name(last)),
-        // In JSON documents `text` and `query` hold content too (an editor's text nodes, a
-        // SQL editor's query), which the declared-code context judges.
-        (Location::Json(segs), FieldKind::JsonValue) => {
-            matches!(segs.last(), Some(crate::extract::Seg::Key(k)) if search_name(k) && !k.eq_ignore_ascii_case("text") && !k.eq_ignore_ascii_case("query"))
+/// The names that give a field its role: the conventions ([`search_name`], [`redirect_name`],
+/// the `Referer`) unless an app turns them off, and the names an app adds
+/// (`detection.fields`), stored folded (lowercased without `_` and `-`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Roles {
+    pub conventions: bool,
+    pub search: Vec<String>,
+    pub redirect: Vec<String>,
+}
+
+impl Default for Roles {
+    fn default() -> Self {
+        Roles { conventions: true, search: Vec::new(), redirect: Vec::new() }
+    }
+}
+
+impl Roles {
+    /// `name` as the role lists store it: lowercased without `_` and `-`.
+    pub fn fold(name: &str) -> String {
+        name.bytes().filter(|&c| c != b'_' && c != b'-').map(|c| c.to_ascii_lowercase() as char).collect()
+    }
+
+    fn listed(list: &[String], name: &str) -> bool {
+        !list.is_empty() && folded::<64>(name).is_some_and(|(buf, n)| list.iter().any(|l| l.as_bytes() == &buf[..n]))
+    }
+
+    /// Whether a parameter or key `name` is a search box's; `json` for a JSON document's key,
+    /// where the conventional `text` and `query` hold content too (an editor's text nodes, a
+    /// SQL editor's query), which the declared-code context judges.
+    fn search(&self, name: &str, json: bool) -> bool {
+        Self::listed(&self.search, name)
+            || (self.conventions && search_name(name) && !(json && (name.eq_ignore_ascii_case("text") || name.eq_ignore_ascii_case("query"))))
+    }
+
+    fn redirect(&self, name: &str) -> bool {
+        Self::listed(&self.redirect, name) || (self.conventions && redirect_name(name))
+    }
+
+    /// Whether a value at `loc` of kind `field` is free text (module documentation): the value
+    /// of a query or form parameter, or of a JSON body's key, named as search boxes and
+    /// suggestion endpoints name theirs (GraphQL `variables` too, in a query parameter or the
+    /// body), or the `Referer`.
+    pub fn free_text(&self, loc: &Location<'_>, field: FieldKind) -> bool {
+        match (loc, field) {
+            (Location::Query(n), FieldKind::QueryValue) => self.search(n, false),
+            (Location::Field(n), FieldKind::FormValue | FieldKind::MultipartValue) => self.search(n, false),
+            (Location::Header(n), FieldKind::Header) => self.conventions && n.eq_ignore_ascii_case("referer"),
+            (Location::Named(n), _) => n.starts_with("query.") && n.rsplit_once('/').is_some_and(|(_, last)| self.search(last, false)),
+            (Location::Json(segs), FieldKind::JsonValue) => matches!(segs.last(), Some(crate::extract::Seg::Key(k)) if self.search(k, true)),
+            _ => false,
         }
-        _ => false,
+    }
+
+    /// Whether a value at `loc` of kind `field` is where a browser is sent: a query or form
+    /// parameter, or a JSON document's key, named as OAuth and sign-in flows name the address
+    /// the user agent goes to next (`redirect_uri`, `post_logout_redirect_uri`, `return_to`,
+    /// `returnUrl`, Stripe's `success_url`). The application redirects the browser there (RFC
+    /// 6749 §3.1.2; a native app's loopback `http://127.0.0.1/cb`, RFC 8252 §7.3) and never
+    /// fetches it: a loopback address there is no request forgery.
+    pub fn redirect_target(&self, loc: &Location<'_>, field: FieldKind) -> bool {
+        match (loc, field) {
+            (Location::Query(n), FieldKind::QueryValue) | (Location::Field(n), FieldKind::FormValue | FieldKind::MultipartValue) => self.redirect(n),
+            (Location::Json(segs), FieldKind::JsonValue) => matches!(segs.last(), Some(crate::extract::Seg::Key(k)) if self.redirect(k)),
+            _ => false,
+        }
     }
 }
 
-/// Whether a value at `loc` of kind `field` is where a browser is sent: a query or form
-/// parameter, or a JSON document's key, named as OAuth and sign-in flows name the address the
-/// user agent goes to next (`redirect_uri`, `post_logout_redirect_uri`, `return_to`,
-/// `returnUrl`, Stripe's `success_url`). The application redirects the browser there (RFC
-/// 6749 §3.1.2; a native app's loopback `http://127.0.0.1/cb`, RFC 8252 §7.3) and never
-/// fetches it: a loopback address there is no request forgery.
-pub fn redirect_target(loc: &Location<'_>, field: FieldKind) -> bool {
-    match (loc, field) {
-        (Location::Query(n), FieldKind::QueryValue) | (Location::Field(n), FieldKind::FormValue | FieldKind::MultipartValue) => redirect_name(n),
-        (Location::Json(segs), FieldKind::JsonValue) => matches!(segs.last(), Some(crate::extract::Seg::Key(k)) if redirect_name(k)),
-        _ => false,
-    }
-}
-
-/// Whether a parameter name is a redirect target's ([`redirect_target`]): compared without
-/// case, `_` and `-`.
+/// Whether a parameter name is a redirect target's ([`Roles::redirect_target`]): compared
+/// without case, `_` and `-`.
 pub fn redirect_name(name: &str) -> bool {
     let Some((buf, n)) = folded::<32>(name) else { return false };
     matches!(

@@ -612,6 +612,8 @@ pub struct EngineConfig {
     pub decode: decode::Limits,
     /// Stop inspecting a request after this many findings.
     pub max_findings: usize,
+    /// Field names that give values a role (search box, redirect target).
+    pub roles: crate::context::Roles,
 }
 
 impl Default for EngineConfig {
@@ -623,6 +625,7 @@ impl Default for EngineConfig {
             limits: extract::Limits::default(),
             decode: decode::Limits::default(),
             max_findings: 8,
+            roles: crate::context::Roles::default(),
         }
     }
 }
@@ -1428,9 +1431,9 @@ impl Engine {
                 continue;
             }
             // A search box's text, a `Referer`, a redirect target: judged again in that role.
-            let judged = if crate::context::free_text(loc, input.field) {
+            let judged = if self.config.roles.free_text(loc, input.field) {
                 e.det.in_free_text(input, hit, level)
-            } else if crate::context::redirect_target(loc, input.field) {
+            } else if self.config.roles.redirect_target(loc, input.field) {
                 e.det.in_redirect_target(input, hit, level)
             } else {
                 Some(hit)

@@ -255,7 +255,7 @@ pub trait Detector: Send + Sync {
         None
     }
     /// The detector's judgement of a value it found `hit` in, when the value is free text
-    /// ([`context::free_text`]: a search box's parameter, a `Referer`): text a person typed,
+    /// ([`context::Roles::free_text`]: a search box's parameter, a `Referer`): text a person typed,
     /// which an application puts in a string literal, a full-text search or a log, and never
     /// runs as a command line, opens as a file or appends to an expression of its own. There
     /// a finding stands only when the value leaves such a context by its grammar (closes the
@@ -266,7 +266,7 @@ pub trait Detector: Send + Sync {
         Some(hit)
     }
     /// The detector's judgement of a value it found `hit` in, when the value is where a
-    /// browser is sent ([`context::redirect_target`]: an OAuth `redirect_uri`, a `return_to`):
+    /// browser is sent ([`context::Roles::redirect_target`]: an OAuth `redirect_uri`, a `return_to`):
     /// the application redirects the user agent there and never fetches it itself. Called only
     /// on a hit; `None` drops the finding. Default: the hit as it is.
     fn in_redirect_target(&self, _input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {

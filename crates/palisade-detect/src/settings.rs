@@ -22,6 +22,10 @@
 //!     max_value_bytes: 64KiB  # decoded per value
 //!     on_exceed: block        # block | monitor | off: what a request over the limits gets
 //!   max_findings: 8
+//!   fields:                   # names that give a value a role (compared without case, `_`, `-`)
+//!     search: [site_lookup]   # free text, besides q, query, search, ... and the Referer
+//!     redirect: [next_url]    # redirect targets, besides redirect_uri, return_to, ...
+//!     conventions: true       # false: only the names above have a role
 //! ```
 
 use palisade_config::decode::{self, Ctx, MapReader};
@@ -72,6 +76,8 @@ pub struct Settings {
     /// What a request gets when a limit stops inspection (reason `detect.limit`).
     pub on_exceed: Mode,
     pub max_findings: usize,
+    /// Field names that give values a role (`fields`).
+    pub roles: crate::context::Roles,
 }
 
 impl Default for Settings {
@@ -87,11 +93,12 @@ impl Default for Settings {
             decode: crate::decode::Limits::default(),
             on_exceed: Mode::Block,
             max_findings: 8,
+            roles: crate::context::Roles::default(),
         }
     }
 }
 
-const KEYS: &[&str] = &["mode", "level", "headers", "exclusions", "paths", "operations", "limits", "max_findings"];
+const KEYS: &[&str] = &["mode", "level", "headers", "exclusions", "paths", "operations", "limits", "max_findings", "fields"];
 const LIMIT_KEYS: &[&str] = &["max_values", "max_bytes", "max_depth", "max_layers", "max_value_bytes", "on_exceed"];
 
 fn mode(cx: &mut Ctx, n: &Node, p: &str) -> Option<Mode> {
@@ -150,9 +157,10 @@ impl Settings {
         let operations = m.opt(cx, "operations", |cx, n, p| decode::seq(cx, n, p, |cx, n, p| decode_operation(cx, n, p, &known))).unwrap_or_default();
         let limits = m.opt(cx, "limits", decode_limits);
         let max_findings = m.opt(cx, "max_findings", |cx, n, p| decode::uint(cx, n, p, 1, 1000)).map_or(d.max_findings, |v| v as usize);
+        let roles = m.opt(cx, "fields", decode_roles).unwrap_or_default();
         m.finish_with(cx, KEYS);
         let (limits, decode, on_exceed) = limits.unwrap_or((d.limits, d.decode, d.on_exceed));
-        Some(Settings { mode, level, headers, exclusions, paths, operations, limits, decode, on_exceed, max_findings })
+        Some(Settings { mode, level, headers, exclusions, paths, operations, limits, decode, on_exceed, max_findings, roles })
     }
 
     /// The engine configuration (the global level; path overrides are applied by the stage).
@@ -164,8 +172,30 @@ impl Settings {
             limits: self.limits,
             decode: self.decode,
             max_findings: self.max_findings,
+            roles: self.roles.clone(),
         }
     }
+}
+
+/// `fields: {search: [...], redirect: [...], conventions: bool}`.
+fn decode_roles(cx: &mut Ctx, n: &Node, p: &str) -> Option<crate::context::Roles> {
+    let mut m = MapReader::new(cx, n, p)?;
+    let names = |cx: &mut Ctx, n: &Node, p: &str| {
+        decode::one_or_seq(cx, n, p, |cx, n, p| {
+            let s = decode::non_empty_string(cx, n, p)?;
+            let folded = crate::context::Roles::fold(&s);
+            if folded.is_empty() || folded.len() > 64 || !folded.bytes().all(|c| c.is_ascii_graphic()) {
+                cx.error(&n.origin, p, format!("`{s}` is not a field name: printable ASCII, at most 64 characters besides `_` and `-`"));
+                return None;
+            }
+            Some(folded)
+        })
+    };
+    let search = m.opt(cx, "search", names).unwrap_or_default();
+    let redirect = m.opt(cx, "redirect", names).unwrap_or_default();
+    let conventions = m.opt(cx, "conventions", decode::boolean).unwrap_or(true);
+    m.finish_with(cx, &["search", "redirect", "conventions"]);
+    Some(crate::context::Roles { conventions, search, redirect })
 }
 
 fn decode_exclusion(cx: &mut Ctx, n: &Node, p: &str, known: &[&str]) -> Option<Exclusion> {

@@ -175,13 +175,51 @@ fn search_names_by_convention() {
     for n in ["id", "file", "url", "sort", "order", "cmd", "queryId", "q2", "path", "redirect", "name", "searchresultsforthesite"] {
         assert!(!search_name(n), "{n}");
     }
-    assert!(free_text(&Location::Query("q"), FieldKind::QueryValue));
-    assert!(!free_text(&Location::Query("q"), FieldKind::QueryName));
-    assert!(free_text(&Location::Field("search"), FieldKind::FormValue));
-    assert!(free_text(&Location::Header("Referer"), FieldKind::Header));
-    assert!(!free_text(&Location::Header("User-Agent"), FieldKind::Header));
-    assert!(free_text(&Location::Named("query.variables/q"), FieldKind::JsonValue));
-    assert!(!free_text(&Location::Named("query.variables/id"), FieldKind::JsonValue));
+    let roles = Roles::default();
+    assert!(roles.free_text(&Location::Query("q"), FieldKind::QueryValue));
+    assert!(!roles.free_text(&Location::Query("q"), FieldKind::QueryName));
+    assert!(roles.free_text(&Location::Field("search"), FieldKind::FormValue));
+    assert!(roles.free_text(&Location::Header("Referer"), FieldKind::Header));
+    assert!(!roles.free_text(&Location::Header("User-Agent"), FieldKind::Header));
+    assert!(roles.free_text(&Location::Named("query.variables/q"), FieldKind::JsonValue));
+    assert!(!roles.free_text(&Location::Named("query.variables/id"), FieldKind::JsonValue));
+}
+
+#[test]
+fn an_app_adds_role_names_and_can_turn_the_conventions_off() {
+    let added = Roles { conventions: true, search: vec![Roles::fold("Site-Lookup")], redirect: vec![Roles::fold("nextPage")] };
+    assert!(added.free_text(&Location::Query("site_lookup"), FieldKind::QueryValue));
+    assert!(added.free_text(&Location::Query("q"), FieldKind::QueryValue));
+    assert!(!added.free_text(&Location::Query("site_lookups"), FieldKind::QueryValue));
+    assert!(added.redirect_target(&Location::Field("next_page"), FieldKind::FormValue));
+    assert!(added.redirect_target(&Location::Field("redirect_uri"), FieldKind::FormValue));
+    // Names an app declares are free text in JSON too, even those the conventions leave to
+    // the declared-code context there.
+    let json_text = Roles { conventions: true, search: vec![Roles::fold("text")], redirect: Vec::new() };
+    let key = [crate::extract::Seg::Key(std::borrow::Cow::Borrowed("text"))];
+    assert!(!Roles::default().free_text(&Location::Json(&key), FieldKind::JsonValue));
+    assert!(json_text.free_text(&Location::Json(&key), FieldKind::JsonValue));
+
+    let only = Roles { conventions: false, search: vec![Roles::fold("site_lookup")], redirect: Vec::new() };
+    assert!(only.free_text(&Location::Query("site_lookup"), FieldKind::QueryValue));
+    assert!(!only.free_text(&Location::Query("q"), FieldKind::QueryValue));
+    assert!(!only.free_text(&Location::Header("Referer"), FieldKind::Header));
+    assert!(!only.redirect_target(&Location::Query("redirect_uri"), FieldKind::QueryValue));
+
+    // Whole requests: a search about SQL passes in a declared search field and is judged as
+    // any value once the conventions are off.
+    let inspect = |query: &str, roles: &Roles| {
+        let mut req = palisade_core::rawhttp::OwnedRequest::new(http::Method::GET, "/find");
+        req.query = Some(query.to_string());
+        let engine = Engine::new(crate::EngineConfig { roles: roles.clone(), ..crate::EngineConfig::default() }).unwrap();
+        engine.inspect(&req.view())
+    };
+    assert!(!inspect("site_lookup=order+by+1+desc", &Roles::default()).is_empty());
+    assert!(inspect("site_lookup=order+by+1+desc", &added).is_empty());
+    assert!(inspect("q=order+by+1+desc", &Roles::default()).is_empty());
+    assert!(!inspect("q=order+by+1+desc", &only).is_empty());
+    // A breakout is an injection in a declared search field too.
+    assert!(!inspect("site_lookup=%27+or+1%3D1--", &added).is_empty());
 }
 
 /// The findings of a GET request with this query and `Referer`, at a level.

@@ -96,3 +96,15 @@ fn operation_overrides_and_exclusions_per_path_and_operation() {
         assert!(all.contains(needle), "{needle} not in:\n{all}");
     }
 }
+
+#[test]
+fn fields_give_names_a_role() {
+    let s = decode_str("fields: {search: [Site-Lookup, find_text], redirect: nextPage, conventions: false}").unwrap();
+    assert_eq!(s.roles, crate::context::Roles { conventions: false, search: vec!["sitelookup".into(), "findtext".into()], redirect: vec!["nextpage".into()] });
+    assert_eq!(s.engine_config().roles, s.roles);
+    assert!(decode_str("fields: {}").unwrap().roles.conventions);
+    let errs = decode_str("fields: {search: ['--'], redirect: [], other: 1, conventions: maybe}").unwrap_err();
+    assert!(errs.iter().any(|e| e.contains("detection.fields.search[0]") && e.contains("is not a field name")), "{errs:?}");
+    assert!(errs.iter().any(|e| e.contains("other")), "{errs:?}");
+    assert!(errs.iter().any(|e| e.contains("detection.fields.conventions")), "{errs:?}");
+}

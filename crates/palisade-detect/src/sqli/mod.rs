@@ -370,7 +370,7 @@ pub(crate) fn analyze(s: &str, steps: &mut usize) -> Option<Finding> {
     analyze_all(s, steps)
 }
 
-/// [`analyze`] for free text ([`crate::context::free_text`]: a search box's value, a
+/// [`analyze`] for free text ([`crate::context::Roles::free_text`]: a search box's value, a
 /// `Referer`), which an application puts in a string literal (`LIKE '%...%'`), never after an
 /// expression of its own: the as-is context holds only when the value begins with an operand
 /// of its own or leaves an expression (`1 union select ...`, `-1 or 1=1`, `)) or 1=1`), or
