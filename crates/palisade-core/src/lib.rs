@@ -207,12 +207,13 @@ pub struct Context {
     pub settled: Option<SettledStrings>,
 }
 
-/// String tokens of a JSON body whose text the API's schema pins down, found by a schema stage
-/// that validated the whole body and found it valid: object keys that the schema names as
-/// properties, and strings valid against an `enum` or `const` (text of the spec) or a format of
-/// a closed alphabet (`date`, `date-time`, `time`, `uuid`: digits, hex letters and `-:.+TZ`,
-/// which carry no attack of any class). Each as the byte range of its contents between the
-/// quotes (strings without escapes only), in document order.
+/// String values of a JSON body whose text the API's schema pins down, found by a schema stage
+/// that validated the whole body and found it valid: strings valid against an `enum` (text of
+/// the spec) or a format of a closed alphabet (`date`, `date-time`, `time`, `uuid`: digits,
+/// hex letters and `-:.+TZ`, which carry no attack of any class). Each as the byte range of its
+/// contents between the quotes (strings without escapes only), in document order. (Keys are
+/// not listed: detection judges a repeated key once per body already, so listing every key
+/// costs more than the few judgements it would spare.)
 ///
 /// Only for the very body it was found on: [`SettledStrings::covers`] answers for values that
 /// lie in the same buffer (its address and length), so a body the inspecting stage reads

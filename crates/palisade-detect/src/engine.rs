@@ -1085,7 +1085,7 @@ impl Engine {
             if self.by_field[field.kind as usize] == 0 {
                 return ControlFlow::Continue(true);
             }
-            // A key the schema names, a string of an `enum` or of a date, time or UUID format
+            // A string of an `enum` or of a date, time or UUID format
             // in a body the schema stage found valid: text of the spec or of an alphabet that
             // carries no attack (see `SettledStrings`).
             if settled.is_some_and(|s| s.covers(req.body, field.value)) {

@@ -239,8 +239,8 @@ impl Judge {
 
     /// After [`Judge::check_request_granted`] judged the body phase of a request on this
     /// thread: the strings of its JSON body `body` that the schema settles
-    /// ([`palisade_schema::FusedScratch::settled`]: keys the schema names, strings valid
-    /// against an `enum` or a date, time or UUID format), when the body was valid as sent
+    /// ([`palisade_schema::FusedScratch::settled`]: strings valid against an `enum` or a
+    /// date, time or UUID format), when the body was valid as sent
     /// (the one-pass validator accepted it; a body with findings lists none).
     pub fn settled_strings(body: &[u8]) -> Option<palisade_core::SettledStrings> {
         SCRATCH.with(|s| {

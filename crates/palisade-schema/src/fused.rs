@@ -320,10 +320,9 @@ impl FusedScratch {
 
     /// After [`Schemas::validate_fused`] answered `true` with recording on: the string tokens
     /// whose text the schema pins down, as the start and length of their contents between the
-    /// quotes, in document order. Keys that the object's schema names in `properties`, and
-    /// strings valid against a schema with `enum` or a format of a closed
-    /// alphabet ([`Format::closed_alphabet`]); only those written without escapes (their
-    /// contents are then their text). Not meaningful after `false`.
+    /// quotes, in document order: string values valid against a schema with `enum` or a format
+    /// of a closed alphabet ([`Format::closed_alphabet`]), only those written without escapes
+    /// (their contents are then their text). Not meaningful after `false`.
     pub fn settled(&self) -> &[(u32, u32)] {
         &self.settled
     }
@@ -733,7 +732,6 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
             };
             found |= m.bit;
             hint += 1;
-            self.sc.settle(p, p + m.quoted.len() - 1);
             if COUNT {
                 self.tokens += 1;
                 if self.tokens > self.limits.max_tokens {
@@ -806,11 +804,7 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
                     f.found |= 1 << i;
                 }
                 f.hint = i as u32 + 1;
-                let sid = props.ids[i].0;
-                if !escaped {
-                    self.sc.settle(p, end);
-                }
-                sid
+                props.ids[i].0
             }
             // Not named by `properties`: a shadow field (unless `additionalProperties`
             // constrains the rest, see `Known::all`), else checked by `additionalProperties`.
