@@ -204,6 +204,53 @@ pub struct Context {
     /// literals and variables rather than the query text), for attack detection to inspect in
     /// place of the parts they come from.
     pub protocol_values: Option<std::sync::Arc<ProtocolValues>>,
+    /// The strings of the request body that a schema stage found settled by the spec (see
+    /// [`SettledStrings`]): attack detection does not inspect them.
+    pub settled: Option<SettledStrings>,
+}
+
+/// String values of a JSON body whose text the API's schema pins down, found by a schema stage
+/// that validated the whole body and found it valid: strings valid against an `enum` (text of
+/// the spec) or a format of a closed alphabet (`date`, `date-time`, `time`, `uuid`: digits,
+/// hex letters and `-:.+TZ`, which carry no attack of any class). Each as the byte range of its
+/// contents between the quotes (strings without escapes only), in document order. (Keys are
+/// not listed: detection judges a repeated key once per body already, so listing every key
+/// costs more than the few judgements it would spare.)
+///
+/// Only for the very body it was found on: [`SettledStrings::covers`] answers for values that
+/// lie in the same buffer (its address and length), so a body the inspecting stage reads
+/// elsewhere (decompressed, converted) is judged in full.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SettledStrings {
+    body: (usize, usize),
+    spans: Vec<(u32, u32)>,
+}
+
+impl SettledStrings {
+    /// The settled `spans` (start and length of each string's contents, ascending starts) of
+    /// `body`.
+    pub fn new(body: &[u8], spans: &[(u32, u32)]) -> SettledStrings {
+        SettledStrings { body: (body.as_ptr() as usize, body.len()), spans: spans.to_vec() }
+    }
+
+    /// Whether `value` is exactly the contents of a settled string of `body` (the same buffer
+    /// as the one these spans were found on).
+    pub fn covers(&self, body: &[u8], value: &str) -> bool {
+        let start = body.as_ptr() as usize;
+        if (start, body.len()) != self.body {
+            return false;
+        }
+        let at = value.as_ptr() as usize;
+        if at < start || at + value.len() > start + body.len() {
+            return false;
+        }
+        let (Ok(off), Ok(len)) = (u32::try_from(at - start), u32::try_from(value.len())) else { return false };
+        self.spans.binary_search_by_key(&off, |s| s.0).is_ok_and(|i| self.spans[i].1 == len)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
 }
 
 /// Values a protocol-aware stage extracted from a request by its grammar, with where they are.
@@ -466,6 +513,10 @@ pub fn run_message_stages(
 /// Run `stages` in order over `req` for one phase, accumulating into `outcome`; stops at the
 /// first block. Returns true when the request was blocked.
 pub fn run_stages(stages: &[Box<dyn Stage>], phase: Phase, req: &RequestView<'_>, outcome: &mut Outcome) -> bool {
+    // Settled strings are those a stage before the next ones found in this very body.
+    if phase == Phase::Body {
+        outcome.context.settled = None;
+    }
     for stage in stages {
         let verdict = match phase {
             Phase::Head => stage.check_head(req, &mut outcome.context),

@@ -178,3 +178,24 @@ fn form_decode_escapes_plus_and_malformed_input() {
     assert_eq!(crate::form_decode("%zz%4"), "%zz%4");
     assert_eq!(crate::form_decode("%ff"), "\u{fffd}");
 }
+
+/// Settled strings answer for the very buffer they were found on, by exact span only.
+#[test]
+fn settled_strings_cover_exact_spans_of_the_same_buffer() {
+    let body = br#"{"kind":"gold","note":"gold"}"#.to_vec();
+    let text = std::str::from_utf8(&body).unwrap();
+    // `kind` (2..6) and `gold` (9..13).
+    let s = crate::SettledStrings::new(&body, &[(2, 4), (9, 4)]);
+    assert!(s.covers(&body, &text[2..6]));
+    assert!(s.covers(&body, &text[9..13]));
+    // The same text elsewhere in the body, a part of a span, a span's neighbourhood.
+    assert!(!s.covers(&body, &text[22..26]));
+    assert!(!s.covers(&body, &text[9..12]));
+    assert!(!s.covers(&body, &text[8..13]));
+    // Another buffer with the same bytes, and a text outside the body.
+    let copy = body.clone();
+    assert!(!s.covers(&copy, &std::str::from_utf8(&copy).unwrap()[9..13]));
+    assert!(!s.covers(&body, "gold"));
+    assert!(!s.covers(&body[..20], &text[9..13]));
+    assert!(crate::SettledStrings::default().is_empty() && !s.is_empty());
+}

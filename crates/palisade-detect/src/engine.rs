@@ -1036,7 +1036,7 @@ impl Engine {
         scratch: &mut Scratch,
         report: &mut Report,
     ) {
-        self.inspect_into(req, phase, level, protocol, None, scratch, report)
+        self.inspect_into(req, phase, level, protocol, None, None, scratch, report)
     }
 
     /// [`Engine::inspect_phase_with`] with exclusions beyond the engine's own: a hit for
@@ -1045,6 +1045,10 @@ impl Engine {
     /// path and operation policies) must be given here rather than filtered out of the
     /// report afterwards: findings stop at `max_findings`, and excluded hits counted there
     /// would hide the findings after them.
+    ///
+    /// `settled`: the strings of the body that a schema stage found settled by the spec
+    /// ([`palisade_core::SettledStrings`]); they are counted against the limits but not
+    /// inspected.
     #[allow(clippy::too_many_arguments)]
     pub fn inspect_phase_excluding(
         &self,
@@ -1052,11 +1056,12 @@ impl Engine {
         phase: Phase,
         level: Level,
         protocol: Option<&palisade_core::ProtocolValues>,
+        settled: Option<&palisade_core::SettledStrings>,
         excluded: &ExcludeFn<'_>,
         scratch: &mut Scratch,
         report: &mut Report,
     ) {
-        self.inspect_into(req, phase, level, protocol, Some(excluded), scratch, report)
+        self.inspect_into(req, phase, level, protocol, settled, Some(excluded), scratch, report)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1066,11 +1071,14 @@ impl Engine {
         phase: Phase,
         level: Level,
         protocol: Option<&palisade_core::ProtocolValues>,
+        settled: Option<&palisade_core::SettledStrings>,
         extra: Option<&ExcludeFn<'_>>,
         scratch: &mut Scratch,
         report: &mut Report,
     ) {
         report.clear();
+        // Settled strings only concern the body as sent (the bytes the schema stage read).
+        let settled = settled.filter(|s| phase == Phase::Body && !s.is_empty());
         let Scratch { decoder, extract, memo } = scratch;
         decoder.set_limits(self.config.decode);
         memo.reset();
@@ -1078,6 +1086,12 @@ impl Engine {
         let mut f = |field: &extract::Field<'_>| {
             // A kind no detector judges is clean (without a look at the memo).
             if self.by_field[field.kind as usize] == 0 {
+                return ControlFlow::Continue(true);
+            }
+            // A string of an `enum` or of a date, time or UUID format
+            // in a body the schema stage found valid: text of the spec or of an alphabet that
+            // carries no attack (see `SettledStrings`).
+            if settled.is_some_and(|s| s.covers(req.body, field.value)) {
                 return ControlFlow::Continue(true);
             }
             let kind = field.kind as u8;

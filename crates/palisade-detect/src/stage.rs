@@ -124,6 +124,8 @@ impl DetectionStage {
             self.excludes_at(&policy, cx, detector, category, relocated.as_deref().unwrap_or(location))
         };
         let protocol = cx.protocol_values.as_deref();
+        // A relocated text (a WebSocket message) is never the body a schema stage read.
+        let settled = if relocate.is_none() { cx.settled.as_ref() } else { None };
         SCRATCH.with(|cell| {
             let mut guard = match cell.try_borrow_mut() {
                 Ok(g) => g,
@@ -131,13 +133,13 @@ impl DetectionStage {
                     // Re-entered on this thread (not expected): use fresh buffers.
                     let mut scratch = self.engine.scratch();
                     let mut report = Report::default();
-                    self.engine.inspect_phase_excluding(req, phase, level, protocol, &excluded, &mut scratch, &mut report);
+                    self.engine.inspect_phase_excluding(req, phase, level, protocol, settled, &excluded, &mut scratch, &mut report);
                     relocate_findings(&mut report, relocate);
                     return self.verdict(&policy, &report, cx);
                 }
             };
             let (scratch, report) = guard.get_or_insert_with(|| (self.engine.scratch(), Report::default()));
-            self.engine.inspect_phase_excluding(req, phase, level, protocol, &excluded, scratch, report);
+            self.engine.inspect_phase_excluding(req, phase, level, protocol, settled, &excluded, scratch, report);
             relocate_findings(report, relocate);
             self.verdict(&policy, report, cx)
         })

@@ -120,6 +120,9 @@ pub struct Scratch {
     form: crate::form::FormDecoder,
     multipart: crate::multipart::MultipartDecoder,
     mismatches: Vec<crate::multipart::ContentTypeMismatch>,
+    /// The request body (address and length) that the fused validator last found valid with
+    /// its settled strings listed in `fused` ([`Judge::settled_strings`]).
+    settled: Option<(usize, usize)>,
 }
 
 thread_local! {
@@ -234,6 +237,19 @@ impl Judge {
         })
     }
 
+    /// After [`Judge::check_request_granted`] judged the body phase of a request on this
+    /// thread: the strings of its JSON body `body` that the schema settles
+    /// ([`palisade_schema::FusedScratch::settled`]: strings valid against an `enum` or a
+    /// date, time or UUID format), when the body was valid as sent
+    /// (the one-pass validator accepted it; a body with findings lists none).
+    pub fn settled_strings(body: &[u8]) -> Option<palisade_core::SettledStrings> {
+        SCRATCH.with(|s| {
+            let s = s.try_borrow().ok()?;
+            let spans = s.fused.settled();
+            (s.settled == Some((body.as_ptr() as usize, body.len())) && !spans.is_empty()).then(|| palisade_core::SettledStrings::new(body, spans))
+        })
+    }
+
     /// Judge an upstream response to `req`.
     pub fn check_response(&self, req: &RequestView<'_>, resp: &ResponseView<'_>, out: &mut Vec<Finding>) {
         SCRATCH.with(|s| match s.try_borrow_mut() {
@@ -272,6 +288,7 @@ impl Judge {
     }
 
     fn request(&self, req: &RequestView<'_>, phase: Phase, granted: Option<&[String]>, s: &mut Scratch, out: &mut Vec<Finding>) -> Option<usize> {
+        s.settled = None;
         let method = req.method.as_str();
         let (op_id, names) = match self.api.router.lookup(method, req.path, &mut s.spans) {
             Lookup::Found { op, names } => (op, names),
@@ -587,7 +604,14 @@ impl Judge {
         let opts = Options { direction: dir, shadow_unknown: shadow, max_violations: room(out, limit, mode), max_unknown };
         // Fast path: one pass, no tape, for a body with nothing to report; anything else is
         // judged below by the tape validator, which says what is wrong and where.
+        // A request body valid as sent: its settled strings are listed for the stages after
+        // this one ([`Judge::settled_strings`]).
+        let settle = from_body && dir == Direction::Request;
+        s.fused.record_settled(settle);
         if self.fused && self.api.schemas.validate_fused(schema, input, &opts, &mut s.fused) {
+            if settle {
+                s.settled = Some((input.as_ptr() as usize, input.len()));
+            }
             return;
         }
         if let Err(e) = palisade_json::parse_into(input, &mut s.tape, &palisade_json::Limits::default()) {

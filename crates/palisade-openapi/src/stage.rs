@@ -44,6 +44,9 @@ impl OpenApiStage {
         if phase == Phase::Head {
             // The matched operation, for the stages after this one (detection policy, rules).
             cx.operation = op.map(|i| judge.operation_name(i).clone());
+        } else {
+            // The strings the spec settles in a valid body, which detection need not inspect.
+            cx.settled = if findings.is_empty() { Judge::settled_strings(req.body) } else { None };
         }
         judge.verdict(&findings)
     }

@@ -88,6 +88,14 @@ impl Format {
         }
     }
 
+    /// The formats whose valid strings are written with digits, the letters of hexadecimal
+    /// digits and of RFC 3339 (`T`, `Z`, either case) and `-:.+` only (RFC 3339
+    /// dates and times, RFC 4122 UUIDs): text that carries no attack of any class, whatever
+    /// the field.
+    pub fn closed_alphabet(self) -> bool {
+        matches!(self, Format::DateTime | Format::Date | Format::Time | Format::Uuid)
+    }
+
     /// Check a string value.
     pub fn check_str(self, s: &[u8]) -> bool {
         match self {

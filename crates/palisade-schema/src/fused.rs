@@ -306,6 +306,35 @@ pub struct FusedScratch {
     tape: Tape,
     dom: Scratch,
     violations: Vec<Violation>,
+    /// Whether [`Schemas::validate_fused`] lists the settled strings ([`FusedScratch::settled`]).
+    record: bool,
+    settled: Vec<(u32, u32)>,
+}
+
+impl FusedScratch {
+    /// Have [`Schemas::validate_fused`] list the settled strings of the documents it accepts.
+    pub fn record_settled(&mut self, on: bool) {
+        self.record = on;
+        self.settled.clear();
+    }
+
+    /// After [`Schemas::validate_fused`] answered `true` with recording on: the string tokens
+    /// whose text the schema pins down, as the start and length of their contents between the
+    /// quotes, in document order: string values valid against a schema with `enum` or a format
+    /// of a closed alphabet ([`Format::closed_alphabet`]), only those written without escapes
+    /// (their contents are then their text). Not meaningful after `false`.
+    pub fn settled(&self) -> &[(u32, u32)] {
+        &self.settled
+    }
+
+    /// Lists the contents of the string token `p..=end` (quotes at both) as settled.
+    #[inline(always)]
+    fn settle(&mut self, p: usize, end: usize) {
+        if self.record {
+            // Offsets fit: the input is shorter than `u32::MAX` (see `validate_fused`).
+            self.settled.push((p as u32 + 1, (end - p - 1) as u32));
+        }
+    }
 }
 
 /// An open container being checked against node `node` (a plan target).
@@ -348,6 +377,7 @@ impl Schemas {
             return false;
         }
         scratch.stack.clear();
+        scratch.settled.clear();
         let limits = Limits::default();
         if input.len() > limits.max_tokens {
             Walker::<true> { s: self, inp: input, opts, limits, tokens: 0, depth: 0, sc: scratch }.run(id.0).is_some()
@@ -591,6 +621,9 @@ impl<const COUNT: bool> Walker<'_, COUNT> {
                     };
                     if !ok {
                         return None;
+                    }
+                    if !escaped && (n.enum_.is_some() || n.format.is_some_and(Format::closed_alphabet)) {
+                        self.sc.settle(p, end);
                     }
                 }
                 Some(end + 1)

@@ -521,3 +521,30 @@ fn encoded_control_bytes_and_backslashes_in_a_path_parameter_are_judged_decoded(
         assert_eq!(judge(&balanced, path), None, "{path}");
     }
 }
+
+/// Strings a schema stage settled in this very body are not inspected; the same text
+/// elsewhere in the body, in another buffer, or in a WebSocket message is.
+#[test]
+fn settled_strings_of_the_body_are_not_inspected() {
+    let s = stage(&Settings::default());
+    let mut req = OwnedRequest::new(http::Method::POST, "/api/items");
+    req.headers.insert(http::header::CONTENT_TYPE, "application/json".parse().unwrap());
+    req.body = br#"{"' or 1=1":"' or 1=1","note":"' or 1=1"}"#.to_vec();
+    // The key (2..10) and the first value (13..21).
+    let settled = palisade_core::SettledStrings::new(&req.body, &[(2, 8), (13, 8)]);
+    let mut cx = Context { settled: Some(settled.clone()), ..Context::default() };
+    let Verdict::Block { reasons, .. } = s.check_body(&req.view(), &mut cx) else { panic!("the free string is inspected") };
+    assert_eq!(reasons.iter().map(|r| r.location.as_deref().unwrap_or("")).collect::<Vec<_>>(), ["body/note"]);
+    // Every string settled: nothing to inspect.
+    cx.settled = Some(palisade_core::SettledStrings::new(&req.body, &[(2, 8), (13, 8), (24, 4), (31, 8)]));
+    assert!(s.check_body(&req.view(), &mut cx).is_allow());
+    // The same bytes in another buffer are judged in full.
+    let copy = req.clone();
+    assert!(!s.check_body(&copy.view(), &mut cx).is_allow());
+    // A WebSocket message is never the body the spans were found on.
+    let v = s.check_message(&req.view(), std::str::from_utf8(&req.body).unwrap(), &mut cx);
+    assert!(!v.is_allow());
+    // Without settled strings, all three are found.
+    let Verdict::Block { reasons, .. } = s.check_body(&req.view(), &mut Context::default()) else { panic!() };
+    assert_eq!(reasons.len(), 3, "{reasons:?}");
+}

@@ -319,3 +319,41 @@ fn date_time_every_day_of_every_month() {
         assert_eq!(super::date_time(s.as_bytes()), rfc3339_date_time(s.as_bytes()), "{s}");
     }
 }
+
+/// Every string a closed-alphabet format accepts is written with its alphabet only:
+/// valid samples with each byte replaced by every byte value, and every byte inserted at
+/// every position, are either rejected or made of that alphabet.
+#[test]
+fn closed_alphabet_formats_accept_only_their_alphabet() {
+    const CLOSED_ALPHABET: &str = "0123456789abcdefABCDEFtTzZ-:.+";
+    let samples: &[(Format, &str)] = &[
+        (Format::DateTime, "2024-05-14T09:31:27.123+02:00"),
+        (Format::DateTime, "1985-04-12t23:20:50z"),
+        (Format::Date, "2024-02-29"),
+        (Format::Time, "09:31:27.5-05:30"),
+        (Format::Uuid, "3f2b8c1e-9a4d-4e7b-b1c2-5d6e7f8a9b0c"),
+    ];
+    let closed = |v: &[u8]| v.iter().all(|b| CLOSED_ALPHABET.as_bytes().contains(b));
+    let mut accepted = 0;
+    for &(f, s) in samples {
+        assert!(f.closed_alphabet());
+        assert!(f.check_str(s.as_bytes()), "{s:?} is a valid {f:?}");
+        for i in 0..=s.len() {
+            for b in 0..=255u8 {
+                let mut variants = vec![[&s.as_bytes()[..i], &[b], &s.as_bytes()[i..]].concat()];
+                if i < s.len() {
+                    variants.push([&s.as_bytes()[..i], &[b], &s.as_bytes()[i + 1..]].concat());
+                }
+                for v in variants {
+                    if f.check_str(&v) {
+                        accepted += 1;
+                        assert!(closed(&v), "{f:?} accepts {:?}", String::from_utf8_lossy(&v));
+                    }
+                }
+            }
+        }
+    }
+    // The variants that stay valid (another digit, hex letter, case) were seen.
+    assert!(accepted > 100, "{accepted}");
+    assert!(!Format::Email.closed_alphabet() && !Format::Uri.closed_alphabet() && !Format::Hostname.closed_alphabet());
+}

@@ -427,3 +427,30 @@ fn non_plain_names_never_match_in_place() {
         assert!(!agree(&s, id, b"{\"a\\\"b\":1,\x00:1}", &o));
     }
 }
+
+/// The settled strings of a valid document: string values of an `enum` and of date, time and
+/// UUID formats, written without escapes (whether their key is read in the expected order,
+/// escaped or not); not keys, free strings, nor anything escaped.
+#[test]
+fn settled_strings_are_enum_and_closed_format_values() {
+    let schema = "{type: object, properties: {id: {type: integer}, kind: {type: string, enum: [a, 'b c']}, at: {type: string, format: date-time}, \
+        note: {type: string}, tags: {type: array, items: {type: string, format: uuid}}, meta: {type: object, additionalProperties: {type: string}}}}";
+    let (s, id) = one(Dialect::Oas30, schema);
+    let json = br#"{"id":1,"kind":"b c","at":"2024-05-14T09:31:27Z","note":"hi","tags":["3f2b8c1e-9a4d-4e7b-b1c2-5d6e7f8a9b0c"],"meta":{"free":"x"},"kin\u0064":"a","at":"2024-05-14T09:31:27\u005a","kind":"a"}"#;
+    let mut sc = FusedScratch::default();
+    sc.record_settled(true);
+    assert!(s.validate_fused(id, json, &req(), &mut sc));
+    let texts: Vec<&str> = sc.settled().iter().map(|&(p, n)| std::str::from_utf8(&json[p as usize..(p + n) as usize]).unwrap()).collect();
+    assert_eq!(texts, ["b c", "2024-05-14T09:31:27Z", "3f2b8c1e-9a4d-4e7b-b1c2-5d6e7f8a9b0c", "a", "a"]);
+    // Each is a whole string's contents: a quote on either side.
+    assert!(sc.settled().iter().all(|&(p, n)| json[p as usize - 1] == b'"' && json[(p + n) as usize] == b'"'));
+    // Not recording: nothing listed; a new document: the list starts afresh.
+    sc.record_settled(false);
+    assert!(s.validate_fused(id, json, &req(), &mut sc));
+    assert!(sc.settled().is_empty());
+    sc.record_settled(true);
+    assert!(s.validate_fused(id, br#"{"at":"2024-05-14T00:00:00Z"}"#, &req(), &mut sc));
+    assert_eq!(sc.settled(), [(7, 20)]);
+    assert!(s.validate_fused(id, br#"{"note":"2024-05-14"}"#, &req(), &mut sc));
+    assert!(sc.settled().is_empty());
+}

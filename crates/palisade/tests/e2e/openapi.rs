@@ -365,3 +365,45 @@ async fn a_reload_with_a_changed_spec_keeps_serving_throughout() {
     assert!(!statuses.is_empty());
     assert!(statuses.iter().all(|&s| s == 200), "a request failed during the reloads: {statuses:?}");
 }
+
+/// Detection skips the strings the spec settles in a body the OpenAPI stage found valid (a
+/// value of an `enum`: text of the spec), and still inspects free strings, and every string of
+/// a body that is not valid.
+#[tokio::test]
+async fn detection_skips_the_strings_a_valid_body_takes_from_the_spec() {
+    const SETTLED: &str = r#"
+openapi: 3.0.3
+info: {title: e2e, version: "1"}
+paths:
+  /search:
+    post:
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              additionalProperties: false
+              properties:
+                mode: {type: string, enum: ["a' or 'a'='a", plain]}
+                q: {type: string}
+                at: {type: string, format: date-time}
+      responses:
+        '200': {description: ok}
+"#;
+    let mut up = Upstream::tcp(reply("ok")).await;
+    let dir = TempDir::new();
+    dir.write("api.yaml", SETTLED);
+    let proxy = Proxy::start_in(&cfg(&[], &app(&up.url(), "      spec: api.yaml\n      request: monitor\n")), dir);
+    let body = r#"{"mode":"a' or 'a'='a","at":"2024-05-14T09:31:27Z","q":"shoes"}"#;
+    let r = raw(proxy.addr, post("/search", "application/json", body)).await;
+    assert_eq!(r.status, 200, "{}", r.dump());
+    assert_eq!(up.next_req().await.body, body.as_bytes());
+    // The same text as a free string is inspected.
+    let r = raw(proxy.addr, post("/search", "application/json", r#"{"mode":"plain","q":"a' or 'a'='a"}"#)).await;
+    assert_problem(&r, 403, "detect.sqli");
+    // A body the spec does not accept (here only monitored) settles nothing: all inspected.
+    let r = raw(proxy.addr, post("/search", "application/json", r#"{"mode":"a' or 'a'='a","extra":1}"#)).await;
+    assert_problem(&r, 403, "detect.sqli");
+    assert!(up.try_req().is_none());
+}
