@@ -191,16 +191,7 @@ async fn an_attack_in_a_message_is_blocked_with_permission_denied() {
 
     // Each block is an event with the message's location, also the one stopped mid-stream
     // after the response began (recorded when the call ended).
-    let shared = proxy.running().shared();
-    let pipeline = shared.events.as_ref().expect("events are on");
-    let mut events: Vec<serde_json::Value> = Vec::new();
-    eventually("four block events", || {
-        assert!(pipeline.flush(LIMIT));
-        let text = std::fs::read_to_string(proxy.dir.join("ev.jsonl")).unwrap_or_default();
-        events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        events.len() >= 4
-    })
-    .await;
+    let events = block_events(&proxy, 4).await;
     assert_eq!(events.len(), 4, "{events:?}");
     for e in &events {
         assert_eq!(e["verdict"], "block", "{e}");
@@ -399,16 +390,7 @@ async fn with_a_descriptor_set_blocked_values_are_located_by_field_name() {
     let r = call(&py, &target, "/test.Echo/Other", &[field(3, &field(1, attack.as_bytes()))], None).await;
     assert_eq!(r["code"], "PERMISSION_DENIED", "{r}");
 
-    let shared = proxy.running().shared();
-    let pipeline = shared.events.as_ref().expect("events are on");
-    let mut events: Vec<serde_json::Value> = Vec::new();
-    eventually("four block events", || {
-        assert!(pipeline.flush(LIMIT));
-        let text = std::fs::read_to_string(proxy.dir.join("ev.jsonl")).unwrap_or_default();
-        events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        events.len() >= 4
-    })
-    .await;
+    let events = block_events(&proxy, 4).await;
     let located = |path: &str, location: &str| events.iter().any(|e| e["path"] == path && e.to_string().contains(&format!("\"{location}\"")));
     assert!(located("/test.Echo/Unary", "grpc.profile.name"), "{events:?}");
     assert!(located("/test.Echo/Unary", "grpc.profile.labels.env"), "{events:?}");
@@ -435,4 +417,19 @@ fn a_bad_descriptor_set_is_a_configuration_error() {
             .to_string();
         assert!(err.contains("apps[0].grpc.descriptor_set") && err.contains(want), "{err}");
     }
+}
+
+/// The events of `ev.jsonl` once there are at least `n` (the pipeline flushed each time).
+async fn block_events(proxy: &Proxy, n: usize) -> Vec<serde_json::Value> {
+    let shared = proxy.running().shared();
+    let pipeline = shared.events.as_ref().expect("events are on");
+    let mut events: Vec<serde_json::Value> = Vec::new();
+    eventually(&format!("{n} block events"), || {
+        assert!(pipeline.flush(LIMIT));
+        let text = std::fs::read_to_string(proxy.dir.join("ev.jsonl")).unwrap_or_default();
+        events = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        events.len() >= n
+    })
+    .await;
+    events
 }
