@@ -135,7 +135,7 @@ impl<'s> Builder<'s> {
         match self.set.deref(doc, ptr, node) {
             Ok((doc, ptr, node)) => Some(Loc { doc, ptr, node }),
             Err(e) => {
-                self.err(doc, &node.origin, ptr, e);
+                self.err(doc, &node.origin, ptr, e.to_string());
                 None
             }
         }

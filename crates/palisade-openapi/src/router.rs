@@ -738,6 +738,8 @@ impl fmt::Display for DecodeError {
     }
 }
 
+impl std::error::Error for DecodeError {}
+
 /// Percent-decode a raw path parameter value (`+` stays `+`: it means a space only in form
 /// encoding). Borrows when there is nothing to decode.
 pub fn percent_decode(raw: &str) -> Result<Cow<'_, str>, DecodeError> {
