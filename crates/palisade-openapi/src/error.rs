@@ -16,6 +16,10 @@ pub enum ErrorKind {
     /// A `$ref` or JSON pointer that does not lead to a node (an unknown document, a fragment
     /// that is not a pointer, a pointer to nothing, a chain that loops or is too long).
     Reference,
+    /// A path template's syntax (`/users/{id`).
+    Template,
+    /// A HAR file (HTTP Archive) that is not JSON or lacks what a sample needs.
+    Har,
 }
 
 /// An error of palisade-openapi: its kind, the message with its context, and the cause when
