@@ -112,3 +112,27 @@ pub fn restart_key(config: &Config) -> String {
 
 /// How long shutdown waits for queued events to be stored.
 pub const CLOSE_TIMEOUT: Duration = palisade_events::CLOSE_TIMEOUT;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(sink: &str) -> Config {
+        let text = format!("listen:\n  - addr: 127.0.0.1:0\napps:\n  - name: api\n    upstream: http://127.0.0.1:9\nevents:\n  sink: '{sink}'\n");
+        palisade_config::parse_str(&text, "test.yaml", std::path::Path::new("/")).unwrap()
+    }
+
+    /// A sink that is not valid and one that cannot be opened are told apart by kind (the
+    /// first is the configuration's fault, the second the store's); the message names the sink.
+    #[test]
+    fn sink_errors_say_which_sink_and_why() {
+        let e = start(&config("postgres://u@h:notaport/db")).err().expect("an invalid URL");
+        assert_eq!(e.kind(), ErrorKind::SinkSpec, "{e}");
+        assert!(e.message().starts_with("invalid PostgreSQL URL"), "{e}");
+        // A parent that is a file, not a directory: nothing is created.
+        let e = start(&config("sqlite:/dev/null/events.db")).err().expect("an unopenable database");
+        assert_eq!(e.kind(), ErrorKind::Store, "{e}");
+        assert!(e.message().starts_with("events sink sqlite:/dev/null/events.db: "), "{e}");
+        assert!(std::error::Error::source(&e).is_some(), "the store's error is the cause");
+    }
+}
