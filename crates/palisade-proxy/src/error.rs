@@ -1,5 +1,6 @@
 //! The error of the proxy's set-up and upstream exchanges that are not on the HTTP request
-//! path's typed enums: an upstream's TLS settings, a WebSocket handshake with the upstream.
+//! path's typed enums: an upstream's TLS settings, a WebSocket handshake with the upstream, a
+//! gRPC message that cannot be inspected.
 //! (Starting and reloading the server answer [`crate::StartError`] and
 //! [`crate::server::ReloadError`], whose configuration variant carries every located problem;
 //! the request path's [`crate::body_error::BodyError`] and [`crate::upstream::UpstreamError`]
@@ -14,6 +15,9 @@ pub enum ErrorKind {
     /// The upstream's answer could not be read or was not HTTP (the cause is the I/O or
     /// decoding error when there is one).
     Upstream,
+    /// A gRPC message that cannot be judged: compressed without a declared or supported
+    /// encoding, or too large or corrupt once decompressed (it is forwarded uninspected).
+    Grpc,
 }
 
 /// An error of palisade-proxy: its kind, the message with its context, and the cause when
