@@ -164,7 +164,7 @@ pub fn keys_from_pem(text: &str, kid: Option<&str>) -> Result<KeySet, crate::Err
     let mut keys = Vec::new();
     for (label, der) in encoding::pem_blocks(text)? {
         let material = match label.as_str() {
-            "PUBLIC KEY" => spki_material(&der).map_err(err)?,
+            "PUBLIC KEY" => spki_material(&der)?,
             "RSA PUBLIC KEY" => {
                 let (n, e) = encoding::rsa_public_key(&der).map_err(|e| err(e.into()))?;
                 Material::Rsa { n, e }
@@ -178,23 +178,24 @@ pub fn keys_from_pem(text: &str, kid: Option<&str>) -> Result<KeySet, crate::Err
     Ok(KeySet { keys })
 }
 
-fn spki_material(der: &[u8]) -> Result<Material, String> {
-    let (oid, param, key) = encoding::spki(der)?;
+fn spki_material(der: &[u8]) -> Result<Material, crate::Error> {
+    let err = |m: &str| crate::Error::new(crate::ErrorKind::Pem, m);
+    let (oid, param, key) = encoding::spki(der).map_err(err)?;
     if oid == encoding::OID_RSA {
-        let (n, e) = encoding::rsa_public_key(key)?;
+        let (n, e) = encoding::rsa_public_key(key).map_err(err)?;
         return Ok(Material::Rsa { n, e });
     }
     if oid == encoding::OID_EC {
         return match param {
             Some(p) if p == encoding::OID_P256 && key.len() == 65 && key[0] == 4 => Ok(Material::P256(key.to_vec())),
             Some(p) if p == encoding::OID_P384 && key.len() == 97 && key[0] == 4 => Ok(Material::P384(key.to_vec())),
-            _ => Err("unsupported EC key (P-256 and P-384 with uncompressed points are)".into()),
+            _ => Err(err("unsupported EC key (P-256 and P-384 with uncompressed points are)")),
         };
     }
     if oid == encoding::OID_ED25519 && key.len() == 32 {
         return Ok(Material::Ed25519(key.to_vec()));
     }
-    Err("unsupported public key type (RSA, EC P-256/P-384 and Ed25519 are)".into())
+    Err(err("unsupported public key type (RSA, EC P-256/P-384 and Ed25519 are)"))
 }
 
 /// Parse a JWK set (`{"keys": [...]}`), or a single JWK. Keys with `use` other than `sig`, and

@@ -1,5 +1,6 @@
 //! The error shape the libraries share: each library names its own kinds (`ErrorKind`) and
-//! uses `Error<ErrorKind>` as its one error type.
+//! uses `Error<ErrorKind>` as its one error type. This crate's own errors (a raw HTTP message, a
+//! gRPC descriptor set) are `Error<`[`ErrorKind`]`>`, which plain `Error` names.
 //!
 //! An error carries what kind of thing failed (for callers that act on it), the sentence a user
 //! reads (with its context: the file, the line, the setting), and the underlying cause when there
@@ -8,11 +9,22 @@
 use std::fmt;
 use std::sync::Arc;
 
+/// What failed, for palisade-core's own operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A raw HTTP request or response written as text ([`crate::rawhttp`]); the context is the
+    /// head's line when the problem is on one (`line 2: expected ...`).
+    RawHttp,
+    /// A file that is not a usable gRPC descriptor set ([`crate::grpc::descriptor`]).
+    Descriptor,
+}
+
 /// An error of kind `K`: a kind, a message that says what went wrong and where, and an
 /// optional cause. It displays as its message (the cause is not repeated: the message already
 /// names it when the user needs it).
 #[derive(Clone)]
-pub struct Error<K> {
+pub struct Error<K = ErrorKind> {
     kind: K,
     message: String,
     cause: Option<Arc<dyn std::error::Error + Send + Sync>>,

@@ -26,7 +26,7 @@ use std::net::IpAddr;
 
 pub mod path;
 
-pub use error::Error;
+pub use error::{Error, ErrorKind};
 pub use http;
 
 /// A borrowed view of one request, as the decision engines see it.

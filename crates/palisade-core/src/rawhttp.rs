@@ -3,47 +3,20 @@
 //! response) written as text, with LF or CRLF line ends. The body is everything after the
 //! blank line (any bytes), cut to `Content-Length` when that is given.
 
-use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
-use crate::{RequestView, ResponseView};
+use crate::{Error, ErrorKind, RequestView, ResponseView};
 
-/// Why a raw message could not be read: what is wrong, and on which line of the head when
-/// the problem is there.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RawHttpError {
-    /// 1-based line of the head, when the problem is on one.
-    pub line: Option<usize>,
-    pub message: String,
+/// A message that is not a request (or response): what is wrong ([`ErrorKind::RawHttp`]).
+fn err(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::RawHttp, message)
 }
 
-impl RawHttpError {
-    fn new(message: impl Into<String>) -> Self {
-        RawHttpError { line: None, message: message.into() }
-    }
-
-    fn at(line: usize, message: impl Into<String>) -> Self {
-        RawHttpError { line: Some(line), message: message.into() }
-    }
-}
-
-impl fmt::Display for RawHttpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(n) => write!(f, "line {n}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for RawHttpError {}
-
-impl From<RawHttpError> for String {
-    fn from(e: RawHttpError) -> String {
-        e.to_string()
-    }
+/// The same, on line `line` (1-based) of the head: `line 2: expected ...`.
+fn err_at(line: usize, message: impl Into<String>) -> Error {
+    err(message).context(format_args!("line {line}"))
 }
 
 /// A request read from a file (or built by a tool), owning its parts.
@@ -94,16 +67,14 @@ impl OwnedResponse {
 }
 
 /// Split a message into head lines and body; line ends may be LF or CRLF.
-fn split(raw: &[u8]) -> Result<(Vec<&str>, &[u8]), RawHttpError> {
+fn split(raw: &[u8]) -> Result<(Vec<&str>, &[u8]), Error> {
     let mut lines = Vec::new();
     let mut pos = 0;
     loop {
         let Some(nl) = raw[pos..].iter().position(|&b| b == b'\n') else {
             // No blank line: the whole rest is the last head line, no body.
             if pos < raw.len() {
-                lines.push(
-                    std::str::from_utf8(&raw[pos..]).map_err(|_| RawHttpError::at(lines.len() + 1, "the message head is not UTF-8"))?.trim_end_matches('\r'),
-                );
+                lines.push(std::str::from_utf8(&raw[pos..]).map_err(|_| err_at(lines.len() + 1, "the message head is not UTF-8"))?.trim_end_matches('\r'));
             }
             return Ok((lines, &[]));
         };
@@ -116,27 +87,27 @@ fn split(raw: &[u8]) -> Result<(Vec<&str>, &[u8]), RawHttpError> {
             }
             return Ok((lines, &raw[pos..]));
         }
-        lines.push(std::str::from_utf8(line).map_err(|_| RawHttpError::at(lines.len() + 1, "the message head is not UTF-8"))?);
+        lines.push(std::str::from_utf8(line).map_err(|_| err_at(lines.len() + 1, "the message head is not UTF-8"))?);
     }
 }
 
-fn headers(lines: &[&str]) -> Result<HeaderMap, RawHttpError> {
+fn headers(lines: &[&str]) -> Result<HeaderMap, Error> {
     let mut map = HeaderMap::new();
     for (i, line) in lines.iter().enumerate() {
-        let (name, value) = line.split_once(':').ok_or_else(|| RawHttpError::at(i + 2, "expected `Name: value`"))?;
-        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| RawHttpError::at(i + 2, format!("invalid header name {:?}", name.trim())))?;
-        let value = HeaderValue::from_bytes(value.trim().as_bytes()).map_err(|_| RawHttpError::at(i + 2, "invalid header value"))?;
+        let (name, value) = line.split_once(':').ok_or_else(|| err_at(i + 2, "expected `Name: value`"))?;
+        let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| err_at(i + 2, format!("invalid header name {:?}", name.trim())))?;
+        let value = HeaderValue::from_bytes(value.trim().as_bytes()).map_err(|_| err_at(i + 2, "invalid header value"))?;
         map.append(name, value);
     }
     Ok(map)
 }
 
-fn cut_to_length(headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, RawHttpError> {
+fn cut_to_length(headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, Error> {
     match headers.get(http::header::CONTENT_LENGTH) {
         Some(v) => {
-            let n: usize = v.to_str().ok().and_then(|s| s.trim().parse().ok()).ok_or_else(|| RawHttpError::new("invalid Content-Length"))?;
+            let n: usize = v.to_str().ok().and_then(|s| s.trim().parse().ok()).ok_or_else(|| err("invalid Content-Length"))?;
             if n > body.len() {
-                return Err(RawHttpError::new(format!("Content-Length is {n} but the body has {} bytes", body.len())));
+                return Err(err(format!("Content-Length is {n} but the body has {} bytes", body.len())));
             }
             Ok(body[..n].to_vec())
         }
@@ -145,18 +116,18 @@ fn cut_to_length(headers: &HeaderMap, body: &[u8]) -> Result<Vec<u8>, RawHttpErr
 }
 
 /// Parse `METHOD /path?query HTTP/1.1`, header lines, a blank line and the body.
-pub fn parse_request(raw: &[u8]) -> Result<OwnedRequest, RawHttpError> {
+pub fn parse_request(raw: &[u8]) -> Result<OwnedRequest, Error> {
     let (lines, body) = split(raw)?;
-    let first = lines.first().ok_or_else(|| RawHttpError::new("empty request"))?;
+    let first = lines.first().ok_or_else(|| err("empty request"))?;
     let mut parts = first.split(' ').filter(|s| !s.is_empty());
-    let method = parts.next().ok_or_else(|| RawHttpError::at(1, "missing method"))?;
-    let target = parts.next().ok_or_else(|| RawHttpError::at(1, "missing request target"))?;
+    let method = parts.next().ok_or_else(|| err_at(1, "missing method"))?;
+    let target = parts.next().ok_or_else(|| err_at(1, "missing request target"))?;
     if let Some(v) = parts.next() {
         if !v.starts_with("HTTP/") {
-            return Err(RawHttpError::at(1, format!("expected `METHOD TARGET HTTP/1.1`, found {first:?}")));
+            return Err(err_at(1, format!("expected `METHOD TARGET HTTP/1.1`, found {first:?}")));
         }
     }
-    let method = Method::from_bytes(method.as_bytes()).map_err(|_| RawHttpError::at(1, format!("invalid method {method:?}")))?;
+    let method = Method::from_bytes(method.as_bytes()).map_err(|_| err_at(1, format!("invalid method {method:?}")))?;
     // Absolute form: keep only the path and query.
     let target = match target.find("://") {
         Some(i) => {
@@ -166,7 +137,7 @@ pub fn parse_request(raw: &[u8]) -> Result<OwnedRequest, RawHttpError> {
         None => target,
     };
     if !target.starts_with('/') && target != "*" {
-        return Err(RawHttpError::at(1, format!("request target must start with `/`: {target:?}")));
+        return Err(err_at(1, format!("request target must start with `/`: {target:?}")));
     }
     let (path, query) = match target.split_once('?') {
         Some((p, q)) => (p.to_string(), Some(q.to_string())),
@@ -178,19 +149,16 @@ pub fn parse_request(raw: &[u8]) -> Result<OwnedRequest, RawHttpError> {
 }
 
 /// Parse `HTTP/1.1 200 OK`, header lines, a blank line and the body.
-pub fn parse_response(raw: &[u8]) -> Result<OwnedResponse, RawHttpError> {
+pub fn parse_response(raw: &[u8]) -> Result<OwnedResponse, Error> {
     let (lines, body) = split(raw)?;
-    let first = lines.first().ok_or_else(|| RawHttpError::new("empty response"))?;
+    let first = lines.first().ok_or_else(|| err("empty response"))?;
     let mut parts = first.split(' ').filter(|s| !s.is_empty());
     let version = parts.next().unwrap_or("");
     if !version.starts_with("HTTP/") {
-        return Err(RawHttpError::at(1, format!("expected `HTTP/1.1 STATUS`, found {first:?}")));
+        return Err(err_at(1, format!("expected `HTTP/1.1 STATUS`, found {first:?}")));
     }
-    let status: u16 = parts
-        .next()
-        .and_then(|s| s.parse().ok())
-        .filter(|s| (100..1000).contains(s))
-        .ok_or_else(|| RawHttpError::at(1, format!("invalid status in {first:?}")))?;
+    let status: u16 =
+        parts.next().and_then(|s| s.parse().ok()).filter(|s| (100..1000).contains(s)).ok_or_else(|| err_at(1, format!("invalid status in {first:?}")))?;
     let headers = headers(&lines[1..])?;
     let body = cut_to_length(&headers, body)?;
     Ok(OwnedResponse { status, headers, body })
@@ -221,7 +189,8 @@ mod tests {
     fn bad_requests_are_explained() {
         assert!(parse_request(b"").is_err());
         assert!(parse_request(b"GET users HTTP/1.1\n\n").unwrap_err().to_string().contains("must start with"));
-        assert!(parse_request(b"GET / HTTP/1.1\nno colon here\n\n").unwrap_err().to_string().contains("line 2"));
+        let e = parse_request(b"GET / HTTP/1.1\nno colon here\n\n").unwrap_err();
+        assert_eq!((e.kind(), e.message()), (crate::ErrorKind::RawHttp, "line 2: expected `Name: value`"));
         assert!(parse_request(b"G(T / HTTP/1.1\n\n").unwrap_err().to_string().contains("invalid method"));
     }
 
@@ -231,7 +200,7 @@ mod tests {
         raw.extend_from_slice(&[0xff, 0x00, 0x8b, 0x1f]);
         assert_eq!(parse_request(&raw).unwrap().body, [0xff, 0x00, 0x8b, 0x1f]);
         let e = parse_request(b"GET / HTTP/1.1\nX-A: \xff\n\n").unwrap_err();
-        assert_eq!(e.line, Some(2), "{e}");
+        assert_eq!(e.message(), "line 2: the message head is not UTF-8");
     }
 
     #[test]

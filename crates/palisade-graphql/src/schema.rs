@@ -161,19 +161,21 @@ impl Schema {
         })
     }
 
-    /// Resolve a type of the schema's syntax tree; `Err`: the unknown name.
-    fn resolve_cst(&self, t: &cst::Type) -> Result<SType, String> {
-        let named = |n: Option<cst::NamedType>| -> Result<SType, String> {
+    /// Resolve a type of the schema's syntax tree; `Err`: the unknown type (a missing one is
+    /// named ``).
+    fn resolve_cst(&self, t: &cst::Type) -> Result<SType, Error> {
+        let unknown = |name: &str| Error::new(ErrorKind::Schema, format!("unknown type `{name}`"));
+        let named = |n: Option<cst::NamedType>| -> Result<SType, Error> {
             let name = n.and_then(|n| n.name()).map(|n| n.text().to_string()).unwrap_or_default();
-            self.type_id(&name).map(SType::Named).ok_or(name)
+            self.type_id(&name).map(SType::Named).ok_or_else(|| unknown(&name))
         };
         Ok(match t {
             cst::Type::NamedType(n) => named(Some(n.clone()))?,
-            cst::Type::ListType(l) => SType::List(Box::new(self.resolve_cst(&l.ty().ok_or_else(String::new)?)?)),
+            cst::Type::ListType(l) => SType::List(Box::new(self.resolve_cst(&l.ty().ok_or_else(|| unknown(""))?)?)),
             cst::Type::NonNullType(n) => SType::NonNull(Box::new(match (n.named_type(), n.list_type()) {
                 (Some(nt), _) => named(Some(nt))?,
-                (None, Some(l)) => SType::List(Box::new(self.resolve_cst(&l.ty().ok_or_else(String::new)?)?)),
-                (None, None) => return Err(String::new()),
+                (None, Some(l)) => SType::List(Box::new(self.resolve_cst(&l.ty().ok_or_else(|| unknown(""))?)?)),
+                (None, None) => return Err(unknown("")),
             })),
         })
     }
@@ -233,8 +235,8 @@ impl Schema {
         let resolve = |s: &Schema, t: Option<cst::Type>, errors: &mut Vec<String>, at: &str| -> Option<SType> {
             match s.resolve_cst(&t?) {
                 Ok(st) => Some(st),
-                Err(name) => {
-                    errors.push(format!("{at}: unknown type `{name}`"));
+                Err(e) => {
+                    errors.push(format!("{at}: {e}"));
                     None
                 }
             }

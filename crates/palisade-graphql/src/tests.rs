@@ -944,3 +944,12 @@ mod differential {
         assert!(accepted >= 40 && refused >= 200, "{accepted} accepted, {refused} refused");
     }
 }
+
+/// A schema that names a type it does not define: refused as a schema error, each unknown
+/// name at the field or argument that uses it.
+#[test]
+fn schema_with_unknown_types_is_refused_at_each_use() {
+    let e = Schema::parse("type Query { a: Nope, b(x: [Missing!]): Int, c: [Int!]! }", "s.graphql").unwrap_err();
+    assert_eq!(e.kind, crate::ErrorKind::Schema);
+    assert_eq!(e.to_string(), "s.graphql: Query.a: unknown type `Nope`; Query.b(x): unknown type `Missing`");
+}

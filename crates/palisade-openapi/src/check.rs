@@ -129,7 +129,7 @@ fn check_path(cx: &mut Ctx<'_>, template: &str, key_origin: &Origin, ptr: &str, 
     let names = match template_params(template) {
         Ok(n) => n,
         Err(e) => {
-            cx.err(0, key_origin, ptr, e);
+            cx.err(0, key_origin, ptr, e.to_string());
             return;
         }
     };

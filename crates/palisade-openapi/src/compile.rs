@@ -135,7 +135,7 @@ impl<'s> Builder<'s> {
         match self.set.deref(doc, ptr, node) {
             Ok((doc, ptr, node)) => Some(Loc { doc, ptr, node }),
             Err(e) => {
-                self.err(doc, &node.origin, ptr, e);
+                self.err(doc, &node.origin, ptr, e.to_string());
                 None
             }
         }
@@ -199,7 +199,7 @@ impl<'s> Builder<'s> {
                             let msg = format!("{m} {full} is also {} {} (#{}); the first one in the spec is used", other.method, other.template, other.pointer);
                             self.warn(op.doc, &op.node.origin, &op.ptr, msg);
                         }
-                        Err(InsertError::BadTemplate(e)) => self.err(0, &k.origin, &ptr, e),
+                        Err(InsertError::BadTemplate(e)) => self.err(0, &k.origin, &ptr, e.to_string()),
                     }
                 }
                 operations.push(Operation {

@@ -1,10 +1,30 @@
-//! Located diagnostics: every problem in a spec says which file, line and column, and which
-//! JSON pointer inside the document, it is about.
+//! The errors of palisade-openapi. A spec that does not load yields [`SpecError`]s: located
+//! diagnostics (file, line, column, JSON pointer), a list of them per spec, which the
+//! configuration reports beside its own problems; [`Warning`]s have the same shape. One
+//! operation that fails on its own (following a `$ref`) returns an [`Error`] (kind, message,
+//! cause), the shape the other libraries share.
 
 use std::borrow::Cow;
 use std::fmt;
 
 use palisade_config::yaml::Origin;
+
+/// What failed, for an [`Error`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A `$ref` or JSON pointer that does not lead to a node (an unknown document, a fragment
+    /// that is not a pointer, a pointer to nothing, a chain that loops or is too long).
+    Reference,
+    /// A path template's syntax (`/users/{id`).
+    Template,
+    /// A HAR file (HTTP Archive) that is not JSON or lacks what a sample needs.
+    Har,
+}
+
+/// An error of palisade-openapi: its kind, the message with its context, and the cause when
+/// there is one.
+pub type Error = palisade_core::Error<ErrorKind>;
 
 /// A problem that stops a spec from loading. Displayed as `file:line:col: #/json/pointer:
 /// message`.

@@ -787,14 +787,16 @@ fn is_uri(v: &str) -> bool {
 }
 
 /// Samples from a HAR file (HTTP Archive 1.2: `log.entries[].request` and `.response`).
-pub fn har_samples(text: &[u8]) -> Result<Vec<Sample>, String> {
-    let v: Value = serde_json::from_slice(text).map_err(|e| format!("not a HAR file (JSON): {e}"))?;
-    let entries = v.pointer("/log/entries").and_then(Value::as_array).ok_or("not a HAR file: no log.entries")?;
+pub fn har_samples(text: &[u8]) -> Result<Vec<Sample>, crate::Error> {
+    use crate::{Error, ErrorKind};
+    let v: Value = serde_json::from_slice(text).map_err(|e| Error::caused_by(ErrorKind::Har, format!("not a HAR file (JSON): {e}"), e))?;
+    let entries = v.pointer("/log/entries").and_then(Value::as_array).ok_or_else(|| Error::new(ErrorKind::Har, "not a HAR file: no log.entries"))?;
     let mut out = Vec::with_capacity(entries.len());
     for (i, e) in entries.iter().enumerate() {
-        let req = e.get("request").ok_or_else(|| format!("entry {i}: no request"))?;
-        let method = req.get("method").and_then(Value::as_str).ok_or_else(|| format!("entry {i}: no request method"))?;
-        let url = req.get("url").and_then(Value::as_str).ok_or_else(|| format!("entry {i}: no request url"))?;
+        let missing = |what: &str| Error::new(ErrorKind::Har, format!("no {what}")).context(format_args!("entry {i}"));
+        let req = e.get("request").ok_or_else(|| missing("request"))?;
+        let method = req.get("method").and_then(Value::as_str).ok_or_else(|| missing("request method"))?;
+        let url = req.get("url").and_then(Value::as_str).ok_or_else(|| missing("request url"))?;
         let (path, query) = split_url(url);
         let header = |m: &Value, name: &str| {
             m.get("headers").and_then(Value::as_array).and_then(|hs| {

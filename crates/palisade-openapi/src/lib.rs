@@ -25,6 +25,6 @@ pub mod settings;
 pub mod stage;
 
 pub use compile::{compile, compile_with_warnings, CompileOptions};
-pub use error::{SpecError, Warning};
+pub use error::{Error, ErrorKind, SpecError, Warning};
 pub use lint::lint;
 pub use loader::{load, load_str, Fetch, FetchError, FsFetch, Limits, SpecSet};

@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use palisade_config::yaml::{self, Node, Origin, Value};
 use palisade_schema::{DocId, Resolved, Resolver};
 
-use crate::error::{push_token, SpecError, Warning};
+use crate::error::{push_token, Error, ErrorKind, SpecError, Warning};
 use crate::model::Version;
 
 /// Where documents come from. `location` is an absolute file path or an http(s) URL.
@@ -406,12 +406,13 @@ fn walk(doc: DocId, node: &Node, pointer: &mut String, kind: ObjKind, out: &mut 
 }
 
 /// Evaluate a (percent-decoded) JSON pointer; the target and its canonical pointer.
-pub fn eval_pointer<'a>(root: &'a Node, pointer: &str) -> Result<(&'a Node, String), String> {
+pub fn eval_pointer<'a>(root: &'a Node, pointer: &str) -> Result<(&'a Node, String), Error> {
+    let err = |m: String| Error::new(ErrorKind::Reference, m);
     if pointer.is_empty() {
         return Ok((root, String::new()));
     }
     let Some(rest) = pointer.strip_prefix('/') else {
-        return Err(format!("fragment {pointer:?} is not a JSON pointer (plain-name fragments / $anchor are not supported)"));
+        return Err(err(format!("fragment {pointer:?} is not a JSON pointer (plain-name fragments / $anchor are not supported)")));
     };
     let mut node = root;
     let mut canon = String::new();
@@ -419,23 +420,23 @@ pub fn eval_pointer<'a>(root: &'a Node, pointer: &str) -> Result<(&'a Node, Stri
         if raw.contains('~') {
             let b = raw.as_bytes();
             if b.iter().enumerate().any(|(i, &c)| c == b'~' && !matches!(b.get(i + 1), Some(b'0' | b'1'))) {
-                return Err(format!("invalid escape in JSON pointer token {raw:?} (only ~0 and ~1)"));
+                return Err(err(format!("invalid escape in JSON pointer token {raw:?} (only ~0 and ~1)")));
             }
         }
         let token = raw.replace("~1", "/").replace("~0", "~");
         node = match &node.value {
             Value::Map(entries) => match entries.iter().find(|(k, _)| k.name == token) {
                 Some((_, v)) => v,
-                None => return Err(format!("no {token:?} at {}", if canon.is_empty() { "the document root" } else { &canon })),
+                None => return Err(err(format!("no {token:?} at {}", if canon.is_empty() { "the document root" } else { &canon }))),
             },
             Value::Seq(items) => {
                 let i = token.parse::<usize>().ok().filter(|_| token == "0" || !token.starts_with('0'));
                 match i.and_then(|i| items.get(i)) {
                     Some(v) => v,
-                    None => return Err(format!("no item {token:?} in the list at {}", if canon.is_empty() { "/" } else { &canon })),
+                    None => return Err(err(format!("no item {token:?} in the list at {}", if canon.is_empty() { "/" } else { &canon }))),
                 }
             }
-            _ => return Err(format!("{} is {}, not a mapping or list", if canon.is_empty() { "/" } else { &canon }, node.kind())),
+            _ => return Err(err(format!("{} is {}, not a mapping or list", if canon.is_empty() { "/" } else { &canon }, node.kind()))),
         };
         canon = push_token(&canon, &token);
     }
@@ -459,27 +460,28 @@ impl SpecSet {
 
     /// Resolve one reference found in document `base` (one step: the target may itself be a
     /// `$ref`).
-    pub fn resolve_ref(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, String> {
+    pub fn resolve_ref(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, Error> {
         let (doc_part, fragment) = reference.split_once('#').unwrap_or((reference, ""));
         let doc = if doc_part.is_empty() {
             base
         } else {
             let loc = join_location(&self.doc(base).location, doc_part);
-            self.doc_id(&loc).ok_or_else(|| format!("document {loc} is not loaded"))?
+            self.doc_id(&loc).ok_or_else(|| Error::new(ErrorKind::Reference, format!("document {loc} is not loaded")))?
         };
-        let fragment = crate::router::percent_decode(fragment).map_err(|e| format!("fragment of {reference:?}: {e}"))?;
-        let (node, pointer) = eval_pointer(&self.doc(doc).root, &fragment).map_err(|e| format!("{e} in {}", self.doc(doc).location))?;
+        let fragment = crate::router::percent_decode(fragment)
+            .map_err(|e| Error::caused_by(ErrorKind::Reference, e.to_string(), e).context(format_args!("fragment of {reference:?}")))?;
+        let (node, pointer) = eval_pointer(&self.doc(doc).root, &fragment).map_err(|e| Error::new(e.kind(), format!("{e} in {}", self.doc(doc).location)))?;
         Ok(Resolved { doc, pointer, node })
     }
 
     /// Follow `$ref`s from `node` (at `doc`/`pointer`) until a node that is not a reference.
     /// Returns the final document, pointer and node (the input when it is not a reference).
-    pub fn deref<'a>(&'a self, doc: DocId, pointer: &str, node: &'a Node) -> Result<(DocId, String, &'a Node), String> {
+    pub fn deref<'a>(&'a self, doc: DocId, pointer: &str, node: &'a Node) -> Result<(DocId, String, &'a Node), Error> {
         let (mut doc, mut pointer, mut node) = (doc, pointer.to_string(), node);
         let mut seen: Vec<(DocId, String)> = Vec::new();
         while let Some(Value::Str(r)) = node.get("$ref").map(|n| &n.value) {
             if seen.iter().any(|(d, p)| *d == doc && *p == pointer) || seen.len() > self.max_ref_chain {
-                return Err(format!("reference chain too long or cyclic at {r:?}"));
+                return Err(Error::new(ErrorKind::Reference, format!("reference chain too long or cyclic at {r:?}")));
             }
             seen.push((doc, pointer.clone()));
             let t = self.resolve_ref(doc, r)?;
@@ -490,8 +492,8 @@ impl SpecSet {
 }
 
 impl Resolver for SpecSet {
-    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, String> {
-        self.resolve_ref(base, reference)
+    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, palisade_schema::Error> {
+        self.resolve_ref(base, reference).map_err(|e| palisade_schema::Error::new(palisade_schema::ErrorKind::Reference, e.message()))
     }
 }
 

@@ -37,6 +37,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::model::OpId;
+use crate::{Error, ErrorKind};
 
 /// Upper bound on matching steps (trie nodes entered plus split points tried) in one lookup.
 pub const STEP_BUDGET: u32 = 4096;
@@ -190,8 +191,8 @@ pub struct RouterOptions {
 /// Why a template could not be added.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InsertError {
-    /// The template is malformed (the message says how).
-    BadTemplate(String),
+    /// The template is malformed (the message says how; the kind is [`ErrorKind::Template`]).
+    BadTemplate(Error),
     /// Another operation already has this method on a template of the same shape (same
     /// literals, parameters in the same places, whatever their names).
     Conflict { existing: OpId },
@@ -200,7 +201,7 @@ pub enum InsertError {
 impl fmt::Display for InsertError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            InsertError::BadTemplate(m) => f.write_str(m),
+            InsertError::BadTemplate(e) => write!(f, "{e}"),
             InsertError::Conflict { existing } => write!(f, "the route is already taken by operation #{existing}"),
         }
     }
@@ -259,9 +260,10 @@ enum Seg<'t> {
 }
 
 /// Parse a template into segments; errors say what is wrong.
-fn parse_segments(template: &str) -> Result<Vec<Seg<'_>>, String> {
+fn parse_segments(template: &str) -> Result<Vec<Seg<'_>>, Error> {
+    let err = |m: String| Error::new(ErrorKind::Template, m);
     let Some(rest) = template.strip_prefix('/') else {
-        return Err(format!("path template {template:?} does not start with '/'"));
+        return Err(err(format!("path template {template:?} does not start with '/'")));
     };
     let mut segs = Vec::new();
     for seg in rest.split('/') {
@@ -276,14 +278,14 @@ fn parse_segments(template: &str) -> Result<Vec<Seg<'_>>, String> {
                     let end = loop {
                         match chars.next() {
                             Some((j, '}')) => break j,
-                            Some((_, '{')) => return Err(format!("nested '{{' in path template {template:?}")),
+                            Some((_, '{')) => return Err(err(format!("nested '{{' in path template {template:?}"))),
                             Some(_) => {}
-                            None => return Err(format!("unclosed '{{' in path template {template:?}")),
+                            None => return Err(err(format!("unclosed '{{' in path template {template:?}"))),
                         }
                     };
                     let name = &seg[start..end];
                     if name.is_empty() {
-                        return Err(format!("empty parameter name '{{}}' in path template {template:?}"));
+                        return Err(err(format!("empty parameter name '{{}}' in path template {template:?}")));
                     }
                     if !lit.is_empty() {
                         parts.push(Part::Lit(units(lit.as_bytes()).collect()));
@@ -292,7 +294,7 @@ fn parse_segments(template: &str) -> Result<Vec<Seg<'_>>, String> {
                     parts.push(Part::Param);
                     names.push(name);
                 }
-                '}' => return Err(format!("unmatched '}}' in path template {template:?}")),
+                '}' => return Err(err(format!("unmatched '}}' in path template {template:?}"))),
                 c => lit.push(c),
             }
         }
@@ -315,7 +317,7 @@ fn parse_segments(template: &str) -> Result<Vec<Seg<'_>>, String> {
 
 /// The parameter names of a path template, in order (`/files/{name}.{ext}` → `name`, `ext`),
 /// or what is wrong with its syntax.
-pub fn template_params(template: &str) -> Result<Vec<&str>, String> {
+pub fn template_params(template: &str) -> Result<Vec<&str>, Error> {
     let mut out = Vec::new();
     for seg in parse_segments(template)? {
         match seg {
@@ -737,6 +739,8 @@ impl fmt::Display for DecodeError {
         }
     }
 }
+
+impl std::error::Error for DecodeError {}
 
 /// Percent-decode a raw path parameter value (`+` stays `+`: it means a space only in form
 /// encoding). Borrows when there is nothing to decode.

@@ -79,11 +79,11 @@ fn findings_of(judge: &Judge, case: &Node) -> Result<Vec<Finding>, String> {
     if let Some(body) = text(case, "body") {
         bytes.extend_from_slice(body.as_bytes());
     }
-    let req = palisade_core::rawhttp::parse_request(&bytes)?;
+    let req = palisade_core::rawhttp::parse_request(&bytes).map_err(|e| e.to_string())?;
     let mut findings = Vec::new();
     match text(case, "response") {
         Some(resp) => {
-            let resp = palisade_core::rawhttp::parse_response(resp.as_bytes())?;
+            let resp = palisade_core::rawhttp::parse_response(resp.as_bytes()).map_err(|e| e.to_string())?;
             judge.check_response(&req.view(), &resp.view(), &mut findings);
         }
         None => match case.get("scopes").map(|n| &n.value) {

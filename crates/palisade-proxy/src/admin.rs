@@ -24,6 +24,7 @@ use http::{header, HeaderValue, Method, Request, Response, StatusCode};
 use palisade_config::yaml::{Node, Value as YValue};
 use palisade_config::Config;
 use palisade_events::query::{Filter, Reader};
+use palisade_events::{Error as EventsError, ErrorKind as EventsErrorKind};
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
@@ -155,19 +156,20 @@ impl Admin {
         };
         let min: u64 = min.and_then(|m| m.parse().ok()).unwrap_or(1);
         let max: usize = max.and_then(|m| m.parse().ok()).unwrap_or(SUGGEST_MAX_EVENTS).clamp(1, SUGGEST_MAX_EVENTS);
-        let query = move || -> Result<Value, String> {
-            let reader = Reader::open_store(&db).map_err(|e| e.to_string())?;
+        let query = move || -> Result<Value, EventsError> {
+            let store = |e: palisade_events::SinkError| EventsError::caused_by(EventsErrorKind::Store, e.to_string(), e);
+            let reader = Reader::open_store(&db).map_err(store)?;
             let v = match kind {
-                Query::Stats => serde_json::to_value(reader.stats(&filter, now, buckets, top).map_err(|e| e.to_string())?),
-                Query::Events => serde_json::to_value(reader.events(&filter).map_err(|e| e.to_string())?),
-                Query::Suggest => serde_json::to_value(palisade_events::suggest::report(&reader, &filter, max, min, for_event).map_err(|e| e.to_string())?),
+                Query::Stats => serde_json::to_value(reader.stats(&filter, now, buckets, top).map_err(store)?),
+                Query::Events => serde_json::to_value(reader.events(&filter).map_err(store)?),
+                Query::Suggest => serde_json::to_value(palisade_events::suggest::report(&reader, &filter, max, min, for_event).map_err(store)?),
             };
-            v.map_err(|e| e.to_string())
+            v.map_err(|e| EventsError::caused_by(EventsErrorKind::Output, e.to_string(), e))
         };
         // The PostgreSQL driver runs its own runtime: on a plain thread, never inside tokio's.
         let r = tokio::task::spawn_blocking(move || match std::thread::Builder::new().name("palisade-events-query".into()).spawn(query) {
-            Ok(h) => h.join().unwrap_or_else(|_| Err("the query panicked".into())),
-            Err(e) => Err(format!("cannot start the query thread: {e}")),
+            Ok(h) => h.join().unwrap_or_else(|_| Err(EventsError::new(EventsErrorKind::Store, "the query panicked"))),
+            Err(e) => Err(EventsError::caused_by(EventsErrorKind::Store, format!("cannot start the query thread: {e}"), e)),
         })
         .await;
         match r {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use palisade_config::{Config, EventsConfig, Loc, Located};
 use palisade_events::query::Store;
-use palisade_events::{jsonl, sqlite, Options, Redactor, Settings, SinkSpec};
+use palisade_events::{jsonl, sqlite, Error, ErrorKind, Options, Redactor, Settings, SinkSpec};
 
 /// File name of the default SQLite database, beside the configuration file.
 pub const DEFAULT_DB: &str = "palisade-events.db";
@@ -22,12 +22,12 @@ pub fn effective(config: &Config) -> (EventsConfig, bool) {
 
 /// Pipeline settings for an events section; relative paths are resolved against the
 /// configuration's directory.
-pub fn settings(config: &Config, e: &EventsConfig) -> Result<Settings, String> {
-    let sink = SinkSpec::parse(&e.sink.value, &config.base_dir).map_err(|e| e.to_string())?;
+pub fn settings(config: &Config, e: &EventsConfig) -> Result<Settings, Error> {
+    let sink = SinkSpec::parse(&e.sink.value, &config.base_dir)?;
     if let SinkSpec::Postgres(url) = &sink {
         // Checked here so that `palisade check` and a reload catch a bad URL; connecting is the
         // writer thread's job.
-        palisade_events::pg::parse_url(url).map_err(|e| e.to_string())?;
+        palisade_events::pg::parse_url(url).map_err(|e| Error::caused_by(ErrorKind::SinkSpec, e.to_string(), e))?;
     }
     Ok(Settings {
         sink,
@@ -70,8 +70,10 @@ pub struct Started {
 }
 
 /// Start the pipeline for `config`. An explicit sink that cannot be opened is an error; the
-/// default one (no `events:` section) that cannot be opened is logged and events are off.
-pub fn start(config: &Config) -> Result<Started, String> {
+/// default one (no `events:` section) that cannot be opened is logged and events are off. The
+/// error's kind is [`ErrorKind::SinkSpec`] for a sink that is not valid, [`ErrorKind::Store`]
+/// for one that cannot be opened.
+pub fn start(config: &Config) -> Result<Started, Error> {
     let (e, default) = effective(config);
     let s = settings(config, &e)?;
     let description = s.sink.to_string();
@@ -88,7 +90,7 @@ pub fn start(config: &Config) -> Result<Started, String> {
             tracing::warn!(sink = %description, error = %err, "cannot open the default events database; events are not recorded (set `events:` to choose a sink)");
             Ok(Started { pipeline: None, db: None, description: "off".into() })
         }
-        Err(err) => Err(format!("events sink {description}: {err}")),
+        Err(err) => Err(Error::caused_by(ErrorKind::Store, err.to_string(), err).context(format_args!("events sink {description}"))),
     }
 }
 
@@ -110,3 +112,27 @@ pub fn restart_key(config: &Config) -> String {
 
 /// How long shutdown waits for queued events to be stored.
 pub const CLOSE_TIMEOUT: Duration = palisade_events::CLOSE_TIMEOUT;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(sink: &str) -> Config {
+        let text = format!("listen:\n  - addr: 127.0.0.1:0\napps:\n  - name: api\n    upstream: http://127.0.0.1:9\nevents:\n  sink: '{sink}'\n");
+        palisade_config::parse_str(&text, "test.yaml", std::path::Path::new("/")).unwrap()
+    }
+
+    /// A sink that is not valid and one that cannot be opened are told apart by kind (the
+    /// first is the configuration's fault, the second the store's); the message names the sink.
+    #[test]
+    fn sink_errors_say_which_sink_and_why() {
+        let e = start(&config("postgres://u@h:notaport/db")).err().expect("an invalid URL");
+        assert_eq!(e.kind(), ErrorKind::SinkSpec, "{e}");
+        assert!(e.message().starts_with("invalid PostgreSQL URL"), "{e}");
+        // A parent that is a file, not a directory: nothing is created.
+        let e = start(&config("sqlite:/dev/null/events.db")).err().expect("an unopenable database");
+        assert_eq!(e.kind(), ErrorKind::Store, "{e}");
+        assert!(e.message().starts_with("events sink sqlite:/dev/null/events.db: "), "{e}");
+        assert!(std::error::Error::source(&e).is_some(), "the store's error is the cause");
+    }
+}

@@ -16,6 +16,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+use crate::{Error, ErrorKind};
 use bytes::{Bytes, BytesMut};
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use http_body::{Body, Frame, SizeHint};
@@ -170,22 +171,24 @@ impl Encoding {
 }
 
 /// The payload of a message as the stages judge it: decompressed when it is compressed with the
-/// declared, supported encoding (at most `limit` bytes); `Err(reason)` when it cannot be judged.
-pub fn judged_payload<'a>(compressed: bool, payload: &'a [u8], enc: &Encoding, limit: usize) -> Result<std::borrow::Cow<'a, [u8]>, String> {
+/// declared, supported encoding (at most `limit` bytes); `Err` (kind [`ErrorKind::Grpc`]: why)
+/// when it cannot be judged.
+pub fn judged_payload<'a>(compressed: bool, payload: &'a [u8], enc: &Encoding, limit: usize) -> Result<std::borrow::Cow<'a, [u8]>, Error> {
+    let why = |m: String| Error::new(ErrorKind::Grpc, m);
     if !compressed {
         return Ok(payload.into());
     }
     let coding = match enc {
         Encoding::Gzip => Coding::Gzip,
         Encoding::Deflate => Coding::Deflate,
-        Encoding::Identity => return Err("a compressed message without a declared grpc-encoding".into()),
-        Encoding::Other(e) => return Err(format!("a message compressed with `{e}`, which Palisade does not decompress")),
+        Encoding::Identity => return Err(why("a compressed message without a declared grpc-encoding".into())),
+        Encoding::Other(e) => return Err(why(format!("a message compressed with `{e}`, which Palisade does not decompress"))),
     };
     let mut out = Vec::new();
     match inflate(payload, coding, limit, &mut out) {
         Inflated::Done => Ok(out.into()),
-        Inflated::TooLarge => Err("a compressed message larger than the inspection limit once decompressed".into()),
-        Inflated::Corrupt => Err("a compressed message that does not decompress".into()),
+        Inflated::TooLarge => Err(why("a compressed message larger than the inspection limit once decompressed".into())),
+        Inflated::Corrupt => Err(why("a compressed message that does not decompress".into())),
     }
 }
 
@@ -575,9 +578,11 @@ mod tests {
         gz.write_all(b"hello").unwrap();
         let packed = gz.finish().unwrap();
         assert_eq!(&*judged_payload(true, &packed, &Encoding::Gzip, 100).unwrap(), b"hello");
-        assert!(judged_payload(true, &packed, &Encoding::Gzip, 3).unwrap_err().contains("inspection limit"));
+        let e = judged_payload(true, &packed, &Encoding::Gzip, 3).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Grpc);
+        assert!(e.message().contains("inspection limit"), "{e}");
         assert!(judged_payload(true, &packed, &Encoding::Identity, 100).is_err());
-        assert!(judged_payload(true, &packed, &Encoding::Other("snappy".into()), 100).unwrap_err().contains("snappy"));
+        assert!(judged_payload(true, &packed, &Encoding::Other("snappy".into()), 100).unwrap_err().message().contains("snappy"));
         assert_eq!(&*judged_payload(false, b"raw", &Encoding::Gzip, 100).unwrap(), b"raw");
     }
 }

@@ -27,6 +27,7 @@ pub mod body_error;
 pub mod code;
 pub mod codec;
 pub mod date;
+pub mod error;
 pub mod events;
 pub mod grpc;
 pub mod grpc_answer;
@@ -58,5 +59,6 @@ pub mod upstream;
 pub mod websocket;
 pub mod ws_session;
 
+pub use error::{Error, ErrorKind};
 pub use server::{auto_workers, start, Running, StartError};
 pub use snapshot::{no_stages, Snapshot, StageFactory};

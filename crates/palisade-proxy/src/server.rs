@@ -48,8 +48,9 @@ pub enum StartError {
     Bind { addr: SocketAddr, source: std::io::Error },
     #[error("cannot start thread: {0}")]
     Thread(std::io::Error),
+    /// The events sink is not valid or cannot be opened (see [`crate::events::start`]).
     #[error("{0}")]
-    Events(String),
+    Events(#[source] palisade_events::Error),
 }
 
 /// A running server.

@@ -90,7 +90,7 @@ impl Snapshot {
                 Some(file) => match read_descriptor_set(&file.value) {
                     Ok(d) => Some(Arc::new(d)),
                     Err(e) => {
-                        errors.push(file.loc.error(&config.source, e));
+                        errors.push(file.loc.error(&config.source, e.to_string()));
                         None
                     }
                 },
@@ -123,7 +123,9 @@ impl Snapshot {
 }
 
 /// Read and index a `FileDescriptorSet`; the error says what is wrong with the file.
-fn read_descriptor_set(path: &std::path::Path) -> Result<palisade_core::grpc::descriptor::Descriptors, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read the gRPC descriptor set {}: {e}", path.display()))?;
-    palisade_core::grpc::descriptor::Descriptors::decode(&bytes).map_err(|e| format!("{}: not a usable gRPC descriptor set: {e}", path.display()))
+fn read_descriptor_set(path: &std::path::Path) -> Result<palisade_core::grpc::descriptor::Descriptors, palisade_core::Error> {
+    use palisade_core::{Error, ErrorKind};
+    let bytes =
+        std::fs::read(path).map_err(|e| Error::caused_by(ErrorKind::Descriptor, format!("cannot read the gRPC descriptor set {}: {e}", path.display()), e))?;
+    palisade_core::grpc::descriptor::Descriptors::decode(&bytes).map_err(|e| e.context(format_args!("{}: not a usable gRPC descriptor set", path.display())))
 }

@@ -89,7 +89,7 @@ impl Upstream {
             Some(Target::Https { .. }) => Protocol::Https,
             _ => Protocol::Http1,
         };
-        let tls = if protocol == Protocol::Https { Some(UpstreamTls::build(&cfg.tls).map_err(|e| (0, e))?) } else { None };
+        let tls = if protocol == Protocol::Https { Some(UpstreamTls::build(&cfg.tls).map_err(|e| (0, e.to_string()))?) } else { None };
         for (i, t) in cfg.targets.iter().enumerate() {
             let (addr, authority) = match &t.value {
                 Target::Tcp { host, port } | Target::H2c { host, port } | Target::Https { host, port } => {
@@ -135,13 +135,14 @@ impl Upstream {
     }
 
     /// The host name a target's certificate must hold.
-    pub(crate) fn server_name(&self, t: usize) -> Result<rustls_pki_types::ServerName<'static>, String> {
+    pub(crate) fn server_name(&self, t: usize) -> Result<rustls_pki_types::ServerName<'static>, crate::Error> {
         let name = match (&self.cfg.tls.server_name, &self.targets[t].target) {
             (Some(n), _) => n.clone(),
             (None, Target::Https { host, .. } | Target::Tcp { host, .. } | Target::H2c { host, .. }) => host.clone(),
             (None, Target::Unix(_)) => "localhost".into(),
         };
-        rustls_pki_types::ServerName::try_from(name.clone()).map_err(|_| format!("`{name}` is not a valid TLS server name"))
+        rustls_pki_types::ServerName::try_from(name.clone())
+            .map_err(|e| crate::Error::caused_by(crate::ErrorKind::Tls, format!("`{name}` is not a valid TLS server name"), e))
     }
 
     /// Choose a target, skipping `tried` (a bit set) and unavailable ones; when every target is
@@ -238,28 +239,32 @@ pub struct UpstreamTls {
 const SYSTEM_CA: &[&str] = &["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"];
 
 impl UpstreamTls {
-    pub(crate) fn build(cfg: &palisade_config::UpstreamTls) -> Result<UpstreamTls, String> {
+    pub(crate) fn build(cfg: &palisade_config::UpstreamTls) -> Result<UpstreamTls, crate::Error> {
+        use crate::{Error, ErrorKind};
         use rustls_pki_types::pem::PemObject;
         let path = match &cfg.ca {
             Some(p) => p.clone(),
-            None => SYSTEM_CA.iter().map(PathBuf::from).find(|p| p.exists()).ok_or_else(|| "no system CA bundle found: set tls.ca".to_string())?,
+            None => {
+                SYSTEM_CA.iter().map(PathBuf::from).find(|p| p.exists()).ok_or_else(|| Error::new(ErrorKind::Tls, "no system CA bundle found: set tls.ca"))?
+            }
         };
         let mut roots = rustls::RootCertStore::empty();
-        let certs = rustls_pki_types::CertificateDer::pem_file_iter(&path).map_err(|e| format!("cannot read CA file {}: {e}", path.display()))?;
+        let certs = rustls_pki_types::CertificateDer::pem_file_iter(&path)
+            .map_err(|e| Error::caused_by(ErrorKind::Tls, format!("cannot read CA file {}: {e}", path.display()), e))?;
         for c in certs {
-            let c = c.map_err(|e| format!("CA file {}: {e}", path.display()))?;
+            let c = c.map_err(|e| Error::caused_by(ErrorKind::Tls, e.to_string(), e).context(format_args!("CA file {}", path.display())))?;
             // (A bundle may hold certificates rustls cannot use: skipped, as other clients do.)
             let _ = roots.add(c);
         }
         if roots.is_empty() {
-            return Err(format!("CA file {} holds no usable certificate", path.display()));
+            return Err(Error::new(ErrorKind::Tls, format!("CA file {} holds no usable certificate", path.display())));
         }
         let roots = Arc::new(roots);
-        let make = |alpn: &[&[u8]]| -> Result<Arc<rustls::ClientConfig>, String> {
+        let make = |alpn: &[&[u8]]| -> Result<Arc<rustls::ClientConfig>, Error> {
             let provider = Arc::new(rustls::crypto::ring::default_provider());
             let mut c = rustls::ClientConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()
-                .map_err(|e| e.to_string())?
+                .map_err(|e| Error::caused_by(ErrorKind::Tls, e.to_string(), e))?
                 .with_root_certificates(roots.clone())
                 .with_no_client_auth();
             c.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();

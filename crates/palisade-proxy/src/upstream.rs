@@ -39,7 +39,7 @@ pub use crate::targets::{Addr, Protocol, TargetState, Upstream, UpstreamTls};
 pub(crate) async fn connect_tls(up: &Upstream, t: usize, config: Arc<rustls::ClientConfig>) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
     let ts = &up.targets[t];
     let Addr::Tcp(addr) = &ts.addr else { return Err(format!("{} is not a TCP target", ts.target)) };
-    let name = up.server_name(t)?;
+    let name = up.server_name(t).map_err(|e| e.to_string())?;
     let fut = async {
         let s = TcpStream::connect(addr).await.map_err(|e| format!("connect to {}: {e}", ts.target))?;
         let _ = s.set_nodelay(true);

@@ -56,6 +56,7 @@ use crate::snapshot::Snapshot;
 use crate::targets::Addr;
 pub use crate::ws_session::Pending;
 use crate::ws_session::{IpSlot, Session};
+use crate::{Error, ErrorKind};
 
 /// Problem codes of refused handshakes.
 pub const TOO_MANY: &str = "websocket.too_many_connections";
@@ -244,7 +245,7 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
         }
     };
     let exchange = async {
-        io.write_all(&head).await.map_err(|e| format!("write: {e}"))?;
+        io.write_all(&head).await.map_err(|e| Error::caused_by(ErrorKind::Upstream, format!("write: {e}"), e))?;
         read_head(&mut io).await
     };
     let (resp_head, mut rbuf) = match tokio::time::timeout(cfg_up.read_timeout, exchange).await {
@@ -401,8 +402,12 @@ async fn connect(addr: &Addr, timeout: Duration) -> std::io::Result<Stream> {
 
 type Head = (u16, HeaderMap);
 
+fn read_error(e: std::io::Error) -> Error {
+    Error::caused_by(ErrorKind::Upstream, format!("read: {e}"), e)
+}
+
 /// Read the upstream's response head; the bytes after it stay in the returned buffer.
-async fn read_head(io: &mut Stream) -> Result<(Head, BytesMut), String> {
+async fn read_head(io: &mut Stream) -> Result<(Head, BytesMut), Error> {
     let mut buf = BytesMut::with_capacity(4096);
     let mut scanned = 0;
     loop {
@@ -411,7 +416,7 @@ async fn read_head(io: &mut Stream) -> Result<(Head, BytesMut), String> {
             let mut r = httparse::Response::new(&mut slots);
             match r.parse(&buf[..end]) {
                 Ok(httparse::Status::Complete(_)) => {}
-                _ => return Err("malformed response head".into()),
+                _ => return Err(Error::new(ErrorKind::Upstream, "malformed response head")),
             }
             let status = r.code.unwrap_or(0);
             let mut headers = HeaderMap::new();
@@ -424,23 +429,24 @@ async fn read_head(io: &mut Stream) -> Result<(Head, BytesMut), String> {
             return Ok(((status, headers), buf));
         }
         if buf.len() > MAX_HEAD {
-            return Err("response head too large".into());
+            return Err(Error::new(ErrorKind::Upstream, "response head too large"));
         }
         buf.reserve(4096);
-        let n = poll_fn(|cx| tokio_util::io::poll_read_buf(Pin::new(&mut *io), cx, &mut buf)).await.map_err(|e| format!("read: {e}"))?;
+        let n = poll_fn(|cx| tokio_util::io::poll_read_buf(Pin::new(&mut *io), cx, &mut buf)).await.map_err(read_error)?;
         if n == 0 {
-            return Err("upstream closed before its response head".into());
+            return Err(Error::new(ErrorKind::Upstream, "upstream closed before its response head"));
         }
     }
 }
 
 /// A non-101 answer, relayed to the client as an ordinary response (its body read here, up to
 /// [`MAX_REFUSAL_BODY`]).
-async fn refusal(status: u16, mut headers: HeaderMap, io: &mut Stream, rbuf: &mut BytesMut) -> Result<Response<RespBody>, String> {
+async fn refusal(status: u16, mut headers: HeaderMap, io: &mut Stream, rbuf: &mut BytesMut) -> Result<Response<RespBody>, Error> {
     use crate::codec::BodyState;
-    let status = StatusCode::from_u16(status).map_err(|_| format!("invalid status {status}"))?;
+    let err = |m: String| Error::new(ErrorKind::Upstream, m);
+    let status = StatusCode::from_u16(status).map_err(|e| Error::caused_by(ErrorKind::Upstream, format!("invalid status {status}"), e))?;
     if status.is_informational() {
-        return Err(format!("unexpected {status} to a WebSocket handshake"));
+        return Err(err(format!("unexpected {status} to a WebSocket handshake")));
     }
     let chunked = headers.get_all(header::TRANSFER_ENCODING).iter().any(|v| has_token(v.as_bytes(), b"chunked"));
     let length = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
@@ -457,11 +463,11 @@ async fn refusal(status: u16, mut headers: HeaderMap, io: &mut Stream, rbuf: &mu
     };
     let mut body = BytesMut::new();
     loop {
-        match crate::codec::decode(&mut state, rbuf).map_err(|e| e.to_string())? {
+        match crate::codec::decode(&mut state, rbuf).map_err(|e| Error::caused_by(ErrorKind::Upstream, e.to_string(), e))? {
             Some(Some(data)) => {
                 body.extend_from_slice(&data);
                 if body.len() > MAX_REFUSAL_BODY {
-                    return Err("refusal body too large".into());
+                    return Err(err("refusal body too large".into()));
                 }
                 continue;
             }
@@ -469,12 +475,12 @@ async fn refusal(status: u16, mut headers: HeaderMap, io: &mut Stream, rbuf: &mu
             None => {}
         }
         rbuf.reserve(8192);
-        let n = poll_fn(|cx| tokio_util::io::poll_read_buf(Pin::new(&mut *io), cx, &mut *rbuf)).await.map_err(|e| format!("read: {e}"))?;
+        let n = poll_fn(|cx| tokio_util::io::poll_read_buf(Pin::new(&mut *io), cx, &mut *rbuf)).await.map_err(read_error)?;
         if n == 0 {
             if state == BodyState::UntilClose {
                 break;
             }
-            return Err("upstream closed in the middle of the body".into());
+            return Err(err("upstream closed in the middle of the body".into()));
         }
     }
     crate::headers::strip_hop_by_hop(&mut headers);

@@ -654,7 +654,7 @@ impl<'r> Compiler<'r> {
     /// Where `reference`, found at `pointer` of `doc`, leads: resolved against the base URI in
     /// force there (`$id`s), to a schema resource of a document already seen, or to a document
     /// of the resolver; the fragment is a JSON pointer from that resource, or an anchor in it.
-    fn locate(&mut self, doc: DocId, pointer: &str, reference: &str) -> Result<Resolved<'r>, String> {
+    fn locate(&mut self, doc: DocId, pointer: &str, reference: &str) -> Result<Resolved<'r>, crate::Error> {
         self.ensure_index(doc);
         let (uri, fragment) = reference.split_once('#').unwrap_or((reference, ""));
         let here = &self.indexes[&doc];
@@ -686,7 +686,10 @@ impl<'r> Compiler<'r> {
         } else {
             match self.indexes[&tdoc].anchors.get(&(resource.clone(), decoded.clone())) {
                 Some(p) => p.clone(),
-                None => return Err(format!("no $anchor {decoded:?} in {}", if resource.is_empty() { "the document" } else { &resource })),
+                None => {
+                    let within = if resource.is_empty() { "the document" } else { &resource };
+                    return Err(crate::Error::new(crate::ErrorKind::Reference, format!("no $anchor {decoded:?} in {within}")));
+                }
             }
         };
         match self.resolver.resolve(tdoc, &format!("#{}", target.replace('%', "%25"))) {

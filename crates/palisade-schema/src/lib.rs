@@ -54,6 +54,7 @@
 #![forbid(unsafe_code)]
 
 mod compile;
+mod error;
 mod formats;
 mod fused;
 mod idn;
@@ -63,6 +64,7 @@ mod pattern;
 mod validate;
 
 pub use compile::Compiler;
+pub use error::{Error, ErrorKind};
 pub use fused::FusedScratch;
 pub use validate::{Scratch, MAX_EVAL_DEPTH};
 
@@ -117,7 +119,7 @@ pub struct Resolved<'a> {
 /// Resolves `$ref`s (`#/components/...`, `other.yaml#/Pet`, `../common.yaml`) relative to the
 /// document that contains them. Implemented by the OpenAPI loader.
 pub trait Resolver {
-    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, String>;
+    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, Error>;
 
     /// The base URI of document `doc` (its location), against which the `$id`s of the
     /// schemas in it resolve. Empty when it has none.

@@ -6,6 +6,7 @@
 //! [`BACKTRACK_LIMIT`] steps per match; a value that exhausts the budget does not match (fail
 //! closed, with its own violation message).
 
+use crate::{Error, ErrorKind};
 use regex::bytes::{Regex, RegexBuilder};
 
 /// Backtracking steps one match of a lookaround / backreference pattern may take.
@@ -93,19 +94,21 @@ fn translate_for(src: &str, fancy: bool) -> String {
     out
 }
 
-/// Compile an ECMA-262 pattern for unanchored search over UTF-8 bytes.
-pub(crate) fn compile(src: &str) -> Result<Regex, String> {
+/// Compile an ECMA-262 pattern for unanchored search over UTF-8 bytes. The message is the
+/// regex engine's last line (what is wrong), or that lookaround is not supported.
+pub(crate) fn compile(src: &str) -> Result<Regex, Error> {
     let translated = translate(src);
     RegexBuilder::new(&translated).size_limit(1 << 20).dfa_size_limit(1 << 20).build().map_err(|e| {
         let msg = e.to_string();
         let last = msg.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
-        if src.contains("(?=") || src.contains("(?!") || src.contains("(?<=") || src.contains("(?<!") {
+        let message = if src.contains("(?=") || src.contains("(?!") || src.contains("(?<=") || src.contains("(?<!") {
             "lookaround is not supported".to_string()
         } else if last.is_empty() {
             msg
         } else {
             last
-        }
+        };
+        Error::caused_by(ErrorKind::Pattern, message, e)
     })
 }
 
@@ -135,11 +138,14 @@ fn needs_backtracking(src: &str) -> bool {
 }
 
 impl Pattern {
-    pub fn new(src: &str) -> Result<Pattern, String> {
+    pub fn new(src: &str) -> Result<Pattern, Error> {
         match compile(src) {
             Ok(re) => Ok(Pattern { engine: Engine::Plain(re), simple: Simple::parse(src) }),
             Err(e) if needs_backtracking(src) => {
-                let re = fancy_regex::RegexBuilder::new(&translate_for(src, true)).backtrack_limit(BACKTRACK_LIMIT).build().map_err(|f| format!("{e}; {f}"))?;
+                let re = fancy_regex::RegexBuilder::new(&translate_for(src, true))
+                    .backtrack_limit(BACKTRACK_LIMIT)
+                    .build()
+                    .map_err(|f| Error::caused_by(ErrorKind::Pattern, format!("{e}; {f}"), f))?;
                 Ok(Pattern { engine: Engine::Backtracking(Box::new(re)), simple: None })
             }
             Err(e) => Err(e),

@@ -10,17 +10,20 @@ pub(crate) struct TestResolver {
     pub docs: Vec<(String, Node)>,
 }
 
-fn pointer_get<'a>(mut node: &'a Node, pointer: &str) -> Result<&'a Node, String> {
+fn pointer_get<'a>(mut node: &'a Node, pointer: &str) -> Result<&'a Node, Error> {
+    let err = |m: String| Error::new(ErrorKind::Reference, m);
     if pointer.is_empty() {
         return Ok(node);
     }
-    let Some(rest) = pointer.strip_prefix('/') else { return Err(format!("not a JSON pointer: {pointer:?}")) };
+    let Some(rest) = pointer.strip_prefix('/') else { return Err(err(format!("not a JSON pointer: {pointer:?}"))) };
     for raw in rest.split('/') {
         let token = raw.replace("~1", "/").replace("~0", "~");
         node = match &node.value {
-            yaml::Value::Map(_) => node.get(&token).ok_or_else(|| format!("no {token:?} in {pointer:?}"))?,
-            yaml::Value::Seq(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)).ok_or_else(|| format!("no item {token:?} in {pointer:?}"))?,
-            _ => return Err(format!("{pointer:?} goes through a scalar")),
+            yaml::Value::Map(_) => node.get(&token).ok_or_else(|| err(format!("no {token:?} in {pointer:?}")))?,
+            yaml::Value::Seq(items) => {
+                token.parse::<usize>().ok().and_then(|i| items.get(i)).ok_or_else(|| err(format!("no item {token:?} in {pointer:?}")))?
+            }
+            _ => return Err(err(format!("{pointer:?} goes through a scalar"))),
         };
     }
     Ok(node)
@@ -45,12 +48,14 @@ fn percent_decode(s: &str) -> String {
 }
 
 impl Resolver for TestResolver {
-    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, String> {
+    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, Error> {
+        let err = |m: String| Error::new(ErrorKind::Reference, m);
         let (file, frag) = reference.split_once('#').unwrap_or((reference, ""));
-        let doc = if file.is_empty() { base } else { self.docs.iter().position(|(n, _)| n == file).ok_or_else(|| format!("no document {file:?}"))? as DocId };
+        let doc =
+            if file.is_empty() { base } else { self.docs.iter().position(|(n, _)| n == file).ok_or_else(|| err(format!("no document {file:?}")))? as DocId };
         let pointer = percent_decode(frag);
         if !pointer.is_empty() && !pointer.starts_with('/') {
-            return Err(format!("{frag:?} is not a JSON pointer"));
+            return Err(err(format!("{frag:?} is not a JSON pointer")));
         }
         let node = pointer_get(&self.docs[doc as usize].1, &pointer)?;
         Ok(Resolved { doc, pointer, node })

@@ -3,7 +3,7 @@
 
 use palisade_config::yaml::{self, Node};
 use palisade_json::{parse_into, Limits, Tape};
-use palisade_schema::{Compiler, Dialect, Direction, DocId, Options, Resolved, Resolver, SchemaId, Schemas, Scratch};
+use palisade_schema::{Compiler, Dialect, Direction, DocId, Error, ErrorKind, Options, Resolved, Resolver, SchemaId, Schemas, Scratch};
 use palisade_testkit::alloc;
 
 // Counted per thread (`alloc::this_thread`): the tests of this binary run in parallel.
@@ -13,11 +13,12 @@ static GLOBAL: alloc::Counting = alloc::Counting;
 struct Local(Node);
 
 impl Resolver for Local {
-    fn resolve(&self, _base: DocId, reference: &str) -> Result<Resolved<'_>, String> {
-        let pointer = reference.strip_prefix('#').ok_or("only local refs")?;
+    fn resolve(&self, _base: DocId, reference: &str) -> Result<Resolved<'_>, Error> {
+        let err = |m: &str| Error::new(ErrorKind::Reference, m);
+        let pointer = reference.strip_prefix('#').ok_or_else(|| err("only local refs"))?;
         let mut node = &self.0;
         for token in pointer.split('/').skip(1) {
-            node = node.get(&token.replace("~1", "/").replace("~0", "~")).ok_or("not found")?;
+            node = node.get(&token.replace("~1", "/").replace("~0", "~")).ok_or_else(|| err("not found"))?;
         }
         Ok(Resolved { doc: 0, pointer: pointer.to_string(), node })
     }

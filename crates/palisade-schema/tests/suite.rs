@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use palisade_config::yaml::{Node, Value};
 use palisade_json::{parse_into, Limits, Tape};
-use palisade_schema::{Compiler, Dialect, Direction, DocId, Options, Resolved, Resolver};
+use palisade_schema::{Compiler, Dialect, Direction, DocId, Error, ErrorKind, Options, Resolved, Resolver};
 
 fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite")
@@ -52,11 +52,11 @@ struct SuiteResolver<'a> {
     remotes: &'a [(String, Node)],
 }
 
-fn pointer_get<'n>(root: &'n Node, pointer: &str) -> Result<&'n Node, String> {
+fn pointer_get<'n>(root: &'n Node, pointer: &str) -> Result<&'n Node, Error> {
     if pointer.is_empty() {
         return Ok(root);
     }
-    let Some(rest) = pointer.strip_prefix('/') else { return Err(format!("{pointer:?} is not a JSON pointer")) };
+    let Some(rest) = pointer.strip_prefix('/') else { return Err(Error::new(ErrorKind::Reference, format!("{pointer:?} is not a JSON pointer"))) };
     let mut n = root;
     for raw in rest.split('/') {
         let t = raw.replace("~1", "/").replace("~0", "~");
@@ -65,7 +65,7 @@ fn pointer_get<'n>(root: &'n Node, pointer: &str) -> Result<&'n Node, String> {
             Value::Seq(items) => t.parse::<usize>().ok().and_then(|i| items.get(i)),
             _ => None,
         }
-        .ok_or_else(|| format!("no {t:?} in {pointer:?}"))?;
+        .ok_or_else(|| Error::new(ErrorKind::Reference, format!("no {t:?} in {pointer:?}")))?;
     }
     Ok(n)
 }
@@ -115,7 +115,7 @@ fn join(base: &str, reference: &str) -> String {
 }
 
 impl Resolver for SuiteResolver<'_> {
-    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, String> {
+    fn resolve(&self, base: DocId, reference: &str) -> Result<Resolved<'_>, Error> {
         let (doc_part, frag) = reference.split_once('#').unwrap_or((reference, ""));
         let doc = if doc_part.is_empty() {
             base
@@ -123,7 +123,7 @@ impl Resolver for SuiteResolver<'_> {
             let url = join(&self.base_uri(base), doc_part);
             match self.remotes.iter().position(|(u, _)| *u == url) {
                 Some(i) => i as DocId + 1,
-                None => return Err(format!("no document {url}")),
+                None => return Err(Error::new(ErrorKind::Reference, format!("no document {url}"))),
             }
         };
         let root = if doc == 0 { self.schema } else { &self.remotes[doc as usize - 1].1 };

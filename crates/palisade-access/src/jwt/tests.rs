@@ -252,7 +252,10 @@ fn jwks_parsing_errors_and_skips() {
 fn pem_errors() {
     assert!(keys_from_pem("nothing", None).is_err());
     assert!(keys_from_pem("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", None).unwrap_err().to_string().contains("private"));
-    assert!(keys_from_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", None).is_err());
+    // A SubjectPublicKeyInfo that does not parse: a PEM error (what `palisade check` reports
+    // for a key file), not a panic.
+    let e = keys_from_pem("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n", None).unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::Pem, "{e}");
 }
 
 #[test]

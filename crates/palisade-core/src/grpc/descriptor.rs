@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use super::Reader;
 use super::Wire;
+use crate::{Error, ErrorKind};
 
 /// Index of a message type in [`Descriptors`].
 pub type MsgId = u32;
@@ -63,22 +64,9 @@ pub struct Descriptors {
     methods: HashMap<Box<str>, Method>,
 }
 
-/// Why a file is not a usable descriptor set.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DescriptorError {
-    pub message: String,
-}
-
-impl std::fmt::Display for DescriptorError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for DescriptorError {}
-
-fn err(message: impl Into<String>) -> DescriptorError {
-    DescriptorError { message: message.into() }
+/// Why a file is not a usable descriptor set ([`ErrorKind::Descriptor`]).
+fn err(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Descriptor, message)
 }
 
 /// `FieldDescriptorProto.Type` values the scan tells apart.
@@ -113,7 +101,7 @@ struct RawMethod {
 
 /// Fields of one message of the descriptor, each value with its field number: a message that
 /// does not parse is an error naming `what`.
-fn fields<'a>(b: &'a [u8], what: &str) -> Result<Vec<(u32, Wire<'a>)>, DescriptorError> {
+fn fields<'a>(b: &'a [u8], what: &str) -> Result<Vec<(u32, Wire<'a>)>, Error> {
     let mut r = Reader { b, at: 0 };
     let mut out = Vec::new();
     loop {
@@ -126,14 +114,14 @@ fn fields<'a>(b: &'a [u8], what: &str) -> Result<Vec<(u32, Wire<'a>)>, Descripto
     }
 }
 
-fn string(w: &Wire<'_>, what: &str) -> Result<String, DescriptorError> {
+fn string(w: &Wire<'_>, what: &str) -> Result<String, Error> {
     match w {
         Wire::Len(b) => std::str::from_utf8(b).map(str::to_string).map_err(|_| err(format!("{what} is not UTF-8"))),
         _ => Err(err(format!("{what} has the wrong wire type"))),
     }
 }
 
-fn len<'a>(w: &Wire<'a>, what: &str) -> Result<&'a [u8], DescriptorError> {
+fn len<'a>(w: &Wire<'a>, what: &str) -> Result<&'a [u8], Error> {
     match w {
         Wire::Len(b) => Ok(b),
         _ => Err(err(format!("{what} has the wrong wire type"))),
@@ -142,7 +130,7 @@ fn len<'a>(w: &Wire<'a>, what: &str) -> Result<&'a [u8], DescriptorError> {
 
 impl Descriptors {
     /// Read a `FileDescriptorSet`.
-    pub fn decode(bytes: &[u8]) -> Result<Descriptors, DescriptorError> {
+    pub fn decode(bytes: &[u8]) -> Result<Descriptors, Error> {
         if bytes.is_empty() {
             return Err(err("the file is empty"));
         }
@@ -254,7 +242,7 @@ impl Descriptors {
 }
 
 /// Read one `FileDescriptorProto`: its messages (nested ones too) and its services' methods.
-fn file(b: &[u8], messages: &mut Vec<RawMessage>, methods: &mut Vec<RawMethod>) -> Result<(), DescriptorError> {
+fn file(b: &[u8], messages: &mut Vec<RawMessage>, methods: &mut Vec<RawMethod>) -> Result<(), Error> {
     let fs = fields(b, "a file descriptor")?;
     let mut name = String::new();
     let mut package = String::new();
@@ -278,7 +266,7 @@ fn file(b: &[u8], messages: &mut Vec<RawMessage>, methods: &mut Vec<RawMethod>) 
 }
 
 /// Read one `DescriptorProto` in `scope` (`.pkg` or `.pkg.Outer`), with its nested types.
-fn message(b: &[u8], scope: &str, file: &str, out: &mut Vec<RawMessage>) -> Result<(), DescriptorError> {
+fn message(b: &[u8], scope: &str, file: &str, out: &mut Vec<RawMessage>) -> Result<(), Error> {
     let fs = fields(b, &format!("a message of {file}"))?;
     let mut name = String::new();
     for (n, w) in &fs {
@@ -314,7 +302,7 @@ fn message(b: &[u8], scope: &str, file: &str, out: &mut Vec<RawMessage>) -> Resu
     Ok(())
 }
 
-fn field(b: &[u8], msg: &str) -> Result<RawField, DescriptorError> {
+fn field(b: &[u8], msg: &str) -> Result<RawField, Error> {
     let what = format!("a field of `{}`", &msg[1..]);
     let mut f = RawField { number: 0, name: String::new(), ty: None, type_name: None };
     for (n, w) in fields(b, &what)? {
@@ -332,7 +320,7 @@ fn field(b: &[u8], msg: &str) -> Result<RawField, DescriptorError> {
     Ok(f)
 }
 
-fn service(b: &[u8], package: &str, scope: &str, file: &str, out: &mut Vec<RawMethod>) -> Result<(), DescriptorError> {
+fn service(b: &[u8], package: &str, scope: &str, file: &str, out: &mut Vec<RawMethod>) -> Result<(), Error> {
     let fs = fields(b, &format!("a service of {file}"))?;
     let mut name = String::new();
     for (n, w) in &fs {
@@ -495,7 +483,11 @@ pub(crate) mod tests {
 
     #[test]
     fn bad_files_are_refused_with_a_reason() {
-        let e = |b: &[u8]| Descriptors::decode(b).unwrap_err().message;
+        let e = |b: &[u8]| {
+            let e = Descriptors::decode(b).unwrap_err();
+            assert_eq!(e.kind(), crate::ErrorKind::Descriptor);
+            e.to_string()
+        };
         assert_eq!(e(b""), "the file is empty");
         let text = e(b"syntax = \"proto3\";\npackage demo;\nmessage A { string b = 1; }\n");
         assert!(text.contains("not a binary FileDescriptorSet") && text.contains(".proto source"), "{text}");

@@ -196,7 +196,9 @@ fn har_files_give_requests_and_responses() {
     let doc = l.spec("t");
     assert_eq!(doc["paths"]["/v1/items"]["post"]["responses"]["201"]["content"]["application/json"]["schema"]["properties"]["id"], json!({"type": "integer"}));
     assert!(doc["paths"]["/v1/items/{itemId}"]["get"]["responses"]["200"].get("content").is_some());
-    assert!(har_samples(b"{}").unwrap_err().contains("log.entries"));
+    let e = har_samples(b"{}").unwrap_err();
+    assert_eq!((e.kind(), e.message()), (crate::ErrorKind::Har, "not a HAR file: no log.entries"));
+    assert_eq!(har_samples(br#"{"log": {"entries": [{"request": {"url": "/"}}]}}"#).unwrap_err().message(), "entry 0: no request method");
     assert!(har_samples(b"not json").is_err());
 }
 

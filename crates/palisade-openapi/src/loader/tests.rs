@@ -59,9 +59,11 @@ fn pointers_unescape_and_index() {
     assert_eq!(eval_pointer(&root, "/list/1").unwrap().0.value, Value::Int(20));
     assert!(eval_pointer(&root, "/list/01").is_err());
     assert!(eval_pointer(&root, "/list/2").is_err());
-    assert!(eval_pointer(&root, "/m~2n").unwrap_err().contains("escape"));
-    assert!(eval_pointer(&root, "anchor").unwrap_err().contains("anchor"));
-    assert!(eval_pointer(&root, "/nope").unwrap_err().contains("\"nope\""));
+    assert!(eval_pointer(&root, "/m~2n").unwrap_err().message().contains("escape"));
+    assert!(eval_pointer(&root, "anchor").unwrap_err().message().contains("anchor"));
+    let e = eval_pointer(&root, "/nope").unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::Reference);
+    assert_eq!(e.message(), "no \"nope\" at the document root");
 }
 
 #[test]
@@ -74,6 +76,14 @@ fn same_document_refs_with_percent_encoding() {
     let r = set.resolve_ref(0, "#/components/schemas/x~1y").unwrap();
     assert_eq!(r.pointer, "/components/schemas/x~1y");
     assert_eq!(set.refs.len(), 2);
+    // A fragment that does not percent-decode: the context in front, the decoder's error as
+    // the cause.
+    let e = set.resolve_ref(0, "#/components/%zz").unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::Reference);
+    assert_eq!(e.message(), "fragment of \"#/components/%zz\": invalid percent-encoding at byte 12");
+    assert!(std::error::Error::source(&e).is_some_and(|c| c.to_string() == "invalid percent-encoding at byte 12"));
+    let e = set.resolve_ref(0, "#/components/schemas/nope").unwrap_err();
+    assert_eq!(e.message(), "no \"nope\" at /components/schemas in /s/api.yaml");
 }
 
 #[test]
