@@ -88,10 +88,8 @@ fn analyse(s: &str, url_borne: bool) -> Option<Hit> {
         let body = line.trim_start().to_ascii_lowercase().starts_with("<html") || line.trim_start().to_ascii_lowercase().starts_with("<script");
         // The value up to the first line break is one token (the break at `p` is the first).
         let head = &s[..p];
-        let token = !head.is_empty()
-            && head.bytes().all(|b| b.is_ascii_graphic())
-            && !head.ends_with([',', '.', '!', '?', ':', ';'])
-            && !head.contains(['\r', '\n']);
+        let token =
+            !head.is_empty() && head.bytes().all(|b| b.is_ascii_graphic()) && !head.ends_with([',', '.', '!', '?', ':', ';']) && !head.contains(['\r', '\n']);
         let c = match (url_borne, known, header_like, body) {
             (true, true, _, _) => 95,
             (true, _, true, _) => 80,

@@ -605,9 +605,11 @@ fn referer_query(text: &str) -> Option<(&str, &str)> {
 /// `%uff0e%uff0e`, `%2e%2e%2f`. Only segments with a `%` are decoded.
 fn climbs_encoded(raw: &str) -> bool {
     memchr::memchr(b'%', raw.as_bytes()).is_some()
-        && raw.split('/').any(|seg| seg.contains('%') && {
-            let (n, _) = crate::path::normalise(seg);
-            climbs(n.as_bytes())
+        && raw.split('/').any(|seg| {
+            seg.contains('%') && {
+                let (n, _) = crate::path::normalise(seg);
+                climbs(n.as_bytes())
+            }
         })
 }
 

@@ -297,10 +297,7 @@ fn a_query_field_that_begins_as_a_statement_is_sql_and_serialised_documents_are_
     // Written for this rule: a dashboard saved as a JSON document inside a JSON string.
     let inner = r#"{"panels":[{"type":"graph","query":"SELECT mean(value) FROM cpu WHERE time > now() - 1h GROUP BY time(1m)","title":"load"}]}"#;
     let body = serde_json::json!({"dashboard": {"title": "hosts", "json": inner}, "sql": "select 1"}).to_string();
-    assert_eq!(
-        langs(&body),
-        vec![("body/dashboard/json/panels/0/query".to_string(), Lang::Sql), ("body/sql".to_string(), Lang::Sql)]
-    );
+    assert_eq!(langs(&body), vec![("body/dashboard/json/panels/0/query".to_string(), Lang::Sql), ("body/sql".to_string(), Lang::Sql)]);
     for level in [Level::Balanced, Level::Strict] {
         assert!(judged(&body, level, false).is_empty(), "{:?}", judged(&body, level, false));
     }

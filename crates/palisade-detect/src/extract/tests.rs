@@ -59,7 +59,9 @@ fn head_values() {
     assert_eq!(v.last().unwrap(), &s("path", PathSegment, "/a/../../etc/passwd"));
     // Written for this rule: dots and separators encoded once, twice, as overlong UTF-8 and
     // as `%u` escapes climb too; a percent-encoded name does not.
-    for p in ["/s/%2e%2e/%2e%2e/etc/passwd", "/.%2e/x", "/%252e%252e/x", "/a/%c0%ae%c0%ae/win.ini", "/a/%uff0e%uff0e/x", "/%2e%2e%2fetc%2fpasswd", "/a/%5cwin.ini"] {
+    for p in
+        ["/s/%2e%2e/%2e%2e/etc/passwd", "/.%2e/x", "/%252e%252e/x", "/a/%c0%ae%c0%ae/win.ini", "/a/%uff0e%uff0e/x", "/%2e%2e%2fetc%2fpasswd", "/a/%5cwin.ini"]
+    {
         let (v, _) = collect(&e, &OwnedRequest::new(http::Method::GET, p), false);
         assert_eq!((v.last().unwrap().0.as_str(), v.last().unwrap().1), ("path", PathSegment), "{p}");
     }
