@@ -309,6 +309,14 @@ fn content_key(k: &str) -> bool {
     )
 }
 
+/// Content keys that name a query (`{"type": "graph", "query": "SELECT mean(value) FROM cpu
+/// ..."}` in a dashboard, `{"sql": "SELECT ..."}` in a notebook): a value that begins as a SQL
+/// statement is SQL its application stores and runs as written, when its object declares no
+/// other language; one that begins by closing a string is not ([`begins_as_code`]).
+fn query_key(k: &str) -> bool {
+    matches!(k.to_ascii_lowercase().as_str(), "query" | "sql")
+}
+
 /// Keys that name a language (as code editors and highlighters name it).
 fn language_key(k: &str) -> bool {
     matches!(k.to_ascii_lowercase().as_str(), "language" | "lang" | "mode" | "syntax" | "languageid" | "language_id")
@@ -399,7 +407,7 @@ pub fn declared_languages(body: &[u8]) -> Vec<Declared> {
     }
     let mut out = Vec::new();
     let mut path = String::from("body");
-    walk(tape.root(body), &mut path, None, &mut out);
+    walk(tape.root(body), &mut path, None, crate::embedded::JSON_IN_JSON, &mut out);
     out
 }
 
@@ -424,7 +432,20 @@ fn code_block_language(v: ValueRef<'_>) -> Option<Lang> {
     named(v).or_else(|| v.get("attrs").and_then(named))
 }
 
-fn walk(v: ValueRef<'_>, path: &mut String, block: Option<Lang>, out: &mut Vec<Declared>) {
+/// A JSON document serialised into a string (`"json": "{\"panels\": ...}"`), walked below the
+/// string's path as the engine walks it ([`crate::embedded`]), while `levels` allow.
+fn json_in_string(value: &str, path: &mut String, block: Option<Lang>, levels: usize, out: &mut Vec<Declared>) {
+    let t = value.trim();
+    if !matches!((t.as_bytes().first(), t.as_bytes().last()), (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))) {
+        return;
+    }
+    let mut tape = palisade_json::Tape::default();
+    if palisade_json::parse_into(t.as_bytes(), &mut tape, &palisade_json::Limits::default()).is_ok() {
+        walk(tape.root(t.as_bytes()), path, block, levels, out);
+    }
+}
+
+fn walk(v: ValueRef<'_>, path: &mut String, block: Option<Lang>, levels: usize, out: &mut Vec<Declared>) {
     match v.kind() {
         Kind::Object => {
             let block = code_block_language(v).or(block);
@@ -451,15 +472,17 @@ fn walk(v: ValueRef<'_>, path: &mut String, block: Option<Lang>, out: &mut Vec<D
                     let lang = if markdown_key(&k) || (markdown && content_key(&k)) {
                         Some(Lang::Markdown)
                     } else if content_key(&k) {
-                        declared.or(block.filter(|_| k == "text"))
+                        declared.or(block.filter(|_| k == "text")).or_else(|| query_key(&k).then_some(Lang::Sql))
                     } else {
                         None
                     };
-                    if let (Some(lang), Some(value)) = (lang, val.as_str()) {
-                        out.push(Declared { location: path.clone(), lang, value: value.into_owned() });
+                    match (lang, val.as_str()) {
+                        (Some(lang), Some(value)) => out.push(Declared { location: path.clone(), lang, value: value.into_owned() }),
+                        (None, Some(value)) if levels > 0 => json_in_string(&value, path, block, levels - 1, out),
+                        _ => {}
                     }
                 } else {
-                    walk(val, path, block, out);
+                    walk(val, path, block, levels, out);
                 }
                 path.truncate(len);
             }
@@ -469,7 +492,7 @@ fn walk(v: ValueRef<'_>, path: &mut String, block: Option<Lang>, out: &mut Vec<D
                 let len = path.len();
                 path.push('/');
                 path.push_str(&i.to_string());
-                walk(item, path, block, out);
+                walk(item, path, block, levels, out);
                 path.truncate(len);
             }
         }

@@ -4,7 +4,9 @@
 //! to a byte) followed by something a parser would take as a header line (`Name: value`) or a
 //! body (`<html`, a blank line) in a value that can end up in a response header or redirect:
 //! header, cookie, path, query. Multi-line text in form or JSON bodies is ordinary, so there
-//! only well-known response headers count, at a lower confidence.
+//! only well-known response headers count: at a lower confidence after a line of text, as
+//! high as in a URL after a single token (`en`, `/next`, `a`: the kind of value a server
+//! copies into a header, which no line of prose is: prose has blanks or ends a sentence).
 
 use crate::other_util::{best, gate, mk, step, views};
 use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
@@ -84,10 +86,15 @@ fn analyse(s: &str, url_borne: bool) -> Option<Hit> {
         let lname = name.to_ascii_lowercase();
         let known = RESPONSE_HEADERS.iter().any(|h| lname == *h) || line.to_ascii_lowercase().starts_with("http/1.");
         let body = line.trim_start().to_ascii_lowercase().starts_with("<html") || line.trim_start().to_ascii_lowercase().starts_with("<script");
+        // The value up to the first line break is one token (the break at `p` is the first).
+        let head = &s[..p];
+        let token =
+            !head.is_empty() && head.bytes().all(|b| b.is_ascii_graphic()) && !head.ends_with([',', '.', '!', '?', ':', ';']) && !head.contains(['\r', '\n']);
         let c = match (url_borne, known, header_like, body) {
             (true, true, _, _) => 95,
             (true, _, true, _) => 80,
             (true, _, _, true) => 85,
+            (false, true, _, _) if token => 75,
             (false, true, _, _) => 55,
             _ => 0,
         };
@@ -118,6 +125,20 @@ mod tests {
             "a\nX-Injected: 1",
         ] {
             assert!(q(v, FieldKind::QueryValue) >= 60, "{v}: {}", q(v, FieldKind::QueryValue));
+        }
+    }
+
+    #[test]
+    fn body_values_split_after_a_single_token() {
+        // Written for this rule: a form or JSON value that a server copies into a header.
+        for v in ["en\r\nSet-Cookie: sid=1", "/next\r\nLocation: https://evil.example/", "a\r\nContent-Length: 0\r\n\r\nHTTP/1.1 200 OK"] {
+            for f in [FieldKind::FormValue, FieldKind::JsonValue] {
+                assert!(q(v, f) >= 60, "{v}: {}", q(v, f));
+            }
+        }
+        // After a line of prose, a greeting or a heading: text with a header-like line.
+        for v in ["Dear team,\r\nLocation: room 4", "Meeting notes\nLocation: Paris", "Thanks!\nLink: see below", "Hi:\r\nContent-Type: text"] {
+            assert!(q(v, FieldKind::FormValue) < 60, "{v}: {}", q(v, FieldKind::FormValue));
         }
     }
 

@@ -21,6 +21,10 @@ use crate::FieldKind;
 const GRAPHQL_NESTING: usize = 64;
 const GRAPHQL_TOKENS: usize = 20_000;
 
+/// Levels of JSON documents serialised into strings of JSON documents that are walked (a
+/// string deeper than that is judged as text).
+pub const JSON_IN_JSON: usize = 4;
+
 /// What [`parts`] hands each part to: the JSON pointer below the value's location (`None`: at
 /// it), the kind to judge the part as, the part.
 pub type Judge<'a> = dyn FnMut(Option<&str>, FieldKind, &str) -> ControlFlow<()> + 'a;
@@ -48,14 +52,19 @@ pub fn parts(value: &str, kind: FieldKind, judge: &mut Judge<'_>) -> Option<Cont
             return Some(ControlFlow::Continue(()));
         }
     }
-    if kind != FieldKind::JsonValue && matches!(first, b'{' | b'[') {
-        let mut tape = palisade_json::Tape::default();
-        if palisade_json::parse_into(t.as_bytes(), &mut tape, &palisade_json::Limits { max_depth: 64, max_tokens: 1 << 16 }).is_ok() {
-            let mut path = String::new();
-            return Some(json_parts(tape.root(t.as_bytes()), None, &mut path, judge));
-        }
+    if matches!(first, b'{' | b'[') {
+        let mut path = String::new();
+        return json_document(t, None, &mut path, JSON_IN_JSON, judge);
     }
     None
+}
+
+/// [`json_parts`] of `t` when it parses as a JSON document (an object or an array), `None`
+/// otherwise; `levels`: how many more documents in strings below are walked.
+fn json_document(t: &str, parent: Option<&str>, path: &mut String, levels: usize, judge: &mut Judge<'_>) -> Option<ControlFlow<()>> {
+    let mut tape = palisade_json::Tape::default();
+    palisade_json::parse_into(t.as_bytes(), &mut tape, &palisade_json::Limits { max_depth: 64, max_tokens: 1 << 16 }).ok()?;
+    Some(json_parts(tape.root(t.as_bytes()), parent, path, levels, judge))
 }
 
 /// The string literals of `t` when it is a GraphQL executable document: it parses without an
@@ -87,19 +96,27 @@ pub fn graphql_literals(t: &str) -> Option<Vec<String>> {
 
 /// [`parts`] of a JSON value: keys and strings, at `path` (a JSON pointer below the
 /// parameter), `parent`: the key of the object this value is the member of.
-fn json_parts(v: palisade_json::ValueRef<'_>, parent: Option<&str>, path: &mut String, judge: &mut Judge<'_>) -> ControlFlow<()> {
+/// A string that is itself a JSON object or array (serialised into the field: `"{\"q\":
+/// \"x\"}"`) is walked the same way, its parts below the string's pointer, while `levels`
+/// allow; any other string is handed over.
+fn json_parts(v: palisade_json::ValueRef<'_>, parent: Option<&str>, path: &mut String, levels: usize, judge: &mut Judge<'_>) -> ControlFlow<()> {
     use palisade_json::Kind;
     let at = path.len();
     match v.kind() {
         Kind::String => {
             if let Some(s) = v.as_str() {
-                judge(Some(path.as_str()), FieldKind::JsonValue, &s)?;
+                let t = s.trim();
+                let bracketed = matches!((t.as_bytes().first(), t.as_bytes().last()), (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']')));
+                match (levels > 0 && bracketed).then(|| json_document(t, parent, path, levels - 1, judge)).flatten() {
+                    Some(r) => r?,
+                    None => judge(Some(path.as_str()), FieldKind::JsonValue, &s)?,
+                }
             }
         }
         Kind::Array => {
             for (i, item) in v.items().enumerate() {
                 push_seg(path, at, &i.to_string());
-                json_parts(item, parent, path, judge)?;
+                json_parts(item, parent, path, levels, judge)?;
             }
         }
         Kind::Object => {
@@ -112,7 +129,7 @@ fn json_parts(v: palisade_json::ValueRef<'_>, parent: Option<&str>, path: &mut S
                 }
                 // Below an operator, the field it applies to is still the parent's.
                 let field = if key.starts_with('$') { parent } else { Some(&*key) };
-                json_parts(item, field, path, judge)?;
+                json_parts(item, field, path, levels, judge)?;
             }
         }
         Kind::Null | Kind::Bool | Kind::Number => {}

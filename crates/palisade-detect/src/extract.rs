@@ -473,7 +473,7 @@ impl Extractor {
             let v = transport_decode(seg, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::PathSegment(i), FieldKind::PathSegment, v)?;
         }
-        if climbs(raw.as_bytes()) {
+        if climbs(raw.as_bytes()) || climbs_encoded(raw) {
             let v = transport_decode(raw, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::Path, FieldKind::PathSegment, v)?;
         }
@@ -597,6 +597,20 @@ fn referer_query(text: &str) -> Option<(&str, &str)> {
     let q = rest + memchr::memchr(b'?', &b[rest..])?;
     let query = &text[q + 1..];
     Some((&text[..q], query.split('#').next().unwrap_or(query)))
+}
+
+/// Whether a segment of a (raw) path climbs once its escapes are decoded as servers decode
+/// them ([`crate::path::normalise`]: percent escapes in up to four layers, `%uXXXX`, overlong
+/// UTF-8 forms, full-width dots): `%2e%2e`, `.%2e`, `%252e%252e`, `%c0%ae%c0%ae`,
+/// `%uff0e%uff0e`, `%2e%2e%2f`. Only segments with a `%` are decoded.
+fn climbs_encoded(raw: &str) -> bool {
+    memchr::memchr(b'%', raw.as_bytes()).is_some()
+        && raw.split('/').any(|seg| {
+            seg.contains('%') && {
+                let (n, _) = crate::path::normalise(seg);
+                climbs(n.as_bytes())
+            }
+        })
 }
 
 /// Whether a (raw) path holds `..` or `\\` (then it is inspected whole too): one pass over the

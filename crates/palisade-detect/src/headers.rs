@@ -17,8 +17,22 @@ pub fn conforms(name: &str, value: &[u8]) -> bool {
         "if-match" | "if-none-match" => entity_tags(value),
         "host" => host(value),
         "authorization" | "proxy-authorization" => credentials(value),
-        _ => token_list(value),
+        _ => token_list(value) && !base64_text(value),
     }
+}
+
+/// Whether `v` is one base64 token (either alphabet, padding optional) of printable text
+/// ([`crate::decode::base64_candidate`]): a token by the list grammar, but one that carries
+/// text (`X-Data: JyBvcjEgb3IgJzE9JzE=`), which the detectors read decoded. Ids, hashes and
+/// keys of the same alphabet decode to bytes that are no text, mostly told from their first
+/// bytes, before anything is allocated.
+fn base64_text(v: &[u8]) -> bool {
+    let body = v.strip_suffix(b"==").or_else(|| v.strip_suffix(b"=")).unwrap_or(v);
+    if body.len() < crate::decode::BASE64_MIN_LEN || !body.iter().all(|&c| crate::decode::B64_VALUE[c as usize] != 0xFF) {
+        return false;
+    }
+    let Ok(s) = std::str::from_utf8(v) else { return false };
+    crate::decode::base64_candidate(s, &mut Vec::new(), &mut String::new())
 }
 
 /// `tchar` of RFC 9110 without the bytes that are operators of the languages a payload is
@@ -239,6 +253,11 @@ mod tests {
             ("x-api-version", "2024-06-01"),
             ("content-length", "348"),
             ("pragma", "no-cache"),
+            // Tokens of the base64 alphabet that decode to no text: a key, a hash, a nonce.
+            ("x-api-key", "AIzaSyD3kP9xQw7mN2vB8cL4tR6yU1iO5pE0aSd"),
+            ("x-content-sha256", "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg"),
+            ("x-client-nonce", "q83vEjRWeJ2kx9T7fQ1aZg"),
+            ("x-build", "AbCdEfGhIjKl"),
         ] {
             assert!(conforms(n, v.as_bytes()), "{n}: {v}");
         }
@@ -262,6 +281,10 @@ mod tests {
             ("authorization", "Bearer ' or '1'='1"),
             ("sec-ch-ua", "\"Chromium\";v=\"<svg onload=alert(1)>\""),
             ("content-length", "12; rm -rf /"),
+            // Base64 of text, written for this test: `' or 1=1--` and `<svg/onload=alert(1)>`
+            // (standard alphabet, without padding: one token by the list grammar).
+            ("x-data", "JyBvciAxPTEtLQ"),
+            ("x-trace", "PHN2Zy9vbmxvYWQ9YWxlcnQoMSk+"),
         ] {
             assert!(!conforms(n, v.as_bytes()), "{n}: {v}");
         }

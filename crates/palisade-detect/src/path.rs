@@ -280,6 +280,11 @@ impl Detector for PathDetector {
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let mut h = analyse(input.decoded, input.field, 0);
+        if input.field == FieldKind::PathSegment && h.as_ref().is_none_or(|h| h.confidence < 80) {
+            if let Some(seg) = input.decoded.split('/').find(|seg| dot_segment_with_parameter(seg)) {
+                h = best(h, Some(mk(NAME, Category::PathTraversal, 80, seg, "dot segment with a path parameter")));
+            }
+        }
         // The engine shows one text as both (the same slice): no comparison of its bytes then.
         if !std::ptr::eq(input.raw, input.decoded) && input.raw != input.decoded && h.as_ref().is_none_or(|h| h.confidence < 90) {
             h = best(h, analyse(input.raw, input.field, 0));
@@ -514,6 +519,14 @@ enum Root {
     Backslash,
     Drive,
     Url,
+}
+
+/// A request path's segment that is `.` or `..` with a path parameter (`..;`, `.;x=1`): a
+/// server that strips parameters (Tomcat, Jetty, Spring) resolves it as a dot segment after a
+/// proxy matched its rules on the path as written. Clients remove dot segments before they
+/// send a path (RFC 3986, 5.2.4), so none sends one, with a parameter or without.
+fn dot_segment_with_parameter(seg: &str) -> bool {
+    seg.split_once(';').is_some_and(|(dots, _)| dots == "." || dots == "..")
 }
 
 fn is_up(seg: &str) -> bool {

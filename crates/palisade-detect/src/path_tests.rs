@@ -792,3 +792,17 @@ fn a_path_among_words_of_a_search_is_named_not_opened() {
         assert!(free(v) >= 60, "{v:?}: {}", free(v));
     }
 }
+
+#[test]
+fn dot_segments_with_a_path_parameter_in_a_request_path() {
+    // Written for this rule: Tomcat-style parameters on dot segments.
+    for v in ["..;", "/manager/..;/html", "/.;/WEB-INF/web.xml", "/app/.;x=1/admin", "..;jsessionid=1"] {
+        assert!(conf(v, FieldKind::PathSegment) >= 80, "{v}: {}", conf(v, FieldKind::PathSegment));
+    }
+    // Parameters on names, and dots that are no segment of their own.
+    for v in ["/shop;jsessionid=A1B2", "/a/b.;c", "/files/v1.2;rev=3", "/a/...;x"] {
+        assert!(conf(v, FieldKind::PathSegment) < 60, "{v}: {}", conf(v, FieldKind::PathSegment));
+    }
+    // Elsewhere than a request path, a `;` after dots is text.
+    assert!(conf("see ..; then", FieldKind::JsonValue) < 60);
+}

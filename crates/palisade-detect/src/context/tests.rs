@@ -291,3 +291,24 @@ fn ldap_and_log4j_words_in_a_search() {
         assert!(!get(&format!("q={q}"), None, Level::Balanced).is_empty(), "{q}");
     }
 }
+
+#[test]
+fn a_query_field_that_begins_as_a_statement_is_sql_and_serialised_documents_are_walked() {
+    // Written for this rule: a dashboard saved as a JSON document inside a JSON string.
+    let inner = r#"{"panels":[{"type":"graph","query":"SELECT mean(value) FROM cpu WHERE time > now() - 1h GROUP BY time(1m)","title":"load"}]}"#;
+    let body = serde_json::json!({"dashboard": {"title": "hosts", "json": inner}, "sql": "select 1"}).to_string();
+    assert_eq!(langs(&body), vec![("body/dashboard/json/panels/0/query".to_string(), Lang::Sql), ("body/sql".to_string(), Lang::Sql)]);
+    for level in [Level::Balanced, Level::Strict] {
+        assert!(judged(&body, level, false).is_empty(), "{:?}", judged(&body, level, false));
+    }
+    // A declared language wins over the key's name.
+    assert_eq!(langs(r#"{"language":"bash","query":"ls"}"#), vec![("body/query".to_string(), Lang::Shell)]);
+    // A breakout in a query field, serialised or not, is an injection.
+    for b in [
+        serde_json::json!({"query": "' UNION SELECT password FROM users--"}).to_string(),
+        serde_json::json!({"json": serde_json::json!({"query": "' UNION SELECT password FROM users--"}).to_string()}).to_string(),
+        serde_json::json!({"data": serde_json::json!({"filter": serde_json::json!({"$where": "sleep(5000)"}).to_string()}).to_string()}).to_string(),
+    ] {
+        assert!(judged(&b, Level::Balanced, false).iter().any(|f| f.confidence >= 60), "{b}");
+    }
+}

@@ -30,6 +30,42 @@ fn a_graphql_document_is_judged_by_its_string_literals() {
 }
 
 #[test]
+fn a_json_document_serialised_into_a_json_string_is_walked() {
+    // Written for this rule: a body field that holds a serialised document, twice nested.
+    let inner = r#"{"filter": "{\"$regex\": \".*\"}", "name": "ann"}"#;
+    let got = collect(inner, FieldKind::JsonValue).expect("a JSON document in a JSON string");
+    assert_eq!(
+        got,
+        vec![
+            (Some("filter".into()), FieldKind::JsonKey, "filter".into()),
+            // The operator applies to `filter` (the key of the string): a pattern that
+            // matches everything is handed over as a key.
+            (Some("filter/$regex".into()), FieldKind::JsonKey, "$regex".into()),
+            (Some("filter/$regex".into()), FieldKind::JsonValue, ".*".into()),
+            (Some("name".into()), FieldKind::JsonKey, "name".into()),
+            (Some("name".into()), FieldKind::JsonValue, "ann".into()),
+        ]
+    );
+    let list = collect(r#"["a", "[\"b\", \"1 OR 1=1\"]"]"#, FieldKind::JsonValue).unwrap();
+    assert_eq!(list.last().unwrap(), &(Some("1/1".into()), FieldKind::JsonValue, "1 OR 1=1".into()));
+    // A filter's grammar in a serialised document stays grammar.
+    let bound = collect(r#"{"q": "{\"price\": {\"$gte\": 10}}"}"#, FieldKind::JsonValue).unwrap();
+    assert!(bound.iter().all(|x| x.2 != "$gte"), "{bound:?}");
+    // Levels beyond the bound: the deepest string is handed over as text.
+    let mut deep = r#"{"k": "x"}"#.to_string();
+    for _ in 0..JSON_IN_JSON + 1 {
+        deep = format!(r#"{{"k": {}}}"#, serde_json::to_string(&deep).unwrap());
+    }
+    let got = collect(&deep, FieldKind::JsonValue).unwrap();
+    assert!(got.last().unwrap().2.starts_with('{'), "{got:?}");
+    // Braces that are not a document: the string as it is.
+    for v in ["{'a': 1}", "[1, 2", "{\"a\": }"] {
+        assert!(collect(v, FieldKind::JsonValue).is_none(), "{v}");
+    }
+    assert_eq!(collect(r#"{"t": "{a} and {b}"}"#, FieldKind::JsonValue).unwrap().last().unwrap().2, "{a} and {b}");
+}
+
+#[test]
 fn a_json_document_in_a_parameter_is_walked() {
     let got = collect(r#"{"select":["id","name"],"from":"users","where":{"name":{"$regex":"^ann"}}}"#, FieldKind::QueryValue).unwrap();
     let keys: Vec<_> = got.iter().filter(|x| x.1 == FieldKind::JsonKey).map(|x| (x.0.clone().unwrap(), x.2.clone())).collect();
@@ -53,8 +89,7 @@ fn a_json_document_in_a_parameter_is_walked() {
         ]
     );
     assert_eq!(collect(r#"{"a/b":{"c~":"x"}}"#, FieldKind::FormValue).unwrap().last().unwrap().0.as_deref(), Some("a~1b/c~0"));
-    // A JSON string in a JSON body is the extraction's, not walked here; not JSON: as it is.
-    assert!(collect(r#"{"a":"b"}"#, FieldKind::JsonValue).is_none());
+    // Not JSON: as it is.
     for v in [r#"{"a":1"#, "{a:1}", "[1,2", "hello"] {
         assert!(collect(v, FieldKind::QueryValue).is_none(), "{v}");
     }

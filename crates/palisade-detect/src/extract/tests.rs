@@ -57,6 +57,18 @@ fn head_values() {
     let r = OwnedRequest::new(http::Method::GET, "/a/../../etc/passwd");
     let (v, _) = collect(&e, &r, false);
     assert_eq!(v.last().unwrap(), &s("path", PathSegment, "/a/../../etc/passwd"));
+    // Written for this rule: dots and separators encoded once, twice, as overlong UTF-8 and
+    // as `%u` escapes climb too; a percent-encoded name does not.
+    for p in
+        ["/s/%2e%2e/%2e%2e/etc/passwd", "/.%2e/x", "/%252e%252e/x", "/a/%c0%ae%c0%ae/win.ini", "/a/%uff0e%uff0e/x", "/%2e%2e%2fetc%2fpasswd", "/a/%5cwin.ini"]
+    {
+        let (v, _) = collect(&e, &OwnedRequest::new(http::Method::GET, p), false);
+        assert_eq!((v.last().unwrap().0.as_str(), v.last().unwrap().1), ("path", PathSegment), "{p}");
+    }
+    for p in ["/wiki/%E6%97%A5%E6%9C%AC", "/files/a%20b.txt", "/v/%2e", "/a/%2e/b"] {
+        let (v, _) = collect(&e, &OwnedRequest::new(http::Method::GET, p), false);
+        assert!(v.iter().all(|x| x.0 != "path"), "{p}: {v:?}");
+    }
 }
 
 fn with_body(ct: &str, body: &str) -> OwnedRequest {
