@@ -284,13 +284,7 @@ pub(crate) fn take_steps() -> u64 {
     STEPS.with(|s| s.replace(0))
 }
 
-/// The confidence at which a level blocks.
-pub(crate) fn threshold(level: Level) -> u8 {
-    match level {
-        Level::Balanced => 60,
-        Level::Strict => 40,
-    }
-}
+pub(crate) use crate::engine::threshold;
 
 pub(crate) fn mk(detector: &'static str, category: Category, confidence: u8, fragment: &str, why: &'static str) -> Hit {
     Hit { detector, category, confidence: confidence.min(100), fragment: truncate(fragment, 64).to_string(), why }

@@ -58,10 +58,7 @@ impl Detector for SqliDetector {
 
 /// The detector's judgement of `input` at `level`, with `analyze` reading each text.
 fn judge(input: &Input<'_>, level: Level, analyze: fn(&str, &mut usize) -> Option<Finding>) -> Option<Hit> {
-    let threshold = match level {
-        Level::Balanced => 60,
-        Level::Strict => 40,
-    };
+    let threshold = crate::engine::threshold(level);
     let mut steps = 0;
     let mut best = analyze(input.decoded, &mut steps);
     // The engine shows one text as both (the same slice): no comparison of its bytes then.

@@ -51,10 +51,7 @@ impl Detector for XssDetector {
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
-        let threshold = match level {
-            Level::Balanced => 60,
-            Level::Strict => 40,
-        };
+        let threshold = crate::engine::threshold(level);
         let mut steps = 0;
         let mut best = analyze(input.decoded, &mut steps);
         // The engine shows one text as both (the same slice): no comparison of its bytes then.
