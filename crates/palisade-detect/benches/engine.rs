@@ -2,10 +2,11 @@
 //! median each), a sample of our benign sets (`data/benign/*.jsonl`, every 8th value, as
 //! query values; criterion reports the time per value through `Throughput::Elements`),
 //! `GET /test?id=5&q=...` head inspection, and the JSON bodies small.json (1 KiB; bar 10 µs)
-//! and large.json (28 KiB; bar 100 µs) from ../shared/bench fully inspected (JSON extraction
+//! and large.json (28 KiB; bar 100 µs) from the shared bench folder (`$PALISADE_SHARED/bench`, `../shared/bench` or
+//! `/work/shared/bench`) fully inspected (JSON extraction
 //! included, every key and string).
 //!
-//! `cargo bench -p palisade-detect --bench engine`. Body benches skipped without ../shared.
+//! `cargo bench -p palisade-detect --bench engine`. Body benches skipped without the payloads.
 //!
 //! A counting global allocator prints the heap allocations per inspected value / body once
 //! before the timings (the engine is meant to allocate nothing for a benign value), and
@@ -145,11 +146,10 @@ fn bench(c: &mut Criterion) {
     }
     c.bench_function("head/browser", |b| b.iter(|| engine.inspect_phase(&browser.view(), Phase::Head, Level::Balanced, &mut scratch, &mut report)));
 
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
-    if !dir.join("small.json").exists() {
-        eprintln!("body benches skipped: ../shared/bench not found");
+    let Some(dir) = bench_dir() else {
+        eprintln!("body benches skipped: no bench payloads in $PALISADE_SHARED/bench, ../shared/bench or /work/shared/bench");
         return;
-    }
+    };
     let bare = Engine::with_detectors(Vec::new(), EngineConfig::default()).unwrap();
     let mut bare_scratch = bare.scratch();
     for name in ["small.json", "large.json"] {
@@ -164,6 +164,14 @@ fn bench(c: &mut Criterion) {
             b.iter(|| bare.inspect_phase(&req.view(), Phase::Body, Level::Balanced, &mut bare_scratch, &mut report))
         });
     }
+}
+
+/// The folder of the bench payloads: `$PALISADE_SHARED/bench` when set, else `../shared/bench`
+/// beside the repository (CI), else `/work/shared/bench` (a worktree elsewhere).
+fn bench_dir() -> Option<std::path::PathBuf> {
+    let from_env = std::env::var_os("PALISADE_SHARED").map(|s| Path::new(&s).join("bench"));
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
+    from_env.into_iter().chain([beside, Path::new("/work/shared/bench").to_path_buf()]).find(|d| d.join("small.json").exists())
 }
 
 criterion_group! {

@@ -7,7 +7,7 @@
 //! are not reported: only structure that breaks out of a value is.
 
 use crate::other_util::{best, gate, mk, step, views};
-use crate::{Category, Detector, Hit, Input, Level};
+use crate::{Category, Detector, Gate, Hit, Input, Level};
 
 const NAME: &str = "ldap";
 
@@ -17,9 +17,40 @@ pub fn detector() -> Box<dyn Detector> {
     Box::new(LdapDetector)
 }
 
+/// The pre-filter declared to the engine ([`Gate`]), from what [`analyse`] reports: every
+/// finding but a probe needs a wildcard `*` (a wildcard comparison, a wildcard value closing
+/// the filter) or a breakout, a `)` with a `(` after it (`x)(uid=*`); a NUL byte (a control
+/// byte, which opens every gate) truncates; a probe is a value of one to four
+/// metacharacters ([`metacharacter_probe`]); `%` may encode any of them (the analysis reads
+/// one more percent-decoded view). A parenthesised aside in prose (`External (Metabase
+/// level) linkages`, `DATEPART()`), an `&` of an HTML entity (`don&rsquo;t`), `=`, `!`, `|`
+/// in a sentence open nothing.
+const GATE: Gate = Gate { bytes: "*%", anchors: &[], words: &[], test: Some(gate_test), test_bytes: "()&|!", test_only: "" };
+
+/// [`GATE`]'s structural test: a `(` after a `)`, or the shape of [`metacharacter_probe`].
+fn gate_test(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr(b')', b).is_some_and(|i| memchr::memchr(b'(', &b[i..]).is_some()) || {
+        let t = s.trim().as_bytes();
+        !t.is_empty() && t.len() <= 4 && t.iter().all(|c| matches!(c, b'*' | b'(' | b')' | b'&' | b'|' | b'!'))
+    }
+}
+
 impl Detector for LdapDetector {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn gate(&self) -> Option<Gate> {
+        Some(GATE)
+    }
+
+    /// In the product-token shape ([`crate::shape`]) there is no `*`, `=`, `&`, `|`, `!` or
+    /// `%`: no wildcard, comparison or boolean group, so a `)` then `(` between comments
+    /// (`(X11; Linux) (KHTML, like Gecko)`) opens no filter with content, and the value starts
+    /// with a product name, not a metacharacter. Nothing the analysis reports remains.
+    fn product_token_gate(&self) -> Option<fn(&str) -> bool> {
+        Some(|_| false)
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {

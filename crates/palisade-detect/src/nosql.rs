@@ -58,8 +58,18 @@ const OPS: &[&str] = &[
 ];
 
 /// The pre-filter declared to the engine ([`Gate`]): operators need `$` (or `%` encoding it),
-/// JavaScript after a breakout a quote, `;`, `||` or `&&`; a shell call `db.`.
-const GATE: Gate = Gate { bytes: "$%'\";|&", anchors: &["db."], words: &[], test: None, test_bytes: "", test_only: "" };
+/// a shell call `db.`, and JavaScript after a breakout a value that begins with the breakout
+/// ([`begins_with_breakout`]: a quote, `0;`, `1;`, `||` or `&&` after leading blanks), as the
+/// analysis reads it ([`may_hold_nosql`]). A quote, `;`, `|` or `&` further in (an apostrophe
+/// in `don't`, an entity `&rsquo;`, `a || b`) opens nothing.
+const GATE: Gate = Gate { bytes: "$%", anchors: &["db."], words: &[], test: Some(begins_with_breakout), test_bytes: "'\";|&", test_only: "" };
+
+/// Whether `s` begins, after leading blanks, with what leaves the application's JavaScript
+/// string or statement: a quote, `0;`, `1;`, `||` or `&&`.
+fn begins_with_breakout(s: &str) -> bool {
+    let t = s.trim_start().as_bytes();
+    matches!(t.first(), Some(b'\'' | b'"')) || [&b"0;"[..], b"1;", b"||", b"&&"].iter().any(|p| t.starts_with(p))
+}
 
 impl Detector for NosqlDetector {
     fn name(&self) -> &'static str {
@@ -113,9 +123,7 @@ impl Detector for NosqlDetector {
 /// Prose such as `Metabase's forum` or `don't; fine` has none (no lowercase copy is made).
 fn may_hold_nosql(s: &str) -> bool {
     let b = s.as_bytes();
-    let t = s.trim_start().as_bytes();
-    matches!(t.first(), Some(b'\'' | b'"'))
-        || [&b"0;"[..], b"1;", b"||", b"&&"].iter().any(|p| t.starts_with(p))
+    begins_with_breakout(s)
         // A `$`, or `db.` found at its `.` (rarer in prose than `d`): one search for both.
         || memchr::memchr2_iter(b'$', b'.', b).any(|i| b[i] == b'$' || (i >= 2 && b[i - 2..i].eq_ignore_ascii_case(b"db")))
 }

@@ -1,5 +1,5 @@
 //! Soundness of the pre-filters against the detectors, generic over every detector of the
-//! registry: for every value of the development corpus (`../shared`, skipped with a message
+//! registry: for every value of the development corpus (`$PALISADE_SHARED` or `../shared`, skipped with a message
 //! when absent) and of our benign and handwritten attack sets (`data/`), and for every candidate the engine's decoder derives
 //! from it, a detector that fires on the candidate (strict level, as a query value and as a
 //! parameter name) must be admitted by the engine's pre-filter for that candidate
@@ -21,7 +21,9 @@ fn values() -> Vec<String> {
     let mut files: Vec<_> = std::fs::read_dir(root.join("data/benign")).unwrap().map(|e| e.unwrap().path()).collect();
     files.extend(std::fs::read_dir(root.join("data/attacks")).unwrap().map(|e| e.unwrap().path()));
     files.sort();
-    let corpus = root.join("../../../shared/data/attack-corpus/corpus.jsonl");
+    // `$PALISADE_SHARED` when set, else `../shared` beside the repository.
+    let shared = std::env::var_os("PALISADE_SHARED").map_or_else(|| root.join("../../../shared"), std::path::PathBuf::from);
+    let corpus = shared.join("data/attack-corpus/corpus.jsonl");
     if corpus.exists() {
         files.push(corpus);
     } else {
@@ -128,4 +130,141 @@ fn benign_values_are_mostly_cleared() {
     assert!(engine.admitted("ls -la /etc").contains(&"cmdi"));
     assert!(engine.admitted("http://169.254.169.254/latest").contains(&"ssrf"));
     assert!(engine.admitted("Li4vLi4vZXRjL3Bhc3N3ZA==").contains(&"path"));
+}
+
+/// The NoSQL gate on generated values: it opens on a quote, `;`, `|` or `&` only at the
+/// value's start (after blanks), where its JavaScript breakout begins; values joined from
+/// quotes, apostrophes inside words, entities, `;`, `||`, `&&`, blanks, operators and
+/// JavaScript around them, at every position, must keep every hit inside the gate.
+#[test]
+fn every_hit_passes_the_pre_filter_on_generated_breakouts() {
+    let parts = [
+        "'",
+        "\"",
+        " ",
+        "\t",
+        "0;",
+        "1;",
+        ";",
+        "||",
+        "&&",
+        "|",
+        "&",
+        "don't",
+        "&rsquo;",
+        "&#39;",
+        "$ne",
+        "$where",
+        ":",
+        "{",
+        "}",
+        "[",
+        "]",
+        "return true",
+        "this.",
+        "sleep(5000)",
+        "==",
+        "db.",
+        "users.find()",
+        "x",
+        "1",
+        "%27",
+        "%24gt",
+    ];
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x6a7e_b0de);
+    let values: Vec<String> = (0..20_000).map(|_| rng.joined(&parts, 6)).collect();
+    let (checked, hits) = check_soundness(values.iter().map(String::as_str));
+    assert!(hits > 1_000, "{checked} candidates, {hits} hits: the generator no longer reaches the detectors");
+    // Prose with quotes, `;` and `&` inside reaches no NoSQL analysis.
+    let engine = Engine::new(EngineConfig::default()).unwrap();
+    for v in ["Welcome to Metabase's Discussion Forum", "Deploy to Heroku isn&rsquo;t working", "a || b; c && d", "Query working on \"Questions\""] {
+        assert!(!engine.admitted(v).contains(&"nosql"), "{v}");
+    }
+    for v in ["';return 'a'=='a' && ''=='", " \"x", "0;return true", "||1", "&&this.x"] {
+        assert!(engine.admitted(v).contains(&"nosql"), "{v}");
+    }
+}
+
+/// The LDAP gate on generated values: it opens on `*`, on a `)` with a `(` after it, and on a
+/// value of at most four metacharacters; values joined from parentheses, wildcards, boolean
+/// operators, comparisons, words, blanks and percent-encodings, at every position, must keep
+/// every hit inside the gate.
+#[test]
+fn every_hit_passes_the_pre_filter_on_generated_filters() {
+    let parts = [
+        "(", ")", "*", "&", "|", "!", "=", "~=", ">=", " ", "  ", "uid", "cn=", "x", "1", ")(", "(|(", "(&(", "*)", "))", "%28", "%29", "%2a", "admin",
+        "&rsquo;", "\\28",
+    ];
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x1da9_f117);
+    let values: Vec<String> = (0..20_000).map(|_| rng.joined(&parts, 7)).collect();
+    let (checked, hits) = check_soundness(values.iter().map(String::as_str));
+    assert!(hits > 1_000, "{checked} candidates, {hits} hits: the generator no longer reaches the detectors");
+    // Parentheses and entities in prose reach no LDAP analysis; breakouts and probes do.
+    let engine = Engine::new(EngineConfig::default()).unwrap();
+    for v in ["External (Metabase level) linkages", "Can I use DATEPART() in SQL queries?", "Deploy to Heroku isn&rsquo;t working", "a = b | c"] {
+        assert!(!engine.admitted(v).contains(&"ldap"), "{v}");
+    }
+    for v in ["x)(uid=*", "*)(|(uid=*))", " )( ", "|", "(&)", "admin*"] {
+        assert!(engine.admitted(v).contains(&"ldap"), "{v}");
+    }
+}
+
+/// The XSS gate on generated values: a quote, `>`, `)`, `;` or a square bracket opens it no
+/// more (the analysis needs a `<`, `(`, backtick, `=`, an encoding or a scheme or sink
+/// literal); values joined from those bytes, tags, handlers, sinks, schemes, entities and
+/// escapes, at every position, must keep every hit inside the gate.
+#[test]
+fn every_hit_passes_the_pre_filter_on_generated_markup() {
+    let parts = [
+        "'",
+        "\"",
+        ">",
+        ")",
+        ";",
+        "[",
+        "]",
+        " ",
+        "x",
+        "<",
+        "(",
+        "`",
+        "=",
+        "onload",
+        "onerror",
+        " onfocus",
+        "autofocus",
+        "alert",
+        "prompt",
+        "document.cookie",
+        "javascript:",
+        "data:text/html,",
+        "svg",
+        "img src",
+        "//",
+        "-",
+        "+",
+        "&lt;",
+        "&#60;",
+        "&#x3c;",
+        "%3c",
+        "\\x3c",
+        "\\u003c",
+        "+ADw-",
+        "1",
+        "location",
+        "top",
+        "eval",
+    ];
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x855_6a7e);
+    let values: Vec<String> = (0..20_000).map(|_| rng.joined(&parts, 7)).collect();
+    let (checked, hits) = check_soundness(values.iter().map(String::as_str));
+    assert!(hits > 1_000, "{checked} candidates, {hits} hits: the generator no longer reaches the detectors");
+    // Quotes, brackets and `;` in prose reach no XSS analysis; markup and calls do.
+    let engine = Engine::new(EngineConfig::default()).unwrap();
+    for v in ["Welcome to Metabase's Discussion Forum", "Query working on \"Questions\"", "Mongo query [solved: Mongo 3.0 required]", "a; b) c > d"] {
+        assert!(!engine.admitted(v).contains(&"xss"), "{v}");
+    }
+    for v in ["\"><svg onload=alert(1)>", "'-alert`1`-'", "\" autofocus onfocus=x", "'+document.cookie+'", "&lt;script&gt;"] {
+        assert!(engine.admitted(v).contains(&"xss"), "{v}");
+    }
 }

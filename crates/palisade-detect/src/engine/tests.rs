@@ -389,7 +389,7 @@ fn non_ascii_characters_open_gates_by_code_point() {
     let e = Engine::new(EngineConfig::default()).unwrap();
     // Letters of other scripts open what ASCII letters open (nothing, but the ungated scanner).
     for (text, ascii) in
-        [("Привет, как дела", "Privet, kak dela"), ("l’été à Paris", "l'ete a Paris"), ("“Ärger” ändern", "\"Arger\" andern"), ("中文 検索", "zw js")]
+        [("Привет, как дела", "Privet, kak dela"), ("l’été à Paris", "l'ete a Paris"), ("über “Ärger” ändern", "uber \"Arger\" andern"), ("中文 検索", "zw js")]
     {
         assert_eq!(e.admitted(text), e.admitted(ascii), "{text}");
     }

@@ -139,16 +139,21 @@ fn unclosed_script_removed(s: &str) -> Option<String> {
     Some(out)
 }
 
-/// The pre-filter declared to the engine ([`Gate`]). Without `< > ( ) = & ; % \\`, quotes,
-/// backticks and square brackets there is no markup, call, attribute, breakout, entity or
-/// escape (braces alone, `{size}` or `${name}`, close or open nothing a payload can use: a
-/// template substitution reports only a sink, which is an anchor or a call);
-/// what is left for [`analyze`]: a script or `data:` URL (scheme anchors; controls inside a
-/// scheme open every gate), UTF-7 (`+AD`), `document.cookie`, `alert`/`prompt`/`confirm` as
-/// values between commas (sink anchors), and a value that is an event handler name
-/// ([`handler_like`], which needs an `o` or `O`: its [`Gate::test_bytes`]).
+/// The pre-filter declared to the engine ([`Gate`]): the bytes and literals [`analyze`] needs
+/// to find anything. Each view it reads is judged by [`analyze_view`], which looks at markup,
+/// attributes, breakouts and calls only when [`may_hold_script`] says yes: a `<`, `(` or
+/// backtick, an `=` (after an attribute name), a script or `data:` scheme (anchors; controls
+/// inside a scheme open every gate) or a sink name (`document`, `alert`, `prompt`, `confirm`:
+/// anchors); the views beyond the value itself need `%` (one more URL-decoding layer), `&` (a
+/// character reference; with `%` and `\`, the encoded `<` or `>` probes), `<` (form encoding
+/// not undone), `+AD` (UTF-7: an anchor) or a character that opens every gate (`¼`, `¾`,
+/// fullwidth forms). What else is left, a value that is an event handler name
+/// ([`handler_like`], which needs an `o` or `O`: its [`Gate::test_bytes`]), is reported below
+/// every level. So a quote, `>`, `)`, `;` or a square bracket alone (`don't`, `"Questions"`,
+/// `[solved]`) opens nothing: without a `<`, `(`, backtick, `=` or a sink after it,
+/// a quote that closes an attribute or a string leads nowhere.
 const GATE: Gate = Gate {
-    bytes: "\"'`()<>=&\\%[];",
+    bytes: "`(<=&\\%",
     anchors: &["javascript:", "vbscript:", "livescript:", "mocha:", "data:", "+ad", "document", "alert", "prompt", "confirm"],
     words: &[],
     test: Some(handler_like),
