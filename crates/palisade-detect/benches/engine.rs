@@ -2,8 +2,8 @@
 //! median each), a sample of our benign sets (`data/benign/*.jsonl`, every 8th value, as
 //! query values; criterion reports the time per value through `Throughput::Elements`),
 //! `GET /test?id=5&q=...` head inspection, and the JSON bodies small.json (1 KiB; bar 10 µs)
-//! and large.json (28 KiB; bar 100 µs) from the shared bench folder (`$PALISADE_SHARED/bench`, `../shared/bench` or
-//! `/work/shared/bench`) fully inspected (JSON extraction
+//! and large.json (28 KiB; bar 100 µs) from the shared bench folder (`$PALISADE_SHARED/bench` or
+//! `../shared/bench` beside the repository) fully inspected (JSON extraction
 //! included, every key and string).
 //!
 //! `cargo bench -p palisade-detect --bench engine`. Body benches skipped without the payloads.
@@ -147,7 +147,7 @@ fn bench(c: &mut Criterion) {
     c.bench_function("head/browser", |b| b.iter(|| engine.inspect_phase(&browser.view(), Phase::Head, Level::Balanced, &mut scratch, &mut report)));
 
     let Some(dir) = bench_dir() else {
-        eprintln!("body benches skipped: no bench payloads in $PALISADE_SHARED/bench, ../shared/bench or /work/shared/bench");
+        eprintln!("body benches skipped: no bench payloads in $PALISADE_SHARED/bench or ../shared/bench");
         return;
     };
     let bare = Engine::with_detectors(Vec::new(), EngineConfig::default()).unwrap();
@@ -166,12 +166,12 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-/// The folder of the bench payloads: `$PALISADE_SHARED/bench` when set, else `../shared/bench`
-/// beside the repository (CI), else `/work/shared/bench` (a worktree elsewhere).
+/// The folder of the bench payloads: `$PALISADE_SHARED/bench` when set (a checkout elsewhere),
+/// else `../shared/bench` beside the repository.
 fn bench_dir() -> Option<std::path::PathBuf> {
     let from_env = std::env::var_os("PALISADE_SHARED").map(|s| Path::new(&s).join("bench"));
     let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/bench");
-    from_env.into_iter().chain([beside, Path::new("/work/shared/bench").to_path_buf()]).find(|d| d.join("small.json").exists())
+    from_env.into_iter().chain([beside]).find(|d| d.join("small.json").exists())
 }
 
 criterion_group! {

@@ -1,4 +1,4 @@
-//! Development measurement on the shared attack corpus (`/work/shared/data/attack-corpus`,
+//! Development measurement on the shared attack corpus (`../shared/data/attack-corpus`,
 //! or `$PALISADE_CORPUS`): detection rate of the `sqli` and `xss` detectors on their category's
 //! attack values, false-positive rate on all benign values. Skipped (with a message) when the
 //! corpus is absent. Run in release: `cargo test --release -p palisade-detect --test corpus_sqli_xss -- --nocapture`.

@@ -1,5 +1,5 @@
 //! Development measurement of the "other" detectors (path, ssrf, cmdi, ssti, log4shell, xxe,
-//! code, crlf, nosql, ldap, scanner) on `/work/shared/data/attack-corpus/corpus.jsonl`.
+//! code, crlf, nosql, ldap, scanner) on `../shared/data/attack-corpus/corpus.jsonl`.
 //! Skipped (with a message) when the corpus is absent. Run with
 //! `cargo test --release -p palisade-detect --test other_corpus -- --nocapture`;
 //! `OTHER_MISSES=path` writes the misses and false positives there.

@@ -268,7 +268,7 @@ fn agrees_with_serde_on_samples() {
 #[test]
 fn bench_file_if_present() {
     let Ok(data) = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench/large.json")) else {
-        eprintln!("skipping: /work/shared/bench/large.json not found");
+        eprintln!("skipping: ../shared/bench/large.json not found");
         return;
     };
     let t = parse(&data).unwrap();

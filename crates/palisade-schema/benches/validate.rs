@@ -1,6 +1,6 @@
 //! Parse + validate the shared benchmark bodies against the benchmark spec (OpenAPI 3.0):
 //! `large.json` against `#/components/schemas/Large`, `small.json` against `Order`.
-//! Skips with a message when /work/shared/bench is not there.
+//! Skips with a message when ../shared/bench is not there.
 
 use std::hint::black_box;
 
