@@ -196,6 +196,25 @@ pub struct Input<'a> {
     pub field: FieldKind,
 }
 
+impl Input<'_> {
+    /// `analyze` on the decoded text and, when the raw text differs, on that too (one step
+    /// budget for both): the finding of higher confidence, as `confidence` reads it.
+    pub(crate) fn best_view<F>(&self, mut analyze: impl FnMut(&str, &mut usize) -> Option<F>, confidence: impl Fn(&F) -> u8) -> Option<F> {
+        let mut steps = 0;
+        let best = analyze(self.decoded, &mut steps);
+        // The engine shows one text as both (the same slice): no comparison of its bytes then.
+        if std::ptr::eq(self.raw, self.decoded) || self.raw == self.decoded {
+            return best;
+        }
+        let raw = analyze(self.raw, &mut steps);
+        if raw.as_ref().map_or(0, &confidence) > best.as_ref().map_or(0, &confidence) {
+            raw
+        } else {
+            best
+        }
+    }
+}
+
 /// A detection.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hit {

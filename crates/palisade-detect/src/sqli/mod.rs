@@ -59,15 +59,7 @@ impl Detector for SqliDetector {
 /// The detector's judgement of `input` at `level`, with `analyze` reading each text.
 fn judge(input: &Input<'_>, level: Level, analyze: fn(&str, &mut usize) -> Option<Finding>) -> Option<Hit> {
     let threshold = crate::engine::threshold(level);
-    let mut steps = 0;
-    let mut best = analyze(input.decoded, &mut steps);
-    // The engine shows one text as both (the same slice): no comparison of its bytes then.
-    if !std::ptr::eq(input.raw, input.decoded) && input.raw != input.decoded {
-        let r = analyze(input.raw, &mut steps);
-        if r.as_ref().map_or(0, |r| r.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
-            best = r;
-        }
-    }
+    let mut best = input.best_view(analyze, |f| f.confidence);
     if let Some(f) = best.as_mut() {
         if f.confidence > 55 && (about_sql(input.decoded, f) || call_in_prose(input.decoded, f)) {
             f.confidence = 55;

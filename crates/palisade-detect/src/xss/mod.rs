@@ -52,16 +52,7 @@ impl Detector for XssDetector {
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
         let threshold = crate::engine::threshold(level);
-        let mut steps = 0;
-        let mut best = analyze(input.decoded, &mut steps);
-        // The engine shows one text as both (the same slice): no comparison of its bytes then.
-        if !std::ptr::eq(input.raw, input.decoded) && input.raw != input.decoded {
-            let r = analyze(input.raw, &mut steps);
-            if r.as_ref().map_or(0, |r| r.confidence) > best.as_ref().map_or(0, |b| b.confidence) {
-                best = r;
-            }
-        }
-        best.filter(|f| f.confidence >= threshold).map(|f| Hit {
+        input.best_view(analyze, |f| f.confidence).filter(|f| f.confidence >= threshold).map(|f| Hit {
             detector: "xss",
             category: Category::Xss,
             confidence: f.confidence,
