@@ -327,9 +327,22 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
 /// Whether a stage judges this connection's messages whatever `inspect` says (a GraphQL
 /// endpoint), asked with the handshake as judged.
 fn stage_wants_messages(app: &crate::snapshot::App, judged: &(Method, Uri, HeaderMap, Option<String>), id: RequestId, client_ip: IpAddr, tls: bool) -> bool {
+    let view = handshake_view(app, judged, id.as_str(), client_ip, tls);
+    app.stages.iter().any(|st| st.wants_messages(&view))
+}
+
+/// The handshake as the stages judged it (canonical path, no body): the view messages are
+/// judged against.
+fn handshake_view<'a>(
+    app: &'a crate::snapshot::App,
+    judged: &'a (Method, Uri, HeaderMap, Option<String>),
+    id: &'a str,
+    client_ip: IpAddr,
+    tls: bool,
+) -> RequestView<'a> {
     let (method, uri, headers, canonical) = judged;
-    let view = RequestView {
-        request_id: id.as_str(),
+    RequestView {
+        request_id: id,
         app: &app.cfg.name,
         client_ip,
         method,
@@ -340,8 +353,7 @@ fn stage_wants_messages(app: &crate::snapshot::App, judged: &(Method, Uri, Heade
         body: b"",
         body_truncated: false,
         tls,
-    };
-    app.stages.iter().any(|st| st.wants_messages(&view))
+    }
 }
 
 /// The HTTP/1.1 upgrade request the upstream gets: the request's headers (no Content-Length),
@@ -1017,20 +1029,8 @@ fn judge_message(s: &Session, cx: &mut palisade_core::Context, text: &str) -> Re
     if app.stages.is_empty() {
         return Ok(());
     }
-    let (method, uri, headers, canonical) = &s.judged;
-    let view = RequestView {
-        request_id: s.id.as_str(),
-        app: &app.cfg.name,
-        client_ip: s.client_ip,
-        method,
-        path: canonical.as_deref().unwrap_or(uri.path()),
-        raw_path: uri.path(),
-        query: uri.query(),
-        headers,
-        body: b"",
-        body_truncated: false,
-        tls: s.tls,
-    };
+    let (method, uri, headers, _) = &s.judged;
+    let view = handshake_view(app, &s.judged, s.id.as_str(), s.client_ip, s.tls);
     let mut monitored = Vec::new();
     let blocked = palisade_core::run_message_stages(&app.stages, &view, text, cx, &mut monitored);
     if blocked.is_none() && monitored.is_empty() {
