@@ -38,7 +38,6 @@ use std::ops::Range;
 
 use memchr::memchr;
 use palisade_body::form::{percent_decode, DecodeError, DecodeMode, Query};
-use palisade_body::json::write_json_str;
 use palisade_schema::{Hints, SchemaId, TypeSet};
 
 use crate::model::{Param, ParamIn, Style};

@@ -7,7 +7,7 @@ use std::ops::Range;
 use palisade_body::json::write_json_str;
 use palisade_schema::{SchemaId, TypeSet};
 
-use super::{shape_of, Ctx, Invalid, ParamDecoder, Shape};
+use super::{shape_of, types_of, Ctx, Invalid, ParamDecoder, Shape};
 
 /// One value of an object or array being built: its key path (`a[b][0]` is `a`, `b`, `0`;
 /// `[]` is an empty segment) as a range of `ParamDecoder::segs`, whose items are ranges of
@@ -113,7 +113,7 @@ impl ParamDecoder {
     /// index (`a[0]`, `a[1]`, in numeric order) or an append (`a[]`, each one element; also
     /// when the schema says nothing); otherwise an object whose members are shaped by the
     /// schema of each property. A node with both its own value and children is malformed.
-    pub(super) fn emit_tree(&mut self, cx: Ctx<'_>, t: &Tree<'_>, schema: Option<SchemaId>, entries: &[Entry], depth: usize, out: &mut String) -> Result<(), Invalid> {
+    fn emit_tree(&mut self, cx: Ctx<'_>, t: &Tree<'_>, schema: Option<SchemaId>, entries: &[Entry], depth: usize, out: &mut String) -> Result<(), Invalid> {
         let seg = |e: &Entry| t.path(e).get(depth).map(|r| t.key(r));
         let own = entries.iter().take_while(|e| seg(e).is_none()).count();
         let (values, kids) = entries.split_at(own);
@@ -170,7 +170,7 @@ impl ParamDecoder {
     /// else one scalar coerced to the schema's types (several are [`Invalid::Duplicate`]). A
     /// lone empty value where the schema admits an object and no scalar is the empty object
     /// (`offline=` for `offline: {}`, the only value the key can carry there).
-    pub(super) fn leaf(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, values: &[Entry], out: &mut String) -> Result<(), Invalid> {
+    fn leaf(&mut self, cx: Ctx<'_>, base: &[u8], schema: Option<SchemaId>, values: &[Entry], out: &mut String) -> Result<(), Invalid> {
         let raw = |e: &Entry| &base[e.value.start as usize..e.value.end as usize];
         let types = types_of(cx.hints, schema);
         let lone_empty = values.len() == 1 && raw(&values[0]).is_empty();

@@ -1,6 +1,9 @@
 //! Where parameters come from: path spans from the router, the query string, header lines and
 //! cookies, as one [`Sources`] per request.
 
+use std::ops::Range;
+
+use memchr::memchr;
 use palisade_body::form::Query;
 
 use crate::model::Param;
@@ -16,7 +19,7 @@ pub struct TooManyCookies {
 /// of a value are removed; values stay raw (decoded per parameter, leniently). Reusable.
 #[derive(Debug)]
 pub struct Cookies {
-    raw: Vec<u8>,
+    pub(super) raw: Vec<u8>,
     pairs: Vec<(Range<u32>, Range<u32>)>,
     max: usize,
 }
