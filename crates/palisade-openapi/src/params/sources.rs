@@ -96,7 +96,6 @@ impl Cookies {
     }
 }
 
-
 /// Path parameters found by the router: raw (still percent-encoded) spans by name.
 pub trait PathSource {
     fn path_param(&self, name: &str) -> Option<&[u8]>;

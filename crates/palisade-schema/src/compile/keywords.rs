@@ -292,7 +292,8 @@ impl Compiler<'_> {
             return;
         };
         if k == "dependencies" {
-            let name = if self.dialect == Dialect::Oas30 { "not an OpenAPI 3.0 keyword" } else { "draft 4 syntax (dependentRequired / dependentSchemas in 3.1)" };
+            let name =
+                if self.dialect == Dialect::Oas30 { "not an OpenAPI 3.0 keyword" } else { "draft 4 syntax (dependentRequired / dependentSchemas in 3.1)" };
             self.warn(doc, kp, origin, format!("dependencies is {name}; enforced as JSON Schema draft 4 defines it"));
         }
         for (dk, dv) in m {
