@@ -640,7 +640,7 @@ impl AccessStage {
         self.check_limits(req, cx, now, tier, verified.as_deref())
     }
 
-    /// 1. IP lists: the denylist, then the allowlist when there is one.
+    /// IP lists: the denylist, then the allowlist when there is one.
     fn check_ip(&self, req: &RequestView<'_>) -> Result<(), Verdict> {
         let ip = req.client_ip;
         let lists = self.ip.load();
@@ -655,7 +655,7 @@ impl AccessStage {
         Ok(())
     }
 
-    /// 2. Flood protection: an address over the flood rate is banned for a while.
+    /// Flood protection: an address over the flood rate is banned for a while.
     fn check_flood(&self, req: &RequestView<'_>, cx: &mut Context, now: u64) -> Result<(), Verdict> {
         let Some((g, ban)) = &self.flood else { return Ok(()) };
         let key = format!("{}:flood|{}", self.key_prefix, req.client_ip);
@@ -680,7 +680,7 @@ impl AccessStage {
         Ok(())
     }
 
-    /// 3. Credentials: the API key and the bearer token presented, what the route requires,
+    /// Credentials: the API key and the bearer token presented, what the route requires,
     /// the identity and forwarded claims, the route's scopes. Gives the key's tier and the
     /// verified token.
     fn check_credentials(&self, req: &RequestView<'_>, cx: &mut Context, now: u64) -> Result<(Option<String>, Option<Arc<Verified>>), Verdict> {
@@ -779,7 +779,7 @@ impl AccessStage {
         }
     }
 
-    /// 4. Rate limits: every limit that applies to the path and tier is counted; the first
+    /// Rate limits: every limit that applies to the path and tier is counted; the first
     /// exceeded refuses. With `headers_always`, the tightest one's headers are sent.
     fn check_limits(&self, req: &RequestView<'_>, cx: &mut Context, now: u64, tier: Option<String>, verified: Option<&Verified>) -> Result<(), Verdict> {
         if self.limits.is_empty() {

@@ -106,6 +106,10 @@ pub struct Schema {
     directives: HashMap<Box<str>, Vec<InputValue>>,
 }
 
+/// Types and the type names they link to, resolved after every type is declared: the
+/// interfaces an object type implements, the members of a union.
+type Links = Vec<(TypeId, Vec<String>)>;
+
 const BUILTIN_SCALARS: [&str; 5] = ["Int", "Float", "String", "Boolean", "ID"];
 
 impl Schema {
@@ -245,9 +249,9 @@ impl Schema {
     /// Second pass: the members of each type (fields, enum values, input fields), directives
     /// and root types, their types resolved. Gives, for the third pass, the interfaces each
     /// object type implements and the members of each union, by name.
-    fn define(&mut self, doc: &cst::Document, errors: &mut Vec<String>) -> (Vec<(TypeId, Vec<String>)>, Vec<(TypeId, Vec<String>)>) {
-        let mut implements: Vec<(TypeId, Vec<String>)> = Vec::new();
-        let mut members: Vec<(TypeId, Vec<String>)> = Vec::new();
+    fn define(&mut self, doc: &cst::Document, errors: &mut Vec<String>) -> (Links, Links) {
+        let mut implements: Links = Vec::new();
+        let mut members: Links = Vec::new();
         for def in doc.definitions() {
             use cst::Definition as D;
             match &def {
@@ -366,7 +370,7 @@ impl Schema {
 
     /// Third pass: the object types possible behind each type (itself for an object type; the
     /// implementations of an interface; the members of a union).
-    fn link_possible(&mut self, implements: Vec<(TypeId, Vec<String>)>, members: Vec<(TypeId, Vec<String>)>, errors: &mut Vec<String>) {
+    fn link_possible(&mut self, implements: Links, members: Links, errors: &mut Vec<String>) {
         for (i, t) in self.types.iter_mut().enumerate() {
             if t.kind == Kind::Object {
                 t.possible.push(i as TypeId);
