@@ -630,6 +630,199 @@ impl AccessStage {
             cx.response_headers.push((RETRY_AFTER, HeaderValue::from(secs(d.retry_after_ns).max(1))));
         }
     }
+    /// The head's checks in order: IP lists, flood protection, credentials, rate limits. The
+    /// first refusal is the verdict (`Err`).
+    fn judge_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Result<(), Verdict> {
+        let now = self.clock.now_nanos();
+        self.check_ip(req)?;
+        self.check_flood(req, cx, now)?;
+        let (tier, verified) = self.check_credentials(req, cx, now)?;
+        self.check_limits(req, cx, now, tier, verified.as_deref())
+    }
+
+    /// IP lists: the denylist, then the allowlist when there is one.
+    fn check_ip(&self, req: &RequestView<'_>) -> Result<(), Verdict> {
+        let ip = req.client_ip;
+        let lists = self.ip.load();
+        if lists.deny.contains(ip) {
+            return Err(self.refuse(403, Reason::new(code::IP_DENIED).detail("the client address is denied")));
+        }
+        if let Some(allow) = &lists.allow {
+            if !allow.contains(ip) {
+                return Err(self.refuse(403, Reason::new(code::IP_NOT_ALLOWED).detail("the client address is not in the allowlist")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Flood protection: an address over the flood rate is banned for a while.
+    fn check_flood(&self, req: &RequestView<'_>, cx: &mut Context, now: u64) -> Result<(), Verdict> {
+        let Some((g, ban)) = &self.flood else { return Ok(()) };
+        let key = format!("{}:flood|{}", self.key_prefix, req.client_ip);
+        let refused = match self.table.banned(&key, now) {
+            Some(left) => Some(left),
+            None => {
+                let d = self.table.hit(&key, g, now, false);
+                if d.allowed {
+                    None
+                } else {
+                    self.table.ban(&key, now.saturating_add(*ban), now);
+                    self.counters.flood_bans.fetch_add(1, Ordering::Relaxed);
+                    Some(*ban)
+                }
+            }
+        };
+        if let Some(left) = refused {
+            self.counters.flood_refused.fetch_add(1, Ordering::Relaxed);
+            cx.response_headers.push((RETRY_AFTER, HeaderValue::from(left.div_ceil(1_000_000_000).max(1))));
+            return Err(self.refuse(429, Reason::new(code::FLOOD_BANNED).detail("too many requests from this address: temporarily banned")));
+        }
+        Ok(())
+    }
+
+    /// Credentials: the API key and the bearer token presented, what the route requires,
+    /// the identity and forwarded claims, the route's scopes. Gives the key's tier and the
+    /// verified token.
+    fn check_credentials(&self, req: &RequestView<'_>, cx: &mut Context, now: u64) -> Result<(Option<String>, Option<Arc<Verified>>), Verdict> {
+        if let Some(j) = &self.jwt {
+            cx.strip_upstream.extend(j.forward.iter().map(|(_, h)| h.clone()));
+        }
+        let key = self.check_api_key(req, cx)?;
+        let verified = self.check_token(req, cx, now)?;
+        let policy = self.route_policy(req.path);
+        let require = policy.and_then(|p| p.require).unwrap_or(self.require);
+        let (jwt_ok, key_ok) = (verified.is_some(), key.is_some());
+        match require {
+            Require::None => {}
+            Require::Jwt if !jwt_ok => {
+                self.jwt_failed(6);
+                return Err(self.unauthorized(cx, Reason::new(code::TOKEN_MISSING).detail("a bearer token is required"), None));
+            }
+            Require::ApiKey if !key_ok => return Err(self.refuse(401, Reason::new(code::API_KEY_MISSING).detail("an API key is required"))),
+            Require::Any if !jwt_ok && !key_ok => {
+                if self.jwt.is_some() {
+                    return Err(self.unauthorized(cx, Reason::new(code::CREDENTIALS_MISSING).detail("a bearer token or an API key is required"), None));
+                }
+                return Err(self.refuse(401, Reason::new(code::CREDENTIALS_MISSING).detail("credentials are required")));
+            }
+            _ => {}
+        }
+        if let Some(v) = &verified {
+            self.record_token(v, cx);
+        }
+        if let Some(p) = policy {
+            if !p.scopes.is_empty() {
+                let missing: Vec<&str> = p.scopes.iter().filter(|s| !cx.identity.scopes.iter().any(|g| g == *s)).map(String::as_str).collect();
+                if !missing.is_empty() {
+                    let v = format!("Bearer error=\"insufficient_scope\", scope=\"{}\"", p.scopes.join(" "));
+                    if let Ok(v) = HeaderValue::from_str(&v) {
+                        cx.response_headers.push((http::header::WWW_AUTHENTICATE, v));
+                    }
+                    return Err(self.refuse(403, Reason::new(code::SCOPE_MISSING).detail(format!("missing scope: {}", missing.join(" ")))));
+                }
+            }
+        }
+        Ok((key.flatten(), verified))
+    }
+
+    /// The API key presented, if any: known and not revoked. `Some(tier)` when there is one.
+    fn check_api_key(&self, req: &RequestView<'_>, cx: &mut Context) -> Result<Option<Option<String>>, Verdict> {
+        let Some(a) = &self.api else { return Ok(None) };
+        let Some(presented) = self.presented_api_key(a, req) else { return Ok(None) };
+        let keys = a.keys.load();
+        let Some(k) = keys.lookup(&presented) else {
+            return Err(self.refuse(401, Reason::new(code::API_KEY_INVALID).detail("unknown API key")));
+        };
+        if !self.deny.is_empty() && self.deny.contains(&DenyEntry::Key(sha256_hex(presented.as_bytes()))) {
+            return Err(self.refuse(401, Reason::new(code::REVOKED).detail("the API key has been revoked")));
+        }
+        cx.identity.api_key = Some(k.name.clone());
+        Ok(Some(k.tier.clone()))
+    }
+
+    /// The bearer token presented, if any: verified and not revoked.
+    fn check_token(&self, req: &RequestView<'_>, cx: &mut Context, now: u64) -> Result<Option<Arc<Verified>>, Verdict> {
+        let Some(j) = &self.jwt else { return Ok(None) };
+        let Some(token) = self.presented_token(j, req) else { return Ok(None) };
+        match self.verify_token(j, token, now / 1_000_000_000) {
+            Ok(v) => {
+                if !self.deny.is_empty() {
+                    let jti_revoked = v.claim_str("jti").is_some_and(|jti| self.deny.contains(&DenyEntry::Jti(jti.to_string())));
+                    let hash_revoked = self.deny.has_token_entries() && self.deny.contains(&DenyEntry::Token(sha256_hex(token.as_bytes())));
+                    if jti_revoked || hash_revoked {
+                        self.jwt_failed(5);
+                        return Err(self.unauthorized(cx, Reason::new(code::REVOKED).detail("the token has been revoked"), Some("invalid_token")));
+                    }
+                }
+                Ok(Some(v))
+            }
+            Err(e) => {
+                self.jwt_failed(jwt_class(&e));
+                Err(self.unauthorized(cx, Reason::new(e.code()).detail(e.to_string()), Some("invalid_token")))
+            }
+        }
+    }
+
+    /// The identity a verified token gives, and its claims forwarded upstream as headers.
+    fn record_token(&self, v: &Verified, cx: &mut Context) {
+        cx.identity.jwt_verified = true;
+        cx.identity.subject = v.claim_str("sub").map(str::to_string);
+        cx.identity.scopes = v.scopes().to_vec();
+        if let Some(j) = &self.jwt {
+            for (claim, header) in &j.forward {
+                if let Some(val) = v.claims.get(claim).and_then(jwt::claim_header_value) {
+                    if let Ok(hv) = HeaderValue::from_str(&val) {
+                        cx.upstream_headers.push((header.clone(), hv));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rate limits: every limit that applies to the path and tier is counted; the first
+    /// exceeded refuses. With `headers_always`, the tightest one's headers are sent.
+    fn check_limits(&self, req: &RequestView<'_>, cx: &mut Context, now: u64, tier: Option<String>, verified: Option<&Verified>) -> Result<(), Verdict> {
+        if self.limits.is_empty() {
+            return Ok(());
+        }
+        let shared_ok = self.shared.as_ref().map(|s| s.healthy());
+        let mut tightest: Option<(usize, Decision)> = None;
+        let mut counted_open = false;
+        for (i, l) in self.limits.iter().enumerate() {
+            if l.prefix.as_deref().is_some_and(|p| !under(req.path, p)) {
+                continue;
+            }
+            if l.tier.is_some() && l.tier != tier {
+                continue;
+            }
+            if l.shared && shared_ok == Some(false) {
+                let s = self.shared.as_ref().expect("shared state of a shared limit");
+                if !s.fail_open {
+                    s.refused_unavailable.fetch_add(1, Ordering::Relaxed);
+                    cx.response_headers.push((RETRY_AFTER, HeaderValue::from_static("1")));
+                    return Err(self.refuse(503, Reason::new(code::LIMIT_UNAVAILABLE).detail("the shared rate-limit store is unreachable")));
+                }
+                if !counted_open {
+                    counted_open = true;
+                    self.counters.fail_open.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            let key = self.limit_key(l, req, cx, verified);
+            let d = self.table.hit(&key, &l.gcra, now, l.shared && shared_ok == Some(true));
+            if !d.allowed {
+                l.hits.fetch_add(1, Ordering::Relaxed);
+                Self::rate_headers(cx, l, &d, true);
+                return Err(self.refuse(429, Reason::new(code::RATE_LIMITED).detail(format!("rate limit `{}` exceeded", l.name))));
+            }
+            if self.headers_always && tightest.is_none_or(|(_, t)| d.remaining < t.remaining) {
+                tightest = Some((i, d));
+            }
+        }
+        if let Some((i, d)) = tightest {
+            Self::rate_headers(cx, &self.limits[i], &d, false);
+        }
+        Ok(())
+    }
 }
 
 /// The canonical `path` is `prefix` or under it at a segment boundary.
@@ -729,174 +922,7 @@ impl Stage for AccessStage {
     }
 
     fn check_head(&self, req: &RequestView<'_>, cx: &mut Context) -> Verdict {
-        let now = self.clock.now_nanos();
-        let ip = req.client_ip;
-
-        // 1. IP lists.
-        let lists = self.ip.load();
-        if lists.deny.contains(ip) {
-            return self.refuse(403, Reason::new(code::IP_DENIED).detail("the client address is denied"));
-        }
-        if let Some(allow) = &lists.allow {
-            if !allow.contains(ip) {
-                return self.refuse(403, Reason::new(code::IP_NOT_ALLOWED).detail("the client address is not in the allowlist"));
-            }
-        }
-
-        // 2. Flood protection.
-        if let Some((g, ban)) = &self.flood {
-            let key = format!("{}:flood|{ip}", self.key_prefix);
-            let banned = self.table.banned(&key, now);
-            let refused = match banned {
-                Some(left) => Some(left),
-                None => {
-                    let d = self.table.hit(&key, g, now, false);
-                    if d.allowed {
-                        None
-                    } else {
-                        self.table.ban(&key, now.saturating_add(*ban), now);
-                        self.counters.flood_bans.fetch_add(1, Ordering::Relaxed);
-                        Some(*ban)
-                    }
-                }
-            };
-            if let Some(left) = refused {
-                self.counters.flood_refused.fetch_add(1, Ordering::Relaxed);
-                cx.response_headers.push((RETRY_AFTER, HeaderValue::from(left.div_ceil(1_000_000_000).max(1))));
-                return self.refuse(429, Reason::new(code::FLOOD_BANNED).detail("too many requests from this address: temporarily banned"));
-            }
-        }
-
-        // 3. Credentials.
-        if let Some(j) = &self.jwt {
-            cx.strip_upstream.extend(j.forward.iter().map(|(_, h)| h.clone()));
-        }
-        let mut key_ok = false;
-        let mut tier: Option<String> = None;
-        if let Some(a) = &self.api {
-            if let Some(presented) = self.presented_api_key(a, req) {
-                let keys = a.keys.load();
-                match keys.lookup(&presented) {
-                    Some(k) => {
-                        if !self.deny.is_empty() && self.deny.contains(&DenyEntry::Key(sha256_hex(presented.as_bytes()))) {
-                            return self.refuse(401, Reason::new(code::REVOKED).detail("the API key has been revoked"));
-                        }
-                        cx.identity.api_key = Some(k.name.clone());
-                        key_ok = true;
-                        tier = k.tier.clone();
-                    }
-                    None => return self.refuse(401, Reason::new(code::API_KEY_INVALID).detail("unknown API key")),
-                }
-            }
-        }
-        let mut verified: Option<Arc<Verified>> = None;
-        if let Some(j) = &self.jwt {
-            if let Some(token) = self.presented_token(j, req) {
-                match self.verify_token(j, token, now / 1_000_000_000) {
-                    Ok(v) => {
-                        if !self.deny.is_empty() {
-                            let jti_revoked = v.claim_str("jti").is_some_and(|jti| self.deny.contains(&DenyEntry::Jti(jti.to_string())));
-                            let hash_revoked = self.deny.has_token_entries() && self.deny.contains(&DenyEntry::Token(sha256_hex(token.as_bytes())));
-                            if jti_revoked || hash_revoked {
-                                self.jwt_failed(5);
-                                return self.unauthorized(cx, Reason::new(code::REVOKED).detail("the token has been revoked"), Some("invalid_token"));
-                            }
-                        }
-                        verified = Some(v);
-                    }
-                    Err(e) => {
-                        self.jwt_failed(jwt_class(&e));
-                        return self.unauthorized(cx, Reason::new(e.code()).detail(e.to_string()), Some("invalid_token"));
-                    }
-                }
-            }
-        }
-        let policy = self.route_policy(req.path);
-        let require = policy.and_then(|p| p.require).unwrap_or(self.require);
-        let jwt_ok = verified.is_some();
-        match require {
-            Require::None => {}
-            Require::Jwt if !jwt_ok => {
-                self.jwt_failed(6);
-                return self.unauthorized(cx, Reason::new(code::TOKEN_MISSING).detail("a bearer token is required"), None);
-            }
-            Require::ApiKey if !key_ok => return self.refuse(401, Reason::new(code::API_KEY_MISSING).detail("an API key is required")),
-            Require::Any if !jwt_ok && !key_ok => {
-                if self.jwt.is_some() {
-                    return self.unauthorized(cx, Reason::new(code::CREDENTIALS_MISSING).detail("a bearer token or an API key is required"), None);
-                }
-                return self.refuse(401, Reason::new(code::CREDENTIALS_MISSING).detail("credentials are required"));
-            }
-            _ => {}
-        }
-        if let Some(v) = &verified {
-            cx.identity.jwt_verified = true;
-            cx.identity.subject = v.claim_str("sub").map(str::to_string);
-            cx.identity.scopes = v.scopes().to_vec();
-            if let Some(j) = &self.jwt {
-                for (claim, header) in &j.forward {
-                    if let Some(val) = v.claims.get(claim).and_then(jwt::claim_header_value) {
-                        if let Ok(hv) = HeaderValue::from_str(&val) {
-                            cx.upstream_headers.push((header.clone(), hv));
-                        }
-                    }
-                }
-            }
-        }
-        if let Some(p) = policy {
-            if !p.scopes.is_empty() {
-                let missing: Vec<&str> = p.scopes.iter().filter(|s| !cx.identity.scopes.iter().any(|g| g == *s)).map(String::as_str).collect();
-                if !missing.is_empty() {
-                    let v = format!("Bearer error=\"insufficient_scope\", scope=\"{}\"", p.scopes.join(" "));
-                    if let Ok(v) = HeaderValue::from_str(&v) {
-                        cx.response_headers.push((http::header::WWW_AUTHENTICATE, v));
-                    }
-                    return self.refuse(403, Reason::new(code::SCOPE_MISSING).detail(format!("missing scope: {}", missing.join(" "))));
-                }
-            }
-        }
-
-        // 4. Rate limits.
-        if self.limits.is_empty() {
-            return Verdict::Allow;
-        }
-        let shared_ok = self.shared.as_ref().map(|s| s.healthy());
-        let mut tightest: Option<(usize, Decision)> = None;
-        let mut counted_open = false;
-        for (i, l) in self.limits.iter().enumerate() {
-            if l.prefix.as_deref().is_some_and(|p| !under(req.path, p)) {
-                continue;
-            }
-            if l.tier.is_some() && l.tier != tier {
-                continue;
-            }
-            if l.shared && shared_ok == Some(false) {
-                let s = self.shared.as_ref().expect("shared state of a shared limit");
-                if !s.fail_open {
-                    s.refused_unavailable.fetch_add(1, Ordering::Relaxed);
-                    cx.response_headers.push((RETRY_AFTER, HeaderValue::from_static("1")));
-                    return self.refuse(503, Reason::new(code::LIMIT_UNAVAILABLE).detail("the shared rate-limit store is unreachable"));
-                }
-                if !counted_open {
-                    counted_open = true;
-                    self.counters.fail_open.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            let key = self.limit_key(l, req, cx, verified.as_deref());
-            let d = self.table.hit(&key, &l.gcra, now, l.shared && shared_ok == Some(true));
-            if !d.allowed {
-                l.hits.fetch_add(1, Ordering::Relaxed);
-                Self::rate_headers(cx, l, &d, true);
-                return self.refuse(429, Reason::new(code::RATE_LIMITED).detail(format!("rate limit `{}` exceeded", l.name)));
-            }
-            if self.headers_always && tightest.is_none_or(|(_, t)| d.remaining < t.remaining) {
-                tightest = Some((i, d));
-            }
-        }
-        if let Some((i, d)) = tightest {
-            Self::rate_headers(cx, &self.limits[i], &d, false);
-        }
-        Verdict::Allow
+        self.judge_head(req, cx).err().unwrap_or(Verdict::Allow)
     }
 }
 

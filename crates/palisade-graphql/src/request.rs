@@ -13,6 +13,7 @@
 //! A request with `extensions.persistedQuery.sha256Hash` and no `query` is a persisted query:
 //! there is no document to judge, only a hash that the server looks up in its own store.
 
+use palisade_body::multipart;
 use palisade_core::http::Method;
 use serde_json::{Map, Value as Json};
 
@@ -198,61 +199,22 @@ fn check_present(r: &GraphqlRequest, ctx: &str) -> Result<(), Error> {
     Err(if ctx.is_empty() { e } else { e.context(ctx.to_string()) })
 }
 
+/// Bounds on a multipart request: the parser's defaults, with room for many files.
+const UPLOAD_LIMITS: multipart::Limits = multipart::Limits { max_parts: 1000, max_header_bytes: 8 * 1024, max_headers: 32 };
+
 /// A multipart request as the GraphQL multipart request specification defines it (file
 /// uploads): an `operations` field (a request object or a batch, with `null` where files go),
 /// a `map` field (`{"0": ["variables.file"]}`: which file part goes where) and the file parts.
 /// Each mapped variable is set to a placeholder string naming its part, so that an `Upload!`
-/// variable is present when judged; the files themselves are not judged here.
+/// variable is present when judged; the files themselves are not judged here. The framing is
+/// `palisade_body::multipart`'s (RFC 7578), the one multipart parser of the project.
 fn multipart(content_type: &str, body: &[u8]) -> Result<Envelope, Error> {
     let err = |m: &str| Error::new(ErrorKind::Request, format!("multipart GraphQL request: {m}"));
-    let boundary = content_type
-        .split(';')
-        .skip(1)
-        .find_map(|p| {
-            let (k, v) = p.split_once('=')?;
-            k.trim().eq_ignore_ascii_case("boundary").then(|| v.trim().trim_matches('"').to_string())
-        })
-        .filter(|b| !b.is_empty() && b.len() <= 200)
-        .ok_or_else(|| err("no boundary"))?;
-    let delimiter = format!("--{boundary}");
-    let mut parts: Vec<(String, Option<String>, &[u8])> = Vec::new();
-    let mut rest = body;
-    // Skip the preamble up to the first delimiter.
-    let first = find(rest, delimiter.as_bytes()).ok_or_else(|| err("no part"))?;
-    rest = &rest[first + delimiter.len()..];
-    loop {
-        if rest.starts_with(b"--") {
-            break;
-        }
-        rest = rest.strip_prefix(b"\r\n").ok_or_else(|| err("a malformed delimiter line"))?;
-        let head_end = find(rest, b"\r\n\r\n").ok_or_else(|| err("a part without headers' end"))?;
-        let head = std::str::from_utf8(&rest[..head_end]).map_err(|_| err("part headers that are not UTF-8"))?;
-        let after = &rest[head_end + 4..];
-        let end = find(after, format!("\r\n{delimiter}").as_bytes()).ok_or_else(|| err("a part without its closing delimiter"))?;
-        let (mut name, mut filename) = (None, None);
-        for line in head.split("\r\n") {
-            let Some((k, v)) = line.split_once(':') else { continue };
-            if !k.trim().eq_ignore_ascii_case("content-disposition") {
-                continue;
-            }
-            for param in v.split(';').skip(1) {
-                if let Some((pk, pv)) = param.split_once('=') {
-                    let pv = pv.trim().trim_matches('"').to_string();
-                    match pk.trim().to_ascii_lowercase().as_str() {
-                        "name" => name = Some(pv),
-                        "filename" => filename = Some(pv),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        parts.push((name.ok_or_else(|| err("a part without a name"))?, filename, &after[..end]));
-        if parts.len() > 1000 {
-            return Err(err("more than 1000 parts"));
-        }
-        rest = &after[end + 2 + delimiter.len()..];
-    }
-    let field = |n: &str| parts.iter().find(|(name, f, _)| name == n && f.is_none()).map(|(_, _, v)| *v);
+    let framing = |e: multipart::MultipartError| err(&e.to_string());
+    let boundary = multipart::boundary(content_type).map_err(framing)?;
+    let mut parts = Vec::new();
+    multipart::parse(body, &boundary, &UPLOAD_LIMITS, &mut parts).map_err(framing)?;
+    let field = |n: &str| parts.iter().find(|p| p.name == n && p.filename.is_none()).map(|p| p.body);
     let operations = field("operations").ok_or_else(|| err("no `operations` field"))?;
     let mut json: Json = serde_json::from_slice(operations).map_err(|e| err(&format!("`operations` is not JSON: {e}")))?;
     let map: Json = match field("map") {
@@ -276,10 +238,6 @@ fn multipart(content_type: &str, body: &[u8]) -> Result<Envelope, Error> {
         }
     }
     let mut env = envelope(json)?;
-    env.files = parts.into_iter().filter_map(|(name, f, _)| f.map(|f| (name, f))).collect();
+    env.files = parts.into_iter().filter_map(|p| p.filename.map(|f| (p.name.into_owned(), f.into_owned()))).collect();
     Ok(env)
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(hay, needle)
 }

@@ -106,6 +106,10 @@ pub struct Schema {
     directives: HashMap<Box<str>, Vec<InputValue>>,
 }
 
+/// Types and the type names they link to, resolved after every type is declared: the
+/// interfaces an object type implements, the members of a union.
+type Links = Vec<(TypeId, Vec<String>)>;
+
 const BUILTIN_SCALARS: [&str; 5] = ["Int", "Float", "String", "Boolean", "ID"];
 
 impl Schema {
@@ -188,25 +192,25 @@ impl Schema {
             return Err(Error::new(ErrorKind::Schema, e.message().to_string()).context(format!("{file}:{line}:{col}")));
         }
         let doc = tree.document();
-        let name_of = |n: Option<cst::Name>| -> String { n.map(|n| n.text().to_string()).unwrap_or_default() };
-        // First pass: every type name, with its kind.
+        let mut s = Schema::declare(&doc, file)?;
+        let mut errors: Vec<String> = Vec::new();
+        let (implements, members) = s.define(&doc, &mut errors);
+        s.link_possible(implements, members, &mut errors);
+        s.default_roots(&mut errors);
+        if !errors.is_empty() {
+            let n = errors.len();
+            errors.truncate(5);
+            let more = if n > 5 { format!(" (and {} more)", n - 5) } else { String::new() };
+            return Err(Error::new(ErrorKind::Schema, format!("{}{more}", errors.join("; "))).context(file.to_string()));
+        }
+        Ok(s)
+    }
+
+    /// First pass: every type name, with its kind (the built-in scalars first).
+    fn declare(doc: &cst::Document, file: &str) -> Result<Schema, Error> {
         let mut s = Schema { names: HashMap::new(), types: Vec::new(), query: None, mutation: None, subscription: None, directives: HashMap::new() };
-        let add = |s: &mut Schema, name: String, kind: Kind| {
-            if !s.names.contains_key(name.as_str()) {
-                let id = s.types.len() as TypeId;
-                s.names.insert(name.clone().into(), id);
-                s.types.push(TypeDef {
-                    name: name.into(),
-                    kind,
-                    fields: HashMap::new(),
-                    possible: Vec::new(),
-                    enum_values: HashSet::new(),
-                    inputs: Vec::new(),
-                });
-            }
-        };
         for b in BUILTIN_SCALARS {
-            add(&mut s, b.to_string(), Kind::Scalar);
+            s.add_type(b.to_string(), Kind::Scalar);
         }
         for def in doc.definitions() {
             use cst::Definition as D;
@@ -228,187 +232,198 @@ impl Schema {
                 }
                 _ => continue,
             };
-            add(&mut s, name, kind);
+            s.add_type(name, kind);
         }
-        // Second pass: members, resolved.
-        let mut errors: Vec<String> = Vec::new();
-        let resolve = |s: &Schema, t: Option<cst::Type>, errors: &mut Vec<String>, at: &str| -> Option<SType> {
-            match s.resolve_cst(&t?) {
-                Ok(st) => Some(st),
-                Err(e) => {
-                    errors.push(format!("{at}: {e}"));
-                    None
-                }
-            }
-        };
-        let inputs = |s: &Schema, d: Option<cst::ArgumentsDefinition>, errors: &mut Vec<String>, at: &str| -> Vec<InputValue> {
-            d.map(|d| {
-                d.input_value_definitions()
-                    .filter_map(|iv| {
-                        let name = name_of(iv.name());
-                        let ty = resolve(s, iv.ty(), errors, &format!("{at}({name})"))?;
-                        Some(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-        };
-        let mut implements: Vec<(TypeId, Vec<String>)> = Vec::new();
-        let mut members: Vec<(TypeId, Vec<String>)> = Vec::new();
-        let fields_of = |s: &mut Schema, id: TypeId, f: Option<cst::FieldsDefinition>, errors: &mut Vec<String>| {
-            let Some(f) = f else { return };
-            for fd in f.field_definitions() {
-                let fname = name_of(fd.name());
-                let at = format!("{}.{fname}", s.ty(id).name);
-                let args = inputs(s, fd.arguments_definition(), errors, &at);
-                if let Some(ty) = resolve(s, fd.ty(), errors, &at) {
-                    let base = ty.base();
-                    let composite = s.ty(base).is_composite();
-                    let required_args = args.iter().any(InputValue::required);
-                    s.types[id as usize].fields.insert(fname.into(), FieldDef { ty, args, base, composite, required_args });
-                }
-            }
-        };
-        let names_in =
-            |i: Option<cst::ImplementsInterfaces>| -> Vec<String> { i.map(|i| i.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default() };
+        Ok(s)
+    }
+
+    /// A type, unless one of that name is declared already.
+    fn add_type(&mut self, name: String, kind: Kind) {
+        if !self.names.contains_key(name.as_str()) {
+            let id = self.types.len() as TypeId;
+            self.names.insert(name.clone().into(), id);
+            self.types.push(TypeDef { name: name.into(), kind, fields: HashMap::new(), possible: Vec::new(), enum_values: HashSet::new(), inputs: Vec::new() });
+        }
+    }
+
+    /// Second pass: the members of each type (fields, enum values, input fields), directives
+    /// and root types, their types resolved. Gives, for the third pass, the interfaces each
+    /// object type implements and the members of each union, by name.
+    fn define(&mut self, doc: &cst::Document, errors: &mut Vec<String>) -> (Links, Links) {
+        let mut implements: Links = Vec::new();
+        let mut members: Links = Vec::new();
         for def in doc.definitions() {
             use cst::Definition as D;
             match &def {
                 D::ObjectTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
+                    let id = self.names[name_of(d.name()).as_str()];
+                    self.add_fields(id, d.fields_definition(), errors);
                     implements.push((id, names_in(d.implements_interfaces())));
                 }
                 D::ObjectTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
+                    let id = self.names[name_of(d.name()).as_str()];
+                    self.add_fields(id, d.fields_definition(), errors);
                     implements.push((id, names_in(d.implements_interfaces())));
                 }
                 D::InterfaceTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
+                    let id = self.names[name_of(d.name()).as_str()];
+                    self.add_fields(id, d.fields_definition(), errors);
                 }
                 D::InterfaceTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
+                    let id = self.names[name_of(d.name()).as_str()];
+                    self.add_fields(id, d.fields_definition(), errors);
                 }
-                D::UnionTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    members.push((id, d.union_member_types().map(|m| m.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()));
-                }
-                D::UnionTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    members.push((id, d.union_member_types().map(|m| m.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()));
-                }
-                D::EnumTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    if let Some(v) = d.enum_values_definition() {
-                        for e in v.enum_value_definitions() {
-                            let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
-                            s.types[id as usize].enum_values.insert(n.into());
-                        }
-                    }
-                }
-                D::EnumTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    if let Some(v) = d.enum_values_definition() {
-                        for e in v.enum_value_definitions() {
-                            let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
-                            s.types[id as usize].enum_values.insert(n.into());
-                        }
-                    }
-                }
-                D::InputObjectTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    let at = s.ty(id).name.to_string();
-                    let fields = d.input_fields_definition().map(|f| f.input_value_definitions());
-                    let mut list = Vec::new();
-                    for iv in fields.into_iter().flatten() {
-                        let name = name_of(iv.name());
-                        if let Some(ty) = resolve(&s, iv.ty(), &mut errors, &format!("{at}.{name}")) {
-                            list.push(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() });
-                        }
-                    }
-                    s.types[id as usize].inputs.extend(list);
-                }
-                D::InputObjectTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    let at = s.ty(id).name.to_string();
-                    let fields = d.input_fields_definition().map(|f| f.input_value_definitions());
-                    let mut list = Vec::new();
-                    for iv in fields.into_iter().flatten() {
-                        let name = name_of(iv.name());
-                        if let Some(ty) = resolve(&s, iv.ty(), &mut errors, &format!("{at}.{name}")) {
-                            list.push(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() });
-                        }
-                    }
-                    s.types[id as usize].inputs.extend(list);
-                }
+                D::UnionTypeDefinition(d) => members.push((self.names[name_of(d.name()).as_str()], union_members(d.union_member_types()))),
+                D::UnionTypeExtension(d) => members.push((self.names[name_of(d.name()).as_str()], union_members(d.union_member_types()))),
+                D::EnumTypeDefinition(d) => self.add_enum_values(self.names[name_of(d.name()).as_str()], d.enum_values_definition()),
+                D::EnumTypeExtension(d) => self.add_enum_values(self.names[name_of(d.name()).as_str()], d.enum_values_definition()),
+                D::InputObjectTypeDefinition(d) => self.add_input_fields(self.names[name_of(d.name()).as_str()], d.input_fields_definition(), errors),
+                D::InputObjectTypeExtension(d) => self.add_input_fields(self.names[name_of(d.name()).as_str()], d.input_fields_definition(), errors),
                 D::DirectiveDefinition(d) => {
                     let name = name_of(d.name());
-                    let args = inputs(&s, d.arguments_definition(), &mut errors, &format!("@{name}"));
-                    s.directives.insert(name.into(), args);
+                    let args = self.inputs(d.arguments_definition(), errors, &format!("@{name}"));
+                    self.directives.insert(name.into(), args);
                 }
-                D::SchemaDefinition(d) => {
-                    for r in d.root_operation_type_definitions() {
-                        let Some(t) = r.named_type().map(|n| name_of(n.name())) else { continue };
-                        let Some(id) = s.type_id(&t) else {
-                            errors.push(format!("schema: unknown root type `{t}`"));
-                            continue;
-                        };
-                        match r.operation_type() {
-                            Some(o) if o.mutation_token().is_some() => s.mutation = Some(id),
-                            Some(o) if o.subscription_token().is_some() => s.subscription = Some(id),
-                            _ => s.query = Some(id),
-                        }
-                    }
-                }
+                D::SchemaDefinition(d) => self.set_roots(d, errors),
                 _ => {}
             }
         }
-        // Possible object types.
-        for (i, t) in s.types.iter_mut().enumerate() {
+        (implements, members)
+    }
+
+    /// A type reference resolved, or the error recorded (at `at`).
+    fn resolve_at(&self, t: Option<cst::Type>, errors: &mut Vec<String>, at: &str) -> Option<SType> {
+        match self.resolve_cst(&t?) {
+            Ok(st) => Some(st),
+            Err(e) => {
+                errors.push(format!("{at}: {e}"));
+                None
+            }
+        }
+    }
+
+    /// The arguments of a field or directive (those whose type resolves).
+    fn inputs(&self, d: Option<cst::ArgumentsDefinition>, errors: &mut Vec<String>, at: &str) -> Vec<InputValue> {
+        d.map(|d| {
+            d.input_value_definitions()
+                .filter_map(|iv| {
+                    let name = name_of(iv.name());
+                    let ty = self.resolve_at(iv.ty(), errors, &format!("{at}({name})"))?;
+                    Some(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    }
+
+    /// The fields of an object or interface type.
+    fn add_fields(&mut self, id: TypeId, f: Option<cst::FieldsDefinition>, errors: &mut Vec<String>) {
+        let Some(f) = f else { return };
+        for fd in f.field_definitions() {
+            let fname = name_of(fd.name());
+            let at = format!("{}.{fname}", self.ty(id).name);
+            let args = self.inputs(fd.arguments_definition(), errors, &at);
+            if let Some(ty) = self.resolve_at(fd.ty(), errors, &at) {
+                let base = ty.base();
+                let composite = self.ty(base).is_composite();
+                let required_args = args.iter().any(InputValue::required);
+                self.types[id as usize].fields.insert(fname.into(), FieldDef { ty, args, base, composite, required_args });
+            }
+        }
+    }
+
+    fn add_enum_values(&mut self, id: TypeId, v: Option<cst::EnumValuesDefinition>) {
+        for e in v.iter().flat_map(|v| v.enum_value_definitions()) {
+            let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
+            self.types[id as usize].enum_values.insert(n.into());
+        }
+    }
+
+    /// The fields of an input object type (those whose type resolves).
+    fn add_input_fields(&mut self, id: TypeId, f: Option<cst::InputFieldsDefinition>, errors: &mut Vec<String>) {
+        let at = self.ty(id).name.to_string();
+        let mut list = Vec::new();
+        for iv in f.iter().flat_map(|f| f.input_value_definitions()) {
+            let name = name_of(iv.name());
+            if let Some(ty) = self.resolve_at(iv.ty(), errors, &format!("{at}.{name}")) {
+                list.push(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() });
+            }
+        }
+        self.types[id as usize].inputs.extend(list);
+    }
+
+    /// `schema { query: ..., mutation: ..., subscription: ... }`.
+    fn set_roots(&mut self, d: &cst::SchemaDefinition, errors: &mut Vec<String>) {
+        for r in d.root_operation_type_definitions() {
+            let Some(t) = r.named_type().map(|n| name_of(n.name())) else { continue };
+            let Some(id) = self.type_id(&t) else {
+                errors.push(format!("schema: unknown root type `{t}`"));
+                continue;
+            };
+            match r.operation_type() {
+                Some(o) if o.mutation_token().is_some() => self.mutation = Some(id),
+                Some(o) if o.subscription_token().is_some() => self.subscription = Some(id),
+                _ => self.query = Some(id),
+            }
+        }
+    }
+
+    /// Third pass: the object types possible behind each type (itself for an object type; the
+    /// implementations of an interface; the members of a union).
+    fn link_possible(&mut self, implements: Links, members: Links, errors: &mut Vec<String>) {
+        for (i, t) in self.types.iter_mut().enumerate() {
             if t.kind == Kind::Object {
                 t.possible.push(i as TypeId);
             }
         }
         for (obj, ifaces) in implements {
             for i in ifaces {
-                match s.type_id(&i) {
-                    Some(id) if s.ty(id).kind == Kind::Interface => s.types[id as usize].possible.push(obj),
-                    _ => errors.push(format!("{}: implements `{i}`, which is not an interface of the schema", s.ty(obj).name)),
+                match self.type_id(&i) {
+                    Some(id) if self.ty(id).kind == Kind::Interface => self.types[id as usize].possible.push(obj),
+                    _ => errors.push(format!("{}: implements `{i}`, which is not an interface of the schema", self.ty(obj).name)),
                 }
             }
         }
         for (u, list) in members {
             for m in list {
-                match s.type_id(&m) {
-                    Some(id) if s.ty(id).kind == Kind::Object => s.types[u as usize].possible.push(id),
-                    _ => errors.push(format!("{}: member `{m}` is not an object type of the schema", s.ty(u).name)),
+                match self.type_id(&m) {
+                    Some(id) if self.ty(id).kind == Kind::Object => self.types[u as usize].possible.push(id),
+                    _ => errors.push(format!("{}: member `{m}` is not an object type of the schema", self.ty(u).name)),
                 }
             }
         }
-        for t in &mut s.types {
+        for t in &mut self.types {
             t.possible.sort_unstable();
             t.possible.dedup();
         }
-        // Default root types by name.
-        s.query = s.query.or_else(|| s.type_id("Query"));
-        s.mutation = s.mutation.or_else(|| s.type_id("Mutation"));
-        s.subscription = s.subscription.or_else(|| s.type_id("Subscription"));
-        if s.query.is_none() {
+    }
+
+    /// Root types by their conventional names when the schema names none, and the built-in
+    /// `@skip` / `@include` directives.
+    fn default_roots(&mut self, errors: &mut Vec<String>) {
+        self.query = self.query.or_else(|| self.type_id("Query"));
+        self.mutation = self.mutation.or_else(|| self.type_id("Mutation"));
+        self.subscription = self.subscription.or_else(|| self.type_id("Subscription"));
+        if self.query.is_none() {
             errors.push("no query root type (`type Query` or `schema { query: ... }`)".into());
         }
-        let boolean = SType::NonNull(Box::new(SType::Named(s.names["Boolean"])));
+        let boolean = SType::NonNull(Box::new(SType::Named(self.names["Boolean"])));
         for d in ["skip", "include"] {
-            s.directives.entry(d.into()).or_insert_with(|| vec![InputValue { name: "if".into(), ty: boolean.clone(), has_default: false }]);
+            self.directives.entry(d.into()).or_insert_with(|| vec![InputValue { name: "if".into(), ty: boolean.clone(), has_default: false }]);
         }
-        if !errors.is_empty() {
-            let n = errors.len();
-            errors.truncate(5);
-            let more = if n > 5 { format!(" (and {} more)", n - 5) } else { String::new() };
-            return Err(Error::new(ErrorKind::Schema, format!("{}{more}", errors.join("; "))).context(file.to_string()));
-        }
-        Ok(s)
     }
+}
+
+fn name_of(n: Option<cst::Name>) -> String {
+    n.map(|n| n.text().to_string()).unwrap_or_default()
+}
+
+/// The interface names of `implements A & B`.
+fn names_in(i: Option<cst::ImplementsInterfaces>) -> Vec<String> {
+    i.map(|i| i.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()
+}
+
+/// The member names of `union U = A | B`.
+fn union_members(m: Option<cst::UnionMemberTypes>) -> Vec<String> {
+    m.map(|m| m.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()
 }

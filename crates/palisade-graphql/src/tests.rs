@@ -593,6 +593,18 @@ fn multipart_uploads() {
         let _ = from_http(&Method::POST, Some("multipart/form-data; boundary=XyZ"), None, &body.as_bytes()[..cut]);
     }
     assert!(from_http(&Method::POST, Some("multipart/form-data"), None, body.as_bytes()).is_err());
+    // The framing is RFC 7578's: a preamble is skipped, bare-LF lines and a body without its
+    // close delimiter are refused, a quoted boundary and an RFC 5987 file name are read.
+    let preamble = format!("ignored preamble\r\n{body}");
+    assert_eq!(from_http(&Method::POST, Some("multipart/form-data; boundary=XyZ"), None, preamble.as_bytes()).unwrap().unwrap(), env);
+    let bare_lf = body.replace("\r\n", "\n");
+    let e = from_http(&Method::POST, Some("multipart/form-data; boundary=XyZ"), None, bare_lf.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("CRLF"), "{e}");
+    let unclosed = body.replace("--XyZ--", "--XyZ");
+    assert!(from_http(&Method::POST, Some("multipart/form-data; boundary=XyZ"), None, unclosed.as_bytes()).is_err());
+    let ext = body.replace("filename=\"a.txt\"", "filename*=UTF-8''%E2%82%AC.txt");
+    let env = from_http(&Method::POST, Some("multipart/form-data; boundary=\"XyZ\""), None, ext.as_bytes()).unwrap().unwrap();
+    assert_eq!(env.files[0], ("0".into(), "\u{20ac}.txt".into()));
 }
 
 /// The request parser against an independent one (`apollo-parser`, the parser of Apollo's

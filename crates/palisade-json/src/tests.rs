@@ -1,4 +1,7 @@
+use std::borrow::Cow;
+
 use super::*;
+use crate::value::unescape_into;
 use palisade_testkit::rng::Rng;
 
 fn parse(s: &[u8]) -> Result<Tape, JsonError> {

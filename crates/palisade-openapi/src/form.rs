@@ -27,7 +27,7 @@ use palisade_body::json::write_json_str;
 use palisade_body::media;
 use palisade_schema::{Hints, SchemaId};
 
-use crate::model::{Encoding, Style};
+use crate::model::{encoding_for, Encoding, Style};
 use crate::params::{self, shape_of, Decoded, Invalid, ParamDecoder, Shape, Spec};
 
 #[cfg(test)]
@@ -59,10 +59,6 @@ pub struct FormDecoder {
     /// (pair index, length of the top-level key, whether some pair of that key has brackets)
     /// sorted by key.
     tops: Vec<(u32, u32, bool)>,
-}
-
-fn encoding_for<'e>(encoding: &'e [(String, Encoding)], name: &str) -> Option<&'e Encoding> {
-    encoding.iter().find(|(n, _)| n == name).map(|(_, e)| e)
 }
 
 impl FormDecoder {

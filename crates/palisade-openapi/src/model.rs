@@ -126,6 +126,11 @@ pub struct Encoding {
     pub headers: Vec<(String, Header)>,
 }
 
+/// The `encoding` entry of property `name` in a media type's encoding map.
+pub fn encoding_for<'e>(encoding: &'e [(String, Encoding)], name: &str) -> Option<&'e Encoding> {
+    encoding.iter().find(|(n, _)| n == name).map(|(_, e)| e)
+}
+
 #[derive(Debug, Default)]
 pub struct Responses {
     /// Exact codes (`200`) and ranges (`2XX`, stored as 2 with `range: true`).

@@ -27,7 +27,7 @@ use palisade_body::media;
 use palisade_body::multipart::{is_text_type, Part};
 use palisade_schema::{Hints, SchemaId, TypeSet};
 
-use crate::model::Encoding;
+use crate::model::{encoding_for, Encoding};
 use crate::params::{self, shape_of, Shape};
 
 #[cfg(test)]
@@ -60,10 +60,6 @@ pub struct ContentTypeMismatch {
 #[derive(Debug, Default)]
 pub struct MultipartDecoder {
     order: Vec<u32>,
-}
-
-fn encoding_for<'e>(encoding: &'e [(String, Encoding)], name: &str) -> Option<&'e Encoding> {
-    encoding.iter().find(|(n, _)| n == name).map(|(_, e)| e)
 }
 
 impl MultipartDecoder {

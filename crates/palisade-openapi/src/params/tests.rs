@@ -2,6 +2,7 @@
 //! cases, duplicates, empty values, headers, cookies, content parameters, unknown parameters.
 
 use super::*;
+use palisade_body::json::write_json_str;
 
 /// A tiny schema arena implementing [`Hints`] for tests.
 /// Types, items, properties, additionalProperties.
