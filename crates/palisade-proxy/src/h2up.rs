@@ -2,6 +2,9 @@
 //!
 //! Each worker keeps one multiplexed connection per target (a thread-local, like the HTTP/1
 //! pools), driven by hyper's HTTP/2 client as a task on the worker; requests are streams on it.
+//! A connection without an open stream for the upstream's `idle_timeout` (at once with
+//! `max_idle: 0`) is closed, and the next request opens another. WebSocket handshakes become
+//! extended CONNECTs (RFC 8441) when the upstream's SETTINGS allow them ([`websocket`]).
 //! Bodies stream both ways with HTTP/2 flow control (a stream's window bounds what is held for
 //! it), trailers pass through in both directions, and `te: trailers` is kept. An `https://`
 //! upstream that answers ALPN without `h2` is spoken to over HTTP/1.1 from then on

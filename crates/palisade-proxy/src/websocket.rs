@@ -2,11 +2,15 @@
 //! of frames both ways with limits and optional inspection of the client's text messages.
 //!
 //! - HTTP/1.1: a `GET` with `Connection: Upgrade` and `Upgrade: websocket`. HTTP/2: an RFC 8441
-//!   extended CONNECT (`:protocol = websocket`), judged by the stages as the `GET` it stands for
-//!   and sent upstream as an HTTP/1.1 upgrade (with a `Sec-WebSocket-Key` of Palisade's own,
-//!   whose accept value the upstream must return).
-//! - The handshake goes upstream on a fresh connection of its own (never pooled); anything but
-//!   a `101` with a valid accept value is answered as an ordinary response.
+//!   extended CONNECT (`:protocol = websocket`), judged by the stages as the `GET` it stands for.
+//! - Upstream, whatever the client spoke: an HTTP/2 upstream whose SETTINGS allow extended
+//!   CONNECT gets one, as a stream of the worker's connection ([`crate::h2up::websocket`]);
+//!   any other gets an HTTP/1.1 upgrade on a fresh connection of its own (never pooled; TLS
+//!   offering only `http/1.1` for `https://`), with a `Sec-WebSocket-Key` of Palisade's own
+//!   for an HTTP/2 client, whose accept value the upstream must return. An HTTP/2 upstream
+//!   without extended CONNECT is sent that upgrade too, to the same target, and the log says
+//!   so (and why, when it fails). Anything but an acceptance (a `101` with a valid accept
+//!   value, a `2xx` to an extended CONNECT) is answered as an ordinary response.
 //! - Frames are read as they pass (headers only, payloads copied through untouched), so the
 //!   limits hold whatever `inspect` says: a message larger than `max_message` closes with 1009,
 //!   a malformed frame with 1002. With `inspect: text`, the client's text messages are held
