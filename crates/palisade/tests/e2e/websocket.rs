@@ -509,7 +509,6 @@ async fn frame_echo<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(mut
 /// with the HTTP/2 preface are HTTP/1.1 WebSocket upgrades (tungstenite's server), as servers
 /// that take both on one port do. Plain HTTP/2 requests get `h2 ok`.
 async fn h2_ws_server(connect_protocol: bool, http1: bool) -> (u16, Arc<H2Seen>, tokio::task::JoinHandle<()>) {
-    use hyper_util::rt::{TokioExecutor, TokioIo};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(H2Seen::default());
@@ -544,31 +543,7 @@ async fn h2_ws_server(connect_protocol: bool, http1: bool) -> (u16, Arc<H2Seen>,
                     });
                     return;
                 }
-                let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
-                    let seen = seen.clone();
-                    async move {
-                        let ws = req.method() == http::Method::CONNECT
-                            && req.extensions().get::<hyper::ext::Protocol>().is_some_and(|p| p.as_str() == "websocket");
-                        let mut resp = http::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(b"h2 ok")));
-                        if ws {
-                            seen.connects.lock().unwrap().push(req.headers().clone());
-                            let on = hyper::upgrade::on(&mut req);
-                            tokio::spawn(async move {
-                                if let Ok(up) = on.await {
-                                    frame_echo(TokioIo::new(up), seen).await;
-                                }
-                            });
-                            *resp.body_mut() = http_body_util::Full::new(bytes::Bytes::new());
-                            resp.headers_mut().insert("sec-websocket-protocol", http::HeaderValue::from_static("chat"));
-                        }
-                        Ok::<_, std::convert::Infallible>(resp)
-                    }
-                });
-                let mut b = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
-                if connect_protocol {
-                    b.enable_connect_protocol();
-                }
-                let _ = b.serve_connection(TokioIo::new(s), svc).await;
+                serve_h2(s, connect_protocol, seen).await;
             });
         }
     });
@@ -579,6 +554,126 @@ async fn h2_ws_server(connect_protocol: bool, http1: bool) -> (u16, Arc<H2Seen>,
 /// per app name and client IP in the process, and the tests run side by side.)
 fn h2_app(name: &str, port: u16) -> String {
     format!("apps:\n  - name: {name}\n    upstream: h2c://127.0.0.1:{port}\n")
+}
+
+/// Serve one HTTP/2 connection: extended CONNECTs (allowed when `connect_protocol`) become
+/// WebSocket echoes; plain requests get `h2 ok`.
+async fn serve_h2<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static>(s: S, connect_protocol: bool, seen: Arc<H2Seen>) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+        let seen = seen.clone();
+        async move {
+            let ws = req.method() == http::Method::CONNECT
+                && req.extensions().get::<hyper::ext::Protocol>().is_some_and(|p| p.as_str() == "websocket");
+            let mut resp = http::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(b"h2 ok")));
+            if ws {
+                seen.connects.lock().unwrap().push(req.headers().clone());
+                let on = hyper::upgrade::on(&mut req);
+                tokio::spawn(async move {
+                    if let Ok(up) = on.await {
+                        frame_echo(TokioIo::new(up), seen).await;
+                    }
+                });
+                *resp.body_mut() = http_body_util::Full::new(bytes::Bytes::new());
+                resp.headers_mut().insert("sec-websocket-protocol", http::HeaderValue::from_static("chat"));
+            }
+            Ok::<_, std::convert::Infallible>(resp)
+        }
+    });
+    let mut b = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    if connect_protocol {
+        b.enable_connect_protocol();
+    }
+    let _ = b.serve_connection(TokioIo::new(s), svc).await;
+}
+
+/// An HTTP/1.1 WebSocket handshake answered by hand (RFC 6455 §4.2.2, subprotocol `chat`),
+/// then the echo.
+async fn h1_accept_then_echo<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(mut s: S, seen: Arc<H2Seen>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read_exact(&mut b).await.is_err() {
+            return;
+        }
+        head.push(b[0]);
+    }
+    let text = String::from_utf8_lossy(&head).to_string();
+    let key = text.lines().find_map(|l| l.split_once(':').filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-key")).map(|(_, v)| v.trim().to_string()));
+    let Some(key) = key else { return };
+    seen.http1_upgrades.fetch_add(1, Ordering::SeqCst);
+    let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+    let resp = format!("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: chat\r\n\r\n");
+    if s.write_all(resp.as_bytes()).await.is_ok() {
+        frame_echo(s, seen).await;
+    }
+}
+
+/// An `https://` upstream (a self-signed certificate for `up.test`, written to `dir`) offering
+/// `alpn`: HTTP/2 connections are served as [`serve_h2`] does, HTTP/1.1 ones take a WebSocket
+/// handshake ([`h1_accept_then_echo`]). The upstream's YAML.
+async fn tls_ws_server(dir: &TempDir, alpn: &[&[u8]], connect_protocol: bool) -> (String, Arc<H2Seen>, tokio::task::JoinHandle<()>) {
+    let ck = rcgen::generate_simple_self_signed(vec!["up.test".to_string()]).unwrap();
+    let cert = dir.write("up.pem", ck.cert.pem());
+    let key_der = rustls_pki_types::PrivateKeyDer::try_from(ck.signing_key.serialize_der()).unwrap();
+    let mut sc = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![ck.cert.der().clone()], key_der)
+        .unwrap();
+    sc.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(sc));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(H2Seen::default());
+    let seen2 = seen.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = listener.accept().await else { return };
+            seen2.connections.fetch_add(1, Ordering::SeqCst);
+            let (acceptor, seen) = (acceptor.clone(), seen2.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(s).await else { return };
+                if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+                    serve_h2(tls, connect_protocol, seen).await;
+                } else {
+                    h1_accept_then_echo(tls, seen).await;
+                }
+            });
+        }
+    });
+    let yaml = format!("      targets: [https://127.0.0.1:{port}]\n      tls: {{ca: {}, server_name: up.test}}\n", cert.display());
+    (yaml, seen, task)
+}
+
+#[tokio::test]
+async fn https_upstreams_get_websocket_over_tls_by_extended_connect_or_http1() {
+    for (name, alpn, connect_protocol, connects, upgrades) in [
+        ("tls-ext-connect", &[&b"h2"[..], b"http/1.1"][..], true, 1, 0),
+        ("tls-h2-fallback", &[&b"h2"[..], b"http/1.1"][..], false, 0, 1),
+        ("tls-http1", &[&b"http/1.1"[..]][..], false, 0, 1),
+    ] {
+        let dir = TempDir::new();
+        let (up, seen, server) = tls_ws_server(&dir, alpn, connect_protocol).await;
+        let proxy = Proxy::start(&cfg(&[], &format!("apps:\n  - name: {name}\n    upstream:\n{up}")));
+        assert_eq!(h1_echo(proxy.addr, "over tls").await.as_deref(), Ok("over tls"), "{name}");
+        assert_eq!(seen.connects.lock().unwrap().len(), connects, "{name}");
+        assert_eq!(seen.http1_upgrades.load(Ordering::SeqCst), upgrades, "{name}");
+        assert_eq!(*seen.texts.lock().unwrap(), ["over tls"], "{name}");
+        server.abort();
+    }
+}
+
+/// A WebSocket server that speaks only HTTP/1.1 on an `h2c://` URL (a configuration mistake):
+/// the HTTP/2 connection fails (logged), and the handshake reaches it as an HTTP/1.1 upgrade.
+#[tokio::test]
+async fn an_http1_websocket_server_behind_an_h2c_url_still_gets_the_handshake() {
+    let echo = Echo::start();
+    let proxy = Proxy::start(&cfg(&[], &format!("apps:\n  - name: h1-behind-h2c\n    upstream: h2c://{}\n", echo.addr)));
+    assert_eq!(h1_echo(proxy.addr, "still").await.as_deref(), Ok("still"));
+    assert_eq!(*echo.texts.lock().unwrap(), ["still"]);
 }
 
 /// An HTTP/1.1 client's WebSocket (tungstenite's, on a thread) through Palisade: one echo.
