@@ -593,10 +593,13 @@ mod tests {
         let frames: &[u8] = &[0, 0, 0, 0, 4, 0x0a, 2, b'h', b'i', 0, 0, 0, 0, 3, 0x0a, 1, b'a'];
         assert_eq!(decode_web_text(b"AAAAAAQKAmhpAAAAAAMKAWE=", false).unwrap(), frames);
         // "AAAAAAQKAmhp" is the first message (9 bytes, unpadded), "AAAAAAMKAWE=" the second.
-        assert_eq!(decode_web_text(b"AAAAAAQKAmhpAAAAAAMKAWE=", false), decode_web_text(b"AAAAAAQKAmhp" as &[u8], false).map(|mut a| {
-            a.extend(decode_web_text(b"AAAAAAMKAWE=", false).unwrap());
-            a
-        }));
+        assert_eq!(
+            decode_web_text(b"AAAAAAQKAmhpAAAAAAMKAWE=", false),
+            decode_web_text(b"AAAAAAQKAmhp" as &[u8], false).map(|mut a| {
+                a.extend(decode_web_text(b"AAAAAAMKAWE=", false).unwrap());
+                a
+            })
+        );
         // Padded pieces one after the other: "AA==" is one zero byte.
         assert_eq!(decode_web_text(b"AA==AAAAAAMKAWE=", false).unwrap(), [0, 0, 0, 0, 0, 3, 0x0a, 1, b'a']);
         assert_eq!(decode_web_text(b"", false).unwrap(), b"");
@@ -606,7 +609,9 @@ mod tests {
             assert!(decode_web_text(bad, false).is_none(), "{:?}", String::from_utf8_lossy(bad));
         }
         let mut h = HeaderMap::new();
-        for (ct, web) in [("application/grpc-web+proto", true), ("application/grpc-web-text", true), ("application/grpc", false), ("application/grpc+proto", false)] {
+        for (ct, web) in
+            [("application/grpc-web+proto", true), ("application/grpc-web-text", true), ("application/grpc", false), ("application/grpc+proto", false)]
+        {
             h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
             assert_eq!(is_grpc_web(&h), web, "{ct}");
         }

@@ -578,7 +578,9 @@ pub(crate) enum WsAnswer {
     Answer(Box<Response<Incoming>>, StreamGuard),
     /// It does not allow extended CONNECT (no `SETTINGS_ENABLE_CONNECT_PROTOCOL`), or it chose
     /// HTTP/1.1 by ALPN (`h2: false`): the handshake goes as an HTTP/1.1 upgrade.
-    Http1 { h2: bool },
+    Http1 {
+        h2: bool,
+    },
     /// No connection, or the stream failed.
     Failed(String),
     Timeout,

@@ -49,6 +49,7 @@ use tungstenite::protocol::frame::FrameHeader;
 
 use crate::body::ClientBody;
 use crate::code;
+use crate::h2up::WsAnswer;
 use crate::io::Stream;
 use crate::metrics::WsClose;
 use crate::problem;
@@ -57,7 +58,6 @@ use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
 use crate::resp_body::RespBody;
 use crate::snapshot::Snapshot;
-use crate::h2up::WsAnswer;
 use crate::targets::{Addr, Protocol};
 pub use crate::ws_session::Pending;
 use crate::ws_session::{IpSlot, Session, UpIo};
@@ -318,7 +318,15 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
 
 /// The client's answer to a handshake the upstream accepted (`headers`: the upstream's), and
 /// the relay's session.
-fn accepted(h: Handshake<'_>, parts: http::request::Parts, headers: HeaderMap, upstream: UpIo, rbuf: BytesMut, inspect: bool, slot: IpSlot) -> Response<RespBody> {
+fn accepted(
+    h: Handshake<'_>,
+    parts: http::request::Parts,
+    headers: HeaderMap,
+    upstream: UpIo,
+    rbuf: BytesMut,
+    inspect: bool,
+    slot: IpSlot,
+) -> Response<RespBody> {
     let app = &h.snap.apps[h.app_idx];
     let cfg = &app.cfg.websocket;
     let id = h.id;

@@ -563,8 +563,7 @@ async fn serve_h2<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send
     let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
         let seen = seen.clone();
         async move {
-            let ws = req.method() == http::Method::CONNECT
-                && req.extensions().get::<hyper::ext::Protocol>().is_some_and(|p| p.as_str() == "websocket");
+            let ws = req.method() == http::Method::CONNECT && req.extensions().get::<hyper::ext::Protocol>().is_some_and(|p| p.as_str() == "websocket");
             let mut resp = http::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(b"h2 ok")));
             if ws {
                 seen.connects.lock().unwrap().push(req.headers().clone());
