@@ -79,9 +79,10 @@ type Sender = SendRequest<ReqBody>;
 /// once it has had no open stream for the upstream's `idle_timeout` (at once with
 /// `max_idle: 0`); the next request opens another.
 pub(crate) struct ConnState {
-    /// Asks the connection whether the upstream allows extended CONNECT (RFC 8441
-    /// `SETTINGS_ENABLE_CONNECT_PROTOCOL`); `false` once it is gone.
-    connect_protocol: RefCell<Option<Box<dyn Fn() -> bool>>>,
+    /// Asks the connection what the upstream's SETTINGS say: whether it allows extended
+    /// CONNECT (RFC 8441 `SETTINGS_ENABLE_CONNECT_PROTOCOL`), and how many streams it takes at
+    /// once; `None` once the connection is gone.
+    settings: RefCell<Option<Settings>>,
     /// The upstream's first frame (its SETTINGS) was read, or the connection ended.
     settled: Cell<bool>,
     settled_now: tokio::sync::Notify,
@@ -98,7 +99,7 @@ pub(crate) struct ConnState {
 impl ConnState {
     fn new() -> ConnState {
         ConnState {
-            connect_protocol: RefCell::new(None),
+            settings: RefCell::new(None),
             settled: Cell::new(false),
             settled_now: tokio::sync::Notify::new(),
             read: Cell::new(0),
@@ -139,9 +140,19 @@ impl ConnState {
         let _ = tokio::time::timeout(timeout, settled).await;
         // The frame read is applied before the connection's task yields: let it.
         tokio::task::yield_now().await;
-        self.connect_protocol.borrow().as_ref().is_some_and(|ask| ask())
+        self.settings.borrow().as_ref().and_then(|ask| ask()).is_some_and(|(connect, _)| connect)
+    }
+
+    /// Whether a long-lived stream (a WebSocket), already counted in `streams`, may keep its
+    /// place on this connection: the open streams may fill at most half of what the upstream
+    /// takes at once, or plain requests would queue behind WebSockets.
+    fn room_for_long_stream(&self) -> bool {
+        let max = self.settings.borrow().as_ref().and_then(|ask| ask()).map_or(0, |(_, max)| max);
+        self.streams.get() <= max / 2
     }
 }
+
+type Settings = Box<dyn Fn() -> Option<(bool, usize)>>;
 
 /// One open stream on an upstream HTTP/2 connection: the connection is not idle while it lives.
 pub(crate) struct StreamGuard(Rc<ConnState>);
@@ -309,6 +320,12 @@ where
 
 /// Open an HTTP/2 connection to target `t`: the task that drives it is spawned on this worker.
 async fn open(up: &Upstream, t: usize) -> Result<Conn, ConnectError> {
+    open_with(up, t, None).await
+}
+
+/// [`open`], closing the connection once it has been without a stream for `idle` (default:
+/// the upstream's `idle_timeout`).
+async fn open_with(up: &Upstream, t: usize, idle: Option<Duration>) -> Result<Conn, ConnectError> {
     let ts = &up.targets[t];
     let Addr::Tcp(addr) = &ts.addr else { return Err(ConnectError::Failed(format!("{} is not a TCP target", ts.target))) };
     let mut builder = hyper::client::conn::http2::Builder::new(LocalExec);
@@ -324,7 +341,7 @@ async fn open(up: &Upstream, t: usize) -> Result<Conn, ConnectError> {
         .keep_alive_while_idle(true);
     let state = Rc::new(ConnState::new());
     // `max_idle: 0`: no connection is kept without a stream.
-    let idle = if up.cfg.max_idle == 0 { Duration::ZERO } else { up.cfg.idle_timeout };
+    let idle = idle.unwrap_or(if up.cfg.max_idle == 0 { Duration::ZERO } else { up.cfg.idle_timeout });
     let drive = Driver { state: state.clone(), idle, upstream: up.cfg.name.clone(), target: ts.target.to_string() };
     let sender = match up.protocol {
         Protocol::Https => {
@@ -379,7 +396,11 @@ impl Driver {
         let Driver { state, idle, upstream, target } = self;
         let conn = Rc::new(RefCell::new(Box::pin(conn)));
         let weak = Rc::downgrade(&conn);
-        *state.connect_protocol.borrow_mut() = Some(Box::new(move || weak.upgrade().is_some_and(|c| c.borrow().is_extended_connect_protocol_enabled())));
+        *state.settings.borrow_mut() = Some(Box::new(move || {
+            let c = weak.upgrade()?;
+            let c = c.borrow();
+            Some((c.is_extended_connect_protocol_enabled(), c.current_max_send_streams()))
+        }));
         tokio::task::spawn_local(async move {
             let sleep = tokio::time::sleep(idle);
             tokio::pin!(sleep);
@@ -598,9 +619,26 @@ pub(crate) async fn websocket(up: &Upstream, t: usize, req: http::request::Parts
             return WsAnswer::Failed(e);
         }
     };
-    let stream = StreamGuard::new(&conn.state);
+    let mut stream = StreamGuard::new(&conn.state);
     if !conn.state.connect_protocol(up.cfg.connect_timeout).await {
         return WsAnswer::Http1 { h2: true };
+    }
+    let mut conn = conn;
+    if !conn.state.room_for_long_stream() {
+        // Half the worker's connection is taken by WebSockets already: this one gets an
+        // HTTP/2 connection of its own, closed when it ends.
+        conn = match open_with(up, t, Some(Duration::ZERO)).await {
+            Ok(c) => c,
+            Err(ConnectError::Http1) => return WsAnswer::Http1 { h2: false },
+            Err(ConnectError::Failed(e)) => {
+                up.record_failure(t);
+                return WsAnswer::Failed(e);
+            }
+        };
+        stream = StreamGuard::new(&conn.state);
+        if !conn.state.connect_protocol(up.cfg.connect_timeout).await {
+            return WsAnswer::Http1 { h2: true };
+        }
     }
     let mut sender = conn.sender;
     if let Err(e) = sender.ready().await {

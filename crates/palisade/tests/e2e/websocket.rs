@@ -508,7 +508,7 @@ async fn frame_echo<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(mut
 /// `connect_protocol`, and echoes WebSocket streams; with `http1`, connections that do not open
 /// with the HTTP/2 preface are HTTP/1.1 WebSocket upgrades (tungstenite's server), as servers
 /// that take both on one port do. Plain HTTP/2 requests get `h2 ok`.
-async fn h2_ws_server(connect_protocol: bool, http1: bool) -> (u16, Arc<H2Seen>, tokio::task::JoinHandle<()>) {
+async fn h2_ws_server(connect_protocol: bool, http1: bool, max_streams: Option<u32>) -> (u16, Arc<H2Seen>, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(H2Seen::default());
@@ -543,7 +543,7 @@ async fn h2_ws_server(connect_protocol: bool, http1: bool) -> (u16, Arc<H2Seen>,
                     });
                     return;
                 }
-                serve_h2(s, connect_protocol, seen).await;
+                serve_h2(s, connect_protocol, max_streams, seen).await;
             });
         }
     });
@@ -558,7 +558,12 @@ fn h2_app(name: &str, port: u16) -> String {
 
 /// Serve one HTTP/2 connection: extended CONNECTs (allowed when `connect_protocol`) become
 /// WebSocket echoes; plain requests get `h2 ok`.
-async fn serve_h2<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static>(s: S, connect_protocol: bool, seen: Arc<H2Seen>) {
+async fn serve_h2<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static>(
+    s: S,
+    connect_protocol: bool,
+    max_streams: Option<u32>,
+    seen: Arc<H2Seen>,
+) {
     use hyper_util::rt::{TokioExecutor, TokioIo};
     let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
         let seen = seen.clone();
@@ -583,6 +588,7 @@ async fn serve_h2<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send
     if connect_protocol {
         b.enable_connect_protocol();
     }
+    b.max_concurrent_streams(max_streams);
     let _ = b.serve_connection(TokioIo::new(s), svc).await;
 }
 
@@ -636,7 +642,7 @@ async fn tls_ws_server(dir: &TempDir, alpn: &[&[u8]], connect_protocol: bool) ->
             tokio::spawn(async move {
                 let Ok(tls) = acceptor.accept(s).await else { return };
                 if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
-                    serve_h2(tls, connect_protocol, seen).await;
+                    serve_h2(tls, connect_protocol, None, seen).await;
                 } else {
                     h1_accept_then_echo(tls, seen).await;
                 }
@@ -699,7 +705,7 @@ async fn an_h2c_upstream_that_allows_extended_connect_gets_the_handshake_as_one(
     use hyper_util::rt::{TokioExecutor, TokioIo};
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let (port, seen, server) = h2_ws_server(true, false).await;
+    let (port, seen, server) = h2_ws_server(true, false, None).await;
     let proxy = Proxy::start(&format!(
         "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n    http2: true\nserver:\n  shutdown_timeout: 500ms\n{}",
         h2_app("ext-connect", port)
@@ -746,7 +752,7 @@ async fn an_h2c_upstream_that_allows_extended_connect_gets_the_handshake_as_one(
 
 #[tokio::test]
 async fn an_h2c_upstream_without_extended_connect_gets_an_http1_upgrade_to_the_same_port() {
-    let (port, seen, server) = h2_ws_server(false, true).await;
+    let (port, seen, server) = h2_ws_server(false, true, None).await;
     let proxy = Proxy::start(&cfg(&[], &h2_app("fallback", port)));
     // A plain request first: the HTTP/2 connection is open, its SETTINGS known.
     let r = get(proxy.addr, "api.test", "/plain").await;
@@ -764,11 +770,47 @@ async fn an_h2c_upstream_without_extended_connect_gets_an_http1_upgrade_to_the_s
 
 #[tokio::test]
 async fn an_http2_only_upstream_without_extended_connect_refuses_with_502() {
-    let (port, seen, server) = h2_ws_server(false, false).await;
+    let (port, seen, server) = h2_ws_server(false, false, None).await;
     let proxy = Proxy::start(&cfg(&[], &h2_app("h2-only", port)));
     let (_s, head) = tokio::task::spawn_blocking(move || raw_handshake(proxy.addr, "/chat")).await.unwrap();
     assert!(head.starts_with("HTTP/1.1 502"), "{head}");
     assert!(head.to_ascii_lowercase().contains("content-type: application/problem+json"), "{head}");
     assert!(seen.connects.lock().unwrap().is_empty());
+    server.abort();
+}
+
+/// WebSockets take at most half the streams the upstream allows on the worker's HTTP/2
+/// connection; beyond, each gets a connection of its own (closed when it ends), so plain
+/// requests never queue behind them.
+#[tokio::test]
+async fn websockets_leave_half_the_upstream_streams_to_requests() {
+    let (port, seen, server) = h2_ws_server(true, false, Some(2)).await;
+    let proxy = Proxy::start(&format!(
+        "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  shutdown_timeout: 500ms\napps:\n  - name: half-streams\n    upstream:\n      targets: [h2c://127.0.0.1:{port}]\n"
+    ));
+    let addr = proxy.addr;
+    let open = |text: &'static str| {
+        tokio::task::spawn_blocking(move || {
+            let s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(LIMIT)).unwrap();
+            let mut req = tungstenite::client::IntoClientRequest::into_client_request("ws://api.test/chat").unwrap();
+            req.headers_mut().insert("sec-websocket-protocol", "chat".parse().unwrap());
+            let (mut ws, resp) = tungstenite::client(req, s).unwrap();
+            assert_eq!(resp.status(), 101);
+            ws.send(Message::text(text)).unwrap();
+            assert_eq!(ws.read().unwrap(), Message::text(text));
+            ws
+        })
+    };
+    let first = open("one").await.unwrap();
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 1, "the first WebSocket is a stream of the worker's connection");
+    let second = open("two").await.unwrap();
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 2, "the second gets a connection of its own");
+    assert_eq!(seen.connects.lock().unwrap().len(), 2);
+    // A plain request has its stream on the worker's connection.
+    let r = get(proxy.addr, "api.test", "/plain").await;
+    assert_eq!((r.status, r.text().as_str()), (200, "h2 ok"));
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 2);
+    drop((first, second));
     server.abort();
 }
