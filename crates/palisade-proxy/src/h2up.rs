@@ -681,3 +681,30 @@ pub(crate) async fn websocket(up: &Upstream, t: usize, req: http::request::Parts
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    /// The upstream's first frame is known to be in once its 9-byte header and the payload its
+    /// length gives have been read, however the reads cut them.
+    #[tokio::test]
+    async fn the_first_frame_is_seen_whole_whatever_the_reads() {
+        // SETTINGS (type 4) with one setting: ENABLE_CONNECT_PROTOCOL (8) = 1; then a PING.
+        let mut bytes = vec![0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 1];
+        bytes.extend_from_slice(&[0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+        for step in [1, 2, 5, 14, 15, 64] {
+            let state = Rc::new(ConnState::new());
+            let mut w = Watched { inner: &bytes[..], state: state.clone() };
+            let mut buf = vec![0u8; step];
+            let mut read = 0;
+            while read < bytes.len() {
+                let n = w.read(&mut buf).await.unwrap();
+                read += n;
+                assert_eq!(state.settled.get(), read >= 15, "step {step}, {read} bytes read");
+            }
+            assert_eq!(state.first.get(), [0, 0, 6]);
+        }
+    }
+}
