@@ -73,6 +73,31 @@ pub fn is_grpc_web_text(headers: &HeaderMap) -> bool {
     })
 }
 
+/// Whether a gRPC call is gRPC-Web (`application/grpc-web*`): a browser's call, whose request
+/// is one message (gRPC-Web has no client streaming), judged whole before it goes upstream.
+pub fn is_grpc_web(headers: &HeaderMap) -> bool {
+    headers.get(header::CONTENT_TYPE).and_then(|v| answer_type(v.as_bytes())).is_some_and(|t| t != "application/grpc")
+}
+
+/// Reason code of a gRPC-Web text body that is not base64.
+pub const WEB_TEXT_BASE64: &str = "grpc.web_text_base64";
+
+/// The frames of a gRPC-Web text body (`application/grpc-web-text`): base64 (RFC 4648 §4) in
+/// pieces that may each end padded (a client may encode each message on its own, so `=` may
+/// close a piece in the middle of the body). With `truncated` (the body goes on beyond what
+/// was read), an incomplete last group of four is left for later. `None`: not base64.
+pub fn decode_web_text(body: &[u8], truncated: bool) -> Option<Vec<u8>> {
+    let mut rest = if truncated { &body[..body.len() - body.len() % 4] } else { body };
+    let mut out = Vec::with_capacity(rest.len() / 4 * 3);
+    while !rest.is_empty() {
+        // A piece ends with the first group of four that holds padding.
+        let end = rest.chunks(4).position(|q| q.contains(&b'=')).map_or(rest.len(), |i| ((i + 1) * 4).min(rest.len()));
+        out.extend(palisade_core::base64::decode(&rest[..end])?);
+        rest = &rest[end..];
+    }
+    Some(out)
+}
+
 /// The gRPC status of a response Palisade made with this HTTP status: a block is
 /// `PERMISSION_DENIED` (`RESOURCE_EXHAUSTED` for rate limits, `UNAUTHENTICATED` for missing
 /// credentials); upstream failures are `UNAVAILABLE`, timeouts `DEADLINE_EXCEEDED`.
@@ -399,11 +424,18 @@ pub struct H2Body {
     /// Called when the body ends or is dropped (see [`H2Body::on_finish`]).
     finish: Option<Finish>,
     late_block: Option<(crate::judge::Block, Box<JudgedRequest>)>,
+    /// The upstream stream, counted open until the body goes.
+    stream: Option<crate::h2up::StreamGuard>,
 }
 
 impl H2Body {
     pub fn new(inner: hyper::body::Incoming, grpc: Option<(Rc<Shared>, RequestId)>) -> H2Body {
-        H2Body { inner, grpc, finished: false, finish: None, late_block: None }
+        H2Body { inner, grpc, finished: false, finish: None, late_block: None, stream: None }
+    }
+
+    /// Keep the upstream connection from being closed as idle while this body lives.
+    pub(crate) fn hold(&mut self, stream: crate::h2up::StreamGuard) {
+        self.stream = Some(stream);
     }
 
     /// Whether this is the response of a streamed gRPC call, whose messages may still be
@@ -553,6 +585,36 @@ mod tests {
         assert_eq!(r.status(), 200);
         assert_eq!(r.headers()["content-type"], "application/grpc-web");
         assert_eq!(r.headers()["grpc-status"], "7");
+    }
+
+    #[test]
+    fn grpc_web_text_is_base64_in_pieces_each_maybe_padded() {
+        // Two messages, {1: "hi"} and {1: "a"}, encoded together and each on its own.
+        let frames: &[u8] = &[0, 0, 0, 0, 4, 0x0a, 2, b'h', b'i', 0, 0, 0, 0, 3, 0x0a, 1, b'a'];
+        assert_eq!(decode_web_text(b"AAAAAAQKAmhpAAAAAAMKAWE=", false).unwrap(), frames);
+        // "AAAAAAQKAmhp" is the first message (9 bytes, unpadded), "AAAAAAMKAWE=" the second.
+        assert_eq!(
+            decode_web_text(b"AAAAAAQKAmhpAAAAAAMKAWE=", false),
+            decode_web_text(b"AAAAAAQKAmhp" as &[u8], false).map(|mut a| {
+                a.extend(decode_web_text(b"AAAAAAMKAWE=", false).unwrap());
+                a
+            })
+        );
+        // Padded pieces one after the other: "AA==" is one zero byte.
+        assert_eq!(decode_web_text(b"AA==AAAAAAMKAWE=", false).unwrap(), [0, 0, 0, 0, 0, 3, 0x0a, 1, b'a']);
+        assert_eq!(decode_web_text(b"", false).unwrap(), b"");
+        // Cut short: the incomplete group waits for the rest.
+        assert_eq!(decode_web_text(b"AAAAAAQKAm", true).unwrap(), [0, 0, 0, 0, 4, 0x0a]);
+        for bad in [&b"AAAA AAQK"[..], b"AAAAA", b"AA=A", b"*AAA", b"AAAAAAQKAmhp\n"] {
+            assert!(decode_web_text(bad, false).is_none(), "{:?}", String::from_utf8_lossy(bad));
+        }
+        let mut h = HeaderMap::new();
+        for (ct, web) in
+            [("application/grpc-web+proto", true), ("application/grpc-web-text", true), ("application/grpc", false), ("application/grpc+proto", false)]
+        {
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
+            assert_eq!(is_grpc_web(&h), web, "{ct}");
+        }
     }
 
     #[test]

@@ -156,8 +156,8 @@ pub(crate) async fn send_h2(
         }
     }
     let up = &app.upstream;
-    let resp = match sent {
-        Ok(resp) => resp,
+    let (resp, stream) = match sent {
+        Ok(sent) => sent,
         Err(SendFailure::Http1(req)) => {
             let (parts, body) = (*req).into_parts();
             let body = match body {
@@ -204,5 +204,7 @@ pub(crate) async fn send_h2(
     headers::strip_hop_by_hop(&mut parts.headers);
     parts.version = Version::HTTP_11;
     let grpc = if grpc_call { Some((shared.unwrap_or_default(), id)) } else { None };
-    H2Outcome::Done(Box::new(Response::from_parts(parts, RespBody::H2(Box::new(crate::grpc::H2Body::new(body, grpc))))))
+    let mut body = crate::grpc::H2Body::new(body, grpc);
+    body.hold(stream);
+    H2Outcome::Done(Box::new(Response::from_parts(parts, RespBody::H2(Box::new(body)))))
 }

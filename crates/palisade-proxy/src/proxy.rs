@@ -282,7 +282,8 @@ async fn routed(
     let (mut parts, body) = req.into_parts();
     // A gRPC call from an HTTP/2 client to an HTTP/2 upstream streams: its messages are judged
     // one by one as they pass (`grpc::Inspect`) instead of the body being buffered first.
-    let grpc_stream = grpc_call && h2_up && !client_h1 && ws.is_none() && !crate::grpc::is_grpc_web_text(&parts.headers);
+    // (gRPC-Web's request is one message: judged whole, and a block is always its answer.)
+    let grpc_stream = grpc_call && h2_up && !client_h1 && ws.is_none() && !crate::grpc::is_grpc_web(&parts.headers);
     let grpc_encoding = if grpc_call { crate::grpc::Encoding::of(&parts.headers) } else { crate::grpc::Encoding::Identity };
 
     // 4. Head stages, after the declared body size (413 before anything is read).
@@ -311,8 +312,7 @@ async fn routed(
     // 6. Body stages.
     if app.wants_body && grpc_body.is_none() {
         // (`wants_body` implies stages, hence a head view.)
-        // (gRPC-Web's text mode is base64 of the frames: judged as a body like any other.)
-        let judged = if grpc_call && !crate::grpc::is_grpc_web_text(&parts.headers) {
+        let judged = if grpc_call {
             let Some(head) = &head_view else { unreachable!("wants_body implies stages") };
             grpc_body_stages(r, &parts, &up_body, head, &grpc_encoding, &mut outcome, rec)
         } else {
@@ -489,8 +489,8 @@ fn body_stages(
     judge::body(app, &view, outcome).map(|b| problem::blocked(b, r.id, rec, (&parts.method, &parts.uri, &parts.headers)))
 }
 
-/// Phase 6, body stages on a buffered gRPC body: each message judged on its own, by the values
-/// it carries. Returns the answer to a blocked request.
+/// Phase 6, body stages on a buffered gRPC body (gRPC-Web's text mode decoded from base64): each
+/// message judged on its own, by the values it carries. Returns the answer to a blocked request.
 fn grpc_body_stages(
     r: &Routed<'_, '_>,
     parts: &http::request::Parts,
@@ -502,6 +502,18 @@ fn grpc_body_stages(
 ) -> Option<Response<RespBody>> {
     let app = r.app;
     let (bytes, truncated) = inspected(up_body);
+    // gRPC-Web's text mode: the frames in base64 (they go upstream as they came).
+    let decoded;
+    let bytes = if crate::grpc::is_grpc_web_text(&parts.headers) {
+        let Some(d) = crate::grpc::decode_web_text(bytes, truncated) else {
+            tracing::warn!(request_id = r.id.as_str(), app = %app.cfg.name, reason = crate::grpc::WEB_TEXT_BASE64, "gRPC-Web text request body is not base64");
+            return Some(crate::grpc_answer::response(crate::grpc::status::INTERNAL, crate::grpc::WEB_TEXT_BASE64, r.id.as_str()));
+        };
+        decoded = d;
+        &decoded[..]
+    } else {
+        bytes
+    };
     let mut stop_block: Option<judge::Block> = None;
     let msg_type = crate::grpc::message_type(app.grpc_types.as_ref(), parts.uri.path(), true);
     let judged = crate::grpc::judge_buffered(bytes, truncated, app.cfg.inspect_body as usize, encoding, |payload| {

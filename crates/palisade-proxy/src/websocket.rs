@@ -2,11 +2,15 @@
 //! of frames both ways with limits and optional inspection of the client's text messages.
 //!
 //! - HTTP/1.1: a `GET` with `Connection: Upgrade` and `Upgrade: websocket`. HTTP/2: an RFC 8441
-//!   extended CONNECT (`:protocol = websocket`), judged by the stages as the `GET` it stands for
-//!   and sent upstream as an HTTP/1.1 upgrade (with a `Sec-WebSocket-Key` of Palisade's own,
-//!   whose accept value the upstream must return).
-//! - The handshake goes upstream on a fresh connection of its own (never pooled); anything but
-//!   a `101` with a valid accept value is answered as an ordinary response.
+//!   extended CONNECT (`:protocol = websocket`), judged by the stages as the `GET` it stands for.
+//! - Upstream, whatever the client spoke: an HTTP/2 upstream whose SETTINGS allow extended
+//!   CONNECT gets one, as a stream of the worker's connection ([`crate::h2up::websocket`]);
+//!   any other gets an HTTP/1.1 upgrade on a fresh connection of its own (never pooled; TLS
+//!   offering only `http/1.1` for `https://`), with a `Sec-WebSocket-Key` of Palisade's own
+//!   for an HTTP/2 client, whose accept value the upstream must return. An HTTP/2 upstream
+//!   without extended CONNECT is sent that upgrade too, to the same target, and the log says
+//!   so (and why, when it fails). Anything but an acceptance (a `101` with a valid accept
+//!   value, a `2xx` to an extended CONNECT) is answered as an ordinary response.
 //! - Frames are read as they pass (headers only, payloads copied through untouched), so the
 //!   limits hold whatever `inspect` says: a message larger than `max_message` closes with 1009,
 //!   a malformed frame with 1002. With `inspect: text`, the client's text messages are held
@@ -45,6 +49,7 @@ use tungstenite::protocol::frame::FrameHeader;
 
 use crate::body::ClientBody;
 use crate::code;
+use crate::h2up::WsAnswer;
 use crate::io::Stream;
 use crate::metrics::WsClose;
 use crate::problem;
@@ -53,9 +58,9 @@ use crate::record::{self, Captured, Record};
 use crate::request_id::RequestId;
 use crate::resp_body::RespBody;
 use crate::snapshot::Snapshot;
-use crate::targets::Addr;
+use crate::targets::{Addr, Protocol};
 pub use crate::ws_session::Pending;
-use crate::ws_session::{IpSlot, Session};
+use crate::ws_session::{IpSlot, Session, UpIo};
 use crate::{Error, ErrorKind};
 
 /// Problem codes of refused handshakes.
@@ -210,7 +215,8 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
         return reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id);
     };
     let target = &up.targets[t];
-    let mut parts = h.parts;
+    let mut h = h;
+    let mut parts = std::mem::replace(&mut h.parts, Request::new(()).into_parts().0);
     (h.set_host)(&mut parts.headers, &target.authority);
     // Client messages are judged with `inspect: text`, and on the path of a stage that judges
     // messages whatever `inspect` says (a GraphQL endpoint).
@@ -234,13 +240,46 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
     if !parts.headers.contains_key(header::SEC_WEBSOCKET_VERSION) {
         parts.headers.insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
     }
-    let head = upgrade_head(&parts, h.extra_lines);
-
     let cfg_up = &up.cfg;
-    let mut io = match connect(&target.addr, cfg_up.connect_timeout).await {
+    // An HTTP/2 upstream gets an extended CONNECT (RFC 8441) when it allows it; otherwise the
+    // handshake goes as an HTTP/1.1 upgrade on a connection of its own to the same target.
+    let mut fell_back = false;
+    if up.speaks_h2() {
+        match crate::h2up::websocket(up, t, h2_parts(&parts, h.extra_lines)).await {
+            WsAnswer::Answer(resp, stream) => {
+                // (The key Palisade made for an HTTP/2 client is not sent: RFC 8441 has none.)
+                return match h2_switch(*resp, stream, inspect, cfg_up.read_timeout).await {
+                    Ok((headers, upstream)) => accepted(h, parts, headers, upstream, BytesMut::new(), inspect, slot),
+                    Err(Ok(refused)) => refused,
+                    Err(Err(why)) => {
+                        tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, target = %target.target, why, "websocket handshake: invalid upstream answer to the extended CONNECT");
+                        reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id)
+                    }
+                };
+            }
+            WsAnswer::Http1 { h2 } => {
+                fell_back = h2;
+                if fell_back {
+                    tracing::info!(request_id = id.as_str(), upstream = %cfg_up.name, target = %target.target, "websocket: the HTTP/2 upstream does not allow extended CONNECT (RFC 8441): the handshake goes as an HTTP/1.1 upgrade on a connection of its own");
+                }
+            }
+            WsAnswer::Failed(e) => {
+                tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, target = %target.target, error = %e, "websocket upstream unavailable");
+                return reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id);
+            }
+            WsAnswer::Timeout => {
+                tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, "websocket handshake: upstream timed out");
+                return reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id);
+            }
+        }
+    }
+    // Said in the log when an HTTP/1.1 exchange with an HTTP/2 upstream fails.
+    let why_h1 = if fell_back { " (the upstream speaks HTTP/2 without extended CONNECT; the HTTP/1.1 upgrade it was sent instead failed)" } else { "" };
+    let head = upgrade_head(&parts, h.extra_lines);
+    let mut io = match connect_upstream(up, t).await {
         Ok(io) => io,
         Err(e) => {
-            tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, target = %target.target, error = %e, "websocket upstream unavailable");
+            tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, target = %target.target, error = %e, "websocket upstream unavailable{why_h1}");
             return reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_UNAVAILABLE, "Upstream unavailable", id);
         }
     };
@@ -251,11 +290,11 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
     let (resp_head, mut rbuf) = match tokio::time::timeout(cfg_up.read_timeout, exchange).await {
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
-            tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, error = %e, "websocket handshake: upstream failed");
+            tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, error = %e, "websocket handshake: upstream failed{why_h1}");
             return reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id);
         }
         Err(_) => {
-            tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, "websocket handshake: upstream timed out");
+            tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, "websocket handshake: upstream timed out{why_h1}");
             return reject(StatusCode::GATEWAY_TIMEOUT, code::UPSTREAM_TIMEOUT, "Upstream timed out", id);
         }
     };
@@ -270,11 +309,28 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
             }
         };
     }
-    let extensions = headers.contains_key(header::SEC_WEBSOCKET_EXTENSIONS);
     if let Err(why) = check_switch(&headers, &key, inspect) {
         tracing::warn!(request_id = id.as_str(), upstream = %cfg_up.name, why, "websocket handshake: invalid upstream answer");
         return reject(StatusCode::BAD_GATEWAY, code::UPSTREAM_ERROR, "Upstream failed", id);
     }
+    accepted(h, parts, headers, UpIo::Conn(io), rbuf, inspect, slot)
+}
+
+/// The client's answer to a handshake the upstream accepted (`headers`: the upstream's), and
+/// the relay's session.
+fn accepted(
+    h: Handshake<'_>,
+    parts: http::request::Parts,
+    headers: HeaderMap,
+    upstream: UpIo,
+    rbuf: BytesMut,
+    inspect: bool,
+    slot: IpSlot,
+) -> Response<RespBody> {
+    let app = &h.snap.apps[h.app_idx];
+    let cfg = &app.cfg.websocket;
+    let id = h.id;
+    let extensions = headers.contains_key(header::SEC_WEBSOCKET_EXTENSIONS);
     let mut headers = headers;
     crate::headers::strip_hop_by_hop(&mut headers);
     let mut out = HeaderMap::new();
@@ -318,7 +374,7 @@ pub async fn forward(h: Handshake<'_>) -> Response<RespBody> {
         _slot: slot,
         closed: std::cell::Cell::new(WsClose::ClientGone),
     };
-    let mut resp = Response::new(RespBody::Upgrade(Box::new(Pending { upstream: io, upstream_buf: rbuf, client, session })));
+    let mut resp = Response::new(RespBody::Upgrade(Box::new(Pending { upstream, upstream_buf: rbuf, client, session })));
     *resp.status_mut() = status;
     *resp.headers_mut() = out;
     resp
@@ -354,6 +410,72 @@ fn handshake_view<'a>(
         body_truncated: false,
         tls,
     }
+}
+
+/// The handshake as an HTTP/2 upstream gets it (before [`crate::h2up::websocket`] makes it an
+/// extended CONNECT): the request's URI and headers, the forwarding lines among them.
+fn h2_parts(parts: &http::request::Parts, extra_lines: &[u8]) -> http::request::Parts {
+    let mut r = Request::new(());
+    *r.uri_mut() = parts.uri.clone();
+    *r.headers_mut() = parts.headers.clone();
+    for line in extra_lines.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = line.iter().position(|b| *b == b':') else { continue };
+        if let (Ok(n), Ok(v)) = (HeaderName::from_bytes(&line[..colon]), HeaderValue::from_bytes(line[colon + 1..].trim_ascii())) {
+            r.headers_mut().append(n, v);
+        }
+    }
+    r.into_parts().0
+}
+
+/// The upstream's answer to an extended CONNECT: a 2xx hands the stream over (`Ok`: the
+/// answer's headers and the stream); another answer is relayed as it is (`Err(Ok)`);
+/// `Err(Err)`: what is wrong with it, for the log.
+async fn h2_switch(
+    resp: Response<hyper::body::Incoming>,
+    stream: crate::h2up::StreamGuard,
+    inspect: bool,
+    timeout: Duration,
+) -> Result<(HeaderMap, UpIo), Result<Response<RespBody>, &'static str>> {
+    use http_body_util::BodyExt;
+    if resp.status().is_success() {
+        if inspect && resp.headers().contains_key(header::SEC_WEBSOCKET_EXTENSIONS) {
+            return Err(Err("an extension that was not offered"));
+        }
+        let headers = resp.headers().clone();
+        let upgraded = tokio::time::timeout(timeout, hyper::upgrade::on(resp)).await;
+        return match upgraded {
+            Ok(Ok(u)) => Ok((headers, UpIo::H2 { io: hyper_util::rt::TokioIo::new(u), _stream: stream })),
+            Ok(Err(_)) => Err(Err("the stream was not handed over")),
+            Err(_) => Err(Err("the stream was not handed over in time")),
+        };
+    }
+    if resp.status().is_informational() {
+        return Err(Err("an informational answer to an extended CONNECT"));
+    }
+    let (mut parts, body) = resp.into_parts();
+    let limited = http_body_util::Limited::new(body, MAX_REFUSAL_BODY);
+    let body = match tokio::time::timeout(timeout, limited.collect()).await {
+        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Err(_)) => return Err(Err("the refusal's body failed or is too large")),
+        Err(_) => return Err(Err("the refusal's body timed out")),
+    };
+    crate::headers::strip_hop_by_hop(&mut parts.headers);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let mut out = Response::new(RespBody::full(body));
+    *out.status_mut() = parts.status;
+    *out.headers_mut() = parts.headers;
+    Err(Ok(out))
+}
+
+/// A connection of its own to target `t` for an HTTP/1.1 upgrade: TCP or a Unix socket, TLS
+/// (ALPN `http/1.1`) for an `https://` upstream.
+async fn connect_upstream(up: &crate::targets::Upstream, t: usize) -> Result<Stream, String> {
+    if up.protocol == Protocol::Https {
+        let tls = up.tls.as_ref().ok_or("no TLS configuration")?;
+        return crate::upstream::connect_tls(up, t, tls.http1.clone()).await.map(|s| Stream::TlsClient(Box::new(s)));
+    }
+    connect(&up.targets[t].addr, up.cfg.connect_timeout).await.map_err(|e| e.to_string())
 }
 
 /// The HTTP/1.1 upgrade request the upstream gets: the request's headers (no Content-Length),

@@ -6,8 +6,13 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use bytes::BytesMut;
 use http::{HeaderMap, Method, Uri};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::io::Stream;
 use crate::metrics::{AppMetrics, WsClose};
@@ -17,10 +22,48 @@ use crate::snapshot::Snapshot;
 /// A handshake the upstream accepted: what the relay needs, carried by the response
 /// ([`crate::resp_body::RespBody::Upgrade`]) to the connection that will relay.
 pub struct Pending {
-    pub(crate) upstream: Stream,
+    pub(crate) upstream: UpIo,
     pub(crate) upstream_buf: BytesMut,
     pub(crate) client: Option<hyper::upgrade::OnUpgrade>,
     pub(crate) session: Session,
+}
+
+/// The upstream side of a relayed connection: a connection of its own (an HTTP/1.1 upgrade),
+/// or a stream of an HTTP/2 connection (an extended CONNECT, RFC 8441), which keeps that
+/// connection from being closed as idle while it lives.
+pub(crate) enum UpIo {
+    Conn(Stream),
+    H2 { io: TokioIo<hyper::upgrade::Upgraded>, _stream: crate::h2up::StreamGuard },
+}
+
+impl AsyncRead for UpIo {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            UpIo::Conn(s) => Pin::new(s).poll_read(cx, buf),
+            UpIo::H2 { io: s, .. } => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for UpIo {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            UpIo::Conn(s) => Pin::new(s).poll_write(cx, buf),
+            UpIo::H2 { io: s, .. } => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            UpIo::Conn(s) => Pin::new(s).poll_flush(cx),
+            UpIo::H2 { io: s, .. } => Pin::new(s).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            UpIo::Conn(s) => Pin::new(s).poll_shutdown(cx),
+            UpIo::H2 { io: s, .. } => Pin::new(s).poll_shutdown(cx),
+        }
+    }
 }
 
 pub(crate) struct Session {

@@ -433,3 +433,86 @@ async fn block_events(proxy: &Proxy, n: usize) -> Vec<serde_json::Value> {
     .await;
     events
 }
+
+/// Standard base64 with padding (RFC 4648 §4), for gRPC-Web's text mode.
+fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in data.chunks(3) {
+        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        out.push(A[(n >> 18) as usize & 63] as char);
+        out.push(A[(n >> 12) as usize & 63] as char);
+        out.push(if c.len() > 1 { A[(n >> 6) as usize & 63] as char } else { '=' });
+        out.push(if c.len() > 2 { A[n as usize & 63] as char } else { '=' });
+    }
+    out
+}
+
+/// A length-prefixed message `{1: text}`.
+fn framed(text: &str) -> Vec<u8> {
+    let m = msg(text);
+    let mut f = vec![0];
+    f.extend_from_slice(&(m.len() as u32).to_be_bytes());
+    f.extend(m);
+    f
+}
+
+/// A gRPC-Web call as a browser makes it (HTTP/1.1 POST): the response.
+async fn grpc_web(addr: SocketAddr, ctype: &str, body: &[u8]) -> Resp {
+    let mut req = format!(
+        "POST /test.Echo/Unary HTTP/1.1\r\nHost: api.test\r\nContent-Type: {ctype}\r\nX-Grpc-Web: 1\r\nAccept: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(body);
+    raw(addr, req).await
+}
+
+/// gRPC-Web calls (binary and text mode) are judged by their messages as gRPC calls are: a
+/// block is answered as gRPC-Web clients read it (HTTP 200, the call's content type,
+/// `grpc-status` and `grpc-message` in the head, no message), before the upstream is contacted;
+/// an allowed call reaches the upstream as it was sent. Malformed bodies (not base64, a length
+/// prefix longer than the message) get `grpc-status: 13` with their reason code.
+#[tokio::test]
+async fn grpc_web_calls_are_judged_by_their_messages_and_blocked_as_grpc_web_clients_expect() {
+    let mut up = Upstream::tcp(reply("upstream answer")).await;
+    let proxy = Proxy::start(&cfg(&[], &one_app(&up.url())));
+    let attack = framed("1' UNION SELECT username, password FROM users --");
+    let fine = framed("select a plan from the list");
+    let blocked = |r: &Resp, ctype: &str, status: &str, code: &str| {
+        assert_eq!(r.status, 200, "{}", r.dump());
+        assert_eq!(r.header("content-type"), Some(ctype), "{}", r.dump());
+        assert_eq!(r.header("grpc-status"), Some(status), "{}", r.dump());
+        let m = r.header("grpc-message").unwrap_or_default();
+        assert!(m.starts_with(code) && m.contains("request id"), "{}", r.dump());
+        assert!(r.body.is_empty(), "{}", r.dump());
+    };
+    // Binary mode.
+    let r = grpc_web(proxy.addr, "application/grpc-web+proto", &attack).await;
+    blocked(&r, "application/grpc-web", "7", "detect.sqli");
+    // Text mode: the frames in base64; also with each message encoded (and padded) on its own.
+    let r = grpc_web(proxy.addr, "application/grpc-web-text", base64(&attack).as_bytes()).await;
+    blocked(&r, "application/grpc-web-text", "7", "detect.sqli");
+    let two = format!("{}{}", base64(&fine), base64(&attack));
+    assert!(base64(&fine).ends_with('='), "the first piece is padded: {two}");
+    let r = grpc_web(proxy.addr, "application/grpc-web-text+proto", two.as_bytes()).await;
+    blocked(&r, "application/grpc-web-text", "7", "detect.sqli");
+    // Malformed.
+    let r = grpc_web(proxy.addr, "application/grpc-web-text", b"AAAA*AAA").await;
+    blocked(&r, "application/grpc-web-text", "13", "grpc.web_text_base64");
+    let r = grpc_web(proxy.addr, "application/grpc-web", &[0, 0, 0, 0, 100, 1, 2, 3]).await;
+    blocked(&r, "application/grpc-web", "13", "grpc.frame_truncated");
+    let r = grpc_web(proxy.addr, "application/grpc-web-text", base64(&[0, 0, 0, 0, 100, 1, 2, 3]).as_bytes()).await;
+    blocked(&r, "application/grpc-web-text", "13", "grpc.frame_truncated");
+    assert!(up.try_req().is_none(), "no blocked call reached the upstream");
+    // Allowed calls pass as they were sent.
+    let r = grpc_web(proxy.addr, "application/grpc-web", &fine).await;
+    assert_eq!((r.status, r.text().as_str()), (200, "upstream answer"), "{}", r.dump());
+    let req = w!(up.next_req());
+    assert_eq!((req.header("content-type"), &req.body), (Some("application/grpc-web"), &fine));
+    let text = format!("{}{}", base64(&fine), base64(&framed("and another")));
+    let r = grpc_web(proxy.addr, "application/grpc-web-text", text.as_bytes()).await;
+    assert_eq!((r.status, r.text().as_str()), (200, "upstream answer"), "{}", r.dump());
+    let req = w!(up.next_req());
+    assert_eq!((req.header("content-type"), req.body.as_slice()), (Some("application/grpc-web-text"), text.as_bytes()));
+}

@@ -274,3 +274,60 @@ async fn responses_from_an_http2_upstream_are_judged_by_the_response_stages() {
     assert_eq!(collected.to_bytes().len(), format!("{{\"items\":[{}1]}}", "1,".repeat(50_000)).len());
     server.abort();
 }
+
+/// An HTTP/2 server that counts the connections it accepted and those that ended; `/slow`
+/// answers after 700 ms, anything else at once.
+async fn counting_h2c_server() -> (u16, Arc<[std::sync::atomic::AtomicUsize; 2]>, tokio::task::JoinHandle<()>) {
+    use std::sync::atomic::Ordering;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let counts: Arc<[std::sync::atomic::AtomicUsize; 2]> = Arc::new(Default::default());
+    let c = counts.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = listener.accept().await else { return };
+            c[0].fetch_add(1, Ordering::SeqCst);
+            let c = c.clone();
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(|req: Request<Incoming>| async move {
+                    if req.uri().path() == "/slow" {
+                        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+                    }
+                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(req.uri().path().to_string()))))
+                });
+                let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(s), svc).await;
+                c[1].fetch_add(1, Ordering::SeqCst);
+            });
+        }
+    });
+    (port, counts, task)
+}
+
+/// An upstream HTTP/2 connection without a stream for the upstream's `idle_timeout` is closed
+/// (the upstream sees it end), and the next request opens another; a stream open longer than
+/// the timeout keeps it. `max_idle: 0` keeps none without a stream.
+#[tokio::test]
+async fn an_idle_http2_upstream_connection_is_closed_and_reopened() {
+    use std::sync::atomic::Ordering;
+    let (port, counts, server) = counting_h2c_server().await;
+    let yaml = |extra: &str| {
+        format!("workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  shutdown_timeout: 500ms\napps:\n  - name: app\n    upstream:\n      targets: [h2c://127.0.0.1:{port}]\n      {extra}\n")
+    };
+    let proxy = Proxy::start(&yaml("idle_timeout: 300ms"));
+    for path in ["/a", "/b", "/slow"] {
+        let r = get(proxy.addr, "api.test", path).await;
+        assert_eq!((r.status, r.text()), (200, path.to_string()));
+    }
+    assert_eq!(counts[0].load(Ordering::SeqCst), 1, "one connection, kept while a stream outlived the idle timeout");
+    eventually("the idle connection to be closed", || counts[1].load(Ordering::SeqCst) == 1).await;
+    let r = get(proxy.addr, "api.test", "/c").await;
+    assert_eq!((r.status, r.text().as_str()), (200, "/c"));
+    assert_eq!(counts[0].load(Ordering::SeqCst), 2, "a new connection after the idle one closed");
+    drop(proxy);
+
+    let proxy = Proxy::start(&yaml("max_idle: 0"));
+    let r = get(proxy.addr, "api.test", "/d").await;
+    assert_eq!((r.status, r.text().as_str()), (200, "/d"));
+    eventually("the connection to be closed once its stream ended", || counts[1].load(Ordering::SeqCst) == 3).await;
+    server.abort();
+}

@@ -443,3 +443,374 @@ fn a_message_graphql_transport_ws_does_not_allow_closes_with_4400() {
     assert_eq!(close_code(&mut ws), Some(CloseCode::Policy));
     assert!(echo.texts.lock().unwrap().is_empty());
 }
+
+// ---------------------------------------------------------------------------------------------
+// HTTP/2 upstreams: extended CONNECT (RFC 8441) when the upstream allows it, else an HTTP/1.1
+// upgrade to the same target.
+
+/// What an HTTP/2 upstream saw: TCP connections accepted, extended CONNECTs (with their
+/// headers), HTTP/1.1 upgrades, and the echoed text messages.
+#[derive(Default)]
+struct H2Seen {
+    connections: AtomicUsize,
+    connects: Mutex<Vec<http::HeaderMap>>,
+    http1_upgrades: AtomicUsize,
+    texts: Mutex<Vec<String>>,
+}
+
+/// A WebSocket echo over any stream, framing written by hand (RFC 6455 §5.2): each client frame
+/// must be masked and whole; text and binary frames come back unmasked, a close frame is
+/// answered and ends it.
+async fn frame_echo<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(mut s: S, seen: Arc<H2Seen>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    loop {
+        let mut h = [0u8; 2];
+        if s.read_exact(&mut h).await.is_err() {
+            return;
+        }
+        let (op, masked) = (h[0] & 0x0f, h[1] & 0x80 != 0);
+        let mut len = u64::from(h[1] & 0x7f);
+        if len == 126 {
+            let mut b = [0u8; 2];
+            s.read_exact(&mut b).await.unwrap();
+            len = u64::from(u16::from_be_bytes(b));
+        } else if len == 127 {
+            let mut b = [0u8; 8];
+            s.read_exact(&mut b).await.unwrap();
+            len = u64::from_be_bytes(b);
+        }
+        assert!(masked, "client frames reach the upstream masked");
+        let mut mask = [0u8; 4];
+        s.read_exact(&mut mask).await.unwrap();
+        let mut p = vec![0u8; len as usize];
+        s.read_exact(&mut p).await.unwrap();
+        for (i, b) in p.iter_mut().enumerate() {
+            *b ^= mask[i % 4];
+        }
+        if op == 1 {
+            seen.texts.lock().unwrap().push(String::from_utf8(p.clone()).unwrap());
+        }
+        let mut out = vec![0x80 | op];
+        if p.len() < 126 {
+            out.push(p.len() as u8);
+        } else {
+            out.push(126);
+            out.extend_from_slice(&(p.len() as u16).to_be_bytes());
+        }
+        out.extend_from_slice(&p);
+        if s.write_all(&out).await.is_err() || op == 8 {
+            return;
+        }
+    }
+}
+
+/// An `h2c://` upstream (hyper's HTTP/2 server): it allows extended CONNECT when
+/// `connect_protocol`, and echoes WebSocket streams; with `http1`, connections that do not open
+/// with the HTTP/2 preface are HTTP/1.1 WebSocket upgrades (tungstenite's server), as servers
+/// that take both on one port do. Plain HTTP/2 requests get `h2 ok`.
+async fn h2_ws_server(connect_protocol: bool, http1: bool, max_streams: Option<u32>) -> (u16, Arc<H2Seen>, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(H2Seen::default());
+    let seen2 = seen.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = listener.accept().await else { return };
+            seen2.connections.fetch_add(1, Ordering::SeqCst);
+            let seen = seen2.clone();
+            tokio::spawn(async move {
+                let mut first = [0u8; 3];
+                while s.peek(&mut first).await.unwrap_or(0) < 3 {
+                    if s.peek(&mut first).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                }
+                if &first != b"PRI" && http1 {
+                    seen.http1_upgrades.fetch_add(1, Ordering::SeqCst);
+                    let s = s.into_std().unwrap();
+                    s.set_nonblocking(false).unwrap();
+                    std::thread::spawn(move || {
+                        s.set_read_timeout(Some(LIMIT)).ok();
+                        let Ok(mut ws) = tungstenite::accept_hdr(s, pick_protocol) else { return };
+                        while let Ok(m) = ws.read() {
+                            if let Message::Text(t) = &m {
+                                seen.texts.lock().unwrap().push(t.to_string());
+                            }
+                            if (m.is_text() || m.is_binary()) && ws.send(m).is_err() {
+                                return;
+                            }
+                        }
+                    });
+                    return;
+                }
+                serve_h2(s, connect_protocol, max_streams, seen).await;
+            });
+        }
+    });
+    (port, seen, task)
+}
+
+/// One app in front of an `h2c://` upstream. (Each test names its app: connections are counted
+/// per app name and client IP in the process, and the tests run side by side.)
+fn h2_app(name: &str, port: u16) -> String {
+    format!("apps:\n  - name: {name}\n    upstream: h2c://127.0.0.1:{port}\n")
+}
+
+/// Serve one HTTP/2 connection: extended CONNECTs (allowed when `connect_protocol`) become
+/// WebSocket echoes; plain requests get `h2 ok`.
+async fn serve_h2<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static>(
+    s: S,
+    connect_protocol: bool,
+    max_streams: Option<u32>,
+    seen: Arc<H2Seen>,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+        let seen = seen.clone();
+        async move {
+            let ws = req.method() == http::Method::CONNECT && req.extensions().get::<hyper::ext::Protocol>().is_some_and(|p| p.as_str() == "websocket");
+            let mut resp = http::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(b"h2 ok")));
+            if ws {
+                seen.connects.lock().unwrap().push(req.headers().clone());
+                let on = hyper::upgrade::on(&mut req);
+                tokio::spawn(async move {
+                    if let Ok(up) = on.await {
+                        frame_echo(TokioIo::new(up), seen).await;
+                    }
+                });
+                *resp.body_mut() = http_body_util::Full::new(bytes::Bytes::new());
+                resp.headers_mut().insert("sec-websocket-protocol", http::HeaderValue::from_static("chat"));
+            }
+            Ok::<_, std::convert::Infallible>(resp)
+        }
+    });
+    let mut b = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    if connect_protocol {
+        b.enable_connect_protocol();
+    }
+    b.max_concurrent_streams(max_streams);
+    let _ = b.serve_connection(TokioIo::new(s), svc).await;
+}
+
+/// An HTTP/1.1 WebSocket handshake answered by hand (RFC 6455 §4.2.2, subprotocol `chat`),
+/// then the echo.
+async fn h1_accept_then_echo<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(mut s: S, seen: Arc<H2Seen>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut head = Vec::new();
+    let mut b = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read_exact(&mut b).await.is_err() {
+            return;
+        }
+        head.push(b[0]);
+    }
+    let text = String::from_utf8_lossy(&head).to_string();
+    let key = text.lines().find_map(|l| l.split_once(':').filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-key")).map(|(_, v)| v.trim().to_string()));
+    let Some(key) = key else { return };
+    seen.http1_upgrades.fetch_add(1, Ordering::SeqCst);
+    let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+    let resp = format!("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: chat\r\n\r\n");
+    if s.write_all(resp.as_bytes()).await.is_ok() {
+        frame_echo(s, seen).await;
+    }
+}
+
+/// An `https://` upstream (a self-signed certificate for `up.test`, written to `dir`) offering
+/// `alpn`: HTTP/2 connections are served as [`serve_h2`] does, HTTP/1.1 ones take a WebSocket
+/// handshake ([`h1_accept_then_echo`]). The upstream's YAML.
+async fn tls_ws_server(dir: &TempDir, alpn: &[&[u8]], connect_protocol: bool) -> (String, Arc<H2Seen>, tokio::task::JoinHandle<()>) {
+    let ck = rcgen::generate_simple_self_signed(vec!["up.test".to_string()]).unwrap();
+    let cert = dir.write("up.pem", ck.cert.pem());
+    let key_der = rustls_pki_types::PrivateKeyDer::try_from(ck.signing_key.serialize_der()).unwrap();
+    let mut sc = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![ck.cert.der().clone()], key_der)
+        .unwrap();
+    sc.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(sc));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(H2Seen::default());
+    let seen2 = seen.clone();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((s, _)) = listener.accept().await else { return };
+            seen2.connections.fetch_add(1, Ordering::SeqCst);
+            let (acceptor, seen) = (acceptor.clone(), seen2.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(s).await else { return };
+                if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+                    serve_h2(tls, connect_protocol, None, seen).await;
+                } else {
+                    h1_accept_then_echo(tls, seen).await;
+                }
+            });
+        }
+    });
+    let yaml = format!("      targets: [https://127.0.0.1:{port}]\n      tls: {{ca: {}, server_name: up.test}}\n", cert.display());
+    (yaml, seen, task)
+}
+
+#[tokio::test]
+async fn https_upstreams_get_websocket_over_tls_by_extended_connect_or_http1() {
+    for (name, alpn, connect_protocol, connects, upgrades) in [
+        ("tls-ext-connect", &[&b"h2"[..], b"http/1.1"][..], true, 1, 0),
+        ("tls-h2-fallback", &[&b"h2"[..], b"http/1.1"][..], false, 0, 1),
+        ("tls-http1", &[&b"http/1.1"[..]][..], false, 0, 1),
+    ] {
+        let dir = TempDir::new();
+        let (up, seen, server) = tls_ws_server(&dir, alpn, connect_protocol).await;
+        let proxy = Proxy::start(&cfg(&[], &format!("apps:\n  - name: {name}\n    upstream:\n{up}")));
+        assert_eq!(h1_echo(proxy.addr, "over tls").await.as_deref(), Ok("over tls"), "{name}");
+        assert_eq!(seen.connects.lock().unwrap().len(), connects, "{name}");
+        assert_eq!(seen.http1_upgrades.load(Ordering::SeqCst), upgrades, "{name}");
+        assert_eq!(*seen.texts.lock().unwrap(), ["over tls"], "{name}");
+        server.abort();
+    }
+}
+
+/// A WebSocket server that speaks only HTTP/1.1 on an `h2c://` URL (a configuration mistake):
+/// the HTTP/2 connection fails (logged), and the handshake reaches it as an HTTP/1.1 upgrade.
+#[tokio::test]
+async fn an_http1_websocket_server_behind_an_h2c_url_still_gets_the_handshake() {
+    let echo = Echo::start();
+    let proxy = Proxy::start(&cfg(&[], &format!("apps:\n  - name: h1-behind-h2c\n    upstream: h2c://{}\n", echo.addr)));
+    assert_eq!(h1_echo(proxy.addr, "still").await.as_deref(), Ok("still"));
+    assert_eq!(*echo.texts.lock().unwrap(), ["still"]);
+}
+
+/// An HTTP/1.1 client's WebSocket (tungstenite's, on a thread) through Palisade: one echo.
+async fn h1_echo(addr: SocketAddr, text: &'static str) -> Result<String, String> {
+    tokio::task::spawn_blocking(move || {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(LIMIT)).unwrap();
+        let mut req = tungstenite::client::IntoClientRequest::into_client_request("ws://api.test/chat").unwrap();
+        req.headers_mut().insert("sec-websocket-protocol", "chat".parse().unwrap());
+        let (mut ws, resp) = tungstenite::client(req, s).map_err(|e| e.to_string())?;
+        assert_eq!(resp.status(), 101);
+        ws.send(Message::text(text)).map_err(|e| e.to_string())?;
+        let back = ws.read().map_err(|e| e.to_string())?;
+        let _ = ws.close(None);
+        Ok(back.into_text().map_err(|e| e.to_string())?.to_string())
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn an_h2c_upstream_that_allows_extended_connect_gets_the_handshake_as_one() {
+    use http_body_util::Empty;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (port, seen, server) = h2_ws_server(true, false, None).await;
+    let proxy = Proxy::start(&format!(
+        "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\n    http2: true\nserver:\n  shutdown_timeout: 500ms\n{}",
+        h2_app("ext-connect", port)
+    ));
+    // An HTTP/1.1 client.
+    assert_eq!(h1_echo(proxy.addr, "over h1").await.unwrap(), "over h1");
+    // An HTTP/2 client (extended CONNECT to Palisade too).
+    let io = w!(tokio::net::TcpStream::connect(proxy.addr)).unwrap();
+    let (mut sender, conn) =
+        w!(hyper::client::conn::http2::handshake::<_, _, Empty<bytes::Bytes>>(TokioExecutor::new(), TokioIo::new(io))).expect("h2 handshake");
+    tokio::spawn(conn);
+    let mut req =
+        http::Request::builder().method(http::Method::CONNECT).uri("http://api.test/chat").header("sec-websocket-version", "13").body(Empty::new()).unwrap();
+    req.extensions_mut().insert(hyper::ext::Protocol::from_static("websocket"));
+    let resp = w!(sender.send_request(req)).expect("extended CONNECT");
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["sec-websocket-protocol"], "chat");
+    let mut up = TokioIo::new(w!(hyper::upgrade::on(resp)).expect("the stream"));
+    let mask = [9u8, 8, 7, 6];
+    let mut frame = vec![0x81, 0x82];
+    frame.extend_from_slice(&mask);
+    frame.extend(b"h2".iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    w!(up.write_all(&frame)).unwrap();
+    let mut got = [0u8; 4];
+    w!(up.read_exact(&mut got)).unwrap();
+    assert_eq!(got, [0x81, 0x02, b'h', b'2']);
+
+    assert_eq!(*seen.texts.lock().unwrap(), ["over h1", "h2"]);
+    let connects = seen.connects.lock().unwrap().clone();
+    assert_eq!(connects.len(), 2, "both handshakes went upstream as extended CONNECTs");
+    for h in &connects {
+        assert!(h.get("sec-websocket-key").is_none(), "RFC 8441 has no key: {h:?}");
+        assert!(h.get("upgrade").is_none() && h.get("connection").is_none(), "{h:?}");
+        assert_eq!(h["x-forwarded-for"], "127.0.0.1");
+        assert!(h.get("x-request-id").is_some());
+    }
+    // Streams of the worker's one HTTP/2 connection, as plain requests are.
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 1);
+    let r = get(proxy.addr, "api.test", "/plain").await;
+    assert_eq!((r.status, r.text().as_str()), (200, "h2 ok"));
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 1);
+    server.abort();
+}
+
+#[tokio::test]
+async fn an_h2c_upstream_without_extended_connect_gets_an_http1_upgrade_to_the_same_port() {
+    let (port, seen, server) = h2_ws_server(false, true, None).await;
+    let proxy = Proxy::start(&cfg(&[], &h2_app("fallback", port)));
+    // A plain request first: the HTTP/2 connection is open, its SETTINGS known.
+    let r = get(proxy.addr, "api.test", "/plain").await;
+    assert_eq!((r.status, r.text().as_str()), (200, "h2 ok"));
+    assert_eq!(h1_echo(proxy.addr, "fallback").await.unwrap(), "fallback");
+    assert!(seen.connects.lock().unwrap().is_empty(), "no extended CONNECT to an upstream that does not allow it");
+    assert_eq!(seen.http1_upgrades.load(Ordering::SeqCst), 1);
+    assert_eq!(*seen.texts.lock().unwrap(), ["fallback"]);
+    // Also on a fresh connection (the handshake comes first: its SETTINGS are waited for).
+    let proxy = Proxy::start(&cfg(&[], &h2_app("fallback-fresh", port)));
+    assert_eq!(h1_echo(proxy.addr, "first").await.unwrap(), "first");
+    assert_eq!(seen.http1_upgrades.load(Ordering::SeqCst), 2);
+    server.abort();
+}
+
+#[tokio::test]
+async fn an_http2_only_upstream_without_extended_connect_refuses_with_502() {
+    let (port, seen, server) = h2_ws_server(false, false, None).await;
+    let proxy = Proxy::start(&cfg(&[], &h2_app("h2-only", port)));
+    let (_s, head) = tokio::task::spawn_blocking(move || raw_handshake(proxy.addr, "/chat")).await.unwrap();
+    assert!(head.starts_with("HTTP/1.1 502"), "{head}");
+    assert!(head.to_ascii_lowercase().contains("content-type: application/problem+json"), "{head}");
+    assert!(seen.connects.lock().unwrap().is_empty());
+    server.abort();
+}
+
+/// WebSockets take at most half the streams the upstream allows on the worker's HTTP/2
+/// connection; beyond, each gets a connection of its own (closed when it ends), so plain
+/// requests never queue behind them.
+#[tokio::test]
+async fn websockets_leave_half_the_upstream_streams_to_requests() {
+    let (port, seen, server) = h2_ws_server(true, false, Some(2)).await;
+    let proxy = Proxy::start(&format!(
+        "workers: 1\nlisten:\n  - addr: 127.0.0.1:0\nserver:\n  shutdown_timeout: 500ms\napps:\n  - name: half-streams\n    upstream:\n      targets: [h2c://127.0.0.1:{port}]\n"
+    ));
+    let addr = proxy.addr;
+    let open = |text: &'static str| {
+        tokio::task::spawn_blocking(move || {
+            let s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(LIMIT)).unwrap();
+            let mut req = tungstenite::client::IntoClientRequest::into_client_request("ws://api.test/chat").unwrap();
+            req.headers_mut().insert("sec-websocket-protocol", "chat".parse().unwrap());
+            let (mut ws, resp) = tungstenite::client(req, s).unwrap();
+            assert_eq!(resp.status(), 101);
+            ws.send(Message::text(text)).unwrap();
+            assert_eq!(ws.read().unwrap(), Message::text(text));
+            ws
+        })
+    };
+    let first = open("one").await.unwrap();
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 1, "the first WebSocket is a stream of the worker's connection");
+    let second = open("two").await.unwrap();
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 2, "the second gets a connection of its own");
+    assert_eq!(seen.connects.lock().unwrap().len(), 2);
+    // A plain request has its stream on the worker's connection.
+    let r = get(proxy.addr, "api.test", "/plain").await;
+    assert_eq!((r.status, r.text().as_str()), (200, "h2 ok"));
+    assert_eq!(seen.connections.load(Ordering::SeqCst), 2);
+    drop((first, second));
+    server.abort();
+}
