@@ -83,12 +83,13 @@ pub(super) async fn upgrade(
 
 /// A connection of its own to target `t` for an HTTP/1.1 upgrade: TCP or a Unix socket, TLS
 /// (ALPN `http/1.1`) for an `https://` upstream.
-async fn connect_upstream(up: &Upstream, t: usize) -> Result<Stream, String> {
+async fn connect_upstream(up: &Upstream, t: usize) -> Result<Stream, Error> {
     if up.protocol == Protocol::Https {
-        let tls = up.tls.as_ref().ok_or("no TLS configuration")?;
-        return crate::upstream::connect_tls(up, t, tls.http1.clone()).await.map(|s| Stream::TlsClient(Box::new(s)));
+        let tls = up.tls.as_ref().ok_or_else(|| Error::new(ErrorKind::Tls, "no TLS configuration"))?;
+        let tls = crate::upstream::connect_tls(up, t, tls.http1.clone()).await.map_err(|e| Error::new(ErrorKind::Upstream, e))?;
+        return Ok(Stream::TlsClient(Box::new(tls)));
     }
-    connect(&up.targets[t].addr, up.cfg.connect_timeout).await.map_err(|e| e.to_string())
+    connect(&up.targets[t].addr, up.cfg.connect_timeout).await.map_err(|e| Error::caused_by(ErrorKind::Upstream, e.to_string(), e))
 }
 
 /// The HTTP/1.1 upgrade request the upstream gets: the request's headers (no Content-Length),
