@@ -27,10 +27,10 @@
 //! 1009); to the other side the same code when the client was at fault, 1014 (bad gateway)
 //! when the upstream was.
 //!
-//! The parts: [`handshake`] (the client's side, [`forward`]), [`connect`] (extended CONNECT
-//! to an HTTP/2 upstream), [`upgrade`] (the HTTP/1.1 upgrade on a connection of its own),
-//! [`frames`] (the frame reader and its close codes), [`relay`](mod@relay) (both directions,
-//! the limits and Palisade's closes), [`inspect`] (judging the client's text messages).
+//! The parts: `handshake` (the client's side, [`forward`]), `connect` (extended CONNECT to an
+//! HTTP/2 upstream), `upgrade` (the HTTP/1.1 upgrade on a connection of its own), `frames` (the
+//! frame reader and its close codes), `relay` (both directions, the limits and Palisade's
+//! closes), `inspect` (judging the client's text messages).
 
 mod connect;
 mod frames;
