@@ -21,6 +21,14 @@ use crate::{Error, ErrorKind};
 
 /// Parse an executable document.
 pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
+    document(src, token_limit).map_err(|e| *e)
+}
+
+/// The parser's results: the error boxed, so that the result of reading a token or a node is
+/// as small as its value (the error is the rare, cold path).
+type PResult<T> = Result<T, Box<Error>>;
+
+fn document(src: &str, token_limit: usize) -> PResult<Document<'_>> {
     let mut p = Parser {
         src,
         b: src.as_bytes(),
@@ -66,7 +74,7 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
         }
     }
     if doc.operations.is_empty() {
-        return Err(Error::new(ErrorKind::Syntax, "the document holds no operation"));
+        return Err(Box::new(Error::new(ErrorKind::Syntax, "the document holds no operation")));
     }
     doc.selections = p.done;
     doc.arguments = p.args;
@@ -131,13 +139,15 @@ fn describe(t: T) -> &'static str {
 }
 
 impl<'s> Parser<'s> {
-    fn error_at(&self, offset: usize, message: impl Into<String>) -> Error {
+    #[cold]
+    fn error_at(&self, offset: usize, message: impl Into<String>) -> Box<Error> {
         let (line, col) = line_col(self.src, offset);
-        Error::new(ErrorKind::Syntax, format!("{} at line {line}, column {col}", message.into()))
+        Box::new(Error::new(ErrorKind::Syntax, format!("{} at line {line}, column {col}", message.into())))
     }
 
     /// An error about the current token: `expected` was expected.
-    fn unexpected(&self, expected: &str) -> Error {
+    #[cold]
+    fn unexpected(&self, expected: &str) -> Box<Error> {
         let found = match self.tok.t {
             T::Punct(_) | T::Spread | T::Name => format!("`{}`", self.text()),
             t => describe(t).to_string(),
@@ -154,7 +164,7 @@ impl<'s> Parser<'s> {
 
     /// Read the next token into `self.tok`, skipping ignored tokens (white space, line
     /// terminators, commas, comments, a byte order mark).
-    fn advance(&mut self) -> Result<(), Error> {
+    fn advance(&mut self) -> PResult<()> {
         let b = self.b;
         let mut i = self.pos;
         loop {
@@ -208,7 +218,7 @@ impl<'s> Parser<'s> {
         if t != T::Eof {
             self.tokens += 1;
             if self.tokens > self.token_limit {
-                return Err(Error::new(ErrorKind::Limit, format!("more than {} tokens", self.token_limit)));
+                return Err(Box::new(Error::new(ErrorKind::Limit, format!("more than {} tokens", self.token_limit))));
             }
         }
         self.pos = i;
@@ -217,7 +227,7 @@ impl<'s> Parser<'s> {
     }
 
     /// IntValue or FloatValue (§2.9.1, §2.9.2) starting at `i`.
-    fn number(&self, start: usize) -> Result<(T, usize), Error> {
+    fn number(&self, start: usize) -> PResult<(T, usize)> {
         let b = self.b;
         let mut i = start;
         let digits = |mut i: usize| {
@@ -269,7 +279,7 @@ impl<'s> Parser<'s> {
 
     /// StringValue (§2.9.4) starting at the `"` at `start`: checked here, decoded by
     /// [`Parser::string_value`].
-    fn string(&self, start: usize) -> Result<(T, usize), Error> {
+    fn string(&self, start: usize) -> PResult<(T, usize)> {
         let b = self.b;
         if b[start..].starts_with(b"\"\"\"") {
             let mut i = start + 3;
@@ -385,14 +395,14 @@ impl<'s> Parser<'s> {
         self.tok.t == T::Punct(c)
     }
 
-    fn expect(&mut self, c: u8) -> Result<(), Error> {
+    fn expect(&mut self, c: u8) -> PResult<()> {
         if !self.is(c) {
             return Err(self.unexpected(&format!("`{}`", char::from(c))));
         }
         self.advance()
     }
 
-    fn name(&mut self) -> Result<&'s str, Error> {
+    fn name(&mut self) -> PResult<&'s str> {
         if self.tok.t != T::Name {
             return Err(self.unexpected("a name"));
         }
@@ -401,15 +411,15 @@ impl<'s> Parser<'s> {
         Ok(n)
     }
 
-    fn enter(&mut self) -> Result<(), Error> {
+    fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > NESTING_LIMIT {
-            return Err(Error::new(ErrorKind::Limit, format!("the document nests more than {NESTING_LIMIT} levels deep")));
+            return Err(Box::new(Error::new(ErrorKind::Limit, format!("the document nests more than {NESTING_LIMIT} levels deep"))));
         }
         Ok(())
     }
 
-    fn operation(&mut self, kind: OpKind) -> Result<Operation<'s>, Error> {
+    fn operation(&mut self, kind: OpKind) -> PResult<Operation<'s>> {
         self.advance()?;
         let name = if self.tok.t == T::Name { Some(self.name()?) } else { None };
         let variables = if self.is(b'(') { self.variable_definitions()? } else { Vec::new() };
@@ -418,7 +428,7 @@ impl<'s> Parser<'s> {
         Ok(Operation { kind, name, variables, directives, selections })
     }
 
-    fn fragment(&mut self) -> Result<Fragment<'s>, Error> {
+    fn fragment(&mut self) -> PResult<Fragment<'s>> {
         self.advance()?;
         if self.tok.t == T::Name && self.text() == "on" {
             return Err(self.unexpected("a fragment name (not `on`)"));
@@ -434,7 +444,7 @@ impl<'s> Parser<'s> {
         Ok(Fragment { name, on, directives, selections })
     }
 
-    fn variable_definitions(&mut self) -> Result<Vec<VarDef<'s>>, Error> {
+    fn variable_definitions(&mut self) -> PResult<Vec<VarDef<'s>>> {
         self.expect(b'(')?;
         let mut out = Vec::new();
         loop {
@@ -457,7 +467,7 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn ty(&mut self) -> Result<TypeRef<'s>, Error> {
+    fn ty(&mut self) -> PResult<TypeRef<'s>> {
         let t = if self.is(b'[') {
             self.enter()?;
             self.advance()?;
@@ -475,7 +485,15 @@ impl<'s> Parser<'s> {
         Ok(t)
     }
 
-    fn directives(&mut self, constant: bool) -> Result<Vec<Directive<'s>>, Error> {
+    #[inline]
+    fn directives(&mut self, constant: bool) -> PResult<Vec<Directive<'s>>> {
+        if !self.is(b'@') {
+            return Ok(Vec::new());
+        }
+        self.directive_list(constant)
+    }
+
+    fn directive_list(&mut self, constant: bool) -> PResult<Vec<Directive<'s>>> {
         let mut out = Vec::new();
         while self.is(b'@') {
             self.advance()?;
@@ -486,7 +504,7 @@ impl<'s> Parser<'s> {
         Ok(out)
     }
 
-    fn arguments(&mut self, constant: bool) -> Result<Args, Error> {
+    fn arguments(&mut self, constant: bool) -> PResult<Args> {
         self.expect(b'(')?;
         let start = self.args.len();
         loop {
@@ -501,7 +519,7 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn selection_set(&mut self) -> Result<Set, Error> {
+    fn selection_set(&mut self) -> PResult<Set> {
         self.enter()?;
         self.expect(b'{')?;
         let from = self.open.len();
@@ -520,7 +538,7 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn selection(&mut self) -> Result<Selection<'s>, Error> {
+    fn selection(&mut self) -> PResult<Selection<'s>> {
         match self.tok.t {
             T::Spread => {
                 self.advance()?;
@@ -557,7 +575,7 @@ impl<'s> Parser<'s> {
     }
 
     /// A value; `constant`: no variables (default values, directives of variables).
-    fn value(&mut self, constant: bool) -> Result<Value<'s>, Error> {
+    fn value(&mut self, constant: bool) -> PResult<Value<'s>> {
         let v = match self.tok.t {
             T::Punct(b'$') if !constant => {
                 self.advance()?;

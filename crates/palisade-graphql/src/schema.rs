@@ -73,12 +73,91 @@ pub struct FieldDef {
     pub required_args: bool,
 }
 
+/// The fields of an object or interface type by name, built once at load: the fields in
+/// definition order, each with the hash of its name, and an open-addressing table of their
+/// indexes by that hash, at most half full. Looking a field up costs one hash of the name and,
+/// on a hit, one comparison of the name; a miss ends at the first empty slot.
+#[derive(Clone, Debug, Default)]
+pub struct Fields {
+    entries: Vec<(Box<str>, u64, FieldDef)>,
+    /// `index + 1` of an entry; `0`: empty.
+    slots: Box<[u32]>,
+}
+
+/// The hash of a name in [`Fields`] (fixed: the table is built once and only read).
+fn name_hash(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x5eed_f1e1_d5).hash_one(name)
+}
+
+impl Fields {
+    pub fn get(&self, name: &str) -> Option<&FieldDef> {
+        if self.entries.is_empty() {
+            return None;
+        }
+        let h = name_hash(name);
+        let mask = self.slots.len() - 1;
+        let mut i = h as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return None;
+            }
+            let (n, eh, def) = &self.entries[slot as usize - 1];
+            if *eh == h && **n == *name {
+                return Some(def);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Add a field, or replace the one of that name (a type extension redefining it).
+    pub fn insert(&mut self, name: Box<str>, def: FieldDef) {
+        let h = name_hash(&name);
+        if let Some(e) = self.entries.iter_mut().find(|(n, eh, _)| *eh == h && *n == name) {
+            e.2 = def;
+            return;
+        }
+        self.entries.push((name, h, def));
+        if self.entries.len() * 2 > self.slots.len() {
+            self.slots = vec![0; (self.entries.len() * 2).next_power_of_two().max(8)].into_boxed_slice();
+            for k in 0..self.entries.len() {
+                self.place(k);
+            }
+        } else {
+            self.place(self.entries.len() - 1);
+        }
+    }
+
+    fn place(&mut self, k: usize) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.entries[k].1 as usize & mask;
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = k as u32 + 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The fields, in definition order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &FieldDef)> {
+        self.entries.iter().map(|(n, _, d)| (&**n, d))
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct TypeDef {
     pub name: Box<str>,
     pub kind: Kind,
     /// Objects and interfaces.
-    pub fields: HashMap<Box<str>, FieldDef>,
+    pub fields: Fields,
     /// The object types a value of this type can be (itself for an object), sorted.
     pub possible: Vec<TypeId>,
     pub enum_values: HashSet<Box<str>>,
@@ -188,26 +267,61 @@ impl Schema {
             return Err(Error::new(ErrorKind::Schema, e.message().to_string()).context(format!("{file}:{line}:{col}")));
         }
         let doc = tree.document();
-        let name_of = |n: Option<cst::Name>| -> String { n.map(|n| n.text().to_string()).unwrap_or_default() };
-        // First pass: every type name, with its kind.
-        let mut s = Schema { names: HashMap::new(), types: Vec::new(), query: None, mutation: None, subscription: None, directives: HashMap::new() };
-        let add = |s: &mut Schema, name: String, kind: Kind| {
-            if !s.names.contains_key(name.as_str()) {
-                let id = s.types.len() as TypeId;
-                s.names.insert(name.clone().into(), id);
-                s.types.push(TypeDef {
-                    name: name.into(),
-                    kind,
-                    fields: HashMap::new(),
-                    possible: Vec::new(),
-                    enum_values: HashSet::new(),
-                    inputs: Vec::new(),
-                });
-            }
-        };
-        for b in BUILTIN_SCALARS {
-            add(&mut s, b.to_string(), Kind::Scalar);
+        let mut b = Builder::default();
+        // First pass: every type name, with its kind; then the members, resolved.
+        b.declare_types(&doc, file)?;
+        for def in doc.definitions() {
+            b.members(&def);
         }
+        b.possible_types();
+        b.finish(file)
+    }
+}
+
+fn name_of(n: Option<cst::Name>) -> String {
+    n.map(|n| n.text().to_string()).unwrap_or_default()
+}
+
+fn names_in(i: Option<cst::ImplementsInterfaces>) -> Vec<String> {
+    i.map(|i| i.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()
+}
+
+fn union_members(m: Option<cst::UnionMemberTypes>) -> Vec<String> {
+    m.map(|m| m.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()
+}
+
+/// A schema being read from an SDL syntax tree: what is resolved so far, the problems found,
+/// and the interfaces and union members to resolve once every type is known.
+struct Builder {
+    s: Schema,
+    errors: Vec<String>,
+    implements: Vec<(TypeId, Vec<String>)>,
+    members: Vec<(TypeId, Vec<String>)>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        let s = Schema { names: HashMap::new(), types: Vec::new(), query: None, mutation: None, subscription: None, directives: HashMap::new() };
+        let mut b = Builder { s, errors: Vec::new(), implements: Vec::new(), members: Vec::new() };
+        for name in BUILTIN_SCALARS {
+            b.declare(name.to_string(), Kind::Scalar);
+        }
+        b
+    }
+}
+
+impl Builder {
+    /// A type name, with its kind (the first declaration of a name wins).
+    fn declare(&mut self, name: String, kind: Kind) {
+        let s = &mut self.s;
+        if !s.names.contains_key(name.as_str()) {
+            let id = s.types.len() as TypeId;
+            s.names.insert(name.clone().into(), id);
+            s.types.push(TypeDef { name: name.into(), kind, fields: Fields::default(), possible: Vec::new(), enum_values: HashSet::new(), inputs: Vec::new() });
+        }
+    }
+
+    fn declare_types(&mut self, doc: &cst::Document, file: &str) -> Result<(), Error> {
         for def in doc.definitions() {
             use cst::Definition as D;
             let (name, kind) = match &def {
@@ -228,163 +342,137 @@ impl Schema {
                 }
                 _ => continue,
             };
-            add(&mut s, name, kind);
+            self.declare(name, kind);
         }
-        // Second pass: members, resolved.
-        let mut errors: Vec<String> = Vec::new();
-        let resolve = |s: &Schema, t: Option<cst::Type>, errors: &mut Vec<String>, at: &str| -> Option<SType> {
-            match s.resolve_cst(&t?) {
-                Ok(st) => Some(st),
-                Err(e) => {
-                    errors.push(format!("{at}: {e}"));
-                    None
-                }
+        Ok(())
+    }
+
+    fn id(&self, name: Option<cst::Name>) -> TypeId {
+        self.s.names[name_of(name).as_str()]
+    }
+
+    /// The members of one definition or extension.
+    fn members(&mut self, def: &cst::Definition) {
+        use cst::Definition as D;
+        match def {
+            D::ObjectTypeDefinition(d) => self.object(self.id(d.name()), d.fields_definition(), names_in(d.implements_interfaces())),
+            D::ObjectTypeExtension(d) => self.object(self.id(d.name()), d.fields_definition(), names_in(d.implements_interfaces())),
+            D::InterfaceTypeDefinition(d) => self.fields(self.id(d.name()), d.fields_definition()),
+            D::InterfaceTypeExtension(d) => self.fields(self.id(d.name()), d.fields_definition()),
+            D::UnionTypeDefinition(d) => self.members.push((self.id(d.name()), union_members(d.union_member_types()))),
+            D::UnionTypeExtension(d) => self.members.push((self.id(d.name()), union_members(d.union_member_types()))),
+            D::EnumTypeDefinition(d) => self.enum_values(self.id(d.name()), d.enum_values_definition()),
+            D::EnumTypeExtension(d) => self.enum_values(self.id(d.name()), d.enum_values_definition()),
+            D::InputObjectTypeDefinition(d) => self.input_fields(self.id(d.name()), d.input_fields_definition()),
+            D::InputObjectTypeExtension(d) => self.input_fields(self.id(d.name()), d.input_fields_definition()),
+            D::DirectiveDefinition(d) => {
+                let name = name_of(d.name());
+                let args = self.inputs(d.arguments_definition(), &format!("@{name}"));
+                self.s.directives.insert(name.into(), args);
             }
-        };
-        let inputs = |s: &Schema, d: Option<cst::ArgumentsDefinition>, errors: &mut Vec<String>, at: &str| -> Vec<InputValue> {
-            d.map(|d| {
-                d.input_value_definitions()
-                    .filter_map(|iv| {
-                        let name = name_of(iv.name());
-                        let ty = resolve(s, iv.ty(), errors, &format!("{at}({name})"))?;
-                        Some(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() })
-                    })
-                    .collect()
+            D::SchemaDefinition(d) => self.root_types(d),
+            _ => {}
+        }
+    }
+
+    /// A type of the SDL resolved, or (reported at `at`) none.
+    fn resolve(&mut self, t: Option<cst::Type>, at: &str) -> Option<SType> {
+        match self.s.resolve_cst(&t?) {
+            Ok(st) => Some(st),
+            Err(e) => {
+                self.errors.push(format!("{at}: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Argument definitions.
+    fn inputs(&mut self, d: Option<cst::ArgumentsDefinition>, at: &str) -> Vec<InputValue> {
+        let Some(d) = d else { return Vec::new() };
+        d.input_value_definitions()
+            .filter_map(|iv| {
+                let name = name_of(iv.name());
+                let ty = self.resolve(iv.ty(), &format!("{at}({name})"))?;
+                Some(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() })
             })
-            .unwrap_or_default()
-        };
-        let mut implements: Vec<(TypeId, Vec<String>)> = Vec::new();
-        let mut members: Vec<(TypeId, Vec<String>)> = Vec::new();
-        let fields_of = |s: &mut Schema, id: TypeId, f: Option<cst::FieldsDefinition>, errors: &mut Vec<String>| {
-            let Some(f) = f else { return };
-            for fd in f.field_definitions() {
-                let fname = name_of(fd.name());
-                let at = format!("{}.{fname}", s.ty(id).name);
-                let args = inputs(s, fd.arguments_definition(), errors, &at);
-                if let Some(ty) = resolve(s, fd.ty(), errors, &at) {
-                    let base = ty.base();
-                    let composite = s.ty(base).is_composite();
-                    let required_args = args.iter().any(InputValue::required);
-                    s.types[id as usize].fields.insert(fname.into(), FieldDef { ty, args, base, composite, required_args });
-                }
-            }
-        };
-        let names_in =
-            |i: Option<cst::ImplementsInterfaces>| -> Vec<String> { i.map(|i| i.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default() };
-        for def in doc.definitions() {
-            use cst::Definition as D;
-            match &def {
-                D::ObjectTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
-                    implements.push((id, names_in(d.implements_interfaces())));
-                }
-                D::ObjectTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
-                    implements.push((id, names_in(d.implements_interfaces())));
-                }
-                D::InterfaceTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
-                }
-                D::InterfaceTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    fields_of(&mut s, id, d.fields_definition(), &mut errors);
-                }
-                D::UnionTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    members.push((id, d.union_member_types().map(|m| m.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()));
-                }
-                D::UnionTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    members.push((id, d.union_member_types().map(|m| m.named_types().map(|n| name_of(n.name())).collect()).unwrap_or_default()));
-                }
-                D::EnumTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    if let Some(v) = d.enum_values_definition() {
-                        for e in v.enum_value_definitions() {
-                            let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
-                            s.types[id as usize].enum_values.insert(n.into());
-                        }
-                    }
-                }
-                D::EnumTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    if let Some(v) = d.enum_values_definition() {
-                        for e in v.enum_value_definitions() {
-                            let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
-                            s.types[id as usize].enum_values.insert(n.into());
-                        }
-                    }
-                }
-                D::InputObjectTypeDefinition(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    let at = s.ty(id).name.to_string();
-                    let fields = d.input_fields_definition().map(|f| f.input_value_definitions());
-                    let mut list = Vec::new();
-                    for iv in fields.into_iter().flatten() {
-                        let name = name_of(iv.name());
-                        if let Some(ty) = resolve(&s, iv.ty(), &mut errors, &format!("{at}.{name}")) {
-                            list.push(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() });
-                        }
-                    }
-                    s.types[id as usize].inputs.extend(list);
-                }
-                D::InputObjectTypeExtension(d) => {
-                    let id = s.names[name_of(d.name()).as_str()];
-                    let at = s.ty(id).name.to_string();
-                    let fields = d.input_fields_definition().map(|f| f.input_value_definitions());
-                    let mut list = Vec::new();
-                    for iv in fields.into_iter().flatten() {
-                        let name = name_of(iv.name());
-                        if let Some(ty) = resolve(&s, iv.ty(), &mut errors, &format!("{at}.{name}")) {
-                            list.push(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() });
-                        }
-                    }
-                    s.types[id as usize].inputs.extend(list);
-                }
-                D::DirectiveDefinition(d) => {
-                    let name = name_of(d.name());
-                    let args = inputs(&s, d.arguments_definition(), &mut errors, &format!("@{name}"));
-                    s.directives.insert(name.into(), args);
-                }
-                D::SchemaDefinition(d) => {
-                    for r in d.root_operation_type_definitions() {
-                        let Some(t) = r.named_type().map(|n| name_of(n.name())) else { continue };
-                        let Some(id) = s.type_id(&t) else {
-                            errors.push(format!("schema: unknown root type `{t}`"));
-                            continue;
-                        };
-                        match r.operation_type() {
-                            Some(o) if o.mutation_token().is_some() => s.mutation = Some(id),
-                            Some(o) if o.subscription_token().is_some() => s.subscription = Some(id),
-                            _ => s.query = Some(id),
-                        }
-                    }
-                }
-                _ => {}
+            .collect()
+    }
+
+    fn object(&mut self, id: TypeId, f: Option<cst::FieldsDefinition>, interfaces: Vec<String>) {
+        self.fields(id, f);
+        self.implements.push((id, interfaces));
+    }
+
+    fn fields(&mut self, id: TypeId, f: Option<cst::FieldsDefinition>) {
+        let Some(f) = f else { return };
+        for fd in f.field_definitions() {
+            let fname = name_of(fd.name());
+            let at = format!("{}.{fname}", self.s.ty(id).name);
+            let args = self.inputs(fd.arguments_definition(), &at);
+            if let Some(ty) = self.resolve(fd.ty(), &at) {
+                let base = ty.base();
+                let composite = self.s.ty(base).is_composite();
+                let required_args = args.iter().any(InputValue::required);
+                self.s.types[id as usize].fields.insert(fname.into(), FieldDef { ty, args, base, composite, required_args });
             }
         }
-        // Possible object types.
+    }
+
+    fn enum_values(&mut self, id: TypeId, v: Option<cst::EnumValuesDefinition>) {
+        for e in v.iter().flat_map(|v| v.enum_value_definitions()) {
+            let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
+            self.s.types[id as usize].enum_values.insert(n.into());
+        }
+    }
+
+    fn input_fields(&mut self, id: TypeId, f: Option<cst::InputFieldsDefinition>) {
+        let at = self.s.ty(id).name.to_string();
+        for iv in f.iter().flat_map(|f| f.input_value_definitions()) {
+            let name = name_of(iv.name());
+            if let Some(ty) = self.resolve(iv.ty(), &format!("{at}.{name}")) {
+                self.s.types[id as usize].inputs.push(InputValue { name: name.into(), ty, has_default: iv.default_value().is_some() });
+            }
+        }
+    }
+
+    /// `schema { query: ... }`.
+    fn root_types(&mut self, d: &cst::SchemaDefinition) {
+        for r in d.root_operation_type_definitions() {
+            let Some(t) = r.named_type().map(|n| name_of(n.name())) else { continue };
+            let Some(id) = self.s.type_id(&t) else {
+                self.errors.push(format!("schema: unknown root type `{t}`"));
+                continue;
+            };
+            match r.operation_type() {
+                Some(o) if o.mutation_token().is_some() => self.s.mutation = Some(id),
+                Some(o) if o.subscription_token().is_some() => self.s.subscription = Some(id),
+                _ => self.s.query = Some(id),
+            }
+        }
+    }
+
+    /// The object types behind each type: itself for an object, the implementations of an
+    /// interface, the members of a union.
+    fn possible_types(&mut self) {
+        let s = &mut self.s;
         for (i, t) in s.types.iter_mut().enumerate() {
             if t.kind == Kind::Object {
                 t.possible.push(i as TypeId);
             }
         }
-        for (obj, ifaces) in implements {
+        for (obj, ifaces) in std::mem::take(&mut self.implements) {
             for i in ifaces {
                 match s.type_id(&i) {
                     Some(id) if s.ty(id).kind == Kind::Interface => s.types[id as usize].possible.push(obj),
-                    _ => errors.push(format!("{}: implements `{i}`, which is not an interface of the schema", s.ty(obj).name)),
+                    _ => self.errors.push(format!("{}: implements `{i}`, which is not an interface of the schema", s.ty(obj).name)),
                 }
             }
         }
-        for (u, list) in members {
+        for (u, list) in std::mem::take(&mut self.members) {
             for m in list {
                 match s.type_id(&m) {
                     Some(id) if s.ty(id).kind == Kind::Object => s.types[u as usize].possible.push(id),
-                    _ => errors.push(format!("{}: member `{m}` is not an object type of the schema", s.ty(u).name)),
+                    _ => self.errors.push(format!("{}: member `{m}` is not an object type of the schema", s.ty(u).name)),
                 }
             }
         }
@@ -392,23 +480,27 @@ impl Schema {
             t.possible.sort_unstable();
             t.possible.dedup();
         }
-        // Default root types by name.
+    }
+
+    /// Default root types by name, the built-in directives, and the verdict.
+    fn finish(mut self, file: &str) -> Result<Schema, Error> {
+        let s = &mut self.s;
         s.query = s.query.or_else(|| s.type_id("Query"));
         s.mutation = s.mutation.or_else(|| s.type_id("Mutation"));
         s.subscription = s.subscription.or_else(|| s.type_id("Subscription"));
         if s.query.is_none() {
-            errors.push("no query root type (`type Query` or `schema { query: ... }`)".into());
+            self.errors.push("no query root type (`type Query` or `schema { query: ... }`)".into());
         }
         let boolean = SType::NonNull(Box::new(SType::Named(s.names["Boolean"])));
         for d in ["skip", "include"] {
             s.directives.entry(d.into()).or_insert_with(|| vec![InputValue { name: "if".into(), ty: boolean.clone(), has_default: false }]);
         }
-        if !errors.is_empty() {
-            let n = errors.len();
-            errors.truncate(5);
+        if !self.errors.is_empty() {
+            let n = self.errors.len();
+            self.errors.truncate(5);
             let more = if n > 5 { format!(" (and {} more)", n - 5) } else { String::new() };
-            return Err(Error::new(ErrorKind::Schema, format!("{}{more}", errors.join("; "))).context(file.to_string()));
+            return Err(Error::new(ErrorKind::Schema, format!("{}{more}", self.errors.join("; "))).context(file.to_string()));
         }
-        Ok(s)
+        Ok(self.s)
     }
 }
