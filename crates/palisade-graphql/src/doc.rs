@@ -33,14 +33,16 @@ impl OpKind {
 }
 
 /// The selections of every selection set live in one vector of the document ([`Document::set`]
-/// reads a set by its [`Set`]), and the arguments of every field and directive in another
-/// ([`Document::args`]): a document is a handful of allocations, not one per list.
+/// reads a set by its [`Set`]), the arguments of every field and directive in another
+/// ([`Document::args`]), and the directives of everything in a third ([`Document::dirs`]): a
+/// document is a handful of allocations, not one per list, and its nodes are small and plain.
 #[derive(Clone, Debug, Default)]
 pub struct Document<'s> {
     pub operations: Vec<Operation<'s>>,
     pub fragments: Vec<Fragment<'s>>,
     pub selections: Vec<Selection<'s>>,
     pub arguments: Vec<(&'s str, Value<'s>)>,
+    pub directives: Vec<Directive<'s>>,
     /// Every fragment spread with the definition it is written in, in document order: which
     /// fragments each definition uses, without walking its selections.
     pub spreads: Vec<(Definition, &'s str)>,
@@ -62,6 +64,20 @@ pub struct Args {
 }
 
 impl Args {
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The directives of a definition, a variable or a selection: a range of
+/// [`Document::directives`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dirs {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Dirs {
     pub fn is_empty(self) -> bool {
         self.len == 0
     }
@@ -89,6 +105,11 @@ impl<'s> Document<'s> {
         &self.selections[s.start as usize..][..s.len as usize]
     }
 
+    /// The directives of a node.
+    pub fn dirs(&self, d: Dirs) -> &[Directive<'s>] {
+        &self.directives[d.start as usize..][..d.len as usize]
+    }
+
     /// Arguments (name, value).
     pub fn args(&self, a: Args) -> &[(&'s str, Value<'s>)] {
         &self.arguments[a.start as usize..][..a.len as usize]
@@ -100,7 +121,7 @@ pub struct Operation<'s> {
     pub kind: OpKind,
     pub name: Option<&'s str>,
     pub variables: Vec<VarDef<'s>>,
-    pub directives: Vec<Directive<'s>>,
+    pub directives: Dirs,
     pub selections: Set,
 }
 
@@ -109,7 +130,7 @@ pub struct VarDef<'s> {
     pub name: &'s str,
     pub ty: TypeRef<'s>,
     pub default: Option<Value<'s>>,
-    pub directives: Vec<Directive<'s>>,
+    pub directives: Dirs,
 }
 
 /// A type as written in a variable definition (`[ID!]!`).
@@ -144,15 +165,15 @@ impl std::fmt::Display for TypeRef<'_> {
 pub struct Fragment<'s> {
     pub name: &'s str,
     pub on: &'s str,
-    pub directives: Vec<Directive<'s>>,
+    pub directives: Dirs,
     pub selections: Set,
 }
 
 #[derive(Clone, Debug)]
 pub enum Selection<'s> {
     Field(Field<'s>),
-    Spread { name: &'s str, directives: Vec<Directive<'s>> },
-    Inline { on: Option<&'s str>, directives: Vec<Directive<'s>>, selections: Set },
+    Spread { name: &'s str, directives: Dirs },
+    Inline { on: Option<&'s str>, directives: Dirs, selections: Set },
 }
 
 #[derive(Clone, Debug)]
@@ -160,7 +181,7 @@ pub struct Field<'s> {
     pub alias: Option<&'s str>,
     pub name: &'s str,
     pub arguments: Args,
-    pub directives: Vec<Directive<'s>>,
+    pub directives: Dirs,
     pub selections: Set,
 }
 

@@ -16,7 +16,7 @@
 
 use std::borrow::Cow;
 
-use crate::doc::{line_col, Args, Definition, Directive, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
+use crate::doc::{line_col, Args, Definition, Directive, Dirs, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
 use crate::{Error, ErrorKind};
 
 /// Parse an executable document.
@@ -40,6 +40,7 @@ fn document(src: &str, token_limit: usize) -> PResult<Document<'_>> {
         open: Vec::with_capacity(32),
         done: Vec::with_capacity(src.len() / 16),
         args: Vec::with_capacity(src.len() / 64),
+        dirs: Vec::new(),
         strings: 0,
         owner: Definition::Operation(0),
         spreads: Vec::new(),
@@ -51,7 +52,7 @@ fn document(src: &str, token_limit: usize) -> PResult<Document<'_>> {
             T::Punct(b'{') => {
                 p.owner = Definition::Operation(doc.operations.len() as u32);
                 let selections = p.selection_set()?;
-                doc.operations.push(Operation { kind: OpKind::Query, name: None, variables: Vec::new(), directives: Vec::new(), selections });
+                doc.operations.push(Operation { kind: OpKind::Query, name: None, variables: Vec::new(), directives: Dirs::default(), selections });
             }
             T::Name => {
                 p.owner = match p.text() {
@@ -78,6 +79,7 @@ fn document(src: &str, token_limit: usize) -> PResult<Document<'_>> {
     }
     doc.selections = p.done;
     doc.arguments = p.args;
+    doc.directives = p.dirs;
     doc.spreads = p.spreads;
     Ok(doc)
 }
@@ -120,6 +122,8 @@ struct Parser<'s> {
     /// Arguments of the fields and directives read, each list contiguous (values hold no
     /// arguments, so lists never interleave): the document's.
     args: Vec<(&'s str, Value<'s>)>,
+    /// Directives read, each list contiguous: the document's.
+    dirs: Vec<Directive<'s>>,
     /// String literals read so far.
     strings: usize,
     /// The definition being read, and the spreads read.
@@ -485,23 +489,24 @@ impl<'s> Parser<'s> {
         Ok(t)
     }
 
+    /// Directives, if any (arguments hold no directives, so a list is read in one piece).
     #[inline]
-    fn directives(&mut self, constant: bool) -> PResult<Vec<Directive<'s>>> {
+    fn directives(&mut self, constant: bool) -> PResult<Dirs> {
         if !self.is(b'@') {
-            return Ok(Vec::new());
+            return Ok(Dirs::default());
         }
         self.directive_list(constant)
     }
 
-    fn directive_list(&mut self, constant: bool) -> PResult<Vec<Directive<'s>>> {
-        let mut out = Vec::new();
+    fn directive_list(&mut self, constant: bool) -> PResult<Dirs> {
+        let start = self.dirs.len();
         while self.is(b'@') {
             self.advance()?;
             let name = self.name()?;
             let arguments = if self.is(b'(') { self.arguments(constant)? } else { Args::default() };
-            out.push(Directive { name, arguments });
+            self.dirs.push(Directive { name, arguments });
         }
-        Ok(out)
+        Ok(Dirs { start: start as u32, len: (self.dirs.len() - start) as u32 })
     }
 
     fn arguments(&mut self, constant: bool) -> PResult<Args> {
@@ -720,16 +725,16 @@ mod tests {
         assert_eq!(d.operations.len(), 2);
         assert_eq!(d.fragments.len(), 1);
         let op = &d.operations[0];
-        assert_eq!((op.kind, op.name, op.variables.len(), op.directives.len()), (OpKind::Query, Some("Q"), 2, 1));
+        assert_eq!((op.kind, op.name, op.variables.len(), op.directives.len), (OpKind::Query, Some("Q"), 2, 1));
         assert_eq!(op.variables[0].ty.to_string(), "[Int!]!");
         assert_eq!(op.variables[0].default, Some(Value::List(vec![Value::Int("1"), Value::Int("2")])));
-        assert_eq!(op.variables[1].directives[0].name, "d");
+        assert_eq!(d.dirs(op.variables[1].directives)[0].name, "d");
         let Selection::Field(f) = &d.set(op.selections)[0] else { panic!() };
-        assert_eq!((f.alias, f.name, f.arguments.len, f.directives.len(), f.selections.len), (Some("a"), "f", 2, 1, 3));
+        assert_eq!((f.alias, f.name, f.arguments.len, f.directives.len, f.selections.len), (Some("a"), "f", 2, 1, 3));
         let inner = d.set(f.selections);
         assert!(matches!(&inner[0], Selection::Spread { name: "F", .. }));
         assert!(matches!(&inner[1], Selection::Inline { on: Some("T"), .. }));
-        assert!(matches!(&inner[2], Selection::Inline { on: None, directives, .. } if directives.len() == 1));
+        assert!(matches!(&inner[2], Selection::Inline { on: None, directives, .. } if directives.len == 1));
         assert_eq!(d.fragments[0].on, "T");
         assert_eq!(d.operations[1].kind, OpKind::Query);
         // A spread of a fragment named like a keyword other than `on` is a spread.

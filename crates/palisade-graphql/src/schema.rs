@@ -74,14 +74,15 @@ pub struct FieldDef {
 }
 
 /// The fields of an object or interface type by name, built once at load: the fields in
-/// definition order, each with the hash of its name, and an open-addressing table of their
-/// indexes by that hash, at most half full. Looking a field up costs one hash of the name and,
-/// on a hit, one comparison of the name; a miss ends at the first empty slot.
+/// definition order, and an open-addressing table (at most half full) whose slots hold the
+/// upper half of a field name's hash beside the field's index. Looking a field up costs one
+/// hash of the name, a scan of adjacent slots that compares hashes without touching the
+/// fields, and one comparison of the name on a match; a miss ends at the first empty slot.
 #[derive(Clone, Debug, Default)]
 pub struct Fields {
-    entries: Vec<(Box<str>, u64, FieldDef)>,
-    /// `index + 1` of an entry; `0`: empty.
-    slots: Box<[u32]>,
+    entries: Vec<(Box<str>, FieldDef)>,
+    /// `hash >> 32 << 32 | (index + 1)`; `0`: empty.
+    slots: Box<[u64]>,
 }
 
 /// The hash of a name in [`Fields`] (fixed: the table is built once and only read).
@@ -90,8 +91,14 @@ fn name_hash(name: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0x5eed_f1e1_d5).hash_one(name)
 }
 
+const HASH_HALF: u64 = 0xFFFF_FFFF_0000_0000;
+
 impl Fields {
     pub fn get(&self, name: &str) -> Option<&FieldDef> {
+        self.index(name).map(|k| &self.entries[k].1)
+    }
+
+    fn index(&self, name: &str) -> Option<usize> {
         if self.entries.is_empty() {
             return None;
         }
@@ -103,9 +110,9 @@ impl Fields {
             if slot == 0 {
                 return None;
             }
-            let (n, eh, def) = &self.entries[slot as usize - 1];
-            if *eh == h && **n == *name {
-                return Some(def);
+            let k = (slot as u32 - 1) as usize;
+            if slot & HASH_HALF == h & HASH_HALF && *self.entries[k].0 == *name {
+                return Some(k);
             }
             i = (i + 1) & mask;
         }
@@ -113,12 +120,11 @@ impl Fields {
 
     /// Add a field, or replace the one of that name (a type extension redefining it).
     pub fn insert(&mut self, name: Box<str>, def: FieldDef) {
-        let h = name_hash(&name);
-        if let Some(e) = self.entries.iter_mut().find(|(n, eh, _)| *eh == h && *n == name) {
-            e.2 = def;
+        if let Some(k) = self.index(&name) {
+            self.entries[k].1 = def;
             return;
         }
-        self.entries.push((name, h, def));
+        self.entries.push((name, def));
         if self.entries.len() * 2 > self.slots.len() {
             self.slots = vec![0; (self.entries.len() * 2).next_power_of_two().max(8)].into_boxed_slice();
             for k in 0..self.entries.len() {
@@ -130,12 +136,13 @@ impl Fields {
     }
 
     fn place(&mut self, k: usize) {
+        let h = name_hash(&self.entries[k].0);
         let mask = self.slots.len() - 1;
-        let mut i = self.entries[k].1 as usize & mask;
+        let mut i = h as usize & mask;
         while self.slots[i] != 0 {
             i = (i + 1) & mask;
         }
-        self.slots[i] = k as u32 + 1;
+        self.slots[i] = (h & HASH_HALF) | (k as u64 + 1);
     }
 
     pub fn len(&self) -> usize {
@@ -148,7 +155,7 @@ impl Fields {
 
     /// The fields, in definition order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &FieldDef)> {
-        self.entries.iter().map(|(n, _, d)| (&**n, d))
+        self.entries.iter().map(|(n, d)| (&**n, d))
     }
 }
 

@@ -84,7 +84,7 @@ pub fn check<'d, 's>(
         out,
     };
     w.variable_definitions();
-    w.directives(&op.directives);
+    w.directives(op.directives);
     w.walk_set(doc.set(op.selections), root, 1, 0);
     let totals = [
         (w.fields, limits.max_fields, "graphql.fields", "fields (with fragments expanded)"),

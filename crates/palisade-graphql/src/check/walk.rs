@@ -91,7 +91,7 @@ impl<'s> Walk<'_, 's> {
             self.var_types.push(st);
         }
         for (i, v) in self.vars.iter().enumerate() {
-            self.directives(&v.directives);
+            self.directives(v.directives);
             if let (Some(d), Some(st)) = (&v.default, self.var_types[i].clone()) {
                 let mut tail = vec![Cow::Borrowed("$default")];
                 self.literal(d, &st, &mut tail, true, Some(&format!("{}.variables.{}", self.prefix, v.name)));
@@ -99,8 +99,8 @@ impl<'s> Walk<'_, 's> {
         }
     }
 
-    pub(super) fn directives(&mut self, ds: &[doc::Directive<'s>]) {
-        for d in ds {
+    pub(super) fn directives(&mut self, ds: doc::Dirs) {
+        for d in self.doc.dirs(ds) {
             self.directives += 1;
             let Some(s) = self.schema else {
                 for (_, v) in self.doc.args(d.arguments) {
@@ -142,7 +142,7 @@ impl<'s> Walk<'_, 's> {
             match sel {
                 Selection::Field(f) => self.field(f, parent, depth, from),
                 Selection::Spread { name, directives } => {
-                    self.directives(directives);
+                    self.directives(*directives);
                     let Some(frag) = self.doc.fragments.iter().find(|fr| fr.name == *name) else {
                         let tail = [Cow::Owned(format!("...{name}"))];
                         self.report("graphql.fragment_unknown", &tail, format!("no fragment named `{name}` in the document"));
@@ -159,13 +159,13 @@ impl<'s> Walk<'_, 's> {
                         continue;
                     }
                     let inner = self.type_condition(Some(frag.on), parent, name);
-                    self.directives(&frag.directives);
+                    self.directives(frag.directives);
                     self.frags.push(name);
                     self.walk_set(self.doc.set(frag.selections), inner, depth, from);
                     self.frags.pop();
                 }
                 Selection::Inline { on, directives, selections } => {
-                    self.directives(directives);
+                    self.directives(*directives);
                     let inner = self.type_condition(*on, parent, "inline fragment");
                     self.walk_set(self.doc.set(*selections), inner, depth, from);
                 }
@@ -225,7 +225,7 @@ impl<'s> Walk<'_, 's> {
         if introspection && !self.limits.introspection {
             self.report("graphql.introspection", &[], "introspection is not allowed on this endpoint".to_string());
         }
-        self.directives(&f.directives);
+        self.directives(f.directives);
         let mut child = None;
         let mut descend = true;
         match (self.schema, parent) {
