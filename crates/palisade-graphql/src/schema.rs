@@ -6,7 +6,7 @@
 
 use apollo_parser::cst;
 use apollo_parser::Parser;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashMap, HashMapExt};
 
 use crate::doc::{line_col, TypeRef};
 use crate::{Error, ErrorKind};
@@ -73,19 +73,23 @@ pub struct FieldDef {
     pub required_args: bool,
 }
 
-/// The fields of an object or interface type by name, built once at load: the fields in
-/// definition order, and an open-addressing table (at most half full) whose slots hold the
-/// upper half of a field name's hash beside the field's index. Looking a field up costs one
-/// hash of the name, a scan of adjacent slots that compares hashes without touching the
-/// fields, and one comparison of the name on a match; a miss ends at the first empty slot.
+/// A set of names, numbered in the order they were added, built once at load and then only
+/// read: the names side by side in one string, and an open-addressing table (at most half
+/// full) whose slots hold the upper half of a name's hash beside the name's number. Looking a
+/// name up costs one hash of it, a scan of adjacent slots that compares hashes, and one
+/// comparison with the set's own compact run of names on a match; a miss ends at the first
+/// empty slot. The schema's type names, each type's field names and each enum's values are
+/// such sets.
 #[derive(Clone, Debug, Default)]
-pub struct Fields {
-    entries: Vec<(Box<str>, FieldDef)>,
-    /// `hash >> 32 << 32 | (index + 1)`; `0`: empty.
+pub struct Names {
+    /// Where each name is in `text`.
+    spans: Vec<(u32, u32)>,
+    text: String,
+    /// `hash >> 32 << 32 | (number + 1)`; `0`: empty.
     slots: Box<[u64]>,
 }
 
-/// The hash of a name in [`Fields`] (fixed: the table is built once and only read).
+/// The hash of a name in [`Names`] (fixed: a set is built once and only read).
 fn name_hash(name: &str) -> u64 {
     use std::hash::BuildHasher;
     foldhash::fast::FixedState::with_seed(0x5eed_f1e1_d5).hash_one(name)
@@ -93,13 +97,10 @@ fn name_hash(name: &str) -> u64 {
 
 const HASH_HALF: u64 = 0xFFFF_FFFF_0000_0000;
 
-impl Fields {
-    pub fn get(&self, name: &str) -> Option<&FieldDef> {
-        self.index(name).map(|k| &self.entries[k].1)
-    }
-
-    fn index(&self, name: &str) -> Option<usize> {
-        if self.entries.is_empty() {
+impl Names {
+    /// The number of `name`.
+    pub fn index(&self, name: &str) -> Option<usize> {
+        if self.spans.is_empty() {
             return None;
         }
         let h = name_hash(name);
@@ -111,32 +112,44 @@ impl Fields {
                 return None;
             }
             let k = (slot as u32 - 1) as usize;
-            if slot & HASH_HALF == h & HASH_HALF && *self.entries[k].0 == *name {
+            if slot & HASH_HALF == h & HASH_HALF && self.name(k) == name {
                 return Some(k);
             }
             i = (i + 1) & mask;
         }
     }
 
-    /// Add a field, or replace the one of that name (a type extension redefining it).
-    pub fn insert(&mut self, name: Box<str>, def: FieldDef) {
-        if let Some(k) = self.index(&name) {
-            self.entries[k].1 = def;
-            return;
+    pub fn contains(&self, name: &str) -> bool {
+        self.index(name).is_some()
+    }
+
+    /// The name numbered `k`.
+    pub fn name(&self, k: usize) -> &str {
+        let (at, len) = self.spans[k];
+        &self.text[at as usize..][..len as usize]
+    }
+
+    /// Add a name (its number, and whether it is new).
+    pub fn insert(&mut self, name: &str) -> (usize, bool) {
+        if let Some(k) = self.index(name) {
+            return (k, false);
         }
-        self.entries.push((name, def));
-        if self.entries.len() * 2 > self.slots.len() {
-            self.slots = vec![0; (self.entries.len() * 2).next_power_of_two().max(8)].into_boxed_slice();
-            for k in 0..self.entries.len() {
+        self.spans.push((self.text.len() as u32, name.len() as u32));
+        self.text.push_str(name);
+        let n = self.spans.len();
+        if n * 2 > self.slots.len() {
+            self.slots = vec![0; (n * 2).next_power_of_two().max(8)].into_boxed_slice();
+            for k in 0..n {
                 self.place(k);
             }
         } else {
-            self.place(self.entries.len() - 1);
+            self.place(n - 1);
         }
+        (n - 1, true)
     }
 
     fn place(&mut self, k: usize) {
-        let h = name_hash(&self.entries[k].0);
+        let h = name_hash(self.name(k));
         let mask = self.slots.len() - 1;
         let mut i = h as usize & mask;
         while self.slots[i] != 0 {
@@ -146,16 +159,51 @@ impl Fields {
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.spans.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.spans.is_empty()
+    }
+
+    /// The names, in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|k| self.name(k))
+    }
+}
+
+/// The fields of an object or interface type by name.
+#[derive(Clone, Debug, Default)]
+pub struct Fields {
+    names: Names,
+    /// By the name's number.
+    defs: Vec<FieldDef>,
+}
+
+impl Fields {
+    pub fn get(&self, name: &str) -> Option<&FieldDef> {
+        self.names.index(name).map(|k| &self.defs[k])
+    }
+
+    /// Add a field, or replace the one of that name (a type extension redefining it).
+    pub fn insert(&mut self, name: &str, def: FieldDef) {
+        match self.names.insert(name) {
+            (_, true) => self.defs.push(def),
+            (k, false) => self.defs[k] = def,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.defs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
     }
 
     /// The fields, in definition order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &FieldDef)> {
-        self.entries.iter().map(|(n, d)| (&**n, d))
+        self.defs.iter().enumerate().map(|(k, d)| (self.names.name(k), d))
     }
 }
 
@@ -167,7 +215,7 @@ pub struct TypeDef {
     pub fields: Fields,
     /// The object types a value of this type can be (itself for an object), sorted.
     pub possible: Vec<TypeId>,
-    pub enum_values: HashSet<Box<str>>,
+    pub enum_values: Names,
     /// Input objects.
     pub inputs: Vec<InputValue>,
 }
@@ -184,7 +232,8 @@ impl TypeDef {
 
 #[derive(Clone, Debug)]
 pub struct Schema {
-    names: HashMap<Box<str>, TypeId>,
+    /// Type names, numbered by their [`TypeId`].
+    names: Names,
     types: Vec<TypeDef>,
     pub query: Option<TypeId>,
     pub mutation: Option<TypeId>,
@@ -196,7 +245,7 @@ const BUILTIN_SCALARS: [&str; 5] = ["Int", "Float", "String", "Boolean", "ID"];
 
 impl Schema {
     pub fn type_id(&self, name: &str) -> Option<TypeId> {
-        self.names.get(name).copied()
+        self.names.index(name).map(|k| k as TypeId)
     }
 
     pub fn ty(&self, id: TypeId) -> &TypeDef {
@@ -308,7 +357,7 @@ struct Builder {
 
 impl Default for Builder {
     fn default() -> Self {
-        let s = Schema { names: HashMap::new(), types: Vec::new(), query: None, mutation: None, subscription: None, directives: HashMap::new() };
+        let s = Schema { names: Names::default(), types: Vec::new(), query: None, mutation: None, subscription: None, directives: HashMap::new() };
         let mut b = Builder { s, errors: Vec::new(), implements: Vec::new(), members: Vec::new() };
         for name in BUILTIN_SCALARS {
             b.declare(name.to_string(), Kind::Scalar);
@@ -321,10 +370,8 @@ impl Builder {
     /// A type name, with its kind (the first declaration of a name wins).
     fn declare(&mut self, name: String, kind: Kind) {
         let s = &mut self.s;
-        if !s.names.contains_key(name.as_str()) {
-            let id = s.types.len() as TypeId;
-            s.names.insert(name.clone().into(), id);
-            s.types.push(TypeDef { name: name.into(), kind, fields: Fields::default(), possible: Vec::new(), enum_values: HashSet::new(), inputs: Vec::new() });
+        if s.names.insert(&name).1 {
+            s.types.push(TypeDef { name: name.into(), kind, fields: Fields::default(), possible: Vec::new(), enum_values: Names::default(), inputs: Vec::new() });
         }
     }
 
@@ -355,7 +402,7 @@ impl Builder {
     }
 
     fn id(&self, name: Option<cst::Name>) -> TypeId {
-        self.s.names[name_of(name).as_str()]
+        self.s.type_id(&name_of(name)).expect("every type is declared by the first pass")
     }
 
     /// The members of one definition or extension.
@@ -420,7 +467,7 @@ impl Builder {
                 let base = ty.base();
                 let composite = self.s.ty(base).is_composite();
                 let required_args = args.iter().any(InputValue::required);
-                self.s.types[id as usize].fields.insert(fname.into(), FieldDef { ty, args, base, composite, required_args });
+                self.s.types[id as usize].fields.insert(&fname, FieldDef { ty, args, base, composite, required_args });
             }
         }
     }
@@ -428,7 +475,7 @@ impl Builder {
     fn enum_values(&mut self, id: TypeId, v: Option<cst::EnumValuesDefinition>) {
         for e in v.iter().flat_map(|v| v.enum_value_definitions()) {
             let n = e.enum_value().map(|e| e.text().to_string()).unwrap_or_default();
-            self.s.types[id as usize].enum_values.insert(n.into());
+            self.s.types[id as usize].enum_values.insert(&n);
         }
     }
 
@@ -498,7 +545,7 @@ impl Builder {
         if s.query.is_none() {
             self.errors.push("no query root type (`type Query` or `schema { query: ... }`)".into());
         }
-        let boolean = SType::NonNull(Box::new(SType::Named(s.names["Boolean"])));
+        let boolean = SType::NonNull(Box::new(SType::Named(s.type_id("Boolean").expect("a built-in scalar"))));
         for d in ["skip", "include"] {
             s.directives.entry(d.into()).or_insert_with(|| vec![InputValue { name: "if".into(), ty: boolean.clone(), has_default: false }]);
         }
