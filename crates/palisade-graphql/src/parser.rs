@@ -84,6 +84,28 @@ fn document(src: &str, token_limit: usize) -> PResult<Document<'_>> {
     Ok(doc)
 }
 
+/// Byte classes of the lexical grammar (§2.1), by byte: white space, line terminators and
+/// commas (`IGNORED`), name characters (`NAME`), and those a name may start with
+/// (`NAME_START`).
+const IGNORED: u8 = 1;
+const NAME: u8 = 2;
+const NAME_START: u8 = 4;
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b' ' | b'\t' | b'\n' | b'\r' | b',' => IGNORED,
+            b'_' | b'a'..=b'z' | b'A'..=b'Z' => NAME | NAME_START,
+            b'0'..=b'9' => NAME,
+            _ => 0,
+        };
+        c += 1;
+    }
+    t
+};
+
 /// Token types. Punctuators are their byte (`!$&():=@[]{|}`); `...` is `Spread`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum T {
@@ -172,8 +194,10 @@ impl<'s> Parser<'s> {
         let b = self.b;
         let mut i = self.pos;
         loop {
+            while b.get(i).is_some_and(|&c| CLASS[c as usize] & IGNORED != 0) {
+                i += 1;
+            }
             match b.get(i) {
-                Some(b' ' | b'\t' | b'\n' | b'\r' | b',') => i += 1,
                 Some(b'#') => {
                     while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
                         i += 1;
@@ -197,9 +221,9 @@ impl<'s> Parser<'s> {
                 i += 3;
                 T::Spread
             }
-            Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+            Some(&c) if CLASS[c as usize] & NAME_START != 0 => {
                 i += 1;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                while b.get(i).is_some_and(|&c| CLASS[c as usize] & NAME != 0) {
                     i += 1;
                 }
                 T::Name

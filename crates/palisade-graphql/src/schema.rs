@@ -75,18 +75,27 @@ pub struct FieldDef {
 
 /// A set of names, numbered in the order they were added, built once at load and then only
 /// read: the names side by side in one string, and an open-addressing table (at most half
-/// full) whose slots hold the upper half of a name's hash beside the name's number. Looking a
-/// name up costs one hash of it, a scan of adjacent slots that compares hashes, and one
-/// comparison with the set's own compact run of names on a match; a miss ends at the first
-/// empty slot. The schema's type names, each type's field names and each enum's values are
-/// such sets.
+/// full) whose slots hold part of a name's hash, where the name is in the string, and its
+/// number. Looking a name up costs one hash of it, a scan of adjacent slots that compares
+/// hashes, and one comparison with the set's own compact run of names on a match; a miss ends
+/// at the first empty slot. The schema's type names, each type's field names and each enum's
+/// values are such sets.
 #[derive(Clone, Debug, Default)]
 pub struct Names {
     /// Where each name is in `text`.
     spans: Vec<(u32, u32)>,
     text: String,
-    /// `hash >> 32 << 32 | (number + 1)`; `0`: empty.
-    slots: Box<[u64]>,
+    slots: Box<[Slot]>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    /// The upper half of the name's hash.
+    hash: u32,
+    at: u32,
+    len: u32,
+    /// `number + 1`; `0`: an empty slot.
+    number: u32,
 }
 
 /// The hash of a name in [`Names`] (fixed: a set is built once and only read).
@@ -95,8 +104,6 @@ fn name_hash(name: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0x5eed_f1e1_d5).hash_one(name)
 }
 
-const HASH_HALF: u64 = 0xFFFF_FFFF_0000_0000;
-
 impl Names {
     /// The number of `name`.
     pub fn index(&self, name: &str) -> Option<usize> {
@@ -104,16 +111,16 @@ impl Names {
             return None;
         }
         let h = name_hash(name);
+        let tag = (h >> 32) as u32;
         let mask = self.slots.len() - 1;
         let mut i = h as usize & mask;
         loop {
             let slot = self.slots[i];
-            if slot == 0 {
+            if slot.number == 0 {
                 return None;
             }
-            let k = (slot as u32 - 1) as usize;
-            if slot & HASH_HALF == h & HASH_HALF && self.name(k) == name {
-                return Some(k);
+            if slot.hash == tag && self.text.as_bytes().get(slot.at as usize..(slot.at + slot.len) as usize) == Some(name.as_bytes()) {
+                return Some(slot.number as usize - 1);
             }
             i = (i + 1) & mask;
         }
@@ -138,7 +145,7 @@ impl Names {
         self.text.push_str(name);
         let n = self.spans.len();
         if n * 2 > self.slots.len() {
-            self.slots = vec![0; (n * 2).next_power_of_two().max(8)].into_boxed_slice();
+            self.slots = vec![Slot::default(); (n * 2).next_power_of_two().max(8)].into_boxed_slice();
             for k in 0..n {
                 self.place(k);
             }
@@ -152,10 +159,11 @@ impl Names {
         let h = name_hash(self.name(k));
         let mask = self.slots.len() - 1;
         let mut i = h as usize & mask;
-        while self.slots[i] != 0 {
+        while self.slots[i].number != 0 {
             i = (i + 1) & mask;
         }
-        self.slots[i] = (h & HASH_HALF) | (k as u64 + 1);
+        let (at, len) = self.spans[k];
+        self.slots[i] = Slot { hash: (h >> 32) as u32, at, len, number: k as u32 + 1 };
     }
 
     pub fn len(&self) -> usize {
