@@ -75,11 +75,11 @@ pub struct FieldDef {
 
 /// A set of names, numbered in the order they were added, built once at load and then only
 /// read: the names side by side in one string, and an open-addressing table (at most half
-/// full) whose slots hold part of a name's hash, where the name is in the string, and its
-/// number. Looking a name up costs one hash of it, a scan of adjacent slots that compares
-/// hashes, and one comparison with the set's own compact run of names on a match; a miss ends
-/// at the first empty slot. The schema's type names, each type's field names and each enum's
-/// values are such sets.
+/// full) whose slots hold part of a name's hash, its length, its first [`HEAD`] bytes, where
+/// it is in the string, and its number. Looking a name up costs one hash of it and a scan of
+/// adjacent slots; a name of at most [`HEAD`] bytes (most GraphQL names) is compared within
+/// its slot, without reading the string, and a miss ends at the first empty slot. The
+/// schema's type names, each type's field names and each enum's values are such sets.
 #[derive(Clone, Debug, Default)]
 pub struct Names {
     /// Where each name is in `text`.
@@ -87,6 +87,9 @@ pub struct Names {
     text: String,
     slots: Box<[Slot]>,
 }
+
+/// Bytes of a name kept in its slot of a [`Names`] table.
+pub const HEAD: usize = 16;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
@@ -96,6 +99,15 @@ struct Slot {
     len: u32,
     /// `number + 1`; `0`: an empty slot.
     number: u32,
+    /// The name's first bytes, zero-padded.
+    head: [u8; HEAD],
+}
+
+fn head(name: &str) -> [u8; HEAD] {
+    let mut h = [0; HEAD];
+    let n = name.len().min(HEAD);
+    h[..n].copy_from_slice(&name.as_bytes()[..n]);
+    h
 }
 
 /// The hash of a name in [`Names`] (fixed: a set is built once and only read).
@@ -111,19 +123,24 @@ impl Names {
             return None;
         }
         let h = name_hash(name);
-        let tag = (h >> 32) as u32;
+        let (tag, first) = ((h >> 32) as u32, head(name));
         let mask = self.slots.len() - 1;
         let mut i = h as usize & mask;
         loop {
-            let slot = self.slots[i];
+            let slot = &self.slots[i];
             if slot.number == 0 {
                 return None;
             }
-            if slot.hash == tag && self.text.as_bytes().get(slot.at as usize..(slot.at + slot.len) as usize) == Some(name.as_bytes()) {
+            if slot.hash == tag && slot.len as usize == name.len() && slot.head == first && (name.len() <= HEAD || self.rest(slot) == &name.as_bytes()[HEAD..]) {
                 return Some(slot.number as usize - 1);
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// The bytes of a slot's name after its head.
+    fn rest(&self, slot: &Slot) -> &[u8] {
+        self.text.as_bytes().get(slot.at as usize + HEAD..(slot.at + slot.len) as usize).unwrap_or_default()
     }
 
     pub fn contains(&self, name: &str) -> bool {
@@ -163,7 +180,7 @@ impl Names {
             i = (i + 1) & mask;
         }
         let (at, len) = self.spans[k];
-        self.slots[i] = Slot { hash: (h >> 32) as u32, at, len, number: k as u32 + 1 };
+        self.slots[i] = Slot { hash: (h >> 32) as u32, at, len, number: k as u32 + 1, head: head(self.name(k)) };
     }
 
     pub fn len(&self) -> usize {
@@ -564,5 +581,42 @@ impl Builder {
             return Err(Error::new(ErrorKind::Schema, format!("{}{more}", self.errors.join("; "))).context(file.to_string()));
         }
         Ok(self.s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Names, HEAD};
+
+    #[test]
+    fn name_sets_find_exactly_the_names_added() {
+        let words = ["a", "id", "nameWithOwner", "exactlySixteen16", "exactlySixteen1", "statusCheckRollup", "statusCheckRollups", "statusCheckRollupX"];
+        assert!(words.iter().any(|w| w.len() == HEAD) && words.iter().any(|w| w.len() > HEAD));
+        let mut n = Names::default();
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(n.insert(w), (i, true), "{w}");
+        }
+        assert_eq!(n.insert("id"), (1, false));
+        assert_eq!(n.len(), words.len());
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(n.index(w), Some(i), "{w}");
+            assert_eq!(n.name(i), *w);
+        }
+        // Same head, other tail; prefixes; other case.
+        for miss in ["b", "ID", "Id", "statusCheckRollupY", "statusCheckRollu", "statusCheckRollupsX", "exactlySixteen16x", "exactlySixteen", "nameWithOwne", ""] {
+            assert_eq!(n.index(miss), None, "{miss}");
+        }
+        assert!(Names::default().index("a").is_none());
+        // A table that grew many times still holds every name, and only them.
+        let many: Vec<String> = (0..3000).map(|i| format!("someLongFieldName{i}")).collect();
+        let mut n = Names::default();
+        for (i, w) in many.iter().enumerate() {
+            assert_eq!(n.insert(w), (i, true));
+        }
+        for (i, w) in many.iter().enumerate() {
+            assert_eq!(n.index(w), Some(i));
+        }
+        assert_eq!(n.index("someLongFieldName3000"), None);
+        assert!(n.iter().eq(many.iter().map(String::as_str)));
     }
 }
