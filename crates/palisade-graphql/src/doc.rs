@@ -32,8 +32,10 @@ impl OpKind {
     }
 }
 
-/// The selections of every selection set live in one vector of the document ([`Document::set`]
-/// reads a set by its [`Set`]), the arguments of every field and directive in another
+/// The selections of every selection set live in one vector of the document, in document order
+/// (each selection before the selections inside it), each linked to the next selection of its
+/// set ([`Document::set`] reads a set by its [`Set`]): the parser writes each selection once,
+/// where it stays. The arguments of every field and directive in another
 /// ([`Document::args`]), and the directives of everything in a third ([`Document::dirs`]): a
 /// document is a handful of allocations, not one per list, and its nodes are small and plain.
 #[derive(Clone, Debug, Default)]
@@ -41,6 +43,8 @@ pub struct Document<'s> {
     pub operations: Vec<Operation<'s>>,
     pub fragments: Vec<Fragment<'s>>,
     pub selections: Vec<Selection<'s>>,
+    /// By selection: the index of the next selection of its set ([`Set::END`] after the last).
+    pub next: Vec<u32>,
     pub arguments: Vec<(&'s str, Value<'s>)>,
     pub directives: Vec<Directive<'s>>,
     /// Every fragment spread with the definition it is written in, in document order: which
@@ -83,7 +87,7 @@ impl Dirs {
     }
 }
 
-/// A selection set: a range of [`Document::selections`].
+/// A selection set: its first selection in [`Document::selections`] and how many it holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Set {
     pub start: u32,
@@ -94,15 +98,44 @@ pub struct Set {
 }
 
 impl Set {
+    /// The link after the last selection of a set.
+    pub const END: u32 = u32::MAX;
+
     pub fn is_empty(self) -> bool {
         self.len == 0
     }
 }
 
+/// The selections of a set, in order.
+#[derive(Clone, Debug)]
+pub struct SetIter<'d, 's> {
+    doc: &'d Document<'s>,
+    at: u32,
+    left: u32,
+}
+
+impl<'d, 's> Iterator for SetIter<'d, 's> {
+    type Item = &'d Selection<'s>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        let i = self.at as usize;
+        self.left -= 1;
+        self.at = *self.doc.next.get(i)?;
+        self.doc.selections.get(i)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left as usize))
+    }
+}
+
 impl<'s> Document<'s> {
     /// The selections of a set.
-    pub fn set(&self, s: Set) -> &[Selection<'s>] {
-        &self.selections[s.start as usize..][..s.len as usize]
+    pub fn set(&self, s: Set) -> SetIter<'_, 's> {
+        SetIter { doc: self, at: s.start, left: s.len }
     }
 
     /// The directives of a node.

@@ -37,8 +37,8 @@ fn document(src: &str, token_limit: usize) -> PResult<Document<'_>> {
         depth: 0,
         tokens: 0,
         token_limit,
-        open: Vec::with_capacity(32),
         done: Vec::with_capacity(src.len() / 16),
+        next: Vec::with_capacity(src.len() / 16),
         args: Vec::with_capacity(src.len() / 64),
         dirs: Vec::new(),
         strings: 0,
@@ -78,6 +78,7 @@ fn document(src: &str, token_limit: usize) -> PResult<Document<'_>> {
         return Err(Box::new(Error::new(ErrorKind::Syntax, "the document holds no operation")));
     }
     doc.selections = p.done;
+    doc.next = p.next;
     doc.arguments = p.args;
     doc.directives = p.dirs;
     doc.spreads = p.spreads;
@@ -137,10 +138,10 @@ struct Parser<'s> {
     depth: usize,
     tokens: usize,
     token_limit: usize,
-    /// Selections of the sets being read, each set's above its parent's.
-    open: Vec<Selection<'s>>,
-    /// Selections of the sets read, each set contiguous: the document's.
+    /// Selections read, in document order, and the link of each to the next of its set: the
+    /// document's.
     done: Vec<Selection<'s>>,
+    next: Vec<u32>,
     /// Arguments of the fields and directives read, each list contiguous (values hold no
     /// arguments, so lists never interleave): the document's.
     args: Vec<(&'s str, Value<'s>)>,
@@ -551,23 +552,31 @@ impl<'s> Parser<'s> {
     fn selection_set(&mut self) -> PResult<Set> {
         self.enter()?;
         self.expect(b'{')?;
-        let from = self.open.len();
         let strings = self.strings;
+        let start = self.done.len() as u32;
+        let mut len = 0;
         loop {
-            let s = self.selection()?;
-            self.open.push(s);
+            let at = self.done.len();
+            self.selection()?;
+            len += 1;
             if self.is(b'}') {
                 self.advance()?;
                 self.depth -= 1;
-                let start = self.done.len();
-                self.done.extend(self.open.drain(from..));
-                let set = Set { start: start as u32, len: (self.done.len() - start) as u32, literals: self.strings > strings };
-                return Ok(set);
+                return Ok(Set { start, len, literals: self.strings > strings });
             }
+            // The next selection of this set comes after this one's own.
+            self.next[at] = self.done.len() as u32;
         }
     }
 
-    fn selection(&mut self) -> PResult<Selection<'s>> {
+    /// Append a selection to the document, then read its set (if any) into its place.
+    fn push(&mut self, s: Selection<'s>) -> usize {
+        self.done.push(s);
+        self.next.push(Set::END);
+        self.done.len() - 1
+    }
+
+    fn selection(&mut self) -> PResult<()> {
         match self.tok.t {
             T::Spread => {
                 self.advance()?;
@@ -575,7 +584,9 @@ impl<'s> Parser<'s> {
                 if self.tok.t == T::Name && !on {
                     let name = self.name()?;
                     self.spreads.push((self.owner, name));
-                    return Ok(Selection::Spread { name, directives: self.directives(false)? });
+                    let directives = self.directives(false)?;
+                    self.push(Selection::Spread { name, directives });
+                    return Ok(());
                 }
                 let on = if on {
                     self.advance()?;
@@ -584,7 +595,12 @@ impl<'s> Parser<'s> {
                     None
                 };
                 let directives = self.directives(false)?;
-                Ok(Selection::Inline { on, directives, selections: self.selection_set()? })
+                let at = self.push(Selection::Inline { on, directives, selections: Set::default() });
+                let set = self.selection_set()?;
+                if let Selection::Inline { selections, .. } = &mut self.done[at] {
+                    *selections = set;
+                }
+                Ok(())
             }
             T::Name => {
                 let first = self.name()?;
@@ -596,8 +612,14 @@ impl<'s> Parser<'s> {
                 };
                 let arguments = if self.is(b'(') { self.arguments(false)? } else { Args::default() };
                 let directives = self.directives(false)?;
-                let selections = if self.is(b'{') { self.selection_set()? } else { Set::default() };
-                Ok(Selection::Field(Field { alias, name, arguments, directives, selections }))
+                let at = self.push(Selection::Field(Field { alias, name, arguments, directives, selections: Set::default() }));
+                if self.is(b'{') {
+                    let set = self.selection_set()?;
+                    if let Selection::Field(f) = &mut self.done[at] {
+                        f.selections = set;
+                    }
+                }
+                Ok(())
             }
             _ => Err(self.unexpected("a field, a fragment spread or an inline fragment")),
         }
@@ -695,7 +717,7 @@ mod tests {
     }
 
     fn first_arg<'a>(d: &'a Document<'_>) -> &'a Value<'a> {
-        let Selection::Field(f) = &d.set(d.operations[0].selections)[0] else { panic!() };
+        let Some(Selection::Field(f)) = d.set(d.operations[0].selections).next() else { panic!() };
         &d.args(f.arguments)[0].1
     }
 
@@ -753,17 +775,17 @@ mod tests {
         assert_eq!(op.variables[0].ty.to_string(), "[Int!]!");
         assert_eq!(op.variables[0].default, Some(Value::List(vec![Value::Int("1"), Value::Int("2")])));
         assert_eq!(d.dirs(op.variables[1].directives)[0].name, "d");
-        let Selection::Field(f) = &d.set(op.selections)[0] else { panic!() };
+        let Some(Selection::Field(f)) = d.set(op.selections).next() else { panic!() };
         assert_eq!((f.alias, f.name, f.arguments.len, f.directives.len, f.selections.len), (Some("a"), "f", 2, 1, 3));
-        let inner = d.set(f.selections);
-        assert!(matches!(&inner[0], Selection::Spread { name: "F", .. }));
-        assert!(matches!(&inner[1], Selection::Inline { on: Some("T"), .. }));
-        assert!(matches!(&inner[2], Selection::Inline { on: None, directives, .. } if directives.len == 1));
+        let inner: Vec<_> = d.set(f.selections).collect();
+        assert!(matches!(inner[0], Selection::Spread { name: "F", .. }));
+        assert!(matches!(inner[1], Selection::Inline { on: Some("T"), .. }));
+        assert!(matches!(inner[2], Selection::Inline { on: None, directives, .. } if directives.len == 1));
         assert_eq!(d.fragments[0].on, "T");
         assert_eq!(d.operations[1].kind, OpKind::Query);
         // A spread of a fragment named like a keyword other than `on` is a spread.
         let d = ok("{ ...query } fragment query on Q { a }");
-        assert!(matches!(&d.set(d.operations[0].selections)[0], Selection::Spread { name: "query", .. }));
+        assert!(matches!(d.set(d.operations[0].selections).next(), Some(Selection::Spread { name: "query", .. })));
         for bad in [
             "{}",
             "{ a() }",

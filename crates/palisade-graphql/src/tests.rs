@@ -723,7 +723,7 @@ mod differential {
         }
     }
 
-    fn sels(s: &mut String, d: &Document<'_>, list: &[Selection<'_>]) {
+    fn sels<'d>(s: &mut String, d: &Document<'_>, list: impl Iterator<Item = &'d Selection<'d>>) {
         s.push_str(" {");
         for sel in list {
             match sel {
@@ -805,9 +805,30 @@ mod differential {
             return None;
         }
         d.selections = arena.take();
+        // Each set is contiguous here: linked in order.
+        d.next = (1..=d.selections.len() as u32).collect();
+        for op in &d.operations {
+            end_set(&mut d.next, op.selections);
+        }
+        for f in &d.fragments {
+            end_set(&mut d.next, f.selections);
+        }
+        for s in d.selections.clone() {
+            match s {
+                Selection::Field(f) => end_set(&mut d.next, f.selections),
+                Selection::Inline { selections, .. } => end_set(&mut d.next, selections),
+                Selection::Spread { .. } => {}
+            }
+        }
         d.arguments = ARGS.with(|a| a.take());
         d.directives = DIRS.with(|a| a.take());
         Some(print_doc(&d))
+    }
+
+    fn end_set(next: &mut [u32], s: doc::Set) {
+        if s.len > 0 {
+            next[(s.start + s.len - 1) as usize] = doc::Set::END;
+        }
     }
 
     /// Test-only: names outlive the syntax tree they were read from.

@@ -85,7 +85,7 @@ pub fn check<'d, 's>(
     };
     w.variable_definitions();
     w.directives(op.directives);
-    w.walk_set(doc.set(op.selections), root, 1, 0);
+    w.walk_set(op.selections, root, 1, 0);
     let totals = [
         (w.fields, limits.max_fields, "graphql.fields", "fields (with fragments expanded)"),
         (w.aliases, limits.max_aliases, "graphql.aliases", "aliases"),

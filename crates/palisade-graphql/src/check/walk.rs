@@ -120,7 +120,7 @@ impl<'s> Walk<'_, 's> {
 
     /// Walk one selection set at field depth `depth`; `self.counts[from..]` tallies field
     /// names in it (fragments spread into it add to the same tally).
-    pub(super) fn walk_set(&mut self, sels: &[Selection<'s>], parent: Option<TypeId>, depth: usize, from: usize) {
+    pub(super) fn walk_set(&mut self, set: doc::Set, parent: Option<TypeId>, depth: usize, from: usize) {
         self.nesting += 1;
         if self.nesting > HARD_MAX_DEPTH {
             if !self.depth_reported {
@@ -130,7 +130,8 @@ impl<'s> Walk<'_, 's> {
             self.nesting -= 1;
             return;
         }
-        for sel in sels {
+        let d = self.doc;
+        for sel in d.set(set) {
             self.visits += 1;
             if self.visits > self.budget {
                 if !self.out.iter().any(|r| r.code == "graphql.fields") {
@@ -161,13 +162,13 @@ impl<'s> Walk<'_, 's> {
                     let inner = self.type_condition(Some(frag.on), parent, name);
                     self.directives(frag.directives);
                     self.frags.push(name);
-                    self.walk_set(self.doc.set(frag.selections), inner, depth, from);
+                    self.walk_set(frag.selections, inner, depth, from);
                     self.frags.pop();
                 }
                 Selection::Inline { on, directives, selections } => {
                     self.directives(*directives);
                     let inner = self.type_condition(*on, parent, "inline fragment");
-                    self.walk_set(self.doc.set(*selections), inner, depth, from);
+                    self.walk_set(*selections, inner, depth, from);
                 }
             }
         }
@@ -285,7 +286,7 @@ impl<'s> Walk<'_, 's> {
         if descend && !f.selections.is_empty() {
             // The subfields' tally sits above this set's, and goes with them.
             let start = self.counts.len();
-            self.walk_set(self.doc.set(f.selections), child, depth + 1, start);
+            self.walk_set(f.selections, child, depth + 1, start);
             self.counts.truncate(start);
         }
         self.path.pop();
