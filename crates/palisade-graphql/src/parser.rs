@@ -16,7 +16,9 @@
 
 use std::borrow::Cow;
 
-use crate::doc::{line_col, Args, Definition, Directive, Dirs, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
+use crate::doc::{
+    line_col, Args, Definition, Directive, Dirs, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT,
+};
 use crate::{Error, ErrorKind};
 
 /// Parse an executable document.

@@ -113,7 +113,7 @@ fn head(name: &str) -> [u8; HEAD] {
 /// The hash of a name in [`Names`] (fixed: a set is built once and only read).
 fn name_hash(name: &str) -> u64 {
     use std::hash::BuildHasher;
-    foldhash::fast::FixedState::with_seed(0x5eed_f1e1_d5).hash_one(name)
+    foldhash::fast::FixedState::with_seed(0x005e_edf1_e1d5).hash_one(name)
 }
 
 impl Names {
@@ -131,7 +131,8 @@ impl Names {
             if slot.number == 0 {
                 return None;
             }
-            if slot.hash == tag && slot.len as usize == name.len() && slot.head == first && (name.len() <= HEAD || self.rest(slot) == &name.as_bytes()[HEAD..]) {
+            if slot.hash == tag && slot.len as usize == name.len() && slot.head == first && (name.len() <= HEAD || self.rest(slot) == &name.as_bytes()[HEAD..])
+            {
                 return Some(slot.number as usize - 1);
             }
             i = (i + 1) & mask;
@@ -396,7 +397,14 @@ impl Builder {
     fn declare(&mut self, name: String, kind: Kind) {
         let s = &mut self.s;
         if s.names.insert(&name).1 {
-            s.types.push(TypeDef { name: name.into(), kind, fields: Fields::default(), possible: Vec::new(), enum_values: Names::default(), inputs: Vec::new() });
+            s.types.push(TypeDef {
+                name: name.into(),
+                kind,
+                fields: Fields::default(),
+                possible: Vec::new(),
+                enum_values: Names::default(),
+                inputs: Vec::new(),
+            });
         }
     }
 
@@ -603,7 +611,9 @@ mod tests {
             assert_eq!(n.name(i), *w);
         }
         // Same head, other tail; prefixes; other case.
-        for miss in ["b", "ID", "Id", "statusCheckRollupY", "statusCheckRollu", "statusCheckRollupsX", "exactlySixteen16x", "exactlySixteen", "nameWithOwne", ""] {
+        for miss in
+            ["b", "ID", "Id", "statusCheckRollupY", "statusCheckRollu", "statusCheckRollupsX", "exactlySixteen16x", "exactlySixteen", "nameWithOwne", ""]
+        {
             assert_eq!(n.index(miss), None, "{miss}");
         }
         assert!(Names::default().index("a").is_none());

@@ -108,7 +108,7 @@ impl<'s> Walk<'_, 's> {
                         }
                     }
                     Kind::Enum => match v {
-                        Value::Enum(e) if t.enum_values.contains(*e) => {}
+                        Value::Enum(e) if t.enum_values.contains(e) => {}
                         Value::Enum(e) => bad(self, tail, format!("`{e}` is not a value of enum `{}`", t.name)),
                         other => bad(self, tail, format!("{} where enum `{}` is expected", other.kind(), t.name)),
                     },

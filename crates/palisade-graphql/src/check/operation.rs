@@ -4,7 +4,7 @@
 use palisade_core::Reason;
 
 use super::walk::Walk;
-use super::{over, Limits};
+use super::{over, Limits, MAX_FRAGMENT_NESTING};
 use crate::doc::{self, Definition, Document, OpKind};
 use crate::schema::Schema;
 
@@ -67,11 +67,11 @@ pub fn check<'d, 's>(
         limits,
         prefix,
         op_kind: op.kind.as_str(),
-        path: Vec::new(),
-        frags: Vec::new(),
+        path: Vec::with_capacity(limits.max_depth.clamp(8, 64)),
+        frags: Vec::with_capacity(doc.fragments.len().min(MAX_FRAGMENT_NESTING)),
         counts: Vec::with_capacity(64),
         vars: &op.variables,
-        var_types: Vec::new(),
+        var_types: Vec::with_capacity(op.variables.len()),
         fields: 0,
         aliases: 0,
         root_fields: 0,
