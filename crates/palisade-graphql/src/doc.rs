@@ -35,8 +35,8 @@ impl OpKind {
 /// The selections of every selection set live in one vector of the document, in document order
 /// (each selection before the selections inside it), each linked to the next selection of its
 /// set ([`Document::set`] reads a set by its [`Set`]): the parser writes each selection once,
-/// where it stays. The arguments of every field and directive in another
-/// ([`Document::args`]), and the directives of everything in a third ([`Document::dirs`]): a
+/// where it stays. The arguments of every field and directive live in another vector
+/// ([`Document::args`]) and the directives of everything in a third ([`Document::dirs`]): a
 /// document is a handful of allocations, not one per list, and its nodes are small and plain.
 #[derive(Clone, Debug, Default)]
 pub struct Document<'s> {
