@@ -32,15 +32,21 @@ impl OpKind {
     }
 }
 
-/// The selections of every selection set live in one vector of the document ([`Document::set`]
-/// reads a set by its [`Set`]), and the arguments of every field and directive in another
-/// ([`Document::args`]): a document is a handful of allocations, not one per list.
+/// The selections of every selection set live in one vector of the document, in document order
+/// (each selection before the selections inside it), each linked to the next selection of its
+/// set ([`Document::set`] reads a set by its [`Set`]): the parser writes each selection once,
+/// where it stays. The arguments of every field and directive live in another vector
+/// ([`Document::args`]) and the directives of everything in a third ([`Document::dirs`]): a
+/// document is a handful of allocations, not one per list, and its nodes are small and plain.
 #[derive(Clone, Debug, Default)]
 pub struct Document<'s> {
     pub operations: Vec<Operation<'s>>,
     pub fragments: Vec<Fragment<'s>>,
     pub selections: Vec<Selection<'s>>,
+    /// By selection: the index of the next selection of its set ([`Set::END`] after the last).
+    pub next: Vec<u32>,
     pub arguments: Vec<(&'s str, Value<'s>)>,
+    pub directives: Vec<Directive<'s>>,
     /// Every fragment spread with the definition it is written in, in document order: which
     /// fragments each definition uses, without walking its selections.
     pub spreads: Vec<(Definition, &'s str)>,
@@ -67,7 +73,21 @@ impl Args {
     }
 }
 
-/// A selection set: a range of [`Document::selections`].
+/// The directives of a definition, a variable or a selection: a range of
+/// [`Document::directives`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dirs {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Dirs {
+    pub fn is_empty(self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A selection set: its first selection in [`Document::selections`] and how many it holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Set {
     pub start: u32,
@@ -78,15 +98,49 @@ pub struct Set {
 }
 
 impl Set {
+    /// The link after the last selection of a set.
+    pub const END: u32 = u32::MAX;
+
     pub fn is_empty(self) -> bool {
         self.len == 0
     }
 }
 
+/// The selections of a set, in order.
+#[derive(Clone, Debug)]
+pub struct SetIter<'d, 's> {
+    doc: &'d Document<'s>,
+    at: u32,
+    left: u32,
+}
+
+impl<'d, 's> Iterator for SetIter<'d, 's> {
+    type Item = &'d Selection<'s>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        let i = self.at as usize;
+        self.left -= 1;
+        self.at = *self.doc.next.get(i)?;
+        self.doc.selections.get(i)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left as usize))
+    }
+}
+
 impl<'s> Document<'s> {
     /// The selections of a set.
-    pub fn set(&self, s: Set) -> &[Selection<'s>] {
-        &self.selections[s.start as usize..][..s.len as usize]
+    pub fn set(&self, s: Set) -> SetIter<'_, 's> {
+        SetIter { doc: self, at: s.start, left: s.len }
+    }
+
+    /// The directives of a node.
+    pub fn dirs(&self, d: Dirs) -> &[Directive<'s>] {
+        &self.directives[d.start as usize..][..d.len as usize]
     }
 
     /// Arguments (name, value).
@@ -100,7 +154,7 @@ pub struct Operation<'s> {
     pub kind: OpKind,
     pub name: Option<&'s str>,
     pub variables: Vec<VarDef<'s>>,
-    pub directives: Vec<Directive<'s>>,
+    pub directives: Dirs,
     pub selections: Set,
 }
 
@@ -109,7 +163,7 @@ pub struct VarDef<'s> {
     pub name: &'s str,
     pub ty: TypeRef<'s>,
     pub default: Option<Value<'s>>,
-    pub directives: Vec<Directive<'s>>,
+    pub directives: Dirs,
 }
 
 /// A type as written in a variable definition (`[ID!]!`).
@@ -144,15 +198,15 @@ impl std::fmt::Display for TypeRef<'_> {
 pub struct Fragment<'s> {
     pub name: &'s str,
     pub on: &'s str,
-    pub directives: Vec<Directive<'s>>,
+    pub directives: Dirs,
     pub selections: Set,
 }
 
 #[derive(Clone, Debug)]
 pub enum Selection<'s> {
     Field(Field<'s>),
-    Spread { name: &'s str, directives: Vec<Directive<'s>> },
-    Inline { on: Option<&'s str>, directives: Vec<Directive<'s>>, selections: Set },
+    Spread { name: &'s str, directives: Dirs },
+    Inline { on: Option<&'s str>, directives: Dirs, selections: Set },
 }
 
 #[derive(Clone, Debug)]
@@ -160,7 +214,7 @@ pub struct Field<'s> {
     pub alias: Option<&'s str>,
     pub name: &'s str,
     pub arguments: Args,
-    pub directives: Vec<Directive<'s>>,
+    pub directives: Dirs,
     pub selections: Set,
 }
 

@@ -16,11 +16,21 @@
 
 use std::borrow::Cow;
 
-use crate::doc::{line_col, Args, Definition, Directive, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT};
+use crate::doc::{
+    line_col, Args, Definition, Directive, Dirs, Document, Field, Fragment, OpKind, Operation, Selection, Set, TypeRef, Value, VarDef, NESTING_LIMIT,
+};
 use crate::{Error, ErrorKind};
 
 /// Parse an executable document.
 pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
+    document(src, token_limit).map_err(|e| *e)
+}
+
+/// The parser's results: the error boxed, so that the result of reading a token or a node is
+/// as small as its value (the error is the rare, cold path).
+type PResult<T> = Result<T, Box<Error>>;
+
+fn document(src: &str, token_limit: usize) -> PResult<Document<'_>> {
     let mut p = Parser {
         src,
         b: src.as_bytes(),
@@ -29,9 +39,10 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
         depth: 0,
         tokens: 0,
         token_limit,
-        open: Vec::with_capacity(32),
         done: Vec::with_capacity(src.len() / 16),
+        next: Vec::with_capacity(src.len() / 16),
         args: Vec::with_capacity(src.len() / 64),
+        dirs: Vec::new(),
         strings: 0,
         owner: Definition::Operation(0),
         spreads: Vec::new(),
@@ -43,7 +54,7 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
             T::Punct(b'{') => {
                 p.owner = Definition::Operation(doc.operations.len() as u32);
                 let selections = p.selection_set()?;
-                doc.operations.push(Operation { kind: OpKind::Query, name: None, variables: Vec::new(), directives: Vec::new(), selections });
+                doc.operations.push(Operation { kind: OpKind::Query, name: None, variables: Vec::new(), directives: Dirs::default(), selections });
             }
             T::Name => {
                 p.owner = match p.text() {
@@ -66,13 +77,37 @@ pub fn parse(src: &str, token_limit: usize) -> Result<Document<'_>, Error> {
         }
     }
     if doc.operations.is_empty() {
-        return Err(Error::new(ErrorKind::Syntax, "the document holds no operation"));
+        return Err(Box::new(Error::new(ErrorKind::Syntax, "the document holds no operation")));
     }
     doc.selections = p.done;
+    doc.next = p.next;
     doc.arguments = p.args;
+    doc.directives = p.dirs;
     doc.spreads = p.spreads;
     Ok(doc)
 }
+
+/// Byte classes of the lexical grammar (§2.1), by byte: white space, line terminators and
+/// commas (`IGNORED`), name characters (`NAME`), and those a name may start with
+/// (`NAME_START`).
+const IGNORED: u8 = 1;
+const NAME: u8 = 2;
+const NAME_START: u8 = 4;
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b' ' | b'\t' | b'\n' | b'\r' | b',' => IGNORED,
+            b'_' | b'a'..=b'z' | b'A'..=b'Z' => NAME | NAME_START,
+            b'0'..=b'9' => NAME,
+            _ => 0,
+        };
+        c += 1;
+    }
+    t
+};
 
 /// Token types. Punctuators are their byte (`!$&():=@[]{|}`); `...` is `Spread`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,13 +140,15 @@ struct Parser<'s> {
     depth: usize,
     tokens: usize,
     token_limit: usize,
-    /// Selections of the sets being read, each set's above its parent's.
-    open: Vec<Selection<'s>>,
-    /// Selections of the sets read, each set contiguous: the document's.
+    /// Selections read, in document order, and the link of each to the next of its set: the
+    /// document's.
     done: Vec<Selection<'s>>,
+    next: Vec<u32>,
     /// Arguments of the fields and directives read, each list contiguous (values hold no
     /// arguments, so lists never interleave): the document's.
     args: Vec<(&'s str, Value<'s>)>,
+    /// Directives read, each list contiguous: the document's.
+    dirs: Vec<Directive<'s>>,
     /// String literals read so far.
     strings: usize,
     /// The definition being read, and the spreads read.
@@ -131,13 +168,15 @@ fn describe(t: T) -> &'static str {
 }
 
 impl<'s> Parser<'s> {
-    fn error_at(&self, offset: usize, message: impl Into<String>) -> Error {
+    #[cold]
+    fn error_at(&self, offset: usize, message: impl Into<String>) -> Box<Error> {
         let (line, col) = line_col(self.src, offset);
-        Error::new(ErrorKind::Syntax, format!("{} at line {line}, column {col}", message.into()))
+        Box::new(Error::new(ErrorKind::Syntax, format!("{} at line {line}, column {col}", message.into())))
     }
 
     /// An error about the current token: `expected` was expected.
-    fn unexpected(&self, expected: &str) -> Error {
+    #[cold]
+    fn unexpected(&self, expected: &str) -> Box<Error> {
         let found = match self.tok.t {
             T::Punct(_) | T::Spread | T::Name => format!("`{}`", self.text()),
             t => describe(t).to_string(),
@@ -154,12 +193,14 @@ impl<'s> Parser<'s> {
 
     /// Read the next token into `self.tok`, skipping ignored tokens (white space, line
     /// terminators, commas, comments, a byte order mark).
-    fn advance(&mut self) -> Result<(), Error> {
+    fn advance(&mut self) -> PResult<()> {
         let b = self.b;
         let mut i = self.pos;
         loop {
+            while b.get(i).is_some_and(|&c| CLASS[c as usize] & IGNORED != 0) {
+                i += 1;
+            }
             match b.get(i) {
-                Some(b' ' | b'\t' | b'\n' | b'\r' | b',') => i += 1,
                 Some(b'#') => {
                     while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
                         i += 1;
@@ -183,9 +224,9 @@ impl<'s> Parser<'s> {
                 i += 3;
                 T::Spread
             }
-            Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+            Some(&c) if CLASS[c as usize] & NAME_START != 0 => {
                 i += 1;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                while b.get(i).is_some_and(|&c| CLASS[c as usize] & NAME != 0) {
                     i += 1;
                 }
                 T::Name
@@ -208,7 +249,7 @@ impl<'s> Parser<'s> {
         if t != T::Eof {
             self.tokens += 1;
             if self.tokens > self.token_limit {
-                return Err(Error::new(ErrorKind::Limit, format!("more than {} tokens", self.token_limit)));
+                return Err(Box::new(Error::new(ErrorKind::Limit, format!("more than {} tokens", self.token_limit))));
             }
         }
         self.pos = i;
@@ -217,7 +258,7 @@ impl<'s> Parser<'s> {
     }
 
     /// IntValue or FloatValue (§2.9.1, §2.9.2) starting at `i`.
-    fn number(&self, start: usize) -> Result<(T, usize), Error> {
+    fn number(&self, start: usize) -> PResult<(T, usize)> {
         let b = self.b;
         let mut i = start;
         let digits = |mut i: usize| {
@@ -269,7 +310,7 @@ impl<'s> Parser<'s> {
 
     /// StringValue (§2.9.4) starting at the `"` at `start`: checked here, decoded by
     /// [`Parser::string_value`].
-    fn string(&self, start: usize) -> Result<(T, usize), Error> {
+    fn string(&self, start: usize) -> PResult<(T, usize)> {
         let b = self.b;
         if b[start..].starts_with(b"\"\"\"") {
             let mut i = start + 3;
@@ -385,14 +426,14 @@ impl<'s> Parser<'s> {
         self.tok.t == T::Punct(c)
     }
 
-    fn expect(&mut self, c: u8) -> Result<(), Error> {
+    fn expect(&mut self, c: u8) -> PResult<()> {
         if !self.is(c) {
             return Err(self.unexpected(&format!("`{}`", char::from(c))));
         }
         self.advance()
     }
 
-    fn name(&mut self) -> Result<&'s str, Error> {
+    fn name(&mut self) -> PResult<&'s str> {
         if self.tok.t != T::Name {
             return Err(self.unexpected("a name"));
         }
@@ -401,15 +442,15 @@ impl<'s> Parser<'s> {
         Ok(n)
     }
 
-    fn enter(&mut self) -> Result<(), Error> {
+    fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
         if self.depth > NESTING_LIMIT {
-            return Err(Error::new(ErrorKind::Limit, format!("the document nests more than {NESTING_LIMIT} levels deep")));
+            return Err(Box::new(Error::new(ErrorKind::Limit, format!("the document nests more than {NESTING_LIMIT} levels deep"))));
         }
         Ok(())
     }
 
-    fn operation(&mut self, kind: OpKind) -> Result<Operation<'s>, Error> {
+    fn operation(&mut self, kind: OpKind) -> PResult<Operation<'s>> {
         self.advance()?;
         let name = if self.tok.t == T::Name { Some(self.name()?) } else { None };
         let variables = if self.is(b'(') { self.variable_definitions()? } else { Vec::new() };
@@ -418,7 +459,7 @@ impl<'s> Parser<'s> {
         Ok(Operation { kind, name, variables, directives, selections })
     }
 
-    fn fragment(&mut self) -> Result<Fragment<'s>, Error> {
+    fn fragment(&mut self) -> PResult<Fragment<'s>> {
         self.advance()?;
         if self.tok.t == T::Name && self.text() == "on" {
             return Err(self.unexpected("a fragment name (not `on`)"));
@@ -434,7 +475,7 @@ impl<'s> Parser<'s> {
         Ok(Fragment { name, on, directives, selections })
     }
 
-    fn variable_definitions(&mut self) -> Result<Vec<VarDef<'s>>, Error> {
+    fn variable_definitions(&mut self) -> PResult<Vec<VarDef<'s>>> {
         self.expect(b'(')?;
         let mut out = Vec::new();
         loop {
@@ -457,7 +498,7 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn ty(&mut self) -> Result<TypeRef<'s>, Error> {
+    fn ty(&mut self) -> PResult<TypeRef<'s>> {
         let t = if self.is(b'[') {
             self.enter()?;
             self.advance()?;
@@ -475,18 +516,27 @@ impl<'s> Parser<'s> {
         Ok(t)
     }
 
-    fn directives(&mut self, constant: bool) -> Result<Vec<Directive<'s>>, Error> {
-        let mut out = Vec::new();
+    /// Directives, if any (arguments hold no directives, so a list is read in one piece).
+    #[inline]
+    fn directives(&mut self, constant: bool) -> PResult<Dirs> {
+        if !self.is(b'@') {
+            return Ok(Dirs::default());
+        }
+        self.directive_list(constant)
+    }
+
+    fn directive_list(&mut self, constant: bool) -> PResult<Dirs> {
+        let start = self.dirs.len();
         while self.is(b'@') {
             self.advance()?;
             let name = self.name()?;
             let arguments = if self.is(b'(') { self.arguments(constant)? } else { Args::default() };
-            out.push(Directive { name, arguments });
+            self.dirs.push(Directive { name, arguments });
         }
-        Ok(out)
+        Ok(Dirs { start: start as u32, len: (self.dirs.len() - start) as u32 })
     }
 
-    fn arguments(&mut self, constant: bool) -> Result<Args, Error> {
+    fn arguments(&mut self, constant: bool) -> PResult<Args> {
         self.expect(b'(')?;
         let start = self.args.len();
         loop {
@@ -501,26 +551,34 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn selection_set(&mut self) -> Result<Set, Error> {
+    fn selection_set(&mut self) -> PResult<Set> {
         self.enter()?;
         self.expect(b'{')?;
-        let from = self.open.len();
         let strings = self.strings;
+        let start = self.done.len() as u32;
+        let mut len = 0;
         loop {
-            let s = self.selection()?;
-            self.open.push(s);
+            let at = self.done.len();
+            self.selection()?;
+            len += 1;
             if self.is(b'}') {
                 self.advance()?;
                 self.depth -= 1;
-                let start = self.done.len();
-                self.done.extend(self.open.drain(from..));
-                let set = Set { start: start as u32, len: (self.done.len() - start) as u32, literals: self.strings > strings };
-                return Ok(set);
+                return Ok(Set { start, len, literals: self.strings > strings });
             }
+            // The next selection of this set comes after this one's own.
+            self.next[at] = self.done.len() as u32;
         }
     }
 
-    fn selection(&mut self) -> Result<Selection<'s>, Error> {
+    /// Append a selection to the document, then read its set (if any) into its place.
+    fn push(&mut self, s: Selection<'s>) -> usize {
+        self.done.push(s);
+        self.next.push(Set::END);
+        self.done.len() - 1
+    }
+
+    fn selection(&mut self) -> PResult<()> {
         match self.tok.t {
             T::Spread => {
                 self.advance()?;
@@ -528,7 +586,9 @@ impl<'s> Parser<'s> {
                 if self.tok.t == T::Name && !on {
                     let name = self.name()?;
                     self.spreads.push((self.owner, name));
-                    return Ok(Selection::Spread { name, directives: self.directives(false)? });
+                    let directives = self.directives(false)?;
+                    self.push(Selection::Spread { name, directives });
+                    return Ok(());
                 }
                 let on = if on {
                     self.advance()?;
@@ -537,7 +597,12 @@ impl<'s> Parser<'s> {
                     None
                 };
                 let directives = self.directives(false)?;
-                Ok(Selection::Inline { on, directives, selections: self.selection_set()? })
+                let at = self.push(Selection::Inline { on, directives, selections: Set::default() });
+                let set = self.selection_set()?;
+                if let Selection::Inline { selections, .. } = &mut self.done[at] {
+                    *selections = set;
+                }
+                Ok(())
             }
             T::Name => {
                 let first = self.name()?;
@@ -549,15 +614,21 @@ impl<'s> Parser<'s> {
                 };
                 let arguments = if self.is(b'(') { self.arguments(false)? } else { Args::default() };
                 let directives = self.directives(false)?;
-                let selections = if self.is(b'{') { self.selection_set()? } else { Set::default() };
-                Ok(Selection::Field(Field { alias, name, arguments, directives, selections }))
+                let at = self.push(Selection::Field(Field { alias, name, arguments, directives, selections: Set::default() }));
+                if self.is(b'{') {
+                    let set = self.selection_set()?;
+                    if let Selection::Field(f) = &mut self.done[at] {
+                        f.selections = set;
+                    }
+                }
+                Ok(())
             }
             _ => Err(self.unexpected("a field, a fragment spread or an inline fragment")),
         }
     }
 
     /// A value; `constant`: no variables (default values, directives of variables).
-    fn value(&mut self, constant: bool) -> Result<Value<'s>, Error> {
+    fn value(&mut self, constant: bool) -> PResult<Value<'s>> {
         let v = match self.tok.t {
             T::Punct(b'$') if !constant => {
                 self.advance()?;
@@ -648,7 +719,7 @@ mod tests {
     }
 
     fn first_arg<'a>(d: &'a Document<'_>) -> &'a Value<'a> {
-        let Selection::Field(f) = &d.set(d.operations[0].selections)[0] else { panic!() };
+        let Some(Selection::Field(f)) = d.set(d.operations[0].selections).next() else { panic!() };
         &d.args(f.arguments)[0].1
     }
 
@@ -702,21 +773,21 @@ mod tests {
         assert_eq!(d.operations.len(), 2);
         assert_eq!(d.fragments.len(), 1);
         let op = &d.operations[0];
-        assert_eq!((op.kind, op.name, op.variables.len(), op.directives.len()), (OpKind::Query, Some("Q"), 2, 1));
+        assert_eq!((op.kind, op.name, op.variables.len(), op.directives.len), (OpKind::Query, Some("Q"), 2, 1));
         assert_eq!(op.variables[0].ty.to_string(), "[Int!]!");
         assert_eq!(op.variables[0].default, Some(Value::List(vec![Value::Int("1"), Value::Int("2")])));
-        assert_eq!(op.variables[1].directives[0].name, "d");
-        let Selection::Field(f) = &d.set(op.selections)[0] else { panic!() };
-        assert_eq!((f.alias, f.name, f.arguments.len, f.directives.len(), f.selections.len), (Some("a"), "f", 2, 1, 3));
-        let inner = d.set(f.selections);
-        assert!(matches!(&inner[0], Selection::Spread { name: "F", .. }));
-        assert!(matches!(&inner[1], Selection::Inline { on: Some("T"), .. }));
-        assert!(matches!(&inner[2], Selection::Inline { on: None, directives, .. } if directives.len() == 1));
+        assert_eq!(d.dirs(op.variables[1].directives)[0].name, "d");
+        let Some(Selection::Field(f)) = d.set(op.selections).next() else { panic!() };
+        assert_eq!((f.alias, f.name, f.arguments.len, f.directives.len, f.selections.len), (Some("a"), "f", 2, 1, 3));
+        let inner: Vec<_> = d.set(f.selections).collect();
+        assert!(matches!(inner[0], Selection::Spread { name: "F", .. }));
+        assert!(matches!(inner[1], Selection::Inline { on: Some("T"), .. }));
+        assert!(matches!(inner[2], Selection::Inline { on: None, directives, .. } if directives.len == 1));
         assert_eq!(d.fragments[0].on, "T");
         assert_eq!(d.operations[1].kind, OpKind::Query);
         // A spread of a fragment named like a keyword other than `on` is a spread.
         let d = ok("{ ...query } fragment query on Q { a }");
-        assert!(matches!(&d.set(d.operations[0].selections)[0], Selection::Spread { name: "query", .. }));
+        assert!(matches!(d.set(d.operations[0].selections).next(), Some(Selection::Spread { name: "query", .. })));
         for bad in [
             "{}",
             "{ a() }",

@@ -672,25 +672,25 @@ mod differential {
                     Some(d) => value(&mut s, d),
                     None => s.push('-'),
                 }
-                dirs(&mut s, d, &v.directives);
+                dirs(&mut s, d, v.directives);
                 s.push(' ');
             }
             s.push(')');
-            dirs(&mut s, d, &op.directives);
+            dirs(&mut s, d, op.directives);
             sels(&mut s, d, d.set(op.selections));
             s.push('\n');
         }
         for f in &d.fragments {
             write!(s, "fragment {} on {}", f.name, f.on).unwrap();
-            dirs(&mut s, d, &f.directives);
+            dirs(&mut s, d, f.directives);
             sels(&mut s, d, d.set(f.selections));
             s.push('\n');
         }
         s
     }
 
-    fn dirs(s: &mut String, doc: &Document<'_>, ds: &[doc::Directive<'_>]) {
-        for d in ds {
+    fn dirs(s: &mut String, doc: &Document<'_>, ds: doc::Dirs) {
+        for d in doc.dirs(ds) {
             write!(s, " @{}", d.name).unwrap();
             args(s, doc.args(d.arguments));
         }
@@ -735,25 +735,25 @@ mod differential {
         }
     }
 
-    fn sels(s: &mut String, d: &Document<'_>, list: &[Selection<'_>]) {
+    fn sels<'d>(s: &mut String, d: &Document<'_>, list: impl Iterator<Item = &'d Selection<'d>>) {
         s.push_str(" {");
         for sel in list {
             match sel {
                 Selection::Field(f) => {
                     write!(s, " {:?}:{}", f.alias, f.name).unwrap();
                     args(s, d.args(f.arguments));
-                    dirs(s, d, &f.directives);
+                    dirs(s, d, f.directives);
                     if !f.selections.is_empty() {
                         sels(s, d, d.set(f.selections));
                     }
                 }
                 Selection::Spread { name, directives } => {
                     write!(s, " ...{name}").unwrap();
-                    dirs(s, d, directives);
+                    dirs(s, d, *directives);
                 }
                 Selection::Inline { on, directives, selections } => {
                     write!(s, " ... {on:?}").unwrap();
-                    dirs(s, d, directives);
+                    dirs(s, d, *directives);
                     sels(s, d, d.set(*selections));
                 }
             }
@@ -770,6 +770,7 @@ mod differential {
         }
         let mut d = Document::default();
         ARGS.with(|a| a.borrow_mut().clear());
+        DIRS.with(|a| a.borrow_mut().clear());
         let arena = std::cell::RefCell::new(Vec::new());
         let arena = &arena;
         for def in tree.document().definitions() {
@@ -816,8 +817,30 @@ mod differential {
             return None;
         }
         d.selections = arena.take();
+        // Each set is contiguous here: linked in order.
+        d.next = (1..=d.selections.len() as u32).collect();
+        for op in &d.operations {
+            end_set(&mut d.next, op.selections);
+        }
+        for f in &d.fragments {
+            end_set(&mut d.next, f.selections);
+        }
+        for s in d.selections.clone() {
+            match s {
+                Selection::Field(f) => end_set(&mut d.next, f.selections),
+                Selection::Inline { selections, .. } => end_set(&mut d.next, selections),
+                Selection::Spread { .. } => {}
+            }
+        }
         d.arguments = ARGS.with(|a| a.take());
+        d.directives = DIRS.with(|a| a.take());
         Some(print_doc(&d))
+    }
+
+    fn end_set(next: &mut [u32], s: doc::Set) {
+        if s.len > 0 {
+            next[(s.start + s.len - 1) as usize] = doc::Set::END;
+        }
     }
 
     /// Test-only: names outlive the syntax tree they were read from.
@@ -837,18 +860,27 @@ mod differential {
         })
     }
 
-    fn directives(d: Option<cst::Directives>) -> Vec<doc::Directive<'static>> {
-        d.map(|d| {
-            d.directives()
-                .map(|d| doc::Directive { name: leak(d.name().map(|n| n.text().to_string()).unwrap_or_default()), arguments: arguments(d.arguments()) })
-                .collect()
+    fn directives(d: Option<cst::Directives>) -> doc::Dirs {
+        let items: Vec<_> = d
+            .map(|d| {
+                d.directives()
+                    .map(|d| doc::Directive { name: leak(d.name().map(|n| n.text().to_string()).unwrap_or_default()), arguments: arguments(d.arguments()) })
+                    .collect()
+            })
+            .unwrap_or_default();
+        DIRS.with(|all| {
+            let mut all = all.borrow_mut();
+            let start = all.len() as u32;
+            all.extend(items);
+            doc::Dirs { start, len: all.len() as u32 - start }
         })
-        .unwrap_or_default()
     }
 
     thread_local! {
         /// The arguments of the document being read from `apollo-parser`'s tree.
         static ARGS: std::cell::RefCell<Vec<(&'static str, Value<'static>)>> = const { std::cell::RefCell::new(Vec::new()) };
+        /// Its directives.
+        static DIRS: std::cell::RefCell<Vec<doc::Directive<'static>>> = const { std::cell::RefCell::new(Vec::new()) };
     }
 
     fn arguments(a: Option<cst::Arguments>) -> doc::Args {

@@ -13,7 +13,7 @@
 use palisade_core::ProtocolValue;
 use serde_json::{Map, Value as Json};
 
-use crate::doc::{Directive, Document, Selection, Set, Value};
+use crate::doc::{Dirs, Document, Selection, Set, Value};
 
 use crate::request::GraphqlRequest;
 
@@ -71,8 +71,8 @@ fn under<R>(path: &mut String, seg: &str, f: impl FnOnce(&mut String) -> R) -> R
     r
 }
 
-fn directive_values(doc: &Document<'_>, ds: &[Directive<'_>], path: &mut String, out: &mut Vec<(String, String)>) {
-    for d in ds {
+fn directive_values(doc: &Document<'_>, ds: Dirs, path: &mut String, out: &mut Vec<(String, String)>) {
+    for d in doc.dirs(ds) {
         for (name, v) in doc.args(d.arguments) {
             let len = path.len();
             path.push_str(".@");
@@ -94,12 +94,12 @@ fn selections(doc: &Document<'_>, set: Set, path: &mut String, out: &mut Vec<(St
                 for (name, v) in doc.args(f.arguments) {
                     under(path, name, |p| literal(v, p, out));
                 }
-                directive_values(doc, &f.directives, path, out);
+                directive_values(doc, f.directives, path, out);
                 selections(doc, f.selections, path, out);
             }),
-            Selection::Spread { directives, .. } => directive_values(doc, directives, path, out),
+            Selection::Spread { directives, .. } => directive_values(doc, *directives, path, out),
             Selection::Inline { directives, selections: inner, .. } => {
-                directive_values(doc, directives, path, out);
+                directive_values(doc, *directives, path, out);
                 selections(doc, *inner, path, out);
             }
         }
