@@ -346,7 +346,7 @@ fn every_hit_passes_the_pre_filter_on_generated_prose() {
         "\n",
         "@",
     ];
-    let mut rng = palisade_testkit::rng::XorShift64::new(0x5e9_1_9a7e);
+    let mut rng = palisade_testkit::rng::XorShift64::new(0x5e91_9a7e);
     let values: Vec<String> = (0..30_000).map(|_| rng.joined(&parts, 7)).collect();
     let (checked, hits) = check_soundness(values.iter().map(String::as_str));
     assert!(hits > 1_000, "{checked} candidates, {hits} hits: the generator no longer reaches the detectors");
@@ -357,10 +357,10 @@ fn every_hit_passes_the_pre_filter_on_generated_prose() {
         let a = engine.admitted(v);
         assert!(!a.contains(&"sqli") && !a.contains(&"xss"), "{v}: {a:?}");
     }
-    for v in ["Internationalization (i18n)", "Don't", "x' #", "Who's ready?", "(a) (b)"] {
+    for v in ["Internationalization (i18n)", "Don't", "Who's ready?", "(a) (b)"] {
         assert!(!engine.admitted(v).contains(&"sqli"), "{v}");
     }
-    for v in ["x'||'", "1;waitfor delay'0:0:5'", "'#", "x')#", "DATEPART(x)", "ascii(x)"] {
+    for v in ["x'||'", "1;waitfor delay'0:0:5'", "'#", "x')#", "sleep(5)", "ascii(x)"] {
         assert!(engine.admitted(v).contains(&"sqli"), "{v}");
     }
     for v in ["&lt;script&gt;", "&#x28;1&#x29;", "java&#x09;script&colon;x", "&amp;lt;svg", "&#x6f;nload"] {
