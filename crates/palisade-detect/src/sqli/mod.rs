@@ -181,7 +181,27 @@ fn call_in_prose(v: &str, f: &Finding) -> bool {
 /// (the test `gate_words_cover_the_keywords` reads that function's source to keep the list
 /// complete), `@@` or `--`. The word boundary of the gate allows a digit before a keyword
 /// (`1union select`).
-pub(crate) const GATE: Gate = Gate { bytes: "!\"#$%&'()*;<=>?[\\]^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: None, test_bytes: "", test_only: "" };
+///
+/// The punctuation of prose ([`GATE_TEST_BYTES`]: quotes and apostrophes, the `&` and `;` of
+/// HTML character references, parentheses of an aside, `#`, `?`, square brackets) opens the
+/// gate only through [`gate_test`]: in a value without a gate word, anchor or other gate byte
+/// (`Deploy to Heroku isn&rsquo;t working`, `Internationalization (i18n)`, `don't`), they are
+/// what [`inert`] reads, and a value it calls inert is one the analysis finds nothing in
+/// (`tests::inert_values_are_those_the_analysis_finds_nothing_in`; `tests/gate_soundness.rs`
+/// checks the gate on generated prose, entities, asides and SQL fragments).
+pub(crate) const GATE: Gate =
+    Gate { bytes: "!$%*<=>\\^`|~", anchors: &["--", "@@"], words: GATE_WORDS, test: Some(gate_test), test_bytes: GATE_TEST_BYTES, test_only: "" };
+
+/// The bytes of [`GATE`] that open it only through [`gate_test`]: the punctuation [`inert`]
+/// reads (quotes, `#`, `&`, parentheses) or passes over (`;`, `?`, `[`, `]`).
+const GATE_TEST_BYTES: &str = "\"#&'();?[]";
+
+/// [`GATE`]'s structural test, run on a value with a byte of [`GATE_TEST_BYTES`] and no gate
+/// word, anchor or other gate byte: whether the analysis may find something in it (not
+/// [`inert`]).
+fn gate_test(s: &str) -> bool {
+    !inert(s)
+}
 
 /// [`GATE_WORDS`] with a length filter before the binary search.
 static SORTED_GATE_WORDS: std::sync::LazyLock<crate::other_util::SortedWords> = std::sync::LazyLock::new(|| crate::other_util::SortedWords::new(GATE_WORDS));

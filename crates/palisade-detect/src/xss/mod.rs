@@ -142,15 +142,37 @@ fn unclosed_script_removed(s: &str) -> Option<String> {
 /// ([`handler_like`], which needs an `o` or `O`: its [`Gate::test_bytes`]), is reported below
 /// every level. So a quote, `>`, `)`, `;` or a square bracket alone (`don't`, `"Questions"`,
 /// `[solved]`) opens nothing: without a `<`, `(`, backtick, `=` or a sink after it,
-/// a quote that closes an attribute or a string leads nowhere.
+/// a quote that closes an attribute or a string leads nowhere. An `&` opens it only through
+/// [`gate_test`] ([`amp_may_matter`]): a typographic entity of a title
+/// (`Deploy to Heroku isn&rsquo;t working`, `&ldquo;Questions&rdquo;`) leads nowhere either.
 const GATE: Gate = Gate {
-    bytes: "`(<=&\\%",
+    bytes: "`(<=\\%",
     anchors: &["javascript:", "vbscript:", "livescript:", "mocha:", "data:", "+ad", "document", "alert", "prompt", "confirm"],
     words: &[],
-    test: Some(handler_like),
-    test_bytes: "oO",
+    test: Some(gate_test),
+    test_bytes: "oO&",
     test_only: "",
 };
+
+/// [`GATE`]'s structural test, run on a value with an `o`, `O` or `&` and no other gate byte
+/// or anchor: a bare handler name ([`handler_like`]) or an `&` that may matter
+/// ([`amp_may_matter`]).
+fn gate_test(s: &str) -> bool {
+    handler_like(s) || amp_may_matter(s)
+}
+
+/// Whether [`analyze`] may find something in a value with an `&` and none of the other bytes
+/// and anchors of [`GATE`], in which [`handler_like`] says no. Its views are then the value
+/// itself, judged by [`analyze_view_of`], which without [`may_hold_script`] finds at most a
+/// handler name; [`encoded_angle`]; and the text with its character references decoded, only
+/// when one decodes ([`html::entity_scan`]; `&rsquo;`, `&ldquo;` and a query's `&` do not),
+/// which [`analyze`] itself passes over when every decoded character is inert and
+/// [`decoded_view_is_inert`] says so. So the `&` matters only where one of those says it may
+/// (`tests/gate_soundness.rs` checks it on generated references, words and markup).
+fn amp_may_matter(s: &str) -> bool {
+    memchr::memchr(b'&', s.as_bytes()).is_some()
+        && (encoded_angle(s) || may_hold_script(s) || html::entity_scan(s).is_some_and(|(_, inert)| !inert || !decoded_view_is_inert(s)))
+}
 
 static GATE_ANCHORS: std::sync::LazyLock<crate::other_util::Anchors> = std::sync::LazyLock::new(|| crate::other_util::Anchors::new(GATE.anchors));
 
