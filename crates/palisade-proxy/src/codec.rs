@@ -11,8 +11,14 @@ use bytes::{Bytes, BytesMut};
 use crate::body_error::BodyError;
 use crate::io::Stream;
 
-/// Bytes read from a socket at a time.
+/// Bytes read from a socket at a time while a large head accumulates.
 pub const READ_CHUNK: usize = 16 * 1024;
+/// Bytes read from a socket at a time while a message body streams through (a response body,
+/// a request body read frame by frame): about what nginx's default proxy buffers take per read.
+pub const BODY_READ: usize = 64 * 1024;
+/// A connection's read buffer past this capacity is given up once empty between messages, so
+/// that an idle connection keeps a head-sized buffer, not the last body's.
+pub const IDLE_BUF_MAX: usize = 16 * 1024;
 const MAX_CHUNK_LINE: usize = 1024;
 const MAX_TRAILERS: usize = 8 * 1024;
 
@@ -49,7 +55,7 @@ pub fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     }
 }
 
-/// Read more bytes into `rbuf`. `Ok(0)` is end of stream.
+/// Read more bytes of a head into `rbuf`. `Ok(0)` is end of stream.
 pub fn poll_read_more(io: &mut Stream, rbuf: &mut BytesMut, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
     // Keep buffers small for heads (4 KiB reclaims in place once earlier frames are gone); grow
     // to READ_CHUNK only while a large message is being read.
@@ -58,6 +64,63 @@ pub fn poll_read_more(io: &mut Stream, rbuf: &mut BytesMut, cx: &mut Context<'_>
         rbuf.reserve(if rbuf.len() >= 2048 { READ_CHUNK } else { 4096 });
     }
     tokio_util::io::poll_read_buf(Pin::new(io), cx, rbuf)
+}
+
+/// Read more bytes of a message body into `rbuf`, up to [`BODY_READ`] at a time. A body
+/// drained frame by frame leaves `rbuf` empty after each frame: sized for heads, each read would
+/// bring 4 KiB. The allocation is taken back in place once the frames split from it are gone
+/// (a relayed frame is written before the next read), so a streamed body reuses one buffer.
+pub fn poll_read_body(io: &mut Stream, rbuf: &mut BytesMut, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+    if rbuf.capacity() - rbuf.len() < BODY_READ / 4 {
+        rbuf.reserve(BODY_READ);
+    }
+    tokio_util::io::poll_read_buf(Pin::new(io), cx, rbuf)
+}
+
+/// A read buffer that is empty between messages, shrunk back to nothing when a body made it
+/// large (the next head read allocates a head-sized one).
+pub fn shrink_idle(rbuf: &mut BytesMut) {
+    if rbuf.is_empty() && rbuf.capacity() > IDLE_BUF_MAX {
+        *rbuf = BytesMut::new();
+    }
+}
+
+/// Write all of `bufs`, in order, with vectored writes (one syscall when the socket takes it
+/// all); `bufs` is advanced past what was written, so the call can be polled again after
+/// `Pending`. `moved` is called after each write that moved bytes.
+pub fn poll_write_all<W: tokio::io::AsyncWrite + Unpin>(io: &mut W, cx: &mut Context<'_>, bufs: &mut [&[u8]], mut moved: impl FnMut()) -> Poll<io::Result<()>> {
+    loop {
+        let mut slices = [io::IoSlice::new(&[]); 4];
+        let mut k = 0;
+        for b in bufs.iter().filter(|b| !b.is_empty()) {
+            if k == slices.len() {
+                break;
+            }
+            slices[k] = io::IoSlice::new(b);
+            k += 1;
+        }
+        if k == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let n = std::task::ready!(Pin::new(&mut *io).poll_write_vectored(cx, &slices[..k]))?;
+        if n == 0 {
+            return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+        }
+        moved();
+        advance(bufs, n);
+    }
+}
+
+/// Drop the first `n` bytes of `bufs` (taken in order).
+fn advance(bufs: &mut [&[u8]], mut n: usize) {
+    for b in bufs.iter_mut() {
+        let take = n.min(b.len());
+        *b = &b[take..];
+        n -= take;
+        if n == 0 {
+            break;
+        }
+    }
 }
 
 /// Decode the next piece of body from `rbuf`: `Ok(Some(Some(data)))` is data,

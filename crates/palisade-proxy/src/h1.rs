@@ -274,6 +274,8 @@ async fn read_head(
 ) -> Head {
     // Wait for the first byte of the next request (idle keep-alive time).
     if shared.borrow().rbuf.is_empty() {
+        // A body read frame by frame may have grown the buffer: idle, it is head-sized again.
+        codec::shrink_idle(&mut shared.borrow_mut().rbuf);
         if closing(shutdown) {
             return Head::Idle;
         }
@@ -704,8 +706,7 @@ async fn write_response(
                 wbuf.extend_from_slice(&d);
                 timed(send_timeout, write_all(shared, wbuf)).await?;
             } else {
-                timed(send_timeout, write_all(shared, wbuf)).await?;
-                timed(send_timeout, write_all(shared, &d)).await?;
+                timed(send_timeout, write_slices(shared, [wbuf, &d, b""])).await?;
             }
         } else {
             timed(send_timeout, write_all(shared, wbuf)).await?;
@@ -748,19 +749,10 @@ async fn write_response(
                 if chunked {
                     let _ = write!(wbuf, "{:x}\r\n", data.len());
                 }
-                if data.len() <= 16 * 1024 {
-                    wbuf.extend_from_slice(&data);
-                    if chunked {
-                        wbuf.extend_from_slice(b"\r\n");
-                    }
-                    timed(send_timeout, write_all(shared, wbuf)).await?;
-                } else {
-                    timed(send_timeout, write_all(shared, wbuf)).await?;
-                    timed(send_timeout, write_all(shared, &data)).await?;
-                    if chunked {
-                        timed(send_timeout, write_all(shared, b"\r\n")).await?;
-                    }
-                }
+                // The head (first frame) or chunk size line, the data as it came from upstream
+                // (not copied), and the chunk's CRLF: one vectored write.
+                let end: &[u8] = if chunked { b"\r\n" } else { b"" };
+                timed(send_timeout, write_slices(shared, [wbuf, &data, end])).await?;
             }
             Some(Err(e)) => {
                 // The upstream failed mid-response: the only honest signal left is to cut the
@@ -903,6 +895,11 @@ pub(crate) async fn timed<T>(d: Duration, f: impl Future<Output = io::Result<T>>
         }
     })
     .await
+}
+
+/// Write `bufs` in order with vectored writes (see `codec::poll_write_all`).
+async fn write_slices(shared: &Rc<RefCell<Shared>>, mut bufs: [&[u8]; 3]) -> io::Result<()> {
+    poll_fn(|cx| codec::poll_write_all(&mut shared.borrow_mut().io, cx, &mut bufs, || {})).await
 }
 
 async fn write_all(shared: &Rc<RefCell<Shared>>, mut buf: &[u8]) -> io::Result<()> {

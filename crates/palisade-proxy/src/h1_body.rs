@@ -111,9 +111,14 @@ impl Drop for Reservation {
 }
 
 impl Shared {
-    /// Read more bytes into `rbuf`. `Ok(0)` is end of stream.
+    /// Read more bytes of a head into `rbuf`. `Ok(0)` is end of stream.
     pub(crate) fn poll_read_more(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         codec::poll_read_more(&mut self.io, &mut self.rbuf, cx)
+    }
+
+    /// Read more bytes of a body read frame by frame into `rbuf` (see `codec::poll_read_body`).
+    pub(crate) fn poll_read_body(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        codec::poll_read_body(&mut self.io, &mut self.rbuf, cx)
     }
 
     pub(crate) fn poll_write_continue(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -268,7 +273,7 @@ impl Body for RequestBody {
                     return Poll::Ready(Some(Err(BodyError::TooLarge)));
                 }
             }
-            match s.poll_read_more(cx) {
+            match s.poll_read_body(cx) {
                 Poll::Ready(Ok(0)) => {
                     s.body = BodyState::Failed;
                     return Poll::Ready(Some(Err(BodyError::Incomplete)));

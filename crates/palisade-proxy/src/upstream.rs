@@ -236,23 +236,9 @@ async fn write_all(io: &mut Stream, mut buf: &[u8], progress: &Progress) -> std:
     Ok(())
 }
 
-/// Write `a` then `b`, with vectored writes.
-async fn write_two(io: &mut Stream, mut a: &[u8], mut b: &[u8], progress: &Progress) -> std::io::Result<()> {
-    while !a.is_empty() {
-        let bufs = [std::io::IoSlice::new(a), std::io::IoSlice::new(b)];
-        let n = std::future::poll_fn(|cx| Pin::new(&mut *io).poll_write_vectored(cx, &bufs)).await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        progress.mark();
-        if n >= a.len() {
-            b = &b[n - a.len()..];
-            a = &[];
-        } else {
-            a = &a[n..];
-        }
-    }
-    write_all(io, b, progress).await
+/// Write `bufs` in order, with vectored writes.
+async fn write_slices(io: &mut Stream, mut bufs: [&[u8]; 3], progress: &Progress) -> std::io::Result<()> {
+    std::future::poll_fn(|cx| codec::poll_write_all(&mut *io, cx, &mut bufs, || progress.mark())).await
 }
 
 /// When the exchange with the upstream last moved, for `read_timeout`: the timeout runs between
@@ -324,7 +310,7 @@ async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chu
     match body {
         UpBody::Full(None) => write_all(conn_io, head, progress).await.map_err(SendError::Write),
         UpBody::Full(Some(b)) if b.len() <= BODY_IN_HEAD => write_all(conn_io, head, progress).await.map_err(SendError::Write),
-        UpBody::Full(Some(b)) => write_two(conn_io, head, b, progress).await.map_err(SendError::Write),
+        UpBody::Full(Some(b)) => write_slices(conn_io, [head, b, b""], progress).await.map_err(SendError::Write),
         UpBody::Chained { .. } => {
             write_all(conn_io, head, progress).await.map_err(SendError::Write)?;
             loop {
@@ -340,9 +326,9 @@ async fn write_request(conn_io: &mut Stream, head: &[u8], body: &mut UpBody, chu
                             continue;
                         }
                         if chunked {
+                            // Size line, data and CRLF in one vectored write.
                             let size = format!("{:x}\r\n", data.len());
-                            write_two(conn_io, size.as_bytes(), &data, progress).await.map_err(SendError::Write)?;
-                            write_all(conn_io, b"\r\n", progress).await.map_err(SendError::Write)?;
+                            write_slices(conn_io, [size.as_bytes(), &data, b"\r\n"], progress).await.map_err(SendError::Write)?;
                         } else {
                             write_all(conn_io, &data, progress).await.map_err(SendError::Write)?;
                         }
@@ -853,8 +839,9 @@ impl UpstreamBody {
     }
 
     fn release(&mut self) {
-        if let Some(conn) = self.conn.take() {
+        if let Some(mut conn) = self.conn.take() {
             if self.reusable && conn.rbuf.is_empty() {
+                codec::shrink_idle(&mut conn.rbuf);
                 pool_put(&self.guard.up, self.guard.t, conn);
             }
         }
@@ -896,7 +883,7 @@ impl Body for UpstreamBody {
                 Ok(None) => {}
                 Err(e) => return this.fail(e.to_string()),
             }
-            match codec::poll_read_more(&mut conn.io, &mut conn.rbuf, cx) {
+            match codec::poll_read_body(&mut conn.io, &mut conn.rbuf, cx) {
                 Poll::Ready(Ok(0)) => {
                     if this.state == BodyState::UntilClose {
                         this.state = BodyState::Done;

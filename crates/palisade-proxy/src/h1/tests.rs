@@ -541,3 +541,129 @@ fn chunked_trailer_lines_are_kept_when_asked_and_bounded() {
     let mut rbuf = BytesMut::from(format!("X-Big: {}\r\n\r\n", "a".repeat(9000)).as_bytes());
     assert!(codec::decode_keeping_trailers(&mut state, &mut rbuf, Some(&mut Vec::new())).is_err());
 }
+
+/// A writer that takes at most `per_call` bytes per write, vectored or not, and records them.
+struct Trickle {
+    out: Vec<u8>,
+    per_call: usize,
+    calls: usize,
+    vectored: bool,
+}
+
+impl tokio::io::AsyncWrite for Trickle {
+    fn poll_write(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let n = buf.len().min(self.per_call);
+        self.out.extend_from_slice(&buf[..n]);
+        self.calls += 1;
+        Poll::Ready(Ok(n))
+    }
+
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        if !self.vectored {
+            let first = bufs.iter().find(|b| !b.is_empty()).map_or(&[][..], |b| &b[..]);
+            return self.poll_write(cx, first);
+        }
+        let mut left = self.per_call;
+        let mut n = 0;
+        for b in bufs {
+            let take = b.len().min(left);
+            self.out.extend_from_slice(&b[..take]);
+            left -= take;
+            n += take;
+        }
+        self.calls += 1;
+        Poll::Ready(Ok(n))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.vectored
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[test]
+fn vectored_writes_send_every_slice_in_order_whatever_each_write_takes() {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let (a, b, c) = (b"HTTP/1.1 200 OK\r\n\r\n".as_slice(), "x".repeat(1000), b"\r\n".as_slice());
+    let whole = [a, b.as_bytes(), c].concat();
+    for vectored in [true, false] {
+        for per_call in [1, 7, 19, 20, 1000, 1021, 1022, 5000] {
+            let mut w = Trickle { out: Vec::new(), per_call, calls: 0, vectored };
+            let mut bufs = [a, b"", b.as_bytes(), c];
+            let mut moved = 0;
+            assert!(matches!(codec::poll_write_all(&mut w, &mut cx, &mut bufs, || moved += 1), Poll::Ready(Ok(()))));
+            assert_eq!(w.out, whole, "vectored {vectored}, {per_call} bytes a call");
+            assert_eq!(moved, w.calls);
+            assert!(bufs.iter().all(|b| b.is_empty()));
+            if vectored && per_call >= whole.len() {
+                assert_eq!(w.calls, 1, "one write when the writer takes it all");
+            }
+        }
+    }
+    // Nothing to write: no write at all.
+    let mut w = Trickle { out: Vec::new(), per_call: 10, calls: 0, vectored: true };
+    assert!(matches!(codec::poll_write_all(&mut w, &mut cx, &mut [b"".as_slice(), b""], || {}), Poll::Ready(Ok(()))));
+    assert_eq!(w.calls, 0);
+}
+
+#[test]
+fn body_reads_take_up_to_a_body_sized_read_and_reuse_the_buffer_once_frames_are_gone() {
+    use std::io::Write as _;
+    let (mut tx, rx) = std::os::unix::net::UnixStream::pair().unwrap();
+    rx.set_nonblocking(true).unwrap();
+    let queued = 3 * codec::BODY_READ;
+    tx.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    rt().block_on(async move {
+        let mut io = Stream::Unix(tokio::net::UnixStream::from_std(rx).unwrap());
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        // Room for what is sent, whatever the system's default socket buffers.
+        let sock = socket2::SockRef::from(&tx);
+        let _ = sock.set_send_buffer_size(queued * 2);
+        let mut sent = 0;
+        let chunk = vec![b'z'; 8192];
+        while sent < queued {
+            match tx.write(&chunk) {
+                Ok(n) => sent += n,
+                Err(_) => break,
+            }
+        }
+        assert!(sent > codec::BODY_READ, "the socket holds more than one body read ({sent})");
+        // Readiness comes from the poller: wait for it once.
+        std::future::poll_fn(|cx| match &mut io {
+            Stream::Unix(s) => s.poll_read_ready(cx),
+            _ => unreachable!(),
+        })
+        .await
+        .unwrap();
+        // A head read takes a head-sized piece.
+        let mut head = BytesMut::new();
+        let Poll::Ready(Ok(n)) = codec::poll_read_more(&mut io, &mut head, &mut cx) else { panic!("head read") };
+        assert!(n <= 4096, "{n}");
+        // A body read takes a body-sized one.
+        let mut rbuf = BytesMut::new();
+        let Poll::Ready(Ok(n)) = codec::poll_read_body(&mut io, &mut rbuf, &mut cx) else { panic!("body read") };
+        assert_eq!(n, codec::BODY_READ);
+        let frame = rbuf.split().freeze();
+        let at = frame.as_ptr();
+        drop(frame);
+        // The frame is gone: the next read lands in the same allocation.
+        let Poll::Ready(Ok(n)) = codec::poll_read_body(&mut io, &mut rbuf, &mut cx) else { panic!("second body read") };
+        assert!(n > 0);
+        assert_eq!(rbuf.as_ptr(), at, "the buffer is reused in place");
+        // Once empty between messages, a body-sized buffer is given up.
+        let _ = rbuf.split();
+        codec::shrink_idle(&mut rbuf);
+        assert_eq!(rbuf.capacity(), 0);
+        let mut small = BytesMut::with_capacity(4096);
+        codec::shrink_idle(&mut small);
+        assert_eq!(small.capacity(), 4096, "a head-sized buffer stays");
+        drop(tx);
+    });
+}
