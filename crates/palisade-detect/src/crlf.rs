@@ -116,6 +116,19 @@ const IMAP_COMMANDS: &[&str] = &[
     "MOVE",
 ];
 
+/// Whether `name` is written as HTTP header names are: two or more words joined by `-`, each
+/// starting with a capital letter (`X-Forwarded-Host`, `Set-Cookie`).
+fn http_style_name(name: &str) -> bool {
+    let mut words = 0;
+    for w in name.split('-') {
+        if !w.as_bytes().first().is_some_and(u8::is_ascii_uppercase) || !w.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return false;
+        }
+        words += 1;
+    }
+    words >= 2
+}
+
 /// Whether `line` is an SMTP envelope command with its path (`MAIL FROM:<a@b>`, `RCPT TO:<x>`:
 /// RFC 5321 §4.1.1.2-3; the path's `<` is part of the grammar), in any case.
 fn smtp_command(line: &str) -> bool {
@@ -195,6 +208,10 @@ fn analyse(s: &str, url_borne: bool) -> Option<Hit> {
             (true, _, _, true) => 85,
             (false, true, _, _) if token => 75,
             (false, true, _, _) => 55,
+            // A header of its own after one token (`en\r\nX-Injected: 1`): a name of
+            // capitalised words joined by `-`, as HTTP writes header names and prose never
+            // writes a label.
+            (false, _, true, _) if token && http_style_name(name) && !line[name.len() + 1..].trim().is_empty() => 65,
             _ => 0,
         };
         if c > 0 {
@@ -251,6 +268,13 @@ mod tests {
             for f in [FieldKind::FormValue, FieldKind::JsonValue] {
                 assert!(q(v, f) >= 60, "{v}: {}", q(v, f));
             }
+        }
+        // A header of its own, named as HTTP names headers, after one token.
+        for v in ["fr\r\nX-Cache-Key: poisoned", "/home\nAccess-Control-Max-Age: 1"] {
+            assert!(q(v, FieldKind::JsonValue) >= 60, "{v}: {}", q(v, FieldKind::JsonValue));
+        }
+        for v in ["Notes\nTo-do: buy milk", "Hello\nFollow-up: tomorrow", "Thanks\nSee-Also:"] {
+            assert!(q(v, FieldKind::FormValue) < 60, "{v}: {}", q(v, FieldKind::FormValue));
         }
         // After a line of prose, a greeting or a heading: text with a header-like line.
         for v in ["Dear team,\r\nLocation: room 4", "Meeting notes\nLocation: Paris", "Thanks!\nLink: see below", "Hi:\r\nContent-Type: text"] {

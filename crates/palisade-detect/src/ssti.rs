@@ -162,6 +162,7 @@ fn analyse(s: &str) -> Option<Hit> {
             i += 1;
         }
     }
+    out = best(out, polyglot(s));
     // Thymeleaf preprocessing `__${...}__::`.
     if let Some(p) = s.find("__${") {
         if s[p..].contains("}__") {
@@ -169,6 +170,31 @@ fn analyse(s: &str) -> Option<Hit> {
         }
     }
     out
+}
+
+/// The openers a template-syntax probe strings together to see which one a server evaluates
+/// or chokes on (`${{<%[%'"}}%\\.`).
+const PROBE_OPENERS: [&[u8]; 7] = [b"${", b"{{", b"<%", b"[%", b"#{", b"{%", b"*{"];
+
+/// Three or more different template openers of [`PROBE_OPENERS`] within 16 bytes: no template
+/// of one language and no text writes them so, a probe for which language evaluates does.
+fn polyglot(s: &str) -> Option<Hit> {
+    let b = s.as_bytes();
+    let mut seen: Vec<(usize, usize)> = Vec::new();
+    for i in 0..b.len().saturating_sub(1) {
+        step(1);
+        if let Some(k) = PROBE_OPENERS.iter().position(|o| b[i..].starts_with(o)) {
+            seen.retain(|&(p, _)| i - p <= 16);
+            seen.push((i, k));
+            let mut kinds: Vec<usize> = seen.iter().map(|&(_, k)| k).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            if kinds.len() >= 3 {
+                return Some(mk(NAME, Category::Ssti, 70, &s[seen[0].0..], "template-syntax probe of several languages"));
+            }
+        }
+    }
+    None
 }
 
 /// Decode `\x5f`-style escapes and normalise case for matching.
@@ -355,6 +381,8 @@ fn judge(body: &str, fl: Flavour, whole: &str) -> Option<(u8, &'static str)> {
     let t = n.trim().trim_matches(['{', '}', ' ']);
     // Thymeleaf inlining wraps an expression: `[[${7*7}]]`, `[[*{x}]]`.
     let t = t.strip_prefix(['$', '*', '#', '@', '~']).and_then(|r| r.strip_prefix('{')).map_or(t, |r| r.trim_matches(['{', '}', ' ']));
+    // An output marker after the opener (doT `{{= x }}`, Jinja's whitespace control `{{- x }}`).
+    let t = if matches!(fl, Flavour::Mustache | Flavour::Statement) { t.strip_prefix(['=', '-']).map_or(t, str::trim_start) } else { t };
     if t.is_empty() {
         return None;
     }
