@@ -573,6 +573,9 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
     let c = if matches!(class, HostClass::Loopback | HostClass::Private) && port.is_some_and(internal_service_port) { c.max(80) } else { c };
     let c = if c == LOOPBACK && !userinfo_trick && dev_server(host, port) { DEV_SERVER } else { c };
     let mut out = None;
+    if c == 0 && class == HostClass::Public && out_of_band(host) {
+        return Some(mk(NAME, Category::Ssrf, 80, frag, "URL to an out-of-band interaction service (callback of an injected payload)"));
+    }
     if c > 0 {
         out = Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address"));
     } else if alt && parse_ipv4_loose(host.trim_end_matches('.')).is_some() {
@@ -609,6 +612,36 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
         out = best(out, Some(mk(NAME, Category::Rfi, 50, &s[st..], "remote text file with a query")));
     }
     out
+}
+
+/// The domains of out-of-band interaction services: hosts that exist to record the DNS lookups
+/// and requests an injected payload makes (Burp Collaborator, ProjectDiscovery's interactsh,
+/// DNSLog, CEYE, Canarytokens, RequestBin). No application links to them; a URL to one in a
+/// request is a probe for a blind injection.
+const OUT_OF_BAND: &[&str] = &[
+    "burpcollaborator.net",
+    "oastify.com",
+    "interact.sh",
+    "interactsh.com",
+    "oast.fun",
+    "oast.pro",
+    "oast.live",
+    "oast.site",
+    "oast.online",
+    "oast.me",
+    "dnslog.cn",
+    "ceye.io",
+    "canarytokens.com",
+    "requestbin.net",
+];
+
+/// Whether `host` is one of [`OUT_OF_BAND`] or under one (ASCII case-insensitive).
+fn out_of_band(host: &str) -> bool {
+    let h = host.trim_end_matches('.').as_bytes();
+    OUT_OF_BAND.iter().any(|d| {
+        let d = d.as_bytes();
+        h.len() >= d.len() && h[h.len() - d.len()..].eq_ignore_ascii_case(d) && (h.len() == d.len() || h[h.len() - d.len() - 1] == b'.')
+    })
 }
 
 /// Confidence of a plain loopback URL (`http://localhost/x`, strict): OAuth loopback
@@ -1100,6 +1133,16 @@ mod tests {
         assert!(at("http://localhost/app", FieldKind::Header) < 60);
         for v in ["/\\x.example", "https:x.example", "  //x"] {
             assert!(may_hold_url_or_trick(v), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn out_of_band_interaction_hosts() {
+        for v in ["http://k3j2.oastify.com/", "https://Z9.OAST.PRO/a", "dns://q.dnslog.cn", "<img src=http://x.burpcollaborator.net/p>"] {
+            assert!(q(v) >= 60, "{v}: {}", q(v));
+        }
+        for v in ["https://oastify.com.example.org/", "https://notinteract.sh/", "https://blog.example.com/oast.fun"] {
+            assert!(q(v) < 60, "{v}: {}", q(v));
         }
     }
 
