@@ -69,6 +69,13 @@ fn harmful(arg: &str) -> bool {
         || SHELLS.contains(&word)
 }
 
+/// Whether an option's name says that it runs its argument as a command (`--exec`,
+/// `--to-command`, `--use-compress-program`, `--upload-pack`, ssh's `-oProxyCommand`).
+fn runs(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    ["exec", "command", "program", "pack"].iter().any(|w| l.contains(w))
+}
+
 fn analyse(s: &str) -> Option<Hit> {
     let t = s.trim();
     if !t.starts_with('-') || t.len() > 4096 {
@@ -98,8 +105,8 @@ fn analyse(s: &str) -> Option<Hit> {
             name.len() >= 2
                 && name.as_bytes()[0].is_ascii_alphabetic()
                 && match long[name_len..].strip_prefix('=') {
-                    Some(arg) => harmful(arg),
-                    None => name_len == long.len() && !next.starts_with('-') && harmful(rest),
+                    Some(arg) => harmful(arg) || (runs(name) && !arg.is_empty()),
+                    None => name_len == long.len() && !next.starts_with('-') && (harmful(rest) || (runs(name) && !rest.is_empty())),
                 }
         } else if let Some(short) = w.strip_prefix('-') {
             let letter = short.as_bytes().first().is_some_and(u8::is_ascii_alphabetic);
@@ -109,7 +116,7 @@ fn analyse(s: &str) -> Option<Hit> {
                 } else {
                     // `-oProxyCommand=...`, `-d@/etc/passwd`: the argument attached.
                     let attached = &short[1..];
-                    harmful(attached) || attached.split_once('=').is_some_and(|(_, a)| harmful(a))
+                    harmful(attached) || attached.split_once('=').is_some_and(|(n, a)| harmful(a) || (runs(n) && !a.is_empty()))
                 }
         } else {
             false
@@ -145,6 +152,8 @@ mod tests {
             "-Ffile=@/root/key x",
             "--use-compress-program sh",
             "-T /etc/group ftp://up.example/",
+            "-oProxyCommand=nc x 22",
+            "--upload-pack=touch here",
         ] {
             assert!(q(v) >= 60, "{v:?}: {}", q(v));
         }

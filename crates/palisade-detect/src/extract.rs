@@ -473,7 +473,7 @@ impl Extractor {
             let v = transport_decode(seg, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::PathSegment(i), FieldKind::PathSegment, v)?;
         }
-        if climbs(raw.as_bytes()) || climbs_encoded(raw) || spans_segments(raw) {
+        if climbs(raw.as_bytes()) || climbs_encoded(raw) || spans_segments(raw) || unsent_segment(raw) {
             let v = transport_decode(raw, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::Path, FieldKind::PathSegment, v)?;
         }
@@ -611,6 +611,20 @@ fn climbs_encoded(raw: &str) -> bool {
                 climbs(n.as_bytes())
             }
         })
+}
+
+/// Whether a (raw) path has, before its last segment, a segment that no client sends (RFC
+/// 3986 §5.2.4: clients remove dot segments): `.` (or `%2e`, or `.;` with a parameter), or a
+/// segment that is nothing but
+/// a path parameter (`/;/admin`), which servers that strip parameters resolve as empty after a
+/// proxy matched its rules on the path as written. (Then the path is inspected whole too.)
+fn unsent_segment(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    if !b.iter().any(|&c| matches!(c, b'.' | b';' | b'%')) {
+        return false;
+    }
+    let segs: Vec<&str> = raw.split('/').collect();
+    segs.iter().take(segs.len().saturating_sub(1)).skip(1).any(|seg| seg.starts_with(';') || seg.starts_with(".;") || *seg == "." || seg.eq_ignore_ascii_case("%2e"))
 }
 
 /// Whether a value split at the path's slashes would be cut in pieces no detector reads

@@ -74,7 +74,7 @@ impl Detector for SsrfDetector {
         if input.field != FieldKind::Header {
             if let Some(hit) = h.as_mut().filter(|h| h.confidence == LOOPBACK && h.category == Category::Ssrf) {
                 let whole = input.decoded.trim();
-                if whole.starts_with(hit.fragment.as_str()) && !whole.contains(char::is_whitespace) {
+                if whole.starts_with(hit.fragment.as_str()) && !whole.contains(char::is_whitespace) && port_is_number(&hit.fragment) {
                     hit.confidence = WHOLE_LOOPBACK;
                 }
             }
@@ -648,6 +648,16 @@ fn out_of_band(host: &str) -> bool {
 /// redirects and local tools name one too.
 const LOOPBACK: u8 = 55;
 
+/// Whether the authority of a URL (`scheme://authority`) has no port or a port of digits
+/// (`http://localhost:6379x/` is no address a client can use).
+fn port_is_number(url: &str) -> bool {
+    let auth = url.split_once("://").map_or("", |(_, a)| a);
+    let auth = auth.split(['/', '?', '#']).next().unwrap_or("");
+    let hostport = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+    let port = if hostport.starts_with('[') { hostport.split_once("]:").map(|(_, p)| p) } else { hostport.split_once(':').map(|(_, p)| p) };
+    port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Confidence of a value that is a loopback URL and nothing else, outside headers (see
 /// [`SsrfDetector::check`]); in a redirect target it is judged as [`LOOPBACK`].
 const WHOLE_LOOPBACK: u8 = 65;
@@ -1138,7 +1148,7 @@ mod tests {
 
     #[test]
     fn out_of_band_interaction_hosts() {
-        for v in ["http://k3j2.oastify.com/", "https://Z9.OAST.PRO/a", "dns://q.dnslog.cn", "<img src=http://x.burpcollaborator.net/p>"] {
+        for v in ["http://k3j2.oastify.com/", "https://Z9.OAST.PRO/a", "https://q.dnslog.cn", "<img src=http://x.burpcollaborator.net/p>"] {
             assert!(q(v) >= 60, "{v}: {}", q(v));
         }
         for v in ["https://oastify.com.example.org/", "https://notinteract.sh/", "https://blog.example.com/oast.fun"] {

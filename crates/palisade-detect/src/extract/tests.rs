@@ -1403,3 +1403,24 @@ fn json_walk_agrees_with_serde_from_object_to_object_of_an_array() {
         let _ = checked_walk(&doc.as_bytes()[..cut], Limits::default(), Judge::AllClean, &mut sc, "arrays of objects, cut");
     }
 }
+
+/// Written for these rules: the keys of bracketed names, and the paths inspected whole because
+/// a value spans their segments or a segment is one no client sends.
+#[test]
+fn bracket_parts_and_whole_path_triggers() {
+    let parts = |n: &str| super::bracket_parts(n).collect::<Vec<_>>();
+    assert_eq!(parts("a[b][c]"), ["b", "c"]);
+    assert_eq!(parts("filter[1 OR 1=1]"), ["1 OR 1=1"]);
+    assert_eq!(parts("expand[]"), Vec::<&str>::new());
+    assert_eq!(parts("x[__proto__][admin]"), ["__proto__", "admin"]);
+    assert_eq!(parts("plain"), Vec::<&str>::new());
+    assert_eq!(parts("[lead]"), Vec::<&str>::new());
+    assert_eq!(parts("a[unclosed"), Vec::<&str>::new());
+    assert!(super::spans_segments("/fetch/http://10.0.0.1/x"));
+    assert!(super::spans_segments("/p/http%3A%2F%2Fa.example%2F"));
+    assert!(super::spans_segments("/x/%{(#a='multipart/form-data')}"));
+    assert!(!super::spans_segments("/api/v1/items/42"));
+    assert!(!super::spans_segments("/wiki/Foo_(bar)/edit"));
+    assert!(super::unsent_segment("/;/admin") && super::unsent_segment("/%2e/admin") && super::unsent_segment("/.;/WEB-INF/web.xml"));
+    assert!(!super::unsent_segment("/;jsessionid=1") && !super::unsent_segment("/a/b.c/d"));
+}
