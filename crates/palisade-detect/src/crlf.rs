@@ -71,19 +71,8 @@ const RESPONSE_HEADERS: &[&str] = &[
 
 /// The header fields of a message (RFC 5322 §3.6, RFC 2045 §3) an injection adds to send
 /// mail elsewhere or rewrite it.
-const MAIL_HEADERS: &[&str] = &[
-    "bcc",
-    "cc",
-    "to",
-    "from",
-    "reply-to",
-    "sender",
-    "subject",
-    "return-path",
-    "mime-version",
-    "content-type",
-    "content-transfer-encoding",
-];
+const MAIL_HEADERS: &[&str] =
+    &["bcc", "cc", "to", "from", "reply-to", "sender", "subject", "return-path", "mime-version", "content-type", "content-transfer-encoding"];
 
 /// The commands of IMAP4rev1 (RFC 3501 §6) and its common extensions (`IDLE`, `MOVE`).
 const IMAP_COMMANDS: &[&str] = &[
@@ -133,9 +122,9 @@ fn http_style_name(name: &str) -> bool {
 /// RFC 5321 §4.1.1.2-3; the path's `<` is part of the grammar), in any case.
 fn smtp_command(line: &str) -> bool {
     let b = line.as_bytes();
-    [&b"mail from:"[..], &b"rcpt to:"[..]].iter().any(|cmd| {
-        b.len() > cmd.len() && b[..cmd.len()].eq_ignore_ascii_case(cmd) && b[cmd.len()..].iter().find(|&&c| c != b' ').is_some_and(|&c| c == b'<')
-    })
+    [&b"mail from:"[..], &b"rcpt to:"[..]]
+        .iter()
+        .any(|cmd| b.len() > cmd.len() && b[..cmd.len()].eq_ignore_ascii_case(cmd) && b[cmd.len()..].iter().find(|&&c| c != b' ').is_some_and(|&c| c == b'<'))
 }
 
 /// Whether `line` is a tagged IMAP command (RFC 3501 §2.2.1): a tag of letters, digits and

@@ -624,7 +624,10 @@ fn unsent_segment(raw: &str) -> bool {
         return false;
     }
     let segs: Vec<&str> = raw.split('/').collect();
-    segs.iter().take(segs.len().saturating_sub(1)).skip(1).any(|seg| seg.starts_with(';') || seg.starts_with(".;") || *seg == "." || seg.eq_ignore_ascii_case("%2e"))
+    segs.iter()
+        .take(segs.len().saturating_sub(1))
+        .skip(1)
+        .any(|seg| seg.starts_with(';') || seg.starts_with(".;") || *seg == "." || seg.eq_ignore_ascii_case("%2e"))
 }
 
 /// Whether a value split at the path's slashes would be cut in pieces no detector reads

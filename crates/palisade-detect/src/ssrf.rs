@@ -679,7 +679,11 @@ fn redirect_trick(v: &str) -> Option<Hit> {
     let lead = b.iter().take_while(|c| matches!(c, b'/' | b'\\' | b'\t' | b'\n' | b'\r')).count();
     let host_like = |rest: &str| {
         let host = rest.split(['/', '\\', '?', '#', ':']).next().unwrap_or("");
-        host.len() > 3 && host.contains('.') && !host.starts_with('.') && !host.ends_with('.') && host.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-'))
+        host.len() > 3
+            && host.contains('.')
+            && !host.starts_with('.')
+            && !host.ends_with('.')
+            && host.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-'))
     };
     if lead >= 2 {
         let slashes = &b[..lead];

@@ -195,7 +195,9 @@ fn as_name(v: &str, field: FieldKind) -> u8 {
 /// properties, in every way a parser reads keys.
 #[test]
 fn keys_that_reach_a_prototype_or_a_render_property() {
-    for v in ["user[__proto__][role]", "__proto__.isAdmin", "a.constructor.prototype.b", "constructor[prototype][debug]", "cfg[#pre_render][0]", "field[#markup]"] {
+    for v in
+        ["user[__proto__][role]", "__proto__.isAdmin", "a.constructor.prototype.b", "constructor[prototype][debug]", "cfg[#pre_render][0]", "field[#markup]"]
+    {
         for f in [FieldKind::QueryName, FieldKind::FormName] {
             assert!(as_name(v, f) >= 60, "{v} {f:?}: {}", as_name(v, f));
         }
