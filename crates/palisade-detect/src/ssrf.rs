@@ -26,11 +26,16 @@ pub fn detector() -> Box<dyn Detector> {
 /// `jar`, `dict`, `gopher`); `%` for the percent-decoded view.
 const GATE: Gate = Gate { bytes: "%", anchors: &[], words: &[], test: Some(may_hold_url_or_trick), test_bytes: ":/\\", test_only: "" };
 
-/// The gate's test: [`may_hold_url`], or what [`redirect_trick`] needs: a value that starts
-/// (after blanks) with `/` or `\\`, or with `http` and holds a `:`.
+/// The gate's test: [`may_hold_url`], or what [`redirect_trick`] needs without a control
+/// character (which opens every gate): a value that starts (after blanks) with three or more
+/// of `/` and `\\`, or two with a `\\` among them, or with `http` and holds a `:`. A path
+/// (`/static/app.js`) or a scheme-relative URL (`//cdn.example/x.js`) does not.
 fn may_hold_url_or_trick(s: &str) -> bool {
     let t = s.trim_start().as_bytes();
-    matches!(t.first(), Some(b'/' | b'\\')) || may_hold_url(s) || (t.len() > 5 && t[..4].eq_ignore_ascii_case(b"http") && t.contains(&b':'))
+    let lead = &t[..t.iter().take_while(|c| matches!(c, b'/' | b'\\')).count()];
+    (lead.len() >= 3 || (lead.len() == 2 && lead.contains(&b'\\')))
+        || may_hold_url(s)
+        || (t.len() > 5 && t[..4].eq_ignore_ascii_case(b"http") && t.contains(&b':'))
 }
 
 /// See [`GATE`]: the scheme walk of [`analyse`]. A `:` that is not followed by `/` or `\\` can
@@ -1145,8 +1150,11 @@ mod tests {
         }
         // In a header (a `Referer`, an `Origin`) a loopback URL is where a browser has been.
         assert!(at("http://localhost/app", FieldKind::Header) < 60);
-        for v in ["/\\x.example", "https:x.example", "  //x"] {
+        for v in ["/\\x.example", "https:x.example", "  ///x", "\\\\x.example"] {
             assert!(may_hold_url_or_trick(v), "{v:?}");
+        }
+        for v in ["/static/app.js", "//cdn.example/x.js", "a/b"] {
+            assert!(!may_hold_url_or_trick(v), "{v:?}");
         }
     }
 
