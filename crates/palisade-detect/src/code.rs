@@ -7,9 +7,16 @@
 //! string literal, a `$variable`, another call) — the word "system (of record)" in prose does
 //! not. PHP openers, superglobals, nested calls and `{${...}}` complex-syntax interpolation
 //! add to the evidence.
+//!
+//! Parameter and key names are code too where a parser builds objects from them
+//! ([`key_injection`]): a key `__proto__`, or `constructor` then `prototype`, in a bracketed or
+//! dotted name or a JSON key, writes to every object's prototype (prototype pollution); a
+//! bracketed key that is a render-array property (`mail[#post_render][]`: `#` and a name, as
+//! Drupal's Form API addresses an element's properties, which no browser form sends) sets a
+//! callback or markup the server renders.
 
 use crate::other_util::{best, each_byte_of, gate, has_pct, mk, step, views, Anchors};
-use crate::{Category, Detector, Gate, Hit, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 use std::sync::LazyLock;
 
 const NAME: &str = "code";
@@ -58,6 +65,9 @@ const ANCHOR_LITERALS: &[&str] = &[
     "!ruby/object",
     "!!javax.script",
     "!!java.net.url",
+    "__proto__",
+    "prototype",
+    "[#",
 ];
 
 static ANCHORS: LazyLock<Anchors> = LazyLock::new(|| Anchors::new(ANCHOR_LITERALS));
@@ -147,6 +157,9 @@ impl Detector for CodeDetector {
             return None;
         }
         let mut h = None;
+        if matches!(input.field, FieldKind::QueryName | FieldKind::FormName | FieldKind::JsonKey) {
+            h = key_injection(input.decoded);
+        }
         for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
             h = best(h, analyse(v));
         }
@@ -160,6 +173,36 @@ impl Detector for CodeDetector {
         let leaves = input.decoded.bytes().any(|b| matches!(b, b'\'' | b'"' | b'`' | b';' | b'$' | b'{' | b'<' | b'\\'));
         leaves.then_some(hit)
     }
+}
+
+/// The properties of a render element that hold callbacks the server calls (Drupal's Form and
+/// Render APIs).
+const RENDER_CALLBACKS: &[&str] =
+    &["post_render", "pre_render", "lazy_builder", "access_callback", "process", "after_build", "value_callback", "element_validate", "submit", "validate"];
+
+/// The finding of a parameter or key name that reaches an object's prototype or a render
+/// element's properties (module documentation). The name's keys are what query-string parsers
+/// and JSON read: the parts between `[`, `]` and `.`.
+fn key_injection(name: &str) -> Option<Hit> {
+    step(name.len());
+    let mut prev = "";
+    for (i, key) in name.split(['[', ']', '.']).enumerate() {
+        if key == "__proto__" || (key == "prototype" && prev == "constructor") {
+            return Some(mk(NAME, Category::CodeInjection, 85, name, "prototype pollution through a parameter or key name"));
+        }
+        if !key.is_empty() {
+            prev = key;
+        }
+        // A bracketed key (`a[#k]`): not the base name.
+        if let Some(prop) = key.strip_prefix('#').filter(|_| i > 0 && name.contains("[#")) {
+            // (A colour `#fff`, `#c0ffee` is all hex digits: no property is.)
+            if !prop.is_empty() && prop.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') && !prop.bytes().all(|b| b.is_ascii_hexdigit()) {
+                let c = if RENDER_CALLBACKS.contains(&prop) { 90 } else { 70 };
+                return Some(mk(NAME, Category::CodeInjection, c, name, "render-array property in a parameter name"));
+            }
+        }
+    }
+    None
 }
 
 /// A request superglobal used as code rather than named in prose: interpolated with PHP's

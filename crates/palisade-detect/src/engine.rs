@@ -59,7 +59,7 @@ use pairs::Pairs;
 pub const FAMILIES: &[(&[&str], &str)] = &[
     (&["sqli", "sql"], " !\"#$%&'()*+,-/:;<=>?[\\]^`{|}~"),
     (&["xss", "html"], "\"'`()<>:=&\\%{}[];"),
-    (&["cmdi", "shell"], " !\"#$%&'()*-/;<>?[\\]^`{|}~"),
+    (&["cmdi", "shell", "argument"], " !\"#$%&'()*-/;<>?[\\]^`{|}~"),
     (&["path", "lfi", "path-traversal", "traversal", "rfi"], "./\\:%~$"),
     (&["ssti", "template"], "{}$#<>%[]()*@=|"),
     (&["xxe", "xml"], "<&%:("),

@@ -473,7 +473,7 @@ impl Extractor {
             let v = transport_decode(seg, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::PathSegment(i), FieldKind::PathSegment, v)?;
         }
-        if climbs(raw.as_bytes()) || climbs_encoded(raw) {
+        if climbs(raw.as_bytes()) || climbs_encoded(raw) || spans_segments(raw) || unsent_segment(raw) {
             let v = transport_decode(raw, false, &mut sc.value, &mut sc.run);
             budget.emit(Location::Path, FieldKind::PathSegment, v)?;
         }
@@ -613,6 +613,45 @@ fn climbs_encoded(raw: &str) -> bool {
         })
 }
 
+/// Whether a (raw) path has, before its last segment, a segment that no client sends (RFC
+/// 3986 §5.2.4: clients remove dot segments): `.` (or `%2e`, or `.;` with a parameter), or a
+/// segment that is nothing but
+/// a path parameter (`/;/admin`), which servers that strip parameters resolve as empty after a
+/// proxy matched its rules on the path as written. (Then the path is inspected whole too.)
+fn unsent_segment(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    if !b.iter().any(|&c| matches!(c, b'.' | b';' | b'%')) {
+        return false;
+    }
+    let segs: Vec<&str> = raw.split('/').collect();
+    segs.iter()
+        .take(segs.len().saturating_sub(1))
+        .skip(1)
+        .any(|seg| seg.starts_with(';') || seg.starts_with(".;") || *seg == "." || seg.eq_ignore_ascii_case("%2e"))
+}
+
+/// Whether a value split at the path's slashes would be cut in pieces no detector reads
+/// whole (then the path is inspected whole too): a URL inside the path (`/fetch/http://10.0.0.1/`,
+/// as proxies and image resizers take one: `://`, encoded or not), or a segment that opens a
+/// bracket, a brace or a parenthesis it does not close (an expression with a `/` inside,
+/// `%{(#a='multipart/form-data')...}`). Paths with none of `:`, `{`, `(`, `[` and `%` (most)
+/// are decided by one pass over the bytes.
+fn spans_segments(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    if !b.iter().any(|&c| matches!(c, b':' | b'{' | b'(' | b'[' | b'%')) {
+        return false;
+    }
+    let path: std::borrow::Cow<'_, [u8]> = if b.contains(&b'%') { crate::other_util::pct_round(b).into() } else { b.into() };
+    if memchr::memmem::find(&path, b"://").is_some() {
+        return true;
+    }
+    let unbalanced = |seg: &[u8]| {
+        let count = |c: u8| seg.iter().filter(|&&x| x == c).count();
+        count(b'{') > count(b'}') || count(b'(') > count(b')') || count(b'[') > count(b']')
+    };
+    path.split(|&c| c == b'/').any(unbalanced)
+}
+
 /// Whether a (raw) path holds `..` or `\\` (then it is inspected whole too): one pass over the
 /// bytes instead of two searches.
 #[inline]
@@ -664,10 +703,35 @@ fn pairs<F: ?Sized + FnMut(&Field<'_>) -> Verdict>(q: &str, sc: &mut Scratch, bu
         let (n, v) = pair.split_once('=').unwrap_or((pair, ""));
         let name = transport_decode(n, true, &mut sc.name, &mut sc.run);
         budget.emit(loc(query, name), name_kind, name)?;
+        for part in bracket_parts(name) {
+            budget.emit(loc(query, name), name_kind, part)?;
+        }
         let value = transport_decode(v, true, &mut sc.value, &mut sc.run);
         budget.emit(loc(query, name), value_kind, value)?;
     }
     Ok(())
+}
+
+/// The keys of a bracketed parameter name as query-string parsers build objects from it (PHP,
+/// Rack, `qs`: `a[b][c]=1` is `{"a": {"b": {"c": "1"}}}`): the text of each `[...]` after the
+/// base name, to the first `]`, non-empty (`expand[]` adds nothing). Each is a key the
+/// application receives, judged as a name is (`filter[1 OR 1=1]`, `x[__proto__][admin]`).
+/// Names without a `[` after their first byte (most) yield nothing.
+pub(crate) fn bracket_parts(name: &str) -> impl Iterator<Item = &str> {
+    let start = match name.as_bytes().iter().position(|&c| c == b'[') {
+        Some(p) if p > 0 => p,
+        _ => name.len(),
+    };
+    let mut rest = &name[start..];
+    std::iter::from_fn(move || loop {
+        let inner = rest.strip_prefix('[')?;
+        let end = inner.find(']')?;
+        let part = &inner[..end];
+        rest = &inner[end + 1..];
+        if !part.is_empty() {
+            return Some(part);
+        }
+    })
 }
 
 fn content_type(headers: &http::HeaderMap) -> &str {

@@ -13,6 +13,7 @@
 
 use std::fmt;
 
+pub mod argument;
 pub mod cmdi;
 pub mod code;
 pub mod context;

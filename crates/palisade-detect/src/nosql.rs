@@ -62,7 +62,7 @@ const OPS: &[&str] = &[
 /// ([`begins_with_breakout`]: a quote, `0;`, `1;`, `||` or `&&` after leading blanks), as the
 /// analysis reads it ([`may_hold_nosql`]). A quote, `;`, `|` or `&` further in (an apostrophe
 /// in `don't`, an entity `&rsquo;`, `a || b`) opens nothing.
-const GATE: Gate = Gate { bytes: "$%", anchors: &["db."], words: &[], test: Some(begins_with_breakout), test_bytes: "'\";|&", test_only: "" };
+const GATE: Gate = Gate { bytes: "$%", anchors: &["db.", "this."], words: &[], test: Some(begins_with_breakout), test_bytes: "'\";|&", test_only: "" };
 
 /// Whether `s` begins, after leading blanks, with what leaves the application's JavaScript
 /// string or statement: a quote, `0;`, `1;`, `||` or `&&`.
@@ -113,6 +113,7 @@ impl Detector for NosqlDetector {
         }
         for v in views(input.decoded).iter().filter(|v| !v.is_empty()) {
             h = best(h, analyse(v));
+            h = best(h, where_predicate(v));
         }
         gate(h, level)
     }
@@ -154,6 +155,40 @@ fn analyse(s: &str) -> Option<Hit> {
     // (`find_short`: the first `db.` as `find` gives it, no searcher built per value.)
     out = best(out, shell_call(s, &l, crate::other_util::find_short(l.as_bytes(), b"db.")));
     out
+}
+
+/// A `$where` predicate (JavaScript run against each document, `this` the document) that is
+/// the whole value, or follows a closed string and `&&` / `||` (`admin' && this...`): `this.`,
+/// a field name, then a regular-expression match (`.match(/`) or a comparison; at the end a
+/// `//` comments out the rest of the application's expression. Text that only names
+/// `this.x.match(...)` in a sentence or in a program does not begin with it.
+fn where_predicate(s: &str) -> Option<Hit> {
+    let t = s.trim();
+    let p = memchr::memmem::find(t.as_bytes(), b"this.")?;
+    step(t.len());
+    let before = t[..p].trim_end();
+    let joined = before.is_empty() || {
+        let b = before.strip_suffix("&&").or_else(|| before.strip_suffix("||"));
+        b.map(str::trim_end).is_some_and(|b| {
+            let b = b.strip_suffix(['\'', '"']);
+            b.is_some_and(|w| !w.contains(char::is_whitespace))
+        })
+    };
+    if !joined {
+        return None;
+    }
+    let rest = &t[p + 5..];
+    let field = rest.bytes().take_while(|c| c.is_ascii_alphanumeric() || *c == b'_').count();
+    if field == 0 {
+        return None;
+    }
+    let after = rest[field..].trim_start();
+    let predicate = after.starts_with(".match(/") || ["==", "!=", ">", "<"].iter().any(|op| after.starts_with(op));
+    if !predicate {
+        return None;
+    }
+    let c = if t.ends_with("//") || !before.is_empty() { 85 } else { 70 };
+    Some(mk(NAME, Category::Nosql, c, s, "JavaScript predicate over the document ($where)"))
 }
 
 /// JavaScript pieces looked for after a string breakout.
@@ -215,6 +250,24 @@ fn shell_call(s: &str, l: &str, at: Option<usize>) -> Option<Hit> {
 
 #[cfg(test)]
 mod tests {
+    /// Written for this rule: `$where` predicates as a whole value or after a closed string.
+    #[test]
+    fn where_predicates() {
+        for v in ["this.role.match(/adm.*/)//", "bob\" || this.age > 0//", "x' && this.token == 'a'", "this.pin != 0"] {
+            assert!(super::where_predicate(v).is_some_and(|h| h.confidence >= 60), "{v:?}");
+        }
+        for v in [
+            "In JS, this.value.match(/x/) returns an array",
+            "I like this. match it",
+            "this.state = {}",
+            "this.handleClick()",
+            "const a = this.b == c",
+            "function f() { return this.x == 1 }",
+        ] {
+            assert!(super::where_predicate(v).is_none(), "{v:?}");
+        }
+    }
+
     /// What [`super::may_hold_nosql`] answers, from its documentation: a `$` anywhere, a value
     /// that starts (after blanks) with a quote, `0;`, `1;`, `||` or `&&`, or `db.` in any case.
     fn may_hold_nosql_spec(s: &str) -> bool {

@@ -806,3 +806,15 @@ fn dot_segments_with_a_path_parameter_in_a_request_path() {
     // Elsewhere than a request path, a `;` after dots is text.
     assert!(conf("see ..; then", FieldKind::JsonValue) < 60);
 }
+
+/// Written for this rule: whole request paths with a segment no client sends before the last
+/// one; then paths with dots and parameters that clients do send.
+#[test]
+fn dot_and_parameter_only_segments_in_a_whole_path() {
+    for v in ["/./private/x", "/;/manage/users", "/;a=1/internal", "/app/.;/secret/file"] {
+        assert!(conf(v, FieldKind::PathSegment) >= 60, "{v}: {}", conf(v, FieldKind::PathSegment));
+    }
+    for v in ["/;jsessionid=ABC123", "/shop/cart;jsessionid=ABC", "/a//b", "/v1.2/items", "/files/.well-known/x", "/."] {
+        assert!(conf(v, FieldKind::PathSegment) < 60, "{v}: {}", conf(v, FieldKind::PathSegment));
+    }
+}

@@ -15,6 +15,7 @@ pub fn detectors() -> Vec<Box<dyn Detector>> {
         crate::path::detector(),
         crate::ssrf::detector(),
         crate::cmdi::detector(),
+        crate::argument::detector(),
         crate::ssti::detector(),
         crate::log4shell::detector(),
         crate::xxe::detector(),

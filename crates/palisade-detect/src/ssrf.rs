@@ -11,7 +11,7 @@
 //! with the trailing `?` or a NUL to cut the appended extension) is RFI. Public URLs pass.
 
 use crate::other_util::{best, each_byte_of, gate, mk, step, views};
-use crate::{Category, Detector, Gate, Hit, Input, Level};
+use crate::{Category, Detector, FieldKind, Gate, Hit, Input, Level};
 
 const NAME: &str = "ssrf";
 
@@ -24,7 +24,19 @@ pub fn detector() -> Box<dyn Detector> {
 /// The pre-filter declared to the engine ([`Gate`]): every finding of [`analyse`] starts at a
 /// `:` after a scheme that starts with a letter, followed by `/` or `\\` (or the scheme is
 /// `jar`, `dict`, `gopher`); `%` for the percent-decoded view.
-const GATE: Gate = Gate { bytes: "%", anchors: &[], words: &[], test: Some(may_hold_url), test_bytes: ":", test_only: "" };
+const GATE: Gate = Gate { bytes: "%", anchors: &[], words: &[], test: Some(may_hold_url_or_trick), test_bytes: ":/\\", test_only: "" };
+
+/// The gate's test: [`may_hold_url`], or what [`redirect_trick`] needs without a control
+/// character (which opens every gate): a value that starts (after blanks) with three or more
+/// of `/` and `\\`, or two with a `\\` among them, or with `http` and holds a `:`. A path
+/// (`/static/app.js`) or a scheme-relative URL (`//cdn.example/x.js`) does not.
+fn may_hold_url_or_trick(s: &str) -> bool {
+    let t = s.trim_start().as_bytes();
+    let lead = &t[..t.iter().take_while(|c| matches!(c, b'/' | b'\\')).count()];
+    (lead.len() >= 3 || (lead.len() == 2 && lead.contains(&b'\\')))
+        || may_hold_url(s)
+        || (t.len() > 5 && t[..4].eq_ignore_ascii_case(b"http") && t.contains(&b':'))
+}
 
 /// See [`GATE`]: the scheme walk of [`analyse`]. A `:` that is not followed by `/` or `\\` can
 /// only count after `jar`, `dict` or `gopher`, whose last letter is `r` or `t`: any other `:`
@@ -59,7 +71,23 @@ impl Detector for SsrfDetector {
     }
 
     fn check(&self, input: &Input<'_>, level: Level) -> Option<Hit> {
-        gate(value_hit(input.decoded), level)
+        let mut h = value_hit(input.decoded);
+        // A value that is nothing but a URL to a loopback host on its default port, or spelled
+        // otherwise than development servers print it (`http://localhost/admin`,
+        // `http://[::1]:8080/`): an address for the server to use, not a developer's page named
+        // in text (a `Referer`, an `Origin`, any header: where a browser has been).
+        if input.field != FieldKind::Header {
+            if let Some(hit) = h.as_mut().filter(|h| h.confidence == LOOPBACK && h.category == Category::Ssrf) {
+                let whole = input.decoded.trim();
+                if whole.starts_with(hit.fragment.as_str()) && !whole.contains(char::is_whitespace) && port_is_number(&hit.fragment) {
+                    hit.confidence = WHOLE_LOOPBACK;
+                }
+            }
+        }
+        if h.is_none() || h.as_ref().is_some_and(|h| h.confidence < 60) {
+            h = best(h, redirect_trick(input.decoded.trim()));
+        }
+        gate(h, level)
     }
 
     /// Where a browser is sent, a loopback URL as native apps and local tools register it
@@ -67,7 +95,9 @@ impl Detector for SsrfDetector {
     /// where the browser goes, not the server. Other spellings of the loopback host
     /// (`localhost.localdomain`, other notations), userinfo tricks, internal service ports and
     /// metadata addresses (scored above it) still count.
-    fn in_redirect_target(&self, _input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
+    fn in_redirect_target(&self, input: &Input<'_>, hit: Hit, _level: Level) -> Option<Hit> {
+        // A whole-value loopback URL is judged as the URL alone is.
+        let hit = if hit.confidence == WHOLE_LOOPBACK { Hit { confidence: value_hit(input.decoded).map_or(LOOPBACK, |h| h.confidence), ..hit } } else { hit };
         let authority = hit.fragment.split_once("://").map_or("", |(_, a)| a);
         let host =
             if authority.starts_with('[') { authority.split(']').next().map_or("", |h| &h[1..]) } else { authority.split([':', '/']).next().unwrap_or("") };
@@ -538,6 +568,8 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
         (HostClass::Public, _) => 0,
     };
     let c = if userinfo_trick && c > 0 { c.max(85) } else { c };
+    // `ftp:` to an internal host: no browser, OAuth flow or development server uses it.
+    let c = if c > 0 && s[st..p].eq_ignore_ascii_case("ftp") { c.max(80) } else { c };
     let c = if class == HostClass::Loopback && !alt && !userinfo_trick && source_location(&auth_start[auth_end..]) { LOOPBACK_SOURCE } else { c };
     // A loopback or private host on the port of a service that speaks no HTTP to browsers
     // (Redis, memcached, databases, SSH, SMTP, the Docker and kubelet APIs): no OAuth
@@ -546,6 +578,9 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
     let c = if matches!(class, HostClass::Loopback | HostClass::Private) && port.is_some_and(internal_service_port) { c.max(80) } else { c };
     let c = if c == LOOPBACK && !userinfo_trick && dev_server(host, port) { DEV_SERVER } else { c };
     let mut out = None;
+    if c == 0 && class == HostClass::Public && out_of_band(host) {
+        return Some(mk(NAME, Category::Ssrf, 80, frag, "URL to an out-of-band interaction service (callback of an injected payload)"));
+    }
     if c > 0 {
         out = Some(mk(NAME, Category::Ssrf, c, frag, "URL to an internal or metadata address"));
     } else if alt && parse_ipv4_loose(host.trim_end_matches('.')).is_some() {
@@ -584,9 +619,107 @@ fn http_url(s: &str, st: usize, p: usize, plain: bool) -> Option<Hit> {
     out
 }
 
+/// The domains of out-of-band interaction services: hosts that exist to record the DNS lookups
+/// and requests an injected payload makes (Burp Collaborator, ProjectDiscovery's interactsh,
+/// DNSLog, CEYE, Canarytokens, RequestBin). No application links to them; a URL to one in a
+/// request is a probe for a blind injection.
+const OUT_OF_BAND: &[&str] = &[
+    "burpcollaborator.net",
+    "oastify.com",
+    "interact.sh",
+    "interactsh.com",
+    "oast.fun",
+    "oast.pro",
+    "oast.live",
+    "oast.site",
+    "oast.online",
+    "oast.me",
+    "dnslog.cn",
+    "ceye.io",
+    "canarytokens.com",
+    "requestbin.net",
+];
+
+/// Whether `host` is one of [`OUT_OF_BAND`] or under one (ASCII case-insensitive).
+fn out_of_band(host: &str) -> bool {
+    let h = host.trim_end_matches('.').as_bytes();
+    OUT_OF_BAND.iter().any(|d| {
+        let d = d.as_bytes();
+        h.len() >= d.len() && h[h.len() - d.len()..].eq_ignore_ascii_case(d) && (h.len() == d.len() || h[h.len() - d.len() - 1] == b'.')
+    })
+}
+
 /// Confidence of a plain loopback URL (`http://localhost/x`, strict): OAuth loopback
 /// redirects and local tools name one too.
 const LOOPBACK: u8 = 55;
+
+/// Whether the authority of a URL (`scheme://authority`) has no port or a port of digits
+/// (`http://localhost:6379x/` is no address a client can use).
+fn port_is_number(url: &str) -> bool {
+    let auth = url.split_once("://").map_or("", |(_, a)| a);
+    let auth = auth.split(['/', '?', '#']).next().unwrap_or("");
+    let hostport = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+    let port = if hostport.starts_with('[') { hostport.split_once("]:").map(|(_, p)| p) } else { hostport.split_once(':').map(|(_, p)| p) };
+    port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Confidence of a value that is a loopback URL and nothing else, outside headers (see
+/// [`SsrfDetector::check`]); in a redirect target it is judged as [`LOOPBACK`].
+const WHOLE_LOOPBACK: u8 = 65;
+
+/// A whole value written to pass a check that a redirect or fetch target is on the same site,
+/// while clients read it as another host (WHATWG URL parsing): `/\\host` and `\\/host` (a
+/// `\\` is a `/` in a special URL), `///host`, `/<tab>/host` (tabs and newlines are removed),
+/// `https:host` (a special scheme with no slashes still takes a host), a userinfo that is a
+/// host name (`https://good.example@evil.example/`), or a UNC path `\\\\host\\share` (a
+/// server that opens it connects over SMB with its credentials). The host after the slashes
+/// must look like one (a dotted name or an address), so a path like `//comments` or `/\\n`
+/// is none.
+fn redirect_trick(v: &str) -> Option<Hit> {
+    if v.len() > 2048 {
+        return None;
+    }
+    step(v.len());
+    let b = v.as_bytes();
+    let lead = b.iter().take_while(|c| matches!(c, b'/' | b'\\' | b'\t' | b'\n' | b'\r')).count();
+    let host_like = |rest: &str| {
+        let host = rest.split(['/', '\\', '?', '#', ':']).next().unwrap_or("");
+        host.len() > 3
+            && host.contains('.')
+            && !host.starts_with('.')
+            && !host.ends_with('.')
+            && host.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-'))
+    };
+    if lead >= 2 {
+        let slashes = &b[..lead];
+        let backslash = slashes.contains(&b'\\');
+        let blank = slashes.iter().any(|c| matches!(c, b'\t' | b'\n' | b'\r'));
+        let n = slashes.iter().filter(|c| matches!(c, b'/' | b'\\')).count();
+        let unc = slashes == b"\\\\";
+        if host_like(&v[lead..]) && n >= 2 && (backslash || blank || n >= 3) {
+            let c = if unc { 60 } else { 70 };
+            return Some(mk(NAME, Category::Ssrf, c, v, "address that clients read as another host (slashes, backslashes, blanks)"));
+        }
+        return None;
+    }
+    // `https:host`: a special scheme, no slash.
+    let colon = v.find(':')?;
+    let scheme = &v[..colon];
+    let rest = &v[colon + 1..];
+    if (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) && !rest.starts_with(['/', '\\']) && host_like(rest) {
+        return Some(mk(NAME, Category::Ssrf, 65, v, "special-scheme URL without slashes (another host)"));
+    }
+    // A userinfo that is a host name: `https://good.example@evil.example/`.
+    if (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) && rest.starts_with("//") {
+        let auth = rest[2..].split(['/', '?', '#']).next().unwrap_or("");
+        if let Some((user, host)) = auth.rsplit_once('@') {
+            if !user.contains(':') && host_like(user) && host_like(host) {
+                return Some(mk(NAME, Category::Ssrf, 70, v, "URL whose userinfo is a host name (another host)"));
+            }
+        }
+    }
+    None
+}
 
 /// Confidence of a development server's address (below every level): see [`dev_server`].
 const DEV_SERVER: u8 = 35;
@@ -973,6 +1106,65 @@ mod tests {
         for v in ["see https://example.com/docs\nand https://github.com/a/b", "first line\r\nsecond: line\tthird", "Visit\thttps://www.example.org/\tfor more"]
         {
             assert_eq!(q(v), 0, "{v:?}");
+        }
+    }
+
+    fn at(v: &str, field: FieldKind) -> u8 {
+        detector().check(&Input { raw: v, decoded: v, field }, Level::Strict).map_or(0, |h| h.confidence)
+    }
+
+    /// Written for these rules: targets that clients read as another host, loopback URLs that
+    /// are a whole value, `ftp:` to an internal host; then values that only look alike.
+    #[test]
+    fn redirect_tricks_and_whole_value_loopback_urls() {
+        for v in [
+            "/\\other.example/path",
+            "\\/other.example",
+            "////other.example/x",
+            "/\t/other.example",
+            "https:other.example/a",
+            "http://trusted.example@other.example/",
+            "\\\\files.corp.example\\public",
+            "http://localhost/internal",
+            "http://[::1]:9000/",
+            "http://localhost.localdomain:80/x",
+            "ftp://10.1.2.3/pub/",
+        ] {
+            for f in [FieldKind::QueryValue, FieldKind::JsonValue, FieldKind::FormValue] {
+                assert!(at(v, f) >= 60, "{v:?} {f:?}: {}", at(v, f));
+            }
+        }
+        for v in [
+            "//comments",
+            "/\\n",
+            "/path/to/page",
+            "//cdn.example.com/lib.js",
+            "https://user:pw@host.example/",
+            "https://git@github.com/a/b",
+            "see http://localhost/admin for the panel",
+            "http://localhost:3000/",
+            "https: the secure scheme",
+            "ftp://ftp.example.org/pub/",
+        ] {
+            assert!(at(v, FieldKind::JsonValue) < 60, "{v:?}: {}", at(v, FieldKind::JsonValue));
+        }
+        // In a header (a `Referer`, an `Origin`) a loopback URL is where a browser has been.
+        assert!(at("http://localhost/app", FieldKind::Header) < 60);
+        for v in ["/\\x.example", "https:x.example", "  ///x", "\\\\x.example"] {
+            assert!(may_hold_url_or_trick(v), "{v:?}");
+        }
+        for v in ["/static/app.js", "//cdn.example/x.js", "a/b"] {
+            assert!(!may_hold_url_or_trick(v), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn out_of_band_interaction_hosts() {
+        for v in ["http://k3j2.oastify.com/", "https://Z9.OAST.PRO/a", "https://q.dnslog.cn", "<img src=http://x.burpcollaborator.net/p>"] {
+            assert!(q(v) >= 60, "{v}: {}", q(v));
+        }
+        for v in ["https://oastify.com.example.org/", "https://notinteract.sh/", "https://blog.example.com/oast.fun"] {
+            assert!(q(v) < 60, "{v}: {}", q(v));
         }
     }
 

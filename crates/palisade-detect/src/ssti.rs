@@ -1,13 +1,20 @@
 //! Server-side template injection.
 //!
 //! Template expressions are located by their delimiters (`{{ }}`, `{% %}`, `${ }`, `#{ }`,
-//! `<%= %>`, `*{ }`, `@( )`, `[[ ]]`, `{$ }`, `<#assign>`, `[#assign]`, `#set(`), each body is
+//! `<%= %>`, `*{ }`, `%{ }`, `@( )`, `[[ ]]`, `{$ }`, `<#assign>`, `[#assign]`, `#set(`, and the
+//! server-side include directives `<!--#exec ... -->` and `<esi:...>`), each body is
 //! lexed (identifiers, numbers, strings, operators, `\x5f` escapes decoded) and judged:
 //! sandbox-escape attribute chains (`__class__`, `__mro__`, `__globals__`, `|attr(`),
 //! reflective Java (`T(java.lang.Runtime)`, `getClass().forName`, `#_memberAccess`),
 //! Freemarker `?new()` executors, pure arithmetic probes (`7*7`), recon objects (`config`,
-//! `self`, `request`). A placeholder like `{{name}}` in text is an identifier and nothing else,
-//! so it is not reported.
+//! `self`, `request`), Java expression languages (the implicit objects of JSP/JSF EL
+//! `pageContext`, `facesContext`, `applicationScope`...; calls of the servlet and reflection
+//! APIs `getSession()`, `setAttribute(`; OGNL's static access `@java.lang.Runtime@getRuntime()`
+//! and context variables `#context[...]`, `(#x=...)`). A placeholder like `{{name}}` in text
+//! is an identifier and nothing else, so it is not reported. A server-side include directive
+//! (`<!--#exec cmd=...-->`, `<!--#include virtual=...-->`, Apache mod_include) or an Edge Side
+//! Includes element (`<esi:include src=...>`) has the web server or the CDN run a command,
+//! include a file or fetch a URL.
 
 use crate::other_util::{best, gate, mk, step, views, Anchors};
 use crate::{Category, Detector, Gate, Hit, Input, Level};
@@ -29,7 +36,7 @@ pub fn detector() -> Box<dyn Detector> {
 const GATE: Gate = Gate { bytes: "%", anchors: OPENER_LITERALS, words: &[], test: None, test_bytes: "", test_only: "" };
 
 /// The openers of [`DELIMS`].
-const OPENER_LITERALS: &[&str] = &["{{", "{%", "${", "#{", "<%", "*{", "%{", "@(", "[[", "{$", "<#", "[#", "{php}", "#set("];
+const OPENER_LITERALS: &[&str] = &["{{", "{%", "${", "#{", "<%", "*{", "%{", "@(", "[[", "{$", "<#", "[#", "{php}", "#set(", "<!--#", "<esi:"];
 
 impl Detector for SstiDetector {
     fn name(&self) -> &'static str {
@@ -72,6 +79,8 @@ const DELIMS: &[(&str, &str, Flavour)] = &[
     ("[#", "]", Flavour::Freemarker),
     ("{php}", "{/php}", Flavour::SmartyPhp),
     ("#set(", ")", Flavour::Velocity),
+    ("<!--#", "-->", Flavour::Ssi),
+    ("<esi:", ">", Flavour::Esi),
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -86,6 +95,10 @@ enum Flavour {
     Freemarker,
     SmartyPhp,
     Velocity,
+    /// `<!--#directive attr="..." -->` (Apache mod_include, nginx ssi).
+    Ssi,
+    /// `<esi:element ...>` (Edge Side Includes 1.0).
+    Esi,
 }
 
 /// Finds closers left to right with a per-closer cursor: total work linear in the input.
@@ -149,6 +162,7 @@ fn analyse(s: &str) -> Option<Hit> {
             i += 1;
         }
     }
+    out = best(out, polyglot(s));
     // Thymeleaf preprocessing `__${...}__::`.
     if let Some(p) = s.find("__${") {
         if s[p..].contains("}__") {
@@ -156,6 +170,31 @@ fn analyse(s: &str) -> Option<Hit> {
         }
     }
     out
+}
+
+/// The openers a template-syntax probe strings together to see which one a server evaluates
+/// or chokes on (`${{<%[%'"}}%\\.`).
+const PROBE_OPENERS: [&[u8]; 7] = [b"${", b"{{", b"<%", b"[%", b"#{", b"{%", b"*{"];
+
+/// Three or more different template openers of [`PROBE_OPENERS`] within 16 bytes: no template
+/// of one language and no text writes them so, a probe for which language evaluates does.
+fn polyglot(s: &str) -> Option<Hit> {
+    let b = s.as_bytes();
+    let mut seen: Vec<(usize, usize)> = Vec::new();
+    for i in 0..b.len().saturating_sub(1) {
+        step(1);
+        if let Some(k) = PROBE_OPENERS.iter().position(|o| b[i..].starts_with(o)) {
+            seen.retain(|&(p, _)| i - p <= 16);
+            seen.push((i, k));
+            let mut kinds: Vec<usize> = seen.iter().map(|&(_, k)| k).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            if kinds.len() >= 3 {
+                return Some(mk(NAME, Category::Ssti, 70, &s[seen[0].0..], "template-syntax probe of several languages"));
+            }
+        }
+    }
+    None
 }
 
 /// Decode `\x5f`-style escapes and normalise case for matching.
@@ -258,14 +297,92 @@ const RECON: &[&str] = &[
     "namespace",
 ];
 
+/// The implicit objects of the JSP and JSF expression languages (JSP 2.x §JSP.2.2.3, Jakarta
+/// Faces): server state no client-side template names.
+const EL_IMPLICIT: &[&str] = &["pagecontext", "facescontext", "applicationscope", "sessionscope", "requestscope", "initparam", "externalcontext"];
+
+/// Methods of the servlet API and Java reflection that an expression calls to reach server
+/// state or code (`request.getSession()`, `session.setAttribute(...)`, `x.getClass()`).
+const SERVER_METHODS: &[&str] = &[
+    ".getsession(",
+    ".setattribute(",
+    ".getattribute(",
+    ".getservletcontext(",
+    ".getrequest(",
+    ".getresponse(",
+    ".getwriter(",
+    ".getoutputstream(",
+    ".getclass(",
+    ".newinstance(",
+    ".getmethod(",
+    ".invoke(",
+    ".getclassloader(",
+];
+
+/// An SSI directive (`exec`, `include`...) or an ESI element's body judged (module documentation).
+fn judge_include(body: &str, fl: Flavour) -> Option<(u8, &'static str)> {
+    let t = body.trim_start().to_ascii_lowercase();
+    let word: String = t.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+    let rest = t[word.len()..].trim_start();
+    match fl {
+        Flavour::Ssi => {
+            // A directive names its attribute (`cmd=`, `virtual=`, `var=`) or stands alone (`printenv`).
+            let attr = rest.split('=').next().is_some_and(|a| !a.is_empty() && a.bytes().all(|b| b.is_ascii_alphabetic())) && rest.contains('=');
+            match word.as_str() {
+                "exec" if attr => Some((95, "server-side include runs a command")),
+                "include" if attr => Some((85, "server-side include of a file")),
+                "echo" | "config" | "set" | "fsize" | "flastmod" if attr => Some((75, "server-side include directive")),
+                "printenv" if rest.is_empty() => Some((75, "server-side include directive")),
+                _ => None,
+            }
+        }
+        _ => match word.as_str() {
+            "include" | "inline" | "eval" if rest.contains("src=") => Some((85, "Edge Side Includes fetch")),
+            "vars" | "assign" | "choose" | "try" | "remove" | "comment" | "debug" if rest.is_empty() || rest.contains('=') || rest == "/" => {
+                Some((75, "Edge Side Includes element"))
+            }
+            _ => None,
+        },
+    }
+}
+
+/// OGNL (Struts) and SpEL reaching Java: static member access `@a.b.C@member`, the context
+/// and its maps (`#context[...]`, `#_memberAccess`, `#application`), a variable assigned in a
+/// chain `(#x=...)`. `t` is the lowercase body.
+fn ognl(t: &str) -> Option<(u8, &'static str)> {
+    let b = t.as_bytes();
+    // `@` then a dotted class name then `@`.
+    for p in memchr::memchr_iter(b'@', b) {
+        let name = b[p + 1..].iter().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'$')).count();
+        if name > 2 && b[p + 1..p + 1 + name].contains(&b'.') && b.get(p + 1 + name) == Some(&b'@') {
+            return Some((90, "OGNL static member access"));
+        }
+    }
+    for v in ["#context[", "#context.", "#_memberaccess", "#application", "#parameters", "#attr[", "#request[", "#session["] {
+        if t.contains(v) {
+            return Some((85, "OGNL context variable"));
+        }
+    }
+    let assigned = memchr::memmem::find_iter(b, b"(#").any(|p| {
+        let n = b[p + 2..].iter().take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
+        n > 0 && b.get(p + 2 + n) == Some(&b'=') && b.get(p + 3 + n) != Some(&b'=')
+    });
+    assigned.then_some((80, "OGNL variable assignment in an expression"))
+}
+
 fn judge(body: &str, fl: Flavour, whole: &str) -> Option<(u8, &'static str)> {
     if body.len() > 8192 {
         return None;
+    }
+    if matches!(fl, Flavour::Ssi | Flavour::Esi) {
+        return judge_include(body, fl);
     }
     let n = norm_body(body);
     let t = n.trim().trim_matches(['{', '}', ' ']);
     // Thymeleaf inlining wraps an expression: `[[${7*7}]]`, `[[*{x}]]`.
     let t = t.strip_prefix(['$', '*', '#', '@', '~']).and_then(|r| r.strip_prefix('{')).map_or(t, |r| r.trim_matches(['{', '}', ' ']));
+    // An output marker after the opener (doT `{{= x }}`, Jinja's whitespace control `{{- x }}`).
+    let t = if matches!(fl, Flavour::Mustache | Flavour::Statement) { t.strip_prefix(['=', '-']).map_or(t, str::trim_start) } else { t };
     if t.is_empty() {
         return None;
     }
@@ -287,6 +404,19 @@ fn judge(body: &str, fl: Flavour, whole: &str) -> Option<(u8, &'static str)> {
     }
     if JAVA.iter().any(|j| t.contains(j)) {
         put(95, "template reflection into the Java runtime");
+    }
+    if matches!(fl, Flavour::Dollar | Flavour::Hash) {
+        if let Some((c, why)) = ognl(t) {
+            put(c, why);
+        }
+        let head: &str = &t[..t.bytes().take_while(|c| c.is_ascii_alphanumeric() || *c == b'_').count()];
+        let rest = &t[head.len()..];
+        if EL_IMPLICIT.contains(&head) && (rest.is_empty() || rest.starts_with(['.', '['])) {
+            put(75, "expression-language implicit object");
+        }
+        if SERVER_METHODS.iter().any(|m| t.contains(m)) {
+            put(80, "expression calls the servlet or reflection API");
+        }
     }
     if PY_EXEC.iter().any(|j| t.contains(j)) && fl != Flavour::Razor {
         put(if t.contains('.') || t.contains('|') || t.contains('(') { 90 } else { 60 }, "template expression reaches code execution");

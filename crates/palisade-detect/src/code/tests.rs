@@ -186,3 +186,29 @@ fn a_call_named_in_a_search_is_a_word() {
         assert!(free(v) >= 60, "{v:?}: {}", free(v));
     }
 }
+
+fn as_name(v: &str, field: FieldKind) -> u8 {
+    detector().check(&Input { raw: v, decoded: v, field }, Level::Strict).map_or(0, |h| h.confidence)
+}
+
+/// Written for this rule: names that reach an object's prototype or a render element's
+/// properties, in every way a parser reads keys.
+#[test]
+fn keys_that_reach_a_prototype_or_a_render_property() {
+    for v in
+        ["user[__proto__][role]", "__proto__.isAdmin", "a.constructor.prototype.b", "constructor[prototype][debug]", "cfg[#pre_render][0]", "field[#markup]"]
+    {
+        for f in [FieldKind::QueryName, FieldKind::FormName] {
+            assert!(as_name(v, f) >= 60, "{v} {f:?}: {}", as_name(v, f));
+        }
+    }
+    assert!(as_name("__proto__", FieldKind::JsonKey) >= 60);
+    assert!(as_name("#lazy_builder", FieldKind::QueryName) == 0, "a base name that starts with # is no bracketed key");
+    // Ordinary names, and the same words as values (a JavaScript tutorial, a color).
+    for v in ["metadata[order_id]", "line_items[0][price_data][currency]", "prototype", "constructor", "filter[prototype_id]", "color[#fff]", "expand[]"] {
+        assert_eq!(as_name(v, FieldKind::QueryName), 0, "{v}");
+    }
+    for v in ["Object.prototype.toString and __proto__ explained", "x[__proto__][a]"] {
+        assert_eq!(as_name(v, FieldKind::QueryValue), 0, "{v}");
+    }
+}

@@ -65,7 +65,11 @@ fn head_values() {
         let (v, _) = collect(&e, &OwnedRequest::new(http::Method::GET, p), false);
         assert_eq!((v.last().unwrap().0.as_str(), v.last().unwrap().1), ("path", PathSegment), "{p}");
     }
-    for p in ["/wiki/%E6%97%A5%E6%9C%AC", "/files/a%20b.txt", "/v/%2e", "/a/%2e/b"] {
+    // An encoded single dot before the last segment is no climb, but no client sends it: the
+    // whole path is inspected too (`unsent_segment`); as the last segment it is left alone.
+    let (v, _) = collect(&e, &OwnedRequest::new(http::Method::GET, "/a/%2e/b"), false);
+    assert_eq!(v.last().unwrap(), &s("path", PathSegment, "/a/./b"));
+    for p in ["/wiki/%E6%97%A5%E6%9C%AC", "/files/a%20b.txt", "/v/%2e"] {
         let (v, _) = collect(&e, &OwnedRequest::new(http::Method::GET, p), false);
         assert!(v.iter().all(|x| x.0 != "path"), "{p}: {v:?}");
     }
@@ -1402,4 +1406,27 @@ fn json_walk_agrees_with_serde_from_object_to_object_of_an_array() {
         let cut = r.below(doc.len());
         let _ = checked_walk(&doc.as_bytes()[..cut], Limits::default(), Judge::AllClean, &mut sc, "arrays of objects, cut");
     }
+}
+
+/// Written for these rules: the keys of bracketed names, and the paths inspected whole because
+/// a value spans their segments or a segment is one no client sends.
+#[test]
+fn bracket_parts_and_whole_path_triggers() {
+    fn parts(n: &str) -> Vec<&str> {
+        super::bracket_parts(n).collect()
+    }
+    assert_eq!(parts("a[b][c]"), ["b", "c"]);
+    assert_eq!(parts("filter[1 OR 1=1]"), ["1 OR 1=1"]);
+    assert_eq!(parts("expand[]"), Vec::<&str>::new());
+    assert_eq!(parts("x[__proto__][admin]"), ["__proto__", "admin"]);
+    assert_eq!(parts("plain"), Vec::<&str>::new());
+    assert_eq!(parts("[lead]"), Vec::<&str>::new());
+    assert_eq!(parts("a[unclosed"), Vec::<&str>::new());
+    assert!(super::spans_segments("/fetch/http://10.0.0.1/x"));
+    assert!(super::spans_segments("/p/http%3A%2F%2Fa.example%2F"));
+    assert!(super::spans_segments("/x/%{(#a='multipart/form-data')}"));
+    assert!(!super::spans_segments("/api/v1/items/42"));
+    assert!(!super::spans_segments("/wiki/Foo_(bar)/edit"));
+    assert!(super::unsent_segment("/;/admin") && super::unsent_segment("/%2e/admin") && super::unsent_segment("/.;/WEB-INF/web.xml"));
+    assert!(!super::unsent_segment("/;jsessionid=1") && !super::unsent_segment("/a/b.c/d"));
 }

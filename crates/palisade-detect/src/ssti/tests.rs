@@ -100,3 +100,42 @@ fn the_gate_holds_every_opener() {
     }
     assert_eq!(GATE.anchors, OPENER_LITERALS);
 }
+
+/// Written for these rules: Java expression languages (EL, OGNL, SpEL) reaching server state,
+/// and server-side include directives; then text and code that only look alike.
+#[test]
+fn expression_languages_and_server_side_includes() {
+    assert_all_at_least(
+        &[
+            "${pageContext.servletContext}",
+            "${sessionScope}",
+            "#{facesContext.externalContext.sessionMap}",
+            "${req.getSession().getAttribute(\"user\")}",
+            "#{bean.getClass().getClassLoader()}",
+            "%{@org.apache.commons.io.FileUtils@readFileToString(x)}",
+            "%{(#v='a').(#w=#v)}",
+            "${#context['com.opensymphony.xwork2.ActionContext.container']}",
+            "<!--#exec cmd=\"ls -l\" -->",
+            "<!--#include virtual=\"/var/secret\"-->",
+            "<!--#echo var=\"DATE_LOCAL\" -->",
+            "<!--#printenv -->",
+            "<esi:include src=\"https://cdn.other.example/frag\"/>",
+            "<esi:vars>$(QUERY_STRING)</esi:vars>",
+        ],
+        Level::Balanced,
+        q,
+    );
+    for v in [
+        "${user.name}",
+        "${ escapeHtml(name) }",
+        "#{item.title}",
+        "Price: ${total} (#a == #b)",
+        "<!-- a comment -->",
+        "<!--# just a note -->",
+        "<!--#include-->",
+        "write me @home.example@ or there",
+        "<esi:foo>",
+    ] {
+        assert!(!bal(v), "{v:?}: {}", q(v));
+    }
+}
