@@ -284,8 +284,8 @@ impl Detector for PathDetector {
             if let Some(seg) = input.decoded.split('/').find(|seg| dot_segment_with_parameter(seg)) {
                 h = best(h, Some(mk(NAME, Category::PathTraversal, 80, seg, "dot segment with a path parameter")));
             }
-            // The whole path: a `.` segment, or one that is nothing but a path parameter, before
-            // the last (see [`unsent_segment`]).
+            // The whole path: a segment before the last that is nothing but a path parameter
+            // (see [`unsent_segment`]).
             if input.decoded.starts_with('/') {
                 if let Some(seg) = unsent_segment(input.decoded) {
                     h = best(h, Some(mk(NAME, Category::PathTraversal, 70, seg, "dot or parameter-only segment that no client sends")));
@@ -536,15 +536,17 @@ fn dot_segment_with_parameter(seg: &str) -> bool {
     seg.split_once(';').is_some_and(|(dots, _)| dots == "." || dots == "..")
 }
 
-/// In a request path (decoded, from its leading `/`): a segment before the last that is `.` or
-/// nothing but a path parameter (`/;/admin`, `/;x=1/admin`). Clients remove dot segments before
-/// they send a path (RFC 3986, 5.2.4); a parameter-only segment is empty once a server strips
-/// parameters (Tomcat, Jetty, Spring), after a proxy matched its rules on the path as written.
+/// In a request path (decoded, from its leading `/`): a segment before the last that is nothing
+/// but a path parameter (`/;/admin`, `/;x=1/admin`): empty once a server strips parameters
+/// (Tomcat, Jetty, Spring), after a proxy matched its rules on the path as written. A `.`
+/// segment is no such trick: the path canonicaliser removes dot segments (RFC 3986, 5.2.4)
+/// before routing and policies, and the upstream gets the canonical path (`path.forward:
+/// canonical`), so a client that leaves `./` in a path is not refused for it.
 /// The last segment is left alone (`/;jsessionid=...`, a session id rewritten into the URL).
 fn unsent_segment(path: &str) -> Option<&str> {
     let mut segs = path.split('/').skip(1).peekable();
     while let Some(seg) = segs.next() {
-        if segs.peek().is_some() && (seg == "." || seg.starts_with(';')) {
+        if segs.peek().is_some() && seg.starts_with(';') {
             return Some(seg);
         }
     }

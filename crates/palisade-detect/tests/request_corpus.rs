@@ -25,10 +25,10 @@ use palisade_detect::Level;
 /// counted apart and not here).
 const BALANCED_MAX_FALSE_POSITIVES: f64 = 0.05;
 const STRICT_MAX_FALSE_POSITIVES: f64 = 0.15;
-/// Floors on the share of attack requests detected, in percent (measured: balanced 97.86,
-/// strict 98.34).
-const BALANCED_MIN_DETECTION: f64 = 97.8;
-const STRICT_MIN_DETECTION: f64 = 98.3;
+/// Floors on the share of attack requests detected, in percent (measured: balanced 97.77,
+/// strict 98.25).
+const BALANCED_MIN_DETECTION: f64 = 97.7;
+const STRICT_MIN_DETECTION: f64 = 98.2;
 
 fn load(name: &str) -> Vec<LabelledRequest> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/requests").join(name);
