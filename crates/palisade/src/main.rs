@@ -28,6 +28,17 @@ fn release_freed_memory() {
     unsafe { mi_collect(true) }
 }
 
+/// Let a closed pipe end a command that prints (`palisade detect eval ... | head`) as it ends
+/// other Unix tools, instead of a panic on the next `println!`. Servers (`run`, `demo`) keep the
+/// runtime's choice: a peer that goes away must never end the process.
+#[allow(unsafe_code)]
+fn default_sigpipe() {
+    // SAFETY: `signal` with `SIG_DFL` changes one process-wide disposition; no handler runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 #[derive(Parser)]
 #[command(name = "palisade", version, about = "An API firewall and WAF that runs as a reverse proxy")]
 struct Cli {
@@ -424,6 +435,9 @@ enum DetectCommand {
 fn main() -> ExitCode {
     stages::on_freed_memory(release_freed_memory);
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Run { .. } | Command::Demo { .. }) {
+        default_sigpipe();
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -132,6 +132,20 @@ async fn version() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), format!("palisade {}", env!("CARGO_PKG_VERSION")));
 }
 
+/// A command that prints ends quietly when its reader goes away (`palisade detect eval ... |
+/// head`): killed by SIGPIPE as other Unix tools are, never a panic message.
+#[test]
+fn a_closed_pipe_ends_a_printing_command_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../palisade-detect/data/requests/benign.jsonl.gz");
+    let mut child = command().args(["detect", "eval"]).arg(&corpus).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run palisade");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?} {stderr}", out.status);
+}
+
 #[tokio::test]
 async fn check_reports_every_problem_with_its_location() {
     let dir = TempDir::new();
