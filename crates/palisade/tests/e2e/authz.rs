@@ -417,22 +417,6 @@ async fn judge(a: SocketAddr, body: &str) -> Resp {
     .await
 }
 
-fn b64(data: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in data.chunks(3) {
-        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[tokio::test]
 async fn judge_api_answers_verdicts_with_their_reasons() {
     let up = Upstream::tcp(reply("never")).await;
@@ -455,7 +439,7 @@ async fn judge_api_answers_verdicts_with_their_reasons() {
     assert_eq!(v["reasons"][0]["code"], "detect.sqli", "{v}");
     assert_eq!(v["reasons"][0]["location"], "query.q", "{v}");
     let sqli_id = v["request_id"].as_str().unwrap().to_string();
-    let body = b64(br#"{"name":"much too long"}"#);
+    let body = base64(br#"{"name":"much too long"}"#);
     let r =
         judge(a, &format!(r#"{{"method":"POST","path":"/items","headers":{{"host":"api.test","content-type":"application/json"}},"body":"{body}"}}"#)).await;
     let v = r.json();
@@ -471,7 +455,7 @@ async fn judge_api_answers_verdicts_with_their_reasons() {
     // The app by name, whatever the host.
     let r = judge(
         a,
-        &format!(r#"{{"method":"POST","path":"/items","app":"api","body":"{}","headers":{{"content-type":"application/json"}}}}"#, b64(br#"{"name":"ok"}"#)),
+        &format!(r#"{{"method":"POST","path":"/items","app":"api","body":"{}","headers":{{"content-type":"application/json"}}}}"#, base64(br#"{"name":"ok"}"#)),
     )
     .await;
     assert_eq!(r.json()["verdict"], "allow", "{}", r.dump());
